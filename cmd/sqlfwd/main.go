@@ -1,0 +1,144 @@
+// Command sqlfwd is the sqlfw daemon: a SQL firewall in front of PostgreSQL.
+//
+//	sqlfwd --protocol postgres --listen 127.0.0.1:6432 --upstream 127.0.0.1:5432 \
+//	       [--policy FILE] [--mode enforce|monitor|detect] [--control-socket PATH]
+//	sqlfwd --config FILE
+//
+// SIGTERM and SIGINT drain the sessions and exit 0.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sqlfw/sqlfw/daemon"
+)
+
+// version is stamped by the Makefile with -ldflags -X main.version=...
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+func run(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sqlfwd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		configPath = fs.String("config", "", "YAML configuration `file` (several databases); excludes the per-database flags")
+		protocol   = fs.String("protocol", "", "wire protocol of the database: postgres")
+		listen     = fs.String("listen", "", "`host:port` where clients connect")
+		upstream   = fs.String("upstream", "", "`host:port` of the database server")
+		policy     = fs.String("policy", "", "policy `file` (default: the embedded default policy)")
+		mode       = fs.String("mode", "", "enforce, monitor or detect (default enforce)")
+		control    = fs.String("control-socket", "", "control socket `path` for fwctl (default "+daemon.DefaultControlSocket+"; none to disable)")
+		logLevel   = fs.String("log-level", "", "debug, info, warn or error (default info)")
+		logFormat  = fs.String("log-format", "", "text, json or auto: text on a terminal, JSON otherwise (default auto)")
+		drain      = fs.Duration("drain-timeout", 0, "how long SIGTERM waits for busy sessions (default 30s)")
+		maxMsg     = fs.Int("max-message-bytes", 0, "largest client message held to be judged (default 64 MiB)")
+		showVer    = fs.Bool("version", false, "print the version and exit")
+	)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *showVer {
+		fmt.Fprintln(os.Stdout, "sqlfwd", version)
+		return 0
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "sqlfwd: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+
+	var cfg *daemon.Config
+	perDB := *protocol != "" || *listen != "" || *upstream != "" || *policy != "" || *mode != "" || *maxMsg != 0
+	if *configPath != "" {
+		if perDB {
+			fmt.Fprintln(stderr, "sqlfwd: --config excludes --protocol, --listen, --upstream, --policy, --mode and --max-message-bytes: put them in the file")
+			return 2
+		}
+		c, err := daemon.LoadConfig(*configPath)
+		if err != nil {
+			fmt.Fprintln(stderr, "sqlfwd:", err)
+			return 2
+		}
+		cfg = c
+	} else {
+		cfg = &daemon.Config{Databases: []daemon.Database{{
+			Name: "default", Protocol: *protocol, Listen: *listen, Upstream: *upstream,
+			Policy: *policy, Mode: daemon.Mode(*mode), MaxMessageBytes: *maxMsg,
+		}}}
+	}
+	if *control != "" {
+		cfg.ControlSocket = *control
+	}
+	if *logLevel != "" {
+		cfg.LogLevel = *logLevel
+	}
+	if *logFormat != "" {
+		cfg.LogFormat = *logFormat
+	}
+	if *drain != 0 {
+		cfg.DrainTimeout = *drain
+	}
+	if err := cfg.Normalize(); err != nil {
+		fmt.Fprintln(stderr, "sqlfwd: invalid configuration:", err)
+		return 2
+	}
+	log := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+
+	d, err := daemon.New(cfg, log, version)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return 1
+	}
+	if err := d.Start(); err != nil {
+		log.Error("cannot start", "err", err)
+		_ = d.Stop(context.Background())
+		return 1
+	}
+	log.Info("sqlfwd started", "version", version)
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	s := <-sig
+	log.Info("draining", "signal", s.String(), "timeout", cfg.DrainTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout)
+	defer cancel()
+	if err := d.Stop(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		log.Error("stop", "err", err)
+		return 1
+	}
+	log.Info("stopped")
+	return 0
+}
+
+func newLogger(w io.Writer, level, format string) *slog.Logger {
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(level))
+	opts := &slog.HandlerOptions{Level: lv}
+	if format == "auto" {
+		format = "json"
+		if f, ok := w.(*os.File); ok && isTerminal(f) {
+			format = "text"
+		}
+	}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

@@ -1,0 +1,632 @@
+package daemon
+
+// A PostgreSQL session is two loops over one client and one server socket.
+//
+// toServer reads client messages with a wire/pg Framer that hands over only
+// Query, Parse, FunctionCall and Sync; everything else (Bind, Execute,
+// CopyData, passwords...) is passed over untouched, and each read's bytes go
+// to the server in one write.
+//
+// A blocked message is not dropped but replaced by a "poison": a statement
+// that fails in PostgreSQL's raw parser (`sqlfw_blocked_<nonce>_<seq>`).
+// The server then fails exactly where the blocked statement stood, so the
+// client sees PostgreSQL's own semantics after an error: an implicit
+// transaction (a pipeline up to Sync, or a multi-statement Query) is rolled
+// back, an explicit transaction block enters the failed state (25P02 until
+// ROLLBACK; COMMIT answers ROLLBACK), savepoints work, and the server skips
+// the rest of an extended-protocol batch until Sync. The poison's syntax
+// error comes back in order among the server's replies; toClient recognises
+// it by the session's nonce and replaces it with sqlfw's own ErrorResponse
+// (SQLSTATE 42501, the rule id). Nothing of the blocked statement reaches
+// the server; the server log shows a syntax error naming the poison.
+//
+// toClient reads server messages and looks only at ReadyForQuery (to track
+// the transaction state and the sync points still outstanding),
+// BackendKeyData (to route CancelRequests) and, while a poison is pending,
+// ErrorResponse.
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/wire/pg"
+)
+
+// SQLSTATEs sqlfw answers with.
+const (
+	sqlstateBlocked           = "42501" // insufficient_privilege
+	sqlstateProtocolViolation = "08P01"
+	sqlstateConnectionFailure = "08006"
+	sqlstateSyntaxError       = "42601" // what the poison provokes
+)
+
+var (
+	wantClient       = wantTable(pg.MsgQuery, pg.MsgParse, pg.MsgFunctionCall, pg.MsgSync)
+	wantClientSkip   = wantAll()
+	wantServer       = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData)
+	wantServerPoison = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData, pg.MsgErrorResponse)
+)
+
+func wantTable(types ...byte) *[256]bool {
+	var t [256]bool
+	for _, c := range types {
+		t[c] = true
+	}
+	return &t
+}
+
+func wantAll() *[256]bool {
+	var t [256]bool
+	for i := range t {
+		t[i] = true
+	}
+	return &t
+}
+
+type pgSession struct {
+	d      *Daemon
+	db     *database
+	id     uint64
+	client net.Conn
+	server net.Conn
+	sess   engine.Session
+	log    *slog.Logger
+	// nonce prefixes every poison of this session; the client cannot guess
+	// it, so it cannot make sqlfw rewrite one of the server's own errors.
+	nonce []byte
+
+	// cw serialises writes to the client (toClient relays; toServer writes
+	// only a fatal error before closing).
+	cw sync.Mutex
+
+	mu sync.Mutex
+	// outstanding counts sync points (Query, Sync, FunctionCall) sent to
+	// the server whose ReadyForQuery has not come back; the startup phase
+	// counts as one.
+	outstanding int
+	draining    bool
+	closed      bool
+	// poisons sent and not yet answered, oldest first.
+	poisons []poison
+	// syncsSent and readySeen number the sync points and the
+	// ReadyForQuery messages after startup.
+	syncsSent, readySeen uint64
+	nextPoison           uint64
+	started              bool
+	havePoison           atomic.Bool
+	txStatus             atomic.Uint32
+	cancelKey            string
+
+	closeOnce sync.Once
+	// skipping is toServer's: after a blocked Parse, drop client messages
+	// until Sync, as the server does after an error.
+	skipping bool
+}
+
+// poison is a blocked message replaced by a failing statement.
+type poison struct {
+	seq uint64
+	// answeredBy is the number of the ReadyForQuery that ends the batch
+	// the poison is in; once it has come, the poison is settled (the
+	// server may have skipped it after an earlier error).
+	answeredBy uint64
+	verdict    engine.Verdict
+}
+
+func (d *Daemon) servePG(db *database, conn net.Conn) {
+	db.stats.connTotal.Add(1)
+	db.stats.connActive.Add(1)
+	defer db.stats.connActive.Add(-1)
+	defer conn.Close()
+
+	id := d.nextID.Add(1)
+	log := d.log.With("database", db.cfg.Name, "session", id, "client", conn.RemoteAddr().String())
+
+	_ = conn.SetReadDeadline(time.Now().Add(db.cfg.StartupTimeout))
+	var startup pg.Startup
+	buf := make([]byte, 0, 512)
+	for attempt := 0; ; attempt++ {
+		st, err := pg.ReadStartup(conn, buf)
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				db.stats.protocolErrs.Add(1)
+				log.Warn("closing connection: bad startup packet", "err", err)
+				if errors.Is(err, pg.ErrFrame) {
+					writeFatal(conn, sqlstateProtocolViolation, "sqlfw: invalid startup packet")
+				}
+			}
+			return
+		}
+		switch {
+		case st.Code == pg.CodeSSLRequest || st.Code == pg.CodeGSSENCRequest:
+			// No TLS or GSS encryption yet: 'N' makes sslmode=prefer
+			// clients go on in clear and sslmode=require clients stop
+			// with their own clear message.
+			if attempt >= 2 {
+				db.stats.protocolErrs.Add(1)
+				log.Warn("closing connection: too many encryption requests")
+				return
+			}
+			if _, err := conn.Write([]byte{'N'}); err != nil {
+				return
+			}
+			continue
+		case st.Code == pg.CodeCancelRequest:
+			d.forwardCancel(db, st, log)
+			return
+		case st.IsStartupMessage():
+			startup = st
+		default:
+			db.stats.protocolErrs.Add(1)
+			log.Warn("closing connection: unsupported protocol", "code", st.Code)
+			writeFatal(conn, sqlstateProtocolViolation, fmt.Sprintf("sqlfw: unsupported frontend protocol %d.%d", st.Code>>16, st.Code&0xffff))
+			return
+		}
+		break
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+
+	s := &pgSession{d: d, db: db, id: id, client: conn, outstanding: 1}
+	if err := pg.StartupParams(startup, func(name, value []byte) {
+		switch string(name) {
+		case "user":
+			s.sess.User = string(value)
+		case "database":
+			s.sess.Database = string(value)
+		case "application_name":
+			s.sess.Application = string(value)
+		}
+	}); err != nil {
+		db.stats.protocolErrs.Add(1)
+		log.Warn("closing connection: bad startup message", "err", err)
+		writeFatal(conn, sqlstateProtocolViolation, "sqlfw: invalid startup packet layout")
+		return
+	}
+	if s.sess.Database == "" {
+		s.sess.Database = s.sess.User
+	}
+	if ap, err := netip.ParseAddrPort(conn.RemoteAddr().String()); err == nil {
+		s.sess.ClientAddr = ap.Addr().Unmap()
+	}
+	s.log = log.With("user", s.sess.User, "db", s.sess.Database)
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	s.nonce = []byte("sqlfw_blocked_" + hex.EncodeToString(nonce[:]) + "_")
+
+	dialer := net.Dialer{Timeout: db.cfg.ConnectTimeout}
+	server, err := dialer.Dial("tcp", db.cfg.Upstream)
+	if err != nil {
+		db.stats.connRefused.Add(1)
+		s.log.Error("cannot reach the database server", "upstream", db.cfg.Upstream, "err", err)
+		writeFatal(conn, sqlstateConnectionFailure, "sqlfw: cannot reach the database server")
+		return
+	}
+	s.server = server
+	if !d.register(s) {
+		server.Close()
+		writeFatal(conn, "57P01", "sqlfw: the firewall is shutting down")
+		return
+	}
+	defer d.unregister(s)
+	if _, err := server.Write(startup.Raw); err != nil {
+		s.log.Error("upstream write failed", "err", err)
+		s.closeBoth()
+		return
+	}
+	s.log.Debug("session started", "application", s.sess.Application)
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.toClient()
+	}()
+	s.toServer()
+	<-done
+	if s.cancelKey != "" {
+		d.cancels.remove(s.cancelKey)
+	}
+	s.log.Debug("session ended")
+}
+
+func writeFatal(conn net.Conn, sqlstate, msg string) {
+	_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = conn.Write(pg.AppendFatal(nil, sqlstate, msg))
+}
+
+// forwardCancel sends a CancelRequest to the server that issued its key.
+// As PostgreSQL does, it answers nothing either way.
+func (d *Daemon) forwardCancel(db *database, st pg.Startup, log *slog.Logger) {
+	db.stats.cancels.Add(1)
+	key, err := pg.CancelKey(st)
+	if err != nil {
+		log.Warn("bad cancel request", "err", err)
+		return
+	}
+	up, ok := d.cancels.lookup(key)
+	if !ok {
+		log.Info("cancel request for an unknown backend key")
+		return
+	}
+	c, err := net.DialTimeout("tcp", up, db.cfg.ConnectTimeout)
+	if err != nil {
+		log.Warn("cancel request: cannot reach the database server", "upstream", up, "err", err)
+		return
+	}
+	defer c.Close()
+	if _, err := c.Write(st.Raw); err != nil {
+		log.Warn("cancel request: write failed", "err", err)
+		return
+	}
+	// Wait for the server to close, so the cancel has been read before
+	// the client's next step.
+	_ = c.SetReadDeadline(time.Now().Add(db.cfg.ConnectTimeout))
+	var b [1]byte
+	_, _ = c.Read(b[:])
+}
+
+func (s *pgSession) closeBoth() {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		s.client.Close()
+		if s.server != nil {
+			s.server.Close()
+		}
+	})
+}
+
+// drain closes the session now if it is idle, or when it next becomes idle.
+func (s *pgSession) drain() {
+	s.mu.Lock()
+	s.draining = true
+	idle := s.outstanding == 0 && byte(s.txStatus.Load()) == pg.TxIdle
+	s.mu.Unlock()
+	if idle {
+		s.closeBoth()
+	}
+}
+
+// toServer relays client messages to the server, judging each statement.
+func (s *pgSession) toServer() {
+	defer s.closeBoth()
+	db := s.db
+	fr := pg.NewFramer(s.client, db.cfg.BufferBytes, db.cfg.MaxMessageBytes, db.cfg.MaxMessageBytes)
+	var scratch []byte
+	for {
+		if err := fr.Fill(); err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				s.log.Debug("client read ended", "err", err)
+			}
+			return
+		}
+		syncs := 0
+		for {
+			want := wantClient
+			if s.skipping {
+				want = wantClientSkip
+			}
+			msg, err := fr.Next(want)
+			if err != nil {
+				s.protocolError(err)
+				return
+			}
+			if msg == nil {
+				break
+			}
+			typ := msg[0]
+			if s.skipping {
+				if typ == pg.MsgSync {
+					s.skipping = false
+					syncs++
+					continue // the Sync itself goes to the server
+				}
+				// dropped, as the server would skip it
+				if err := s.writeServer(fr.TakeBefore(msg)); err != nil {
+					return
+				}
+				continue
+			}
+			switch typ {
+			case pg.MsgSync:
+				syncs++
+				continue
+			case pg.MsgQuery, pg.MsgParse, pg.MsgFunctionCall:
+			}
+			v, err := s.judge(msg)
+			if err != nil {
+				s.protocolError(err)
+				return
+			}
+			if typ == pg.MsgQuery || typ == pg.MsgFunctionCall {
+				syncs++
+			}
+			if v.Action != engine.ActionDeny || db.cfg.Mode != ModeEnforce {
+				continue // stays pending: forwarded as it came
+			}
+			// Blocked: send what came before it, then the poison in its
+			// place. A poison Query takes the place of a Query or a
+			// FunctionCall (one ReadyForQuery each); a poison Parse keeps
+			// the statement name, so the name stays undefined on the server.
+			before := fr.TakeBefore(msg)
+			s.mu.Lock()
+			if s.closed {
+				s.mu.Unlock()
+				return
+			}
+			s.nextPoison++
+			seq := s.nextPoison
+			answeredBy := s.syncsSent + uint64(syncs)
+			if typ == pg.MsgParse {
+				answeredBy++ // by the Sync that ends this batch
+			}
+			s.poisons = append(s.poisons, poison{seq: seq, answeredBy: answeredBy, verdict: v})
+			s.havePoison.Store(true)
+			s.outstanding += syncs
+			s.syncsSent += uint64(syncs)
+			s.mu.Unlock()
+			syncs = 0
+			poisonSQL := string(strconv.AppendUint(append([]byte(nil), s.nonce...), seq, 10))
+			if typ == pg.MsgParse {
+				name, _, _ := pg.ParseFields(msg)
+				scratch = pg.AppendParse(append(scratch[:0], before...), string(name), poisonSQL)
+				s.skipping = true
+			} else {
+				scratch = pg.AppendQuery(append(scratch[:0], before...), poisonSQL)
+			}
+			if err := s.writeServer(scratch); err != nil {
+				return
+			}
+		}
+		out := fr.Take()
+		if syncs > 0 {
+			s.mu.Lock()
+			if s.closed {
+				s.mu.Unlock()
+				return
+			}
+			s.outstanding += syncs
+			s.syncsSent += uint64(syncs)
+			s.mu.Unlock()
+		}
+		if err := s.writeServer(out); err != nil {
+			return
+		}
+	}
+}
+
+func (s *pgSession) writeServer(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	s.db.stats.bytesToServer.Add(uint64(len(b)))
+	_, err := s.server.Write(b)
+	return err
+}
+
+// judge asks the engine about a Query, Parse or FunctionCall message and
+// counts and logs the verdict.
+func (s *pgSession) judge(msg []byte) (engine.Verdict, error) {
+	var v engine.Verdict
+	st := &s.db.stats
+	t0 := time.Now()
+	switch msg[0] {
+	case pg.MsgQuery:
+		sql, err := pg.QueryText(msg)
+		if err != nil {
+			return v, err
+		}
+		v = s.db.engine.JudgePostgres(sql, &s.sess)
+	case pg.MsgParse:
+		_, sql, err := pg.ParseFields(msg)
+		if err != nil {
+			return v, err
+		}
+		v = s.db.engine.JudgePostgres(sql, &s.sess)
+	case pg.MsgFunctionCall:
+		oid, err := pg.FunctionCallOID(msg)
+		if err != nil {
+			return v, err
+		}
+		v = s.db.engine.JudgeFastpath(oid, &s.sess)
+	}
+	el := time.Since(t0)
+	st.evalNanos.Add(uint64(el))
+	st.messages.Add(1)
+	st.statements.Add(uint64(v.Statements))
+	if v.ParseError {
+		st.parseErrors.Add(1)
+	}
+	switch v.Action {
+	case engine.ActionAllow:
+		st.allowed.Add(1)
+	case engine.ActionLog:
+		st.logged.Add(1)
+		s.log.Info("statement logged", "rule", v.RuleID, "reason", v.Reason, "message", string(msg[0]))
+	case engine.ActionDeny:
+		switch s.db.cfg.Mode {
+		case ModeEnforce:
+			st.denied.Add(1)
+			s.log.Warn("statement blocked", "rule", v.RuleID, "reason", v.Reason, "message", string(msg[0]), "statements", v.Statements)
+		case ModeMonitor:
+			st.wouldDeny.Add(1)
+			s.log.Warn("statement denied by policy, allowed by monitor mode", "rule", v.RuleID, "reason", v.Reason, "message", string(msg[0]))
+		case ModeDetect:
+			st.wouldDeny.Add(1)
+			s.log.Warn("detect: enforce would block this statement", "rule", v.RuleID, "reason", v.Reason, "message", string(msg[0]), "eval", el)
+		}
+	}
+	return v, nil
+}
+
+// protocolError closes the session after a malformed client message, with a
+// FATAL error the client can read (as PostgreSQL does).
+func (s *pgSession) protocolError(err error) {
+	s.db.stats.protocolErrs.Add(1)
+	s.log.Warn("closing connection: protocol violation from client", "err", err)
+	s.cw.Lock()
+	writeFatal(s.client, sqlstateProtocolViolation, "sqlfw: invalid frontend message: "+err.Error())
+	s.cw.Unlock()
+}
+
+// toClient relays server messages to the client.
+func (s *pgSession) toClient() {
+	defer s.closeBoth()
+	fr := pg.NewFramer(s.server, s.db.cfg.BufferBytes, s.db.cfg.MaxMessageBytes, 0)
+	var scratch []byte
+	for {
+		if err := fr.Fill(); err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				s.log.Debug("server read ended", "err", err)
+			}
+			return
+		}
+		closeAfter := false
+		for {
+			want := wantServer
+			if s.havePoison.Load() {
+				want = wantServerPoison
+			}
+			msg, err := fr.Next(want)
+			if err != nil {
+				s.db.stats.protocolErrs.Add(1)
+				s.log.Error("closing connection: malformed message from the server", "err", err)
+				return
+			}
+			if msg == nil {
+				break
+			}
+			switch msg[0] {
+			case pg.MsgReadyForQuery:
+				st, err := pg.ReadyStatus(msg)
+				if err != nil {
+					s.log.Error("closing connection: malformed message from the server", "err", err)
+					return
+				}
+				s.txStatus.Store(uint32(st))
+				if s.ready(st) {
+					closeAfter = true
+				}
+			case pg.MsgBackendKeyData:
+				if s.cancelKey == "" {
+					s.cancelKey = string(msg[pg.HeaderLen:])
+					s.d.cancels.add(s.cancelKey, s.db.cfg.Upstream)
+				}
+			case pg.MsgErrorResponse:
+				p, ok := s.matchPoison(msg)
+				if !ok {
+					continue
+				}
+				before := fr.TakeBefore(msg)
+				scratch = append(scratch[:0], before...)
+				scratch = s.appendBlocked(scratch, p.verdict)
+				if err := s.writeClient(scratch); err != nil {
+					return
+				}
+			}
+		}
+		if err := s.writeClient(fr.Take()); err != nil {
+			return
+		}
+		if closeAfter {
+			s.log.Info("session closed by drain")
+			return
+		}
+	}
+}
+
+// ready records a ReadyForQuery and reports whether a draining session is
+// now idle and must close.
+func (s *pgSession) ready(status byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.outstanding > 0 {
+		s.outstanding--
+	}
+	if s.started {
+		s.readySeen++
+	} else {
+		s.started = true // the ReadyForQuery that ends the startup phase
+	}
+	for len(s.poisons) > 0 && s.poisons[0].answeredBy <= s.readySeen {
+		s.poisons = s.poisons[1:]
+	}
+	if len(s.poisons) == 0 {
+		s.havePoison.Store(false)
+	}
+	return s.draining && s.outstanding == 0 && status == pg.TxIdle
+}
+
+// matchPoison reports whether an ErrorResponse is the server's answer to
+// one of our poisons, and removes that poison (and any the server skipped
+// before it).
+func (s *pgSession) matchPoison(msg []byte) (poison, bool) {
+	if !bytes.Equal(pg.ErrorField(msg, 'C'), []byte(sqlstateSyntaxError)) {
+		return poison{}, false
+	}
+	m := pg.ErrorField(msg, 'M')
+	i := bytes.Index(m, s.nonce)
+	if i < 0 {
+		return poison{}, false
+	}
+	digits := m[i+len(s.nonce):]
+	n := 0
+	for n < len(digits) && digits[n] >= '0' && digits[n] <= '9' {
+		n++
+	}
+	seq, err := strconv.ParseUint(string(digits[:n]), 10, 64)
+	if err != nil {
+		return poison{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, p := range s.poisons {
+		if p.seq == seq {
+			s.poisons = s.poisons[i+1:]
+			if len(s.poisons) == 0 {
+				s.havePoison.Store(false)
+			}
+			return p, true
+		}
+	}
+	return poison{}, false
+}
+
+// appendBlocked appends the ErrorResponse a client gets for a blocked
+// message. It names the rule and never the statement's text.
+func (s *pgSession) appendBlocked(dst []byte, v engine.Verdict) []byte {
+	rule := v.RuleID
+	if rule == "" {
+		rule = "unnamed"
+	}
+	msg := "sqlfw: statement blocked by rule " + rule
+	if v.Statements > 1 {
+		msg += fmt.Sprintf(" (none of the %d statements in this query was run)", v.Statements)
+	}
+	detail := v.Reason
+	hint := "The statement did not reach the database. If it should be allowed, ask the operator to review rule " + rule + " of the sqlfw policy (fwctl check shows the verdict)."
+	return pg.AppendError(dst, sqlstateBlocked, msg, detail, hint)
+}
+
+func (s *pgSession) writeClient(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	s.db.stats.bytesToClient.Add(uint64(len(b)))
+	s.cw.Lock()
+	_, err := s.client.Write(b)
+	s.cw.Unlock()
+	return err
+}

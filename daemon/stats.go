@@ -1,0 +1,83 @@
+package daemon
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// counters are one database's totals since start. Sessions add to them
+// with atomics: no lock on the statement path.
+type counters struct {
+	connTotal     atomic.Uint64
+	connActive    atomic.Int64
+	connRefused   atomic.Uint64 // upstream unreachable, bad startup
+	cancels       atomic.Uint64
+	messages      atomic.Uint64 // Query, Parse and FunctionCall messages judged
+	statements    atomic.Uint64 // statements in them
+	allowed       atomic.Uint64
+	denied        atomic.Uint64 // blocked (enforce)
+	logged        atomic.Uint64 // allowed by a log rule
+	wouldDeny     atomic.Uint64 // denied by the policy, let through by monitor or detect
+	parseErrors   atomic.Uint64
+	protocolErrs  atomic.Uint64
+	evalNanos     atomic.Uint64
+	bytesToServer atomic.Uint64
+	bytesToClient atomic.Uint64
+}
+
+// DatabaseStats is the control socket's view of one database.
+type DatabaseStats struct {
+	Name     string `json:"name"`
+	Protocol string `json:"protocol"`
+	Listen   string `json:"listen"`
+	Upstream string `json:"upstream"`
+	Mode     Mode   `json:"mode"`
+
+	ConnectionsTotal   uint64 `json:"connections_total"`
+	ConnectionsActive  int64  `json:"connections_active"`
+	ConnectionsRefused uint64 `json:"connections_refused"`
+	CancelRequests     uint64 `json:"cancel_requests"`
+	Messages           uint64 `json:"messages_judged"`
+	Statements         uint64 `json:"statements"`
+	Allowed            uint64 `json:"allowed"`
+	Denied             uint64 `json:"denied"`
+	Logged             uint64 `json:"logged"`
+	WouldDeny          uint64 `json:"would_deny"`
+	ParseErrors        uint64 `json:"parse_errors"`
+	ProtocolErrors     uint64 `json:"protocol_errors"`
+	// EvalMeanNanos is the mean engine time per judged message.
+	EvalMeanNanos uint64 `json:"eval_mean_ns"`
+	BytesToServer uint64 `json:"bytes_to_server"`
+	BytesToClient uint64 `json:"bytes_to_client"`
+}
+
+// Stats is what GET /v1/stats on the control socket returns.
+type Stats struct {
+	Version   string          `json:"version"`
+	StartedAt time.Time       `json:"started_at"`
+	Uptime    string          `json:"uptime"`
+	Databases []DatabaseStats `json:"databases"`
+}
+
+func (c *counters) snapshot() DatabaseStats {
+	s := DatabaseStats{
+		ConnectionsTotal:   c.connTotal.Load(),
+		ConnectionsActive:  c.connActive.Load(),
+		ConnectionsRefused: c.connRefused.Load(),
+		CancelRequests:     c.cancels.Load(),
+		Messages:           c.messages.Load(),
+		Statements:         c.statements.Load(),
+		Allowed:            c.allowed.Load(),
+		Denied:             c.denied.Load(),
+		Logged:             c.logged.Load(),
+		WouldDeny:          c.wouldDeny.Load(),
+		ParseErrors:        c.parseErrors.Load(),
+		ProtocolErrors:     c.protocolErrs.Load(),
+		BytesToServer:      c.bytesToServer.Load(),
+		BytesToClient:      c.bytesToClient.Load(),
+	}
+	if s.Messages > 0 {
+		s.EvalMeanNanos = c.evalNanos.Load() / s.Messages
+	}
+	return s
+}

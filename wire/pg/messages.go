@@ -1,0 +1,170 @@
+package pg
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// Frontend (client to server) message types the firewall reads.
+const (
+	MsgQuery        = 'Q'
+	MsgParse        = 'P'
+	MsgBind         = 'B'
+	MsgExecute      = 'E'
+	MsgSync         = 'S'
+	MsgFlush        = 'H'
+	MsgFunctionCall = 'F'
+	MsgTerminate    = 'X'
+)
+
+// Backend (server to client) message types the firewall reads.
+const (
+	MsgReadyForQuery  = 'Z'
+	MsgErrorResponse  = 'E'
+	MsgBackendKeyData = 'K'
+)
+
+// Transaction status in ReadyForQuery.
+const (
+	TxIdle   = 'I'
+	TxActive = 'T'
+	TxFailed = 'E'
+)
+
+// QueryText returns the SQL of a Query message (header included), without
+// its terminating zero. It aliases msg.
+func QueryText(msg []byte) ([]byte, error) {
+	body := msg[HeaderLen:]
+	s, rest, ok := cstring(body)
+	if !ok || len(rest) != 0 {
+		return nil, fmt.Errorf("%w: Query is not one zero-terminated string", ErrFrame)
+	}
+	return s, nil
+}
+
+// ParseFields returns the statement name and SQL of a Parse message. They
+// alias msg.
+func ParseFields(msg []byte) (name, query []byte, err error) {
+	body := msg[HeaderLen:]
+	name, rest, ok := cstring(body)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: Parse has an unterminated statement name", ErrFrame)
+	}
+	query, rest, ok = cstring(rest)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: Parse has an unterminated query", ErrFrame)
+	}
+	if len(rest) < 2 {
+		return nil, nil, fmt.Errorf("%w: Parse lacks its parameter count", ErrFrame)
+	}
+	n := int(binary.BigEndian.Uint16(rest))
+	if len(rest) != 2+4*n {
+		return nil, nil, fmt.Errorf("%w: Parse parameter types do not match their count", ErrFrame)
+	}
+	return name, query, nil
+}
+
+// ExecutePortal returns the portal name of an Execute message.
+func ExecutePortal(msg []byte) ([]byte, error) {
+	name, _, ok := cstring(msg[HeaderLen:])
+	if !ok {
+		return nil, fmt.Errorf("%w: Execute has an unterminated portal name", ErrFrame)
+	}
+	return name, nil
+}
+
+// BindNames returns the portal and statement names of a Bind message.
+func BindNames(msg []byte) (portal, stmt []byte, err error) {
+	portal, rest, ok := cstring(msg[HeaderLen:])
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: Bind has an unterminated portal name", ErrFrame)
+	}
+	stmt, _, ok = cstring(rest)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: Bind has an unterminated statement name", ErrFrame)
+	}
+	return portal, stmt, nil
+}
+
+// FunctionCallOID returns the function object id of a FunctionCall message.
+func FunctionCallOID(msg []byte) (uint32, error) {
+	if len(msg) < HeaderLen+4 {
+		return 0, fmt.Errorf("%w: FunctionCall too short", ErrFrame)
+	}
+	return binary.BigEndian.Uint32(msg[HeaderLen:]), nil
+}
+
+// ReadyStatus returns the transaction status byte of a ReadyForQuery.
+func ReadyStatus(msg []byte) (byte, error) {
+	if len(msg) != HeaderLen+1 {
+		return 0, fmt.Errorf("%w: ReadyForQuery of length %d", ErrFrame, len(msg))
+	}
+	return msg[HeaderLen], nil
+}
+
+// ErrorField returns the value of one field (such as 'C' for the SQLSTATE
+// or 'M' for the message) of an ErrorResponse or NoticeResponse, aliasing
+// msg, or nil when it is absent.
+func ErrorField(msg []byte, code byte) []byte {
+	b := msg[HeaderLen:]
+	for len(b) > 0 && b[0] != 0 {
+		c := b[0]
+		v, rest, ok := cstring(b[1:])
+		if !ok {
+			return nil
+		}
+		if c == code {
+			return v
+		}
+		b = rest
+	}
+	return nil
+}
+
+// AppendError appends an ErrorResponse of severity ERROR.
+func AppendError(dst []byte, sqlstate, message, detail, hint string) []byte {
+	return appendResponse(dst, "ERROR", sqlstate, message, detail, hint)
+}
+
+// AppendFatal appends an ErrorResponse of severity FATAL, which a client
+// reads as the end of the session.
+func AppendFatal(dst []byte, sqlstate, message string) []byte {
+	return appendResponse(dst, "FATAL", sqlstate, message, "", "")
+}
+
+func appendResponse(dst []byte, severity, sqlstate, message, detail, hint string) []byte {
+	e := pgproto3.ErrorResponse{
+		Severity:            severity,
+		SeverityUnlocalized: severity,
+		Code:                sqlstate,
+		Message:             message,
+		Detail:              detail,
+		Hint:                hint,
+	}
+	out, err := e.Encode(dst)
+	if err != nil {
+		// only possible past 1 GiB; our texts are short
+		panic(err)
+	}
+	return out
+}
+
+// AppendQuery appends a Query message.
+func AppendQuery(dst []byte, sql string) []byte {
+	out, err := (&pgproto3.Query{String: sql}).Encode(dst)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// AppendParse appends a Parse message with no parameter types.
+func AppendParse(dst []byte, name, sql string) []byte {
+	out, err := (&pgproto3.Parse{Name: name, Query: sql}).Encode(dst)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
