@@ -109,8 +109,14 @@ func (f *Framer) Fill() error {
 		n := copy(f.buf, f.buf[f.r:f.w])
 		f.mark, f.r, f.w = 0, 0, n
 	}
-	if need > len(f.buf) {
-		nb := make([]byte, need)
+	if need > len(f.buf) && f.w == len(f.buf) {
+		// Grow with the data, not with the length the header claims, so a
+		// peer cannot make us allocate 64 MiB by sending five bytes.
+		size := 2 * len(f.buf)
+		if size > need {
+			size = need
+		}
+		nb := make([]byte, size)
 		copy(nb, f.buf[:f.w])
 		f.buf = nb
 	} else if len(f.buf) > shrinkAbove && f.w <= f.initSize && need <= f.initSize {
