@@ -150,7 +150,10 @@ func startDaemon(t testing.TB, upstream string, mode Mode) (*Daemon, string) {
 
 type testWriter struct{ t testing.TB }
 
-func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(bytes.TrimSpace(p))); return len(p), nil }
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(bytes.TrimSpace(p)))
+	return len(p), nil
+}
 
 // rawClient speaks the protocol by hand, so tests can send anything.
 type rawClient struct {
