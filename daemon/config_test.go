@@ -1,0 +1,77 @@
+package daemon
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		yaml    string
+		wantErr string // substring; "" means valid
+		check   func(t *testing.T, c *Config)
+	}{
+		{
+			name: "minimal gets defaults",
+			yaml: "databases:\n  - protocol: postgres\n    listen: 127.0.0.1:6432\n    upstream: 127.0.0.1:5432\n",
+			check: func(t *testing.T, c *Config) {
+				db := c.Databases[0]
+				if db.Mode != ModeEnforce || db.Name != "db0" || c.DrainTimeout != DefaultDrainTimeout ||
+					c.ControlSocket != DefaultControlSocket || db.MaxMessageBytes != 64<<20 || db.ConnectTimeout != DefaultConnectTimeout {
+					t.Errorf("defaults not filled: %+v %+v", c, db)
+				}
+			},
+		},
+		{
+			name: "durations and mode",
+			yaml: "drain_timeout: 3s\ndatabases:\n  - name: a\n    protocol: postgres\n    listen: 127.0.0.1:1\n    upstream: db:5432\n    mode: detect\n    connect_timeout: 250ms\n",
+			check: func(t *testing.T, c *Config) {
+				if c.DrainTimeout != 3*time.Second || c.Databases[0].Mode != ModeDetect || c.Databases[0].ConnectTimeout != 250*time.Millisecond {
+					t.Errorf("got %+v", c)
+				}
+			},
+		},
+		{name: "unknown key", yaml: "databses: []\n", wantErr: "databses"},
+		{name: "empty", yaml: "", wantErr: "empty"},
+		{name: "no databases", yaml: "log_level: info\n", wantErr: "no databases"},
+		{name: "bad mode", yaml: "databases:\n  - protocol: postgres\n    listen: 127.0.0.1:1\n    upstream: x:1\n    mode: block\n", wantErr: "mode \"block\""},
+		{name: "missing upstream", yaml: "databases:\n  - protocol: postgres\n    listen: 127.0.0.1:1\n", wantErr: "upstream"},
+		{name: "unsupported protocol", yaml: "databases:\n  - protocol: oracle\n    listen: 127.0.0.1:1\n    upstream: x:1\n", wantErr: "oracle"},
+		{name: "duplicate listen", yaml: "databases:\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:1'}\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:2'}\n", wantErr: "used twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := ParseConfig([]byte(tt.yaml))
+			if err == nil {
+				err = c.Normalize()
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("config:\n%s\ngot error %v, want one containing %q", tt.yaml, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("config:\n%s\nunexpected error %v", tt.yaml, err)
+			}
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestExampleConfigIsValid(t *testing.T) {
+	b, err := os.ReadFile("../deploy/sqlfwd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ParseConfig(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+}
