@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# test.sh is what `make test` runs: install what is missing, start a throwaway
+# PostgreSQL (with log_statement=all) and MariaDB in a temporary directory,
+# export their SQLFW_PG_* / SQLFW_MY_* variables, run go test, stop the
+# servers, and exit with go test's status.
+#
+#   scripts/test.sh                      # go test ./...
+#   scripts/test.sh -run TestPsql ./e2e  # any go test arguments
+#
+# SQLFW_TEST_TIMEOUT (default 30m) is go test's -timeout. SQLFW_TEST_MARIADB=0
+# skips MariaDB. SQLFW_KEEP=1 leaves the servers' directory in place.
+# The output ends with one plain line "tests: N passed, N failed, N skipped"
+# counted over every test and subtest.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+cd "$root"
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+	export PATH="/usr/local/go/bin:$PATH"
+fi
+
+"$here/deps.sh"
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/sqlfw-test.XXXXXX")"
+# The postgres user must reach its directory inside.
+chmod 755 "$work"
+started_pg=0 started_my=0
+cleanup() {
+	if [ "$started_pg" = 1 ]; then
+		"$here/pg.sh" stop --dir "$work/pg" 2>/dev/null || true
+	fi
+	if [ "$started_my" = 1 ]; then
+		"$here/mariadb.sh" stop --dir "$work/mariadb" 2>/dev/null || true
+	fi
+	if [ "${SQLFW_KEEP:-0}" != 1 ]; then
+		rm -rf "$work"
+	else
+		echo "test.sh: kept $work" >&2
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+started_pg=1
+"$here/pg.sh" start --dir "$work/pg" --log-statements
+eval "$("$here/pg.sh" env --dir "$work/pg")"
+if [ "${SQLFW_TEST_MARIADB:-1}" != 0 ]; then
+	started_my=1
+	"$here/mariadb.sh" start --dir "$work/mariadb" --log-statements
+	eval "$("$here/mariadb.sh" env --dir "$work/mariadb")"
+fi
+
+args=("$@")
+if [ ${#args[@]} -eq 0 ]; then
+	args=(./...)
+fi
+
+# -v so that every test and subtest can be counted; the RUN/PASS chatter of
+# passing tests is filtered out of the terminal and kept in the log.
+log="$work/go-test.log"
+set +e
+go test -count=1 -v -timeout "${SQLFW_TEST_TIMEOUT:-30m}" "${args[@]}" 2>&1 |
+	tee "$log" |
+	grep --line-buffered -Ev '^\s*(=== (RUN|PAUSE|CONT|NAME)|--- PASS:)'
+rc=${PIPESTATUS[0]}
+set -e
+
+passed=$(grep -Ec '^\s*--- PASS:' "$log" || true)
+failed=$(grep -Ec '^\s*--- FAIL:' "$log" || true)
+skipped=$(grep -Ec '^\s*--- SKIP:' "$log" || true)
+if [ "$rc" != 0 ] && [ "$failed" = 0 ]; then
+	# A build failure or a panic fails a package without a --- FAIL line.
+	failed=$(grep -Ec '^FAIL\s' "$log" || true)
+fi
+cleanup >/dev/null 2>&1
+trap - EXIT
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+exit "$rc"
