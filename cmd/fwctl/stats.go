@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sqlfw/sqlfw/daemon"
+)
+
+func stats(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fwctl stats", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sock := fs.String("control-socket", daemon.DefaultControlSocket, "sqlfwd's control socket `path`")
+	asJSON := fs.Bool("json", false, "print the raw JSON")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	client := &http.Client{
+		Timeout: 5 * time.Second,
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", *sock)
+		}},
+	}
+	resp, err := client.Get("http://sqlfwd/v1/stats")
+	if err != nil {
+		fmt.Fprintf(stderr, "fwctl: cannot reach sqlfwd at %s: %v\n", *sock, err)
+		return 2
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stderr, "fwctl: stats: %s %v\n", resp.Status, err)
+		return 2
+	}
+	if *asJSON {
+		stdout.Write(body)
+		return 0
+	}
+	var st daemon.Stats
+	if err := json.Unmarshal(body, &st); err != nil {
+		fmt.Fprintf(stderr, "fwctl: stats: %v\n", err)
+		return 2
+	}
+	printStats(stdout, &st)
+	return 0
+}
+
+func printStats(w io.Writer, st *daemon.Stats) {
+	fmt.Fprintf(w, "sqlfwd %s, up %s\n", st.Version, st.Uptime)
+	for _, db := range st.Databases {
+		fmt.Fprintf(w, "\n%s (%s) %s -> %s, mode %s\n", db.Name, db.Protocol, db.Listen, db.Upstream, db.Mode)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  connections\t%d active\t%d total\t%d refused\t%d cancel requests\n",
+			db.ConnectionsActive, db.ConnectionsTotal, db.ConnectionsRefused, db.CancelRequests)
+		fmt.Fprintf(tw, "  judged\t%d messages\t%d statements\t\t\n", db.Messages, db.Statements)
+		fmt.Fprintf(tw, "  verdicts\t%d allowed\t%d denied\t%d logged\t%d would deny (monitor/detect)\n",
+			db.Allowed, db.Denied, db.Logged, db.WouldDeny)
+		fmt.Fprintf(tw, "  errors\t%d parse\t%d protocol\t\t\n", db.ParseErrors, db.ProtocolErrors)
+		fmt.Fprintf(tw, "  evaluation\t%s mean per message\t\t\t\n", time.Duration(db.EvalMeanNanos))
+		fmt.Fprintf(tw, "  bytes\t%d to server\t%d to client\t\t\n", db.BytesToServer, db.BytesToClient)
+		tw.Flush()
+	}
+}
