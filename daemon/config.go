@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -142,7 +143,7 @@ func (c *Config) Normalize() error {
 		}
 		if err := checkHostPort(db.Listen); err != nil {
 			errs = append(errs, fmt.Errorf("%s: listen: %w", where, err))
-		} else if listens[db.Listen] {
+		} else if listens[db.Listen] && !strings.HasSuffix(db.Listen, ":0") {
 			errs = append(errs, fmt.Errorf("%s: listen %s is used twice", where, db.Listen))
 		}
 		listens[db.Listen] = true

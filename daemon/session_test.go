@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"log/slog"
 	"strings"
 	"syscall"
 	"testing"
@@ -146,5 +147,57 @@ func benchSession(b *testing.B, rows int) {
 		if _, err := io.ReadFull(rc.c, buf); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestGSSENCRequestAnsweredN(t *testing.T) {
+	fs := newFakeServer(t, cannedResult(1))
+	_, addr := startDaemon(t, fs.ln.Addr().String(), ModeEnforce)
+	rc := dialRaw(t, addr)
+	// libpq may ask for GSS encryption, then TLS, then start up.
+	for _, code := range []uint32{pg.CodeGSSENCRequest, pg.CodeSSLRequest} {
+		rc.write(binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, 8), code))
+		var b [1]byte
+		if _, err := io.ReadFull(rc.c, b[:]); err != nil || b[0] != 'N' {
+			t.Fatalf("request %d: got %q, %v; want 'N'", code, b[0], err)
+		}
+	}
+	rc.startup()
+}
+
+// Two databases from one configuration: each listener reaches its own
+// upstream with its own mode.
+func TestSeveralDatabases(t *testing.T) {
+	a := newFakeServer(t, cannedResult(1))
+	a.got = []string{"(recording)"}
+	b := newFakeServer(t, cannedResult(2))
+	b.got = []string{"(recording)"}
+	cfg := &Config{ControlSocket: "none", Databases: []Database{
+		{Name: "a", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: a.ln.Addr().String()},
+		{Name: "b", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: b.ln.Addr().String(), Mode: ModeMonitor},
+	}}
+	d, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop(context.Background())
+	for _, name := range []string{"a", "b"} {
+		rc := dialRaw(t, d.Addr(name).String())
+		rc.startup()
+		rc.write(query("delete from t"))
+		rc.readUntilReady()
+	}
+	if got := a.queries(); len(got) != 1 || !strings.HasPrefix(got[0], "sqlfw_blocked_") {
+		t.Errorf("database a (enforce) received %q, want the poison", got)
+	}
+	if got := b.queries(); len(got) != 1 || got[0] != "delete from t" {
+		t.Errorf("database b (monitor) received %q, want the statement", got)
+	}
+	st := d.Snapshot()
+	if len(st.Databases) != 2 || st.Databases[0].Denied != 1 || st.Databases[1].WouldDeny != 1 {
+		t.Errorf("stats %+v, want a: 1 denied, b: 1 would deny", st.Databases)
 	}
 }
