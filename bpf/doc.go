@@ -1,0 +1,97 @@
+// Package bpf is the only part of sqlfw that knows the kernel: it loads and
+// attaches the eBPF programs that steer database connections to the daemon,
+// and gives the daemon what the kernel learnt about each one. It is plumbing
+// only: which addresses to protect and what to do with a connection is the
+// daemon's business.
+//
+// # App-host mode (redirect.c, LoadRedirect)
+//
+// Programs attached to a cgroup2 directory (the mount point, from
+// FindCgroup2, in production):
+//
+//   - cgroup/connect4, cgroup/connect6: a TCP connect() to an address in
+//     protected_addrs is rewritten to the daemon's listener, unless the
+//     socket carries the daemon's SO_MARK, the caller is the daemon's tgid,
+//     or the caller's network namespace is not the daemon's (cgroup hooks are
+//     not netns-aware: without the cookie check a container's own
+//     127.0.0.1:5432 would be hijacked). An IPv4-mapped IPv6 destination is
+//     matched against the IPv4 entries and sent to the mapped IPv4 listener.
+//     The original destination and the caller (tgid, uid, comm, cgroup id)
+//     go into origin_by_cookie, keyed by socket cookie.
+//   - sockops: on TCP_CONNECT_CB, when the local port is known, the entry is
+//     copied into origin_by_client keyed by the client's local address,
+//     which is the peer address the daemon sees on accept; Redirect.Origin
+//     takes it with LookupAndDelete. On STATE_CB (enabled per redirected
+//     socket) reaching TCP_CLOSE both entries are removed, the by-client one
+//     only if it still belongs to this socket. With Sockmap on, it also puts
+//     redirected client sockets (ACTIVE_ESTABLISHED) and the daemon's
+//     sockets accepted from them (PASSIVE_ESTABLISHED) into relay_socks.
+//   - cgroup/getpeername4/6: a redirected client sees the database's
+//     address, not the listener's.
+//   - sk_msg on relay_socks: each sendmsg on one local leg is put straight on
+//     the receive queue of the other (bpf_msg_redirect_hash with
+//     BPF_F_INGRESS), skipping the loopback TCP stack. If the peer is not in
+//     the map yet, the data goes through TCP and the socket is listed in
+//     relay_tcp_only so that it stays on TCP: the reader drains the ingress
+//     queue before the TCP queue, so mixing would reorder the stream.
+//     Redirected data is invisible to splice(2): relay with Read/Write
+//     loops, never io.Copy.
+//
+// Both LRU maps hold 65536 entries. An LRU never reports "full": under
+// pressure it evicts, and the daemon then finds no Origin for an evicted
+// connection (and should refuse it). A failed update is counted in MapFull
+// and, with FailClosed, fails the connect() with EPERM.
+//
+// The connection and its sockets keep working after Close; only new
+// connects go direct. Links are tied to the daemon's file descriptors, so a
+// killed daemon fails open.
+//
+// # Unix sockets (unix.c, LoadUnixRedirect; kernel ≥ 6.7)
+//
+// cgroup/connect_unix reads the requested path through the kernel context
+// (bpf_cast_to_kern_ctx, CO-RE against vmlinux.h) and rewrites protected
+// paths with the kfunc bpf_sock_addr_set_sun_path. Each protected path maps
+// to its own daemon listener path, so the daemon knows the original from the
+// listener that accepted and the client from SO_PEERCRED.
+//
+// # DB-host mode (steer.c, LoadSteer)
+//
+// An sk_lookup program on the database host's network namespace picks the
+// daemon's listener (steer_listeners, a SOCKMAP) with bpf_sk_assign for
+// inbound TCP to steer_ports on any address but loopback, even when the
+// database is bound to 0.0.0.0. The original destination is the local
+// address of the accepted socket; the daemon reaches the database over
+// loopback, which is not steered. SOCKMAPs cannot hold MPTCP sockets, and Go
+// listeners are MPTCP by default since Go 1.24.
+//
+// # Byte order in the context structs
+//
+// The kernel mixes byte orders, and the programs normalise once:
+//
+//   - bpf_sock_addr (connect, getpeername): user_ip4 and user_ip6[] are
+//     network order; user_port is the network-order port in the low 16 bits.
+//   - bpf_sock_ops and sk_msg_md: local_ip4/6 and remote_ip4/6 network order;
+//     local_port host order; remote_port is the network-order port shifted
+//     into the upper 16 bits on little-endian, so bpf_ntohl gives the port.
+//   - bpf_sk_lookup: local_ip4/6 network order, local_port host order,
+//     remote_port network order.
+//   - bpf_sock.mark: host order.
+//
+// The map keys (struct addr_key, struct tuple_key) store addresses in
+// network order and ports in host order; IPv4 and IPv4-mapped IPv6 are both
+// AF_INET with the address in ip[0]. In Go an address word is the 4 bytes of
+// the address read as a native-endian uint32 (ip4Word).
+//
+// # Privileges and fallback
+//
+// Loading needs CAP_BPF + CAP_NET_ADMIN (or CAP_SYS_ADMIN). A refusal wraps
+// ErrNoPrivilege (EPERM is not ebpf.ErrNotSupported); a missing program
+// type, hook or kfunc wraps ErrUnsupported. Probe and ProbeUnix check
+// without attaching.
+//
+// # Regenerating
+//
+// go generate ./bpf (the Makefile's generate target) needs clang, llvm-strip
+// and bpftool; see gen.go. The generated *_bpfel.go and *_bpfel.o are
+// checked in so that building needs neither.
+package bpf

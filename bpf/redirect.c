@@ -1,0 +1,441 @@
+//go:build ignore
+
+// App-host interception: connects to a protected database address are
+// rewritten to the daemon's listener, the original destination and the
+// connecting process are remembered, and (optionally) the two local legs are
+// spliced in the kernel with a SOCKHASH + sk_msg. See doc.go for the flow.
+
+#include "common.h"
+
+char _license[] SEC("license") = "GPL";
+
+// Set from Go before load (RedirectConfig). Addresses are network byte order,
+// ports host byte order.
+volatile const __u64 cfg_netns_cookie = 0;
+volatile const __u32 cfg_mark = 0;
+volatile const __u32 cfg_tgid = 0;
+volatile const __u32 cfg_listen4_ip = 0;
+volatile const __u32 cfg_listen4_port = 0;
+volatile const __u32 cfg_listen6_ip[4] = {};
+volatile const __u32 cfg_listen6_port = 0;
+volatile const __u8 cfg_sockmap = 0;
+volatile const __u8 cfg_fail_closed = 0;
+
+// origin is what the daemon learns about a redirected connection.
+struct origin {
+	struct addr_key dst; // original destination
+	__u64 cookie;        // socket cookie of the client socket
+	__u64 cgroup_id;     // cgroup v2 id of the connecting task
+	__u32 tgid;
+	__u32 uid;
+	char comm[16];
+};
+
+// tuple_key identifies one established socket by its own view of the
+// connection: local and remote address, normalised like addr_key.
+struct tuple_key {
+	__u32 family;
+	__u32 local_port;  // host byte order
+	__u32 remote_port; // host byte order
+	__u32 local_ip[4];
+	__u32 remote_ip[4];
+};
+
+enum {
+	CTR_REDIRECTED = 0,
+	CTR_SKIPPED_OWN,
+	CTR_SKIPPED_NETNS,
+	CTR_MAP_FULL,
+	CTR_SOCKMAP_ADDED,
+	CTR_SOCKMAP_FALLBACK,
+	CTR_MAX,
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct addr_key);
+	__type(value, __u8);
+} protected_addrs SEC(".maps");
+
+// Keyed by socket cookie; lives as long as the client socket (getpeername
+// needs it), removed on TCP_CLOSE.
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct origin);
+} origin_by_cookie SEC(".maps");
+
+// Keyed by the client's local address: what the daemon sees as the peer of an
+// accepted connection. The daemon removes entries with LookupAndDelete.
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct addr_key);
+	__type(value, struct origin);
+} origin_by_client SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SOCKHASH);
+	__uint(max_entries, 65536);
+	__type(key, struct tuple_key);
+	__type(value, __u64);
+} relay_socks SEC(".maps");
+
+// Sockets that sent data through TCP because their peer was not in
+// relay_socks yet. They stay on TCP: data redirected later would land in the
+// peer's ingress queue, which the reader drains before older TCP data.
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct tuple_key);
+	__type(value, __u8);
+} relay_tcp_only SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CTR_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} redirect_counters SEC(".maps");
+
+static __always_inline void set_key(struct addr_key *k, __u32 family, __u32 ip4,
+				    const __u32 ip6[4], __u32 port)
+{
+	if (family == AF_INET6 && is_v4_mapped(ip6)) {
+		family = AF_INET;
+		ip4 = ip6[3];
+	}
+	k->family = family;
+	k->port = port;
+	if (family == AF_INET) {
+		k->ip[0] = ip4;
+		return;
+	}
+	k->ip[0] = ip6[0];
+	k->ip[1] = ip6[1];
+	k->ip[2] = ip6[2];
+	k->ip[3] = ip6[3];
+}
+
+// own_socket is true for the daemon's own sockets (its upstream legs).
+static __always_inline int own_socket(struct bpf_sock_addr *ctx)
+{
+	struct bpf_sock *sk = ctx->sk;
+
+	if (cfg_mark != 0 && sk && sk->mark == cfg_mark)
+		return 1;
+	if (cfg_tgid != 0 && (bpf_get_current_pid_tgid() >> 32) == cfg_tgid)
+		return 1;
+	return 0;
+}
+
+// should_redirect applies the checks common to connect4 and connect6 once the
+// destination is known to be protected.
+static __always_inline int should_redirect(struct bpf_sock_addr *ctx)
+{
+	if (bpf_get_netns_cookie(ctx) != cfg_netns_cookie) {
+		COUNTER_ADD(redirect_counters, CTR_SKIPPED_NETNS);
+		return 0;
+	}
+	if (own_socket(ctx)) {
+		COUNTER_ADD(redirect_counters, CTR_SKIPPED_OWN);
+		return 0;
+	}
+	return 1;
+}
+
+// record stores the origin under the socket cookie. A failure means the LRU
+// could not take the entry.
+static __always_inline int record(struct bpf_sock_addr *ctx, const struct addr_key *dst)
+{
+	struct origin o = {};
+	__u64 cookie = bpf_get_socket_cookie(ctx);
+
+	o.dst = *dst;
+	o.cookie = cookie;
+	o.tgid = bpf_get_current_pid_tgid() >> 32;
+	o.uid = (__u32)bpf_get_current_uid_gid();
+	o.cgroup_id = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(o.comm, sizeof(o.comm));
+	if (bpf_map_update_elem(&origin_by_cookie, &cookie, &o, BPF_ANY) != 0) {
+		COUNTER_ADD(redirect_counters, CTR_MAP_FULL);
+		return -1;
+	}
+	return 0;
+}
+
+SEC("cgroup/connect4")
+int redirect_connect4(struct bpf_sock_addr *ctx)
+{
+	struct addr_key dst = {};
+
+	if (ctx->type != SOCK_STREAM || ctx->protocol != IPPROTO_TCP)
+		return SYSCALL_ALLOW;
+	if (cfg_listen4_port == 0)
+		return SYSCALL_ALLOW;
+	dst.family = AF_INET;
+	dst.port = bpf_ntohs((__u16)ctx->user_port);
+	dst.ip[0] = ctx->user_ip4;
+	if (!bpf_map_lookup_elem(&protected_addrs, &dst))
+		return SYSCALL_ALLOW;
+	if (!should_redirect(ctx))
+		return SYSCALL_ALLOW;
+	if (record(ctx, &dst) != 0)
+		return cfg_fail_closed ? SYSCALL_DENY : SYSCALL_ALLOW;
+
+	ctx->user_ip4 = cfg_listen4_ip;
+	ctx->user_port = (__u32)bpf_htons((__u16)cfg_listen4_port);
+	COUNTER_ADD(redirect_counters, CTR_REDIRECTED);
+	return SYSCALL_ALLOW;
+}
+
+SEC("cgroup/connect6")
+int redirect_connect6(struct bpf_sock_addr *ctx)
+{
+	struct addr_key dst = {};
+	__u32 ip6[4];
+
+	if (ctx->type != SOCK_STREAM || ctx->protocol != IPPROTO_TCP)
+		return SYSCALL_ALLOW;
+	ip6[0] = ctx->user_ip6[0];
+	ip6[1] = ctx->user_ip6[1];
+	ip6[2] = ctx->user_ip6[2];
+	ip6[3] = ctx->user_ip6[3];
+	// A v4-mapped destination is an IPv4 connection made through an IPv6
+	// socket: it is matched against the IPv4 entries.
+	set_key(&dst, AF_INET6, 0, ip6, bpf_ntohs((__u16)ctx->user_port));
+	if (!bpf_map_lookup_elem(&protected_addrs, &dst))
+		return SYSCALL_ALLOW;
+
+	if (dst.family == AF_INET) {
+		if (cfg_listen4_port == 0)
+			return SYSCALL_ALLOW;
+	} else if (cfg_listen6_port == 0) {
+		return SYSCALL_ALLOW;
+	}
+	if (!should_redirect(ctx))
+		return SYSCALL_ALLOW;
+	if (record(ctx, &dst) != 0)
+		return cfg_fail_closed ? SYSCALL_DENY : SYSCALL_ALLOW;
+
+	if (dst.family == AF_INET) {
+		// Stay on IPv4: the mapped form of the IPv4 listener.
+		ctx->user_ip6[0] = 0;
+		ctx->user_ip6[1] = 0;
+		ctx->user_ip6[2] = bpf_htonl(0x0000ffff);
+		ctx->user_ip6[3] = cfg_listen4_ip;
+		ctx->user_port = (__u32)bpf_htons((__u16)cfg_listen4_port);
+	} else {
+		ctx->user_ip6[0] = cfg_listen6_ip[0];
+		ctx->user_ip6[1] = cfg_listen6_ip[1];
+		ctx->user_ip6[2] = cfg_listen6_ip[2];
+		ctx->user_ip6[3] = cfg_listen6_ip[3];
+		ctx->user_port = (__u32)bpf_htons((__u16)cfg_listen6_port);
+	}
+	COUNTER_ADD(redirect_counters, CTR_REDIRECTED);
+	return SYSCALL_ALLOW;
+}
+
+SEC("cgroup/getpeername4")
+int redirect_getpeername4(struct bpf_sock_addr *ctx)
+{
+	__u64 cookie = bpf_get_socket_cookie(ctx);
+	struct origin *o = bpf_map_lookup_elem(&origin_by_cookie, &cookie);
+
+	if (!o || o->dst.family != AF_INET)
+		return SYSCALL_ALLOW;
+	ctx->user_ip4 = o->dst.ip[0];
+	ctx->user_port = (__u32)bpf_htons((__u16)o->dst.port);
+	return SYSCALL_ALLOW;
+}
+
+SEC("cgroup/getpeername6")
+int redirect_getpeername6(struct bpf_sock_addr *ctx)
+{
+	__u64 cookie = bpf_get_socket_cookie(ctx);
+	struct origin *o = bpf_map_lookup_elem(&origin_by_cookie, &cookie);
+
+	if (!o)
+		return SYSCALL_ALLOW;
+	if (o->dst.family == AF_INET) {
+		ctx->user_ip6[0] = 0;
+		ctx->user_ip6[1] = 0;
+		ctx->user_ip6[2] = bpf_htonl(0x0000ffff);
+		ctx->user_ip6[3] = o->dst.ip[0];
+	} else {
+		ctx->user_ip6[0] = o->dst.ip[0];
+		ctx->user_ip6[1] = o->dst.ip[1];
+		ctx->user_ip6[2] = o->dst.ip[2];
+		ctx->user_ip6[3] = o->dst.ip[3];
+	}
+	ctx->user_port = (__u32)bpf_htons((__u16)o->dst.port);
+	return SYSCALL_ALLOW;
+}
+
+// sock_ops fields: local_port is host byte order, remote_port is the
+// network-order port in the upper 16 bits on little-endian (so bpf_ntohl
+// yields the port), addresses are network byte order.
+static __always_inline void ops_local(struct bpf_sock_ops *skops, struct addr_key *k)
+{
+	__u32 ip6[4] = {skops->local_ip6[0], skops->local_ip6[1], skops->local_ip6[2],
+			skops->local_ip6[3]};
+
+	set_key(k, skops->family, skops->local_ip4, ip6, skops->local_port);
+}
+
+static __always_inline void ops_remote(struct bpf_sock_ops *skops, struct addr_key *k)
+{
+	__u32 ip6[4] = {skops->remote_ip6[0], skops->remote_ip6[1], skops->remote_ip6[2],
+			skops->remote_ip6[3]};
+
+	set_key(k, skops->family, skops->remote_ip4, ip6, bpf_ntohl(skops->remote_port));
+}
+
+static __always_inline void ops_tuple(struct bpf_sock_ops *skops, struct tuple_key *t)
+{
+	struct addr_key l = {}, r = {};
+
+	ops_local(skops, &l);
+	ops_remote(skops, &r);
+	t->family = l.family;
+	t->local_port = l.port;
+	t->remote_port = r.port;
+	__builtin_memcpy(t->local_ip, l.ip, sizeof(l.ip));
+	__builtin_memcpy(t->remote_ip, r.ip, sizeof(r.ip));
+}
+
+static __always_inline int is_listener(const struct addr_key *k)
+{
+	if (k->family == AF_INET)
+		return cfg_listen4_port != 0 && k->port == cfg_listen4_port &&
+		       (cfg_listen4_ip == 0 || k->ip[0] == cfg_listen4_ip);
+	return cfg_listen6_port != 0 && k->port == cfg_listen6_port &&
+	       k->ip[0] == cfg_listen6_ip[0] && k->ip[1] == cfg_listen6_ip[1] &&
+	       k->ip[2] == cfg_listen6_ip[2] && k->ip[3] == cfg_listen6_ip[3];
+}
+
+static __always_inline void add_to_sockhash(struct bpf_sock_ops *skops)
+{
+	struct tuple_key t = {};
+
+	ops_tuple(skops, &t);
+	if (bpf_sock_hash_update(skops, &relay_socks, &t, BPF_ANY) == 0)
+		COUNTER_ADD(redirect_counters, CTR_SOCKMAP_ADDED);
+}
+
+SEC("sockops")
+int redirect_sockops(struct bpf_sock_ops *skops)
+{
+	struct addr_key k = {};
+	struct origin *o;
+	__u64 cookie;
+
+	if (skops->family != AF_INET && skops->family != AF_INET6)
+		return 1;
+
+	switch (skops->op) {
+	case BPF_SOCK_OPS_TCP_CONNECT_CB:
+		// The local port is assigned by now: re-key the origin by the
+		// address the daemon will see as its peer.
+		cookie = bpf_get_socket_cookie(skops);
+		o = bpf_map_lookup_elem(&origin_by_cookie, &cookie);
+		if (!o)
+			return 1;
+		ops_local(skops, &k);
+		if (bpf_map_update_elem(&origin_by_client, &k, o, BPF_ANY) != 0)
+			COUNTER_ADD(redirect_counters, CTR_MAP_FULL);
+		bpf_sock_ops_cb_flags_set(skops, BPF_SOCK_OPS_STATE_CB_FLAG);
+		break;
+
+	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
+		// Client leg: only sockets that were redirected.
+		if (!cfg_sockmap)
+			return 1;
+		cookie = bpf_get_socket_cookie(skops);
+		if (!bpf_map_lookup_elem(&origin_by_cookie, &cookie))
+			return 1;
+		add_to_sockhash(skops);
+		break;
+
+	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
+		// Daemon leg: accepted on the listener from a redirected client.
+		if (!cfg_sockmap)
+			return 1;
+		ops_local(skops, &k);
+		if (!is_listener(&k))
+			return 1;
+		ops_remote(skops, &k);
+		if (!bpf_map_lookup_elem(&origin_by_client, &k))
+			return 1;
+		add_to_sockhash(skops);
+		break;
+
+	case BPF_SOCK_OPS_STATE_CB:
+		if (skops->args[1] != BPF_TCP_CLOSE)
+			return 1;
+		cookie = bpf_get_socket_cookie(skops);
+		bpf_map_delete_elem(&origin_by_cookie, &cookie);
+		ops_local(skops, &k);
+		// Only our own entry: the daemon may already have taken it.
+		o = bpf_map_lookup_elem(&origin_by_client, &k);
+		if (o && o->cookie == cookie)
+			bpf_map_delete_elem(&origin_by_client, &k);
+		break;
+	}
+	return 1;
+}
+
+// relay_msg runs on every sendmsg of a socket in relay_socks and hands the
+// data straight to the receive queue of the other local leg, skipping the
+// loopback TCP stack. When the peer is not (yet) in the map the data takes
+// the normal path, for good (relay_tcp_only).
+SEC("sk_msg")
+int relay_msg(struct sk_msg_md *msg)
+{
+	struct addr_key l = {}, r = {};
+	struct tuple_key peer = {}, self = {};
+	__u32 lip6[4], rip6[4];
+	__u8 one = 1;
+
+	if (msg->family != AF_INET && msg->family != AF_INET6)
+		return SK_PASS;
+	lip6[0] = msg->local_ip6[0];
+	lip6[1] = msg->local_ip6[1];
+	lip6[2] = msg->local_ip6[2];
+	lip6[3] = msg->local_ip6[3];
+	rip6[0] = msg->remote_ip6[0];
+	rip6[1] = msg->remote_ip6[1];
+	rip6[2] = msg->remote_ip6[2];
+	rip6[3] = msg->remote_ip6[3];
+	// sk_msg_md ports: local host order, remote like sock_ops.
+	set_key(&l, msg->family, msg->local_ip4, lip6, msg->local_port);
+	set_key(&r, msg->family, msg->remote_ip4, rip6, bpf_ntohl(msg->remote_port));
+
+	self.family = l.family;
+	self.local_port = l.port;
+	self.remote_port = r.port;
+	__builtin_memcpy(self.local_ip, l.ip, sizeof(l.ip));
+	__builtin_memcpy(self.remote_ip, r.ip, sizeof(r.ip));
+	if (bpf_map_lookup_elem(&relay_tcp_only, &self))
+		return SK_PASS;
+
+	// The peer socket sees the connection from the other end.
+	peer.family = l.family;
+	peer.local_port = r.port;
+	peer.remote_port = l.port;
+	__builtin_memcpy(peer.local_ip, r.ip, sizeof(r.ip));
+	__builtin_memcpy(peer.remote_ip, l.ip, sizeof(l.ip));
+
+	if (bpf_msg_redirect_hash(msg, &relay_socks, &peer, BPF_F_INGRESS) != SK_PASS) {
+		// No peer yet (it is added when the daemon's side of the handshake
+		// completes): this message goes through TCP, and so must every
+		// later one, to keep the byte stream in order.
+		bpf_map_update_elem(&relay_tcp_only, &self, &one, BPF_ANY);
+		COUNTER_ADD(redirect_counters, CTR_SOCKMAP_FALLBACK);
+	}
+	// On a failed lookup the helper sets no redirect, so SK_PASS sends the
+	// data through TCP as usual.
+	return SK_PASS;
+}

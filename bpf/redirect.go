@@ -1,0 +1,341 @@
+package bpf
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+)
+
+// RedirectConfig says where the app-host programs attach and where they send
+// protected connections. The zero value of each optional field disables it.
+type RedirectConfig struct {
+	// Cgroup is a cgroup2 directory (see FindCgroup2); processes in it and
+	// below are intercepted. The daemon uses the mount point itself.
+	Cgroup string
+	// Listen4 and Listen6 are the daemon's listener addresses (specific
+	// addresses, not wildcards) for IPv4 and IPv6 destinations. At least one
+	// must be valid; destinations of a family without a listener are left
+	// alone. IPv4-mapped IPv6 destinations go to Listen4.
+	Listen4, Listen6 netip.AddrPort
+	// DaemonTgid and Mark identify the daemon's own sockets (its upstream
+	// connections), which are never redirected. Set both: the mark covers
+	// sockets handed to helpers, the tgid covers sockets created before the
+	// mark was set.
+	DaemonTgid uint32
+	Mark       uint32
+	// NetnsCookie is the daemon's network namespace (NetnsCookie of its
+	// listener). Only connections from that namespace are redirected: a
+	// container's 127.0.0.1 is not the host's.
+	NetnsCookie uint64
+	// Sockmap splices client and daemon sockets in the kernel (sk_msg). The
+	// daemon must then relay with plain Read/Write loops: io.Copy uses
+	// splice(2), which never sees redirected data.
+	Sockmap bool
+	// FailClosed makes connect() fail with EPERM when the origin of a
+	// protected connection cannot be recorded (map full). Otherwise such a
+	// connection goes directly to the database. Counted in MapFull.
+	FailClosed bool
+}
+
+// Redirect is the loaded and attached app-host programs. Close detaches: new
+// connections then go directly to their destination.
+type Redirect struct {
+	objs      redirectObjects
+	links     []link.Link
+	msgTarget int // relay_socks fd with relay_msg attached, or -1
+}
+
+// ClientInfo is the process that made a redirected connect(), read in the
+// kernel at connect time.
+type ClientInfo struct {
+	Tgid     uint32
+	Uid      uint32
+	Comm     string // task comm, at most 15 bytes
+	CgroupID uint64 // cgroup2 inode number; the path is found by walking the mount
+}
+
+// Origin is what a redirected connection was aimed at and who made it.
+type Origin struct {
+	Dst    netip.AddrPort
+	Client ClientInfo
+}
+
+// Counters are totals since load, summed over CPUs.
+type Counters struct {
+	Redirected   uint64 // connects rewritten to the listener
+	SkippedOwn   uint64 // protected destination, but the daemon's own socket
+	SkippedNetns uint64 // protected destination, but another network namespace
+	MapFull      uint64 // origin not recorded (connection direct, or refused if FailClosed)
+	SockmapAdded uint64 // sockets put on the in-kernel fast path
+	// SockmapFallback counts sockets that had to stay on TCP because they
+	// sent before their peer was on the fast path.
+	SockmapFallback uint64
+}
+
+// Counter slots, in the order of the enum in redirect.c.
+const (
+	ctrRedirected = iota
+	ctrSkippedOwn
+	ctrSkippedNetns
+	ctrMapFull
+	ctrSockmapAdded
+	ctrSockmapFallback
+)
+
+// LoadRedirect loads the app-host programs, configures them and attaches them
+// to cfg.Cgroup. On error everything already attached is detached again.
+func LoadRedirect(cfg RedirectConfig) (*Redirect, error) {
+	if cfg.Cgroup == "" {
+		return nil, errors.New("redirect: no cgroup2 directory given")
+	}
+	l4, l6 := cfg.Listen4, cfg.Listen6
+	if l4.IsValid() && (!l4.Addr().Unmap().Is4() || l4.Addr().IsUnspecified() || l4.Port() == 0) {
+		return nil, fmt.Errorf("redirect: Listen4 %s is not a specific IPv4 address and port", l4)
+	}
+	if l6.IsValid() && (!l6.Addr().Is6() || l6.Addr().Is4In6() || l6.Addr().IsUnspecified() || l6.Port() == 0) {
+		return nil, fmt.Errorf("redirect: Listen6 %s is not a specific IPv6 address and port", l6)
+	}
+	if !l4.IsValid() && !l6.IsValid() {
+		return nil, errors.New("redirect: neither Listen4 nor Listen6 given")
+	}
+
+	spec, err := loadRedirect()
+	if err != nil {
+		return nil, fmt.Errorf("loading redirect spec: %w", err)
+	}
+	vars := map[string]any{
+		redirectVarCfgNetnsCookie: cfg.NetnsCookie,
+		redirectVarCfgMark:        cfg.Mark,
+		redirectVarCfgTgid:        cfg.DaemonTgid,
+		redirectVarCfgSockmap:     boolByte(cfg.Sockmap),
+		redirectVarCfgFailClosed:  boolByte(cfg.FailClosed),
+	}
+	if l4.IsValid() {
+		vars[redirectVarCfgListen4Ip] = ip4Word(l4.Addr().Unmap())
+		vars[redirectVarCfgListen4Port] = uint32(l4.Port())
+	}
+	if l6.IsValid() {
+		vars[redirectVarCfgListen6Ip] = ip6Words(l6.Addr())
+		vars[redirectVarCfgListen6Port] = uint32(l6.Port())
+	}
+	for name, v := range vars {
+		if err := spec.Variables[name].Set(v); err != nil {
+			return nil, fmt.Errorf("setting %s: %w", name, err)
+		}
+	}
+
+	r := &Redirect{msgTarget: -1}
+	if err := spec.LoadAndAssign(&r.objs, nil); err != nil {
+		return nil, classify(fmt.Errorf("loading redirect objects: %w", err))
+	}
+	p := &r.objs.redirectPrograms
+	for _, a := range []struct {
+		prog   *ebpf.Program
+		attach ebpf.AttachType
+	}{
+		{p.RedirectConnect4, ebpf.AttachCGroupInet4Connect},
+		{p.RedirectConnect6, ebpf.AttachCGroupInet6Connect},
+		{p.RedirectGetpeername4, ebpf.AttachCgroupInet4GetPeername},
+		{p.RedirectGetpeername6, ebpf.AttachCgroupInet6GetPeername},
+		{p.RedirectSockops, ebpf.AttachCGroupSockOps},
+	} {
+		l, err := link.AttachCgroup(link.CgroupOptions{Path: cfg.Cgroup, Attach: a.attach, Program: a.prog})
+		if err != nil {
+			r.Close()
+			return nil, classify(fmt.Errorf("attaching %s to %s: %w", a.attach, cfg.Cgroup, err))
+		}
+		r.links = append(r.links, l)
+	}
+	if cfg.Sockmap {
+		err := link.RawAttachProgram(link.RawAttachProgramOptions{
+			Target:  r.objs.RelaySocks.FD(),
+			Program: p.RelayMsg,
+			Attach:  ebpf.AttachSkMsgVerdict,
+		})
+		if err != nil {
+			r.Close()
+			return nil, classify(fmt.Errorf("attaching sk_msg to relay_socks: %w", err))
+		}
+		r.msgTarget = r.objs.RelaySocks.FD()
+	}
+	return r, nil
+}
+
+// Close detaches and unloads. It is safe on a partially loaded Redirect and
+// more than once. Connections already redirected keep working; their
+// origins can no longer be looked up.
+func (r *Redirect) Close() error {
+	var errs []error
+	for i := len(r.links) - 1; i >= 0; i-- {
+		if err := r.links[i].Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	r.links = nil
+	if r.msgTarget >= 0 {
+		err := link.RawDetachProgram(link.RawDetachProgramOptions{
+			Target:  r.msgTarget,
+			Program: r.objs.RelayMsg,
+			Attach:  ebpf.AttachSkMsgVerdict,
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("detaching sk_msg: %w", err))
+		}
+		r.msgTarget = -1
+	}
+	if err := r.objs.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Protect makes new TCP connects to dst (from the cgroup and network
+// namespace) go to the listener. dst must be a specific address; an IPv4
+// entry also covers its IPv4-mapped IPv6 form.
+func (r *Redirect) Protect(dst netip.AddrPort) error {
+	k, err := addrKey(dst)
+	if err != nil {
+		return err
+	}
+	if err := r.objs.ProtectedAddrs.Update(&k, uint8(1), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("protecting %s: %w", dst, err)
+	}
+	return nil
+}
+
+// Unprotect stops redirecting new connects to dst. Connections already
+// redirected are not touched. Removing an address that is not protected is
+// not an error.
+func (r *Redirect) Unprotect(dst netip.AddrPort) error {
+	k, err := addrKey(dst)
+	if err != nil {
+		return err
+	}
+	if err := r.objs.ProtectedAddrs.Delete(&k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return fmt.Errorf("unprotecting %s: %w", dst, err)
+	}
+	return nil
+}
+
+// Origin returns and forgets what the kernel recorded for the connection
+// whose client end is clientLocal (the peer address of the accepted
+// connection). false means the connection was not redirected, or its record
+// was evicted or already taken.
+func (r *Redirect) Origin(clientLocal netip.AddrPort) (Origin, bool) {
+	k, err := addrKey(clientLocal)
+	if err != nil {
+		return Origin{}, false
+	}
+	var v redirectOrigin
+	if err := r.objs.OriginByClient.LookupAndDelete(&k, &v); err != nil {
+		return Origin{}, false
+	}
+	return Origin{
+		Dst: keyAddr(v.Dst),
+		Client: ClientInfo{
+			Tgid:     v.Tgid,
+			Uid:      v.Uid,
+			Comm:     commString(v.Comm),
+			CgroupID: v.CgroupId,
+		},
+	}, true
+}
+
+// Counters sums the per-CPU counters.
+func (r *Redirect) Counters() (Counters, error) {
+	var v [ctrSockmapFallback + 1]uint64
+	if err := sumPerCPU(r.objs.RedirectCounters, v[:]); err != nil {
+		return Counters{}, fmt.Errorf("reading redirect counters: %w", err)
+	}
+	return Counters{
+		Redirected:      v[ctrRedirected],
+		SkippedOwn:      v[ctrSkippedOwn],
+		SkippedNetns:    v[ctrSkippedNetns],
+		MapFull:         v[ctrMapFull],
+		SockmapAdded:    v[ctrSockmapAdded],
+		SockmapFallback: v[ctrSockmapFallback],
+	}, nil
+}
+
+// sumPerCPU fills out[i] with the sum over CPUs of slot i of a per-CPU array.
+func sumPerCPU(m *ebpf.Map, out []uint64) error {
+	var per []uint64
+	for i := range out {
+		if err := m.Lookup(uint32(i), &per); err != nil {
+			return err
+		}
+		out[i] = 0
+		for _, x := range per {
+			out[i] += x
+		}
+	}
+	return nil
+}
+
+// addrKey converts an endpoint to the map layout: IPv4 and IPv4-mapped as
+// AF_INET with the address in Ip[0], addresses in network byte order, port in
+// host byte order.
+func addrKey(ap netip.AddrPort) (redirectAddrKey, error) {
+	a := ap.Addr().Unmap()
+	switch {
+	case !ap.IsValid():
+		return redirectAddrKey{}, errors.New("invalid address")
+	case a.Zone() != "":
+		return redirectAddrKey{}, fmt.Errorf("%s: zoned addresses are not supported", ap)
+	case a.Is4():
+		return redirectAddrKey{Family: unix.AF_INET, Port: uint32(ap.Port()), Ip: [4]uint32{ip4Word(a)}}, nil
+	default:
+		return redirectAddrKey{Family: unix.AF_INET6, Port: uint32(ap.Port()), Ip: ip6Words(a)}, nil
+	}
+}
+
+func keyAddr(k redirectAddrKey) netip.AddrPort {
+	var b [16]byte
+	for i, w := range k.Ip {
+		binary.NativeEndian.PutUint32(b[4*i:], w)
+	}
+	if k.Family == unix.AF_INET {
+		return netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[:4])), uint16(k.Port))
+	}
+	return netip.AddrPortFrom(netip.AddrFrom16(b), uint16(k.Port))
+}
+
+// ip4Word returns the address as the kernel stores it: network byte order in
+// memory, read as a native-endian word.
+func ip4Word(a netip.Addr) uint32 {
+	b := a.As4()
+	return binary.NativeEndian.Uint32(b[:])
+}
+
+func ip6Words(a netip.Addr) [4]uint32 {
+	b := a.As16()
+	var w [4]uint32
+	for i := range w {
+		w[i] = binary.NativeEndian.Uint32(b[4*i:])
+	}
+	return w
+}
+
+func commString(c [16]int8) string {
+	b := make([]byte, 0, len(c))
+	for _, x := range c {
+		b = append(b, byte(x))
+	}
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+func boolByte(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
