@@ -8,15 +8,19 @@ import "sync"
 // it to the right server.
 type cancelKeys struct {
 	mu sync.Mutex
-	m  map[string]string
+	m  map[string]upstream
 }
 
-func (c *cancelKeys) add(key, upstream string) {
+// upstream is where a session's server is: a network ("tcp" or "unix") and
+// an address.
+type upstream struct{ net, addr string }
+
+func (c *cancelKeys) add(key string, up upstream) {
 	c.mu.Lock()
 	if c.m == nil {
-		c.m = make(map[string]string)
+		c.m = make(map[string]upstream)
 	}
-	c.m[key] = upstream
+	c.m[key] = up
 	c.mu.Unlock()
 }
 
@@ -28,7 +32,7 @@ func (c *cancelKeys) remove(key string) {
 
 // lookup finds the upstream for a key given as bytes; the conversion in
 // the map index does not allocate.
-func (c *cancelKeys) lookup(key []byte) (string, bool) {
+func (c *cancelKeys) lookup(key []byte) (upstream, bool) {
 	c.mu.Lock()
 	up, ok := c.m[string(key)]
 	c.mu.Unlock()

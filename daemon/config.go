@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -35,16 +36,71 @@ type Config struct {
 	LogFormat     string        `yaml:"log_format"`
 	ControlSocket string        `yaml:"control_socket"`
 	DrainTimeout  time.Duration `yaml:"drain_timeout"`
-	Databases     []Database    `yaml:"databases"`
+	// Intercept holds the settings of transparent interception shared by
+	// every database that uses it.
+	Intercept Intercept  `yaml:"intercept"`
+	Databases []Database `yaml:"databases"`
 }
+
+// Interception modes of a database.
+const (
+	// InterceptOff: clients connect to the database's listen address.
+	InterceptOff = "off"
+	// InterceptAppHost: local clients' connects to the database's address
+	// (and unix socket) are redirected to sqlfwd by cgroup programs.
+	InterceptAppHost = "app-host"
+	// InterceptDBHost: inbound connections to the database's port on
+	// non-loopback addresses are steered to sqlfwd by an sk_lookup program.
+	InterceptDBHost = "db-host"
+)
+
+// Intercept is the kernel side's configuration.
+type Intercept struct {
+	// Cgroup is the cgroup2 directory whose processes are intercepted in
+	// app-host mode; default the cgroup2 mount point (every process).
+	Cgroup string `yaml:"cgroup"`
+	// Netns is the network namespace steered in db-host mode; default
+	// /proc/self/ns/net.
+	Netns string `yaml:"netns"`
+	// Mark is the SO_MARK of sqlfwd's own upstream sockets, which are
+	// never redirected.
+	Mark uint32 `yaml:"mark"`
+	// Sockmap splices the local client leg in the kernel (default true).
+	Sockmap *bool `yaml:"sockmap"`
+	// FailClosed refuses a protected connect() whose origin cannot be
+	// recorded instead of letting it go directly to the database.
+	FailClosed bool `yaml:"fail_closed"`
+	// Listen4 and Listen6 are the redirect listeners (default
+	// 127.0.0.1:0 and [::1]:0, any free port).
+	Listen4 string `yaml:"listen4"`
+	Listen6 string `yaml:"listen6"`
+	// SocketDir holds the unix listeners that unix-socket clients are
+	// redirected to (default the control socket's directory).
+	SocketDir string `yaml:"socket_dir"`
+}
+
+// DefaultMark is sqlfwd's SO_MARK ("sq" in ASCII, with a high bit so it is
+// unlikely to collide with routing marks).
+const DefaultMark = 0x80007371
 
 // Database is one protected database: where clients come in, where the
 // server is, and the policy that judges its statements.
 type Database struct {
 	Name     string `yaml:"name"`
 	Protocol string `yaml:"protocol"`
+	// Listen is the explicit listener; optional when Intercept is set.
 	Listen   string `yaml:"listen"`
 	Upstream string `yaml:"upstream"`
+	// Intercept is off (default), app-host or db-host.
+	Intercept string `yaml:"intercept"`
+	// Protect lists the addresses redirected in app-host mode; default the
+	// upstream address, plus the other loopback family's address when the
+	// upstream is on loopback.
+	Protect []string `yaml:"protect"`
+	// UnixSocket is the database's unix socket path, redirected too in
+	// app-host mode (kernel 6.7 or later); sqlfwd connects to it for
+	// unix-socket clients.
+	UnixSocket string `yaml:"unix_socket"`
 	// Policy is a policy file; empty means the embedded default policy.
 	Policy string `yaml:"policy"`
 	Mode   Mode   `yaml:"mode"`
@@ -141,7 +197,24 @@ func (c *Config) Normalize() error {
 		} else if db.Protocol != "postgres" {
 			errs = append(errs, fmt.Errorf("%s: protocol %q is not supported yet (postgres)", where, db.Protocol))
 		}
-		if err := checkHostPort(db.Listen); err != nil {
+		switch db.Intercept {
+		case "":
+			db.Intercept = InterceptOff
+		case InterceptOff, InterceptAppHost, InterceptDBHost:
+		default:
+			errs = append(errs, fmt.Errorf("%s: intercept %q: want off, app-host or db-host", where, db.Intercept))
+		}
+		if db.Intercept != InterceptAppHost && (len(db.Protect) > 0 || db.UnixSocket != "") {
+			errs = append(errs, fmt.Errorf("%s: protect and unix_socket need intercept: app-host", where))
+		}
+		for _, p := range db.Protect {
+			if _, err := netip.ParseAddrPort(p); err != nil {
+				errs = append(errs, fmt.Errorf("%s: protect %q: want an IP address and port: %w", where, p, err))
+			}
+		}
+		if db.Listen == "" && db.Intercept != InterceptOff {
+			// interception alone: no explicit listener
+		} else if err := checkHostPort(db.Listen); err != nil {
 			errs = append(errs, fmt.Errorf("%s: listen: %w", where, err))
 		} else if listens[db.Listen] && !strings.HasSuffix(db.Listen, ":0") {
 			errs = append(errs, fmt.Errorf("%s: listen %s is used twice", where, db.Listen))
@@ -174,6 +247,22 @@ func (c *Config) Normalize() error {
 		if db.StartupTimeout == 0 {
 			db.StartupTimeout = DefaultStartupTimeout
 		}
+	}
+	if c.Intercept.Mark == 0 {
+		c.Intercept.Mark = DefaultMark
+	}
+	if c.Intercept.Sockmap == nil {
+		on := true
+		c.Intercept.Sockmap = &on
+	}
+	if c.Intercept.Netns == "" {
+		c.Intercept.Netns = "/proc/self/ns/net"
+	}
+	if c.Intercept.Listen4 == "" {
+		c.Intercept.Listen4 = "127.0.0.1:0"
+	}
+	if c.Intercept.Listen6 == "" {
+		c.Intercept.Listen6 = "[::1]:0"
 	}
 	return errors.Join(errs...)
 }

@@ -9,7 +9,10 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/sqlfw/sqlfw/engine"
 )
@@ -22,9 +25,16 @@ type Daemon struct {
 	version string
 	started time.Time
 
-	dbs     []*database
-	cancels cancelKeys
-	control *controlServer
+	dbs       []*database
+	cancels   cancelKeys
+	control   *controlServer
+	intercept *interceptor
+	// interceptNote says why interception is not active, when it was
+	// asked for and the daemon fell back to its explicit listeners.
+	interceptNote string
+	// refused counts intercepted connections that could not be identified.
+	refused atomic.Uint64
+	dialer  net.Dialer
 
 	mu       sync.Mutex
 	sessions map[*pgSession]struct{}
@@ -78,6 +88,9 @@ func (d *Daemon) Start() error {
 	// sqlfwd's sockets are plain TCP.
 	lc.SetMultipathTCP(false)
 	for _, db := range d.dbs {
+		if db.cfg.Listen == "" {
+			continue
+		}
 		ln, err := lc.Listen(context.Background(), "tcp", db.cfg.Listen)
 		if err != nil {
 			return fmt.Errorf("database %s: listening on %s: %w", db.cfg.Name, db.cfg.Listen, err)
@@ -85,6 +98,34 @@ func (d *Daemon) Start() error {
 		db.ln = ln
 		d.log.Info("listening", "database", db.cfg.Name, "protocol", db.cfg.Protocol,
 			"listen", ln.Addr().String(), "upstream", db.cfg.Upstream, "mode", string(db.cfg.Mode))
+	}
+	if err := d.startIntercept(); err != nil {
+		if !errors.Is(err, errInterceptUnavailable) || !d.canFallBack() {
+			return fmt.Errorf("interception: %w", err)
+		}
+		d.interceptNote = err.Error()
+		d.log.Warn("interception unavailable, falling back to the explicit listeners", "reason", err.Error())
+		for _, db := range d.dbs {
+			db.cfg.Intercept = InterceptOff
+		}
+	}
+	if d.intercept != nil {
+		// The daemon's own upstream sockets carry the mark, so the
+		// redirect programs leave them alone (the tgid check covers the
+		// rest).
+		mark := int(d.cfg.Intercept.Mark)
+		d.dialer.Control = func(network, address string, c syscall.RawConn) error {
+			if network == "unix" {
+				return nil
+			}
+			var serr error
+			if err := c.Control(func(fd uintptr) {
+				serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_MARK, mark)
+			}); err != nil {
+				return err
+			}
+			return serr
+		}
 	}
 	if d.cfg.ControlSocket != "" && d.cfg.ControlSocket != "none" {
 		cs, err := startControl(d, d.cfg.ControlSocket)
@@ -94,10 +135,35 @@ func (d *Daemon) Start() error {
 		d.control = cs
 	}
 	for _, db := range d.dbs {
-		d.wg.Add(1)
-		go d.acceptLoop(db)
+		if db.ln != nil {
+			d.wg.Add(1)
+			go d.acceptLoop(db)
+		}
 	}
 	return nil
+}
+
+// canFallBack reports whether every database that asked for interception
+// also has an explicit listener to fall back to.
+func (d *Daemon) canFallBack() bool {
+	for _, db := range d.dbs {
+		if db.cfg.Intercept != InterceptOff && db.cfg.Listen == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// track counts a new session in the wait group unless the daemon is
+// draining.
+func (d *Daemon) track() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.draining {
+		return false
+	}
+	d.wg.Add(1)
+	return true
 }
 
 // Addr returns the listening address of the named database, or nil.
@@ -123,17 +189,13 @@ func (d *Daemon) acceptLoop(db *database) {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		d.mu.Lock()
-		if d.draining {
-			d.mu.Unlock()
+		if !d.track() {
 			conn.Close()
 			continue
 		}
-		d.wg.Add(1)
-		d.mu.Unlock()
 		go func() {
 			defer d.wg.Done()
-			d.servePG(db, conn)
+			d.servePG(arrival{db: db, conn: conn, via: "listen", upNet: "tcp", upAddr: db.cfg.Upstream})
 		}()
 	}
 }
@@ -166,6 +228,11 @@ func (d *Daemon) Stop(ctx context.Context) error {
 		sessions = append(sessions, s)
 	}
 	d.mu.Unlock()
+	// Detach first: new connections go directly to the database while
+	// the sessions drain.
+	if d.intercept != nil {
+		d.intercept.close()
+	}
 	for _, db := range d.dbs {
 		if db.ln != nil {
 			db.ln.Close()
@@ -199,6 +266,7 @@ func (d *Daemon) Stop(ctx context.Context) error {
 // Snapshot returns the counters of every database.
 func (d *Daemon) Snapshot() Stats {
 	st := Stats{Version: d.version, StartedAt: d.started, Uptime: time.Since(d.started).Round(time.Second).String()}
+	st.Interception = d.interceptStats()
 	for _, db := range d.dbs {
 		s := db.stats.snapshot()
 		s.Name, s.Protocol, s.Listen, s.Upstream, s.Mode = db.cfg.Name, db.cfg.Protocol, db.cfg.Listen, db.cfg.Upstream, db.cfg.Mode

@@ -27,6 +27,7 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -82,7 +83,10 @@ type pgSession struct {
 	client net.Conn
 	server net.Conn
 	sess   engine.Session
-	log    *slog.Logger
+	proc   clientProcess
+	// upstream is where server is connected, for routing cancel requests.
+	upstream upstream
+	log      *slog.Logger
 	// nonce prefixes every poison of this session; the client cannot guess
 	// it, so it cannot make sqlfw rewrite one of the server's own errors.
 	nonce []byte
@@ -125,14 +129,19 @@ type poison struct {
 	verdict    engine.Verdict
 }
 
-func (d *Daemon) servePG(db *database, conn net.Conn) {
+func (d *Daemon) servePG(a arrival) {
+	db, conn := a.db, a.conn
 	db.stats.connTotal.Add(1)
 	db.stats.connActive.Add(1)
 	defer db.stats.connActive.Add(-1)
 	defer conn.Close()
 
 	id := d.nextID.Add(1)
-	log := d.log.With("database", db.cfg.Name, "session", id, "client", conn.RemoteAddr().String())
+	log := d.log.With("database", db.cfg.Name, "session", id, "client", conn.RemoteAddr().String(), "via", a.via)
+	if a.origin != "" {
+		log = log.With("origin", a.origin)
+	}
+	log = log.With(a.proc.logAttrs()...)
 
 	_ = conn.SetReadDeadline(time.Now().Add(db.cfg.StartupTimeout))
 	var startup pg.Startup
@@ -178,7 +187,7 @@ func (d *Daemon) servePG(db *database, conn net.Conn) {
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 
-	s := &pgSession{d: d, db: db, id: id, client: conn, outstanding: 1}
+	s := &pgSession{d: d, db: db, id: id, client: conn, outstanding: 1, proc: a.proc}
 	if err := pg.StartupParams(startup, func(name, value []byte) {
 		switch string(name) {
 		case "user":
@@ -205,15 +214,17 @@ func (d *Daemon) servePG(db *database, conn net.Conn) {
 	_, _ = rand.Read(nonce[:])
 	s.nonce = []byte("sqlfw_blocked_" + hex.EncodeToString(nonce[:]) + "_")
 
-	dialer := net.Dialer{Timeout: db.cfg.ConnectTimeout}
-	server, err := dialer.Dial("tcp", db.cfg.Upstream)
+	ctx, cancel := context.WithTimeout(context.Background(), db.cfg.ConnectTimeout)
+	server, err := d.dialer.DialContext(ctx, a.upNet, a.upAddr)
+	cancel()
 	if err != nil {
 		db.stats.connRefused.Add(1)
-		s.log.Error("cannot reach the database server", "upstream", db.cfg.Upstream, "err", err)
+		s.log.Error("cannot reach the database server", "upstream", a.upAddr, "err", err)
 		writeFatal(conn, sqlstateConnectionFailure, "sqlfw: cannot reach the database server")
 		return
 	}
 	s.server = server
+	s.upstream = upstream{a.upNet, a.upAddr}
 	if !d.register(s) {
 		server.Close()
 		writeFatal(conn, "57P01", "sqlfw: the firewall is shutting down")
@@ -259,9 +270,11 @@ func (d *Daemon) forwardCancel(db *database, st pg.Startup, log *slog.Logger) {
 		log.Info("cancel request for an unknown backend key")
 		return
 	}
-	c, err := net.DialTimeout("tcp", up, db.cfg.ConnectTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), db.cfg.ConnectTimeout)
+	c, err := d.dialer.DialContext(ctx, up.net, up.addr)
+	cancel()
 	if err != nil {
-		log.Warn("cancel request: cannot reach the database server", "upstream", up, "err", err)
+		log.Warn("cancel request: cannot reach the database server", "upstream", up.addr, "err", err)
 		return
 	}
 	defer c.Close()
@@ -522,7 +535,7 @@ func (s *pgSession) toClient() {
 			case pg.MsgBackendKeyData:
 				if s.cancelKey == "" {
 					s.cancelKey = string(msg[pg.HeaderLen:])
-					s.d.cancels.add(s.cancelKey, s.db.cfg.Upstream)
+					s.d.cancels.add(s.cancelKey, s.upstream)
 				}
 			case pg.MsgErrorResponse:
 				p, ok := s.matchPoison(msg)

@@ -53,10 +53,31 @@ type DatabaseStats struct {
 
 // Stats is what GET /v1/stats on the control socket returns.
 type Stats struct {
-	Version   string          `json:"version"`
-	StartedAt time.Time       `json:"started_at"`
-	Uptime    string          `json:"uptime"`
-	Databases []DatabaseStats `json:"databases"`
+	Version      string            `json:"version"`
+	StartedAt    time.Time         `json:"started_at"`
+	Uptime       string            `json:"uptime"`
+	Interception InterceptionStats `json:"interception"`
+	Databases    []DatabaseStats   `json:"databases"`
+}
+
+// InterceptionStats describes transparent interception.
+type InterceptionStats struct {
+	// Active is true when kernel programs are attached.
+	Active bool `json:"active"`
+	// Programs lists what is attached: redirect, sockmap, unix, steer.
+	Programs []string `json:"programs,omitempty"`
+	// Fallback says why interception was asked for but is not active.
+	Fallback string `json:"fallback,omitempty"`
+	// Refused counts intercepted connections without a known origin.
+	Refused         uint64 `json:"refused"`
+	Redirected      uint64 `json:"redirected"`
+	SkippedOwn      uint64 `json:"skipped_own"`
+	SkippedNetns    uint64 `json:"skipped_netns"`
+	MapFull         uint64 `json:"map_full"`
+	SockmapAdded    uint64 `json:"sockmap_added"`
+	SockmapFallback uint64 `json:"sockmap_fallback"`
+	Steered         uint64 `json:"steered"`
+	UnixRedirected  uint64 `json:"unix_redirected"`
 }
 
 func (c *counters) snapshot() DatabaseStats {

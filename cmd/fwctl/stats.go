@@ -55,8 +55,22 @@ func stats(args []string, stdout, stderr io.Writer) int {
 
 func printStats(w io.Writer, st *daemon.Stats) {
 	fmt.Fprintf(w, "sqlfwd %s, up %s\n", st.Version, st.Uptime)
+	ic := st.Interception
+	switch {
+	case ic.Active:
+		fmt.Fprintf(w, "interception: %v; %d redirected, %d steered, %d unix, %d refused (no origin), %d own skipped, %d other netns skipped, %d map full, %d on sockmap (%d fell back to TCP)\n",
+			ic.Programs, ic.Redirected, ic.Steered, ic.UnixRedirected, ic.Refused, ic.SkippedOwn, ic.SkippedNetns, ic.MapFull, ic.SockmapAdded, ic.SockmapFallback)
+	case ic.Fallback != "":
+		fmt.Fprintf(w, "interception: off, fell back to the explicit listener: %s\n", ic.Fallback)
+	default:
+		fmt.Fprintln(w, "interception: off (explicit listener)")
+	}
 	for _, db := range st.Databases {
-		fmt.Fprintf(w, "\n%s (%s) %s -> %s, mode %s\n", db.Name, db.Protocol, db.Listen, db.Upstream, db.Mode)
+		listen := db.Listen
+		if listen == "" {
+			listen = "(intercepted)"
+		}
+		fmt.Fprintf(w, "\n%s (%s) %s -> %s, mode %s\n", db.Name, db.Protocol, listen, db.Upstream, db.Mode)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  connections\t%d active\t%d total\t%d refused\t%d cancel requests\n",
 			db.ConnectionsActive, db.ConnectionsTotal, db.ConnectionsRefused, db.CancelRequests)

@@ -45,6 +45,12 @@ func run(args []string, stderr io.Writer) int {
 		logFormat  = fs.String("log-format", "", "text, json or auto: text on a terminal, JSON otherwise (default auto)")
 		drain      = fs.Duration("drain-timeout", 0, "how long SIGTERM waits for busy sessions (default 30s)")
 		maxMsg     = fs.Int("max-message-bytes", 0, "largest client message held to be judged (default 64 MiB)")
+		intercept  = fs.Bool("intercept", false, "intercept clients of --upstream transparently with eBPF (needs CAP_BPF and CAP_NET_ADMIN); --listen then becomes the fallback")
+		icMode     = fs.String("intercept-mode", "", "app-host (local clients, the default with --intercept) or db-host (inbound connections to the upstream's port)")
+		unixSock   = fs.String("unix-socket", "", "app-host: also intercept clients of the database's unix socket `path` (kernel 6.7+)")
+		cgroup     = fs.String("cgroup", "", "app-host: intercept only processes in this cgroup2 `directory` (default all)")
+		sockmap    = fs.String("sockmap", "", "on or off: splice the local client leg in the kernel (default on)")
+		failClosed = fs.Bool("fail-closed", false, "refuse a protected connect() whose origin cannot be recorded, instead of letting it go direct")
 		showVer    = fs.Bool("version", false, "print the version and exit")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -60,10 +66,11 @@ func run(args []string, stderr io.Writer) int {
 	}
 
 	var cfg *daemon.Config
-	perDB := *protocol != "" || *listen != "" || *upstream != "" || *policy != "" || *mode != "" || *maxMsg != 0
+	perDB := *protocol != "" || *listen != "" || *upstream != "" || *policy != "" || *mode != "" || *maxMsg != 0 ||
+		*intercept || *icMode != "" || *unixSock != ""
 	if *configPath != "" {
 		if perDB {
-			fmt.Fprintln(stderr, "sqlfwd: --config excludes --protocol, --listen, --upstream, --policy, --mode and --max-message-bytes: put them in the file")
+			fmt.Fprintln(stderr, "sqlfwd: --config excludes --protocol, --listen, --upstream, --policy, --mode, --max-message-bytes, --intercept, --intercept-mode and --unix-socket: put them in the file")
 			return 2
 		}
 		c, err := daemon.LoadConfig(*configPath)
@@ -73,10 +80,33 @@ func run(args []string, stderr io.Writer) int {
 		}
 		cfg = c
 	} else {
-		cfg = &daemon.Config{Databases: []daemon.Database{{
+		db := daemon.Database{
 			Name: "default", Protocol: *protocol, Listen: *listen, Upstream: *upstream,
 			Policy: *policy, Mode: daemon.Mode(*mode), MaxMessageBytes: *maxMsg,
-		}}}
+			UnixSocket: *unixSock,
+		}
+		if *intercept || *icMode != "" {
+			db.Intercept = daemon.InterceptAppHost
+			if *icMode != "" {
+				db.Intercept = *icMode
+			}
+		}
+		cfg = &daemon.Config{Databases: []daemon.Database{db}}
+	}
+	if *cgroup != "" {
+		cfg.Intercept.Cgroup = *cgroup
+	}
+	switch *sockmap {
+	case "":
+	case "on", "off":
+		on := *sockmap == "on"
+		cfg.Intercept.Sockmap = &on
+	default:
+		fmt.Fprintln(stderr, "sqlfwd: --sockmap takes on or off")
+		return 2
+	}
+	if *failClosed {
+		cfg.Intercept.FailClosed = true
 	}
 	if *control != "" {
 		cfg.ControlSocket = *control

@@ -1,0 +1,509 @@
+package daemon
+
+// Transparent interception: the kernel side lives in bpf/; this file
+// decides what to load, owns the listeners the programs send connections
+// to, and turns an accepted connection into an arrival (which database,
+// where to dial, who the client is).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sqlfw/sqlfw/bpf"
+)
+
+// arrival is an accepted client connection and what is known about it.
+type arrival struct {
+	db   *database
+	conn net.Conn
+	// via says how the client got here: listen, redirect, steer or unix.
+	via string
+	// upNet and upAddr are what the session dials.
+	upNet, upAddr string
+	// origin is the address the client asked for (interception only).
+	origin string
+	proc   clientProcess
+}
+
+// clientProcess is the process behind a connection, when interception
+// could see it (the connect() call, or SO_PEERCRED of a unix socket).
+type clientProcess struct {
+	Known  bool
+	Tgid   uint32
+	UID    uint32
+	Comm   string
+	Cgroup string // cgroup2 path relative to the mount, e.g. /system.slice/billing.service
+}
+
+func (p clientProcess) logAttrs() []any {
+	if !p.Known {
+		return nil
+	}
+	return []any{slog.Group("process", "pid", p.Tgid, "uid", p.UID, "comm", p.Comm, "cgroup", p.Cgroup)}
+}
+
+// interceptor holds the loaded programs and their listeners.
+type interceptor struct {
+	d        *Daemon
+	cgroup2  string // the cgroup2 mount, for cgroup id → path
+	redirect *bpf.Redirect
+	steer    *bpf.Steer
+	unixRd   *bpf.UnixRedirect
+	lns      []net.Listener
+	// protected maps an intercepted destination to its database.
+	protected map[netip.AddrPort]*database
+	steered   map[uint16]*database
+	cgPaths   sync.Map // cgroup id → path
+}
+
+// errInterceptUnavailable marks a failure to set up interception that a
+// fallback to the explicit listener may absorb.
+var errInterceptUnavailable = errors.New("interception unavailable")
+
+// startIntercept loads and attaches what the databases' intercept modes
+// need. On error everything it set up is released.
+func (d *Daemon) startIntercept() (err error) {
+	ic := &d.cfg.Intercept
+	var appHost, dbHost []*database
+	for _, db := range d.dbs {
+		switch db.cfg.Intercept {
+		case InterceptAppHost:
+			appHost = append(appHost, db)
+		case InterceptDBHost:
+			dbHost = append(dbHost, db)
+		}
+	}
+	if len(appHost) == 0 && len(dbHost) == 0 {
+		return nil
+	}
+	it := &interceptor{d: d, protected: map[netip.AddrPort]*database{}, steered: map[uint16]*database{}}
+	defer func() {
+		if err != nil {
+			it.close()
+		}
+	}()
+	if err := bpf.Probe(); err != nil {
+		return fmt.Errorf("%w: %w", errInterceptUnavailable, err)
+	}
+	mi, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return fmt.Errorf("%w: %w", errInterceptUnavailable, err)
+	}
+	it.cgroup2, err = bpf.FindCgroup2(mi)
+	mi.Close()
+	if err != nil && len(appHost) > 0 {
+		return fmt.Errorf("%w: no cgroup2 mount: %w", errInterceptUnavailable, err)
+	}
+
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(false) // SOCKMAPs cannot hold MPTCP sockets
+	if len(appHost) > 0 {
+		cg := ic.Cgroup
+		if cg == "" {
+			cg = it.cgroup2
+		}
+		ln4, err := lc.Listen(context.Background(), "tcp4", ic.Listen4)
+		if err != nil {
+			return fmt.Errorf("intercept listener: %w", err)
+		}
+		it.lns = append(it.lns, ln4)
+		rc := bpf.RedirectConfig{
+			Cgroup:     cg,
+			Listen4:    ln4.Addr().(*net.TCPAddr).AddrPort(),
+			DaemonTgid: uint32(os.Getpid()),
+			Mark:       ic.Mark,
+			Sockmap:    *ic.Sockmap,
+			FailClosed: ic.FailClosed,
+		}
+		if ln6, err := lc.Listen(context.Background(), "tcp6", ic.Listen6); err == nil {
+			it.lns = append(it.lns, ln6)
+			rc.Listen6 = ln6.Addr().(*net.TCPAddr).AddrPort()
+		} else {
+			d.log.Warn("no IPv6 redirect listener: IPv6 clients will not be intercepted", "listen", ic.Listen6, "err", err)
+		}
+		if rc.NetnsCookie, err = bpf.NetnsCookie(ln4.(*net.TCPListener)); err != nil {
+			return fmt.Errorf("%w: %w", errInterceptUnavailable, err)
+		}
+		if it.redirect, err = bpf.LoadRedirect(rc); err != nil {
+			return fmt.Errorf("%w: %w", errInterceptUnavailable, err)
+		}
+		for _, db := range appHost {
+			addrs, err := protectedAddrs(db.cfg)
+			if err != nil {
+				return err
+			}
+			for _, a := range addrs {
+				if other := it.protected[a]; other != nil {
+					return fmt.Errorf("database %s: %s is already protected for database %s", db.cfg.Name, a, other.cfg.Name)
+				}
+				if err := it.redirect.Protect(a); err != nil {
+					return err
+				}
+				it.protected[a] = db
+			}
+			d.log.Info("intercepting", "database", db.cfg.Name, "mode", InterceptAppHost, "addresses", fmt.Sprint(addrs),
+				"cgroup", cg, "sockmap", *ic.Sockmap, "fail_closed", ic.FailClosed)
+		}
+		for _, ln := range it.lns {
+			d.wg.Add(1)
+			go it.acceptLoop(ln, it.fromRedirect)
+		}
+		if err := it.startUnix(appHost, cg); err != nil {
+			return err
+		}
+	}
+	if len(dbHost) > 0 {
+		ln, err := lc.Listen(context.Background(), "tcp", "[::]:0")
+		if err != nil {
+			return fmt.Errorf("steering listener: %w", err)
+		}
+		it.lns = append(it.lns, ln)
+		var ports []uint16
+		for _, db := range dbHost {
+			ap, err := netip.ParseAddrPort(db.cfg.Upstream)
+			if err != nil {
+				return fmt.Errorf("database %s: db-host mode needs an IP upstream (the database on loopback): %w", db.cfg.Name, err)
+			}
+			if it.steered[ap.Port()] != nil {
+				return fmt.Errorf("database %s: port %d is already steered", db.cfg.Name, ap.Port())
+			}
+			it.steered[ap.Port()] = db
+			ports = append(ports, ap.Port())
+			d.log.Info("intercepting", "database", db.cfg.Name, "mode", InterceptDBHost, "port", ap.Port(), "netns", ic.Netns)
+		}
+		if it.steer, err = bpf.LoadSteer(bpf.SteerConfig{Netns: ic.Netns, Ports: ports, Listener: ln.(*net.TCPListener)}); err != nil {
+			return fmt.Errorf("%w: %w", errInterceptUnavailable, err)
+		}
+		d.wg.Add(1)
+		go it.acceptLoop(ln, it.fromSteer)
+	}
+	d.intercept = it
+	return nil
+}
+
+// startUnix redirects the unix sockets of app-host databases that name one.
+func (it *interceptor) startUnix(dbs []*database, cg string) error {
+	d := it.d
+	var want []*database
+	for _, db := range dbs {
+		if db.cfg.UnixSocket != "" {
+			want = append(want, db)
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	ur, err := bpf.LoadUnixRedirect(bpf.UnixConfig{
+		Cgroup: cg, DaemonTgid: uint32(os.Getpid()), Mark: d.cfg.Intercept.Mark,
+		NetnsCookie: mustCookie(it.lns[0]),
+	})
+	if err != nil {
+		return fmt.Errorf("%w: unix sockets: %w", errInterceptUnavailable, err)
+	}
+	it.unixRd = ur
+	dir := d.cfg.Intercept.SocketDir
+	if dir == "" {
+		dir = filepath.Dir(d.cfg.ControlSocket)
+		if d.cfg.ControlSocket == "none" {
+			dir = os.TempDir()
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("unix listener directory: %w", err)
+	}
+	for _, db := range want {
+		path := filepath.Join(dir, "sqlfw-"+db.cfg.Name+"-"+filepath.Base(db.cfg.UnixSocket))
+		_ = os.Remove(path)
+		ln, err := net.Listen("unix", path)
+		if err != nil {
+			return fmt.Errorf("database %s: unix listener: %w", db.cfg.Name, err)
+		}
+		// clients of any user reach the database's socket; they must
+		// reach ours too (the database still authenticates them)
+		if err := os.Chmod(path, 0o777); err != nil {
+			ln.Close()
+			return err
+		}
+		it.lns = append(it.lns, ln)
+		if err := ur.Protect(db.cfg.UnixSocket, path); err != nil {
+			return err
+		}
+		d.log.Info("intercepting unix socket", "database", db.cfg.Name, "socket", db.cfg.UnixSocket, "listener", path)
+		db := db
+		d.wg.Add(1)
+		go it.acceptLoop(ln, func(c net.Conn) (arrival, error) { return it.fromUnix(db, c) })
+	}
+	return nil
+}
+
+func mustCookie(ln net.Listener) uint64 {
+	c, _ := bpf.NetnsCookie(ln.(syscall.Conn))
+	return c
+}
+
+// protectedAddrs lists what app-host mode redirects for a database.
+func protectedAddrs(c Database) ([]netip.AddrPort, error) {
+	if len(c.Protect) > 0 {
+		out := make([]netip.AddrPort, 0, len(c.Protect))
+		for _, p := range c.Protect {
+			ap, err := netip.ParseAddrPort(p)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ap)
+		}
+		return out, nil
+	}
+	host, port, err := net.SplitHostPort(c.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	pn, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("upstream port %q: %w", port, err)
+	}
+	var out []netip.AddrPort
+	if a, err := netip.ParseAddr(host); err == nil {
+		out = append(out, netip.AddrPortFrom(a.Unmap(), uint16(pn)))
+	} else {
+		ips, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host)
+		if err != nil {
+			return nil, fmt.Errorf("resolving upstream %s: %w", host, err)
+		}
+		for _, a := range ips {
+			out = append(out, netip.AddrPortFrom(a.Unmap(), uint16(pn)))
+		}
+	}
+	// A client asking for "localhost" may try either loopback family.
+	if len(out) == 1 && out[0].Addr().IsLoopback() {
+		other := netip.IPv6Loopback()
+		if out[0].Addr().Is6() {
+			other = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+		}
+		out = append(out, netip.AddrPortFrom(other, uint16(pn)))
+	}
+	return out, nil
+}
+
+func (it *interceptor) acceptLoop(ln net.Listener, identify func(net.Conn) (arrival, error)) {
+	d := it.d
+	defer d.wg.Done()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			d.log.Warn("accept failed", "listener", ln.Addr().String(), "err", err)
+			continue
+		}
+		a, err := identify(conn)
+		if err != nil {
+			d.refused.Add(1)
+			d.log.Warn("refusing connection", "client", conn.RemoteAddr().String(), "listener", ln.Addr().String(), "err", err)
+			conn.Close()
+			continue
+		}
+		if !d.track() {
+			conn.Close()
+			continue
+		}
+		go func() {
+			defer d.wg.Done()
+			d.servePG(a)
+		}()
+	}
+}
+
+// fromRedirect identifies a connection a cgroup program redirected.
+func (it *interceptor) fromRedirect(c net.Conn) (arrival, error) {
+	peer := c.RemoteAddr().(*net.TCPAddr).AddrPort()
+	o, ok := it.redirect.Origin(peer)
+	if !ok {
+		return arrival{}, errors.New("no original destination: the connection was not redirected to sqlfwd (or its record was evicted)")
+	}
+	db := it.protected[o.Dst]
+	if db == nil {
+		return arrival{}, fmt.Errorf("original destination %s is not protected", o.Dst)
+	}
+	return arrival{
+		db: db, conn: c, via: "redirect", upNet: "tcp", upAddr: db.cfg.Upstream, origin: o.Dst.String(),
+		proc: clientProcess{Known: true, Tgid: o.Client.Tgid, UID: o.Client.Uid, Comm: o.Client.Comm, Cgroup: it.cgroupPath(o.Client.CgroupID)},
+	}, nil
+}
+
+// fromSteer identifies a connection the sk_lookup program steered: the
+// original destination is the accepted socket's local address.
+func (it *interceptor) fromSteer(c net.Conn) (arrival, error) {
+	local := c.LocalAddr().(*net.TCPAddr).AddrPort()
+	db := it.steered[local.Port()]
+	if db == nil || local.Addr().Unmap().IsLoopback() {
+		return arrival{}, fmt.Errorf("connection to %s was not steered", local)
+	}
+	return arrival{db: db, conn: c, via: "steer", upNet: "tcp", upAddr: db.cfg.Upstream, origin: local.String()}, nil
+}
+
+// fromUnix identifies a unix-socket client by its peer credentials.
+func (it *interceptor) fromUnix(db *database, c net.Conn) (arrival, error) {
+	a := arrival{db: db, conn: c, via: "unix", upNet: "unix", upAddr: db.cfg.UnixSocket, origin: db.cfg.UnixSocket}
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return a, nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return a, nil
+	}
+	_ = rc.Control(func(fd uintptr) {
+		cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+		if err != nil {
+			return
+		}
+		a.proc = clientProcess{Known: true, Tgid: uint32(cred.Pid), UID: cred.Uid, Comm: readComm(cred.Pid), Cgroup: it.procCgroup(cred.Pid)}
+	})
+	return a, nil
+}
+
+func readComm(pid int32) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(int(pid)) + "/comm")
+	if err != nil {
+		return ""
+	}
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	return string(b)
+}
+
+// procCgroup reads a process's cgroup2 path ("0::/path" in /proc/PID/cgroup).
+func (it *interceptor) procCgroup(pid int32) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(int(pid)) + "/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, line := range splitLines(string(b)) {
+		if len(line) > 3 && line[:3] == "0::" {
+			return line[3:]
+		}
+	}
+	return ""
+}
+
+func splitLines(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		i := 0
+		for i < len(s) && s[i] != '\n' {
+			i++
+		}
+		out = append(out, s[:i])
+		if i < len(s) {
+			i++
+		}
+		s = s[i:]
+	}
+	return out
+}
+
+// cgroupPath turns a cgroup id (the cgroup2 directory's inode number) into
+// its path under the mount, walking the hierarchy on a miss. Results are
+// cached; a cgroup created later is found by the next walk.
+func (it *interceptor) cgroupPath(id uint64) string {
+	if id == 0 || it.cgroup2 == "" {
+		return ""
+	}
+	if p, ok := it.cgPaths.Load(id); ok {
+		return p.(string)
+	}
+	found := ""
+	_ = filepath.WalkDir(it.cgroup2, func(path string, de fs.DirEntry, err error) error {
+		if err != nil || !de.IsDir() {
+			return nil
+		}
+		info, err := de.Info()
+		if err != nil {
+			return nil
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Ino == id {
+			rel, _ := filepath.Rel(it.cgroup2, path)
+			found = "/" + rel
+			if rel == "." {
+				found = "/"
+			}
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if found != "" {
+		it.cgPaths.Store(id, found)
+	}
+	return found
+}
+
+// close detaches the programs first, so that new connections go directly
+// to the database, then closes the listeners. Safe after a partial start.
+func (it *interceptor) close() {
+	var errs []error
+	if it.redirect != nil {
+		errs = append(errs, it.redirect.Close())
+	}
+	if it.steer != nil {
+		errs = append(errs, it.steer.Close())
+	}
+	if it.unixRd != nil {
+		errs = append(errs, it.unixRd.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		it.d.log.Warn("detaching interception", "err", err)
+	}
+	it.redirect, it.steer, it.unixRd = nil, nil, nil
+	for _, ln := range it.lns {
+		ln.Close()
+	}
+	it.lns = nil
+}
+
+// interceptStats reads the programs' counters.
+func (d *Daemon) interceptStats() InterceptionStats {
+	st := InterceptionStats{Fallback: d.interceptNote, Refused: d.refused.Load()}
+	it := d.intercept
+	if it == nil {
+		return st
+	}
+	st.Active = true
+	if it.redirect != nil {
+		st.Programs = append(st.Programs, "redirect")
+		if *d.cfg.Intercept.Sockmap {
+			st.Programs = append(st.Programs, "sockmap")
+		}
+		if c, err := it.redirect.Counters(); err == nil {
+			st.Redirected, st.SkippedOwn, st.SkippedNetns, st.MapFull = c.Redirected, c.SkippedOwn, c.SkippedNetns, c.MapFull
+			st.SockmapAdded, st.SockmapFallback = c.SockmapAdded, c.SockmapFallback
+		}
+	}
+	if it.unixRd != nil {
+		st.Programs = append(st.Programs, "unix")
+		if c, err := it.unixRd.Counters(); err == nil {
+			st.UnixRedirected = c.Redirected
+		}
+	}
+	if it.steer != nil {
+		st.Programs = append(st.Programs, "steer")
+		if c, err := it.steer.Counters(); err == nil {
+			st.Steered = c.Steered
+		}
+	}
+	return st
+}
