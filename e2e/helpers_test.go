@@ -182,6 +182,13 @@ type daemon struct {
 // startDaemon starts sqlfwd in enforce mode with the default policy in front
 // of the test PostgreSQL and waits until it accepts connections.
 func startDaemon(extraArgs ...string) (*daemon, error) {
+	return startDaemonWrapped(nil, extraArgs...)
+}
+
+// startDaemonWrapped is startDaemon with a command prefix (such as
+// "sh -c 'echo $$ > CGROUP/cgroup.procs; exec \"$0\" \"$@\"'") that runs
+// sqlfwd.
+func startDaemonWrapped(wrap []string, extraArgs ...string) (*daemon, error) {
 	if buildErr != nil {
 		return nil, buildErr
 	}
@@ -210,7 +217,8 @@ func startDaemon(extraArgs ...string) (*daemon, error) {
 		"--mode", "enforce",
 		"--control-socket", d.control,
 	}, extraArgs...)
-	d.cmd = exec.Command(filepath.Join(binDir, "sqlfwd"), args...)
+	argv := append(append(append([]string(nil), wrap...), filepath.Join(binDir, "sqlfwd")), args...)
+	d.cmd = exec.Command(argv[0], argv[1:]...)
 	d.cmd.Stdout = logf
 	d.cmd.Stderr = logf
 	if err := d.cmd.Start(); err != nil {

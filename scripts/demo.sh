@@ -43,20 +43,17 @@ eval "$("$here/pg.sh" env --dir "$work/pg")"
 
 port="$(free_port)"
 ctl="$work/sqlfwd.sock"
-step "sqlfwd on 127.0.0.1:$port -> 127.0.0.1:$SQLFW_PG_PORT (default policy, enforce)"
-echo "+ bin/sqlfwd --protocol postgres --listen 127.0.0.1:$port --upstream 127.0.0.1:$SQLFW_PG_PORT --control-socket $ctl"
-bin/sqlfwd --protocol postgres --listen "127.0.0.1:$port" \
-	--upstream "127.0.0.1:$SQLFW_PG_PORT" --control-socket "$ctl" \
+step "sqlfwd intercepting 127.0.0.1:$SQLFW_PG_PORT (default policy, enforce)"
+# --intercept attaches eBPF programs so that clients keep connecting to the
+# database's own address; --listen is the fallback where eBPF is unavailable
+# (not root, no cgroup2), and sqlfwd says why in its log.
+echo "+ bin/sqlfwd --protocol postgres --upstream 127.0.0.1:$SQLFW_PG_PORT --intercept --listen 127.0.0.1:$port --control-socket $ctl"
+bin/sqlfwd --protocol postgres --upstream "127.0.0.1:$SQLFW_PG_PORT" --intercept \
+	--listen "127.0.0.1:$port" --control-socket "$ctl" --log-format text \
 	>"$work/sqlfwd.log" 2>&1 &
 daemon_pid=$!
-
-psql_fw() {
-	psql -X -h 127.0.0.1 -p "$port" -U postgres -d postgres "$@"
-}
 for _ in $(seq 1 100); do
-	if psql_fw -qtAc 'select 1' >/dev/null 2>&1; then
-		break
-	fi
+	grep -q 'sqlfwd started' "$work/sqlfwd.log" 2>/dev/null && break
 	if ! kill -0 "$daemon_pid" 2>/dev/null; then
 		echo "sqlfwd exited early; its log:" >&2
 		cat "$work/sqlfwd.log" >&2
@@ -64,6 +61,20 @@ for _ in $(seq 1 100); do
 	fi
 	sleep 0.1
 done
+sed 's/^/  sqlfwd: /' "$work/sqlfwd.log"
+
+if bin/fwctl stats --json --control-socket "$ctl" | grep -q '"active": true'; then
+	# psql knows nothing of sqlfw: it connects to the database's own port.
+	fw_port=$SQLFW_PG_PORT
+	echo "interception is on: psql connects to PostgreSQL's own address 127.0.0.1:$fw_port"
+else
+	fw_port=$port
+	echo "interception is off (see the log line above): psql connects to sqlfwd's listener 127.0.0.1:$fw_port"
+fi
+psql_fw() {
+	echo "+ psql -h 127.0.0.1 -p $fw_port -U postgres -d postgres $*"
+	psql -X -h 127.0.0.1 -p "$fw_port" -U postgres -d postgres "$@"
+}
 
 step "allowed: plain psql through sqlfwd"
 psql_fw -e -v ON_ERROR_STOP=1 <<'SQL'

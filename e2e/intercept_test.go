@@ -1,0 +1,474 @@
+package e2e
+
+// Transparent interception: clients that know nothing of sqlfw connect to
+// the database's own address (or unix socket) and still pass through it.
+// These tests need root and eBPF; each attaches to its own child cgroup2 or
+// network namespace and removes it afterwards.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sqlfw/sqlfw/bpf"
+	sqlfwd "github.com/sqlfw/sqlfw/daemon"
+)
+
+// needKernel skips, saying why, unless this process may load the
+// interception programs.
+func needKernel(t *testing.T) {
+	t.Helper()
+	needSqlfwd(t)
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: interception tests need root (CAP_BPF and CAP_NET_ADMIN)")
+	}
+	if err := bpf.Probe(); err != nil {
+		t.Skipf("skipping: eBPF interception unavailable here: %v", err)
+	}
+}
+
+// childCgroup creates a cgroup2 directory for one test. Cleanup moves any
+// process left in it back to the root and removes it.
+func childCgroup(t *testing.T) string {
+	t.Helper()
+	mi, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := bpf.FindCgroup2(mi)
+	mi.Close()
+	if err != nil {
+		t.Skipf("skipping: no cgroup2 mount: %v", err)
+	}
+	dir := filepath.Join(root, fmt.Sprintf("sqlfw-e2e-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "_")))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := 0; i < 50; i++ {
+			b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+			for _, pid := range strings.Fields(string(b)) {
+				_ = os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(pid), 0)
+			}
+			if err := os.Remove(dir); err == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Errorf("could not remove %s", dir)
+	})
+	return dir
+}
+
+// inCgroup is a command prefix that runs the rest of the command line in
+// cgroup dir.
+func inCgroup(dir string) []string {
+	return []string{"sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, dir}
+}
+
+// enterCgroup moves this whole test process into dir until the test ends,
+// so that its own connections (pgx, net.Dial) are intercepted.
+func enterCgroup(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		root := filepath.Dir(dir)
+		if err := os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+			t.Errorf("leaving %s: %v", dir, err)
+		}
+	})
+}
+
+// startIntercepting runs sqlfwd inside cg (so that the sockmap sees both
+// local legs) intercepting the test PostgreSQL's address and unix socket.
+func startIntercepting(t *testing.T, cg string, extra ...string) *daemon {
+	t.Helper()
+	args := append([]string{"--intercept", "--cgroup", cg}, extra...)
+	if pg.SockDir != "" {
+		args = append(args, "--unix-socket", filepath.Join(pg.SockDir, fmt.Sprintf(".s.PGSQL.%d", pg.Port)))
+	}
+	d, err := startDaemonWrapped(inCgroup(cg), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("sqlfwd log:\n%s", tail(d.log(), 40))
+		}
+		_ = d.stop()
+	})
+	// The explicit listener answers first; the programs attach just after.
+	for i := 0; !strings.Contains(d.log(), `"msg":"sqlfwd started"`); i++ {
+		if i > 100 {
+			t.Fatalf("sqlfwd did not finish starting; its log:\n%s", d.log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(d.log(), `"msg":"intercepting"`) {
+		t.Fatalf("sqlfwd did not intercept; its log:\n%s", d.log())
+	}
+	return d
+}
+
+// stats reads the daemon's counters through fwctl.
+func stats(t *testing.T, d *daemon) sqlfwd.Stats {
+	t.Helper()
+	res := runToolPath(t, filepath.Join(binDir, "fwctl"), "stats", "--json", "--control-socket", d.control)
+	var st sqlfwd.Stats
+	if res.Exit != 0 || json.Unmarshal([]byte(res.Stdout), &st) != nil {
+		t.Fatalf("fwctl stats --json: %s", res)
+	}
+	return st
+}
+
+// psqlIn runs psql inside cgroup cg against host (an address or a socket
+// directory) and the test PostgreSQL's port.
+func psqlIn(t *testing.T, cg, host string, sql string) psqlResult {
+	t.Helper()
+	args := append(inCgroup(cg)[1:], tool(t, "psql"), "-X", "-h", host, "-p", strconv.Itoa(pg.Port), "-U", pg.User,
+		"-d", pg.Database, "-v", "VERBOSITY=verbose", "-Atc", sql)
+	return runCmd(t, time.Minute, "", nil, "sh", args...)
+}
+
+func TestInterceptAppHost(t *testing.T) {
+	needKernel(t)
+	cg := childCgroup(t)
+	d := startIntercepting(t, cg)
+	freshTable(t, "icept", 1, 2, 3)
+
+	hosts := []string{"127.0.0.1", "::1", "::ffff:127.0.0.1"}
+	if pg.SockDir != "" {
+		hosts = append(hosts, pg.SockDir)
+	}
+	for _, h := range hosts {
+		t.Run(strings.ReplaceAll(h, "/", "_"), func(t *testing.T) {
+			if res := psqlIn(t, cg, h, "select count(*) from icept"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "3" {
+				t.Fatalf("input psql -h %s 'select count(*) from icept'\ngot %s\nwant 3", h, res)
+			}
+			res := psqlIn(t, cg, h, "delete from icept")
+			if res.Exit == 0 || !strings.Contains(res.Stderr, codeBlocked) || !strings.Contains(res.Stderr, blockedPrefix) {
+				t.Fatalf("input psql -h %s 'delete from icept'\ngot %s\nwant ERROR %s from sqlfw", h, res, codeBlocked)
+			}
+		})
+	}
+	if got := directInts(t, "select count(*) from icept"); len(got) != 1 || got[0] != 3 {
+		t.Errorf("rows after the blocked deletes: got %v, want [3]", got)
+	}
+	st := stats(t, d)
+	ic := st.Interception
+	if !ic.Active || ic.Redirected < 6 || ic.SkippedOwn == 0 || (pg.SockDir != "" && ic.UnixRedirected < 2) {
+		t.Errorf("interception counters %+v: want active, ≥ 6 redirected, own upstream sockets skipped (not looped), ≥ 2 unix", ic)
+	}
+	if n := st.Databases[0].Denied; n < uint64(len(hosts)) {
+		t.Errorf("denied = %d, want ≥ %d", n, len(hosts))
+	}
+}
+
+// TestInterceptInProcess: a pgx client in an intercepted process gets
+// sqlfw's verdicts, and getpeername shows it the database's address.
+func TestInterceptInProcess(t *testing.T) {
+	needKernel(t)
+	cg := childCgroup(t)
+	d := startIntercepting(t, cg)
+	freshTable(t, "icept_pgx", 1)
+	enterCgroup(t, cg)
+
+	dbAddr := net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port))
+	c, err := net.DialTimeout("tcp", dbAddr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.RemoteAddr().String(); got != dbAddr {
+		t.Errorf("getpeername of an intercepted connection: got %s, want the database's %s", got, dbAddr)
+	}
+	c.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn := connect(t, ctx, dsn(pg.Host, pg.Port, pg.User, ""))
+	var n int
+	if err := conn.QueryRow(ctx, "select count(*) from icept_pgx").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("select through interception: got %d, %v; want 1", n, err)
+	}
+	_, err = conn.Exec(ctx, "delete from icept_pgx")
+	checkDenied(t, "delete from icept_pgx", err)
+	if st := stats(t, d); st.Interception.Redirected == 0 {
+		t.Errorf("redirected = 0: the pgx connection did not go through sqlfwd")
+	}
+}
+
+// TestInterceptOtherNetnsUntouched: cgroup programs see every namespace;
+// a client in another network namespace must reach its own 127.0.0.1,
+// never the host's database through sqlfwd.
+func TestInterceptOtherNetnsUntouched(t *testing.T) {
+	needKernel(t)
+	cg := childCgroup(t)
+	d := startIntercepting(t, cg)
+	ns := netns(t, "o")
+	ip(t, "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+	// cgroup first: ip netns exec mounts the namespace's own /sys
+	args := append(inCgroup(cg)[1:], "ip", "netns", "exec", ns,
+		tool(t, "psql"), "-X", "-h", "127.0.0.1", "-p", strconv.Itoa(pg.Port), "-U", pg.User, "-Atc", "select 1")
+	res := runCmd(t, time.Minute, "", nil, "sh", args...)
+	if res.Exit == 0 || !strings.Contains(res.Stderr, "refused") {
+		t.Fatalf("psql in another netns to 127.0.0.1:%d\ngot %s\nwant connection refused (nothing listens there)", pg.Port, res)
+	}
+	if ic := stats(t, d).Interception; ic.SkippedNetns == 0 || ic.Redirected != 0 {
+		t.Errorf("counters %+v: want skipped_netns > 0 and nothing redirected", ic)
+	}
+}
+
+// TestInterceptSIGTERMFailsOpen: after SIGTERM the programs are detached,
+// so new connections go directly to the database.
+func TestInterceptSIGTERMFailsOpen(t *testing.T) {
+	needKernel(t)
+	cg := childCgroup(t)
+	d := startIntercepting(t, cg)
+	freshTable(t, "icept_open", 1, 2)
+	if res := psqlIn(t, cg, "127.0.0.1", "delete from icept_open"); !strings.Contains(res.Stderr, codeBlocked) {
+		t.Fatalf("while sqlfwd runs: got %s, want %s", res, codeBlocked)
+	}
+	if code, err := d.signal(os.Interrupt, 15*time.Second); err != nil || code != 0 {
+		t.Fatalf("SIGINT: exit %d, %v; want 0", code, err)
+	}
+	if res := psqlIn(t, cg, "127.0.0.1", "delete from icept_open"); res.Exit != 0 {
+		t.Fatalf("after sqlfwd stopped: got %s, want the statement to reach PostgreSQL directly", res)
+	}
+	if got := directInts(t, "select count(*) from icept_open"); got[0] != 0 {
+		t.Errorf("rows after the direct delete: %v, want 0 (the statement went direct)", got)
+	}
+}
+
+// TestInterceptPgbench runs pgbench, which knows nothing of sqlfw, against
+// the database's address with sockmap on and off.
+func TestInterceptPgbench(t *testing.T) {
+	needKernel(t)
+	conn := []string{"-h", pg.Host, "-p", strconv.Itoa(pg.Port), "-U", pg.User}
+	if res := runTool(t, 3*time.Minute, "", nil, "pgbench", append(append([]string{"-i", "-s", "1", "-q"}, conn...), pg.Database)...); res.Exit != 0 {
+		t.Fatalf("pgbench -i directly: %s", res)
+	}
+	t.Cleanup(func() {
+		directExec(t, "DROP TABLE IF EXISTS pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers")
+	})
+	for _, sm := range []string{"on", "off"} {
+		t.Run("sockmap-"+sm, func(t *testing.T) {
+			cg := childCgroup(t)
+			d := startIntercepting(t, cg, "--sockmap", sm)
+			args := append(inCgroup(cg)[1:], tool(t, "pgbench"), "-S", "-n", "-T", "3", "-c", "2", "-j", "2", "-M", "prepared")
+			args = append(append(args, conn...), pg.Database)
+			res := runCmd(t, 2*time.Minute, "", nil, "sh", args...)
+			if res.Exit != 0 || !strings.Contains(res.Stdout, "number of failed transactions: 0 ") {
+				t.Fatalf("pgbench through interception: %s", res)
+			}
+			st := stats(t, d)
+			if st.Databases[0].Messages == 0 || st.Interception.Redirected < 2 {
+				t.Errorf("stats %+v: pgbench did not go through sqlfwd", st)
+			}
+			if sm == "on" && st.Interception.SockmapAdded < 4 {
+				t.Errorf("sockmap_added = %d, want ≥ 4 (both local legs of 2 connections)", st.Interception.SockmapAdded)
+			}
+			if sm == "off" && st.Interception.SockmapAdded != 0 {
+				t.Errorf("sockmap_added = %d with sockmap off, want 0", st.Interception.SockmapAdded)
+			}
+		})
+	}
+}
+
+// TestInterceptSockmapStress: many connections with pipelined,
+// sequence-numbered queries give the same answers with sockmap on and off.
+func TestInterceptSockmapStress(t *testing.T) {
+	needKernel(t)
+	const conns, batches, perBatch = 120, 5, 20
+	results := map[string]string{}
+	for _, sm := range []string{"on", "off"} {
+		t.Run("sockmap-"+sm, func(t *testing.T) {
+			cg := childCgroup(t)
+			d := startIntercepting(t, cg, "--sockmap", sm)
+			enterCgroup(t, cg)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			var wg sync.WaitGroup
+			errs := make(chan error, conns)
+			sums := make([]int64, conns)
+			for i := 0; i < conns; i++ {
+				wg.Add(1)
+				go func(i int) {
+					defer wg.Done()
+					c, err := pgx.Connect(ctx, dsn(pg.Host, pg.Port, pg.User, ""))
+					if err != nil {
+						errs <- err
+						return
+					}
+					defer c.Close(context.Background())
+					for b := 0; b < batches; b++ {
+						batch := &pgx.Batch{}
+						for k := 0; k < perBatch; k++ {
+							batch.Queue("select $1::int8 * 2", int64(i*100000+b*1000+k))
+						}
+						br := c.SendBatch(ctx, batch)
+						for k := 0; k < perBatch; k++ {
+							var v int64
+							if err := br.QueryRow().Scan(&v); err != nil {
+								errs <- err
+								br.Close()
+								return
+							}
+							want := int64(i*100000+b*1000+k) * 2
+							if v != want {
+								errs <- fmt.Errorf("connection %d batch %d item %d: got %d, want %d", i, b, k, v, want)
+							}
+							sums[i] += v
+						}
+						if err := br.Close(); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}(i)
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			results[sm] = fmt.Sprint(sums)
+			st := stats(t, d)
+			if st.Interception.Redirected < conns {
+				t.Errorf("redirected = %d, want ≥ %d", st.Interception.Redirected, conns)
+			}
+			if sm == "on" && st.Interception.SockmapAdded < 2*conns {
+				t.Errorf("sockmap_added = %d, want ≥ %d", st.Interception.SockmapAdded, 2*conns)
+			}
+		})
+	}
+	if len(results) == 2 && results["on"] != results["off"] {
+		t.Errorf("sockmap on and off gave different results")
+	}
+}
+
+// TestInterceptDBHost: sqlfwd on the database host steers inbound
+// connections to the database's port; the client is in another network
+// namespace joined by a veth pair and connects to the host's address.
+func TestInterceptDBHost(t *testing.T) {
+	needKernel(t)
+	dbns, clns := netns(t, "d"), netns(t, "c")
+	suffix := strconv.Itoa(os.Getpid() % 10000)
+	vd, vc := "sqd"+suffix, "sqc"+suffix
+	subnet := fmt.Sprintf("10.99.%d", os.Getpid()%200+1)
+	dbIP, clIP := subnet+".1", subnet+".2"
+	ip(t, "link", "add", vd, "type", "veth", "peer", "name", vc)
+	ip(t, "link", "set", vd, "netns", dbns)
+	ip(t, "link", "set", vc, "netns", clns)
+	ip(t, "netns", "exec", dbns, "ip", "addr", "add", dbIP+"/24", "dev", vd)
+	ip(t, "netns", "exec", clns, "ip", "addr", "add", clIP+"/24", "dev", vc)
+	for _, step := range [][]string{{dbns, vd}, {clns, vc}} {
+		ip(t, "netns", "exec", step[0], "ip", "link", "set", step[1], "up")
+		ip(t, "netns", "exec", step[0], "ip", "link", "set", "lo", "up")
+	}
+
+	// PostgreSQL in the database namespace, on its loopback only.
+	root, _ := filepath.Abs("..")
+	// the postgres user must reach its directory
+	pgdir, err := os.MkdirTemp("", "sqlfw-e2e-dbhost-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(pgdir) })
+	if err := os.Chmod(pgdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const dbPort = "5432"
+	res := runCmd(t, 2*time.Minute, "", nil, "ip", "netns", "exec", dbns, "bash", filepath.Join(root, "scripts/pg.sh"), "start", "--dir", pgdir+"/pg", "--port", dbPort)
+	if res.Exit != 0 {
+		t.Fatalf("starting PostgreSQL in %s: %s", dbns, res)
+	}
+	t.Cleanup(func() {
+		runCmd(t, time.Minute, "", nil, "ip", "netns", "exec", dbns, "bash", filepath.Join(root, "scripts/pg.sh"), "stop", "--dir", pgdir+"/pg")
+	})
+
+	// sqlfwd in the database namespace, steering that namespace.
+	ctl := filepath.Join(t.TempDir(), "control.sock")
+	logPath := filepath.Join(t.TempDir(), "sqlfwd.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("ip", "netns", "exec", dbns, filepath.Join(binDir, "sqlfwd"), "--protocol", "postgres",
+		"--upstream", "127.0.0.1:"+dbPort, "--intercept-mode", "db-host", "--control-socket", ctl)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		logf.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("sqlfwd log:\n%s", tail(string(b), 40))
+		}
+	})
+	d := &daemon{control: ctl}
+	for i := 0; ; i++ {
+		if _, err := os.Stat(ctl); err == nil {
+			break
+		}
+		if i > 150 {
+			b, _ := os.ReadFile(logPath)
+			t.Fatalf("sqlfwd did not start; log:\n%s", b)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	psqlArgs := []string{"netns", "exec", clns, tool(t, "psql"), "-X", "-h", dbIP, "-p", dbPort, "-U", pg.User, "-d", "postgres",
+		"-v", "VERBOSITY=verbose", "-Atc"}
+	res = runCmd(t, time.Minute, "", nil, "ip", append(psqlArgs, "select host(inet_client_addr())")...)
+	if res.Exit != 0 || strings.TrimSpace(res.Stdout) != "127.0.0.1" {
+		t.Fatalf("psql from the client namespace to %s:%s\ngot %s\nwant the database to see 127.0.0.1 (sqlfwd's loopback leg)", dbIP, dbPort, res)
+	}
+	res = runCmd(t, time.Minute, "", nil, "ip", append(psqlArgs, "create table steer_t(a int); insert into steer_t values (1)")...)
+	if res.Exit != 0 {
+		t.Fatalf("setup through steering: %s", res)
+	}
+	res = runCmd(t, time.Minute, "", nil, "ip", append(psqlArgs, "delete from steer_t")...)
+	if !strings.Contains(res.Stderr, codeBlocked) {
+		t.Fatalf("delete without where through steering\ngot %s\nwant %s", res, codeBlocked)
+	}
+	st := stats(t, d)
+	if st.Interception.Steered < 3 || st.Databases[0].Denied != 1 {
+		t.Errorf("stats %+v %+v: want ≥ 3 steered, 1 denied", st.Interception, st.Databases)
+	}
+	b, _ := os.ReadFile(logPath)
+	if !strings.Contains(string(b), clIP) {
+		t.Errorf("sqlfwd's log does not name the real client %s:\n%s", clIP, tail(string(b), 10))
+	}
+}
+
+// netns creates a network namespace for one test and deletes it after.
+func netns(t *testing.T, tag string) string {
+	t.Helper()
+	name := fmt.Sprintf("sqlfw-e2e-%s-%d", tag, os.Getpid())
+	ip(t, "netns", "add", name)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
+	return name
+}
+
+func ip(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
