@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -41,6 +44,13 @@ type RedirectConfig struct {
 	// protected connection cannot be recorded (map full). Otherwise such a
 	// connection goes directly to the database. Counted in MapFull.
 	FailClosed bool
+	// PinDir, when set (a directory on a bpffs mount), pins the attached
+	// links there so that the programs outlive the daemon: if it dies,
+	// protected connects keep being sent to its closed listener and are
+	// refused instead of reaching the database unjudged. LoadRedirect first
+	// detaches what an earlier daemon pinned there; Close removes the pins
+	// and detaches.
+	PinDir string
 }
 
 // Redirect is the loaded and attached app-host programs. Close detaches: new
@@ -49,6 +59,7 @@ type Redirect struct {
 	objs      redirectObjects
 	links     []link.Link
 	msgTarget int // relay_socks fd with relay_msg attached, or -1
+	pinned    bool
 }
 
 // ClientInfo is the process that made a redirected connect(), read in the
@@ -130,6 +141,11 @@ func LoadRedirect(cfg RedirectConfig) (*Redirect, error) {
 		}
 	}
 
+	if cfg.PinDir != "" {
+		if err := UnpinAll(cfg.PinDir); err != nil {
+			return nil, err
+		}
+	}
 	r := &Redirect{msgTarget: -1}
 	if err := spec.LoadAndAssign(&r.objs, nil); err != nil {
 		return nil, classify(fmt.Errorf("loading redirect objects: %w", err))
@@ -164,7 +180,52 @@ func LoadRedirect(cfg RedirectConfig) (*Redirect, error) {
 		}
 		r.msgTarget = r.objs.RelaySocks.FD()
 	}
+	if cfg.PinDir != "" {
+		if err := os.MkdirAll(cfg.PinDir, 0o700); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("pin directory: %w", err)
+		}
+		r.pinned = true // Close unpins whatever got pinned
+		for i, l := range r.links {
+			if err := l.Pin(filepath.Join(cfg.PinDir, fmt.Sprintf("redirect_link%d", i))); err != nil {
+				r.Close()
+				return nil, fmt.Errorf("pinning link %d in %s (is it on a bpffs mount?): %w", i, cfg.PinDir, err)
+			}
+		}
+	}
 	return r, nil
+}
+
+// UnpinAll detaches the links pinned in dir by an earlier LoadRedirect
+// with PinDir (a daemon that died) and removes their pins. A missing
+// directory is not an error.
+func UnpinAll(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading pin directory: %w", err)
+	}
+	var errs []error
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "redirect_link") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		l, err := link.LoadPinnedLink(path, nil)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("loading pinned %s: %w", path, err))
+			continue
+		}
+		if err := l.Unpin(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := l.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Close detaches and unloads. It is safe on a partially loaded Redirect and
@@ -173,6 +234,11 @@ func LoadRedirect(cfg RedirectConfig) (*Redirect, error) {
 func (r *Redirect) Close() error {
 	var errs []error
 	for i := len(r.links) - 1; i >= 0; i-- {
+		if r.pinned {
+			if err := r.links[i].Unpin(); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if err := r.links[i].Close(); err != nil {
 			errs = append(errs, err)
 		}

@@ -68,8 +68,14 @@ type Intercept struct {
 	// Sockmap splices the local client leg in the kernel (default true).
 	Sockmap *bool `yaml:"sockmap"`
 	// FailClosed refuses a protected connect() whose origin cannot be
-	// recorded instead of letting it go directly to the database.
+	// recorded instead of letting it go directly to the database, and pins
+	// the programs in PinDir so that a daemon that dies leaves protected
+	// connects refused rather than unjudged. A clean stop (SIGTERM) still
+	// detaches.
 	FailClosed bool `yaml:"fail_closed"`
+	// PinDir is where fail_closed pins the programs (default
+	// /sys/fs/bpf/sqlfw; bpffs is mounted there when needed).
+	PinDir string `yaml:"pin_dir"`
 	// Listen4 and Listen6 are the redirect listeners (default
 	// 127.0.0.1:0 and [::1]:0, any free port).
 	Listen4 string `yaml:"listen4"`
@@ -257,6 +263,9 @@ func (c *Config) Normalize() error {
 	}
 	if c.Intercept.Netns == "" {
 		c.Intercept.Netns = "/proc/self/ns/net"
+	}
+	if c.Intercept.PinDir == "" {
+		c.Intercept.PinDir = "/sys/fs/bpf/sqlfw"
 	}
 	if c.Intercept.Listen4 == "" {
 		c.Intercept.Listen4 = "127.0.0.1:0"

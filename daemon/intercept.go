@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -66,6 +67,7 @@ type interceptor struct {
 	protected map[netip.AddrPort]*database
 	steered   map[uint16]*database
 	cgPaths   sync.Map // cgroup id → path
+	stop      chan struct{}
 }
 
 // errInterceptUnavailable marks a failure to set up interception that a
@@ -136,6 +138,12 @@ func (d *Daemon) startIntercept() (err error) {
 		if rc.NetnsCookie, err = bpf.NetnsCookie(ln4.(*net.TCPListener)); err != nil {
 			return fmt.Errorf("%w: %w", errInterceptUnavailable, err)
 		}
+		if ic.FailClosed {
+			if err := bpf.EnsureBPFFS(ic.PinDir); err != nil {
+				return fmt.Errorf("%w: fail_closed: %w", errInterceptUnavailable, err)
+			}
+			rc.PinDir = ic.PinDir
+		}
 		if it.redirect, err = bpf.LoadRedirect(rc); err != nil {
 			return fmt.Errorf("%w: %w", errInterceptUnavailable, err)
 		}
@@ -160,6 +168,8 @@ func (d *Daemon) startIntercept() (err error) {
 			d.wg.Add(1)
 			go it.acceptLoop(ln, it.fromRedirect)
 		}
+		it.stop = make(chan struct{})
+		go it.watchMapFull(it.stop)
 		if err := it.startUnix(appHost, cg); err != nil {
 			return err
 		}
@@ -455,6 +465,10 @@ func (it *interceptor) cgroupPath(id uint64) string {
 // close detaches the programs first, so that new connections go directly
 // to the database, then closes the listeners. Safe after a partial start.
 func (it *interceptor) close() {
+	if it.stop != nil {
+		close(it.stop)
+		it.stop = nil
+	}
 	var errs []error
 	if it.redirect != nil {
 		errs = append(errs, it.redirect.Close())
@@ -506,4 +520,34 @@ func (d *Daemon) interceptStats() InterceptionStats {
 		}
 	}
 	return st
+}
+
+// watchMapFull logs when the kernel could not record a connection's origin:
+// such connections went directly to the database (fail open) or were
+// refused (fail closed), and neither may pass silently.
+func (it *interceptor) watchMapFull(stop <-chan struct{}) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	var seen uint64
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		r := it.redirect
+		if r == nil {
+			return
+		}
+		c, err := r.Counters()
+		if err != nil || c.MapFull == seen {
+			continue
+		}
+		what := "went directly to the database, unjudged (fail open)"
+		if it.d.cfg.Intercept.FailClosed {
+			what = "were refused (fail closed)"
+		}
+		it.d.log.Error("interception map full: connections "+what, "connections", c.MapFull-seen, "total", c.MapFull)
+		seen = c.MapFull
+	}
 }

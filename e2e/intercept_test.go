@@ -472,3 +472,48 @@ func ip(t *testing.T, args ...string) {
 		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
+
+// TestInterceptFailClosed: with --fail-closed the programs are pinned, so
+// a daemon that dies leaves protected connects refused, never unjudged; a
+// new daemon takes over the pins; a clean stop detaches.
+func TestInterceptFailClosed(t *testing.T) {
+	needKernel(t)
+	cg := childCgroup(t)
+	pinDir := fmt.Sprintf("/sys/fs/bpf/sqlfw-e2e-%d", os.Getpid())
+	t.Cleanup(func() {
+		// a failed test may leave pins: detach them
+		if err := bpf.UnpinAll(pinDir); err != nil {
+			t.Errorf("unpinning %s: %v", pinDir, err)
+		}
+		os.Remove(pinDir)
+	})
+	freshTable(t, "icept_closed", 1, 2)
+
+	d := startIntercepting(t, cg, "--fail-closed", "--pin-dir", pinDir)
+	if res := psqlIn(t, cg, "127.0.0.1", "delete from icept_closed"); !strings.Contains(res.Stderr, codeBlocked) {
+		t.Fatalf("while sqlfwd runs: got %s, want %s", res, codeBlocked)
+	}
+	d.cmd.Process.Kill()
+	<-d.done
+	res := psqlIn(t, cg, "127.0.0.1", "delete from icept_closed")
+	if res.Exit == 0 || !strings.Contains(res.Stderr, "refused") {
+		t.Fatalf("after sqlfwd was killed: got %s, want the connection refused (fail closed)", res)
+	}
+	if got := directInts(t, "select count(*) from icept_closed"); got[0] != 2 {
+		t.Fatalf("rows: %v, want 2 (nothing reached PostgreSQL unjudged)", got)
+	}
+
+	d2 := startIntercepting(t, cg, "--fail-closed", "--pin-dir", pinDir)
+	if res := psqlIn(t, cg, "127.0.0.1", "delete from icept_closed"); !strings.Contains(res.Stderr, codeBlocked) {
+		t.Fatalf("after a restart: got %s, want %s from the new daemon", res, codeBlocked)
+	}
+	if err := d2.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if res := psqlIn(t, cg, "127.0.0.1", "select count(*) from icept_closed"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "2" {
+		t.Fatalf("after a clean stop: got %s, want a direct connection", res)
+	}
+	if ents, _ := os.ReadDir(pinDir); len(ents) != 0 {
+		t.Errorf("pins left after a clean stop: %v", ents)
+	}
+}

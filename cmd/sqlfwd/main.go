@@ -50,7 +50,8 @@ func run(args []string, stderr io.Writer) int {
 		unixSock   = fs.String("unix-socket", "", "app-host: also intercept clients of the database's unix socket `path` (kernel 6.7+)")
 		cgroup     = fs.String("cgroup", "", "app-host: intercept only processes in this cgroup2 `directory` (default all)")
 		sockmap    = fs.String("sockmap", "", "on or off: splice the local client leg in the kernel (default on)")
-		failClosed = fs.Bool("fail-closed", false, "refuse a protected connect() whose origin cannot be recorded, instead of letting it go direct")
+		failClosed = fs.Bool("fail-closed", false, "refuse protected connects sqlfwd cannot judge: when its origin map is full, and after the daemon dies (programs pinned in --pin-dir); default fail open")
+		pinDir     = fs.String("pin-dir", "", "where --fail-closed pins the programs (default /sys/fs/bpf/sqlfw)")
 		showVer    = fs.Bool("version", false, "print the version and exit")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -107,6 +108,9 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if *failClosed {
 		cfg.Intercept.FailClosed = true
+	}
+	if *pinDir != "" {
+		cfg.Intercept.PinDir = *pinDir
 	}
 	if *control != "" {
 		cfg.ControlSocket = *control
