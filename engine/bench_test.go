@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	pg_query "github.com/pganalyze/pg_query_go/v5"
@@ -90,5 +92,99 @@ func BenchmarkWalk3Join(b *testing.B) {
 		for _, s := range tree.Stmts {
 			w.statement(s.GetStmt())
 		}
+	}
+}
+
+const bench6Join = "SELECT c.name, o.id, o.total, i.qty, p.title, s.name, w.city " +
+	"FROM customers c JOIN orders o ON o.customer_id = c.id " +
+	"JOIN order_items i ON i.order_id = o.id JOIN products p ON p.id = i.product_id " +
+	"JOIN suppliers s ON s.id = p.supplier_id JOIN warehouses w ON w.id = s.warehouse_id " +
+	"LEFT JOIN regions r ON r.id = w.region_id " +
+	"WHERE o.created_at > now() - interval '30 days' AND c.country IN ('DE', 'FR', 'IT') AND p.price BETWEEN 10 AND 500 " +
+	"GROUP BY c.name, o.id, o.total, i.qty, p.title, s.name, w.city HAVING sum(i.qty) > 2 ORDER BY o.total DESC LIMIT 100"
+
+func BenchmarkVerdictCold6Join(b *testing.B) { benchCold(b, bench6Join) }
+func BenchmarkBareParse6Join(b *testing.B)   { benchBare(b, bench6Join) }
+
+// manyRules builds a policy of n rules that a point select on
+// pgbench_accounts does not match: table, function and kind rules, scoped
+// and not, as a large operator policy would have.
+func manyRules(b *testing.B, n int) *Policy {
+	b.Helper()
+	var sb strings.Builder
+	sb.WriteString("rules:\n")
+	for i := 0; i < n; i++ {
+		switch i % 4 {
+		case 0:
+			fmt.Fprintf(&sb, "  - {id: t%d, action: deny, match: {tables: [secret_%d], access: read}}\n", i, i)
+		case 1:
+			fmt.Fprintf(&sb, "  - {id: f%d, action: deny, match: {functions: [evil_%d]}}\n", i, i)
+		case 2:
+			fmt.Fprintf(&sb, "  - {id: k%d, action: deny, users: [u%d], match: {kind: [ddl]}}\n", i, i)
+		default:
+			fmt.Fprintf(&sb, "  - {id: c%d, action: deny, match: {kind: [select], columns: [t%d.c%d]}}\n", i, i, i)
+		}
+	}
+	p, err := ParsePolicy([]byte(sb.String()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+func BenchmarkRules(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		p := manyRules(b, n)
+		b.Run(fmt.Sprintf("hit/%d", n), func(b *testing.B) {
+			e, _ := New(p, Options{})
+			sql := []byte(benchPointSelect)
+			e.JudgePostgres(sql, benchSession)
+			b.ReportAllocs()
+			for b.Loop() {
+				if v := e.JudgePostgres(sql, benchSession); v.Action != ActionAllow {
+					b.Fatal(v)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("cold/%d", n), func(b *testing.B) {
+			e, _ := New(p, Options{CacheBytes: -1})
+			sql := []byte(benchPointSelect)
+			b.ReportAllocs()
+			for b.Loop() {
+				if v := e.JudgePostgres(sql, benchSession); v.Action != ActionAllow {
+					b.Fatal(v)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPathological reports how long the default policy takes to deny
+// each pathological input (denied before parsing by the pre-parse limits).
+func BenchmarkPathological(b *testing.B) {
+	in := make([]string, 10000)
+	for i := range in {
+		in[i] = fmt.Sprint(i)
+	}
+	var joins strings.Builder
+	joins.WriteString("SELECT * FROM t0")
+	for i := 1; i < 50; i++ {
+		fmt.Fprintf(&joins, " JOIN t%d ON t%d.id = t0.id", i, i)
+	}
+	cases := map[string]string{
+		"in10k":    "SELECT * FROM t WHERE id IN (" + strings.Join(in, ",") + ")",
+		"depth500": strings.Repeat("SELECT * FROM (", 500) + "SELECT 1" + strings.Repeat(") s", 500),
+		"join50":   joins.String(),
+	}
+	for name, sql := range cases {
+		b.Run(name, func(b *testing.B) {
+			e := benchEngine(b, -1)
+			q := []byte(sql)
+			for b.Loop() {
+				if v := e.JudgePostgres(q, benchSession); v.Action != ActionDeny {
+					b.Fatal(v)
+				}
+			}
+		})
 	}
 }

@@ -63,6 +63,10 @@ func newFactCache(limit int64) *factCache {
 	return c
 }
 
+// tooBig reports whether a text of n bytes could never be cached, so that
+// hashing it can be skipped.
+func (c *factCache) tooBig(n int) bool { return int64(n) > c.shards[0].limit/4 }
+
 func (c *factCache) shard(h uint64) *cacheShard {
 	// The low bits pick the map bucket; the high bits pick the shard.
 	return &c.shards[(h>>56)&c.mask]
@@ -166,6 +170,10 @@ func entrySize(text string, f *textFacts) int64 {
 		for _, fn := range st.funcs {
 			n += refOverhead + int64(len(fn.schema)+len(fn.name))
 		}
+		for _, c := range st.cols {
+			n += refOverhead + int64(len(c.qual)+len(c.name))
+		}
+		n += int64(len(st.matched)) * refOverhead
 	}
 	return n
 }

@@ -1,16 +1,22 @@
 // Package engine decides whether a SQL statement may run.
 //
 // It is pure: SQL text and a Session go in, a Verdict comes out; it opens no
-// sockets, reads no files after start-up and never looks at a clock.
-// JudgePostgres parses the text with pg_query (PostgreSQL's own parser),
-// walks the whole tree to collect facts per statement (kind, tables read and
-// written, functions called, UPDATE/DELETE without WHERE, COPY target), and
-// tries the policy's rules in order: the first match decides, and a
+// sockets, reads no files after start-up and never looks at a clock (time
+// windows and rate limits use Session.At, which the caller fills).
+// JudgePostgres measures the text lexically (bytes, list sizes, nesting,
+// comment tricks), parses it with pg_query (PostgreSQL's own parser), walks
+// the whole tree to collect facts per statement (kinds, DDL verb and object,
+// tables read and written, columns, functions, COPY ends, always-true
+// conditions, catalog probing, stacked statements, DO bodies), and tries the
+// policy's rules in order: the first that applies and matches decides, and a
 // statement no rule matches is allowed. Text the parser rejects gets the
 // policy's on_parse_error action (deny unless configured otherwise).
 //
 // Facts depend only on the text, so they are cached by text (full-text
-// compare on every hit, bounded by bytes, CLOCK eviction); rules are applied
-// to the cached facts and the session on every call. Verdict reasons come
-// from the policy and never contain the statement's literals.
+// compare on every hit, bounded by bytes, CLOCK eviction), together with the
+// rules whose text conditions hold; a hit checks only scope, time and rate,
+// without allocating. Verdict reasons come from the policy (plus measured
+// numbers for limits) and never contain the statement's literals.
+//
+// A Learner records fingerprints of the statements judged, for allowlists.
 package engine

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"sync/atomic"
 )
 
 // DefaultCacheBytes is the fact cache bound used when Options.CacheBytes is 0.
@@ -13,13 +14,19 @@ type Options struct {
 	// it holds). 0 means DefaultCacheBytes; negative disables the cache, so
 	// every statement is parsed.
 	CacheBytes int64
+	// RateKeys bounds the token buckets kept for rate rules (one per rule
+	// and session key). 0 means DefaultRateKeys.
+	RateKeys int
 }
 
 // Engine judges statements against one policy. It is safe for concurrent
-// use by many goroutines.
+// use by many goroutines. Its caches and rate state belong to the policy:
+// a reload builds a new Engine.
 type Engine struct {
-	policy *Policy
-	cache  *factCache // nil when disabled
+	policy  *Policy
+	cache   *factCache // nil when disabled
+	rates   *rateTable // nil when the policy has no rate rules
+	learner atomic.Pointer[Learner]
 }
 
 // New returns an engine for p.
@@ -34,68 +41,175 @@ func New(p *Policy, opts Options) (*Engine, error) {
 	case opts.CacheBytes > 0:
 		e.cache = newFactCache(opts.CacheBytes)
 	}
+	for i := range p.rules {
+		if p.rules[i].rate != nil {
+			e.rates = newRateTable(opts.RateKeys)
+			break
+		}
+	}
 	return e, nil
 }
 
 // Policy returns the policy the engine enforces.
 func (e *Engine) Policy() *Policy { return e.policy }
 
+// SetLearner starts recording every judged statement into l (nil stops).
+// On a reload, pass the old engine's Learner() to the new one.
+func (e *Engine) SetLearner(l *Learner) { e.learner.Store(l) }
+
+// Learner returns the learner set with SetLearner, or nil.
+func (e *Engine) Learner() *Learner { return e.learner.Load() }
+
+// Learn records the statements of sql into the engine's learner (if any)
+// without judging them. JudgePostgres already does this for every text it
+// judges: call Learn only for texts that are not judged.
+func (e *Engine) Learn(sql []byte, s *Session) {
+	if l := e.learner.Load(); l != nil {
+		l.record(e.facts(sql), string(sql), s)
+	}
+}
+
+var noSession Session
+
 // JudgePostgres judges the SQL text of a simple Query message (which may hold
-// several statements) or of one Parse message. Every statement is judged; the
-// verdict is the first deny in statement order, else the first log, else
-// allow. Text the parser rejects gets the policy's on_parse_error action.
+// several statements) or of one Parse message. Every statement is judged.
+// The verdict is the strongest deny (see docs/policy.md: a rule with mode
+// enforce before one without a mode before monitor/detect; deny_and_close
+// before deny), else the first log, else the first allow. Text the parser
+// rejects gets the policy's on_parse_error action.
 func (e *Engine) JudgePostgres(sql []byte, s *Session) Verdict {
 	if s == nil {
-		s = &Session{}
+		s = &noSession
 	}
-	return e.policy.judge(e.facts(sql), s)
+	tf := e.facts(sql)
+	if tf.unparsed {
+		if v, ok := e.judgeUnparsed(tf, s); ok {
+			return v
+		}
+		// No limit rule applies to this session: parse after all, once.
+		tf = analyzeLex(string(sql), tf.lex)
+		e.policy.precompute(tf, string(sql))
+	}
+	v := e.judge(tf, s)
+	if l := e.learner.Load(); l != nil {
+		l.record(tf, string(sql), s)
+	}
+	return v
 }
 
 func (e *Engine) facts(sql []byte) *textFacts {
-	if e.cache == nil {
-		return analyze(string(sql))
+	if e.cache == nil || e.cache.tooBig(len(sql)) {
+		return e.analyze(string(sql))
 	}
 	f, h, ok := e.cache.get(sql)
 	if ok {
 		return f
 	}
 	text := string(sql)
-	f = analyze(text)
+	f = e.analyze(text)
 	e.cache.put(h, text, f)
 	return f
 }
 
-func (p *Policy) judge(tf *textFacts, s *Session) Verdict {
-	if tf.parseError {
-		return Verdict{Action: p.onParseError, RuleID: "parse-error", Reason: tf.parseReason, ParseError: true}
+// analyze measures, parses (unless a pre-parse limit is exceeded) and
+// matches the policy's text conditions.
+func (e *Engine) analyze(text string) *textFacts {
+	p := e.policy
+	lex := prescan(text, p.guard.bytes)
+	if p.beyondGuard(&lex) {
+		return &textFacts{unparsed: true, lex: lex}
 	}
-	n := len(tf.stmts)
-	var logged, allowed *rule
-	for i := range tf.stmts {
-		r := p.decide(&tf.stmts[i], s)
-		if r == nil {
+	tf := analyzeLex(text, lex)
+	p.precompute(tf, text)
+	return tf
+}
+
+// judgeUnparsed decides a text that was not parsed because it exceeds a
+// pre-parse limit: the first limit rule that applies to the session and is
+// exceeded decides.
+func (e *Engine) judgeUnparsed(tf *textFacts, s *Session) (Verdict, bool) {
+	p := e.policy
+	for i := range p.rules {
+		r := &p.rules[i]
+		if !r.limits.set() || !r.scope.applies(s) {
 			continue
 		}
-		switch r.action {
-		case ActionDeny:
-			return Verdict{Action: ActionDeny, RuleID: r.id, Reason: r.reason, Statements: n}
-		case ActionLog:
-			if logged == nil {
-				logged = r
-			}
-		default:
-			if allowed == nil {
-				allowed = r
-			}
+		if m := exceededLex(&r.limits.lexLimits, &tf.lex); m != "" {
+			return Verdict{Action: r.action, RuleID: r.id, Reason: r.reason + " (" + m + ")", Mode: p.modeOf(r), Statements: 1}, true
 		}
 	}
-	if logged != nil {
-		return Verdict{Action: ActionLog, RuleID: logged.id, Reason: logged.reason, Statements: n}
+	return Verdict{}, false
+}
+
+func (p *Policy) modeOf(r *rule) string {
+	if r.mode != "" {
+		return r.mode
 	}
-	if allowed != nil {
-		return Verdict{Action: ActionAllow, RuleID: allowed.id, Reason: allowed.reason, Statements: n}
+	return p.mode
+}
+
+// denyRank orders deny verdicts of several statements: the one most likely
+// to be enforced wins, so that a monitor-mode rule on one statement cannot
+// let another statement's enforce-mode deny through.
+func denyRank(a Action, mode string) int {
+	r := 0
+	switch mode {
+	case ModeEnforce:
+		r = 4
+	case "":
+		r = 2
 	}
-	return Verdict{Action: ActionAllow, Statements: n}
+	if a == ActionDenyClose {
+		r++
+	}
+	return r
+}
+
+func (e *Engine) judge(tf *textFacts, s *Session) Verdict {
+	p := e.policy
+	if tf.parseError {
+		return Verdict{Action: p.onParseError, RuleID: "parse-error", Reason: tf.parseReason, ParseError: true, Mode: p.mode}
+	}
+	n := len(tf.stmts)
+	var deny, logged, allowed *rule
+	var denyReason, logReason, allowReason string
+	denyR := -1
+	for i := range tf.stmts {
+		st := &tf.stmts[i]
+		for _, m := range st.matched {
+			r := &p.rules[m.rule]
+			if !r.scope.applies(s) {
+				continue
+			}
+			if r.rate != nil && !e.rates.over(m.rule, r.rate, s) {
+				continue
+			}
+			switch r.action {
+			case ActionDeny, ActionDenyClose:
+				if rk := denyRank(r.action, p.modeOf(r)); rk > denyR {
+					deny, denyReason, denyR = r, m.reason, rk
+				}
+			case ActionLog:
+				if logged == nil {
+					logged, logReason = r, m.reason
+				}
+			default:
+				if allowed == nil {
+					allowed, allowReason = r, m.reason
+				}
+			}
+			break // first match decides the statement
+		}
+	}
+	switch {
+	case deny != nil:
+		return Verdict{Action: deny.action, RuleID: deny.id, Reason: denyReason, Mode: p.modeOf(deny), Statements: n}
+	case logged != nil:
+		return Verdict{Action: ActionLog, RuleID: logged.id, Reason: logReason, Mode: p.modeOf(logged), Statements: n}
+	case allowed != nil:
+		return Verdict{Action: ActionAllow, RuleID: allowed.id, Reason: allowReason, Mode: p.modeOf(allowed), Statements: n}
+	}
+	return Verdict{Action: ActionAllow, Statements: n, Mode: p.mode}
 }
 
 // Large-object functions that libpq's lo_* client API invokes through the
@@ -127,7 +241,7 @@ const (
 // uses are allowed, because the call carries no SQL to inspect.
 func (e *Engine) JudgeFastpath(fnOID uint32, s *Session) Verdict {
 	if _, ok := fastpathAllowed[fnOID]; ok {
-		return Verdict{Action: ActionAllow, Statements: 1}
+		return Verdict{Action: ActionAllow, Statements: 1, Mode: e.policy.mode}
 	}
-	return Verdict{Action: ActionDeny, RuleID: fastpathRuleID, Reason: fastpathReason, Statements: 1}
+	return Verdict{Action: ActionDeny, RuleID: fastpathRuleID, Reason: fastpathReason, Statements: 1, Mode: e.policy.mode}
 }

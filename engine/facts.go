@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 
 	pg_query "github.com/pganalyze/pg_query_go/v5"
 	pgparser "github.com/pganalyze/pg_query_go/v5/parser"
@@ -13,7 +14,7 @@ import (
 type stmtKind uint8
 
 const (
-	kindUtility     stmtKind = iota // anything not listed below (VACUUM, SHOW, LOCK, PREPARE, LISTEN, ...)
+	kindUtility     stmtKind = iota // anything not listed below (SHOW, LOCK, PREPARE, LISTEN, CHECKPOINT, ...)
 	kindSelect                      // SELECT, VALUES, TABLE
 	kindInsert                      // INSERT
 	kindUpdate                      // UPDATE
@@ -21,13 +22,16 @@ const (
 	kindMerge                       // MERGE
 	kindTruncate                    // TRUNCATE
 	kindCopy                        // COPY
-	kindDDL                         // CREATE, ALTER, DROP, GRANT, REVOKE, COMMENT, ...
+	kindDDL                         // CREATE, ALTER, DROP, COMMENT, ... (not roles or privileges: see kindDCL)
 	kindSetStmt                     // SET, RESET
 	kindTransaction                 // BEGIN, COMMIT, ROLLBACK, SAVEPOINT, ...
 	kindCall                        // CALL
 	kindDo                          // DO
-	kindExplain                     // EXPLAIN
+	kindExplain                     // EXPLAIN (EXPLAIN ANALYZE takes its statement's kind, plus this bit)
 	kindAlterSystem                 // ALTER SYSTEM (writes postgresql.auto.conf)
+	kindDCL                         // GRANT, REVOKE, CREATE/ALTER/DROP ROLE, ALTER DEFAULT PRIVILEGES, REASSIGN/DROP OWNED
+	kindVacuum                      // VACUUM (also VACUUM ANALYZE)
+	kindAnalyze                     // ANALYZE
 	numKinds
 )
 
@@ -47,6 +51,9 @@ var kindNames = [numKinds]string{
 	kindDo:          "do",
 	kindExplain:     "explain",
 	kindAlterSystem: "alter_system",
+	kindDCL:         "dcl",
+	kindVacuum:      "vacuum",
+	kindAnalyze:     "analyze",
 }
 
 func (k stmtKind) String() string {
@@ -70,10 +77,36 @@ const (
 	copyProgram                        // a shell command run by the database server
 )
 
+// copyDirection is a bit set: COPY FROM (into a table) and/or COPY TO.
+type copyDirection uint8
+
+const (
+	copyFrom copyDirection = 1 << iota
+	copyTo
+)
+
+// Role attributes a CREATE/ALTER ROLE grants (role_attributes:).
+const (
+	roleSuperuser uint8 = 1 << iota
+	roleBypassRLS
+	roleReplication
+	roleCreateRole
+	roleCreateDB
+)
+
+var roleAttrNames = map[string]uint8{
+	"superuser":   roleSuperuser,
+	"bypassrls":   roleBypassRLS,
+	"replication": roleReplication,
+	"createrole":  roleCreateRole,
+	"createdb":    roleCreateDB,
+}
+
 // tableRef is one relation a statement names. Names are lower-cased.
 type tableRef struct {
 	schema string // "" when the statement did not qualify the name
 	name   string
+	alias  string // "" without AS alias
 	write  bool
 }
 
@@ -83,17 +116,59 @@ type funcRef struct {
 	name   string
 }
 
+// colRef is one column reference: qual is the table name or alias that
+// qualifies it ("" when unqualified); name is "*" for a star.
+type colRef struct {
+	qual string
+	name string
+}
+
 // stmtFacts is what rules look at for one statement. It depends only on the
 // statement text, so it is cached by text; rules add the session each time.
 type stmtFacts struct {
-	kind  stmtKind // the top-level statement's kind
-	kinds kindSet  // kind plus every data-modifying statement nested inside (CTE, EXPLAIN, PREPARE, RULE)
+	kind  stmtKind // the top-level statement's kind (EXPLAIN ANALYZE: its statement's)
+	kinds kindSet  // kind plus every data-modifying statement nested inside (CTE, EXPLAIN, PREPARE, RULE, DO body)
+	// prevKinds holds the top-level kinds of the statements before this one
+	// in the same message (for stacked-statement rules).
+	prevKinds kindSet
 	// unfiltered holds kindUpdate and/or kindDelete when an UPDATE or
-	// DELETE without WHERE occurs anywhere in the statement.
+	// DELETE without WHERE, or with an always-true WHERE, occurs anywhere.
 	unfiltered kindSet
 	copy       copyTarget
+	copyDir    copyDirection
+	verb       ddlVerb
+	object     string // DDL/DCL object type, "" otherwise
+	roleAttrs  uint8
+
+	tautology    bool // an OR with an always-true arm in WHERE/HAVING/ON
+	catalogUnion bool // a set operation mixing system-catalog and other arms
+	timeProbe    bool // a sleep function in a predicate or next to a table read
+
+	joins, unionArms, ctes int32
+
 	tables     []tableRef
 	funcs      []funcRef
+	cols       []colRef
+	languages  []string // CREATE FUNCTION / DO / CREATE LANGUAGE
+	extensions []string // CREATE EXTENSION
+	settings   []string // SET / RESET / ALTER SYSTEM parameter names
+	roles      []string // roles granted by GRANT role TO ...
+	cteNames   []string // WITH names: references to them are not relations
+
+	// loc and length locate the statement in the message text (length 0:
+	// to the end), for fingerprints.
+	loc, length int32
+
+	// matched lists, in policy order, the rules whose conditions on the
+	// text hold; scope, time and rate are checked per call.
+	matched []ruleMatch
+}
+
+// ruleMatch is one rule whose static conditions a statement satisfies.
+// reason is the rule's reason, with measured values for limit rules.
+type ruleMatch struct {
+	rule   int32
+	reason string
 }
 
 // textFacts is the analysis of one protocol message's SQL text.
@@ -102,16 +177,60 @@ type textFacts struct {
 	parseError bool
 	// parseReason is literal-free: it carries the cursor position only.
 	parseReason string
+	// lex holds the measures taken before parsing (bytes, list size,
+	// nesting) and the comment check.
+	lex lexStats
+	// unparsed is set when a pre-parse measure exceeds a limit of the
+	// policy: the text was not parsed, stmts is empty.
+	unparsed bool
+
+	// Fingerprints are computed at most once per text, when a policy or a
+	// learner first needs them.
+	printOnce sync.Once
+	prints    []uint64 // per statement; 0 when the statement could not be fingerprinted
 }
 
 const parseErrorReason = "statement could not be parsed"
 
+// fingerprints returns the pg_query fingerprint of each statement.
+func (tf *textFacts) fingerprints(text string) []uint64 {
+	tf.printOnce.Do(func() {
+		out := make([]uint64, len(tf.stmts))
+		for i := range tf.stmts {
+			st := &tf.stmts[i]
+			fp, err := pg_query.FingerprintToUInt64(stmtText(text, st))
+			if err == nil {
+				out[i] = fp
+			}
+		}
+		tf.prints = out
+	})
+	return tf.prints
+}
+
+// stmtText cuts one statement out of the message text.
+func stmtText(text string, st *stmtFacts) string {
+	lo := int(st.loc)
+	if lo < 0 || lo > len(text) {
+		return text
+	}
+	hi := len(text)
+	if st.length > 0 && lo+int(st.length) <= len(text) {
+		hi = lo + int(st.length)
+	}
+	return text[lo:hi]
+}
+
 // analyze parses text and collects the facts of every statement in it.
 func analyze(text string) *textFacts {
+	return analyzeLex(text, prescan(text, 0))
+}
+
+func analyzeLex(text string, lex lexStats) *textFacts {
 	// The parser reads a C string: it would stop at a NUL byte and judge only
 	// the text before it. PostgreSQL rejects such messages too.
 	if strings.IndexByte(text, 0) >= 0 {
-		return &textFacts{parseError: true, parseReason: parseErrorReason + " (NUL byte)"}
+		return &textFacts{parseError: true, parseReason: parseErrorReason + " (NUL byte)", lex: lex}
 	}
 	tree, err := pg_query.Parse(text)
 	if err != nil {
@@ -119,30 +238,71 @@ func analyze(text string) *textFacts {
 		// position is kept.
 		reason := parseErrorReason
 		var pe *pgparser.Error
-		if errors.As(err, &pe) && pe.Cursorpos > 0 {
-			reason += " (at byte " + strconv.Itoa(pe.Cursorpos) + ")"
+		if errors.As(err, &pe) {
+			if strings.HasPrefix(pe.Message, "memory exhausted") || strings.Contains(pe.Message, "stack depth") {
+				reason = "statement nests deeper than the parser's stack limit"
+			}
+			if pe.Cursorpos > 0 {
+				reason += " (at byte " + strconv.Itoa(pe.Cursorpos) + ")"
+			}
 		}
-		return &textFacts{parseError: true, parseReason: reason}
+		return &textFacts{parseError: true, parseReason: reason, lex: lex}
 	}
-	tf := &textFacts{stmts: make([]stmtFacts, 0, len(tree.Stmts))}
+	tf := &textFacts{stmts: make([]stmtFacts, 0, len(tree.Stmts)), lex: lex}
 	var w walker
+	var prev kindSet
 	for _, raw := range tree.Stmts {
-		tf.stmts = append(tf.stmts, w.statement(raw.GetStmt()))
+		f := w.statement(raw.GetStmt())
+		f.loc, f.length = raw.StmtLocation, raw.StmtLen
+		f.prevKinds = prev
+		// A SELECT that reads no relation (SELECT pg_advisory_lock(1),
+		// SELECT set_config(...)) is how migration scripts start, not an
+		// application query an injection could extend.
+		if f.kind != kindSelect || len(f.tables) > 0 {
+			prev |= 1 << f.kind
+		}
+		tf.stmts = append(tf.stmts, f)
 	}
 	return tf
+}
+
+// Frame flags: the context a node is in.
+const (
+	inPredicate uint8 = 1 << iota // under a WHERE, HAVING, JOIN ON or CASE WHEN condition
+	inFuncBody                    // under a CREATE FUNCTION ... BEGIN ATOMIC body (runs later, when called)
+)
+
+type frame struct {
+	m     any
+	flags uint8
 }
 
 // walker collects facts from one parse tree. It walks iteratively with an
 // explicit stack, so nesting depth costs heap, never goroutine stack; the
 // stack is reused across statements. Children are found by pushChildren,
-// generated from pg_query's types so that no node type is missed.
+// generated from pg_query's types so that no node type is missed; each child
+// inherits its parent's context flags, and visit can mark children (a WHERE
+// clause) with more.
 //
 //go:generate go run walkgen.go
 type walker struct {
-	stack   []any                // parse-tree messages (pointers) still to visit
+	stack   []frame
+	flags   uint8                // flags of the node whose children are being pushed
 	targets []*pg_query.RangeVar // relations a statement writes, seen before their RangeVar is visited
 	f       *stmtFacts
+	// Children of the current node that get extra flags (set by visit).
+	mark      [3]*pg_query.Node
+	markFlags uint8
+
+	seenT  map[tableRef]struct{}
+	seenF  map[funcRef]struct{}
+	seenC  map[colRef]struct{}
+	setops map[*pg_query.SelectStmt]struct{} // set-operation nodes already counted
+	sub    *walker                           // for subtree scans and DO bodies
+	depth  int                               // DO-body nesting
 }
+
+func (w *walker) push(m any) { w.stack = append(w.stack, frame{m: m, flags: w.flags}) }
 
 func (w *walker) statement(n *pg_query.Node) stmtFacts {
 	var f stmtFacts
@@ -151,45 +311,125 @@ func (w *walker) statement(n *pg_query.Node) stmtFacts {
 	}
 	f.kind = topKind(n)
 	f.kinds = 1 << f.kind
+	if f.kind == kindDDL || f.kind == kindDCL || f.kind == kindTruncate {
+		f.verb, f.object = ddlInfo(n)
+	}
+	if n.GetExplainStmt() != nil {
+		f.kinds |= 1 << kindExplain
+	}
 	w.f = &f
 	w.targets = w.targets[:0]
-	w.stack = append(w.stack[:0], n)
+	if w.seenT == nil {
+		w.seenT = map[tableRef]struct{}{}
+		w.seenF = map[funcRef]struct{}{}
+		w.seenC = map[colRef]struct{}{}
+		w.setops = map[*pg_query.SelectStmt]struct{}{}
+	} else {
+		clear(w.seenT)
+		clear(w.seenF)
+		clear(w.seenC)
+		clear(w.setops)
+	}
+	w.stack = append(w.stack[:0], frame{m: n})
 	for len(w.stack) > 0 {
-		m := w.stack[len(w.stack)-1]
+		fr := w.stack[len(w.stack)-1]
 		w.stack = w.stack[:len(w.stack)-1]
-		w.visit(m)
-		w.pushChildren(m)
+		w.flags = fr.flags
+		w.markFlags = 0
+		w.visit(fr.m)
+		base := len(w.stack)
+		w.pushChildren(fr.m)
+		if w.markFlags != 0 {
+			for i := base; i < len(w.stack); i++ {
+				for _, mk := range w.mark {
+					if mk != nil && w.stack[i].m == any(mk) {
+						w.stack[i].flags |= w.markFlags
+					}
+				}
+			}
+			w.mark = [3]*pg_query.Node{}
+		}
+	}
+	if !f.timeProbe && len(f.tables) > 0 {
+		for _, fn := range f.funcs {
+			if isSleep(fn.name) {
+				f.timeProbe = true
+				break
+			}
+		}
 	}
 	w.f = nil
 	return f
+}
+
+// markChildren gives the listed children (once pushed) the flag.
+func (w *walker) markChildren(flag uint8, nodes ...*pg_query.Node) {
+	w.markFlags = flag
+	copy(w.mark[:], nodes)
 }
 
 // visit records the facts a single node contributes. Parents are visited
 // before children, so write targets are known when their RangeVar comes up.
 func (w *walker) visit(m any) {
 	f := w.f
+	later := w.flags&inFuncBody != 0 // code that runs when a function is called, not now
 	switch n := m.(type) {
 	case *pg_query.RangeVar:
-		w.table(n.Schemaname, n.Relname, w.isTarget(n))
+		alias := ""
+		if n.Alias != nil {
+			alias = n.Alias.Aliasname
+		}
+		w.table(n.Schemaname, n.Relname, alias, w.isTarget(n))
+	case *pg_query.ColumnRef:
+		w.column(n.Fields)
 	case *pg_query.FuncCall:
 		w.funcName(n.Funcname)
+		if w.flags&inPredicate != 0 && len(n.Funcname) > 0 && isSleep(strings.ToLower(n.Funcname[len(n.Funcname)-1].GetString_().GetSval())) {
+			f.timeProbe = true
+		}
+	case *pg_query.SelectStmt:
+		if n.Op != pg_query.SetOperation_SETOP_NONE && n.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
+			w.setOperation(n)
+		}
+		if len(n.FromClause) > 1 {
+			f.joins += int32(len(n.FromClause) - 1)
+		}
+		w.predicates(n.WhereClause, n.HavingClause)
+	case *pg_query.JoinExpr:
+		f.joins++
+		w.predicates(n.Quals, nil)
+	case *pg_query.CaseWhen:
+		w.markChildren(inPredicate, n.Expr)
+	case *pg_query.CommonTableExpr:
+		f.ctes++
+		f.cteNames = appendUnique(f.cteNames, strings.ToLower(n.Ctename))
 	case *pg_query.InsertStmt:
-		f.kinds |= 1 << kindInsert
+		if !later {
+			f.kinds |= 1 << kindInsert
+		}
 		w.target(n.Relation)
 	case *pg_query.UpdateStmt:
-		f.kinds |= 1 << kindUpdate
-		if n.WhereClause == nil {
-			f.unfiltered |= 1 << kindUpdate
+		if !later {
+			f.kinds |= 1 << kindUpdate
+			if n.WhereClause == nil || alwaysTrue(n.WhereClause, 0) {
+				f.unfiltered |= 1 << kindUpdate
+			}
 		}
 		w.target(n.Relation)
+		w.predicates(n.WhereClause, nil)
 	case *pg_query.DeleteStmt:
-		f.kinds |= 1 << kindDelete
-		if n.WhereClause == nil {
-			f.unfiltered |= 1 << kindDelete
+		if !later {
+			f.kinds |= 1 << kindDelete
+			if n.WhereClause == nil || alwaysTrue(n.WhereClause, 0) {
+				f.unfiltered |= 1 << kindDelete
+			}
 		}
 		w.target(n.Relation)
+		w.predicates(n.WhereClause, nil)
 	case *pg_query.MergeStmt:
-		f.kinds |= 1 << kindMerge
+		if !later {
+			f.kinds |= 1 << kindMerge
+		}
 		w.target(n.Relation)
 	case *pg_query.CopyStmt:
 		switch {
@@ -201,7 +441,10 @@ func (w *walker) visit(m any) {
 			f.copy |= copyStdio
 		}
 		if n.IsFrom {
+			f.copyDir |= copyFrom
 			w.target(n.Relation)
+		} else {
+			f.copyDir |= copyTo
 		}
 	case *pg_query.TruncateStmt:
 		for _, r := range n.Relations {
@@ -229,18 +472,289 @@ func (w *walker) visit(m any) {
 		w.funcName(n.Funcname)
 	case *pg_query.DropStmt:
 		w.dropped(n)
-	case *pg_query.DoStmt:
-		for _, a := range n.Args {
-			if d := a.GetDefElem(); d != nil && d.Defname == "as" {
-				w.body(d.Arg)
+	case *pg_query.VariableSetStmt:
+		if n.Name != "" {
+			f.settings = appendUnique(f.settings, strings.ToLower(n.Name))
+		}
+	case *pg_query.CreateExtensionStmt:
+		f.extensions = appendUnique(f.extensions, strings.ToLower(n.Extname))
+	case *pg_query.CreatePLangStmt:
+		f.languages = appendUnique(f.languages, strings.ToLower(n.Plname))
+	case *pg_query.GrantRoleStmt:
+		if n.IsGrant {
+			for _, r := range n.GrantedRoles {
+				if ap := r.GetAccessPriv(); ap != nil {
+					f.roles = appendUnique(f.roles, strings.ToLower(ap.PrivName))
+				} else if rs := r.GetRoleSpec(); rs != nil {
+					f.roles = appendUnique(f.roles, strings.ToLower(rs.Rolename))
+				}
 			}
+		}
+	case *pg_query.CreateRoleStmt:
+		w.roleOptions(n.Options)
+	case *pg_query.AlterRoleStmt:
+		w.roleOptions(n.Options)
+	case *pg_query.DoStmt:
+		lang, body := "plpgsql", ""
+		for _, a := range n.Args {
+			if d := a.GetDefElem(); d != nil {
+				switch d.Defname {
+				case "as":
+					body = d.Arg.GetString_().GetSval()
+					w.body(d.Arg)
+				case "language":
+					lang = strings.ToLower(d.Arg.GetString_().GetSval())
+				}
+			}
+		}
+		f.languages = appendUnique(f.languages, lang)
+		if lang == "plpgsql" && body != "" {
+			w.doBody(body)
 		}
 	case *pg_query.CreateFunctionStmt:
 		for _, o := range n.Options {
-			if d := o.GetDefElem(); d != nil && d.Defname == "as" {
-				w.body(d.Arg)
+			if d := o.GetDefElem(); d != nil {
+				switch d.Defname {
+				case "as":
+					w.body(d.Arg)
+				case "language":
+					f.languages = appendUnique(f.languages, strings.ToLower(d.Arg.GetString_().GetSval()))
+				}
 			}
 		}
+		if n.SqlBody != nil {
+			w.markChildren(inFuncBody, n.SqlBody)
+		}
+	}
+}
+
+// predicates checks WHERE/HAVING/ON clauses for tautologies and marks them,
+// so that functions called inside are known to be in a predicate.
+func (w *walker) predicates(a, b *pg_query.Node) {
+	if orTautology(a, 0) || orTautology(b, 0) {
+		w.f.tautology = true
+	}
+	if a != nil || b != nil {
+		w.markChildren(inPredicate, a, b)
+	}
+}
+
+func (w *walker) roleOptions(opts []*pg_query.Node) {
+	for _, o := range opts {
+		d := o.GetDefElem()
+		if d == nil {
+			continue
+		}
+		name := d.Defname
+		if name == "isreplication" {
+			name = "replication"
+		}
+		bit, ok := roleAttrNames[name]
+		if !ok {
+			continue
+		}
+		on := true
+		switch a := d.Arg.GetNode().(type) {
+		case *pg_query.Node_Boolean:
+			on = a.Boolean.Boolval
+		case *pg_query.Node_Integer:
+			on = a.Integer.Ival != 0
+		}
+		if on {
+			w.f.roleAttrs |= bit
+		}
+	}
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, have := range list {
+		if have == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+func isSleep(name string) bool {
+	return name == "pg_sleep" || name == "pg_sleep_for" || name == "pg_sleep_until"
+}
+
+// setOperation counts the arms of a UNION/INTERSECT/EXCEPT tree (once, from
+// its root) and flags trees that mix arms reading system catalogs with arms
+// that do not: the shape of UNION-based catalog probing.
+func (w *walker) setOperation(root *pg_query.SelectStmt) {
+	if _, done := w.setops[root]; done {
+		return
+	}
+	var catalog, other bool
+	todo := []*pg_query.SelectStmt{root}
+	for len(todo) > 0 {
+		s := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if s == nil {
+			continue
+		}
+		if s.Op != pg_query.SetOperation_SETOP_NONE && s.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
+			w.setops[s] = struct{}{}
+			todo = append(todo, s.Larg, s.Rarg)
+			continue
+		}
+		w.f.unionArms++
+		if w.touchesCatalog(s) {
+			catalog = true
+		} else {
+			other = true
+		}
+	}
+	if catalog && other {
+		w.f.catalogUnion = true
+	}
+}
+
+// touchesCatalog reports whether a subtree names a system-catalog relation.
+func (w *walker) touchesCatalog(s *pg_query.SelectStmt) bool {
+	if w.sub == nil {
+		w.sub = &walker{}
+	}
+	sw := w.sub
+	sw.stack = append(sw.stack[:0], frame{m: s})
+	for len(sw.stack) > 0 {
+		m := sw.stack[len(sw.stack)-1].m
+		sw.stack = sw.stack[:len(sw.stack)-1]
+		if rv, ok := m.(*pg_query.RangeVar); ok && isCatalog(strings.ToLower(rv.Schemaname), strings.ToLower(rv.Relname)) {
+			sw.stack = sw.stack[:0]
+			return true
+		}
+		sw.pushChildren(m)
+	}
+	return false
+}
+
+// isCatalog: pg_catalog and information_schema, and unqualified pg_* names,
+// which resolve to pg_catalog first.
+func isCatalog(schema, name string) bool {
+	switch schema {
+	case "pg_catalog", "information_schema":
+		return true
+	case "":
+		return strings.HasPrefix(name, "pg_")
+	}
+	return false
+}
+
+// doBody analyses the statements of a PL/pgSQL DO block with PostgreSQL's
+// PL/pgSQL parser: a DO block runs at once, so what it does is judged like
+// the statements themselves (an UPDATE without WHERE inside is one). Dynamic
+// SQL (EXECUTE of a string) is covered only by the lexical scan.
+func (w *walker) doBody(body string) {
+	if w.depth >= 3 {
+		return
+	}
+	tag := "$sqlfw$"
+	for i := 0; strings.Contains(body, tag); i++ {
+		tag = "$sqlfw" + strconv.Itoa(i) + "$"
+	}
+	js, err := pg_query.ParsePlPgSqlToJSON("CREATE FUNCTION sqlfw_do() RETURNS void LANGUAGE plpgsql AS " + tag + body + tag)
+	if err != nil {
+		return
+	}
+	for _, q := range plpgsqlQueries(js) {
+		tree, err := pg_query.Parse(q)
+		if err != nil {
+			if tree, err = pg_query.Parse("SELECT " + q); err != nil {
+				continue
+			}
+		}
+		if w.sub == nil {
+			w.sub = &walker{}
+		}
+		sw := &walker{depth: w.depth + 1}
+		for _, raw := range tree.Stmts {
+			sf := sw.statement(raw.GetStmt())
+			w.merge(&sf)
+		}
+	}
+}
+
+// merge adds what a statement inside a DO body does to the DO statement.
+func (w *walker) merge(s *stmtFacts) {
+	f := w.f
+	f.kinds |= s.kinds &^ (1<<kindSelect | 1<<kindUtility)
+	f.unfiltered |= s.unfiltered
+	f.copy |= s.copy
+	f.copyDir |= s.copyDir
+	f.roleAttrs |= s.roleAttrs
+	f.tautology = f.tautology || s.tautology
+	f.catalogUnion = f.catalogUnion || s.catalogUnion
+	f.timeProbe = f.timeProbe || s.timeProbe
+	f.joins += s.joins
+	f.unionArms += s.unionArms
+	f.ctes += s.ctes
+	for _, t := range s.tables {
+		w.table(t.schema, t.name, t.alias, t.write)
+	}
+	for _, fn := range s.funcs {
+		w.addFunc(fn.schema, fn.name)
+	}
+	for _, c := range s.cols {
+		if _, ok := w.seenC[c]; !ok {
+			w.seenC[c] = struct{}{}
+			f.cols = append(f.cols, c)
+		}
+	}
+	for _, l := range s.languages {
+		f.languages = appendUnique(f.languages, l)
+	}
+	for _, x := range s.extensions {
+		f.extensions = appendUnique(f.extensions, x)
+	}
+	for _, x := range s.settings {
+		f.settings = appendUnique(f.settings, x)
+	}
+	for _, x := range s.roles {
+		f.roles = appendUnique(f.roles, x)
+	}
+}
+
+// plpgsqlQueries pulls the "query" strings of every PLpgSQL_expr out of the
+// PL/pgSQL parser's JSON, without decoding the whole document into maps.
+func plpgsqlQueries(js string) []string {
+	var out []string
+	const key = `"query":"`
+	for {
+		i := strings.Index(js, key)
+		if i < 0 {
+			return out
+		}
+		js = js[i+len(key):]
+		var b strings.Builder
+		j := 0
+		for ; j < len(js) && js[j] != '"'; j++ {
+			if js[j] == '\\' && j+1 < len(js) {
+				j++
+				switch js[j] {
+				case 'n':
+					b.WriteByte('\n')
+				case 't':
+					b.WriteByte('\t')
+				case 'r':
+					b.WriteByte('\r')
+				case 'u':
+					if j+4 < len(js) {
+						if v, err := strconv.ParseUint(js[j+1:j+5], 16, 32); err == nil {
+							b.WriteRune(rune(v))
+						}
+						j += 4
+					}
+				default:
+					b.WriteByte(js[j])
+				}
+				continue
+			}
+			b.WriteByte(js[j])
+		}
+		out = append(out, b.String())
+		js = js[min(j, len(js)):]
 	}
 }
 
@@ -259,24 +773,44 @@ func (w *walker) isTarget(r *pg_query.RangeVar) bool {
 	return false
 }
 
-func (w *walker) table(schema, name string, write bool) {
-	t := tableRef{schema: strings.ToLower(schema), name: strings.ToLower(name), write: write}
-	for _, have := range w.f.tables {
-		if have == t {
-			return
-		}
+func (w *walker) table(schema, name, alias string, write bool) {
+	t := tableRef{schema: strings.ToLower(schema), name: strings.ToLower(name), alias: strings.ToLower(alias), write: write}
+	if _, ok := w.seenT[t]; ok {
+		return
 	}
+	w.seenT[t] = struct{}{}
 	w.f.tables = append(w.f.tables, t)
 }
 
 func (w *walker) addFunc(schema, name string) {
 	fr := funcRef{schema: strings.ToLower(schema), name: strings.ToLower(name)}
-	for _, have := range w.f.funcs {
-		if have == fr {
-			return
-		}
+	if _, ok := w.seenF[fr]; ok {
+		return
 	}
+	w.seenF[fr] = struct{}{}
 	w.f.funcs = append(w.f.funcs, fr)
+}
+
+// column records a column reference: [[schema.]table.]column or a star.
+func (w *walker) column(fields []*pg_query.Node) {
+	if len(fields) == 0 {
+		return
+	}
+	var c colRef
+	last := fields[len(fields)-1]
+	if last.GetAStar() != nil {
+		c.name = "*"
+	} else {
+		c.name = strings.ToLower(last.GetString_().GetSval())
+	}
+	if len(fields) >= 2 {
+		c.qual = strings.ToLower(fields[len(fields)-2].GetString_().GetSval())
+	}
+	if _, ok := w.seenC[c]; ok {
+		return
+	}
+	w.seenC[c] = struct{}{}
+	w.f.cols = append(w.f.cols, c)
 }
 
 // funcName records a function named by a list of String nodes
@@ -313,7 +847,7 @@ func (w *walker) dropped(n *pg_query.DropStmt) {
 		if len(items) >= 2 {
 			schema = items[len(items)-2].GetString_().GetSval()
 		}
-		w.table(schema, name, true)
+		w.table(schema, name, "", true)
 	}
 }
 
@@ -389,7 +923,7 @@ func isIdentPart(c byte) bool {
 
 // topKind classifies a top-level statement.
 func topKind(n *pg_query.Node) stmtKind {
-	switch n.Node.(type) {
+	switch s := n.Node.(type) {
 	case *pg_query.Node_SelectStmt:
 		return kindSelect
 	case *pg_query.Node_InsertStmt:
@@ -413,15 +947,26 @@ func topKind(n *pg_query.Node) stmtKind {
 	case *pg_query.Node_DoStmt:
 		return kindDo
 	case *pg_query.Node_ExplainStmt:
+		// EXPLAIN ANALYZE runs its statement: judge it as that statement.
+		if explainAnalyze(s.ExplainStmt) && s.ExplainStmt.Query != nil {
+			return topKind(s.ExplainStmt.Query)
+		}
 		return kindExplain
 	case *pg_query.Node_AlterSystemStmt:
 		return kindAlterSystem
+	case *pg_query.Node_VacuumStmt:
+		if s.VacuumStmt.IsVacuumcmd {
+			return kindVacuum
+		}
+		return kindAnalyze
 	case *pg_query.Node_IndexStmt, *pg_query.Node_ViewStmt, *pg_query.Node_RuleStmt,
-		*pg_query.Node_DefineStmt, *pg_query.Node_RenameStmt, *pg_query.Node_GrantStmt,
-		*pg_query.Node_GrantRoleStmt, *pg_query.Node_CommentStmt, *pg_query.Node_SecLabelStmt,
-		*pg_query.Node_CompositeTypeStmt, *pg_query.Node_ReassignOwnedStmt,
+		*pg_query.Node_DefineStmt, *pg_query.Node_RenameStmt, *pg_query.Node_CommentStmt, *pg_query.Node_SecLabelStmt,
+		*pg_query.Node_CompositeTypeStmt,
 		*pg_query.Node_ImportForeignSchemaStmt, *pg_query.Node_RefreshMatViewStmt:
 		return kindDDL
+	}
+	if isDCL(n) {
+		return kindDCL
 	}
 	// The remaining DDL statements are all named Create*, Alter* or Drop*.
 	name := string(n.ProtoReflect().WhichOneof(nodeOneof).Message().Name())
@@ -429,6 +974,29 @@ func topKind(n *pg_query.Node) stmtKind {
 		return kindDDL
 	}
 	return kindUtility
+}
+
+func explainAnalyze(e *pg_query.ExplainStmt) bool {
+	for _, o := range e.Options {
+		d := o.GetDefElem()
+		if d == nil || d.Defname != "analyze" {
+			continue
+		}
+		if d.Arg == nil {
+			return true
+		}
+		switch a := d.Arg.GetNode().(type) {
+		case *pg_query.Node_Boolean:
+			return a.Boolean.Boolval
+		case *pg_query.Node_String_:
+			v := strings.ToLower(a.String_.Sval)
+			return v != "false" && v != "off" && v != "0" && v != "no"
+		case *pg_query.Node_Integer:
+			return a.Integer.Ival != 0
+		}
+		return true
+	}
+	return false
 }
 
 var nodeOneof = (&pg_query.Node{}).ProtoReflect().Descriptor().Oneofs().ByName("node")

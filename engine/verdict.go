@@ -1,6 +1,9 @@
 package engine
 
-import "net/netip"
+import (
+	"net/netip"
+	"time"
+)
 
 // Action is what a rule asks for when it matches.
 type Action uint8
@@ -12,6 +15,10 @@ const (
 	ActionDeny
 	// ActionLog lets the statement through and asks for it to be recorded.
 	ActionLog
+	// ActionDenyClose blocks the statement like ActionDeny and then closes
+	// the client connection: for rules whose match means the session is
+	// hostile. In monitor and detect mode it is reported, like a deny.
+	ActionDenyClose
 )
 
 func (a Action) String() string {
@@ -22,20 +29,31 @@ func (a Action) String() string {
 		return "deny"
 	case ActionLog:
 		return "log"
+	case ActionDenyClose:
+		return "deny_and_close"
 	}
 	return "unknown"
 }
 
+// Denies reports whether the action blocks the statement in enforce mode
+// (ActionDeny and ActionDenyClose).
+func (a Action) Denies() bool { return a == ActionDeny || a == ActionDenyClose }
+
 // Verdict is the engine's answer for one protocol message (a simple Query,
 // which may hold several statements, or one Parse). RuleID and Reason are
-// static strings from the policy: they never contain the statement's
-// literals, so they are safe to log and to send to the client.
+// static strings from the policy, plus measured numbers for limit rules:
+// they never contain the statement's literals, so they are safe to log and
+// to send to the client.
 type Verdict struct {
 	Action Action
 	// RuleID names the rule that decided; "" when no rule matched.
 	RuleID string
 	// Reason is a short, literal-free explanation for the operator.
 	Reason string
+	// Mode is the mode the policy asks for this verdict: the deciding rule's
+	// `mode:`, else the policy's `mode:`, else "" (use the configured mode).
+	// A live override (fwctl mode) takes precedence over it.
+	Mode string
 	// Statements is the number of statements in the judged text.
 	Statements int
 	// ParseError is true when the parser rejected the text; Action then
@@ -44,10 +62,30 @@ type Verdict struct {
 }
 
 // Session is what the engine knows about the connection a statement came
-// from. The daemon fills it once per connection.
+// from. The daemon fills it once per connection, except At.
 type Session struct {
 	User        string
 	Database    string
 	Application string
 	ClientAddr  netip.Addr
+	// Process identifies the client process when interception saw it.
+	Process ProcessInfo
+	// At is when the statement arrived. The daemon sets it per statement
+	// only when (*Policy).UsesTime() is true; time windows and rate limits
+	// need it, and a rule with either does not apply while it is zero.
+	At time.Time
+}
+
+// ProcessInfo is the client process behind a connection, from interception.
+type ProcessInfo struct {
+	// Known is false when the connection was not intercepted (or the
+	// process could not be identified); rules scoped by process then do
+	// not apply.
+	Known bool
+	Tgid  uint32
+	UID   uint32
+	// Comm is the process's command name (up to 15 bytes, as in /proc).
+	Comm string
+	// Cgroup is the cgroup v2 path, e.g. /system.slice/billing.service.
+	Cgroup string
 }

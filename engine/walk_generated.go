@@ -4,3637 +4,3637 @@ package engine
 
 import pg_query "github.com/pganalyze/pg_query_go/v5"
 
-// pushChildren pushes every non-nil message-typed child of m onto w.stack.
+// pushChildren pushes every non-nil message-typed child of m with w.push.
 func (w *walker) pushChildren(m any) {
 	switch n := m.(type) {
 	case *pg_query.A_ArrayExpr:
 		for _, c := range n.Elements {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.A_Const:
 		switch x := n.Val.(type) {
 		case *pg_query.A_Const_Ival:
 			if x.Ival != nil {
-				w.stack = append(w.stack, x.Ival)
+				w.push(x.Ival)
 			}
 		case *pg_query.A_Const_Fval:
 			if x.Fval != nil {
-				w.stack = append(w.stack, x.Fval)
+				w.push(x.Fval)
 			}
 		case *pg_query.A_Const_Boolval:
 			if x.Boolval != nil {
-				w.stack = append(w.stack, x.Boolval)
+				w.push(x.Boolval)
 			}
 		case *pg_query.A_Const_Sval:
 			if x.Sval != nil {
-				w.stack = append(w.stack, x.Sval)
+				w.push(x.Sval)
 			}
 		case *pg_query.A_Const_Bsval:
 			if x.Bsval != nil {
-				w.stack = append(w.stack, x.Bsval)
+				w.push(x.Bsval)
 			}
 		}
 	case *pg_query.A_Expr:
 		for _, c := range n.Name {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Lexpr != nil {
-			w.stack = append(w.stack, n.Lexpr)
+			w.push(n.Lexpr)
 		}
 		if n.Rexpr != nil {
-			w.stack = append(w.stack, n.Rexpr)
+			w.push(n.Rexpr)
 		}
 	case *pg_query.A_Indices:
 		if n.Lidx != nil {
-			w.stack = append(w.stack, n.Lidx)
+			w.push(n.Lidx)
 		}
 		if n.Uidx != nil {
-			w.stack = append(w.stack, n.Uidx)
+			w.push(n.Uidx)
 		}
 	case *pg_query.A_Indirection:
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 		for _, c := range n.Indirection {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AccessPriv:
 		for _, c := range n.Cols {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.Aggref:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Aggargtypes {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Aggdirectargs {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Aggorder {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Aggdistinct {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Aggfilter != nil {
-			w.stack = append(w.stack, n.Aggfilter)
+			w.push(n.Aggfilter)
 		}
 	case *pg_query.Alias:
 		for _, c := range n.Colnames {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterCollationStmt:
 		for _, c := range n.Collname {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterDatabaseSetStmt:
 		if n.Setstmt != nil {
-			w.stack = append(w.stack, n.Setstmt)
+			w.push(n.Setstmt)
 		}
 	case *pg_query.AlterDatabaseStmt:
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterDefaultPrivilegesStmt:
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Action != nil {
-			w.stack = append(w.stack, n.Action)
+			w.push(n.Action)
 		}
 	case *pg_query.AlterDomainStmt:
 		for _, c := range n.TypeName {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Def != nil {
-			w.stack = append(w.stack, n.Def)
+			w.push(n.Def)
 		}
 	case *pg_query.AlterEnumStmt:
 		for _, c := range n.TypeName {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterExtensionContentsStmt:
 		if n.Object != nil {
-			w.stack = append(w.stack, n.Object)
+			w.push(n.Object)
 		}
 	case *pg_query.AlterExtensionStmt:
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterFdwStmt:
 		for _, c := range n.FuncOptions {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterForeignServerStmt:
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterFunctionStmt:
 		if n.Func != nil {
-			w.stack = append(w.stack, n.Func)
+			w.push(n.Func)
 		}
 		for _, c := range n.Actions {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterObjectDependsStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		if n.Object != nil {
-			w.stack = append(w.stack, n.Object)
+			w.push(n.Object)
 		}
 		if n.Extname != nil {
-			w.stack = append(w.stack, n.Extname)
+			w.push(n.Extname)
 		}
 	case *pg_query.AlterObjectSchemaStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		if n.Object != nil {
-			w.stack = append(w.stack, n.Object)
+			w.push(n.Object)
 		}
 	case *pg_query.AlterOpFamilyStmt:
 		for _, c := range n.Opfamilyname {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Items {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterOperatorStmt:
 		if n.Opername != nil {
-			w.stack = append(w.stack, n.Opername)
+			w.push(n.Opername)
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterOwnerStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		if n.Object != nil {
-			w.stack = append(w.stack, n.Object)
+			w.push(n.Object)
 		}
 		if n.Newowner != nil {
-			w.stack = append(w.stack, n.Newowner)
+			w.push(n.Newowner)
 		}
 	case *pg_query.AlterPolicyStmt:
 		if n.Table != nil {
-			w.stack = append(w.stack, n.Table)
+			w.push(n.Table)
 		}
 		for _, c := range n.Roles {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Qual != nil {
-			w.stack = append(w.stack, n.Qual)
+			w.push(n.Qual)
 		}
 		if n.WithCheck != nil {
-			w.stack = append(w.stack, n.WithCheck)
+			w.push(n.WithCheck)
 		}
 	case *pg_query.AlterPublicationStmt:
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Pubobjects {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterRoleSetStmt:
 		if n.Role != nil {
-			w.stack = append(w.stack, n.Role)
+			w.push(n.Role)
 		}
 		if n.Setstmt != nil {
-			w.stack = append(w.stack, n.Setstmt)
+			w.push(n.Setstmt)
 		}
 	case *pg_query.AlterRoleStmt:
 		if n.Role != nil {
-			w.stack = append(w.stack, n.Role)
+			w.push(n.Role)
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterSeqStmt:
 		if n.Sequence != nil {
-			w.stack = append(w.stack, n.Sequence)
+			w.push(n.Sequence)
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterStatsStmt:
 		for _, c := range n.Defnames {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterSubscriptionStmt:
 		for _, c := range n.Publication {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterSystemStmt:
 		if n.Setstmt != nil {
-			w.stack = append(w.stack, n.Setstmt)
+			w.push(n.Setstmt)
 		}
 	case *pg_query.AlterTSConfigurationStmt:
 		for _, c := range n.Cfgname {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Tokentype {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Dicts {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterTSDictionaryStmt:
 		for _, c := range n.Dictname {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterTableCmd:
 		if n.Newowner != nil {
-			w.stack = append(w.stack, n.Newowner)
+			w.push(n.Newowner)
 		}
 		if n.Def != nil {
-			w.stack = append(w.stack, n.Def)
+			w.push(n.Def)
 		}
 	case *pg_query.AlterTableMoveAllStmt:
 		for _, c := range n.Roles {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterTableSpaceOptionsStmt:
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterTableStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		for _, c := range n.Cmds {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterTypeStmt:
 		for _, c := range n.TypeName {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlterUserMappingStmt:
 		if n.User != nil {
-			w.stack = append(w.stack, n.User)
+			w.push(n.User)
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.AlternativeSubPlan:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Subplans {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.ArrayCoerceExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 		if n.Elemexpr != nil {
-			w.stack = append(w.stack, n.Elemexpr)
+			w.push(n.Elemexpr)
 		}
 	case *pg_query.ArrayExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Elements {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.BoolExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.BooleanTest:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 	case *pg_query.CTECycleClause:
 		for _, c := range n.CycleColList {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.CycleMarkValue != nil {
-			w.stack = append(w.stack, n.CycleMarkValue)
+			w.push(n.CycleMarkValue)
 		}
 		if n.CycleMarkDefault != nil {
-			w.stack = append(w.stack, n.CycleMarkDefault)
+			w.push(n.CycleMarkDefault)
 		}
 	case *pg_query.CTESearchClause:
 		for _, c := range n.SearchColList {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CallStmt:
 		if n.Funccall != nil {
-			w.stack = append(w.stack, n.Funccall)
+			w.push(n.Funccall)
 		}
 		if n.Funcexpr != nil {
-			w.stack = append(w.stack, n.Funcexpr)
+			w.push(n.Funcexpr)
 		}
 		for _, c := range n.Outargs {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CaseExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Defresult != nil {
-			w.stack = append(w.stack, n.Defresult)
+			w.push(n.Defresult)
 		}
 	case *pg_query.CaseTestExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 	case *pg_query.CaseWhen:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Expr != nil {
-			w.stack = append(w.stack, n.Expr)
+			w.push(n.Expr)
 		}
 		if n.Result != nil {
-			w.stack = append(w.stack, n.Result)
+			w.push(n.Result)
 		}
 	case *pg_query.ClusterStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		for _, c := range n.Params {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CoalesceExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CoerceToDomain:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 	case *pg_query.CoerceToDomainValue:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 	case *pg_query.CoerceViaIO:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 	case *pg_query.CollateClause:
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 		for _, c := range n.Collname {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CollateExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 	case *pg_query.ColumnDef:
 		if n.TypeName != nil {
-			w.stack = append(w.stack, n.TypeName)
+			w.push(n.TypeName)
 		}
 		if n.RawDefault != nil {
-			w.stack = append(w.stack, n.RawDefault)
+			w.push(n.RawDefault)
 		}
 		if n.CookedDefault != nil {
-			w.stack = append(w.stack, n.CookedDefault)
+			w.push(n.CookedDefault)
 		}
 		if n.IdentitySequence != nil {
-			w.stack = append(w.stack, n.IdentitySequence)
+			w.push(n.IdentitySequence)
 		}
 		if n.CollClause != nil {
-			w.stack = append(w.stack, n.CollClause)
+			w.push(n.CollClause)
 		}
 		for _, c := range n.Constraints {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Fdwoptions {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.ColumnRef:
 		for _, c := range n.Fields {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CommentStmt:
 		if n.Object != nil {
-			w.stack = append(w.stack, n.Object)
+			w.push(n.Object)
 		}
 	case *pg_query.CommonTableExpr:
 		for _, c := range n.Aliascolnames {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Ctequery != nil {
-			w.stack = append(w.stack, n.Ctequery)
+			w.push(n.Ctequery)
 		}
 		if n.SearchClause != nil {
-			w.stack = append(w.stack, n.SearchClause)
+			w.push(n.SearchClause)
 		}
 		if n.CycleClause != nil {
-			w.stack = append(w.stack, n.CycleClause)
+			w.push(n.CycleClause)
 		}
 		for _, c := range n.Ctecolnames {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Ctecoltypes {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Ctecoltypmods {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Ctecolcollations {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CompositeTypeStmt:
 		if n.Typevar != nil {
-			w.stack = append(w.stack, n.Typevar)
+			w.push(n.Typevar)
 		}
 		for _, c := range n.Coldeflist {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.Constraint:
 		if n.RawExpr != nil {
-			w.stack = append(w.stack, n.RawExpr)
+			w.push(n.RawExpr)
 		}
 		for _, c := range n.Keys {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Including {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Exclusions {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.WhereClause != nil {
-			w.stack = append(w.stack, n.WhereClause)
+			w.push(n.WhereClause)
 		}
 		if n.Pktable != nil {
-			w.stack = append(w.stack, n.Pktable)
+			w.push(n.Pktable)
 		}
 		for _, c := range n.FkAttrs {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.PkAttrs {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.FkDelSetCols {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.OldConpfeqop {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.ConstraintsSetStmt:
 		for _, c := range n.Constraints {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.ConvertRowtypeExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 	case *pg_query.CopyStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		if n.Query != nil {
-			w.stack = append(w.stack, n.Query)
+			w.push(n.Query)
 		}
 		for _, c := range n.Attlist {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.WhereClause != nil {
-			w.stack = append(w.stack, n.WhereClause)
+			w.push(n.WhereClause)
 		}
 	case *pg_query.CreateAmStmt:
 		for _, c := range n.HandlerName {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateCastStmt:
 		if n.Sourcetype != nil {
-			w.stack = append(w.stack, n.Sourcetype)
+			w.push(n.Sourcetype)
 		}
 		if n.Targettype != nil {
-			w.stack = append(w.stack, n.Targettype)
+			w.push(n.Targettype)
 		}
 		if n.Func != nil {
-			w.stack = append(w.stack, n.Func)
+			w.push(n.Func)
 		}
 	case *pg_query.CreateConversionStmt:
 		for _, c := range n.ConversionName {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.FuncName {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateDomainStmt:
 		for _, c := range n.Domainname {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.TypeName != nil {
-			w.stack = append(w.stack, n.TypeName)
+			w.push(n.TypeName)
 		}
 		if n.CollClause != nil {
-			w.stack = append(w.stack, n.CollClause)
+			w.push(n.CollClause)
 		}
 		for _, c := range n.Constraints {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateEnumStmt:
 		for _, c := range n.TypeName {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Vals {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateEventTrigStmt:
 		for _, c := range n.Whenclause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Funcname {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateExtensionStmt:
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateFdwStmt:
 		for _, c := range n.FuncOptions {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateForeignServerStmt:
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateForeignTableStmt:
 		if n.BaseStmt != nil {
-			w.stack = append(w.stack, n.BaseStmt)
+			w.push(n.BaseStmt)
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateFunctionStmt:
 		for _, c := range n.Funcname {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Parameters {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.ReturnType != nil {
-			w.stack = append(w.stack, n.ReturnType)
+			w.push(n.ReturnType)
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.SqlBody != nil {
-			w.stack = append(w.stack, n.SqlBody)
+			w.push(n.SqlBody)
 		}
 	case *pg_query.CreateOpClassItem:
 		if n.Name != nil {
-			w.stack = append(w.stack, n.Name)
+			w.push(n.Name)
 		}
 		for _, c := range n.OrderFamily {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.ClassArgs {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Storedtype != nil {
-			w.stack = append(w.stack, n.Storedtype)
+			w.push(n.Storedtype)
 		}
 	case *pg_query.CreateOpClassStmt:
 		for _, c := range n.Opclassname {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Opfamilyname {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Datatype != nil {
-			w.stack = append(w.stack, n.Datatype)
+			w.push(n.Datatype)
 		}
 		for _, c := range n.Items {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateOpFamilyStmt:
 		for _, c := range n.Opfamilyname {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreatePLangStmt:
 		for _, c := range n.Plhandler {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Plinline {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Plvalidator {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreatePolicyStmt:
 		if n.Table != nil {
-			w.stack = append(w.stack, n.Table)
+			w.push(n.Table)
 		}
 		for _, c := range n.Roles {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Qual != nil {
-			w.stack = append(w.stack, n.Qual)
+			w.push(n.Qual)
 		}
 		if n.WithCheck != nil {
-			w.stack = append(w.stack, n.WithCheck)
+			w.push(n.WithCheck)
 		}
 	case *pg_query.CreatePublicationStmt:
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Pubobjects {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateRangeStmt:
 		for _, c := range n.TypeName {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Params {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateRoleStmt:
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateSchemaStmt:
 		if n.Authrole != nil {
-			w.stack = append(w.stack, n.Authrole)
+			w.push(n.Authrole)
 		}
 		for _, c := range n.SchemaElts {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateSeqStmt:
 		if n.Sequence != nil {
-			w.stack = append(w.stack, n.Sequence)
+			w.push(n.Sequence)
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateStatsStmt:
 		for _, c := range n.Defnames {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.StatTypes {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Exprs {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Relations {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		for _, c := range n.TableElts {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.InhRelations {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Partbound != nil {
-			w.stack = append(w.stack, n.Partbound)
+			w.push(n.Partbound)
 		}
 		if n.Partspec != nil {
-			w.stack = append(w.stack, n.Partspec)
+			w.push(n.Partspec)
 		}
 		if n.OfTypename != nil {
-			w.stack = append(w.stack, n.OfTypename)
+			w.push(n.OfTypename)
 		}
 		for _, c := range n.Constraints {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateSubscriptionStmt:
 		for _, c := range n.Publication {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateTableAsStmt:
 		if n.Query != nil {
-			w.stack = append(w.stack, n.Query)
+			w.push(n.Query)
 		}
 		if n.Into != nil {
-			w.stack = append(w.stack, n.Into)
+			w.push(n.Into)
 		}
 	case *pg_query.CreateTableSpaceStmt:
 		if n.Owner != nil {
-			w.stack = append(w.stack, n.Owner)
+			w.push(n.Owner)
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreateTransformStmt:
 		if n.TypeName != nil {
-			w.stack = append(w.stack, n.TypeName)
+			w.push(n.TypeName)
 		}
 		if n.Fromsql != nil {
-			w.stack = append(w.stack, n.Fromsql)
+			w.push(n.Fromsql)
 		}
 		if n.Tosql != nil {
-			w.stack = append(w.stack, n.Tosql)
+			w.push(n.Tosql)
 		}
 	case *pg_query.CreateTrigStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		for _, c := range n.Funcname {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Columns {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.WhenClause != nil {
-			w.stack = append(w.stack, n.WhenClause)
+			w.push(n.WhenClause)
 		}
 		for _, c := range n.TransitionRels {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Constrrel != nil {
-			w.stack = append(w.stack, n.Constrrel)
+			w.push(n.Constrrel)
 		}
 	case *pg_query.CreateUserMappingStmt:
 		if n.User != nil {
-			w.stack = append(w.stack, n.User)
+			w.push(n.User)
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CreatedbStmt:
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.CurrentOfExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 	case *pg_query.DeclareCursorStmt:
 		if n.Query != nil {
-			w.stack = append(w.stack, n.Query)
+			w.push(n.Query)
 		}
 	case *pg_query.DefElem:
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 	case *pg_query.DefineStmt:
 		for _, c := range n.Defnames {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Definition {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.DeleteStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		for _, c := range n.UsingClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.WhereClause != nil {
-			w.stack = append(w.stack, n.WhereClause)
+			w.push(n.WhereClause)
 		}
 		for _, c := range n.ReturningList {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.WithClause != nil {
-			w.stack = append(w.stack, n.WithClause)
+			w.push(n.WithClause)
 		}
 	case *pg_query.DistinctExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.DoStmt:
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.DropOwnedStmt:
 		for _, c := range n.Roles {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.DropRoleStmt:
 		for _, c := range n.Roles {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.DropStmt:
 		for _, c := range n.Objects {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.DropUserMappingStmt:
 		if n.User != nil {
-			w.stack = append(w.stack, n.User)
+			w.push(n.User)
 		}
 	case *pg_query.DropdbStmt:
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.ExecuteStmt:
 		for _, c := range n.Params {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.ExplainStmt:
 		if n.Query != nil {
-			w.stack = append(w.stack, n.Query)
+			w.push(n.Query)
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.FieldSelect:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 	case *pg_query.FieldStore:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 		for _, c := range n.Newvals {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Fieldnums {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.FromExpr:
 		for _, c := range n.Fromlist {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Quals != nil {
-			w.stack = append(w.stack, n.Quals)
+			w.push(n.Quals)
 		}
 	case *pg_query.FuncCall:
 		for _, c := range n.Funcname {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.AggOrder {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.AggFilter != nil {
-			w.stack = append(w.stack, n.AggFilter)
+			w.push(n.AggFilter)
 		}
 		if n.Over != nil {
-			w.stack = append(w.stack, n.Over)
+			w.push(n.Over)
 		}
 	case *pg_query.FuncExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.FunctionParameter:
 		if n.ArgType != nil {
-			w.stack = append(w.stack, n.ArgType)
+			w.push(n.ArgType)
 		}
 		if n.Defexpr != nil {
-			w.stack = append(w.stack, n.Defexpr)
+			w.push(n.Defexpr)
 		}
 	case *pg_query.GrantRoleStmt:
 		for _, c := range n.GrantedRoles {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.GranteeRoles {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Opt {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Grantor != nil {
-			w.stack = append(w.stack, n.Grantor)
+			w.push(n.Grantor)
 		}
 	case *pg_query.GrantStmt:
 		for _, c := range n.Objects {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Privileges {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Grantees {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Grantor != nil {
-			w.stack = append(w.stack, n.Grantor)
+			w.push(n.Grantor)
 		}
 	case *pg_query.GroupingFunc:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Refs {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.GroupingSet:
 		for _, c := range n.Content {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.ImportForeignSchemaStmt:
 		for _, c := range n.TableList {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.IndexElem:
 		if n.Expr != nil {
-			w.stack = append(w.stack, n.Expr)
+			w.push(n.Expr)
 		}
 		for _, c := range n.Collation {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Opclass {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Opclassopts {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.IndexStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		for _, c := range n.IndexParams {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.IndexIncludingParams {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.WhereClause != nil {
-			w.stack = append(w.stack, n.WhereClause)
+			w.push(n.WhereClause)
 		}
 		for _, c := range n.ExcludeOpNames {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.InferClause:
 		for _, c := range n.IndexElems {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.WhereClause != nil {
-			w.stack = append(w.stack, n.WhereClause)
+			w.push(n.WhereClause)
 		}
 	case *pg_query.InferenceElem:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Expr != nil {
-			w.stack = append(w.stack, n.Expr)
+			w.push(n.Expr)
 		}
 	case *pg_query.InsertStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		for _, c := range n.Cols {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.SelectStmt != nil {
-			w.stack = append(w.stack, n.SelectStmt)
+			w.push(n.SelectStmt)
 		}
 		if n.OnConflictClause != nil {
-			w.stack = append(w.stack, n.OnConflictClause)
+			w.push(n.OnConflictClause)
 		}
 		for _, c := range n.ReturningList {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.WithClause != nil {
-			w.stack = append(w.stack, n.WithClause)
+			w.push(n.WithClause)
 		}
 	case *pg_query.IntList:
 		for _, c := range n.Items {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.IntoClause:
 		if n.Rel != nil {
-			w.stack = append(w.stack, n.Rel)
+			w.push(n.Rel)
 		}
 		for _, c := range n.ColNames {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.ViewQuery != nil {
-			w.stack = append(w.stack, n.ViewQuery)
+			w.push(n.ViewQuery)
 		}
 	case *pg_query.JoinExpr:
 		if n.Larg != nil {
-			w.stack = append(w.stack, n.Larg)
+			w.push(n.Larg)
 		}
 		if n.Rarg != nil {
-			w.stack = append(w.stack, n.Rarg)
+			w.push(n.Rarg)
 		}
 		for _, c := range n.UsingClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.JoinUsingAlias != nil {
-			w.stack = append(w.stack, n.JoinUsingAlias)
+			w.push(n.JoinUsingAlias)
 		}
 		if n.Quals != nil {
-			w.stack = append(w.stack, n.Quals)
+			w.push(n.Quals)
 		}
 		if n.Alias != nil {
-			w.stack = append(w.stack, n.Alias)
+			w.push(n.Alias)
 		}
 	case *pg_query.JsonAggConstructor:
 		if n.Output != nil {
-			w.stack = append(w.stack, n.Output)
+			w.push(n.Output)
 		}
 		if n.AggFilter != nil {
-			w.stack = append(w.stack, n.AggFilter)
+			w.push(n.AggFilter)
 		}
 		for _, c := range n.AggOrder {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Over != nil {
-			w.stack = append(w.stack, n.Over)
+			w.push(n.Over)
 		}
 	case *pg_query.JsonArrayAgg:
 		if n.Constructor != nil {
-			w.stack = append(w.stack, n.Constructor)
+			w.push(n.Constructor)
 		}
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 	case *pg_query.JsonArrayConstructor:
 		for _, c := range n.Exprs {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Output != nil {
-			w.stack = append(w.stack, n.Output)
+			w.push(n.Output)
 		}
 	case *pg_query.JsonArrayQueryConstructor:
 		if n.Query != nil {
-			w.stack = append(w.stack, n.Query)
+			w.push(n.Query)
 		}
 		if n.Output != nil {
-			w.stack = append(w.stack, n.Output)
+			w.push(n.Output)
 		}
 		if n.Format != nil {
-			w.stack = append(w.stack, n.Format)
+			w.push(n.Format)
 		}
 	case *pg_query.JsonConstructorExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Func != nil {
-			w.stack = append(w.stack, n.Func)
+			w.push(n.Func)
 		}
 		if n.Coercion != nil {
-			w.stack = append(w.stack, n.Coercion)
+			w.push(n.Coercion)
 		}
 		if n.Returning != nil {
-			w.stack = append(w.stack, n.Returning)
+			w.push(n.Returning)
 		}
 	case *pg_query.JsonIsPredicate:
 		if n.Expr != nil {
-			w.stack = append(w.stack, n.Expr)
+			w.push(n.Expr)
 		}
 		if n.Format != nil {
-			w.stack = append(w.stack, n.Format)
+			w.push(n.Format)
 		}
 	case *pg_query.JsonKeyValue:
 		if n.Key != nil {
-			w.stack = append(w.stack, n.Key)
+			w.push(n.Key)
 		}
 		if n.Value != nil {
-			w.stack = append(w.stack, n.Value)
+			w.push(n.Value)
 		}
 	case *pg_query.JsonObjectAgg:
 		if n.Constructor != nil {
-			w.stack = append(w.stack, n.Constructor)
+			w.push(n.Constructor)
 		}
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 	case *pg_query.JsonObjectConstructor:
 		for _, c := range n.Exprs {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Output != nil {
-			w.stack = append(w.stack, n.Output)
+			w.push(n.Output)
 		}
 	case *pg_query.JsonOutput:
 		if n.TypeName != nil {
-			w.stack = append(w.stack, n.TypeName)
+			w.push(n.TypeName)
 		}
 		if n.Returning != nil {
-			w.stack = append(w.stack, n.Returning)
+			w.push(n.Returning)
 		}
 	case *pg_query.JsonReturning:
 		if n.Format != nil {
-			w.stack = append(w.stack, n.Format)
+			w.push(n.Format)
 		}
 	case *pg_query.JsonValueExpr:
 		if n.RawExpr != nil {
-			w.stack = append(w.stack, n.RawExpr)
+			w.push(n.RawExpr)
 		}
 		if n.FormattedExpr != nil {
-			w.stack = append(w.stack, n.FormattedExpr)
+			w.push(n.FormattedExpr)
 		}
 		if n.Format != nil {
-			w.stack = append(w.stack, n.Format)
+			w.push(n.Format)
 		}
 	case *pg_query.List:
 		for _, c := range n.Items {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.LockStmt:
 		for _, c := range n.Relations {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.LockingClause:
 		for _, c := range n.LockedRels {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.MergeAction:
 		if n.Qual != nil {
-			w.stack = append(w.stack, n.Qual)
+			w.push(n.Qual)
 		}
 		for _, c := range n.TargetList {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.UpdateColnos {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.MergeStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		if n.SourceRelation != nil {
-			w.stack = append(w.stack, n.SourceRelation)
+			w.push(n.SourceRelation)
 		}
 		if n.JoinCondition != nil {
-			w.stack = append(w.stack, n.JoinCondition)
+			w.push(n.JoinCondition)
 		}
 		for _, c := range n.MergeWhenClauses {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.WithClause != nil {
-			w.stack = append(w.stack, n.WithClause)
+			w.push(n.WithClause)
 		}
 	case *pg_query.MergeWhenClause:
 		if n.Condition != nil {
-			w.stack = append(w.stack, n.Condition)
+			w.push(n.Condition)
 		}
 		for _, c := range n.TargetList {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Values {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.MinMaxExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.MultiAssignRef:
 		if n.Source != nil {
-			w.stack = append(w.stack, n.Source)
+			w.push(n.Source)
 		}
 	case *pg_query.NamedArgExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 	case *pg_query.NextValueExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 	case *pg_query.Node:
 		switch x := n.Node.(type) {
 		case *pg_query.Node_Alias:
 			if x.Alias != nil {
-				w.stack = append(w.stack, x.Alias)
+				w.push(x.Alias)
 			}
 		case *pg_query.Node_RangeVar:
 			if x.RangeVar != nil {
-				w.stack = append(w.stack, x.RangeVar)
+				w.push(x.RangeVar)
 			}
 		case *pg_query.Node_TableFunc:
 			if x.TableFunc != nil {
-				w.stack = append(w.stack, x.TableFunc)
+				w.push(x.TableFunc)
 			}
 		case *pg_query.Node_IntoClause:
 			if x.IntoClause != nil {
-				w.stack = append(w.stack, x.IntoClause)
+				w.push(x.IntoClause)
 			}
 		case *pg_query.Node_Var:
 			if x.Var != nil {
-				w.stack = append(w.stack, x.Var)
+				w.push(x.Var)
 			}
 		case *pg_query.Node_Param:
 			if x.Param != nil {
-				w.stack = append(w.stack, x.Param)
+				w.push(x.Param)
 			}
 		case *pg_query.Node_Aggref:
 			if x.Aggref != nil {
-				w.stack = append(w.stack, x.Aggref)
+				w.push(x.Aggref)
 			}
 		case *pg_query.Node_GroupingFunc:
 			if x.GroupingFunc != nil {
-				w.stack = append(w.stack, x.GroupingFunc)
+				w.push(x.GroupingFunc)
 			}
 		case *pg_query.Node_WindowFunc:
 			if x.WindowFunc != nil {
-				w.stack = append(w.stack, x.WindowFunc)
+				w.push(x.WindowFunc)
 			}
 		case *pg_query.Node_SubscriptingRef:
 			if x.SubscriptingRef != nil {
-				w.stack = append(w.stack, x.SubscriptingRef)
+				w.push(x.SubscriptingRef)
 			}
 		case *pg_query.Node_FuncExpr:
 			if x.FuncExpr != nil {
-				w.stack = append(w.stack, x.FuncExpr)
+				w.push(x.FuncExpr)
 			}
 		case *pg_query.Node_NamedArgExpr:
 			if x.NamedArgExpr != nil {
-				w.stack = append(w.stack, x.NamedArgExpr)
+				w.push(x.NamedArgExpr)
 			}
 		case *pg_query.Node_OpExpr:
 			if x.OpExpr != nil {
-				w.stack = append(w.stack, x.OpExpr)
+				w.push(x.OpExpr)
 			}
 		case *pg_query.Node_DistinctExpr:
 			if x.DistinctExpr != nil {
-				w.stack = append(w.stack, x.DistinctExpr)
+				w.push(x.DistinctExpr)
 			}
 		case *pg_query.Node_NullIfExpr:
 			if x.NullIfExpr != nil {
-				w.stack = append(w.stack, x.NullIfExpr)
+				w.push(x.NullIfExpr)
 			}
 		case *pg_query.Node_ScalarArrayOpExpr:
 			if x.ScalarArrayOpExpr != nil {
-				w.stack = append(w.stack, x.ScalarArrayOpExpr)
+				w.push(x.ScalarArrayOpExpr)
 			}
 		case *pg_query.Node_BoolExpr:
 			if x.BoolExpr != nil {
-				w.stack = append(w.stack, x.BoolExpr)
+				w.push(x.BoolExpr)
 			}
 		case *pg_query.Node_SubLink:
 			if x.SubLink != nil {
-				w.stack = append(w.stack, x.SubLink)
+				w.push(x.SubLink)
 			}
 		case *pg_query.Node_SubPlan:
 			if x.SubPlan != nil {
-				w.stack = append(w.stack, x.SubPlan)
+				w.push(x.SubPlan)
 			}
 		case *pg_query.Node_AlternativeSubPlan:
 			if x.AlternativeSubPlan != nil {
-				w.stack = append(w.stack, x.AlternativeSubPlan)
+				w.push(x.AlternativeSubPlan)
 			}
 		case *pg_query.Node_FieldSelect:
 			if x.FieldSelect != nil {
-				w.stack = append(w.stack, x.FieldSelect)
+				w.push(x.FieldSelect)
 			}
 		case *pg_query.Node_FieldStore:
 			if x.FieldStore != nil {
-				w.stack = append(w.stack, x.FieldStore)
+				w.push(x.FieldStore)
 			}
 		case *pg_query.Node_RelabelType:
 			if x.RelabelType != nil {
-				w.stack = append(w.stack, x.RelabelType)
+				w.push(x.RelabelType)
 			}
 		case *pg_query.Node_CoerceViaIo:
 			if x.CoerceViaIo != nil {
-				w.stack = append(w.stack, x.CoerceViaIo)
+				w.push(x.CoerceViaIo)
 			}
 		case *pg_query.Node_ArrayCoerceExpr:
 			if x.ArrayCoerceExpr != nil {
-				w.stack = append(w.stack, x.ArrayCoerceExpr)
+				w.push(x.ArrayCoerceExpr)
 			}
 		case *pg_query.Node_ConvertRowtypeExpr:
 			if x.ConvertRowtypeExpr != nil {
-				w.stack = append(w.stack, x.ConvertRowtypeExpr)
+				w.push(x.ConvertRowtypeExpr)
 			}
 		case *pg_query.Node_CollateExpr:
 			if x.CollateExpr != nil {
-				w.stack = append(w.stack, x.CollateExpr)
+				w.push(x.CollateExpr)
 			}
 		case *pg_query.Node_CaseExpr:
 			if x.CaseExpr != nil {
-				w.stack = append(w.stack, x.CaseExpr)
+				w.push(x.CaseExpr)
 			}
 		case *pg_query.Node_CaseWhen:
 			if x.CaseWhen != nil {
-				w.stack = append(w.stack, x.CaseWhen)
+				w.push(x.CaseWhen)
 			}
 		case *pg_query.Node_CaseTestExpr:
 			if x.CaseTestExpr != nil {
-				w.stack = append(w.stack, x.CaseTestExpr)
+				w.push(x.CaseTestExpr)
 			}
 		case *pg_query.Node_ArrayExpr:
 			if x.ArrayExpr != nil {
-				w.stack = append(w.stack, x.ArrayExpr)
+				w.push(x.ArrayExpr)
 			}
 		case *pg_query.Node_RowExpr:
 			if x.RowExpr != nil {
-				w.stack = append(w.stack, x.RowExpr)
+				w.push(x.RowExpr)
 			}
 		case *pg_query.Node_RowCompareExpr:
 			if x.RowCompareExpr != nil {
-				w.stack = append(w.stack, x.RowCompareExpr)
+				w.push(x.RowCompareExpr)
 			}
 		case *pg_query.Node_CoalesceExpr:
 			if x.CoalesceExpr != nil {
-				w.stack = append(w.stack, x.CoalesceExpr)
+				w.push(x.CoalesceExpr)
 			}
 		case *pg_query.Node_MinMaxExpr:
 			if x.MinMaxExpr != nil {
-				w.stack = append(w.stack, x.MinMaxExpr)
+				w.push(x.MinMaxExpr)
 			}
 		case *pg_query.Node_SqlvalueFunction:
 			if x.SqlvalueFunction != nil {
-				w.stack = append(w.stack, x.SqlvalueFunction)
+				w.push(x.SqlvalueFunction)
 			}
 		case *pg_query.Node_XmlExpr:
 			if x.XmlExpr != nil {
-				w.stack = append(w.stack, x.XmlExpr)
+				w.push(x.XmlExpr)
 			}
 		case *pg_query.Node_JsonFormat:
 			if x.JsonFormat != nil {
-				w.stack = append(w.stack, x.JsonFormat)
+				w.push(x.JsonFormat)
 			}
 		case *pg_query.Node_JsonReturning:
 			if x.JsonReturning != nil {
-				w.stack = append(w.stack, x.JsonReturning)
+				w.push(x.JsonReturning)
 			}
 		case *pg_query.Node_JsonValueExpr:
 			if x.JsonValueExpr != nil {
-				w.stack = append(w.stack, x.JsonValueExpr)
+				w.push(x.JsonValueExpr)
 			}
 		case *pg_query.Node_JsonConstructorExpr:
 			if x.JsonConstructorExpr != nil {
-				w.stack = append(w.stack, x.JsonConstructorExpr)
+				w.push(x.JsonConstructorExpr)
 			}
 		case *pg_query.Node_JsonIsPredicate:
 			if x.JsonIsPredicate != nil {
-				w.stack = append(w.stack, x.JsonIsPredicate)
+				w.push(x.JsonIsPredicate)
 			}
 		case *pg_query.Node_NullTest:
 			if x.NullTest != nil {
-				w.stack = append(w.stack, x.NullTest)
+				w.push(x.NullTest)
 			}
 		case *pg_query.Node_BooleanTest:
 			if x.BooleanTest != nil {
-				w.stack = append(w.stack, x.BooleanTest)
+				w.push(x.BooleanTest)
 			}
 		case *pg_query.Node_CoerceToDomain:
 			if x.CoerceToDomain != nil {
-				w.stack = append(w.stack, x.CoerceToDomain)
+				w.push(x.CoerceToDomain)
 			}
 		case *pg_query.Node_CoerceToDomainValue:
 			if x.CoerceToDomainValue != nil {
-				w.stack = append(w.stack, x.CoerceToDomainValue)
+				w.push(x.CoerceToDomainValue)
 			}
 		case *pg_query.Node_SetToDefault:
 			if x.SetToDefault != nil {
-				w.stack = append(w.stack, x.SetToDefault)
+				w.push(x.SetToDefault)
 			}
 		case *pg_query.Node_CurrentOfExpr:
 			if x.CurrentOfExpr != nil {
-				w.stack = append(w.stack, x.CurrentOfExpr)
+				w.push(x.CurrentOfExpr)
 			}
 		case *pg_query.Node_NextValueExpr:
 			if x.NextValueExpr != nil {
-				w.stack = append(w.stack, x.NextValueExpr)
+				w.push(x.NextValueExpr)
 			}
 		case *pg_query.Node_InferenceElem:
 			if x.InferenceElem != nil {
-				w.stack = append(w.stack, x.InferenceElem)
+				w.push(x.InferenceElem)
 			}
 		case *pg_query.Node_TargetEntry:
 			if x.TargetEntry != nil {
-				w.stack = append(w.stack, x.TargetEntry)
+				w.push(x.TargetEntry)
 			}
 		case *pg_query.Node_RangeTblRef:
 			if x.RangeTblRef != nil {
-				w.stack = append(w.stack, x.RangeTblRef)
+				w.push(x.RangeTblRef)
 			}
 		case *pg_query.Node_JoinExpr:
 			if x.JoinExpr != nil {
-				w.stack = append(w.stack, x.JoinExpr)
+				w.push(x.JoinExpr)
 			}
 		case *pg_query.Node_FromExpr:
 			if x.FromExpr != nil {
-				w.stack = append(w.stack, x.FromExpr)
+				w.push(x.FromExpr)
 			}
 		case *pg_query.Node_OnConflictExpr:
 			if x.OnConflictExpr != nil {
-				w.stack = append(w.stack, x.OnConflictExpr)
+				w.push(x.OnConflictExpr)
 			}
 		case *pg_query.Node_Query:
 			if x.Query != nil {
-				w.stack = append(w.stack, x.Query)
+				w.push(x.Query)
 			}
 		case *pg_query.Node_TypeName:
 			if x.TypeName != nil {
-				w.stack = append(w.stack, x.TypeName)
+				w.push(x.TypeName)
 			}
 		case *pg_query.Node_ColumnRef:
 			if x.ColumnRef != nil {
-				w.stack = append(w.stack, x.ColumnRef)
+				w.push(x.ColumnRef)
 			}
 		case *pg_query.Node_ParamRef:
 			if x.ParamRef != nil {
-				w.stack = append(w.stack, x.ParamRef)
+				w.push(x.ParamRef)
 			}
 		case *pg_query.Node_AExpr:
 			if x.AExpr != nil {
-				w.stack = append(w.stack, x.AExpr)
+				w.push(x.AExpr)
 			}
 		case *pg_query.Node_TypeCast:
 			if x.TypeCast != nil {
-				w.stack = append(w.stack, x.TypeCast)
+				w.push(x.TypeCast)
 			}
 		case *pg_query.Node_CollateClause:
 			if x.CollateClause != nil {
-				w.stack = append(w.stack, x.CollateClause)
+				w.push(x.CollateClause)
 			}
 		case *pg_query.Node_RoleSpec:
 			if x.RoleSpec != nil {
-				w.stack = append(w.stack, x.RoleSpec)
+				w.push(x.RoleSpec)
 			}
 		case *pg_query.Node_FuncCall:
 			if x.FuncCall != nil {
-				w.stack = append(w.stack, x.FuncCall)
+				w.push(x.FuncCall)
 			}
 		case *pg_query.Node_AStar:
 			if x.AStar != nil {
-				w.stack = append(w.stack, x.AStar)
+				w.push(x.AStar)
 			}
 		case *pg_query.Node_AIndices:
 			if x.AIndices != nil {
-				w.stack = append(w.stack, x.AIndices)
+				w.push(x.AIndices)
 			}
 		case *pg_query.Node_AIndirection:
 			if x.AIndirection != nil {
-				w.stack = append(w.stack, x.AIndirection)
+				w.push(x.AIndirection)
 			}
 		case *pg_query.Node_AArrayExpr:
 			if x.AArrayExpr != nil {
-				w.stack = append(w.stack, x.AArrayExpr)
+				w.push(x.AArrayExpr)
 			}
 		case *pg_query.Node_ResTarget:
 			if x.ResTarget != nil {
-				w.stack = append(w.stack, x.ResTarget)
+				w.push(x.ResTarget)
 			}
 		case *pg_query.Node_MultiAssignRef:
 			if x.MultiAssignRef != nil {
-				w.stack = append(w.stack, x.MultiAssignRef)
+				w.push(x.MultiAssignRef)
 			}
 		case *pg_query.Node_SortBy:
 			if x.SortBy != nil {
-				w.stack = append(w.stack, x.SortBy)
+				w.push(x.SortBy)
 			}
 		case *pg_query.Node_WindowDef:
 			if x.WindowDef != nil {
-				w.stack = append(w.stack, x.WindowDef)
+				w.push(x.WindowDef)
 			}
 		case *pg_query.Node_RangeSubselect:
 			if x.RangeSubselect != nil {
-				w.stack = append(w.stack, x.RangeSubselect)
+				w.push(x.RangeSubselect)
 			}
 		case *pg_query.Node_RangeFunction:
 			if x.RangeFunction != nil {
-				w.stack = append(w.stack, x.RangeFunction)
+				w.push(x.RangeFunction)
 			}
 		case *pg_query.Node_RangeTableFunc:
 			if x.RangeTableFunc != nil {
-				w.stack = append(w.stack, x.RangeTableFunc)
+				w.push(x.RangeTableFunc)
 			}
 		case *pg_query.Node_RangeTableFuncCol:
 			if x.RangeTableFuncCol != nil {
-				w.stack = append(w.stack, x.RangeTableFuncCol)
+				w.push(x.RangeTableFuncCol)
 			}
 		case *pg_query.Node_RangeTableSample:
 			if x.RangeTableSample != nil {
-				w.stack = append(w.stack, x.RangeTableSample)
+				w.push(x.RangeTableSample)
 			}
 		case *pg_query.Node_ColumnDef:
 			if x.ColumnDef != nil {
-				w.stack = append(w.stack, x.ColumnDef)
+				w.push(x.ColumnDef)
 			}
 		case *pg_query.Node_TableLikeClause:
 			if x.TableLikeClause != nil {
-				w.stack = append(w.stack, x.TableLikeClause)
+				w.push(x.TableLikeClause)
 			}
 		case *pg_query.Node_IndexElem:
 			if x.IndexElem != nil {
-				w.stack = append(w.stack, x.IndexElem)
+				w.push(x.IndexElem)
 			}
 		case *pg_query.Node_DefElem:
 			if x.DefElem != nil {
-				w.stack = append(w.stack, x.DefElem)
+				w.push(x.DefElem)
 			}
 		case *pg_query.Node_LockingClause:
 			if x.LockingClause != nil {
-				w.stack = append(w.stack, x.LockingClause)
+				w.push(x.LockingClause)
 			}
 		case *pg_query.Node_XmlSerialize:
 			if x.XmlSerialize != nil {
-				w.stack = append(w.stack, x.XmlSerialize)
+				w.push(x.XmlSerialize)
 			}
 		case *pg_query.Node_PartitionElem:
 			if x.PartitionElem != nil {
-				w.stack = append(w.stack, x.PartitionElem)
+				w.push(x.PartitionElem)
 			}
 		case *pg_query.Node_PartitionSpec:
 			if x.PartitionSpec != nil {
-				w.stack = append(w.stack, x.PartitionSpec)
+				w.push(x.PartitionSpec)
 			}
 		case *pg_query.Node_PartitionBoundSpec:
 			if x.PartitionBoundSpec != nil {
-				w.stack = append(w.stack, x.PartitionBoundSpec)
+				w.push(x.PartitionBoundSpec)
 			}
 		case *pg_query.Node_PartitionRangeDatum:
 			if x.PartitionRangeDatum != nil {
-				w.stack = append(w.stack, x.PartitionRangeDatum)
+				w.push(x.PartitionRangeDatum)
 			}
 		case *pg_query.Node_PartitionCmd:
 			if x.PartitionCmd != nil {
-				w.stack = append(w.stack, x.PartitionCmd)
+				w.push(x.PartitionCmd)
 			}
 		case *pg_query.Node_RangeTblEntry:
 			if x.RangeTblEntry != nil {
-				w.stack = append(w.stack, x.RangeTblEntry)
+				w.push(x.RangeTblEntry)
 			}
 		case *pg_query.Node_RtepermissionInfo:
 			if x.RtepermissionInfo != nil {
-				w.stack = append(w.stack, x.RtepermissionInfo)
+				w.push(x.RtepermissionInfo)
 			}
 		case *pg_query.Node_RangeTblFunction:
 			if x.RangeTblFunction != nil {
-				w.stack = append(w.stack, x.RangeTblFunction)
+				w.push(x.RangeTblFunction)
 			}
 		case *pg_query.Node_TableSampleClause:
 			if x.TableSampleClause != nil {
-				w.stack = append(w.stack, x.TableSampleClause)
+				w.push(x.TableSampleClause)
 			}
 		case *pg_query.Node_WithCheckOption:
 			if x.WithCheckOption != nil {
-				w.stack = append(w.stack, x.WithCheckOption)
+				w.push(x.WithCheckOption)
 			}
 		case *pg_query.Node_SortGroupClause:
 			if x.SortGroupClause != nil {
-				w.stack = append(w.stack, x.SortGroupClause)
+				w.push(x.SortGroupClause)
 			}
 		case *pg_query.Node_GroupingSet:
 			if x.GroupingSet != nil {
-				w.stack = append(w.stack, x.GroupingSet)
+				w.push(x.GroupingSet)
 			}
 		case *pg_query.Node_WindowClause:
 			if x.WindowClause != nil {
-				w.stack = append(w.stack, x.WindowClause)
+				w.push(x.WindowClause)
 			}
 		case *pg_query.Node_RowMarkClause:
 			if x.RowMarkClause != nil {
-				w.stack = append(w.stack, x.RowMarkClause)
+				w.push(x.RowMarkClause)
 			}
 		case *pg_query.Node_WithClause:
 			if x.WithClause != nil {
-				w.stack = append(w.stack, x.WithClause)
+				w.push(x.WithClause)
 			}
 		case *pg_query.Node_InferClause:
 			if x.InferClause != nil {
-				w.stack = append(w.stack, x.InferClause)
+				w.push(x.InferClause)
 			}
 		case *pg_query.Node_OnConflictClause:
 			if x.OnConflictClause != nil {
-				w.stack = append(w.stack, x.OnConflictClause)
+				w.push(x.OnConflictClause)
 			}
 		case *pg_query.Node_CtesearchClause:
 			if x.CtesearchClause != nil {
-				w.stack = append(w.stack, x.CtesearchClause)
+				w.push(x.CtesearchClause)
 			}
 		case *pg_query.Node_CtecycleClause:
 			if x.CtecycleClause != nil {
-				w.stack = append(w.stack, x.CtecycleClause)
+				w.push(x.CtecycleClause)
 			}
 		case *pg_query.Node_CommonTableExpr:
 			if x.CommonTableExpr != nil {
-				w.stack = append(w.stack, x.CommonTableExpr)
+				w.push(x.CommonTableExpr)
 			}
 		case *pg_query.Node_MergeWhenClause:
 			if x.MergeWhenClause != nil {
-				w.stack = append(w.stack, x.MergeWhenClause)
+				w.push(x.MergeWhenClause)
 			}
 		case *pg_query.Node_MergeAction:
 			if x.MergeAction != nil {
-				w.stack = append(w.stack, x.MergeAction)
+				w.push(x.MergeAction)
 			}
 		case *pg_query.Node_TriggerTransition:
 			if x.TriggerTransition != nil {
-				w.stack = append(w.stack, x.TriggerTransition)
+				w.push(x.TriggerTransition)
 			}
 		case *pg_query.Node_JsonOutput:
 			if x.JsonOutput != nil {
-				w.stack = append(w.stack, x.JsonOutput)
+				w.push(x.JsonOutput)
 			}
 		case *pg_query.Node_JsonKeyValue:
 			if x.JsonKeyValue != nil {
-				w.stack = append(w.stack, x.JsonKeyValue)
+				w.push(x.JsonKeyValue)
 			}
 		case *pg_query.Node_JsonObjectConstructor:
 			if x.JsonObjectConstructor != nil {
-				w.stack = append(w.stack, x.JsonObjectConstructor)
+				w.push(x.JsonObjectConstructor)
 			}
 		case *pg_query.Node_JsonArrayConstructor:
 			if x.JsonArrayConstructor != nil {
-				w.stack = append(w.stack, x.JsonArrayConstructor)
+				w.push(x.JsonArrayConstructor)
 			}
 		case *pg_query.Node_JsonArrayQueryConstructor:
 			if x.JsonArrayQueryConstructor != nil {
-				w.stack = append(w.stack, x.JsonArrayQueryConstructor)
+				w.push(x.JsonArrayQueryConstructor)
 			}
 		case *pg_query.Node_JsonAggConstructor:
 			if x.JsonAggConstructor != nil {
-				w.stack = append(w.stack, x.JsonAggConstructor)
+				w.push(x.JsonAggConstructor)
 			}
 		case *pg_query.Node_JsonObjectAgg:
 			if x.JsonObjectAgg != nil {
-				w.stack = append(w.stack, x.JsonObjectAgg)
+				w.push(x.JsonObjectAgg)
 			}
 		case *pg_query.Node_JsonArrayAgg:
 			if x.JsonArrayAgg != nil {
-				w.stack = append(w.stack, x.JsonArrayAgg)
+				w.push(x.JsonArrayAgg)
 			}
 		case *pg_query.Node_RawStmt:
 			if x.RawStmt != nil {
-				w.stack = append(w.stack, x.RawStmt)
+				w.push(x.RawStmt)
 			}
 		case *pg_query.Node_InsertStmt:
 			if x.InsertStmt != nil {
-				w.stack = append(w.stack, x.InsertStmt)
+				w.push(x.InsertStmt)
 			}
 		case *pg_query.Node_DeleteStmt:
 			if x.DeleteStmt != nil {
-				w.stack = append(w.stack, x.DeleteStmt)
+				w.push(x.DeleteStmt)
 			}
 		case *pg_query.Node_UpdateStmt:
 			if x.UpdateStmt != nil {
-				w.stack = append(w.stack, x.UpdateStmt)
+				w.push(x.UpdateStmt)
 			}
 		case *pg_query.Node_MergeStmt:
 			if x.MergeStmt != nil {
-				w.stack = append(w.stack, x.MergeStmt)
+				w.push(x.MergeStmt)
 			}
 		case *pg_query.Node_SelectStmt:
 			if x.SelectStmt != nil {
-				w.stack = append(w.stack, x.SelectStmt)
+				w.push(x.SelectStmt)
 			}
 		case *pg_query.Node_SetOperationStmt:
 			if x.SetOperationStmt != nil {
-				w.stack = append(w.stack, x.SetOperationStmt)
+				w.push(x.SetOperationStmt)
 			}
 		case *pg_query.Node_ReturnStmt:
 			if x.ReturnStmt != nil {
-				w.stack = append(w.stack, x.ReturnStmt)
+				w.push(x.ReturnStmt)
 			}
 		case *pg_query.Node_PlassignStmt:
 			if x.PlassignStmt != nil {
-				w.stack = append(w.stack, x.PlassignStmt)
+				w.push(x.PlassignStmt)
 			}
 		case *pg_query.Node_CreateSchemaStmt:
 			if x.CreateSchemaStmt != nil {
-				w.stack = append(w.stack, x.CreateSchemaStmt)
+				w.push(x.CreateSchemaStmt)
 			}
 		case *pg_query.Node_AlterTableStmt:
 			if x.AlterTableStmt != nil {
-				w.stack = append(w.stack, x.AlterTableStmt)
+				w.push(x.AlterTableStmt)
 			}
 		case *pg_query.Node_ReplicaIdentityStmt:
 			if x.ReplicaIdentityStmt != nil {
-				w.stack = append(w.stack, x.ReplicaIdentityStmt)
+				w.push(x.ReplicaIdentityStmt)
 			}
 		case *pg_query.Node_AlterTableCmd:
 			if x.AlterTableCmd != nil {
-				w.stack = append(w.stack, x.AlterTableCmd)
+				w.push(x.AlterTableCmd)
 			}
 		case *pg_query.Node_AlterCollationStmt:
 			if x.AlterCollationStmt != nil {
-				w.stack = append(w.stack, x.AlterCollationStmt)
+				w.push(x.AlterCollationStmt)
 			}
 		case *pg_query.Node_AlterDomainStmt:
 			if x.AlterDomainStmt != nil {
-				w.stack = append(w.stack, x.AlterDomainStmt)
+				w.push(x.AlterDomainStmt)
 			}
 		case *pg_query.Node_GrantStmt:
 			if x.GrantStmt != nil {
-				w.stack = append(w.stack, x.GrantStmt)
+				w.push(x.GrantStmt)
 			}
 		case *pg_query.Node_ObjectWithArgs:
 			if x.ObjectWithArgs != nil {
-				w.stack = append(w.stack, x.ObjectWithArgs)
+				w.push(x.ObjectWithArgs)
 			}
 		case *pg_query.Node_AccessPriv:
 			if x.AccessPriv != nil {
-				w.stack = append(w.stack, x.AccessPriv)
+				w.push(x.AccessPriv)
 			}
 		case *pg_query.Node_GrantRoleStmt:
 			if x.GrantRoleStmt != nil {
-				w.stack = append(w.stack, x.GrantRoleStmt)
+				w.push(x.GrantRoleStmt)
 			}
 		case *pg_query.Node_AlterDefaultPrivilegesStmt:
 			if x.AlterDefaultPrivilegesStmt != nil {
-				w.stack = append(w.stack, x.AlterDefaultPrivilegesStmt)
+				w.push(x.AlterDefaultPrivilegesStmt)
 			}
 		case *pg_query.Node_CopyStmt:
 			if x.CopyStmt != nil {
-				w.stack = append(w.stack, x.CopyStmt)
+				w.push(x.CopyStmt)
 			}
 		case *pg_query.Node_VariableSetStmt:
 			if x.VariableSetStmt != nil {
-				w.stack = append(w.stack, x.VariableSetStmt)
+				w.push(x.VariableSetStmt)
 			}
 		case *pg_query.Node_VariableShowStmt:
 			if x.VariableShowStmt != nil {
-				w.stack = append(w.stack, x.VariableShowStmt)
+				w.push(x.VariableShowStmt)
 			}
 		case *pg_query.Node_CreateStmt:
 			if x.CreateStmt != nil {
-				w.stack = append(w.stack, x.CreateStmt)
+				w.push(x.CreateStmt)
 			}
 		case *pg_query.Node_Constraint:
 			if x.Constraint != nil {
-				w.stack = append(w.stack, x.Constraint)
+				w.push(x.Constraint)
 			}
 		case *pg_query.Node_CreateTableSpaceStmt:
 			if x.CreateTableSpaceStmt != nil {
-				w.stack = append(w.stack, x.CreateTableSpaceStmt)
+				w.push(x.CreateTableSpaceStmt)
 			}
 		case *pg_query.Node_DropTableSpaceStmt:
 			if x.DropTableSpaceStmt != nil {
-				w.stack = append(w.stack, x.DropTableSpaceStmt)
+				w.push(x.DropTableSpaceStmt)
 			}
 		case *pg_query.Node_AlterTableSpaceOptionsStmt:
 			if x.AlterTableSpaceOptionsStmt != nil {
-				w.stack = append(w.stack, x.AlterTableSpaceOptionsStmt)
+				w.push(x.AlterTableSpaceOptionsStmt)
 			}
 		case *pg_query.Node_AlterTableMoveAllStmt:
 			if x.AlterTableMoveAllStmt != nil {
-				w.stack = append(w.stack, x.AlterTableMoveAllStmt)
+				w.push(x.AlterTableMoveAllStmt)
 			}
 		case *pg_query.Node_CreateExtensionStmt:
 			if x.CreateExtensionStmt != nil {
-				w.stack = append(w.stack, x.CreateExtensionStmt)
+				w.push(x.CreateExtensionStmt)
 			}
 		case *pg_query.Node_AlterExtensionStmt:
 			if x.AlterExtensionStmt != nil {
-				w.stack = append(w.stack, x.AlterExtensionStmt)
+				w.push(x.AlterExtensionStmt)
 			}
 		case *pg_query.Node_AlterExtensionContentsStmt:
 			if x.AlterExtensionContentsStmt != nil {
-				w.stack = append(w.stack, x.AlterExtensionContentsStmt)
+				w.push(x.AlterExtensionContentsStmt)
 			}
 		case *pg_query.Node_CreateFdwStmt:
 			if x.CreateFdwStmt != nil {
-				w.stack = append(w.stack, x.CreateFdwStmt)
+				w.push(x.CreateFdwStmt)
 			}
 		case *pg_query.Node_AlterFdwStmt:
 			if x.AlterFdwStmt != nil {
-				w.stack = append(w.stack, x.AlterFdwStmt)
+				w.push(x.AlterFdwStmt)
 			}
 		case *pg_query.Node_CreateForeignServerStmt:
 			if x.CreateForeignServerStmt != nil {
-				w.stack = append(w.stack, x.CreateForeignServerStmt)
+				w.push(x.CreateForeignServerStmt)
 			}
 		case *pg_query.Node_AlterForeignServerStmt:
 			if x.AlterForeignServerStmt != nil {
-				w.stack = append(w.stack, x.AlterForeignServerStmt)
+				w.push(x.AlterForeignServerStmt)
 			}
 		case *pg_query.Node_CreateForeignTableStmt:
 			if x.CreateForeignTableStmt != nil {
-				w.stack = append(w.stack, x.CreateForeignTableStmt)
+				w.push(x.CreateForeignTableStmt)
 			}
 		case *pg_query.Node_CreateUserMappingStmt:
 			if x.CreateUserMappingStmt != nil {
-				w.stack = append(w.stack, x.CreateUserMappingStmt)
+				w.push(x.CreateUserMappingStmt)
 			}
 		case *pg_query.Node_AlterUserMappingStmt:
 			if x.AlterUserMappingStmt != nil {
-				w.stack = append(w.stack, x.AlterUserMappingStmt)
+				w.push(x.AlterUserMappingStmt)
 			}
 		case *pg_query.Node_DropUserMappingStmt:
 			if x.DropUserMappingStmt != nil {
-				w.stack = append(w.stack, x.DropUserMappingStmt)
+				w.push(x.DropUserMappingStmt)
 			}
 		case *pg_query.Node_ImportForeignSchemaStmt:
 			if x.ImportForeignSchemaStmt != nil {
-				w.stack = append(w.stack, x.ImportForeignSchemaStmt)
+				w.push(x.ImportForeignSchemaStmt)
 			}
 		case *pg_query.Node_CreatePolicyStmt:
 			if x.CreatePolicyStmt != nil {
-				w.stack = append(w.stack, x.CreatePolicyStmt)
+				w.push(x.CreatePolicyStmt)
 			}
 		case *pg_query.Node_AlterPolicyStmt:
 			if x.AlterPolicyStmt != nil {
-				w.stack = append(w.stack, x.AlterPolicyStmt)
+				w.push(x.AlterPolicyStmt)
 			}
 		case *pg_query.Node_CreateAmStmt:
 			if x.CreateAmStmt != nil {
-				w.stack = append(w.stack, x.CreateAmStmt)
+				w.push(x.CreateAmStmt)
 			}
 		case *pg_query.Node_CreateTrigStmt:
 			if x.CreateTrigStmt != nil {
-				w.stack = append(w.stack, x.CreateTrigStmt)
+				w.push(x.CreateTrigStmt)
 			}
 		case *pg_query.Node_CreateEventTrigStmt:
 			if x.CreateEventTrigStmt != nil {
-				w.stack = append(w.stack, x.CreateEventTrigStmt)
+				w.push(x.CreateEventTrigStmt)
 			}
 		case *pg_query.Node_AlterEventTrigStmt:
 			if x.AlterEventTrigStmt != nil {
-				w.stack = append(w.stack, x.AlterEventTrigStmt)
+				w.push(x.AlterEventTrigStmt)
 			}
 		case *pg_query.Node_CreatePlangStmt:
 			if x.CreatePlangStmt != nil {
-				w.stack = append(w.stack, x.CreatePlangStmt)
+				w.push(x.CreatePlangStmt)
 			}
 		case *pg_query.Node_CreateRoleStmt:
 			if x.CreateRoleStmt != nil {
-				w.stack = append(w.stack, x.CreateRoleStmt)
+				w.push(x.CreateRoleStmt)
 			}
 		case *pg_query.Node_AlterRoleStmt:
 			if x.AlterRoleStmt != nil {
-				w.stack = append(w.stack, x.AlterRoleStmt)
+				w.push(x.AlterRoleStmt)
 			}
 		case *pg_query.Node_AlterRoleSetStmt:
 			if x.AlterRoleSetStmt != nil {
-				w.stack = append(w.stack, x.AlterRoleSetStmt)
+				w.push(x.AlterRoleSetStmt)
 			}
 		case *pg_query.Node_DropRoleStmt:
 			if x.DropRoleStmt != nil {
-				w.stack = append(w.stack, x.DropRoleStmt)
+				w.push(x.DropRoleStmt)
 			}
 		case *pg_query.Node_CreateSeqStmt:
 			if x.CreateSeqStmt != nil {
-				w.stack = append(w.stack, x.CreateSeqStmt)
+				w.push(x.CreateSeqStmt)
 			}
 		case *pg_query.Node_AlterSeqStmt:
 			if x.AlterSeqStmt != nil {
-				w.stack = append(w.stack, x.AlterSeqStmt)
+				w.push(x.AlterSeqStmt)
 			}
 		case *pg_query.Node_DefineStmt:
 			if x.DefineStmt != nil {
-				w.stack = append(w.stack, x.DefineStmt)
+				w.push(x.DefineStmt)
 			}
 		case *pg_query.Node_CreateDomainStmt:
 			if x.CreateDomainStmt != nil {
-				w.stack = append(w.stack, x.CreateDomainStmt)
+				w.push(x.CreateDomainStmt)
 			}
 		case *pg_query.Node_CreateOpClassStmt:
 			if x.CreateOpClassStmt != nil {
-				w.stack = append(w.stack, x.CreateOpClassStmt)
+				w.push(x.CreateOpClassStmt)
 			}
 		case *pg_query.Node_CreateOpClassItem:
 			if x.CreateOpClassItem != nil {
-				w.stack = append(w.stack, x.CreateOpClassItem)
+				w.push(x.CreateOpClassItem)
 			}
 		case *pg_query.Node_CreateOpFamilyStmt:
 			if x.CreateOpFamilyStmt != nil {
-				w.stack = append(w.stack, x.CreateOpFamilyStmt)
+				w.push(x.CreateOpFamilyStmt)
 			}
 		case *pg_query.Node_AlterOpFamilyStmt:
 			if x.AlterOpFamilyStmt != nil {
-				w.stack = append(w.stack, x.AlterOpFamilyStmt)
+				w.push(x.AlterOpFamilyStmt)
 			}
 		case *pg_query.Node_DropStmt:
 			if x.DropStmt != nil {
-				w.stack = append(w.stack, x.DropStmt)
+				w.push(x.DropStmt)
 			}
 		case *pg_query.Node_TruncateStmt:
 			if x.TruncateStmt != nil {
-				w.stack = append(w.stack, x.TruncateStmt)
+				w.push(x.TruncateStmt)
 			}
 		case *pg_query.Node_CommentStmt:
 			if x.CommentStmt != nil {
-				w.stack = append(w.stack, x.CommentStmt)
+				w.push(x.CommentStmt)
 			}
 		case *pg_query.Node_SecLabelStmt:
 			if x.SecLabelStmt != nil {
-				w.stack = append(w.stack, x.SecLabelStmt)
+				w.push(x.SecLabelStmt)
 			}
 		case *pg_query.Node_DeclareCursorStmt:
 			if x.DeclareCursorStmt != nil {
-				w.stack = append(w.stack, x.DeclareCursorStmt)
+				w.push(x.DeclareCursorStmt)
 			}
 		case *pg_query.Node_ClosePortalStmt:
 			if x.ClosePortalStmt != nil {
-				w.stack = append(w.stack, x.ClosePortalStmt)
+				w.push(x.ClosePortalStmt)
 			}
 		case *pg_query.Node_FetchStmt:
 			if x.FetchStmt != nil {
-				w.stack = append(w.stack, x.FetchStmt)
+				w.push(x.FetchStmt)
 			}
 		case *pg_query.Node_IndexStmt:
 			if x.IndexStmt != nil {
-				w.stack = append(w.stack, x.IndexStmt)
+				w.push(x.IndexStmt)
 			}
 		case *pg_query.Node_CreateStatsStmt:
 			if x.CreateStatsStmt != nil {
-				w.stack = append(w.stack, x.CreateStatsStmt)
+				w.push(x.CreateStatsStmt)
 			}
 		case *pg_query.Node_StatsElem:
 			if x.StatsElem != nil {
-				w.stack = append(w.stack, x.StatsElem)
+				w.push(x.StatsElem)
 			}
 		case *pg_query.Node_AlterStatsStmt:
 			if x.AlterStatsStmt != nil {
-				w.stack = append(w.stack, x.AlterStatsStmt)
+				w.push(x.AlterStatsStmt)
 			}
 		case *pg_query.Node_CreateFunctionStmt:
 			if x.CreateFunctionStmt != nil {
-				w.stack = append(w.stack, x.CreateFunctionStmt)
+				w.push(x.CreateFunctionStmt)
 			}
 		case *pg_query.Node_FunctionParameter:
 			if x.FunctionParameter != nil {
-				w.stack = append(w.stack, x.FunctionParameter)
+				w.push(x.FunctionParameter)
 			}
 		case *pg_query.Node_AlterFunctionStmt:
 			if x.AlterFunctionStmt != nil {
-				w.stack = append(w.stack, x.AlterFunctionStmt)
+				w.push(x.AlterFunctionStmt)
 			}
 		case *pg_query.Node_DoStmt:
 			if x.DoStmt != nil {
-				w.stack = append(w.stack, x.DoStmt)
+				w.push(x.DoStmt)
 			}
 		case *pg_query.Node_InlineCodeBlock:
 			if x.InlineCodeBlock != nil {
-				w.stack = append(w.stack, x.InlineCodeBlock)
+				w.push(x.InlineCodeBlock)
 			}
 		case *pg_query.Node_CallStmt:
 			if x.CallStmt != nil {
-				w.stack = append(w.stack, x.CallStmt)
+				w.push(x.CallStmt)
 			}
 		case *pg_query.Node_CallContext:
 			if x.CallContext != nil {
-				w.stack = append(w.stack, x.CallContext)
+				w.push(x.CallContext)
 			}
 		case *pg_query.Node_RenameStmt:
 			if x.RenameStmt != nil {
-				w.stack = append(w.stack, x.RenameStmt)
+				w.push(x.RenameStmt)
 			}
 		case *pg_query.Node_AlterObjectDependsStmt:
 			if x.AlterObjectDependsStmt != nil {
-				w.stack = append(w.stack, x.AlterObjectDependsStmt)
+				w.push(x.AlterObjectDependsStmt)
 			}
 		case *pg_query.Node_AlterObjectSchemaStmt:
 			if x.AlterObjectSchemaStmt != nil {
-				w.stack = append(w.stack, x.AlterObjectSchemaStmt)
+				w.push(x.AlterObjectSchemaStmt)
 			}
 		case *pg_query.Node_AlterOwnerStmt:
 			if x.AlterOwnerStmt != nil {
-				w.stack = append(w.stack, x.AlterOwnerStmt)
+				w.push(x.AlterOwnerStmt)
 			}
 		case *pg_query.Node_AlterOperatorStmt:
 			if x.AlterOperatorStmt != nil {
-				w.stack = append(w.stack, x.AlterOperatorStmt)
+				w.push(x.AlterOperatorStmt)
 			}
 		case *pg_query.Node_AlterTypeStmt:
 			if x.AlterTypeStmt != nil {
-				w.stack = append(w.stack, x.AlterTypeStmt)
+				w.push(x.AlterTypeStmt)
 			}
 		case *pg_query.Node_RuleStmt:
 			if x.RuleStmt != nil {
-				w.stack = append(w.stack, x.RuleStmt)
+				w.push(x.RuleStmt)
 			}
 		case *pg_query.Node_NotifyStmt:
 			if x.NotifyStmt != nil {
-				w.stack = append(w.stack, x.NotifyStmt)
+				w.push(x.NotifyStmt)
 			}
 		case *pg_query.Node_ListenStmt:
 			if x.ListenStmt != nil {
-				w.stack = append(w.stack, x.ListenStmt)
+				w.push(x.ListenStmt)
 			}
 		case *pg_query.Node_UnlistenStmt:
 			if x.UnlistenStmt != nil {
-				w.stack = append(w.stack, x.UnlistenStmt)
+				w.push(x.UnlistenStmt)
 			}
 		case *pg_query.Node_TransactionStmt:
 			if x.TransactionStmt != nil {
-				w.stack = append(w.stack, x.TransactionStmt)
+				w.push(x.TransactionStmt)
 			}
 		case *pg_query.Node_CompositeTypeStmt:
 			if x.CompositeTypeStmt != nil {
-				w.stack = append(w.stack, x.CompositeTypeStmt)
+				w.push(x.CompositeTypeStmt)
 			}
 		case *pg_query.Node_CreateEnumStmt:
 			if x.CreateEnumStmt != nil {
-				w.stack = append(w.stack, x.CreateEnumStmt)
+				w.push(x.CreateEnumStmt)
 			}
 		case *pg_query.Node_CreateRangeStmt:
 			if x.CreateRangeStmt != nil {
-				w.stack = append(w.stack, x.CreateRangeStmt)
+				w.push(x.CreateRangeStmt)
 			}
 		case *pg_query.Node_AlterEnumStmt:
 			if x.AlterEnumStmt != nil {
-				w.stack = append(w.stack, x.AlterEnumStmt)
+				w.push(x.AlterEnumStmt)
 			}
 		case *pg_query.Node_ViewStmt:
 			if x.ViewStmt != nil {
-				w.stack = append(w.stack, x.ViewStmt)
+				w.push(x.ViewStmt)
 			}
 		case *pg_query.Node_LoadStmt:
 			if x.LoadStmt != nil {
-				w.stack = append(w.stack, x.LoadStmt)
+				w.push(x.LoadStmt)
 			}
 		case *pg_query.Node_CreatedbStmt:
 			if x.CreatedbStmt != nil {
-				w.stack = append(w.stack, x.CreatedbStmt)
+				w.push(x.CreatedbStmt)
 			}
 		case *pg_query.Node_AlterDatabaseStmt:
 			if x.AlterDatabaseStmt != nil {
-				w.stack = append(w.stack, x.AlterDatabaseStmt)
+				w.push(x.AlterDatabaseStmt)
 			}
 		case *pg_query.Node_AlterDatabaseRefreshCollStmt:
 			if x.AlterDatabaseRefreshCollStmt != nil {
-				w.stack = append(w.stack, x.AlterDatabaseRefreshCollStmt)
+				w.push(x.AlterDatabaseRefreshCollStmt)
 			}
 		case *pg_query.Node_AlterDatabaseSetStmt:
 			if x.AlterDatabaseSetStmt != nil {
-				w.stack = append(w.stack, x.AlterDatabaseSetStmt)
+				w.push(x.AlterDatabaseSetStmt)
 			}
 		case *pg_query.Node_DropdbStmt:
 			if x.DropdbStmt != nil {
-				w.stack = append(w.stack, x.DropdbStmt)
+				w.push(x.DropdbStmt)
 			}
 		case *pg_query.Node_AlterSystemStmt:
 			if x.AlterSystemStmt != nil {
-				w.stack = append(w.stack, x.AlterSystemStmt)
+				w.push(x.AlterSystemStmt)
 			}
 		case *pg_query.Node_ClusterStmt:
 			if x.ClusterStmt != nil {
-				w.stack = append(w.stack, x.ClusterStmt)
+				w.push(x.ClusterStmt)
 			}
 		case *pg_query.Node_VacuumStmt:
 			if x.VacuumStmt != nil {
-				w.stack = append(w.stack, x.VacuumStmt)
+				w.push(x.VacuumStmt)
 			}
 		case *pg_query.Node_VacuumRelation:
 			if x.VacuumRelation != nil {
-				w.stack = append(w.stack, x.VacuumRelation)
+				w.push(x.VacuumRelation)
 			}
 		case *pg_query.Node_ExplainStmt:
 			if x.ExplainStmt != nil {
-				w.stack = append(w.stack, x.ExplainStmt)
+				w.push(x.ExplainStmt)
 			}
 		case *pg_query.Node_CreateTableAsStmt:
 			if x.CreateTableAsStmt != nil {
-				w.stack = append(w.stack, x.CreateTableAsStmt)
+				w.push(x.CreateTableAsStmt)
 			}
 		case *pg_query.Node_RefreshMatViewStmt:
 			if x.RefreshMatViewStmt != nil {
-				w.stack = append(w.stack, x.RefreshMatViewStmt)
+				w.push(x.RefreshMatViewStmt)
 			}
 		case *pg_query.Node_CheckPointStmt:
 			if x.CheckPointStmt != nil {
-				w.stack = append(w.stack, x.CheckPointStmt)
+				w.push(x.CheckPointStmt)
 			}
 		case *pg_query.Node_DiscardStmt:
 			if x.DiscardStmt != nil {
-				w.stack = append(w.stack, x.DiscardStmt)
+				w.push(x.DiscardStmt)
 			}
 		case *pg_query.Node_LockStmt:
 			if x.LockStmt != nil {
-				w.stack = append(w.stack, x.LockStmt)
+				w.push(x.LockStmt)
 			}
 		case *pg_query.Node_ConstraintsSetStmt:
 			if x.ConstraintsSetStmt != nil {
-				w.stack = append(w.stack, x.ConstraintsSetStmt)
+				w.push(x.ConstraintsSetStmt)
 			}
 		case *pg_query.Node_ReindexStmt:
 			if x.ReindexStmt != nil {
-				w.stack = append(w.stack, x.ReindexStmt)
+				w.push(x.ReindexStmt)
 			}
 		case *pg_query.Node_CreateConversionStmt:
 			if x.CreateConversionStmt != nil {
-				w.stack = append(w.stack, x.CreateConversionStmt)
+				w.push(x.CreateConversionStmt)
 			}
 		case *pg_query.Node_CreateCastStmt:
 			if x.CreateCastStmt != nil {
-				w.stack = append(w.stack, x.CreateCastStmt)
+				w.push(x.CreateCastStmt)
 			}
 		case *pg_query.Node_CreateTransformStmt:
 			if x.CreateTransformStmt != nil {
-				w.stack = append(w.stack, x.CreateTransformStmt)
+				w.push(x.CreateTransformStmt)
 			}
 		case *pg_query.Node_PrepareStmt:
 			if x.PrepareStmt != nil {
-				w.stack = append(w.stack, x.PrepareStmt)
+				w.push(x.PrepareStmt)
 			}
 		case *pg_query.Node_ExecuteStmt:
 			if x.ExecuteStmt != nil {
-				w.stack = append(w.stack, x.ExecuteStmt)
+				w.push(x.ExecuteStmt)
 			}
 		case *pg_query.Node_DeallocateStmt:
 			if x.DeallocateStmt != nil {
-				w.stack = append(w.stack, x.DeallocateStmt)
+				w.push(x.DeallocateStmt)
 			}
 		case *pg_query.Node_DropOwnedStmt:
 			if x.DropOwnedStmt != nil {
-				w.stack = append(w.stack, x.DropOwnedStmt)
+				w.push(x.DropOwnedStmt)
 			}
 		case *pg_query.Node_ReassignOwnedStmt:
 			if x.ReassignOwnedStmt != nil {
-				w.stack = append(w.stack, x.ReassignOwnedStmt)
+				w.push(x.ReassignOwnedStmt)
 			}
 		case *pg_query.Node_AlterTsdictionaryStmt:
 			if x.AlterTsdictionaryStmt != nil {
-				w.stack = append(w.stack, x.AlterTsdictionaryStmt)
+				w.push(x.AlterTsdictionaryStmt)
 			}
 		case *pg_query.Node_AlterTsconfigurationStmt:
 			if x.AlterTsconfigurationStmt != nil {
-				w.stack = append(w.stack, x.AlterTsconfigurationStmt)
+				w.push(x.AlterTsconfigurationStmt)
 			}
 		case *pg_query.Node_PublicationTable:
 			if x.PublicationTable != nil {
-				w.stack = append(w.stack, x.PublicationTable)
+				w.push(x.PublicationTable)
 			}
 		case *pg_query.Node_PublicationObjSpec:
 			if x.PublicationObjSpec != nil {
-				w.stack = append(w.stack, x.PublicationObjSpec)
+				w.push(x.PublicationObjSpec)
 			}
 		case *pg_query.Node_CreatePublicationStmt:
 			if x.CreatePublicationStmt != nil {
-				w.stack = append(w.stack, x.CreatePublicationStmt)
+				w.push(x.CreatePublicationStmt)
 			}
 		case *pg_query.Node_AlterPublicationStmt:
 			if x.AlterPublicationStmt != nil {
-				w.stack = append(w.stack, x.AlterPublicationStmt)
+				w.push(x.AlterPublicationStmt)
 			}
 		case *pg_query.Node_CreateSubscriptionStmt:
 			if x.CreateSubscriptionStmt != nil {
-				w.stack = append(w.stack, x.CreateSubscriptionStmt)
+				w.push(x.CreateSubscriptionStmt)
 			}
 		case *pg_query.Node_AlterSubscriptionStmt:
 			if x.AlterSubscriptionStmt != nil {
-				w.stack = append(w.stack, x.AlterSubscriptionStmt)
+				w.push(x.AlterSubscriptionStmt)
 			}
 		case *pg_query.Node_DropSubscriptionStmt:
 			if x.DropSubscriptionStmt != nil {
-				w.stack = append(w.stack, x.DropSubscriptionStmt)
+				w.push(x.DropSubscriptionStmt)
 			}
 		case *pg_query.Node_Integer:
 			if x.Integer != nil {
-				w.stack = append(w.stack, x.Integer)
+				w.push(x.Integer)
 			}
 		case *pg_query.Node_Float:
 			if x.Float != nil {
-				w.stack = append(w.stack, x.Float)
+				w.push(x.Float)
 			}
 		case *pg_query.Node_Boolean:
 			if x.Boolean != nil {
-				w.stack = append(w.stack, x.Boolean)
+				w.push(x.Boolean)
 			}
 		case *pg_query.Node_String_:
 			if x.String_ != nil {
-				w.stack = append(w.stack, x.String_)
+				w.push(x.String_)
 			}
 		case *pg_query.Node_BitString:
 			if x.BitString != nil {
-				w.stack = append(w.stack, x.BitString)
+				w.push(x.BitString)
 			}
 		case *pg_query.Node_List:
 			if x.List != nil {
-				w.stack = append(w.stack, x.List)
+				w.push(x.List)
 			}
 		case *pg_query.Node_IntList:
 			if x.IntList != nil {
-				w.stack = append(w.stack, x.IntList)
+				w.push(x.IntList)
 			}
 		case *pg_query.Node_OidList:
 			if x.OidList != nil {
-				w.stack = append(w.stack, x.OidList)
+				w.push(x.OidList)
 			}
 		case *pg_query.Node_AConst:
 			if x.AConst != nil {
-				w.stack = append(w.stack, x.AConst)
+				w.push(x.AConst)
 			}
 		}
 	case *pg_query.NullIfExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.NullTest:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 	case *pg_query.ObjectWithArgs:
 		for _, c := range n.Objname {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Objargs {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Objfuncargs {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.OidList:
 		for _, c := range n.Items {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.OnConflictClause:
 		if n.Infer != nil {
-			w.stack = append(w.stack, n.Infer)
+			w.push(n.Infer)
 		}
 		for _, c := range n.TargetList {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.WhereClause != nil {
-			w.stack = append(w.stack, n.WhereClause)
+			w.push(n.WhereClause)
 		}
 	case *pg_query.OnConflictExpr:
 		for _, c := range n.ArbiterElems {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.ArbiterWhere != nil {
-			w.stack = append(w.stack, n.ArbiterWhere)
+			w.push(n.ArbiterWhere)
 		}
 		for _, c := range n.OnConflictSet {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.OnConflictWhere != nil {
-			w.stack = append(w.stack, n.OnConflictWhere)
+			w.push(n.OnConflictWhere)
 		}
 		for _, c := range n.ExclRelTlist {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.OpExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.PLAssignStmt:
 		for _, c := range n.Indirection {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Val != nil {
-			w.stack = append(w.stack, n.Val)
+			w.push(n.Val)
 		}
 	case *pg_query.Param:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 	case *pg_query.ParseResult:
 		for _, c := range n.Stmts {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.PartitionBoundSpec:
 		for _, c := range n.Listdatums {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Lowerdatums {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Upperdatums {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.PartitionCmd:
 		if n.Name != nil {
-			w.stack = append(w.stack, n.Name)
+			w.push(n.Name)
 		}
 		if n.Bound != nil {
-			w.stack = append(w.stack, n.Bound)
+			w.push(n.Bound)
 		}
 	case *pg_query.PartitionElem:
 		if n.Expr != nil {
-			w.stack = append(w.stack, n.Expr)
+			w.push(n.Expr)
 		}
 		for _, c := range n.Collation {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Opclass {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.PartitionRangeDatum:
 		if n.Value != nil {
-			w.stack = append(w.stack, n.Value)
+			w.push(n.Value)
 		}
 	case *pg_query.PartitionSpec:
 		for _, c := range n.PartParams {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.PrepareStmt:
 		for _, c := range n.Argtypes {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Query != nil {
-			w.stack = append(w.stack, n.Query)
+			w.push(n.Query)
 		}
 	case *pg_query.PublicationObjSpec:
 		if n.Pubtable != nil {
-			w.stack = append(w.stack, n.Pubtable)
+			w.push(n.Pubtable)
 		}
 	case *pg_query.PublicationTable:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		if n.WhereClause != nil {
-			w.stack = append(w.stack, n.WhereClause)
+			w.push(n.WhereClause)
 		}
 		for _, c := range n.Columns {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.Query:
 		if n.UtilityStmt != nil {
-			w.stack = append(w.stack, n.UtilityStmt)
+			w.push(n.UtilityStmt)
 		}
 		for _, c := range n.CteList {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Rtable {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Rteperminfos {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Jointree != nil {
-			w.stack = append(w.stack, n.Jointree)
+			w.push(n.Jointree)
 		}
 		for _, c := range n.MergeActionList {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.TargetList {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.OnConflict != nil {
-			w.stack = append(w.stack, n.OnConflict)
+			w.push(n.OnConflict)
 		}
 		for _, c := range n.ReturningList {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.GroupClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.GroupingSets {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.HavingQual != nil {
-			w.stack = append(w.stack, n.HavingQual)
+			w.push(n.HavingQual)
 		}
 		for _, c := range n.WindowClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.DistinctClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.SortClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.LimitOffset != nil {
-			w.stack = append(w.stack, n.LimitOffset)
+			w.push(n.LimitOffset)
 		}
 		if n.LimitCount != nil {
-			w.stack = append(w.stack, n.LimitCount)
+			w.push(n.LimitCount)
 		}
 		for _, c := range n.RowMarks {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.SetOperations != nil {
-			w.stack = append(w.stack, n.SetOperations)
+			w.push(n.SetOperations)
 		}
 		for _, c := range n.ConstraintDeps {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.WithCheckOptions {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.RangeFunction:
 		for _, c := range n.Functions {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Alias != nil {
-			w.stack = append(w.stack, n.Alias)
+			w.push(n.Alias)
 		}
 		for _, c := range n.Coldeflist {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.RangeSubselect:
 		if n.Subquery != nil {
-			w.stack = append(w.stack, n.Subquery)
+			w.push(n.Subquery)
 		}
 		if n.Alias != nil {
-			w.stack = append(w.stack, n.Alias)
+			w.push(n.Alias)
 		}
 	case *pg_query.RangeTableFunc:
 		if n.Docexpr != nil {
-			w.stack = append(w.stack, n.Docexpr)
+			w.push(n.Docexpr)
 		}
 		if n.Rowexpr != nil {
-			w.stack = append(w.stack, n.Rowexpr)
+			w.push(n.Rowexpr)
 		}
 		for _, c := range n.Namespaces {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Columns {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Alias != nil {
-			w.stack = append(w.stack, n.Alias)
+			w.push(n.Alias)
 		}
 	case *pg_query.RangeTableFuncCol:
 		if n.TypeName != nil {
-			w.stack = append(w.stack, n.TypeName)
+			w.push(n.TypeName)
 		}
 		if n.Colexpr != nil {
-			w.stack = append(w.stack, n.Colexpr)
+			w.push(n.Colexpr)
 		}
 		if n.Coldefexpr != nil {
-			w.stack = append(w.stack, n.Coldefexpr)
+			w.push(n.Coldefexpr)
 		}
 	case *pg_query.RangeTableSample:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		for _, c := range n.Method {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Repeatable != nil {
-			w.stack = append(w.stack, n.Repeatable)
+			w.push(n.Repeatable)
 		}
 	case *pg_query.RangeTblEntry:
 		if n.Tablesample != nil {
-			w.stack = append(w.stack, n.Tablesample)
+			w.push(n.Tablesample)
 		}
 		if n.Subquery != nil {
-			w.stack = append(w.stack, n.Subquery)
+			w.push(n.Subquery)
 		}
 		for _, c := range n.Joinaliasvars {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Joinleftcols {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Joinrightcols {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.JoinUsingAlias != nil {
-			w.stack = append(w.stack, n.JoinUsingAlias)
+			w.push(n.JoinUsingAlias)
 		}
 		for _, c := range n.Functions {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Tablefunc != nil {
-			w.stack = append(w.stack, n.Tablefunc)
+			w.push(n.Tablefunc)
 		}
 		for _, c := range n.ValuesLists {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Coltypes {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Coltypmods {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Colcollations {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Alias != nil {
-			w.stack = append(w.stack, n.Alias)
+			w.push(n.Alias)
 		}
 		if n.Eref != nil {
-			w.stack = append(w.stack, n.Eref)
+			w.push(n.Eref)
 		}
 		for _, c := range n.SecurityQuals {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.RangeTblFunction:
 		if n.Funcexpr != nil {
-			w.stack = append(w.stack, n.Funcexpr)
+			w.push(n.Funcexpr)
 		}
 		for _, c := range n.Funccolnames {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Funccoltypes {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Funccoltypmods {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Funccolcollations {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.RangeVar:
 		if n.Alias != nil {
-			w.stack = append(w.stack, n.Alias)
+			w.push(n.Alias)
 		}
 	case *pg_query.RawStmt:
 		if n.Stmt != nil {
-			w.stack = append(w.stack, n.Stmt)
+			w.push(n.Stmt)
 		}
 	case *pg_query.ReassignOwnedStmt:
 		for _, c := range n.Roles {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Newrole != nil {
-			w.stack = append(w.stack, n.Newrole)
+			w.push(n.Newrole)
 		}
 	case *pg_query.RefreshMatViewStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 	case *pg_query.ReindexStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		for _, c := range n.Params {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.RelabelType:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 	case *pg_query.RenameStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		if n.Object != nil {
-			w.stack = append(w.stack, n.Object)
+			w.push(n.Object)
 		}
 	case *pg_query.ResTarget:
 		for _, c := range n.Indirection {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Val != nil {
-			w.stack = append(w.stack, n.Val)
+			w.push(n.Val)
 		}
 	case *pg_query.ReturnStmt:
 		if n.Returnval != nil {
-			w.stack = append(w.stack, n.Returnval)
+			w.push(n.Returnval)
 		}
 	case *pg_query.RowCompareExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Opnos {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Opfamilies {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Inputcollids {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Largs {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Rargs {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.RowExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Colnames {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.RuleStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		if n.WhereClause != nil {
-			w.stack = append(w.stack, n.WhereClause)
+			w.push(n.WhereClause)
 		}
 		for _, c := range n.Actions {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.SQLValueFunction:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 	case *pg_query.ScalarArrayOpExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.SecLabelStmt:
 		if n.Object != nil {
-			w.stack = append(w.stack, n.Object)
+			w.push(n.Object)
 		}
 	case *pg_query.SelectStmt:
 		for _, c := range n.DistinctClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.IntoClause != nil {
-			w.stack = append(w.stack, n.IntoClause)
+			w.push(n.IntoClause)
 		}
 		for _, c := range n.TargetList {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.FromClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.WhereClause != nil {
-			w.stack = append(w.stack, n.WhereClause)
+			w.push(n.WhereClause)
 		}
 		for _, c := range n.GroupClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.HavingClause != nil {
-			w.stack = append(w.stack, n.HavingClause)
+			w.push(n.HavingClause)
 		}
 		for _, c := range n.WindowClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.ValuesLists {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.SortClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.LimitOffset != nil {
-			w.stack = append(w.stack, n.LimitOffset)
+			w.push(n.LimitOffset)
 		}
 		if n.LimitCount != nil {
-			w.stack = append(w.stack, n.LimitCount)
+			w.push(n.LimitCount)
 		}
 		for _, c := range n.LockingClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.WithClause != nil {
-			w.stack = append(w.stack, n.WithClause)
+			w.push(n.WithClause)
 		}
 		if n.Larg != nil {
-			w.stack = append(w.stack, n.Larg)
+			w.push(n.Larg)
 		}
 		if n.Rarg != nil {
-			w.stack = append(w.stack, n.Rarg)
+			w.push(n.Rarg)
 		}
 	case *pg_query.SetOperationStmt:
 		if n.Larg != nil {
-			w.stack = append(w.stack, n.Larg)
+			w.push(n.Larg)
 		}
 		if n.Rarg != nil {
-			w.stack = append(w.stack, n.Rarg)
+			w.push(n.Rarg)
 		}
 		for _, c := range n.ColTypes {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.ColTypmods {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.ColCollations {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.GroupClauses {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.SetToDefault:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 	case *pg_query.SortBy:
 		if n.Node != nil {
-			w.stack = append(w.stack, n.Node)
+			w.push(n.Node)
 		}
 		for _, c := range n.UseOp {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.StatsElem:
 		if n.Expr != nil {
-			w.stack = append(w.stack, n.Expr)
+			w.push(n.Expr)
 		}
 	case *pg_query.SubLink:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Testexpr != nil {
-			w.stack = append(w.stack, n.Testexpr)
+			w.push(n.Testexpr)
 		}
 		for _, c := range n.OperName {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Subselect != nil {
-			w.stack = append(w.stack, n.Subselect)
+			w.push(n.Subselect)
 		}
 	case *pg_query.SubPlan:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Testexpr != nil {
-			w.stack = append(w.stack, n.Testexpr)
+			w.push(n.Testexpr)
 		}
 		for _, c := range n.ParamIds {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.SetParam {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.ParParam {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.SubscriptingRef:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Refupperindexpr {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Reflowerindexpr {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Refexpr != nil {
-			w.stack = append(w.stack, n.Refexpr)
+			w.push(n.Refexpr)
 		}
 		if n.Refassgnexpr != nil {
-			w.stack = append(w.stack, n.Refassgnexpr)
+			w.push(n.Refassgnexpr)
 		}
 	case *pg_query.TableFunc:
 		for _, c := range n.NsUris {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.NsNames {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Docexpr != nil {
-			w.stack = append(w.stack, n.Docexpr)
+			w.push(n.Docexpr)
 		}
 		if n.Rowexpr != nil {
-			w.stack = append(w.stack, n.Rowexpr)
+			w.push(n.Rowexpr)
 		}
 		for _, c := range n.Colnames {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Coltypes {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Coltypmods {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Colcollations {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Colexprs {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Coldefexprs {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.TableLikeClause:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 	case *pg_query.TableSampleClause:
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Repeatable != nil {
-			w.stack = append(w.stack, n.Repeatable)
+			w.push(n.Repeatable)
 		}
 	case *pg_query.TargetEntry:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		if n.Expr != nil {
-			w.stack = append(w.stack, n.Expr)
+			w.push(n.Expr)
 		}
 	case *pg_query.TransactionStmt:
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.TruncateStmt:
 		for _, c := range n.Relations {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.TypeCast:
 		if n.Arg != nil {
-			w.stack = append(w.stack, n.Arg)
+			w.push(n.Arg)
 		}
 		if n.TypeName != nil {
-			w.stack = append(w.stack, n.TypeName)
+			w.push(n.TypeName)
 		}
 	case *pg_query.TypeName:
 		for _, c := range n.Names {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Typmods {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.ArrayBounds {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.UpdateStmt:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		for _, c := range n.TargetList {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.WhereClause != nil {
-			w.stack = append(w.stack, n.WhereClause)
+			w.push(n.WhereClause)
 		}
 		for _, c := range n.FromClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.ReturningList {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.WithClause != nil {
-			w.stack = append(w.stack, n.WithClause)
+			w.push(n.WithClause)
 		}
 	case *pg_query.VacuumRelation:
 		if n.Relation != nil {
-			w.stack = append(w.stack, n.Relation)
+			w.push(n.Relation)
 		}
 		for _, c := range n.VaCols {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.VacuumStmt:
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Rels {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.Var:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 	case *pg_query.VariableSetStmt:
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.ViewStmt:
 		if n.View != nil {
-			w.stack = append(w.stack, n.View)
+			w.push(n.View)
 		}
 		for _, c := range n.Aliases {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Query != nil {
-			w.stack = append(w.stack, n.Query)
+			w.push(n.Query)
 		}
 		for _, c := range n.Options {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.WindowClause:
 		for _, c := range n.PartitionClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.OrderClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.StartOffset != nil {
-			w.stack = append(w.stack, n.StartOffset)
+			w.push(n.StartOffset)
 		}
 		if n.EndOffset != nil {
-			w.stack = append(w.stack, n.EndOffset)
+			w.push(n.EndOffset)
 		}
 		for _, c := range n.RunCondition {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.WindowDef:
 		for _, c := range n.PartitionClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.OrderClause {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.StartOffset != nil {
-			w.stack = append(w.stack, n.StartOffset)
+			w.push(n.StartOffset)
 		}
 		if n.EndOffset != nil {
-			w.stack = append(w.stack, n.EndOffset)
+			w.push(n.EndOffset)
 		}
 	case *pg_query.WindowFunc:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		if n.Aggfilter != nil {
-			w.stack = append(w.stack, n.Aggfilter)
+			w.push(n.Aggfilter)
 		}
 	case *pg_query.WithCheckOption:
 		if n.Qual != nil {
-			w.stack = append(w.stack, n.Qual)
+			w.push(n.Qual)
 		}
 	case *pg_query.WithClause:
 		for _, c := range n.Ctes {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.XmlExpr:
 		if n.Xpr != nil {
-			w.stack = append(w.stack, n.Xpr)
+			w.push(n.Xpr)
 		}
 		for _, c := range n.NamedArgs {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.ArgNames {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 		for _, c := range n.Args {
 			if c != nil {
-				w.stack = append(w.stack, c)
+				w.push(c)
 			}
 		}
 	case *pg_query.XmlSerialize:
 		if n.Expr != nil {
-			w.stack = append(w.stack, n.Expr)
+			w.push(n.Expr)
 		}
 		if n.TypeName != nil {
-			w.stack = append(w.stack, n.TypeName)
+			w.push(n.TypeName)
 		}
 	}
 }

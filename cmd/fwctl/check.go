@@ -1,22 +1,42 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/sqlfw/sqlfw/engine"
 )
 
+const checkUsage = `usage: fwctl check [--policy FILE] [--protocol postgres] [--user U] [--database D] [--client-addr A] "SQL"
+       fwctl check [flags] --file queries.sql
+       fwctl check [flags] --jsonl queries.jsonl     ("-" reads standard input)
+
+--file takes one statement per line, or, when some line ends with ";",
+statements ending with ";" at the end of a line (so they may span lines).
+Lines starting with "--" outside a statement are skipped. --jsonl takes one
+{"sql": ..., "user": ..., "database": ...} object per line; user and database
+default to the flags. Exit status: 0 all allowed, 1 any denied, 2 error.`
+
 func check(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fwctl check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	protocol := fs.String("protocol", "postgres", "postgres")
+	fs.Usage = func() { fmt.Fprintln(stderr, checkUsage); fs.PrintDefaults() }
+	protocol := fs.String("protocol", "postgres", "wire protocol whose parser judges the statements (postgres)")
 	policyPath := fs.String("policy", "", "policy `file` (default: the embedded default policy)")
 	user := fs.String("user", "", "database user of the session")
 	database := fs.String("database", "", "database of the session")
+	clientAddr := fs.String("client-addr", "", "client `address` of the session")
+	file := fs.String("file", "", "judge the statements of this `file`")
+	jsonl := fs.String("jsonl", "", "judge the statements of this JSON-lines `file`")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -24,43 +44,209 @@ func check(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fwctl: protocol %q is not supported yet (postgres)\n", *protocol)
 		return 2
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, `usage: fwctl check [--protocol postgres] [--policy FILE] [--user U] [--database D] "SQL"`)
+	bulk := *file != "" || *jsonl != ""
+	if (*file != "" && *jsonl != "") || (bulk && fs.NArg() != 0) || (!bulk && fs.NArg() != 1) {
+		fmt.Fprintln(stderr, checkUsage)
 		return 2
 	}
-	pol := engine.DefaultPolicy()
-	if *policyPath != "" {
-		text, err := os.ReadFile(*policyPath)
-		if err != nil {
-			fmt.Fprintf(stderr, "fwctl: %v\n", err)
-			return 2
-		}
-		pol, err = engine.ParsePolicy(text)
-		if err != nil {
-			fmt.Fprintf(stderr, "fwctl: %s: %v\n", *policyPath, err)
-			return 2
-		}
+	pol, err := loadPolicy(*policyPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "fwctl: %v\n", err)
+		return 2
 	}
 	eng, err := engine.New(pol, engine.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "fwctl: %v\n", err)
 		return 2
 	}
-	sess := engine.Session{User: *user, Database: *database}
-	t0 := time.Now()
-	v := eng.JudgePostgres([]byte(fs.Arg(0)), &sess)
-	el := time.Since(t0)
+	base := engine.Session{User: *user, Database: *database}
+	if *clientAddr != "" {
+		a, err := netip.ParseAddr(*clientAddr)
+		if err != nil {
+			fmt.Fprintf(stderr, "fwctl: --client-addr: %v\n", err)
+			return 2
+		}
+		base.ClientAddr = a
+	}
+	if !bulk {
+		sess := base
+		sess.At = time.Now()
+		t0 := time.Now()
+		v := eng.JudgePostgres([]byte(fs.Arg(0)), &sess)
+		el := time.Since(t0)
+		printVerdict(stdout, v, el)
+		return exitFor(v)
+	}
+	var items []checkItem
+	switch {
+	case *file != "":
+		text, err := readInput(*file)
+		if err != nil {
+			fmt.Fprintf(stderr, "fwctl: %v\n", err)
+			return 2
+		}
+		for _, s := range splitStatements(string(text)) {
+			items = append(items, checkItem{SQL: s})
+		}
+	default:
+		text, err := readInput(*jsonl)
+		if err != nil {
+			fmt.Fprintf(stderr, "fwctl: %v\n", err)
+			return 2
+		}
+		items, err = parseJSONL(text)
+		if err != nil {
+			fmt.Fprintf(stderr, "fwctl: %s: %v\n", *jsonl, err)
+			return 2
+		}
+	}
+	rc, denied := 0, 0
+	for i, it := range items {
+		sess := base
+		if it.User != "" {
+			sess.User = it.User
+		}
+		if it.Database != "" {
+			sess.Database = it.Database
+		}
+		sess.At = time.Now()
+		t0 := time.Now()
+		v := eng.JudgePostgres([]byte(it.SQL), &sess)
+		el := time.Since(t0)
+		rule := v.RuleID
+		if rule == "" {
+			rule = "-"
+		}
+		fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\t%s\n", i+1, v.Action, rule, el.Round(time.Microsecond), v.Reason, oneLine(it.SQL, 120))
+		if v.Action.Denies() {
+			rc = 1
+			denied++
+		}
+	}
+	fmt.Fprintf(stderr, "fwctl: %d statements, %d denied\n", len(items), denied)
+	return rc
+}
+
+type checkItem struct {
+	SQL      string `json:"sql"`
+	User     string `json:"user"`
+	Database string `json:"database"`
+}
+
+func loadPolicy(path string) (*engine.Policy, error) {
+	if path == "" {
+		return engine.DefaultPolicy(), nil
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	p, err := engine.ParsePolicy(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+func readInput(path string) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(os.Stdin)
+	}
+	return os.ReadFile(path)
+}
+
+func printVerdict(w io.Writer, v engine.Verdict, el time.Duration) {
 	rule := v.RuleID
 	if rule == "" {
 		rule = "-"
 	}
-	fmt.Fprintf(stdout, "verdict:    %s\nrule:       %s\n", v.Action, rule)
+	fmt.Fprintf(w, "verdict:    %s\nrule:       %s\n", v.Action, rule)
 	if v.Reason != "" {
-		fmt.Fprintf(stdout, "reason:     %s\n", v.Reason)
+		fmt.Fprintf(w, "reason:     %s\n", v.Reason)
 	}
-	fmt.Fprintf(stdout, "statements: %d\nevaluation: %s\n", v.Statements, el)
-	if v.Action == engine.ActionDeny {
+	if v.Mode != "" {
+		fmt.Fprintf(w, "mode:       %s\n", v.Mode)
+	}
+	fmt.Fprintf(w, "statements: %d\nevaluation: %s\n", v.Statements, el)
+}
+
+func exitFor(v engine.Verdict) int {
+	if v.Action.Denies() {
 		return 1
 	}
 	return 0
+}
+
+// splitStatements splits a --file: by ";" at the end of a line when some
+// line ends with one, else one statement per line. It does not lex SQL: a
+// string literal or function body with ";" at the end of a line splits.
+func splitStatements(text string) []string {
+	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	semi := false
+	for _, l := range lines {
+		if strings.HasSuffix(strings.TrimSpace(l), ";") {
+			semi = true
+			break
+		}
+	}
+	var out []string
+	var cur []string
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if len(cur) == 0 && (t == "" || strings.HasPrefix(t, "--")) {
+			continue
+		}
+		if !semi {
+			out = append(out, t)
+			continue
+		}
+		cur = append(cur, l)
+		if strings.HasSuffix(t, ";") {
+			out = append(out, strings.TrimSpace(strings.Join(cur, "\n")))
+			cur = cur[:0]
+		}
+	}
+	if s := strings.TrimSpace(strings.Join(cur, "\n")); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+func parseJSONL(text []byte) ([]checkItem, error) {
+	var out []checkItem
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var it checkItem
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&it); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if it.SQL == "" {
+			return nil, fmt.Errorf("line %d: missing \"sql\"", n)
+		}
+		out = append(out, it)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no statements")
+	}
+	return out, nil
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	return s
 }

@@ -38,3 +38,54 @@ no-dblink	SELECT dblink_connect('c', 'host=evil')
 no-dblink	SELECT public.dblink_exec('c', 'drop table x')
 no-alter-system	ALTER SYSTEM SET archive_command = 'id'
 no-alter-system	alter system reset all
+no-unfiltered-writes	UPDATE users SET role = 'admin' WHERE 1=1
+no-unfiltered-writes	DELETE FROM orders WHERE id = 5 OR 1=1
+no-unfiltered-writes	DELETE FROM orders WHERE 'a' = 'a'
+no-unfiltered-writes	UPDATE accounts SET balance = 0 WHERE TRUE
+no-unfiltered-writes	do $$ begin delete from t; end $$
+no-unfiltered-writes	DO $$ BEGIN IF true THEN UPDATE accounts SET balance = 0; END IF; END $$
+no-tautology	SELECT * FROM users WHERE name = '' OR 1=1
+no-tautology	SELECT * FROM users WHERE name = '' OR '1'='1'
+no-tautology	SELECT * FROM users WHERE name = 'x' OR 'a'='a'
+no-tautology	SELECT * FROM users WHERE id = 1 OR TRUE
+no-tautology	SELECT * FROM users WHERE id = 1 OR id = id
+no-tautology	SELECT * FROM users WHERE id = 1 OR 2 > 1
+no-tautology	SELECT * FROM users WHERE id = 1 OR 1+1 = 2
+no-tautology	SELECT * FROM users WHERE (id = 1 AND pw = 'x') OR NOT false
+no-tautology	SELECT * FROM users WHERE user_id = 7 OR 1=1::int
+no-tautology	SELECT * FROM orders o JOIN users u ON o.user_id = u.id OR 1=1
+no-tautology	SELECT count(*) FROM users GROUP BY role HAVING count(*) > 1 OR 'x'='x'
+no-tautology	SELECT * FROM items WHERE id IN (SELECT id FROM other WHERE a = 1 OR 3=3)
+no-catalog-union	SELECT name, price FROM products WHERE id = 1 UNION SELECT usename, passwd FROM pg_shadow
+no-catalog-union	SELECT name FROM products WHERE id = 1 UNION ALL SELECT rolpassword FROM pg_authid
+no-catalog-union	SELECT title, body FROM posts WHERE id = 3 UNION SELECT table_name, column_name FROM information_schema.columns
+no-catalog-union	SELECT id, name FROM products UNION SELECT 1, pg_catalog.current_user FROM pg_catalog.pg_user
+no-catalog-union	SELECT a FROM t WHERE b = 1 UNION SELECT (SELECT passwd FROM pg_shadow LIMIT 1)
+no-stacked-after-select	SELECT * FROM products WHERE id = 1; DROP TABLE users
+no-stacked-after-select	SELECT name FROM products WHERE id = 1; INSERT INTO admins (name) VALUES ('mallory')
+no-stacked-after-select	SELECT * FROM t WHERE id = 1; GRANT ALL ON users TO public
+no-privileged-role-attributes	select 1; create role evil superuser login
+no-stacked-after-select	select * from t where a = 1; create role evil login password 'x'
+no-time-probe	SELECT * FROM users WHERE id = 1 AND pg_sleep(5) IS NOT NULL
+no-time-probe	SELECT * FROM users WHERE id = 1 AND (SELECT 1 FROM pg_sleep(5)) = 1
+no-time-probe	SELECT CASE WHEN (SELECT count(*) FROM users) > 0 THEN pg_sleep(5) END
+no-time-probe	SELECT name, pg_sleep(10) FROM users
+no-time-probe	SELECT * FROM orders WHERE id = 1 AND 1 = (SELECT 1 FROM pg_sleep_for('5 seconds'))
+no-comment-tricks	SELECT/**/password_hash/**/FROM/**/users
+no-comment-tricks	SELECT * FROM users WHERE name = 'admin'--' AND password = 'x'
+no-comment-tricks	SELECT id FROM users WHERE id = 1/**/LIMIT/**/1
+no-comment-tricks	SELECT 1 /*! UNION SELECT 2 */
+no-untrusted-language	CREATE FUNCTION sys(cmd text) RETURNS text LANGUAGE plpython3u AS 'import os; return os.popen(cmd).read()'
+no-untrusted-language	CREATE FUNCTION sys(cstring) RETURNS int AS '/lib/x86_64-linux-gnu/libc.so.6', 'system' LANGUAGE c STRICT
+no-untrusted-language	CREATE FUNCTION rf(text) RETURNS text LANGUAGE internal AS 'pg_read_file_v2'
+no-untrusted-language	DO LANGUAGE plperlu $$ system('id') $$
+no-untrusted-language	CREATE OR REPLACE PROCEDURE p() LANGUAGE plperlu AS $$ `id` $$
+no-dangerous-extensions	CREATE EXTENSION file_fdw
+no-dangerous-extensions	CREATE EXTENSION IF NOT EXISTS plpython3u
+no-dangerous-extensions	create extension adminpack
+no-privileged-roles	GRANT pg_execute_server_program TO app
+no-privileged-roles	GRANT pg_read_server_files, pg_write_server_files TO app
+no-privileged-role-attributes	ALTER ROLE app WITH SUPERUSER
+no-privileged-role-attributes	ALTER USER app BYPASSRLS
+no-privileged-role-attributes	CREATE ROLE backdoor LOGIN SUPERUSER PASSWORD 'x'
+no-privileged-role-attributes	CREATE USER r REPLICATION

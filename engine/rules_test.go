@@ -1,0 +1,368 @@
+package engine
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRuleKinds covers each match key and scope key: policy snippet (the
+// rules: list) + statement + session → verdict.
+func TestRuleKinds(t *testing.T) {
+	app := &Session{User: "app", Database: "shop", ClientAddr: netip.MustParseAddr("10.1.2.3")}
+	mapped := &Session{User: "app", ClientAddr: netip.MustParseAddr("::ffff:10.1.2.3")}
+	other := &Session{User: "bob", Database: "shop", ClientAddr: netip.MustParseAddr("192.168.0.9")}
+	proc := &Session{User: "app", Process: ProcessInfo{Known: true, Tgid: 42, UID: 1000, Comm: "psql", Cgroup: "/system.slice/billing.service"}}
+	unknownProc := &Session{User: "app"}
+	// 2026-12-01 is a Tuesday.
+	tueNoon := &Session{User: "app", At: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	tueNight := &Session{User: "app", At: time.Date(2026, 12, 1, 23, 30, 0, 0, time.UTC)}
+	sunNoon := &Session{User: "app", At: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	tests := []struct {
+		name    string
+		policy  string
+		sql     string
+		session *Session
+		action  Action
+		ruleID  string
+	}{
+		// statement kinds, DDL by verb and object, DCL, utility
+		{"dcl grant", `[{id: r, action: deny, match: {kind: [dcl]}}]`, "GRANT SELECT ON t TO x", app, ActionDeny, "r"},
+		{"dcl not ddl", `[{id: r, action: deny, match: {kind: [ddl]}}]`, "GRANT SELECT ON t TO x", app, ActionAllow, ""},
+		{"dcl create role", `[{id: r, action: deny, match: {kind: [dcl]}}]`, "CREATE ROLE x", app, ActionDeny, "r"},
+		{"verb drop object table", `[{id: r, action: deny, match: {verbs: [drop], objects: [table]}}]`, "DROP TABLE t", app, ActionDeny, "r"},
+		{"verb drop object index", `[{id: r, action: deny, match: {verbs: [drop], objects: [table]}}]`, "DROP INDEX i", app, ActionAllow, ""},
+		{"verb create function", `[{id: r, action: deny, match: {verbs: [create], objects: [function, procedure]}}]`, "CREATE PROCEDURE p() LANGUAGE sql AS 'select 1'", app, ActionDeny, "r"},
+		{"verb alter table", `[{id: r, action: log, match: {verbs: [alter], objects: [table]}}]`, "ALTER TABLE t ADD COLUMN c int", app, ActionLog, "r"},
+		{"verb create extension", `[{id: r, action: deny, match: {objects: [extension]}}]`, "CREATE EXTENSION hstore", app, ActionDeny, "r"},
+		{"verb revoke", `[{id: r, action: deny, match: {verbs: [revoke]}}]`, "REVOKE ALL ON t FROM x", app, ActionDeny, "r"},
+		{"verb grant role", `[{id: r, action: deny, match: {verbs: [grant], objects: [role]}}]`, "GRANT admin TO app", app, ActionDeny, "r"},
+		{"vacuum", `[{id: r, action: deny, match: {kind: [vacuum]}}]`, "VACUUM FULL t", app, ActionDeny, "r"},
+		{"analyze is not vacuum", `[{id: r, action: deny, match: {kind: [vacuum]}}]`, "ANALYZE t", app, ActionAllow, ""},
+		{"explain plain", `[{id: r, action: deny, match: {kind: [explain]}}]`, "EXPLAIN SELECT 1", app, ActionDeny, "r"},
+		{"explain analyze is its statement", `[{id: r, action: deny, match: {kind: [insert]}}]`, "EXPLAIN ANALYZE INSERT INTO t VALUES (1)", app, ActionDeny, "r"},
+		{"set", `[{id: r, action: deny, match: {settings: [session_authorization, role]}}]`, "SET SESSION AUTHORIZATION admin", app, ActionDeny, "r"},
+		{"set role", `[{id: r, action: deny, match: {settings: [role]}}]`, "SET ROLE admin", app, ActionDeny, "r"},
+		{"set other", `[{id: r, action: deny, match: {settings: [role]}}]`, "SET search_path = x", app, ActionAllow, ""},
+		{"transaction", `[{id: r, action: log, match: {kind: [transaction]}}]`, "BEGIN", app, ActionLog, "r"},
+		// COPY
+		{"copy stdio to", `[{id: r, action: deny, match: {copy: [stdio], copy_direction: [to]}}]`, "COPY t TO STDOUT", app, ActionDeny, "r"},
+		{"copy stdio from not to", `[{id: r, action: deny, match: {copy: [stdio], copy_direction: [to]}}]`, "COPY t FROM STDIN", app, ActionAllow, ""},
+		// objects
+		{"tables glob schema", `[{id: r, action: deny, match: {tables: ["secret.*"]}}]`, "SELECT * FROM secret.keys", app, ActionDeny, "r"},
+		{"tables glob schema other", `[{id: r, action: deny, match: {tables: ["secret.*"]}}]`, "SELECT * FROM public.keys", app, ActionAllow, ""},
+		{"tables glob name", `[{id: r, action: deny, match: {tables: ["*_archive"]}}]`, "DELETE FROM orders_archive WHERE id = 1", app, ActionDeny, "r"},
+		{"tables_outside inside", `[{id: r, action: deny, match: {tables_outside: ["public.*", orders]}}]`, "SELECT * FROM public.users JOIN orders ON true", app, ActionAllow, ""},
+		{"tables_outside outside", `[{id: r, action: deny, match: {tables_outside: ["public.*"]}}]`, "SELECT * FROM billing.invoices", app, ActionDeny, "r"},
+		{"tables_outside catalog", `[{id: r, action: deny, match: {tables_outside: ["public.*"]}}]`, "SELECT * FROM pg_shadow", app, ActionDeny, "r"},
+		{"tables_outside cte ignored", `[{id: r, action: deny, match: {tables_outside: ["public.*"]}}]`, "WITH x AS (SELECT 1) SELECT * FROM x", app, ActionAllow, ""},
+		{"tables_outside write only", `[{id: r, action: deny, match: {tables_outside: [scratch], access: write}}]`, "INSERT INTO scratch SELECT * FROM users", app, ActionAllow, ""},
+		{"tables_outside write hit", `[{id: r, action: deny, match: {tables_outside: [scratch], access: write}}]`, "INSERT INTO users SELECT * FROM scratch", app, ActionDeny, "r"},
+		// columns
+		{"column named", `[{id: r, action: deny, match: {columns: [users.password_hash]}}]`, "SELECT password_hash FROM users WHERE id = 1", app, ActionDeny, "r"},
+		{"column via alias", `[{id: r, action: deny, match: {columns: [users.password_hash]}}]`, "SELECT u.password_hash FROM users u", app, ActionDeny, "r"},
+		{"column in where", `[{id: r, action: deny, match: {columns: [users.password_hash]}}]`, "SELECT id FROM users WHERE password_hash LIKE 'a%'", app, ActionDeny, "r"},
+		{"column other table alias", `[{id: r, action: deny, match: {columns: [users.password_hash]}}]`, "SELECT l.password_hash FROM users u JOIN logins l ON l.uid = u.id", app, ActionAllow, ""},
+		{"column not read", `[{id: r, action: deny, match: {columns: [users.password_hash]}}]`, "SELECT id, email FROM users", app, ActionAllow, ""},
+		{"column set is not read", `[{id: r, action: deny, match: {columns: [users.password_hash]}}]`, "UPDATE users SET password_hash = $1 WHERE id = $2", app, ActionAllow, ""},
+		{"column star", `[{id: r, action: deny, match: {columns: [users.password_hash]}}]`, "SELECT * FROM users", app, ActionDeny, "r"},
+		{"column qualified star", `[{id: r, action: deny, match: {columns: [users.password_hash]}}]`, "SELECT u.* FROM users u", app, ActionDeny, "r"},
+		{"column whole row", `[{id: r, action: deny, match: {columns: [users.password_hash]}}]`, "SELECT row_to_json(u) FROM users u", app, ActionDeny, "r"},
+		{"column star other table", `[{id: r, action: deny, match: {columns: [users.password_hash]}}]`, "SELECT o.* FROM orders o JOIN users u ON u.id = o.uid", app, ActionAllow, ""},
+		{"column returning star", `[{id: r, action: deny, match: {columns: [users.password_hash]}}]`, "DELETE FROM users WHERE id = 1 RETURNING *", app, ActionDeny, "r"},
+		{"column wildcard table", `[{id: r, action: deny, match: {columns: ["*.ssn"]}}]`, "SELECT ssn FROM people", app, ActionDeny, "r"},
+		{"column star with table_columns", "[{id: r, action: deny, match: {columns: [\"*.ssn\"]}}]\ntable_columns: {orders: [id, total]}", "SELECT * FROM orders", app, ActionAllow, ""},
+		{"column star without table_columns", `[{id: r, action: deny, match: {columns: ["*.ssn"]}}]`, "SELECT * FROM orders", app, ActionDeny, "r"},
+		{"column star table_columns lists it", "[{id: r, action: deny, match: {columns: [\"*.ssn\"]}}]\ntable_columns: {people: [id, ssn]}", "SELECT * FROM people", app, ActionDeny, "r"},
+		// functions and languages
+		{"language untrusted", `[{id: r, action: deny, match: {languages: [plpython3u]}}]`, "CREATE FUNCTION f() RETURNS int LANGUAGE plpython3u AS 'return 1'", app, ActionDeny, "r"},
+		{"language trusted", `[{id: r, action: deny, match: {languages: [plpython3u]}}]`, "CREATE FUNCTION f() RETURNS int LANGUAGE sql AS 'select 1'", app, ActionAllow, ""},
+		{"language of do", `[{id: r, action: deny, match: {languages: ["pl*u"]}}]`, "DO LANGUAGE plperlu 'print 1'", app, ActionDeny, "r"},
+		{"create language is create extension", `[{id: r, action: deny, match: {extensions: [plperlu]}}]`, "CREATE LANGUAGE plperlu", app, ActionDeny, "r"},
+		{"extension", `[{id: r, action: deny, match: {extensions: [file_fdw]}}]`, "CREATE EXTENSION file_fdw", app, ActionDeny, "r"},
+		{"granted role", `[{id: r, action: deny, match: {granted_roles: ["pg_*_server_*"]}}]`, "GRANT pg_write_server_files TO app", app, ActionDeny, "r"},
+		{"role attribute", `[{id: r, action: deny, match: {role_attributes: [superuser]}}]`, "ALTER ROLE app NOSUPERUSER", app, ActionAllow, ""},
+		// shapes
+		{"tautology", `[{id: r, action: deny, match: {tautology: true}}]`, "SELECT * FROM t WHERE a = 1 OR 'b' = 'b'", app, ActionDeny, "r"},
+		{"tautology whole where is not", `[{id: r, action: deny, match: {tautology: true}}]`, "SELECT * FROM t WHERE 1 = 1", app, ActionAllow, ""},
+		{"tautology false arm", `[{id: r, action: deny, match: {tautology: true}}]`, "SELECT * FROM t WHERE a = 1 OR 1 = 2", app, ActionAllow, ""},
+		{"tautology param arm", `[{id: r, action: deny, match: {tautology: true}}]`, "SELECT * FROM t WHERE a = $1 OR $1 IS NULL", app, ActionAllow, ""},
+		{"always-true where on delete", `[{id: r, action: deny, match: {without_where: true}}]`, "DELETE FROM t WHERE 2 > 1", app, ActionDeny, "r"},
+		{"always-true where x=x", `[{id: r, action: deny, match: {without_where: true}}]`, "UPDATE t SET a = 1 WHERE id = id", app, ActionDeny, "r"},
+		{"catalog union", `[{id: r, action: deny, match: {catalog_union: true}}]`, "SELECT a FROM t UNION SELECT passwd FROM pg_shadow", app, ActionDeny, "r"},
+		{"catalog only union", `[{id: r, action: deny, match: {catalog_union: true}}]`, "SELECT relname FROM pg_class UNION SELECT typname FROM pg_type", app, ActionAllow, ""},
+		{"stacked after select", `[{id: r, action: deny, match: {stacked_after: [select]}}]`, "SELECT * FROM t; DELETE FROM t WHERE a = 1", app, ActionDeny, "r"},
+		{"stacked select select", `[{id: r, action: deny, match: {stacked_after: [select]}}]`, "SELECT * FROM t; SELECT * FROM u", app, ActionAllow, ""},
+		{"stacked select commit", `[{id: r, action: deny, match: {stacked_after: [select]}}]`, "BEGIN; SELECT * FROM t FOR UPDATE; COMMIT", app, ActionAllow, ""},
+		{"stacked insert list", `[{id: r, action: deny, match: {stacked_after: [select, insert]}}]`, "INSERT INTO t VALUES (1); DROP TABLE t", app, ActionDeny, "r"},
+		{"stacked first statement never", `[{id: r, action: deny, match: {stacked_after: [select]}}]`, "DROP TABLE t", app, ActionAllow, ""},
+		{"time probe", `[{id: r, action: deny, match: {time_probe: true}}]`, "SELECT * FROM t WHERE pg_sleep(1) IS NULL", app, ActionDeny, "r"},
+		{"time probe plain sleep", `[{id: r, action: deny, match: {time_probe: true}}]`, "SELECT pg_sleep(1)", app, ActionAllow, ""},
+		{"comment trick", `[{id: r, action: deny, match: {comment_trick: true}}]`, "SELECT/**/1", app, ActionDeny, "r"},
+		{"comment spaced", `[{id: r, action: deny, match: {comment_trick: true}}]`, "SELECT 1 /* tag */", app, ActionAllow, ""},
+		// limits
+		{"limit joins", `[{id: r, action: deny, match: {limits: {joins: 2}}}]`, "SELECT * FROM a JOIN b ON true JOIN c ON true JOIN d ON true", app, ActionDeny, "r"},
+		{"limit joins comma", `[{id: r, action: deny, match: {limits: {joins: 2}}}]`, "SELECT * FROM a, b, c", app, ActionAllow, ""},
+		{"limit union arms", `[{id: r, action: deny, match: {limits: {union_arms: 2}}}]`, "SELECT 1 UNION SELECT 2 UNION SELECT 3", app, ActionDeny, "r"},
+		{"limit ctes", `[{id: r, action: deny, match: {limits: {ctes: 1}}}]`, "WITH a AS (SELECT 1), b AS (SELECT 2) SELECT 1", app, ActionDeny, "r"},
+		{"limit in list", `[{id: r, action: deny, match: {limits: {in_list: 3}}}]`, "SELECT * FROM t WHERE a IN (1, 2, 3, 4)", app, ActionDeny, "r"},
+		{"limit in list ok", `[{id: r, action: deny, match: {limits: {in_list: 4}}}]`, "SELECT * FROM t WHERE a IN (1, 2, 3, 4)", app, ActionAllow, ""},
+		{"limit depth", `[{id: r, action: deny, match: {limits: {depth: 3}}}]`, "SELECT ((((1))))", app, ActionDeny, "r"},
+		{"limit bytes", `[{id: r, action: deny, match: {limits: {bytes: 10}}}]`, "SELECT 12345678", app, ActionDeny, "r"},
+		{"limit bytes scoped other user parses", `[{id: r, action: deny, users: [bob], match: {limits: {bytes: 10}}}, {id: s, action: log, match: {kind: [select]}}]`, "SELECT 12345678", app, ActionLog, "s"},
+		// scope
+		{"cidr in", `[{id: r, action: deny, client_addrs: [10.0.0.0/8], match: {}}]`, "SELECT 1", app, ActionDeny, "r"},
+		{"cidr v4-mapped", `[{id: r, action: deny, client_addrs: [10.0.0.0/8], match: {}}]`, "SELECT 1", mapped, ActionDeny, "r"},
+		{"cidr out", `[{id: r, action: deny, client_addrs: [10.0.0.0/8], match: {}}]`, "SELECT 1", other, ActionAllow, ""},
+		{"single address", `[{id: r, action: deny, client_addrs: [192.168.0.9], match: {}}]`, "SELECT 1", other, ActionDeny, "r"},
+		{"users glob", `[{id: r, action: deny, users: ["ap*"], match: {}}]`, "SELECT 1", app, ActionDeny, "r"},
+		{"comm", `[{id: r, action: deny, comms: [psql], match: {kind: [ddl]}}]`, "DROP TABLE t", proc, ActionDeny, "r"},
+		{"comm unknown process", `[{id: r, action: deny, comms: [psql], match: {kind: [ddl]}}]`, "DROP TABLE t", unknownProc, ActionAllow, ""},
+		{"unit", `[{id: r, action: allow, units: [billing.service], match: {}}]`, "DROP TABLE t", proc, ActionAllow, "r"},
+		{"cgroup glob", `[{id: r, action: deny, cgroups: ["/system.slice/*"], match: {}}]`, "SELECT 1", proc, ActionDeny, "r"},
+		{"uid", `[{id: r, action: deny, uids: [0], match: {}}]`, "SELECT 1", proc, ActionAllow, ""},
+		{"time window in", `[{id: r, action: deny, time: {days: [mon, tue, wed, thu, fri], hours: ["09:00-17:00"]}, match: {kind: [ddl]}}]`, "DROP TABLE t", tueNoon, ActionDeny, "r"},
+		{"time window hours out", `[{id: r, action: deny, time: {days: [tue], hours: ["09:00-17:00"]}, match: {kind: [ddl]}}]`, "DROP TABLE t", tueNight, ActionAllow, ""},
+		{"time window day out", `[{id: r, action: deny, time: {days: [mon, tue]}, match: {kind: [ddl]}}]`, "DROP TABLE t", sunNoon, ActionAllow, ""},
+		{"time window wraps", `[{id: r, action: deny, time: {hours: ["22:00-06:00"]}, match: {kind: [ddl]}}]`, "DROP TABLE t", tueNight, ActionDeny, "r"},
+		{"time window timezone", `[{id: r, action: deny, time: {hours: ["00:00-02:00"], timezone: Asia/Tokyo}, match: {}}]`, "SELECT 1", &Session{At: time.Date(2026, 12, 1, 16, 30, 0, 0, time.UTC)}, ActionDeny, "r"},
+		{"time window without At", `[{id: r, action: deny, time: {hours: ["00:00-24:00"]}, match: {}}]`, "SELECT 1", app, ActionAllow, ""},
+		// actions
+		{"deny_and_close", `[{id: r, action: deny_and_close, match: {tautology: true}}]`, "SELECT * FROM t WHERE a = 1 OR 1 = 1", app, ActionDenyClose, "r"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := mustEngine(t, "rules: "+tt.policy, Options{CacheBytes: -1})
+			got := e.JudgePostgres([]byte(tt.sql), tt.session)
+			if got.Action != tt.action || got.RuleID != tt.ruleID {
+				t.Errorf("policy %s\nsql %q\nsession %+v\n got: %v %q (%s)\nwant: %v %q",
+					tt.policy, tt.sql, tt.session, got.Action, got.RuleID, got.Reason, tt.action, tt.ruleID)
+			}
+			// Cached path gives the same verdict.
+			ec := mustEngine(t, "rules: "+tt.policy, Options{})
+			ec.JudgePostgres([]byte(tt.sql), tt.session)
+			if again := ec.JudgePostgres([]byte(tt.sql), tt.session); again.Action != got.Action || again.RuleID != got.RuleID {
+				t.Errorf("%q: cached verdict %+v differs from uncached %+v", tt.sql, again, got)
+			}
+		})
+	}
+}
+
+func TestModes(t *testing.T) {
+	policy := `mode: monitor
+rules:
+  - {id: enf, action: deny, mode: enforce, match: {kind: [ddl]}}
+  - {id: det, action: deny, mode: detect, match: {kind: [delete]}}
+  - {id: pol, action: deny, match: {kind: [truncate]}}
+  - {id: close, action: deny_and_close, match: {kind: [dcl]}}
+`
+	e := mustEngine(t, policy, Options{})
+	tests := []struct {
+		sql    string
+		action Action
+		rule   string
+		mode   string
+	}{
+		{"DROP TABLE t", ActionDeny, "enf", ModeEnforce},
+		{"DELETE FROM t WHERE a = 1", ActionDeny, "det", ModeDetect},
+		{"TRUNCATE t", ActionDeny, "pol", ModeMonitor},
+		{"SELECT 1", ActionAllow, "", ModeMonitor},
+		// The enforce-mode deny wins over an earlier detect-mode one.
+		{"DELETE FROM t WHERE a = 1; DROP TABLE t", ActionDeny, "enf", ModeEnforce},
+		{"GRANT x TO y; TRUNCATE t", ActionDenyClose, "close", ModeMonitor},
+	}
+	for _, tt := range tests {
+		v := e.JudgePostgres([]byte(tt.sql), nil)
+		if v.Action != tt.action || v.RuleID != tt.rule || v.Mode != tt.mode {
+			t.Errorf("%q\n got: %v %q mode %q\nwant: %v %q mode %q", tt.sql, v.Action, v.RuleID, v.Mode, tt.action, tt.rule, tt.mode)
+		}
+	}
+	if m := mustEngine(t, "rules: []", Options{}).JudgePostgres([]byte("SELECT 1"), nil).Mode; m != "" {
+		t.Errorf("policy without mode: verdict mode %q, want empty", m)
+	}
+	if !ActionDenyClose.Denies() || !ActionDeny.Denies() || ActionLog.Denies() || ActionAllow.Denies() {
+		t.Error("Denies is wrong")
+	}
+}
+
+func TestRate(t *testing.T) {
+	e := mustEngine(t, `rules:
+  - id: slow-down
+    action: deny
+    match: {kind: [select], tables: [users], rate: {per_second: 2, burst: 3, per: [user]}}
+`, Options{})
+	if !e.Policy().UsesTime() {
+		t.Fatal("a rate rule must make UsesTime true")
+	}
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	a := &Session{User: "a", At: t0}
+	b := &Session{User: "b", At: t0}
+	q := []byte("SELECT * FROM users WHERE name = 'x'")
+	for i := 0; i < 3; i++ {
+		if v := e.JudgePostgres(q, a); v.Action != ActionAllow {
+			t.Fatalf("statement %d within burst: %+v", i, v)
+		}
+	}
+	if v := e.JudgePostgres(q, a); v.Action != ActionDeny || v.RuleID != "slow-down" {
+		t.Fatalf("4th statement at once: got %+v, want deny slow-down", v)
+	}
+	if v := e.JudgePostgres(q, b); v.Action != ActionAllow {
+		t.Fatalf("other user has its own bucket: got %+v", v)
+	}
+	if v := e.JudgePostgres([]byte("SELECT 1"), a); v.Action != ActionAllow {
+		t.Fatalf("statement not matching the rule is not limited: got %+v", v)
+	}
+	a.At = t0.Add(time.Second) // two tokens back
+	for i := 0; i < 2; i++ {
+		if v := e.JudgePostgres(q, a); v.Action != ActionAllow {
+			t.Fatalf("after refill, statement %d: %+v", i, v)
+		}
+	}
+	if v := e.JudgePostgres(q, a); v.Action != ActionDeny {
+		t.Fatalf("after refill is used: got %+v", v)
+	}
+	if v := e.JudgePostgres(q, &Session{User: "a"}); v.Action != ActionAllow {
+		t.Fatalf("without At the rate rule does not apply: got %+v", v)
+	}
+}
+
+func TestRateBounded(t *testing.T) {
+	p, err := ParsePolicy([]byte(`rules: [{id: r, action: deny, match: {rate: {per_second: 1, per: [user]}}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := New(p, Options{RateKeys: 100})
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 1000; i++ {
+		e.JudgePostgres([]byte("SELECT 1"), &Session{User: fmt.Sprint("u", i), At: at})
+	}
+	if n := e.rates.len(); n > 100 {
+		t.Errorf("rate table holds %d keys, limit 100", n)
+	}
+}
+
+func TestFingerprintAllowlist(t *testing.T) {
+	l := NewLearner(0)
+	s := &Session{User: "app", Database: "shop"}
+	for _, q := range []string{
+		"SELECT * FROM users WHERE id = 1",
+		"SELECT * FROM users WHERE id = 2",
+		"UPDATE users SET name = 'x' WHERE id = 3; SELECT 1",
+	} {
+		l.Record(q, s)
+	}
+	l.Record("SELECT secret FROM vault", &Session{User: "admin"})
+	if n, _ := l.Len(); n != 4 {
+		t.Fatalf("learned %d fingerprints, want 4", n)
+	}
+	frag := l.Export()
+	for _, want := range []string{"SELECT * FROM users WHERE id = $1", "UPDATE users SET name = $1 WHERE id = $2", "users: [\"app\"]", "(seen 2)"} {
+		if !strings.Contains(string(frag), want) {
+			t.Errorf("export lacks %q:\n%s", want, frag)
+		}
+	}
+	for _, lit := range []string{"'x'", "= 3"} {
+		if strings.Contains(string(frag), lit) {
+			t.Errorf("export contains literal %s:\n%s", lit, frag)
+		}
+	}
+	// The fragment plus a catch-all deny is an enforcing allowlist.
+	policy := string(frag) + `  - {id: not-learned, action: deny, users: [app], match: {}}` + "\n"
+	e := mustEngine(t, policy, Options{})
+	if w := e.Policy().Warnings(); len(w) != 0 {
+		t.Errorf("learned policy warnings: %v", w)
+	}
+	for _, tt := range []struct {
+		sql  string
+		want Action
+	}{
+		{"SELECT * FROM users WHERE id = 99", ActionAllow},
+		{"select * from users where id = 5", ActionAllow},
+		{"SELECT * FROM users WHERE id = 1 OR 1 = 1", ActionDeny},
+		{"SELECT * FROM orders", ActionDeny},
+		{"SELECT 1", ActionAllow},
+	} {
+		if v := e.JudgePostgres([]byte(tt.sql), s); v.Action != tt.want {
+			t.Errorf("%q: got %v %s, want %v\npolicy:\n%s", tt.sql, v.Action, v.RuleID, tt.want, policy)
+		}
+	}
+}
+
+func TestEngineLearner(t *testing.T) {
+	e := mustEngine(t, "rules: []", Options{})
+	s := &Session{User: "app"}
+	e.JudgePostgres([]byte("SELECT 1"), s) // before learning: not recorded
+	l := NewLearner(2)
+	e.SetLearner(l)
+	for _, q := range []string{"SELECT a FROM t WHERE b = 1", "SELECT a FROM t WHERE b = 2", "SELECT c FROM u", "SELECT d FROM v"} {
+		e.JudgePostgres([]byte(q), s)
+	}
+	e.SetLearner(nil)
+	e.JudgePostgres([]byte("SELECT e FROM w"), s)
+	n, dropped := l.Len()
+	if n != 2 || dropped != 1 {
+		t.Errorf("learned %d, dropped %d; want 2 and 1", n, dropped)
+	}
+}
+
+// Pathological input is denied by limit, quickly and without a crash.
+func TestDefaultLimits(t *testing.T) {
+	e, _ := New(DefaultPolicy(), Options{})
+	in := make([]string, 10000)
+	for i := range in {
+		in[i] = fmt.Sprint(i)
+	}
+	var joins strings.Builder
+	joins.WriteString("SELECT * FROM t0")
+	for i := 1; i < 50; i++ {
+		fmt.Fprintf(&joins, " JOIN t%d ON t%d.id = t0.id", i, i)
+	}
+	tests := []struct {
+		name, sql, reason string
+	}{
+		{"10k IN list", "SELECT * FROM t WHERE id IN (" + strings.Join(in, ",") + ")", "in_list 10000 > 5000"},
+		{"500-deep subqueries", strings.Repeat("SELECT * FROM (", 500) + "SELECT 1" + strings.Repeat(") s", 500), "depth 500 > 128"},
+		{"10,000-deep parentheses", "SELECT " + strings.Repeat("(", 10000) + "1" + strings.Repeat(")", 10000), "depth 10000 > 128"},
+		{"50-way join", joins.String(), "joins 49 > 40"},
+		{"16 MB", "SELECT '" + strings.Repeat("x", 16<<20) + "'", "bytes 16777225 > 4194304"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t0 := time.Now()
+			v := e.JudgePostgres([]byte(tt.sql), nil)
+			el := time.Since(t0)
+			if v.Action != ActionDeny || v.RuleID != "limits" || !strings.Contains(v.Reason, tt.reason) {
+				t.Errorf("got %v %s %q, want deny limits with %q", v.Action, v.RuleID, v.Reason, tt.reason)
+			}
+			t.Logf("%s: %v", tt.name, el) // reported, not asserted
+		})
+	}
+}
+
+func TestParseDepthReason(t *testing.T) {
+	e := mustEngine(t, "rules: []", Options{})
+	v := e.JudgePostgres([]byte("SELECT "+strings.Repeat("(", 10000)+"1"+strings.Repeat(")", 10000)), nil)
+	if !v.ParseError || v.Action != ActionDeny || !strings.Contains(v.Reason, "nests deeper") {
+		t.Errorf("10,000-deep without limit rules: got %+v, want a parse-error deny naming the nesting", v)
+	}
+}
+
+func TestHitPathAllocationFree(t *testing.T) {
+	e := mustEngine(t, `rules:
+  - {id: fp, action: allow, users: [app], match: {fingerprints: ["0000000000000001"]}}
+  - {id: net, action: log, client_addrs: [10.0.0.0/8], comms: [psql], match: {tables: [t]}}
+  - {id: tw, action: deny, time: {hours: ["00:00-01:00"]}, match: {kind: [ddl]}}
+  - {id: rate, action: deny, match: {tables: [t], rate: {per_second: 1000000, per: [user, client_addr, uid]}}}
+`, Options{})
+	s := &Session{User: "app", ClientAddr: netip.MustParseAddr("10.0.0.1"), Process: ProcessInfo{Known: true, Comm: "x"},
+		At: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	for _, sql := range []string{"SELECT a FROM t WHERE id = 1", "DROP TABLE t"} {
+		b := []byte(sql)
+		e.JudgePostgres(b, s)
+		if n := testing.AllocsPerRun(200, func() { e.JudgePostgres(b, s) }); n != 0 {
+			t.Errorf("%q: %v allocations per cached verdict, want 0", sql, n)
+		}
+	}
+}
