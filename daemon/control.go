@@ -10,12 +10,22 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The control socket speaks HTTP/1.1 over a unix socket, so that fwctl and
 // curl --unix-socket can both use it:
 //
-//	GET /v1/stats   counters of every database (JSON, see Stats)
+//	GET  /v1/stats                      counters of every database (JSON, see Stats)
+//	POST /v1/reload                     rebuild the policies from their files
+//	POST /v1/mode?mode=M[&database=N]   live mode override (M = enforce, monitor,
+//	                                    detect, or policy to clear it)
+//	POST /v1/learn/start|stop[?database=N]
+//	GET  /v1/learn/export[?database=N]  the learnt allowlist as a policy fragment
+//
+// The socket is mode 0600 and each connection's peer credentials are
+// checked: only root and the daemon's own user may use it.
 type controlServer struct {
 	ln  net.Listener
 	srv *http.Server
@@ -37,7 +47,7 @@ func startControl(d *Daemon, path string) (*controlServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
-	if err := os.Chmod(path, 0o660); err != nil {
+	if err := os.Chmod(path, 0o600); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
@@ -48,7 +58,56 @@ func startControl(d *Daemon, path string) (*controlServer, error) {
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(d.Snapshot())
 	})
-	cs := &controlServer{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
+	mux.HandleFunc("POST /v1/reload", func(w http.ResponseWriter, r *http.Request) {
+		if err := d.Reload(); err != nil {
+			http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+			return
+		}
+		fmt.Fprintln(w, "policies reloaded")
+	})
+	mux.HandleFunc("POST /v1/mode", func(w http.ResponseWriter, r *http.Request) {
+		m := r.URL.Query().Get("mode")
+		if m == "policy" {
+			m = ""
+		}
+		if err := d.SetMode(r.URL.Query().Get("database"), Mode(m)); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintln(w, "mode set")
+	})
+	mux.HandleFunc("POST /v1/learn/{action}", func(w http.ResponseWriter, r *http.Request) {
+		var on bool
+		switch r.PathValue("action") {
+		case "start":
+			on = true
+		case "stop":
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		if err := d.Learn(r.URL.Query().Get("database"), on); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintf(w, "learning %s\n", r.PathValue("action"))
+	})
+	mux.HandleFunc("GET /v1/learn/export", func(w http.ResponseWriter, r *http.Request) {
+		b, err := d.Learned(r.URL.Query().Get("database"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/yaml")
+		w.Write(b)
+	})
+	cs := &controlServer{ln: ln, srv: &http.Server{
+		Handler:           peerCheck(mux),
+		ReadHeaderTimeout: 5 * time.Second,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, c)
+		},
+	}}
 	go func() {
 		if err := cs.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			d.log.Error("control socket stopped", "err", err)
@@ -62,4 +121,41 @@ func (cs *controlServer) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_ = cs.srv.Shutdown(ctx)
+}
+
+type connKey struct{}
+
+// peerCheck refuses requests from users other than root and the daemon's
+// own, by the connecting process's SO_PEERCRED.
+func peerCheck(next http.Handler) http.Handler {
+	self := uint32(os.Geteuid())
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _ := r.Context().Value(connKey{}).(*net.UnixConn)
+		if c == nil {
+			http.Error(w, "not a unix socket connection", http.StatusForbidden)
+			return
+		}
+		uid, ok := peerUID(c)
+		if !ok || (uid != 0 && uid != self) {
+			http.Error(w, "permission denied", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func peerUID(c *net.UnixConn) (uint32, bool) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var uid uint32
+	ok := false
+	_ = rc.Control(func(fd uintptr) {
+		cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+		if err == nil {
+			uid, ok = cred.Uid, true
+		}
+	})
+	return uid, ok
 }

@@ -36,6 +36,8 @@ type Daemon struct {
 	refused atomic.Uint64
 	dialer  net.Dialer
 
+	// reloadMu serialises reloads and learner changes.
+	reloadMu sync.Mutex
 	mu       sync.Mutex
 	sessions map[*pgSession]struct{}
 	draining bool
@@ -45,10 +47,49 @@ type Daemon struct {
 
 // database is one protected database at run time.
 type database struct {
-	cfg    Database
-	engine *engine.Engine
-	ln     net.Listener
-	stats  counters
+	cfg Database
+	// engine is swapped whole by a reload; a statement is judged by the
+	// engine it loaded, so in-flight statements finish under their policy.
+	engine atomic.Pointer[engine.Engine]
+	// override is the live mode set by fwctl mode (nil: none); it beats
+	// the policy's and the rule's modes.
+	override atomic.Pointer[Mode]
+	// learner records statements while learning is on; it survives reloads.
+	learner atomic.Pointer[engine.Learner]
+	ln      net.Listener
+	stats   counters
+}
+
+// mode is the mode that applies to a verdict: the live override, else the
+// rule's or policy's (v.Mode), else the configured one.
+func (db *database) mode(v *engine.Verdict) Mode {
+	if o := db.override.Load(); o != nil {
+		return *o
+	}
+	if v.Mode != "" {
+		return Mode(v.Mode)
+	}
+	return db.cfg.Mode
+}
+
+// buildEngine reads and checks a database's policy and builds its engine.
+func buildEngine(dc *Database) (*engine.Engine, error) {
+	pol := engine.DefaultPolicy()
+	if dc.Policy != "" {
+		text, err := os.ReadFile(dc.Policy)
+		if err != nil {
+			return nil, fmt.Errorf("database %s: reading policy: %w", dc.Name, err)
+		}
+		pol, err = engine.ParsePolicy(text)
+		if err != nil {
+			return nil, fmt.Errorf("database %s: policy %s: %w", dc.Name, dc.Policy, err)
+		}
+	}
+	eng, err := engine.New(pol, engine.Options{CacheBytes: dc.PolicyCacheBytes})
+	if err != nil {
+		return nil, fmt.Errorf("database %s: building engine: %w", dc.Name, err)
+	}
+	return eng, nil
 }
 
 // New provisions a daemon: it normalizes the configuration and builds every
@@ -58,23 +99,18 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
 	}
 	d := &Daemon{cfg: cfg, log: log, version: version, sessions: map[*pgSession]struct{}{}}
-	for _, dc := range cfg.Databases {
-		pol := engine.DefaultPolicy()
-		if dc.Policy != "" {
-			text, err := os.ReadFile(dc.Policy)
-			if err != nil {
-				return nil, fmt.Errorf("database %s: reading policy: %w", dc.Name, err)
-			}
-			pol, err = engine.ParsePolicy(text)
-			if err != nil {
-				return nil, fmt.Errorf("database %s: policy %s: %w", dc.Name, dc.Policy, err)
-			}
-		}
-		eng, err := engine.New(pol, engine.Options{CacheBytes: dc.PolicyCacheBytes})
+	for i := range cfg.Databases {
+		dc := &cfg.Databases[i]
+		eng, err := buildEngine(dc)
 		if err != nil {
-			return nil, fmt.Errorf("database %s: building engine: %w", dc.Name, err)
+			return nil, err
 		}
-		d.dbs = append(d.dbs, &database{cfg: dc, engine: eng})
+		for _, w := range eng.Policy().Warnings() {
+			log.Warn("policy warning", "database", dc.Name, "warning", w)
+		}
+		db := &database{cfg: *dc}
+		db.engine.Store(eng)
+		d.dbs = append(d.dbs, db)
 	}
 	return d, nil
 }
@@ -269,11 +305,129 @@ func (d *Daemon) Snapshot() Stats {
 	st.Interception = d.interceptStats()
 	for _, db := range d.dbs {
 		s := db.stats.snapshot()
-		s.Name, s.Protocol, s.Listen, s.Upstream, s.Mode = db.cfg.Name, db.cfg.Protocol, db.cfg.Listen, db.cfg.Upstream, db.cfg.Mode
+		s.Name, s.Protocol, s.Listen, s.Upstream = db.cfg.Name, db.cfg.Protocol, db.cfg.Listen, db.cfg.Upstream
+		eng := db.engine.Load()
+		s.Mode = db.mode(&engine.Verdict{Mode: eng.Policy().Mode()})
+		s.ModeOverride = db.override.Load() != nil
+		s.Policy = db.cfg.Policy
+		if s.Policy == "" {
+			s.Policy = "(embedded default)"
+		}
+		s.Learning = eng.Learner() != nil
+		if l := db.learner.Load(); l != nil {
+			s.Learned, _ = l.Len()
+		}
 		if db.ln != nil {
 			s.Listen = db.ln.Addr().String()
 		}
 		st.Databases = append(st.Databases, s)
 	}
 	return st
+}
+
+// Reload rebuilds every database's engine from its policy file. Nothing
+// changes unless all of them build: a bad file keeps the old policies and
+// the error says why. Statements already being judged finish under the old
+// engine; new ones use the new engine, whose caches start empty.
+func (d *Daemon) Reload() error {
+	d.reloadMu.Lock()
+	defer d.reloadMu.Unlock()
+	engines := make([]*engine.Engine, len(d.dbs))
+	for i, db := range d.dbs {
+		eng, err := buildEngine(&db.cfg)
+		if err != nil {
+			d.log.Error("reload failed: keeping the current policies", "err", err)
+			return err
+		}
+		engines[i] = eng
+	}
+	for i, db := range d.dbs {
+		old := db.engine.Load()
+		engines[i].SetLearner(old.Learner())
+		db.engine.Store(engines[i])
+		for _, w := range engines[i].Policy().Warnings() {
+			d.log.Warn("policy warning", "database", db.cfg.Name, "warning", w)
+		}
+		d.log.Info("policy reloaded", "database", db.cfg.Name, "policy", db.cfg.Policy)
+	}
+	return nil
+}
+
+// database finds a database by name; "" means the only one.
+func (d *Daemon) database(name string) (*database, error) {
+	if name == "" {
+		if len(d.dbs) == 1 {
+			return d.dbs[0], nil
+		}
+		return nil, fmt.Errorf("several databases are configured: name one")
+	}
+	for _, db := range d.dbs {
+		if db.cfg.Name == name {
+			return db, nil
+		}
+	}
+	return nil, fmt.Errorf("no database %q", name)
+}
+
+// SetMode sets (or with "" clears) the live mode override of a database,
+// or of all of them when name is "" and several are configured.
+func (d *Daemon) SetMode(name string, m Mode) error {
+	switch m {
+	case "", ModeEnforce, ModeMonitor, ModeDetect:
+	default:
+		return fmt.Errorf("mode %q: want enforce, monitor, detect or policy", m)
+	}
+	dbs := d.dbs
+	if name != "" || len(d.dbs) == 1 {
+		db, err := d.database(name)
+		if err != nil {
+			return err
+		}
+		dbs = []*database{db}
+	}
+	for _, db := range dbs {
+		if m == "" {
+			db.override.Store(nil)
+			d.log.Info("mode override cleared", "database", db.cfg.Name)
+			continue
+		}
+		mm := m
+		db.override.Store(&mm)
+		d.log.Warn("mode override", "database", db.cfg.Name, "mode", string(m))
+	}
+	return nil
+}
+
+// Learn starts or stops recording statements for a database's allowlist.
+func (d *Daemon) Learn(name string, on bool) error {
+	db, err := d.database(name)
+	if err != nil {
+		return err
+	}
+	d.reloadMu.Lock()
+	defer d.reloadMu.Unlock()
+	eng := db.engine.Load()
+	if !on {
+		eng.SetLearner(nil)
+		d.log.Info("learning stopped", "database", db.cfg.Name)
+		return nil
+	}
+	l := engine.NewLearner(0)
+	db.learner.Store(l)
+	eng.SetLearner(l)
+	d.log.Info("learning started", "database", db.cfg.Name)
+	return nil
+}
+
+// Learned returns the policy fragment learnt for a database.
+func (d *Daemon) Learned(name string) ([]byte, error) {
+	db, err := d.database(name)
+	if err != nil {
+		return nil, err
+	}
+	l := db.learner.Load()
+	if l == nil {
+		return nil, fmt.Errorf("database %s: nothing learnt (fwctl learn start first)", db.cfg.Name)
+	}
+	return l.Export(), nil
 }

@@ -50,11 +50,12 @@ const (
 	sqlstateBlocked           = "42501" // insufficient_privilege
 	sqlstateProtocolViolation = "08P01"
 	sqlstateConnectionFailure = "08006"
-	sqlstateSyntaxError       = "42601" // what the poison provokes
+	sqlstateSyntaxError       = "42601" // what a poison Query or Parse provokes
+	sqlstateNoStatement       = "26000" // what a poison Bind provokes
 )
 
 var (
-	wantClient       = wantTable(pg.MsgQuery, pg.MsgParse, pg.MsgFunctionCall, pg.MsgSync)
+	wantClient       = wantTable(pg.MsgQuery, pg.MsgParse, pg.MsgFunctionCall, pg.MsgSync, pg.MsgBind, pg.MsgClose)
 	wantClientSkip   = wantAll()
 	wantServer       = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData)
 	wantServerPoison = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData, pg.MsgErrorResponse)
@@ -117,6 +118,13 @@ type pgSession struct {
 	// skipping is toServer's: after a blocked Parse, drop client messages
 	// until Sync, as the server does after an error.
 	skipping bool
+	// leaveOpen is set by toServer when it stops after a deny_and_close
+	// verdict: toClient delivers the error, then closes the session.
+	leaveOpen bool
+	// statements the client prepared, for re-judging a Bind (toServer's)
+	stmts     map[string]*prepared
+	unnamed   prepared
+	unnamedOK bool
 }
 
 // poison is a blocked message replaced by a failing statement.
@@ -127,6 +135,9 @@ type poison struct {
 	// server may have skipped it after an earlier error).
 	answeredBy uint64
 	verdict    engine.Verdict
+	// closeAfter: the verdict was deny_and_close; the session ends once
+	// the client has the error.
+	closeAfter bool
 }
 
 func (d *Daemon) servePG(a arrival) {
@@ -209,6 +220,9 @@ func (d *Daemon) servePG(a arrival) {
 	if ap, err := netip.ParseAddrPort(conn.RemoteAddr().String()); err == nil {
 		s.sess.ClientAddr = ap.Addr().Unmap()
 	}
+	if a.proc.Known {
+		s.sess.Process = engine.ProcessInfo{Known: true, Tgid: a.proc.Tgid, UID: a.proc.UID, Comm: a.proc.Comm, Cgroup: a.proc.Cgroup}
+	}
 	s.log = log.With("user", s.sess.User, "db", s.sess.Database)
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
@@ -253,7 +267,7 @@ func (d *Daemon) servePG(a arrival) {
 
 func writeFatal(conn net.Conn, sqlstate, msg string) {
 	_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = conn.Write(pg.AppendFatal(nil, sqlstate, msg))
+	_, _ = conn.Write(pg.AppendError(nil, pg.SeverityFatal, sqlstate, msg, "", ""))
 }
 
 // forwardCancel sends a CancelRequest to the server that issued its key.
@@ -314,7 +328,11 @@ func (s *pgSession) drain() {
 
 // toServer relays client messages to the server, judging each statement.
 func (s *pgSession) toServer() {
-	defer s.closeBoth()
+	defer func() {
+		if !s.leaveOpen {
+			s.closeBoth()
+		}
+	}()
 	db := s.db
 	fr := pg.NewFramer(s.client, db.cfg.BufferBytes, db.cfg.MaxMessageBytes, db.cfg.MaxMessageBytes)
 	var scratch []byte
@@ -352,21 +370,41 @@ func (s *pgSession) toServer() {
 				}
 				continue
 			}
+			var v engine.Verdict
 			switch typ {
 			case pg.MsgSync:
 				syncs++
 				continue
-			case pg.MsgQuery, pg.MsgParse, pg.MsgFunctionCall:
+			case pg.MsgClose:
+				if err := s.forget(msg); err != nil {
+					s.protocolError(err)
+					return
+				}
+				continue
+			case pg.MsgBind:
+				var known bool
+				v, known, err = s.rebind(msg)
+				if err != nil {
+					s.protocolError(err)
+					return
+				}
+				if !known {
+					continue
+				}
+			default: // Query, Parse, FunctionCall
+				var eng *engine.Engine
+				v, eng, err = s.judge(msg)
+				if err != nil {
+					s.protocolError(err)
+					return
+				}
+				if typ != pg.MsgParse {
+					syncs++
+				} else {
+					s.remember(msg, v, eng)
+				}
 			}
-			v, err := s.judge(msg)
-			if err != nil {
-				s.protocolError(err)
-				return
-			}
-			if typ == pg.MsgQuery || typ == pg.MsgFunctionCall {
-				syncs++
-			}
-			if v.Action != engine.ActionDeny || db.cfg.Mode != ModeEnforce {
+			if !v.Action.Denies() || db.mode(&v) != ModeEnforce {
 				continue // stays pending: forwarded as it came
 			}
 			// Blocked: send what came before it, then the poison in its
@@ -382,24 +420,40 @@ func (s *pgSession) toServer() {
 			s.nextPoison++
 			seq := s.nextPoison
 			answeredBy := s.syncsSent + uint64(syncs)
-			if typ == pg.MsgParse {
+			if typ == pg.MsgParse || typ == pg.MsgBind {
 				answeredBy++ // by the Sync that ends this batch
 			}
-			s.poisons = append(s.poisons, poison{seq: seq, answeredBy: answeredBy, verdict: v})
+			hostile := v.Action == engine.ActionDenyClose
+			s.poisons = append(s.poisons, poison{seq: seq, answeredBy: answeredBy, verdict: v, closeAfter: hostile})
 			s.havePoison.Store(true)
 			s.outstanding += syncs
 			s.syncsSent += uint64(syncs)
 			s.mu.Unlock()
 			syncs = 0
 			poisonSQL := string(strconv.AppendUint(append([]byte(nil), s.nonce...), seq, 10))
-			if typ == pg.MsgParse {
+			switch typ {
+			case pg.MsgParse:
 				name, _, _ := pg.ParseFields(msg)
 				scratch = pg.AppendParse(append(scratch[:0], before...), string(name), poisonSQL)
 				s.skipping = true
-			} else {
+			case pg.MsgBind:
+				// binding a statement that does not exist fails before the
+				// portal is touched
+				scratch = pg.AppendBind(append(scratch[:0], before...), "", poisonSQL)
+				s.skipping = true
+			default:
 				scratch = pg.AppendQuery(append(scratch[:0], before...), poisonSQL)
 			}
 			if err := s.writeServer(scratch); err != nil {
+				return
+			}
+			if hostile {
+				// Read nothing more from this client. toClient closes the
+				// session once the blocked error is delivered; the deadline
+				// bounds the wait for the server's answer to the poison.
+				s.log.Warn("closing the session after a deny_and_close rule", "rule", v.RuleID)
+				_ = s.server.SetReadDeadline(time.Now().Add(10 * time.Second))
+				s.leaveOpen = true
 				return
 			}
 		}
@@ -431,57 +485,142 @@ func (s *pgSession) writeServer(b []byte) error {
 
 // judge asks the engine about a Query, Parse or FunctionCall message and
 // counts and logs the verdict.
-func (s *pgSession) judge(msg []byte) (engine.Verdict, error) {
+func (s *pgSession) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 	var v engine.Verdict
-	st := &s.db.stats
+	eng := s.db.engine.Load()
 	t0 := time.Now()
+	if eng.Policy().UsesTime() {
+		s.sess.At = t0
+	}
 	switch msg[0] {
 	case pg.MsgQuery:
 		sql, err := pg.QueryText(msg)
 		if err != nil {
-			return v, err
+			return v, eng, err
 		}
-		v = s.db.engine.JudgePostgres(sql, &s.sess)
+		v = eng.JudgePostgres(sql, &s.sess)
 	case pg.MsgParse:
 		_, sql, err := pg.ParseFields(msg)
 		if err != nil {
-			return v, err
+			return v, eng, err
 		}
-		v = s.db.engine.JudgePostgres(sql, &s.sess)
+		v = eng.JudgePostgres(sql, &s.sess)
 	case pg.MsgFunctionCall:
 		oid, err := pg.FunctionCallOID(msg)
 		if err != nil {
-			return v, err
+			return v, eng, err
 		}
-		v = s.db.engine.JudgeFastpath(oid, &s.sess)
+		v = eng.JudgeFastpath(oid, &s.sess)
 	}
-	el := time.Since(t0)
+	s.account(&v, msg[0], time.Since(t0))
+	return v, eng, nil
+}
+
+// account counts and logs a verdict.
+func (s *pgSession) account(v *engine.Verdict, typ byte, el time.Duration) {
+	st := &s.db.stats
 	st.evalNanos.Add(uint64(el))
 	st.messages.Add(1)
 	st.statements.Add(uint64(v.Statements))
 	if v.ParseError {
 		st.parseErrors.Add(1)
 	}
-	switch v.Action {
-	case engine.ActionAllow:
+	switch {
+	case v.Action == engine.ActionAllow:
 		st.allowed.Add(1)
-	case engine.ActionLog:
+	case v.Action == engine.ActionLog:
 		st.logged.Add(1)
-		s.log.Info("statement logged", "rule", v.RuleID, "reason", v.Reason, "message", string(msg[0]))
-	case engine.ActionDeny:
-		switch s.db.cfg.Mode {
+		s.log.Info("statement logged", "rule", v.RuleID, "reason", v.Reason, "message", string(typ))
+	case v.Action.Denies():
+		switch mode := s.db.mode(v); mode {
 		case ModeEnforce:
 			st.denied.Add(1)
-			s.log.Warn("statement blocked", "rule", v.RuleID, "reason", v.Reason, "message", string(msg[0]), "statements", v.Statements)
+			s.log.Warn("statement blocked", "rule", v.RuleID, "action", v.Action.String(), "reason", v.Reason, "message", string(typ), "statements", v.Statements)
 		case ModeMonitor:
 			st.wouldDeny.Add(1)
-			s.log.Warn("statement denied by policy, allowed by monitor mode", "rule", v.RuleID, "reason", v.Reason, "message", string(msg[0]))
-		case ModeDetect:
+			s.log.Warn("statement denied by policy, allowed by monitor mode", "rule", v.RuleID, "reason", v.Reason, "message", string(typ))
+		default:
 			st.wouldDeny.Add(1)
-			s.log.Warn("detect: enforce would block this statement", "rule", v.RuleID, "reason", v.Reason, "message", string(msg[0]), "eval", el)
+			s.log.Warn("detect: enforce would block this statement", "rule", v.RuleID, "action", v.Action.String(), "reason", v.Reason, "message", string(typ), "eval", el)
 		}
 	}
-	return v, nil
+}
+
+// prepared is what the session remembers of a statement it let the client
+// prepare: its text and the verdict, with the engine that gave it. A Bind
+// of the statement is re-judged when the engine has changed since (a policy
+// reload), and blocked when its verdict denies under the current mode (a
+// statement prepared in monitor mode, bound after a switch to enforce).
+type prepared struct {
+	sql     []byte
+	verdict engine.Verdict
+	eng     *engine.Engine
+}
+
+// remember records a Parse the client sent. Only toServer calls it. The
+// unnamed statement reuses one buffer, so per-message Parse/Bind traffic
+// does not allocate; a named statement costs one allocation when prepared.
+func (s *pgSession) remember(msg []byte, v engine.Verdict, eng *engine.Engine) {
+	name, sql, _ := pg.ParseFields(msg) // already validated by judge
+	blocked := v.Action.Denies() && s.db.mode(&v) == ModeEnforce
+	if len(name) == 0 {
+		s.unnamed.sql = append(s.unnamed.sql[:0], sql...)
+		s.unnamed.verdict, s.unnamed.eng = v, eng
+		s.unnamedOK = !blocked
+		return
+	}
+	if blocked {
+		// the poison leaves the name undefined on the server
+		delete(s.stmts, string(name))
+		return
+	}
+	if s.stmts == nil {
+		s.stmts = make(map[string]*prepared)
+	}
+	s.stmts[string(name)] = &prepared{sql: append([]byte(nil), sql...), verdict: v, eng: eng}
+}
+
+// forget drops a statement the client closes.
+func (s *pgSession) forget(msg []byte) error {
+	kind, name, err := pg.CloseTarget(msg)
+	if err != nil || kind != 'S' {
+		return err
+	}
+	if len(name) == 0 {
+		s.unnamedOK = false
+	} else {
+		delete(s.stmts, string(name))
+	}
+	return nil
+}
+
+// rebind returns the verdict for the statement a Bind names, judging its
+// text again when the policy changed since it was prepared. known is false
+// for statements the session did not see prepared (SQL-level PREPARE, which
+// was judged as a statement, or a name the server will reject).
+func (s *pgSession) rebind(msg []byte) (v engine.Verdict, known bool, err error) {
+	_, name, err := pg.BindNames(msg)
+	if err != nil {
+		return v, false, err
+	}
+	var p *prepared
+	if len(name) == 0 {
+		if !s.unnamedOK {
+			return v, false, nil
+		}
+		p = &s.unnamed
+	} else if p = s.stmts[string(name)]; p == nil {
+		return v, false, nil
+	}
+	if eng := s.db.engine.Load(); eng != p.eng {
+		t0 := time.Now()
+		if eng.Policy().UsesTime() {
+			s.sess.At = t0
+		}
+		p.verdict, p.eng = eng.JudgePostgres(p.sql, &s.sess), eng
+		s.account(&p.verdict, pg.MsgBind, time.Since(t0))
+	}
+	return p.verdict, true, nil
 }
 
 // protocolError closes the session after a malformed client message, with a
@@ -544,8 +683,11 @@ func (s *pgSession) toClient() {
 				}
 				before := fr.TakeBefore(msg)
 				scratch = append(scratch[:0], before...)
-				scratch = s.appendBlocked(scratch, p.verdict)
+				scratch = s.appendBlocked(scratch, p.verdict, p.closeAfter)
 				if err := s.writeClient(scratch); err != nil {
+					return
+				}
+				if p.closeAfter {
 					return
 				}
 			}
@@ -586,7 +728,9 @@ func (s *pgSession) ready(status byte) bool {
 // one of our poisons, and removes that poison (and any the server skipped
 // before it).
 func (s *pgSession) matchPoison(msg []byte) (poison, bool) {
-	if !bytes.Equal(pg.ErrorField(msg, 'C'), []byte(sqlstateSyntaxError)) {
+	// a poison Query or Parse fails to parse (42601); a poison Bind names
+	// a statement that does not exist (26000)
+	if c := pg.ErrorField(msg, 'C'); !bytes.Equal(c, []byte(sqlstateSyntaxError)) && !bytes.Equal(c, []byte(sqlstateNoStatement)) {
 		return poison{}, false
 	}
 	m := pg.ErrorField(msg, 'M')
@@ -619,7 +763,7 @@ func (s *pgSession) matchPoison(msg []byte) (poison, bool) {
 
 // appendBlocked appends the ErrorResponse a client gets for a blocked
 // message. It names the rule and never the statement's text.
-func (s *pgSession) appendBlocked(dst []byte, v engine.Verdict) []byte {
+func (s *pgSession) appendBlocked(dst []byte, v engine.Verdict, closing bool) []byte {
 	rule := v.RuleID
 	if rule == "" {
 		rule = "unnamed"
@@ -628,9 +772,16 @@ func (s *pgSession) appendBlocked(dst []byte, v engine.Verdict) []byte {
 	if v.Statements > 1 {
 		msg += fmt.Sprintf(" (none of the %d statements in this query was run)", v.Statements)
 	}
+	severity := pg.SeverityError
+	if closing {
+		// FATAL is how a server says the session ends; clients report it
+		// as the statement's error and expect the connection to close.
+		severity = pg.SeverityFatal
+		msg += "; closing the connection"
+	}
 	detail := v.Reason
 	hint := "The statement did not reach the database. If it should be allowed, ask the operator to review rule " + rule + " of the sqlfw policy (fwctl check shows the verdict)."
-	return pg.AppendError(dst, sqlstateBlocked, msg, detail, hint)
+	return pg.AppendError(dst, severity, sqlstateBlocked, msg, detail, hint)
 }
 
 func (s *pgSession) writeClient(b []byte) error {

@@ -32,6 +32,11 @@ type DatabaseStats struct {
 	Listen   string `json:"listen"`
 	Upstream string `json:"upstream"`
 	Mode     Mode   `json:"mode"`
+	// ModeOverride is true when fwctl mode set Mode live.
+	ModeOverride bool   `json:"mode_override"`
+	Policy       string `json:"policy"`
+	Learning     bool   `json:"learning"`
+	Learned      int    `json:"learned"`
 
 	ConnectionsTotal   uint64 `json:"connections_total"`
 	ConnectionsActive  int64  `json:"connections_active"`

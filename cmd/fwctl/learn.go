@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"time"
+	"net/url"
 
 	"github.com/sqlfw/sqlfw/daemon"
 	"github.com/sqlfw/sqlfw/engine"
@@ -47,32 +45,16 @@ func learn(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, learnUsage)
 		return 2
 	}
-	client := &http.Client{
-		Timeout: 10 * time.Second,
-		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", *sock)
-		}},
-	}
-	url := "http://sqlfwd/v1/learn/" + sub
-	if *database != "" {
-		url += "?database=" + *database
-	}
-	var resp *http.Response
-	var err error
+	method, q := http.MethodPost, url.Values{}
 	if sub == "export" {
-		resp, err = client.Get(url)
-	} else {
-		resp, err = client.Post(url, "text/plain", nil)
+		method = http.MethodGet
 	}
+	if *database != "" {
+		q.Set("database", *database)
+	}
+	body, err := controlCall(*sock, method, "/v1/learn/"+sub, q)
 	if err != nil {
-		fmt.Fprintf(stderr, "fwctl: cannot reach sqlfwd at %s: %v\n", *sock, err)
-		return 2
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		fmt.Fprintf(stderr, "fwctl: learn %s: %s %s\n", sub, resp.Status, body)
+		fmt.Fprintf(stderr, "fwctl: learn %s: %v\n", sub, err)
 		return 2
 	}
 	stdout.Write(body)

@@ -24,7 +24,11 @@ func usage(w io.Writer) {
 
 commands:
   stats     counters of a running sqlfwd (connections, statements, verdicts)
-  check     judge one statement with a policy, without a daemon
+  check     judge statements with a policy, without a daemon
+  policy    validate a policy file, or print the default policy
+  learn     record a running sqlfwd's statements as an allowlist
+  mode      switch a running sqlfwd's mode live
+  reload    make a running sqlfwd reload its policies
   version   print the version
 `)
 }
@@ -39,6 +43,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return stats(args[1:], stdout, stderr)
 	case "check":
 		return check(args[1:], stdout, stderr)
+	case "policy":
+		return policyCmd(args[1:], stdout, stderr)
+	case "learn":
+		return learn(args[1:], stdout, stderr)
+	case "mode":
+		return modeCmd(args[1:], stdout, stderr)
+	case "reload":
+		return reloadCmd(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "fwctl", version)
 		return 0

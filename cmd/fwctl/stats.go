@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"text/tabwriter"
 	"time"
@@ -22,22 +20,9 @@ func stats(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	client := &http.Client{
-		Timeout: 5 * time.Second,
-		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", *sock)
-		}},
-	}
-	resp, err := client.Get("http://sqlfwd/v1/stats")
+	body, err := controlCall(*sock, http.MethodGet, "/v1/stats", nil)
 	if err != nil {
-		fmt.Fprintf(stderr, "fwctl: cannot reach sqlfwd at %s: %v\n", *sock, err)
-		return 2
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		fmt.Fprintf(stderr, "fwctl: stats: %s %v\n", resp.Status, err)
+		fmt.Fprintf(stderr, "fwctl: stats: %v\n", err)
 		return 2
 	}
 	if *asJSON {

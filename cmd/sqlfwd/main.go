@@ -4,7 +4,8 @@
 //	       [--policy FILE] [--mode enforce|monitor|detect] [--control-socket PATH]
 //	sqlfwd --config FILE
 //
-// SIGTERM and SIGINT drain the sessions and exit 0.
+// SIGTERM and SIGINT drain the sessions and exit 0; SIGHUP reloads the
+// policies.
 package main
 
 import (
@@ -143,8 +144,13 @@ func run(args []string, stderr io.Writer) int {
 	log.Info("sqlfwd started", "version", version)
 
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	s := <-sig
+	for s == syscall.SIGHUP {
+		// a bad policy file keeps the old policies; Reload logs why
+		_ = d.Reload()
+		s = <-sig
+	}
 	log.Info("draining", "signal", s.String(), "timeout", cfg.DrainTimeout)
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout)
 	defer cancel()

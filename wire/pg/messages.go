@@ -123,18 +123,15 @@ func ErrorField(msg []byte, code byte) []byte {
 	return nil
 }
 
-// AppendError appends an ErrorResponse of severity ERROR.
-func AppendError(dst []byte, sqlstate, message, detail, hint string) []byte {
-	return appendResponse(dst, "ERROR", sqlstate, message, detail, hint)
-}
+// Severities of an ErrorResponse: ERROR ends the statement, FATAL the
+// session.
+const (
+	SeverityError = "ERROR"
+	SeverityFatal = "FATAL"
+)
 
-// AppendFatal appends an ErrorResponse of severity FATAL, which a client
-// reads as the end of the session.
-func AppendFatal(dst []byte, sqlstate, message string) []byte {
-	return appendResponse(dst, "FATAL", sqlstate, message, "", "")
-}
-
-func appendResponse(dst []byte, severity, sqlstate, message, detail, hint string) []byte {
+// AppendError appends an ErrorResponse. detail and hint may be empty.
+func AppendError(dst []byte, severity, sqlstate, message, detail, hint string) []byte {
 	e := pgproto3.ErrorResponse{
 		Severity:            severity,
 		SeverityUnlocalized: severity,
@@ -163,6 +160,33 @@ func AppendQuery(dst []byte, sql string) []byte {
 // AppendParse appends a Parse message with no parameter types.
 func AppendParse(dst []byte, name, sql string) []byte {
 	out, err := (&pgproto3.Parse{Name: name, Query: sql}).Encode(dst)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// MsgClose is the frontend Close message (of a statement or a portal).
+const MsgClose = 'C'
+
+// CloseTarget returns what a Close message closes: 'S' (a prepared
+// statement) or 'P' (a portal), and its name.
+func CloseTarget(msg []byte) (kind byte, name []byte, err error) {
+	body := msg[HeaderLen:]
+	if len(body) < 2 {
+		return 0, nil, fmt.Errorf("%w: Close too short", ErrFrame)
+	}
+	name, rest, ok := cstring(body[1:])
+	if !ok || len(rest) != 0 || (body[0] != 'S' && body[0] != 'P') {
+		return 0, nil, fmt.Errorf("%w: malformed Close", ErrFrame)
+	}
+	return body[0], name, nil
+}
+
+// AppendBind appends a Bind of statement stmt to portal, with no
+// parameters and default result formats.
+func AppendBind(dst []byte, portal, stmt string) []byte {
+	out, err := (&pgproto3.Bind{DestinationPortal: portal, PreparedStatement: stmt}).Encode(dst)
 	if err != nil {
 		panic(err)
 	}

@@ -63,7 +63,7 @@ func TestParseFields(t *testing.T) {
 }
 
 func TestErrorRoundTrip(t *testing.T) {
-	b := AppendError(nil, "42501", "sqlfw: statement blocked by rule r1", "detail", "hint")
+	b := AppendError(nil, SeverityError, "42501", "sqlfw: statement blocked by rule r1", "detail", "hint")
 	var e pgproto3.ErrorResponse
 	if err := e.Decode(b[HeaderLen:]); err != nil {
 		t.Fatal(err)
@@ -128,5 +128,33 @@ func TestStartup(t *testing.T) {
 	}
 	if err := StartupParams(st, func(n, v []byte) {}); !errors.Is(err, ErrFrame) {
 		t.Errorf("unterminated parameter: got %v, want ErrFrame", err)
+	}
+}
+
+func TestCloseTarget(t *testing.T) {
+	tests := []struct {
+		name     string
+		in       []byte
+		wantKind byte
+		wantName string
+		wantErr  bool
+	}{
+		{"statement", msg('C', "Ss1\x00"), 'S', "s1", false},
+		{"unnamed portal", msg('C', "P\x00"), 'P', "", false},
+		{"bad kind", msg('C', "Xs\x00"), 0, "", true},
+		{"unterminated", msg('C', "Ss1"), 0, "", true},
+		{"empty", msg('C', ""), 0, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k, n, err := CloseTarget(tt.in)
+			if (err != nil) != tt.wantErr || k != tt.wantKind || string(n) != tt.wantName {
+				t.Fatalf("CloseTarget(%q) = %q, %q, %v; want %q, %q, error %v", tt.in, k, n, err, tt.wantKind, tt.wantName, tt.wantErr)
+			}
+		})
+	}
+	portal, stmt, err := BindNames(AppendBind(nil, "p", "s"))
+	if err != nil || string(portal) != "p" || string(stmt) != "s" {
+		t.Fatalf("BindNames(AppendBind) = %q, %q, %v", portal, stmt, err)
 	}
 }
