@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -139,8 +140,8 @@ func (d *Daemon) Start() error {
 		if !errors.Is(err, errInterceptUnavailable) || !d.canFallBack() {
 			return fmt.Errorf("interception: %w", err)
 		}
-		d.interceptNote = err.Error()
-		d.log.Warn("interception unavailable, falling back to the explicit listeners", "reason", err.Error())
+		d.interceptNote = strings.TrimPrefix(err.Error(), errInterceptUnavailable.Error()+": ")
+		d.log.Warn("interception unavailable, falling back to the explicit listeners", "reason", d.interceptNote)
 		for _, db := range d.dbs {
 			db.cfg.Intercept = InterceptOff
 		}

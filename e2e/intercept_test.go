@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -516,4 +517,91 @@ func TestInterceptFailClosed(t *testing.T) {
 	if ents, _ := os.ReadDir(pinDir); len(ents) != 0 {
 		t.Errorf("pins left after a clean stop: %v", ents)
 	}
+}
+
+// TestInterceptFallback: without privileges sqlfwd says what is missing in
+// one line and falls back to its explicit listener, or exits non-zero when
+// it has none.
+func TestInterceptFallback(t *testing.T) {
+	needSqlfwd(t)
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: dropping to an unprivileged user needs root")
+	}
+	// a copy nobody can execute, and a directory nobody can write
+	dir, err := os.MkdirTemp("", "sqlfw-e2e-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "sqlfwd")
+	b, err := os.ReadFile(filepath.Join(binDir, "sqlfwd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	upstream := net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port))
+
+	nobody := &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	t.Run("no listener: exit non-zero", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "--protocol", "postgres", "--upstream", upstream, "--intercept",
+			"--control-socket", filepath.Join(dir, "a.sock"), "--log-format", "text")
+		cmd.SysProcAttr = nobody
+		out, err := cmd.CombinedOutput()
+		if err == nil || ctx.Err() != nil || !strings.Contains(string(out), "CAP_BPF") {
+			t.Fatalf("sqlfwd --intercept as nobody without --listen\ngot %v\n%s\nwant a non-zero exit naming CAP_BPF", err, out)
+		}
+	})
+
+	t.Run("listener: fall back", func(t *testing.T) {
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		listen := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		logPath := filepath.Join(dir, "fallback.log")
+		logf, err := os.Create(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "--protocol", "postgres", "--upstream", upstream,
+			"--intercept", "--listen", listen, "--control-socket", filepath.Join(dir, "b.sock"), "--log-format", "text")
+		cmd.SysProcAttr = nobody
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Signal(os.Interrupt)
+			cmd.Wait()
+			logf.Close()
+		})
+		for i := 0; ; i++ {
+			if c, err := net.Dial("tcp", listen); err == nil {
+				c.Close()
+				break
+			}
+			if i > 150 {
+				b, _ := os.ReadFile(logPath)
+				t.Fatalf("sqlfwd did not listen; log:\n%s", b)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		res := runTool(t, time.Minute, "", nil, "psql", "-X", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-U", pg.User,
+			"-d", pg.Database, "-v", "VERBOSITY=verbose", "-Atc", "delete from sqlfw_no_such_table")
+		if !strings.Contains(res.Stderr, codeBlocked) {
+			t.Errorf("psql through the fallback listener: got %s, want %s", res, codeBlocked)
+		}
+		log, _ := os.ReadFile(logPath)
+		lines := strings.Count(string(log), "interception unavailable")
+		if lines != 1 || !strings.Contains(string(log), "CAP_BPF") {
+			t.Errorf("log has %d 'interception unavailable' lines, want one naming CAP_BPF:\n%s", lines, log)
+		}
+	})
 }
