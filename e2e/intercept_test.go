@@ -605,3 +605,41 @@ func TestInterceptFallback(t *testing.T) {
 		}
 	})
 }
+
+// TestInterceptProcessScope: a rule scoped to a client process (here by
+// command name) applies to that process only; interception is what tells
+// sqlfw who connected.
+func TestInterceptProcessScope(t *testing.T) {
+	needKernel(t)
+	cg := childCgroup(t)
+	pol := policyFile(t, `rules:
+  - id: only-billing-writes-payments
+    action: deny
+    reason: only the billing service writes payments
+    comms: ["psql"]
+    match:
+      tables: [proc_payments]
+      access: write
+`)
+	d := startIntercepting(t, cg, "--policy", pol)
+	freshTable(t, "proc_payments")
+
+	res := psqlIn(t, cg, "127.0.0.1", "insert into proc_payments values (1)")
+	if !strings.Contains(res.Stderr, codeBlocked) || !strings.Contains(res.Stderr, "only-billing-writes-payments") {
+		t.Fatalf("psql insert: got %s, want %s from rule only-billing-writes-payments", res, codeBlocked)
+	}
+	// the same statement from another process (this test binary) passes
+	enterCgroup(t, cg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := connect(t, ctx, dsn(pg.Host, pg.Port, pg.User, ""))
+	if _, err := c.Exec(ctx, "insert into proc_payments values (2)"); err != nil {
+		t.Fatalf("insert from %s: %v; want it allowed (the rule is scoped to psql)", filepath.Base(os.Args[0]), err)
+	}
+	if got := directInts(t, "select id from proc_payments"); len(got) != 1 || got[0] != 2 {
+		t.Errorf("rows: %v, want [2]", got)
+	}
+	if log := d.log(); !strings.Contains(log, `"comm":"psql"`) {
+		t.Errorf("the block is not logged with the client process:\n%s", tail(log, 5))
+	}
+}
