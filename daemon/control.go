@@ -23,6 +23,9 @@ import (
 //	                                    detect, or policy to clear it)
 //	POST /v1/learn/start|stop[?database=N]
 //	GET  /v1/learn/export[?database=N]  the learnt allowlist as a policy fragment
+//	POST /v1/protect?action=add|remove&addr=IP:PORT[&database=N]
+//	                                    app-host interception of one more or one
+//	                                    fewer address; open connections stay
 //
 // The socket is mode 0600 and each connection's peer credentials are
 // checked: only root and the daemon's own user may use it.
@@ -91,6 +94,14 @@ func startControl(d *Daemon, path string) (*controlServer, error) {
 			return
 		}
 		fmt.Fprintf(w, "learning %s\n", r.PathValue("action"))
+	})
+	mux.HandleFunc("POST /v1/protect", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if err := d.Protect(q.Get("database"), q.Get("addr"), q.Get("action") != "remove"); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintf(w, "%s %s\n", q.Get("action"), q.Get("addr"))
 	})
 	mux.HandleFunc("GET /v1/learn/export", func(w http.ResponseWriter, r *http.Request) {
 		b, err := d.Learned(r.URL.Query().Get("database"))

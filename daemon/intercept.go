@@ -11,12 +11,14 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -63,11 +65,17 @@ type interceptor struct {
 	steer    *bpf.Steer
 	unixRd   *bpf.UnixRedirect
 	lns      []net.Listener
-	// protected maps an intercepted destination to its database.
-	protected map[netip.AddrPort]*database
-	steered   map[uint16]*database
-	cgPaths   sync.Map // cgroup id → path
-	stop      chan struct{}
+	// routes maps every destination ever protected to its database. It
+	// only grows (copy on write), so a connection redirected just before
+	// its address was unprotected still finds its database; the accept
+	// loops read it without a lock.
+	routes atomic.Pointer[map[netip.AddrPort]*database]
+	// mu guards active, the addresses protected in the kernel now.
+	mu      sync.Mutex
+	active  map[netip.AddrPort]*database
+	steered map[uint16]*database
+	cgPaths sync.Map // cgroup id → path
+	stop    chan struct{}
 }
 
 // errInterceptUnavailable marks a failure to set up interception that a
@@ -90,7 +98,7 @@ func (d *Daemon) startIntercept() (err error) {
 	if len(appHost) == 0 && len(dbHost) == 0 {
 		return nil
 	}
-	it := &interceptor{d: d, protected: map[netip.AddrPort]*database{}, steered: map[uint16]*database{}}
+	it := &interceptor{d: d, active: map[netip.AddrPort]*database{}, steered: map[uint16]*database{}}
 	defer func() {
 		if err != nil {
 			it.close()
@@ -153,17 +161,19 @@ func (d *Daemon) startIntercept() (err error) {
 				return err
 			}
 			for _, a := range addrs {
-				if other := it.protected[a]; other != nil {
+				if other := it.active[a]; other != nil {
 					return fmt.Errorf("database %s: %s is already protected for database %s", db.cfg.Name, a, other.cfg.Name)
 				}
 				if err := it.redirect.Protect(a); err != nil {
 					return err
 				}
-				it.protected[a] = db
+				it.active[a] = db
 			}
 			d.log.Info("intercepting", "database", db.cfg.Name, "mode", InterceptAppHost, "addresses", fmt.Sprint(addrs),
 				"cgroup", cg, "sockmap", *ic.Sockmap, "fail_closed", ic.FailClosed)
 		}
+		routes := maps.Clone(it.active)
+		it.routes.Store(&routes)
 		for _, ln := range it.lns {
 			d.wg.Add(1)
 			go it.acceptLoop(ln, it.fromRedirect)
@@ -344,7 +354,7 @@ func (it *interceptor) fromRedirect(c net.Conn) (arrival, error) {
 	if !ok {
 		return arrival{}, errors.New("no original destination: the connection was not redirected to sqlfwd (or its record was evicted)")
 	}
-	db := it.protected[o.Dst]
+	db := (*it.routes.Load())[o.Dst]
 	if db == nil {
 		return arrival{}, fmt.Errorf("original destination %s is not protected", o.Dst)
 	}
@@ -550,4 +560,56 @@ func (it *interceptor) watchMapFull(stop <-chan struct{}) {
 		it.d.log.Error("interception map full: connections "+what, "connections", c.MapFull-seen, "total", c.MapFull)
 		seen = c.MapFull
 	}
+}
+
+// Protect adds or removes an app-host protected address at run time. A
+// removed address stops being redirected for new connections only; the
+// sessions already running stay with sqlfwd.
+func (d *Daemon) Protect(name, addr string, add bool) error {
+	it := d.intercept
+	if it == nil || it.redirect == nil {
+		return errors.New("app-host interception is not active")
+	}
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return fmt.Errorf("address %q: want IP:PORT: %w", addr, err)
+	}
+	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	if !add {
+		db := it.active[ap]
+		if db == nil {
+			return fmt.Errorf("%s is not protected", ap)
+		}
+		if err := it.redirect.Unprotect(ap); err != nil {
+			return err
+		}
+		delete(it.active, ap)
+		d.log.Info("no longer intercepting", "address", ap.String(), "database", db.cfg.Name)
+		return nil
+	}
+	db, err := d.database(name)
+	if err != nil {
+		return err
+	}
+	if db.cfg.Intercept != InterceptAppHost {
+		return fmt.Errorf("database %s does not use app-host interception", db.cfg.Name)
+	}
+	if other := it.active[ap]; other != nil {
+		return fmt.Errorf("%s is already protected for database %s", ap, other.cfg.Name)
+	}
+	if prev := (*it.routes.Load())[ap]; prev != nil && prev != db {
+		return fmt.Errorf("%s was protected for database %s; restart sqlfwd to move it", ap, prev.cfg.Name)
+	}
+	// the route first: a connect redirected right after Protect must find it
+	routes := maps.Clone(*it.routes.Load())
+	routes[ap] = db
+	it.routes.Store(&routes)
+	if err := it.redirect.Protect(ap); err != nil {
+		return err
+	}
+	it.active[ap] = db
+	d.log.Info("intercepting", "address", ap.String(), "database", db.cfg.Name)
+	return nil
 }

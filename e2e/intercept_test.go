@@ -643,3 +643,44 @@ func TestInterceptProcessScope(t *testing.T) {
 		t.Errorf("the block is not logged with the client process:\n%s", tail(log, 5))
 	}
 }
+
+// TestInterceptUnprotectAtRuntime: an address removed at run time stops
+// being redirected for new connections only; adding it back resumes.
+func TestInterceptUnprotectAtRuntime(t *testing.T) {
+	needKernel(t)
+	cg := childCgroup(t)
+	d := startIntercepting(t, cg)
+	freshTable(t, "icept_rt", 1, 2)
+	enterCgroup(t, cg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	before := connect(t, ctx, dsn(pg.Host, pg.Port, pg.User, "")) // through sqlfwd
+
+	addr := net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port))
+	if res := fwctl(t, d, "protect", "remove", addr); res.Exit != 0 {
+		t.Fatalf("fwctl protect remove: %s", res)
+	}
+	_, err := before.Exec(ctx, "delete from icept_rt")
+	checkDenied(t, "delete from icept_rt on a connection opened before the removal", err)
+
+	after := connect(t, ctx, dsn(pg.Host, pg.Port, pg.User, "")) // direct now
+	if _, err := after.Exec(ctx, "delete from icept_rt where id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := after.QueryRow(ctx, "select count(*) from sqlfw_no_such_function()").Scan(&n); err == nil {
+		t.Fatal("expected an error from PostgreSQL itself")
+	} else if strings.Contains(err.Error(), blockedPrefix) {
+		t.Fatalf("a new connection after removal still went through sqlfwd: %v", err)
+	}
+
+	if res := fwctl(t, d, "protect", "add", addr); res.Exit != 0 {
+		t.Fatalf("fwctl protect add: %s", res)
+	}
+	again := connect(t, ctx, dsn(pg.Host, pg.Port, pg.User, ""))
+	_, err = again.Exec(ctx, "delete from icept_rt")
+	checkDenied(t, "delete from icept_rt after adding the address back", err)
+	if res := fwctl(t, d, "protect", "remove", "127.0.0.2:1"); res.Exit == 0 {
+		t.Errorf("removing an address that is not protected: %s; want an error", res)
+	}
+}

@@ -29,6 +29,7 @@ commands:
   learn     record a running sqlfwd's statements as an allowlist
   mode      switch a running sqlfwd's mode live
   reload    make a running sqlfwd reload its policies
+  protect   add or remove an intercepted address of a running sqlfwd
   version   print the version
 `)
 }
@@ -51,6 +52,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return modeCmd(args[1:], stdout, stderr)
 	case "reload":
 		return reloadCmd(args[1:], stdout, stderr)
+	case "protect":
+		return protectCmd(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "fwctl", version)
 		return 0

@@ -53,3 +53,30 @@ func reloadCmd(args []string, stdout, stderr io.Writer) int {
 	stdout.Write(body)
 	return 0
 }
+
+// protectCmd: fwctl protect add|remove IP:PORT [--database NAME] — change
+// what app-host interception redirects, for new connections.
+func protectCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fwctl protect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sock := fs.String("control-socket", daemon.DefaultControlSocket, "sqlfwd's control socket `path`")
+	db := fs.String("database", "", "the database an added address belongs to (default: the only one)")
+	if len(args) < 2 || (args[0] != "add" && args[0] != "remove") {
+		fmt.Fprintln(stderr, "usage: fwctl protect add|remove IP:PORT [--database NAME] [--control-socket PATH]")
+		return 2
+	}
+	if err := fs.Parse(args[2:]); err != nil {
+		return 2
+	}
+	q := url.Values{"action": {args[0]}, "addr": {args[1]}}
+	if *db != "" {
+		q.Set("database", *db)
+	}
+	body, err := controlCall(*sock, http.MethodPost, "/v1/protect", q)
+	if err != nil {
+		fmt.Fprintf(stderr, "fwctl: protect: %v\n", err)
+		return 2
+	}
+	stdout.Write(body)
+	return 0
+}
