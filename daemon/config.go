@@ -38,8 +38,24 @@ type Config struct {
 	DrainTimeout  time.Duration `yaml:"drain_timeout"`
 	// Intercept holds the settings of transparent interception shared by
 	// every database that uses it.
-	Intercept Intercept  `yaml:"intercept"`
-	Databases []Database `yaml:"databases"`
+	Intercept Intercept `yaml:"intercept"`
+	// Audit is the tamper-evident audit trail (off when Path is empty).
+	Audit     AuditConfig `yaml:"audit"`
+	Databases []Database  `yaml:"databases"`
+}
+
+// AuditConfig configures the audit trail (daemon/audit.go).
+type AuditConfig struct {
+	// Path of the JSON-lines file; appended to, its hash chain continued.
+	Path string `yaml:"path"`
+	// IncludeAllowed records allowed verdicts too (default: sessions and
+	// every verdict that is not a plain allow).
+	IncludeAllowed bool `yaml:"include_allowed"`
+	// Queue bounds the records waiting for the writer (default 8192).
+	Queue int `yaml:"queue"`
+	// Anchor: every this many records the chain head goes to the daemon's
+	// log (default 10000).
+	Anchor int `yaml:"anchor"`
 }
 
 // Interception modes of a database.
@@ -253,6 +269,12 @@ func (c *Config) Normalize() error {
 		if db.StartupTimeout == 0 {
 			db.StartupTimeout = DefaultStartupTimeout
 		}
+	}
+	if c.Audit.Queue == 0 {
+		c.Audit.Queue = 8192
+	}
+	if c.Audit.Anchor == 0 {
+		c.Audit.Anchor = 10000
 	}
 	if c.Intercept.Mark == 0 {
 		c.Intercept.Mark = DefaultMark

@@ -27,6 +27,7 @@ type Daemon struct {
 	started time.Time
 
 	dbs       []*database
+	audit     *auditor // nil when no audit trail is configured
 	cancels   cancelKeys
 	control   *controlServer
 	intercept *interceptor
@@ -120,6 +121,14 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 // After an error, Stop releases whatever was opened.
 func (d *Daemon) Start() error {
 	d.started = time.Now()
+	if d.cfg.Audit.Path != "" {
+		a, err := openAudit(d.cfg.Audit, d.log)
+		if err != nil {
+			return err
+		}
+		d.audit = a
+		d.log.Info("audit trail", "path", d.cfg.Audit.Path, "include_allowed", d.cfg.Audit.IncludeAllowed)
+	}
 	var lc net.ListenConfig
 	// Go's listeners may default to MPTCP, which sockmap cannot hold;
 	// sqlfwd's sockets are plain TCP.
@@ -296,6 +305,9 @@ func (d *Daemon) Stop(ctx context.Context) error {
 	}
 	if d.control != nil {
 		d.control.stop()
+	}
+	if d.audit != nil {
+		d.audit.close()
 	}
 	return err
 }

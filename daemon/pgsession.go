@@ -85,6 +85,7 @@ type pgSession struct {
 	server net.Conn
 	sess   engine.Session
 	proc   clientProcess
+	via    string
 	// upstream is where server is connected, for routing cancel requests.
 	upstream upstream
 	log      *slog.Logger
@@ -198,7 +199,7 @@ func (d *Daemon) servePG(a arrival) {
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 
-	s := &pgSession{d: d, db: db, id: id, client: conn, outstanding: 1, proc: a.proc}
+	s := &pgSession{d: d, db: db, id: id, client: conn, outstanding: 1, proc: a.proc, via: a.via}
 	if err := pg.StartupParams(startup, func(name, value []byte) {
 		switch string(name) {
 		case "user":
@@ -252,6 +253,10 @@ func (d *Daemon) servePG(a arrival) {
 	}
 	s.log.Debug("session started", "application", s.sess.Application)
 
+	if d.audit != nil {
+		d.audit.record(auditRecord{at: time.Now(), event: "session_start", s: s})
+		defer d.audit.record(auditRecord{at: time.Now(), event: "session_end", s: s})
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -512,12 +517,12 @@ func (s *pgSession) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 		}
 		v = eng.JudgeFastpath(oid, &s.sess)
 	}
-	s.account(&v, msg[0], time.Since(t0))
+	s.account(&v, msg[0], t0, time.Since(t0))
 	return v, eng, nil
 }
 
-// account counts and logs a verdict.
-func (s *pgSession) account(v *engine.Verdict, typ byte, el time.Duration) {
+// account counts, logs and audits a verdict.
+func (s *pgSession) account(v *engine.Verdict, typ byte, at time.Time, el time.Duration) {
 	st := &s.db.stats
 	st.evalNanos.Add(uint64(el))
 	st.messages.Add(1)
@@ -525,24 +530,32 @@ func (s *pgSession) account(v *engine.Verdict, typ byte, el time.Duration) {
 	if v.ParseError {
 		st.parseErrors.Add(1)
 	}
+	outcome := "allowed"
 	switch {
 	case v.Action == engine.ActionAllow:
 		st.allowed.Add(1)
 	case v.Action == engine.ActionLog:
 		st.logged.Add(1)
+		outcome = "logged"
 		s.log.Info("statement logged", "rule", v.RuleID, "reason", v.Reason, "message", string(typ))
 	case v.Action.Denies():
 		switch mode := s.db.mode(v); mode {
 		case ModeEnforce:
 			st.denied.Add(1)
+			outcome = "blocked"
 			s.log.Warn("statement blocked", "rule", v.RuleID, "action", v.Action.String(), "reason", v.Reason, "message", string(typ), "statements", v.Statements)
 		case ModeMonitor:
 			st.wouldDeny.Add(1)
+			outcome = "would_block"
 			s.log.Warn("statement denied by policy, allowed by monitor mode", "rule", v.RuleID, "reason", v.Reason, "message", string(typ))
 		default:
 			st.wouldDeny.Add(1)
+			outcome = "would_block"
 			s.log.Warn("detect: enforce would block this statement", "rule", v.RuleID, "action", v.Action.String(), "reason", v.Reason, "message", string(typ), "eval", el)
 		}
+	}
+	if a := s.d.audit; a != nil {
+		a.verdict(s, at, v, outcome)
 	}
 }
 
@@ -618,7 +631,7 @@ func (s *pgSession) rebind(msg []byte) (v engine.Verdict, known bool, err error)
 			s.sess.At = t0
 		}
 		p.verdict, p.eng = eng.JudgePostgres(p.sql, &s.sess), eng
-		s.account(&p.verdict, pg.MsgBind, time.Since(t0))
+		s.account(&p.verdict, pg.MsgBind, t0, time.Since(t0))
 	}
 	return p.verdict, true, nil
 }

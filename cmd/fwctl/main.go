@@ -30,6 +30,7 @@ commands:
   mode      switch a running sqlfwd's mode live
   reload    make a running sqlfwd reload its policies
   protect   add or remove an intercepted address of a running sqlfwd
+  audit     verify the hash chain of an audit trail
   version   print the version
 `)
 }
@@ -54,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return reloadCmd(args[1:], stdout, stderr)
 	case "protect":
 		return protectCmd(args[1:], stdout, stderr)
+	case "audit":
+		return auditCmd(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "fwctl", version)
 		return 0

@@ -53,6 +53,8 @@ func run(args []string, stderr io.Writer) int {
 		sockmap    = fs.String("sockmap", "", "on or off: splice the local client leg in the kernel (default on)")
 		failClosed = fs.Bool("fail-closed", false, "refuse protected connects sqlfwd cannot judge: when its origin map is full, and after the daemon dies (programs pinned in --pin-dir); default fail open")
 		pinDir     = fs.String("pin-dir", "", "where --fail-closed pins the programs (default /sys/fs/bpf/sqlfw)")
+		auditLog   = fs.String("audit-log", "", "append a hash-chained audit trail (JSON lines) to `file`")
+		auditAll   = fs.Bool("audit-allowed", false, "record allowed verdicts in the audit trail too")
 		showVer    = fs.Bool("version", false, "print the version and exit")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -112,6 +114,12 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if *pinDir != "" {
 		cfg.Intercept.PinDir = *pinDir
+	}
+	if *auditLog != "" {
+		cfg.Audit.Path = *auditLog
+	}
+	if *auditAll {
+		cfg.Audit.IncludeAllowed = true
 	}
 	if *control != "" {
 		cfg.ControlSocket = *control
