@@ -109,23 +109,34 @@ func TestPgxNamedStatementDenied(t *testing.T) {
 	}
 }
 
-// TestLargeMessages sends a 4 MiB literal through both protocols and COPY:
+// TestLargeMessages sends a 3 MiB literal through both protocols and COPY:
 // framing must not depend on messages fitting one read.
 func TestLargeMessages(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := connect(t, ctx, targetDSN(t))
-	big := strings.Repeat("x", 4<<20)
+	// 3 MiB: far beyond the relay buffer, below the default policy's
+	// 4 MiB statement limit (the parameter below is not a statement)
+	big := strings.Repeat("x", 3<<20)
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec} {
 		var n int
 		err := c.QueryRow(ctx, "select length('"+big+"')", mode).Scan(&n)
 		if err != nil || n != len(big) {
-			t.Errorf("input select length('x'*4MiB) in mode %v: got %d, %v; want %d", mode, n, err, len(big))
+			t.Errorf("input select length('x'*3MiB) in mode %v: got %d, %v; want %d", mode, n, err, len(big))
 		}
 		var echo string
 		err = c.QueryRow(ctx, "select $1::text", mode, big).Scan(&echo)
 		if err != nil || echo != big {
-			t.Errorf("input select $1::text with 4 MiB in mode %v: got %d bytes, %v; want %d", mode, len(echo), err, len(big))
+			t.Errorf("input select $1::text with 3 MiB in mode %v: got %d bytes, %v; want %d", mode, len(echo), err, len(big))
+		}
+	}
+	if !direct {
+		// beyond the default statement limit: denied by limit, connection usable
+		huge := "select length('" + strings.Repeat("x", 5<<20) + "')"
+		var n int
+		checkDenied(t, "select length('x'*5MiB)", c.QueryRow(ctx, huge, pgx.QueryExecModeSimpleProtocol).Scan(&n))
+		if err := c.QueryRow(ctx, "select 1").Scan(&n); err != nil {
+			t.Errorf("after a statement denied by limit: %v", err)
 		}
 	}
 	freshTable(t, "e2e_big")
