@@ -36,6 +36,10 @@ type Config struct {
 	LogFormat     string        `yaml:"log_format"`
 	ControlSocket string        `yaml:"control_socket"`
 	DrainTimeout  time.Duration `yaml:"drain_timeout"`
+	// StatsWindow is the reporting window of fwctl stats (default 10s).
+	StatsWindow time.Duration `yaml:"stats_window"`
+	// MetricsListen serves Prometheus metrics on host:port (default off).
+	MetricsListen string `yaml:"metrics_listen"`
 	// Intercept holds the settings of transparent interception shared by
 	// every database that uses it.
 	Intercept Intercept `yaml:"intercept"`
@@ -198,6 +202,16 @@ func (c *Config) Normalize() error {
 	}
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = DefaultDrainTimeout
+	}
+	if c.StatsWindow == 0 {
+		c.StatsWindow = DefaultStatsWindow
+	} else if c.StatsWindow < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("stats_window %v is below 100ms", c.StatsWindow))
+	}
+	if c.MetricsListen != "" {
+		if err := checkHostPort(c.MetricsListen); err != nil {
+			errs = append(errs, fmt.Errorf("metrics_listen: %w", err))
+		}
 	}
 	if len(c.Databases) == 0 {
 		errs = append(errs, errors.New("no databases configured"))

@@ -23,6 +23,8 @@ import (
 //	                                    detect, or policy to clear it)
 //	POST /v1/learn/start|stop[?database=N]
 //	GET  /v1/learn/export[?database=N]  the learnt allowlist as a policy fragment
+//	GET  /v1/status                     version, uptime, modes, interception, policies
+//	GET  /v1/connections                the open sessions (metrics.go)
 //	POST /v1/protect?action=add|remove&addr=IP:PORT[&database=N]
 //	                                    app-host interception of one more or one
 //	                                    fewer address; open connections stay
@@ -112,6 +114,7 @@ func startControl(d *Daemon, path string) (*controlServer, error) {
 		w.Header().Set("Content-Type", "application/yaml")
 		w.Write(b)
 	})
+	registerStatusRoutes(mux, d)
 	cs := &controlServer{ln: ln, srv: &http.Server{
 		Handler:           peerCheck(mux),
 		ReadHeaderTimeout: 5 * time.Second,

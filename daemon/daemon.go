@@ -45,6 +45,10 @@ type Daemon struct {
 	draining bool
 	wg       sync.WaitGroup // accept loops and sessions
 	nextID   atomic.Uint64
+
+	// statsState and metrics: breakdown.go and metrics.go.
+	statsState *statsState
+	metrics    *metricsServer
 }
 
 // database is one protected database at run time.
@@ -60,6 +64,10 @@ type database struct {
 	learner atomic.Pointer[engine.Learner]
 	ln      net.Listener
 	stats   counters
+	// rec holds the window's timings (breakdown.go); rules the verdicts
+	// per rule.
+	rec   *recorder
+	rules ruleCounts
 }
 
 // mode is the mode that applies to a verdict: the live override, else the
@@ -110,7 +118,7 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 		for _, w := range eng.Policy().Warnings() {
 			log.Warn("policy warning", "database", dc.Name, "warning", w)
 		}
-		db := &database{cfg: *dc}
+		db := &database{cfg: *dc, rec: newRecorder()}
 		db.engine.Store(eng)
 		d.dbs = append(d.dbs, db)
 	}
@@ -172,6 +180,10 @@ func (d *Daemon) Start() error {
 			}
 			return serr
 		}
+	}
+	d.startStats("/proc", "/")
+	if err := d.startMetrics(); err != nil {
+		return err
 	}
 	if d.cfg.ControlSocket != "" && d.cfg.ControlSocket != "none" {
 		cs, err := startControl(d, d.cfg.ControlSocket)
@@ -309,6 +321,8 @@ func (d *Daemon) Stop(ctx context.Context) error {
 	if d.audit != nil {
 		d.audit.close()
 	}
+	d.stopMetrics()
+	d.stopStats()
 	return err
 }
 
@@ -335,6 +349,7 @@ func (d *Daemon) Snapshot() Stats {
 		}
 		st.Databases = append(st.Databases, s)
 	}
+	d.addWindows(&st)
 	return st
 }
 

@@ -126,6 +126,11 @@ type pgSession struct {
 	stmts     map[string]*prepared
 	unnamed   prepared
 	unnamedOK bool
+
+	// timing (timing.go): hold is toServer's, relay toClient's.
+	hold  holdTimer
+	relay relayTimer
+	tally sessionTally
 }
 
 // poison is a blocked message replaced by a failing statement.
@@ -200,6 +205,7 @@ func (d *Daemon) servePG(a arrival) {
 	_ = conn.SetReadDeadline(time.Time{})
 
 	s := &pgSession{d: d, db: db, id: id, client: conn, outstanding: 1, proc: a.proc, via: a.via}
+	s.initTiming()
 	if err := pg.StartupParams(startup, func(name, value []byte) {
 		switch string(name) {
 		case "user":
@@ -338,6 +344,7 @@ func (s *pgSession) toServer() {
 			s.closeBoth()
 		}
 	}()
+	defer s.hold.abort() // timing
 	db := s.db
 	fr := pg.NewFramer(s.client, db.cfg.BufferBytes, db.cfg.MaxMessageBytes, db.cfg.MaxMessageBytes)
 	var scratch []byte
@@ -348,6 +355,7 @@ func (s *pgSession) toServer() {
 			}
 			return
 		}
+		s.hold.begin() // timing
 		syncs := 0
 		for {
 			want := wantClient
@@ -409,6 +417,7 @@ func (s *pgSession) toServer() {
 					s.remember(msg, v, eng)
 				}
 			}
+			s.hold.statement() // timing
 			if !v.Action.Denies() || db.mode(&v) != ModeEnforce {
 				continue // stays pending: forwarded as it came
 			}
@@ -476,6 +485,7 @@ func (s *pgSession) toServer() {
 		if err := s.writeServer(out); err != nil {
 			return
 		}
+		s.hold.end() // timing
 	}
 }
 
@@ -493,6 +503,7 @@ func (s *pgSession) writeServer(b []byte) error {
 func (s *pgSession) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 	var v engine.Verdict
 	eng := s.db.engine.Load()
+	cpu0 := s.hold.evalStart() // timing
 	t0 := time.Now()
 	if eng.Policy().UsesTime() {
 		s.sess.At = t0
@@ -517,7 +528,9 @@ func (s *pgSession) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 		}
 		v = eng.JudgeFastpath(oid, &s.sess)
 	}
-	s.account(&v, msg[0], t0, time.Since(t0))
+	el := time.Since(t0)
+	s.hold.evalEnd(cpu0, el) // timing
+	s.account(&v, msg[0], t0, el)
 	return v, eng, nil
 }
 
@@ -527,6 +540,8 @@ func (s *pgSession) account(v *engine.Verdict, typ byte, at time.Time, el time.D
 	st.evalNanos.Add(uint64(el))
 	st.messages.Add(1)
 	st.statements.Add(uint64(v.Statements))
+	s.tally.count(v, s.db.mode(v)) // per connection and per rule
+	s.db.rules.count(v)
 	if v.ParseError {
 		st.parseErrors.Add(1)
 	}
@@ -626,12 +641,15 @@ func (s *pgSession) rebind(msg []byte) (v engine.Verdict, known bool, err error)
 		return v, false, nil
 	}
 	if eng := s.db.engine.Load(); eng != p.eng {
+		cpu0 := s.hold.evalStart() // timing
 		t0 := time.Now()
 		if eng.Policy().UsesTime() {
 			s.sess.At = t0
 		}
 		p.verdict, p.eng = eng.JudgePostgres(p.sql, &s.sess), eng
-		s.account(&p.verdict, pg.MsgBind, t0, time.Since(t0))
+		el := time.Since(t0)
+		s.hold.evalEnd(cpu0, el) // timing
+		s.account(&p.verdict, pg.MsgBind, t0, el)
 	}
 	return p.verdict, true, nil
 }
@@ -658,6 +676,7 @@ func (s *pgSession) toClient() {
 			}
 			return
 		}
+		s.relay.arrived() // timing
 		closeAfter := false
 		for {
 			want := wantServer
@@ -681,6 +700,7 @@ func (s *pgSession) toClient() {
 					return
 				}
 				s.txStatus.Store(uint32(st))
+				s.relay.readyForQuery() // timing
 				if s.ready(st) {
 					closeAfter = true
 				}
@@ -708,6 +728,7 @@ func (s *pgSession) toClient() {
 		if err := s.writeClient(fr.Take()); err != nil {
 			return
 		}
+		s.relay.forwarded() // timing
 		if closeAfter {
 			s.log.Info("session closed by drain")
 			return

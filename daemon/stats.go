@@ -54,6 +54,8 @@ type DatabaseStats struct {
 	EvalMeanNanos uint64 `json:"eval_mean_ns"`
 	BytesToServer uint64 `json:"bytes_to_server"`
 	BytesToClient uint64 `json:"bytes_to_client"`
+	// Window is the latest complete stats window (breakdown.go).
+	Window *DBWindow `json:"window,omitempty"`
 }
 
 // Stats is what GET /v1/stats on the control socket returns.
@@ -63,6 +65,9 @@ type Stats struct {
 	Uptime       string            `json:"uptime"`
 	Interception InterceptionStats `json:"interception"`
 	Databases    []DatabaseStats   `json:"databases"`
+	// Window is the latest complete stats window, all databases together,
+	// with the cgroup's CPU figures and the advice line (breakdown.go).
+	Window *StatsWindow `json:"window,omitempty"`
 }
 
 // InterceptionStats describes transparent interception.

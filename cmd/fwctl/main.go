@@ -1,6 +1,8 @@
 // Command fwctl talks to sqlfwd and checks statements against a policy.
 //
-//	fwctl stats [--control-socket PATH] [--json]
+//	fwctl stats [--control-socket PATH] [--json] [--watch [--watch-count N]]
+//	fwctl status [--json]
+//	fwctl connections [--json]
 //	fwctl check --protocol postgres [--policy FILE] [--user U] [--database D] "SQL"
 //
 // check exits 0 when the statement is allowed, 1 when it is denied and 2 on
@@ -23,7 +25,9 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: fwctl COMMAND [flags]
 
 commands:
-  stats     counters of a running sqlfwd (connections, statements, verdicts)
+  stats     counters of a running sqlfwd, and where the time went (--json, --watch)
+  status    version, uptime, modes, interception and policy checksums
+  connections  the open sessions: client, process, user, verdicts
   check     judge statements with a policy, without a daemon
   policy    validate a policy file, or print the default policy
   learn     record a running sqlfwd's statements as an allowlist
@@ -43,6 +47,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "stats":
 		return stats(args[1:], stdout, stderr)
+	case "status":
+		return statusCmd(args[1:], stdout, stderr)
+	case "connections":
+		return connectionsCmd(args[1:], stdout, stderr)
 	case "check":
 		return check(args[1:], stdout, stderr)
 	case "policy":

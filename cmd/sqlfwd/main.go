@@ -55,6 +55,8 @@ func run(args []string, stderr io.Writer) int {
 		pinDir     = fs.String("pin-dir", "", "where --fail-closed pins the programs (default /sys/fs/bpf/sqlfw)")
 		auditLog   = fs.String("audit-log", "", "append a hash-chained audit trail (JSON lines) to `file`")
 		auditAll   = fs.Bool("audit-allowed", false, "record allowed verdicts in the audit trail too")
+		metrics    = fs.String("metrics-listen", "", "serve Prometheus metrics on `host:port` (e.g. 127.0.0.1:9187; default off)")
+		statsWin   = fs.Duration("stats-window", 0, "reporting window of fwctl stats (default 10s)")
 		showVer    = fs.Bool("version", false, "print the version and exit")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -132,6 +134,12 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if *drain != 0 {
 		cfg.DrainTimeout = *drain
+	}
+	if *metrics != "" {
+		cfg.MetricsListen = *metrics
+	}
+	if *statsWin != 0 {
+		cfg.StatsWindow = *statsWin
 	}
 	if err := cfg.Normalize(); err != nil {
 		fmt.Fprintln(stderr, "sqlfwd: invalid configuration:", err)

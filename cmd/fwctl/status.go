@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sqlfw/sqlfw/daemon"
+)
+
+func statusCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fwctl status", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sock := fs.String("control-socket", daemon.DefaultControlSocket, "sqlfwd's control socket `path`")
+	asJSON := fs.Bool("json", false, "print the raw JSON")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	body, err := controlCall(*sock, http.MethodGet, "/v1/status", nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "fwctl: status: %v\n", err)
+		return 2
+	}
+	if *asJSON {
+		stdout.Write(body)
+		return 0
+	}
+	var st daemon.Status
+	if err := json.Unmarshal(body, &st); err != nil {
+		fmt.Fprintf(stderr, "fwctl: status: %v\n", err)
+		return 2
+	}
+	up := time.Duration(st.UptimeSeconds * float64(time.Second)).Round(time.Second)
+	fmt.Fprintf(stdout, "sqlfwd %s (pid %d), up %s since %s\n", st.Version, st.PID, up, st.StartedAt.Local().Format(time.RFC3339))
+	ic := st.Interception
+	switch {
+	case ic.Active:
+		fmt.Fprintf(stdout, "interception: active, programs %v\n", ic.Programs)
+	case ic.Fallback != "":
+		fmt.Fprintf(stdout, "interception: off, fell back to the explicit listener: %s\n", ic.Fallback)
+	default:
+		fmt.Fprintln(stdout, "interception: off (explicit listener)")
+	}
+	fmt.Fprintf(stdout, "connections: %d open\n", st.Connections)
+	fmt.Fprintf(stdout, "stats window: %s", st.StatsWindow)
+	if st.MetricsListen != "" {
+		fmt.Fprintf(stdout, ", metrics on http://%s/metrics", st.MetricsListen)
+	}
+	if st.Cgroup != "" {
+		fmt.Fprintf(stdout, ", cgroup %s", st.Cgroup)
+	}
+	fmt.Fprintln(stdout)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\ndatabase\tprotocol\tlisten\tupstream\tintercept\tmode\tconnections\tpolicy\tsha256")
+	for _, db := range st.Databases {
+		mode := string(db.Mode)
+		if db.ModeOverride {
+			mode += " (live override)"
+		}
+		sum := db.PolicySHA256
+		if len(sum) > 16 {
+			sum = sum[:16] + "…"
+		}
+		if sum == "" {
+			sum = "-"
+		}
+		listen := db.Listen
+		if listen == "" {
+			listen = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", db.Name, db.Protocol, listen, db.Upstream, db.Intercept, mode, db.Connections, db.Policy, sum)
+	}
+	tw.Flush()
+	return 0
+}

@@ -1,0 +1,334 @@
+package daemon
+
+// What the daemon says about itself besides /v1/stats: /v1/status and
+// /v1/connections on the control socket, and Prometheus metrics on
+// metrics_listen. Everything here reads counters the sessions already keep
+// and the windows the stats loop publishes: nothing on the statement path.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"sort"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// APIVersion is the version of the control socket's JSON (the /v1/ prefix).
+const APIVersion = 1
+
+// Status is what GET /v1/status returns.
+type Status struct {
+	APIVersion    int               `json:"api_version"`
+	Version       string            `json:"version"`
+	PID           int               `json:"pid"`
+	StartedAt     time.Time         `json:"started_at"`
+	UptimeSeconds float64           `json:"uptime_seconds"`
+	StatsWindow   string            `json:"stats_window"`
+	MetricsListen string            `json:"metrics_listen,omitempty"`
+	Cgroup        string            `json:"cgroup,omitempty"`
+	Interception  InterceptionStats `json:"interception"`
+	Connections   int               `json:"connections"`
+	Databases     []DatabaseStatus  `json:"databases"`
+}
+
+// DatabaseStatus is one database in Status.
+type DatabaseStatus struct {
+	Name         string `json:"name"`
+	Protocol     string `json:"protocol"`
+	Listen       string `json:"listen,omitempty"`
+	Upstream     string `json:"upstream"`
+	Intercept    string `json:"intercept"`
+	Mode         Mode   `json:"mode"`
+	ModeOverride bool   `json:"mode_override"`
+	Policy       string `json:"policy"`
+	// PolicySHA256 is the checksum of the policy file as it is on disk now
+	// (empty for the embedded default, or when the file cannot be read).
+	PolicySHA256 string `json:"policy_sha256,omitempty"`
+	Connections  int64  `json:"connections"`
+}
+
+// Connection is one open session in GET /v1/connections.
+type Connection struct {
+	ID          uint64           `json:"id"`
+	Database    string           `json:"database"`
+	Client      string           `json:"client"`
+	Via         string           `json:"via"`
+	User        string           `json:"user"`
+	DBName      string           `json:"dbname"`
+	Application string           `json:"application,omitempty"`
+	Process     *ConnectionOwner `json:"process,omitempty"`
+	Since       time.Time        `json:"since"`
+	Statements  uint64           `json:"statements"`
+	Allowed     uint64           `json:"allowed"`
+	Denied      uint64           `json:"denied"`
+	Logged      uint64           `json:"logged"`
+	WouldDeny   uint64           `json:"would_deny"`
+}
+
+// ConnectionOwner is the client process, when interception saw it.
+type ConnectionOwner struct {
+	PID    uint32 `json:"pid"`
+	UID    uint32 `json:"uid"`
+	Comm   string `json:"comm"`
+	Cgroup string `json:"cgroup,omitempty"`
+}
+
+// Status returns the daemon's status.
+func (d *Daemon) Status() Status {
+	st := Status{
+		APIVersion: APIVersion, Version: d.version, PID: os.Getpid(), StartedAt: d.started,
+		UptimeSeconds: time.Since(d.started).Round(time.Millisecond).Seconds(),
+		StatsWindow:   d.cfg.StatsWindow.String(), MetricsListen: d.cfg.MetricsListen,
+		Interception: d.interceptStats(),
+	}
+	if d.metrics != nil {
+		st.MetricsListen = d.metrics.ln.Addr().String()
+	}
+	if s := d.statsState; s != nil {
+		st.Cgroup = s.sampler.Layout().CPU
+	}
+	d.mu.Lock()
+	st.Connections = len(d.sessions)
+	d.mu.Unlock()
+	for _, db := range d.dbs {
+		s := db.stats.snapshot()
+		ds := DatabaseStatus{Name: db.cfg.Name, Protocol: db.cfg.Protocol, Listen: db.cfg.Listen, Upstream: db.cfg.Upstream,
+			Intercept: db.cfg.Intercept, ModeOverride: db.override.Load() != nil, Policy: db.cfg.Policy, Connections: s.ConnectionsActive}
+		ds.Mode = db.mode(&engine.Verdict{Mode: db.engine.Load().Policy().Mode()})
+		if db.ln != nil {
+			ds.Listen = db.ln.Addr().String()
+		}
+		if ds.Policy == "" {
+			ds.Policy = "(embedded default)"
+		} else if b, err := os.ReadFile(db.cfg.Policy); err == nil {
+			sum := sha256.Sum256(b)
+			ds.PolicySHA256 = hex.EncodeToString(sum[:])
+		}
+		st.Databases = append(st.Databases, ds)
+	}
+	return st
+}
+
+// Connections lists the open sessions, oldest first.
+func (d *Daemon) Connections() []Connection {
+	d.mu.Lock()
+	sessions := make([]*pgSession, 0, len(d.sessions))
+	for s := range d.sessions {
+		sessions = append(sessions, s)
+	}
+	d.mu.Unlock()
+	out := make([]Connection, 0, len(sessions))
+	for _, s := range sessions {
+		// The fields read here are set before the session is registered.
+		c := Connection{ID: s.id, Database: s.db.cfg.Name, Client: s.client.RemoteAddr().String(), Via: s.via,
+			User: s.sess.User, DBName: s.sess.Database, Application: s.sess.Application, Since: s.tally.since,
+			Statements: s.tally.statements.Load(), Allowed: s.tally.allowed.Load(), Denied: s.tally.denied.Load(),
+			Logged: s.tally.logged.Load(), WouldDeny: s.tally.wouldDeny.Load()}
+		if s.proc.Known {
+			c.Process = &ConnectionOwner{PID: s.proc.Tgid, UID: s.proc.UID, Comm: s.proc.Comm, Cgroup: s.proc.Cgroup}
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b Connection) int {
+		if a.ID < b.ID {
+			return -1
+		}
+		if a.ID > b.ID {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// registerStatusRoutes adds /v1/status and /v1/connections to the control
+// socket's mux.
+func registerStatusRoutes(mux *http.ServeMux, d *Daemon) {
+	writeJSON := func(w http.ResponseWriter, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(v)
+	}
+	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, d.Status()) })
+	mux.HandleFunc("GET /v1/connections", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, d.Connections()) })
+}
+
+// metricsServer serves Prometheus metrics over plain HTTP.
+type metricsServer struct {
+	ln  net.Listener
+	srv *http.Server
+}
+
+func (d *Daemon) startMetrics() error {
+	if d.cfg.MetricsListen == "" {
+		return nil
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &metricsCollector{d: d})
+	ln, err := net.Listen("tcp", d.cfg.MetricsListen)
+	if err != nil {
+		return fmt.Errorf("metrics: listening on %s: %w", d.cfg.MetricsListen, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	m := &metricsServer{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
+	go func() {
+		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.log.Error("metrics listener stopped", "err", err)
+		}
+	}()
+	d.metrics = m
+	d.log.Info("metrics", "listen", ln.Addr().String())
+	return nil
+}
+
+func (d *Daemon) stopMetrics() {
+	if d.metrics == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = d.metrics.srv.Shutdown(ctx)
+}
+
+// MetricsAddr is where Prometheus metrics are served, or nil.
+func (d *Daemon) MetricsAddr() net.Addr {
+	if d.metrics == nil {
+		return nil
+	}
+	return d.metrics.ln.Addr()
+}
+
+var (
+	dbLabel          = []string{"database"}
+	descStatements   = prometheus.NewDesc("sqlfw_statements_total", "Statements judged (a multi-statement Query counts each).", dbLabel, nil)
+	descVerdicts     = prometheus.NewDesc("sqlfw_verdicts_total", "Judged messages by verdict as applied: allowed, logged, denied (blocked), would_deny (monitor/detect).", []string{"database", "verdict"}, nil)
+	descRules        = prometheus.NewDesc("sqlfw_rule_verdicts_total", "Judged messages by the rule that decided them.", []string{"database", "rule"}, nil)
+	descParseErrors  = prometheus.NewDesc("sqlfw_parse_errors_total", "Statements the engine could not parse.", dbLabel, nil)
+	descConnTotal    = prometheus.NewDesc("sqlfw_connections_total", "Client connections accepted.", dbLabel, nil)
+	descConnActive   = prometheus.NewDesc("sqlfw_connections", "Client connections open now.", dbLabel, nil)
+	descConnRefused  = prometheus.NewDesc("sqlfw_connections_refused_total", "Connections closed before a session: upstream unreachable or bad startup.", dbLabel, nil)
+	descHeld         = prometheus.NewDesc("sqlfw_held_seconds", "Time a statement message was held by sqlfw (last byte in to forwarded); folded in once per stats window.", dbLabel, nil)
+	descEval         = prometheus.NewDesc("sqlfw_evaluation_seconds", "Wall time of each policy evaluation; folded in once per stats window.", dbLabel, nil)
+	descRelay        = prometheus.NewDesc("sqlfw_response_relay_seconds", "Time from a response's first bytes to its ReadyForQuery forwarded; folded in once per stats window.", dbLabel, nil)
+	descPeriods      = prometheus.NewDesc("sqlfw_cgroup_cpu_periods_total", "CFS enforcement periods of sqlfwd's cgroup (nr_periods).", nil, nil)
+	descThrottled    = prometheus.NewDesc("sqlfw_cgroup_cpu_throttled_periods_total", "CFS periods in which sqlfwd's cgroup was throttled (nr_throttled).", nil, nil)
+	descThrottledSec = prometheus.NewDesc("sqlfw_cgroup_cpu_throttled_seconds_total", "Time sqlfwd's cgroup was throttled, summed over CPUs (throttled_time).", nil, nil)
+	descQuota        = prometheus.NewDesc("sqlfw_cgroup_cpu_quota_vcpus", "CPU quota of sqlfwd's cgroup in vCPUs (absent when unlimited).", nil, nil)
+	descUsage        = prometheus.NewDesc("sqlfw_cgroup_cpu_usage_seconds_total", "CPU time used by sqlfwd's cgroup.", nil, nil)
+	descRunQueue     = prometheus.NewDesc("sqlfw_run_queue_wait_seconds_total", "Time sqlfwd's threads waited on a run queue (schedstat), threads alive now.", nil, nil)
+	descAuditDropped = prometheus.NewDesc("sqlfw_audit_dropped_total", "Audit records dropped because the audit queue was full.", nil, nil)
+	descAuditWritten = prometheus.NewDesc("sqlfw_audit_written_total", "Audit records written.", nil, nil)
+	descAuditQueue   = prometheus.NewDesc("sqlfw_audit_queue_length", "Audit records waiting to be written.", nil, nil)
+)
+
+// promBuckets are the histogram bounds in seconds: 10 µs to 10 s.
+var promBuckets = []float64{10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3, 1, 2.5, 5, 10}
+
+// metricsCollector turns the daemon's counters into metrics at scrape time.
+type metricsCollector struct{ d *Daemon }
+
+func (c *metricsCollector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
+
+func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
+	d := c.d
+	counter := func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, v, labels...)
+	}
+	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+	}
+	var hists []*timings
+	st := d.statsState
+	if st != nil {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		hists = st.hists
+	}
+	for i, db := range d.dbs {
+		n := db.cfg.Name
+		s := db.stats.snapshot()
+		counter(descStatements, float64(s.Statements), n)
+		counter(descVerdicts, float64(s.Allowed), n, "allowed")
+		counter(descVerdicts, float64(s.Logged), n, "logged")
+		counter(descVerdicts, float64(s.Denied), n, "denied")
+		counter(descVerdicts, float64(s.WouldDeny), n, "would_deny")
+		counter(descParseErrors, float64(s.ParseErrors), n)
+		counter(descConnTotal, float64(s.ConnectionsTotal), n)
+		gauge(descConnActive, float64(s.ConnectionsActive), n)
+		counter(descConnRefused, float64(s.ConnectionsRefused), n)
+		for rule, v := range db.rules.snapshot() {
+			counter(descRules, float64(v), n, rule)
+		}
+		if i < len(hists) {
+			ch <- promHistogram(descHeld, hists[i].held, n)
+			ch <- promHistogram(descEval, hists[i].evalWall, n)
+			ch <- promHistogram(descRelay, hists[i].relay, n)
+		}
+	}
+	if st != nil {
+		cs := st.snap.Stats
+		if v, ok := cs.Periods.Get(); ok {
+			counter(descPeriods, float64(v))
+		}
+		if v, ok := cs.ThrottledPeriods.Get(); ok {
+			counter(descThrottled, float64(v))
+		}
+		if v, ok := cs.ThrottledTime.Get(); ok {
+			counter(descThrottledSec, v.Seconds())
+		}
+		if q, ok := cs.Quota.Get(); ok && !q.Unlimited {
+			gauge(descQuota, q.CPUs)
+		}
+		if v, ok := cs.Usage.Get(); ok {
+			counter(descUsage, v.Seconds())
+		}
+		if v, ok := st.snap.RunQueueWait().Get(); ok {
+			counter(descRunQueue, v.Seconds())
+		}
+	}
+	if a := d.audit; a != nil {
+		counter(descAuditDropped, float64(a.dropped.Load()))
+		counter(descAuditWritten, float64(a.written.Load()))
+		gauge(descAuditQueue, float64(len(a.ch)))
+	}
+}
+
+// promHistogram converts a histogram of nanoseconds into a Prometheus one
+// (seconds). A value goes to the first bound at or above the lowest value
+// its HDR bucket stands for (3 significant digits).
+func promHistogram(desc *prometheus.Desc, h *hdrhistogram.Histogram, labels ...string) prometheus.Metric {
+	counts := make([]uint64, len(promBuckets))
+	var sum float64
+	for _, bar := range h.Distribution() {
+		if bar.Count == 0 {
+			continue
+		}
+		sum += float64(bar.Count) * float64(bar.From+bar.To) / 2 / 1e9
+		if i := sort.SearchFloat64s(promBuckets, float64(bar.From)/1e9); i < len(counts) {
+			counts[i] += uint64(bar.Count)
+		}
+	}
+	buckets := make(map[float64]uint64, len(promBuckets))
+	var cum uint64
+	for i, b := range promBuckets {
+		cum += counts[i]
+		buckets[b] = cum
+	}
+	return prometheus.MustNewConstHistogram(desc, uint64(h.TotalCount()), sum, buckets, labels...)
+}
