@@ -32,10 +32,13 @@ const (
 // Config is sqlfwd's configuration: global settings and the databases it
 // protects. docs/config.md documents every key.
 type Config struct {
-	LogLevel      string        `yaml:"log_level"`
-	LogFormat     string        `yaml:"log_format"`
-	ControlSocket string        `yaml:"control_socket"`
-	DrainTimeout  time.Duration `yaml:"drain_timeout"`
+	LogLevel      string `yaml:"log_level"`
+	LogFormat     string `yaml:"log_format"`
+	ControlSocket string `yaml:"control_socket"`
+	// ControlGroup may use the control socket besides root and sqlfwd's
+	// own user (the socket becomes 0660, owned by the group).
+	ControlGroup string        `yaml:"control_group"`
+	DrainTimeout time.Duration `yaml:"drain_timeout"`
 	// StatsWindow is the reporting window of fwctl stats (default 10s).
 	StatsWindow time.Duration `yaml:"stats_window"`
 	// MetricsListen serves Prometheus metrics on host:port (default off).

@@ -8,7 +8,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -29,8 +32,9 @@ import (
 //	                                    app-host interception of one more or one
 //	                                    fewer address; open connections stay
 //
-// The socket is mode 0600 and each connection's peer credentials are
-// checked: only root and the daemon's own user may use it.
+// The socket is mode 0600 (0660 with control_group) and each connection's
+// peer credentials are checked: only root, the daemon's own user and
+// members of control_group may use it.
 type controlServer struct {
 	ln  net.Listener
 	srv *http.Server
@@ -52,7 +56,21 @@ func startControl(d *Daemon, path string) (*controlServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
+	mode, gid := os.FileMode(0o600), -1
+	if g := d.cfg.ControlGroup; g != "" {
+		grp, err := user.LookupGroup(g)
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("control socket: control_group: %w", err)
+		}
+		gid, _ = strconv.Atoi(grp.Gid)
+		mode = 0o660
+		if err := os.Chown(path, -1, gid); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("control socket: %w", err)
+		}
+	}
+	if err := os.Chmod(path, mode); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
@@ -116,7 +134,7 @@ func startControl(d *Daemon, path string) (*controlServer, error) {
 	})
 	registerStatusRoutes(mux, d)
 	cs := &controlServer{ln: ln, srv: &http.Server{
-		Handler:           peerCheck(mux),
+		Handler:           peerCheck(mux, gid),
 		ReadHeaderTimeout: 5 * time.Second,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			return context.WithValue(ctx, connKey{}, c)
@@ -139,9 +157,10 @@ func (cs *controlServer) stop() {
 
 type connKey struct{}
 
-// peerCheck refuses requests from users other than root and the daemon's
-// own, by the connecting process's SO_PEERCRED.
-func peerCheck(next http.Handler) http.Handler {
+// peerCheck refuses requests from users other than root, the daemon's own
+// and, when gid >= 0, members of that group (primary or supplementary), by
+// the connecting process's SO_PEERCRED.
+func peerCheck(next http.Handler, gid int) http.Handler {
 	self := uint32(os.Geteuid())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, _ := r.Context().Value(connKey{}).(*net.UnixConn)
@@ -149,8 +168,8 @@ func peerCheck(next http.Handler) http.Handler {
 			http.Error(w, "not a unix socket connection", http.StatusForbidden)
 			return
 		}
-		uid, ok := peerUID(c)
-		if !ok || (uid != 0 && uid != self) {
+		cred, ok := peerCred(c)
+		if !ok || (cred.Uid != 0 && cred.Uid != self && !inGroup(cred, gid)) {
 			http.Error(w, "permission denied", http.StatusForbidden)
 			return
 		}
@@ -158,18 +177,39 @@ func peerCheck(next http.Handler) http.Handler {
 	})
 }
 
-func peerUID(c *net.UnixConn) (uint32, bool) {
+func peerCred(c *net.UnixConn) (*unix.Ucred, bool) {
 	rc, err := c.SyscallConn()
 	if err != nil {
-		return 0, false
+		return nil, false
 	}
-	var uid uint32
-	ok := false
+	var cred *unix.Ucred
 	_ = rc.Control(func(fd uintptr) {
-		cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-		if err == nil {
-			uid, ok = cred.Uid, true
-		}
+		cred, _ = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
 	})
-	return uid, ok
+	return cred, cred != nil
+}
+
+// inGroup reports whether the peer process has gid as its primary group or
+// among its supplementary groups (the Groups line of /proc/PID/status).
+func inGroup(cred *unix.Ucred, gid int) bool {
+	if gid < 0 {
+		return false
+	}
+	if int(cred.Gid) == gid {
+		return true
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(int(cred.Pid)) + "/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Groups:"); ok {
+			for _, f := range strings.Fields(rest) {
+				if f == strconv.Itoa(gid) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

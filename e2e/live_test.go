@@ -7,6 +7,7 @@ package e2e
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -183,4 +184,46 @@ func TestLearnAllowlist(t *testing.T) {
 		t.Fatalf("a learnt statement under the allowlist: %d, %v", n, err)
 	}
 	checkDenied(t, "select count(*) from learn_t", c2.QueryRow(ctx, "select count(*) from learn_t").Scan(&n))
+}
+
+// TestControlSocketPeers: only root, sqlfwd's user and members of
+// --control-group may use the control socket.
+func TestControlSocketPeers(t *testing.T) {
+	needSqlfwd(t)
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: acting as another user needs root")
+	}
+	dir, err := os.MkdirTemp("", "sqlfw-e2e-peers-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	fw := filepath.Join(dir, "fwctl")
+	b, err := os.ReadFile(filepath.Join(binDir, "fwctl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fw, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	asNobody := func(sock string) (string, error) {
+		cmd := exec.Command(fw, "stats", "--json", "--control-socket", sock)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	plain := ownDaemon(t)
+	os.Chmod(filepath.Dir(plain.control), 0o755)
+	if out, err := asNobody(plain.control); err == nil {
+		t.Errorf("nobody used a 0600 control socket: %s", out)
+	}
+	grouped := ownDaemon(t, "--control-group", "nogroup")
+	os.Chmod(filepath.Dir(grouped.control), 0o755)
+	if out, err := asNobody(grouped.control); err != nil || !strings.Contains(out, `"databases"`) {
+		t.Errorf("a member of the control group: %v\n%s", err, out)
+	}
+	if res := fwctl(t, grouped, "stats", "--json"); res.Exit != 0 {
+		t.Errorf("root: %s", res)
+	}
 }

@@ -53,6 +53,7 @@ func run(args []string, stderr io.Writer) int {
 		sockmap    = fs.String("sockmap", "", "on or off: splice the local client leg in the kernel (default on)")
 		failClosed = fs.Bool("fail-closed", false, "refuse protected connects sqlfwd cannot judge: when its origin map is full, and after the daemon dies (programs pinned in --pin-dir); default fail open")
 		pinDir     = fs.String("pin-dir", "", "where --fail-closed pins the programs (default /sys/fs/bpf/sqlfw)")
+		ctlGroup   = fs.String("control-group", "", "also let members of `group` use the control socket (mode 0660)")
 		auditLog   = fs.String("audit-log", "", "append a hash-chained audit trail (JSON lines) to `file`")
 		auditAll   = fs.Bool("audit-allowed", false, "record allowed verdicts in the audit trail too")
 		metrics    = fs.String("metrics-listen", "", "serve Prometheus metrics on `host:port` (e.g. 127.0.0.1:9187; default off)")
@@ -119,6 +120,9 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if *auditLog != "" {
 		cfg.Audit.Path = *auditLog
+	}
+	if *ctlGroup != "" {
+		cfg.ControlGroup = *ctlGroup
 	}
 	if *auditAll {
 		cfg.Audit.IncludeAllowed = true
