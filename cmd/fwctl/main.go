@@ -35,6 +35,7 @@ commands:
   reload    make a running sqlfwd reload its policies
   protect   add or remove an intercepted address of a running sqlfwd
   audit     verify the hash chain of an audit trail
+  bench     open-loop benchmark: what sqlfwd adds over the direct path
   version   print the version
 `)
 }
@@ -65,6 +66,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return protectCmd(args[1:], stdout, stderr)
 	case "audit":
 		return auditCmd(args[1:], stdout, stderr)
+	case "bench":
+		return benchCmd(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "fwctl", version)
 		return 0

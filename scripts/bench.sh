@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# bench.sh: the open-loop benchmark (fwctl bench) on loopback, one command.
+# Brings up a throwaway PostgreSQL (scripts/pg.sh), sqlfwd in a cgroup with
+# a CPU quota, and HAProxy in TCP mode (the cost of a hop alone); writes the
+# targets file; runs `fwctl bench run` against direct, sqlfwd and HAProxy;
+# stops everything. Then, unless --no-mysql, the same for MariaDB
+# (scripts/mariadb.sh) with direct and HAProxy only: sqlfwd does not speak
+# MySQL yet.
+#
+#   scripts/bench.sh [--profile quick|full|ci] [--out DIR] [--quota VCPU]
+#                    [--no-haproxy] [--no-mysql] [--bin DIR] [--baseline FILE]
+#                    [--update-baseline] [-- fwctl bench run flags...]
+#
+# quick takes about ten minutes, full hours. Results go to
+# bench/results/<date>-<profile>/ and <date>-<profile>-mysql/
+# (results.json, report.md, SVG charts).
+# --quota is sqlfwd's CPU quota in vCPUs (default 0.5, 0 for none; needs
+# root and the cgroup v1 cpu controller). --bin uses prebuilt sqlfwd and
+# fwctl from DIR instead of `make build`.
+#
+# ci: the regression gate. A short run (about a minute after the build)
+# against direct and sqlfwd at a fixed rate, results in a temporary
+# directory unless --out is given, then `fwctl bench gate` against
+# bench/baseline-ci.json; the exit status is the gate's.
+# --update-baseline rewrites the baseline instead, from three runs (each
+# entry keeps its highest ratio: load compresses ratios toward 1).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+cd "$root"
+# shellcheck source=free-port.sh
+. "$here/free-port.sh"
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+	export PATH="/usr/local/go/bin:$PATH"
+fi
+
+profile=quick out="" quota=0.5 haproxy=auto mysql=auto bindir="" baseline=bench/baseline-ci.json update=0
+extra=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--profile) profile=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--quota) quota=$2; shift 2 ;;
+	--no-haproxy) haproxy=0; shift ;;
+	--no-mysql) mysql=0; shift ;;
+	--bin) bindir=$2; shift 2 ;;
+	--baseline) baseline=$2; shift 2 ;;
+	--update-baseline) update=1; shift ;;
+	--) shift; extra=("$@"); break ;;
+	*) sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+	esac
+done
+say() { echo "bench.sh: $*" >&2; }
+if [ "$haproxy" = auto ]; then
+	# The gate compares sqlfwd with direct only; HAProxy adds install time.
+	if [ "$profile" = ci ]; then haproxy=0; else haproxy=1; fi
+fi
+if [ "$mysql" = auto ]; then
+	if [ "$profile" != ci ] && [ "$haproxy" = 1 ] && command -v mariadbd >/dev/null 2>&1; then mysql=1; else mysql=0; fi
+fi
+
+if [ -z "$bindir" ]; then
+	make --no-print-directory build >/dev/null
+	bindir="$root/bin"
+fi
+bindir="$(cd "$bindir" && pwd)"
+if [ "$haproxy" = 1 ] && ! command -v haproxy >/dev/null 2>&1; then
+	say "installing haproxy"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y haproxy >/dev/null
+fi
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/sqlfw-bench.XXXXXX")"
+chmod 755 "$work"
+cg="" acct=""
+# resume undoes a self-check pause that fwctl could not (it was killed
+# while the server was SIGSTOPped): SIGCONT to the server and its children.
+resume() {
+	local pid
+	pid="$(head -n1 "$1" 2>/dev/null)" || return 0
+	[ -n "$pid" ] || return 0
+	kill -CONT "$pid" 2>/dev/null
+	for c in $(pgrep -P "$pid"); do kill -CONT "$c" 2>/dev/null; done
+}
+cleanup() {
+	set +e
+	resume "$work/pg/data/postmaster.pid"
+	resume "$work/my/pid"
+	"$here/pg.sh" stop --dir "$work/pg" >/dev/null 2>&1
+	[ -d "$work/my" ] && "$here/mariadb.sh" stop --dir "$work/my" >/dev/null 2>&1
+	# fwctl has stopped sqlfwd (it owns it), so the cgroups are empty.
+	[ -n "$cg" ] && rmdir "$cg" 2>/dev/null
+	[ -n "$acct" ] && rmdir "$acct" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$here/pg.sh" start --dir "$work/pg" >/dev/null
+eval "$("$here/pg.sh" env --dir "$work/pg")"
+pgport=$SQLFW_PG_PORT
+fwport="$(free_port)"
+hpport="$(free_port)"
+for _ in 1 2 3 4 5; do [ "$hpport" != "$fwport" ] && break; hpport="$(free_port)"; done
+
+# sqlfwd's cgroup: cgroup v1 cpu (quota, throttling) and cpuacct (usage).
+into_cg=""
+cpu_keys=""
+if [ "$quota" != 0 ] && [ "$(id -u)" = 0 ] && [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+	cg="/sys/fs/cgroup/cpu/sqlfw-bench-$$"
+	mkdir -p "$cg"
+	echo 100000 >"$cg/cpu.cfs_period_us"
+	awk -v q="$quota" 'BEGIN {printf "%d\n", q * 100000}' >"$cg/cpu.cfs_quota_us"
+	into_cg="echo \$\$ > $cg/cgroup.procs; "
+	cpu_keys="cpu_cgroup=$cg"
+	if [ -f /sys/fs/cgroup/cpuacct/cpuacct.usage ]; then
+		acct="/sys/fs/cgroup/cpuacct/sqlfw-bench-$$"
+		mkdir -p "$acct"
+		into_cg="$into_cg echo \$\$ > $acct/cgroup.procs; "
+		cpu_keys="$cpu_keys cpu_acct=$acct"
+	fi
+	say "sqlfwd quota: $quota vCPU ($cg)"
+elif [ "$quota" != 0 ]; then
+	say "no cgroup v1 cpu controller or not root: sqlfwd runs without a CPU quota"
+	quota=0
+fi
+
+pgver="$("$SQLFW_PG_BIN/postgres" --version | awk '{print $3}')"
+fwver="$("$bindir/sqlfwd" --version 2>&1 | head -n1)"
+targets="$work/targets"
+{
+	printf 'direct 127.0.0.1:%s version="PostgreSQL %s" pause_pidfile=%s\n' "$pgport" "$pgver" "$work/pg/data/postmaster.pid"
+	printf 'sqlfwd 127.0.0.1:%s version="%s, enforce, default policy, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl.sock --log-level warn"\n' \
+		"$fwport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$fwport" "$pgport" "$work"
+	if [ "$haproxy" = 1 ]; then
+		cat >"$work/haproxy.cfg" <<CFG
+# Written by scripts/bench.sh: a plain TCP hop, the cost of a proxy alone.
+global
+	maxconn 4096
+defaults
+	mode tcp
+	timeout connect 5s
+	timeout client 5m
+	timeout server 5m
+listen pg
+	bind 127.0.0.1:$hpport
+	server pg 127.0.0.1:$pgport
+CFG
+		hpver="$(haproxy -v | head -n1 | awk '{print $1, $3}')"
+		printf 'haproxy 127.0.0.1:%s version="%s, TCP mode" start="exec haproxy -db -f %s/haproxy.cfg"\n' "$hpport" "$hpver" "$work"
+	fi
+} >"$targets"
+
+if [ -z "$out" ]; then
+	if [ "$profile" = ci ]; then
+		out="$work/ci"
+	else
+		out="bench/results/$(date -u +%Y-%m-%d)-$profile"
+	fi
+fi
+say "profile $profile: $(grep -c . "$targets") targets, results in $out"
+status=0
+if [ "$profile" = ci ] && [ "$update" = 1 ]; then
+	runs=()
+	for i in 1 2 3; do
+		"$bindir/fwctl" bench run --quiet --targets "$targets" --profile ci --out "$out-$i" "${extra[@]}"
+		runs+=("$out-$i")
+	done
+	"$bindir/fwctl" bench baseline --out "$baseline" "${runs[@]}"
+	exit 0
+fi
+"$bindir/fwctl" bench run --targets "$targets" --profile "$profile" --out "$out" "${extra[@]}" || status=$?
+cp "$targets" "$out/targets" 2>/dev/null || true
+if [ "$profile" = ci ] && [ "$status" = 0 ]; then
+	"$bindir/fwctl" bench gate --baseline "$baseline" "$out" || status=$?
+fi
+
+if [ "$mysql" = 1 ]; then
+	"$here/mariadb.sh" start --dir "$work/my" >/dev/null
+	eval "$("$here/mariadb.sh" env --dir "$work/my")"
+	myhp="$(free_port)"
+	cat >"$work/haproxy-my.cfg" <<CFG
+# Written by scripts/bench.sh: a plain TCP hop in front of MariaDB.
+global
+	maxconn 4096
+defaults
+	mode tcp
+	timeout connect 5s
+	timeout client 5m
+	timeout server 5m
+listen my
+	bind 127.0.0.1:$myhp
+	server my 127.0.0.1:$SQLFW_MY_PORT
+CFG
+	myver="$(mariadbd --version | awk '{print $3}')"
+	{
+		printf 'direct 127.0.0.1:%s version="MariaDB %s" pause_pidfile=%s\n' "$SQLFW_MY_PORT" "$myver" "$work/my/pid"
+		printf 'haproxy 127.0.0.1:%s version="%s, TCP mode" start="exec haproxy -db -f %s/haproxy-my.cfg"\n' "$myhp" "$hpver" "$work"
+	} >"$work/targets-my"
+	say "profile mysql-$profile: results in $out-mysql"
+	mystatus=0
+	"$bindir/fwctl" bench run --targets "$work/targets-my" --profile "mysql-$profile" --s-target haproxy \
+		--user "$SQLFW_MY_USER" --database "$SQLFW_MY_DATABASE" --out "$out-mysql" "${extra[@]}" || mystatus=$?
+	cp "$work/targets-my" "$out-mysql/targets" 2>/dev/null || true
+	[ "$status" = 0 ] && status=$mystatus
+fi
+exit "$status"
