@@ -8,7 +8,7 @@
 # MySQL yet.
 #
 #   scripts/bench.sh [--profile quick|full|ci] [--out DIR] [--quota VCPU]
-#                    [--no-haproxy] [--no-mysql] [--bin DIR] [--baseline FILE]
+#                    [--no-haproxy] [--no-mysql] [--no-intercept] [--bin DIR] [--baseline FILE]
 #                    [--update-baseline] [-- fwctl bench run flags...]
 #
 # quick takes about ten minutes, full hours. Results go to
@@ -35,7 +35,7 @@ if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
 	export PATH="/usr/local/go/bin:$PATH"
 fi
 
-profile=quick out="" quota=0.5 haproxy=auto mysql=auto bindir="" baseline=bench/baseline-ci.json update=0
+profile=quick out="" quota=0.5 haproxy=auto mysql=auto intercept=auto bindir="" baseline=bench/baseline-ci.json update=0
 extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -44,6 +44,7 @@ while [ $# -gt 0 ]; do
 	--quota) quota=$2; shift 2 ;;
 	--no-haproxy) haproxy=0; shift ;;
 	--no-mysql) mysql=0; shift ;;
+	--no-intercept) intercept=0; shift ;;
 	--bin) bindir=$2; shift 2 ;;
 	--baseline) baseline=$2; shift 2 ;;
 	--update-baseline) update=1; shift ;;
@@ -55,6 +56,11 @@ say() { echo "bench.sh: $*" >&2; }
 if [ "$haproxy" = auto ]; then
 	# The gate compares sqlfwd with direct only; HAProxy adds install time.
 	if [ "$profile" = ci ]; then haproxy=0; else haproxy=1; fi
+fi
+if [ "$intercept" = auto ]; then
+	# Two more sqlfwd targets that clients reach by the database's address
+	# (app-host interception, sockmap on and off): root and eBPF needed.
+	if [ "$profile" != ci ] && [ "$(id -u)" = 0 ]; then intercept=1; else intercept=0; fi
 fi
 if [ "$mysql" = auto ]; then
 	if [ "$profile" != ci ] && [ "$haproxy" = 1 ] && command -v mariadbd >/dev/null 2>&1; then mysql=1; else mysql=0; fi
@@ -72,7 +78,7 @@ fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/sqlfw-bench.XXXXXX")"
 chmod 755 "$work"
-cg="" acct=""
+cgdirs=()
 # resume undoes a self-check pause that fwctl could not (it was killed
 # while the server was SIGSTOPped): SIGCONT to the server and its children.
 resume() {
@@ -89,8 +95,7 @@ cleanup() {
 	"$here/pg.sh" stop --dir "$work/pg" >/dev/null 2>&1
 	[ -d "$work/my" ] && "$here/mariadb.sh" stop --dir "$work/my" >/dev/null 2>&1
 	# fwctl has stopped sqlfwd (it owns it), so the cgroups are empty.
-	[ -n "$cg" ] && rmdir "$cg" 2>/dev/null
-	[ -n "$acct" ] && rmdir "$acct" 2>/dev/null
+	for d in "${cgdirs[@]}"; do rmdir "$d" 2>/dev/null; done
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -102,35 +107,59 @@ fwport="$(free_port)"
 hpport="$(free_port)"
 for _ in 1 2 3 4 5; do [ "$hpport" != "$fwport" ] && break; hpport="$(free_port)"; done
 
-# sqlfwd's cgroup: cgroup v1 cpu (quota, throttling) and cpuacct (usage).
+# sqlfwd's cgroups, one per sqlfwd target: cgroup v1 cpu (quota,
+# throttling) and cpuacct (usage). sqlfw_cg NAME sets into_cg (a shell
+# prefix that moves the started process there) and cpu_keys (for the
+# targets file); the directories are listed in cgdirs for cleanup.
 into_cg=""
 cpu_keys=""
+use_cg=0
 if [ "$quota" != 0 ] && [ "$(id -u)" = 0 ] && [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
-	cg="/sys/fs/cgroup/cpu/sqlfw-bench-$$"
-	mkdir -p "$cg"
-	echo 100000 >"$cg/cpu.cfs_period_us"
-	awk -v q="$quota" 'BEGIN {printf "%d\n", q * 100000}' >"$cg/cpu.cfs_quota_us"
-	into_cg="echo \$\$ > $cg/cgroup.procs; "
-	cpu_keys="cpu_cgroup=$cg"
-	if [ -f /sys/fs/cgroup/cpuacct/cpuacct.usage ]; then
-		acct="/sys/fs/cgroup/cpuacct/sqlfw-bench-$$"
-		mkdir -p "$acct"
-		into_cg="$into_cg echo \$\$ > $acct/cgroup.procs; "
-		cpu_keys="$cpu_keys cpu_acct=$acct"
-	fi
-	say "sqlfwd quota: $quota vCPU ($cg)"
+	use_cg=1
+	say "sqlfwd quota: $quota vCPU per sqlfwd target (/sys/fs/cgroup/cpu/sqlfw-bench-$$-*)"
 elif [ "$quota" != 0 ]; then
 	say "no cgroup v1 cpu controller or not root: sqlfwd runs without a CPU quota"
 	quota=0
 fi
+sqlfw_cg() {
+	into_cg="" cpu_keys=""
+	[ "$use_cg" = 1 ] || return 0
+	local c="/sys/fs/cgroup/cpu/sqlfw-bench-$$-$1" a
+	mkdir -p "$c"
+	cgdirs+=("$c")
+	echo 100000 >"$c/cpu.cfs_period_us"
+	awk -v q="$quota" 'BEGIN {printf "%d\n", q * 100000}' >"$c/cpu.cfs_quota_us"
+	into_cg="echo \$\$ > $c/cgroup.procs; "
+	cpu_keys="cpu_cgroup=$c"
+	if [ -f /sys/fs/cgroup/cpuacct/cpuacct.usage ]; then
+		a="/sys/fs/cgroup/cpuacct/sqlfw-bench-$$-$1"
+		mkdir -p "$a"
+		cgdirs+=("$a")
+		into_cg="$into_cg echo \$\$ > $a/cgroup.procs; "
+		cpu_keys="$cpu_keys cpu_acct=$a"
+	fi
+}
 
 pgver="$("$SQLFW_PG_BIN/postgres" --version | awk '{print $3}')"
 fwver="$("$bindir/sqlfwd" --version 2>&1 | head -n1)"
 targets="$work/targets"
 {
 	printf 'direct 127.0.0.1:%s version="PostgreSQL %s" pause_pidfile=%s\n' "$pgport" "$pgver" "$work/pg/data/postmaster.pid"
+	sqlfw_cg explicit
 	printf 'sqlfwd 127.0.0.1:%s version="%s, enforce, default policy, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl.sock --log-level warn"\n' \
 		"$fwport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$fwport" "$pgport" "$work"
+	if [ "$intercept" = 1 ]; then
+		# Each intercepting sqlfwd protects its own loopback alias of the
+		# database's port (nothing listens there): the generator connects to
+		# it and the kernel hands the connection to sqlfwd, while "direct"
+		# (127.0.0.1) stays untouched. Programs attach at the cgroup2 root.
+		for v in "on 127.0.0.2" "off 127.0.0.3"; do
+			set -- $v
+			sqlfw_cg "intercept-$1"
+			printf 'sqlfwd-intercept-sockmap-%s %s:%s version="%s, enforce, default policy, app-host interception, sockmap %s, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --upstream 127.0.0.1:%s --intercept --protect %s:%s --sockmap %s --control-socket %s/ctl-%s.sock --log-level warn"\n' \
+				"$1" "$2" "$pgport" "$fwver" "$1" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$pgport" "$2" "$pgport" "$1" "$work" "$1"
+		done
+	fi
 	if [ "$haproxy" = 1 ]; then
 		cat >"$work/haproxy.cfg" <<CFG
 # Written by scripts/bench.sh: a plain TCP hop, the cost of a proxy alone.

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -48,6 +49,7 @@ func run(args []string, stderr io.Writer) int {
 		maxMsg     = fs.Int("max-message-bytes", 0, "largest client message held to be judged (default 64 MiB)")
 		intercept  = fs.Bool("intercept", false, "intercept clients of --upstream transparently with eBPF (needs CAP_BPF and CAP_NET_ADMIN); --listen then becomes the fallback")
 		icMode     = fs.String("intercept-mode", "", "app-host (local clients, the default with --intercept) or db-host (inbound connections to the upstream's port)")
+		protect    = fs.String("protect", "", "app-host: comma-separated `IP:PORT` list to intercept (default the upstream, plus the other loopback family for a loopback upstream)")
 		unixSock   = fs.String("unix-socket", "", "app-host: also intercept clients of the database's unix socket `path` (kernel 6.7+)")
 		cgroup     = fs.String("cgroup", "", "app-host: intercept only processes in this cgroup2 `directory` (default all)")
 		sockmap    = fs.String("sockmap", "", "on or off: splice the local client leg in the kernel (default on)")
@@ -74,10 +76,10 @@ func run(args []string, stderr io.Writer) int {
 
 	var cfg *daemon.Config
 	perDB := *protocol != "" || *listen != "" || *upstream != "" || *policy != "" || *mode != "" || *maxMsg != 0 ||
-		*intercept || *icMode != "" || *unixSock != ""
+		*intercept || *icMode != "" || *unixSock != "" || *protect != ""
 	if *configPath != "" {
 		if perDB {
-			fmt.Fprintln(stderr, "sqlfwd: --config excludes --protocol, --listen, --upstream, --policy, --mode, --max-message-bytes, --intercept, --intercept-mode and --unix-socket: put them in the file")
+			fmt.Fprintln(stderr, "sqlfwd: --config excludes --protocol, --listen, --upstream, --policy, --mode, --max-message-bytes, --intercept, --intercept-mode, --protect and --unix-socket: put them in the file")
 			return 2
 		}
 		c, err := daemon.LoadConfig(*configPath)
@@ -91,6 +93,9 @@ func run(args []string, stderr io.Writer) int {
 			Name: "default", Protocol: *protocol, Listen: *listen, Upstream: *upstream,
 			Policy: *policy, Mode: daemon.Mode(*mode), MaxMessageBytes: *maxMsg,
 			UnixSocket: *unixSock,
+		}
+		if *protect != "" {
+			db.Protect = strings.Split(*protect, ",")
 		}
 		if *intercept || *icMode != "" {
 			db.Intercept = daemon.InterceptAppHost
