@@ -225,6 +225,17 @@ func (it *interceptor) startUnix(dbs []*database, cg string) error {
 	if len(want) == 0 {
 		return nil
 	}
+	if err := bpf.ProbeUnix(); err != nil {
+		if errors.Is(err, bpf.ErrUnsupported) && !d.cfg.Intercept.FailClosed {
+			// TCP interception still works; say plainly what is not covered
+			for _, db := range want {
+				d.log.Warn("unix-socket interception unavailable (needs kernel 6.7 or later): clients of this socket reach the database unjudged; set fail_closed to refuse to start instead",
+					"database", db.cfg.Name, "socket", db.cfg.UnixSocket, "err", err)
+			}
+			return nil
+		}
+		return fmt.Errorf("%w: unix sockets: %w", errInterceptUnavailable, err)
+	}
 	ur, err := bpf.LoadUnixRedirect(bpf.UnixConfig{
 		Cgroup: cg, DaemonTgid: uint32(os.Getpid()), Mark: d.cfg.Intercept.Mark,
 		NetnsCookie: mustCookie(it.lns[0]),
