@@ -133,6 +133,9 @@ type Database struct {
 	// Policy is a policy file; empty means the embedded default policy.
 	Policy string `yaml:"policy"`
 	Mode   Mode   `yaml:"mode"`
+	// ReusePort sets SO_REUSEPORT on the explicit listener, so that several
+	// sqlfwd processes can serve one address (scale-out).
+	ReusePort bool `yaml:"reuse_port"`
 	// MaxMessageBytes bounds a client message held whole to be judged.
 	MaxMessageBytes int `yaml:"max_message_bytes"`
 	// BufferBytes is the relay buffer per direction and connection.

@@ -145,7 +145,21 @@ func (d *Daemon) Start() error {
 		if db.cfg.Listen == "" {
 			continue
 		}
-		ln, err := lc.Listen(context.Background(), "tcp", db.cfg.Listen)
+		dlc := lc
+		if db.cfg.ReusePort {
+			// several sqlfwd processes share the port; the kernel spreads
+			// new connections over them (scale out past one CPU quota)
+			dlc.Control = func(_, _ string, c syscall.RawConn) error {
+				var serr error
+				if err := c.Control(func(fd uintptr) {
+					serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+				}); err != nil {
+					return err
+				}
+				return serr
+			}
+		}
+		ln, err := dlc.Listen(context.Background(), "tcp", db.cfg.Listen)
 		if err != nil {
 			return fmt.Errorf("database %s: listening on %s: %w", db.cfg.Name, db.cfg.Listen, err)
 		}

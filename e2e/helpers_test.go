@@ -200,8 +200,14 @@ func startDaemonWrapped(wrap []string, extraArgs ...string) (*daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	for i := 0; i+1 < len(extraArgs); i++ {
+		if extraArgs[i] == "--listen" { // a later --listen wins in sqlfwd too
+			addr = extraArgs[i+1]
+		}
+	}
 	d := &daemon{
-		addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		addr:    addr,
 		control: filepath.Join(dir, "control.sock"),
 		logPath: filepath.Join(dir, "sqlfwd.log"),
 		done:    make(chan struct{}),

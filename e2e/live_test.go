@@ -227,3 +227,23 @@ func TestControlSocketPeers(t *testing.T) {
 		t.Errorf("root: %s", res)
 	}
 }
+
+// TestReusePort: two sqlfwd processes share one address with
+// --reuse-port; the kernel spreads connections over both, and each judges
+// what it gets.
+func TestReusePort(t *testing.T) {
+	a := ownDaemon(t, "--reuse-port")
+	b := ownDaemon(t, "--reuse-port", "--listen", a.addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < 24; i++ {
+		c := connect(t, ctx, dsn("127.0.0.1", portOf(t, a.addr), pg.User, ""))
+		_, err := c.Exec(ctx, "delete from sqlfw_reuse_port_t")
+		checkDenied(t, "delete from sqlfw_reuse_port_t", err)
+		c.Close(ctx)
+	}
+	sa, sb := stats(t, a).Databases[0], stats(t, b).Databases[0]
+	if sa.ConnectionsTotal == 0 || sb.ConnectionsTotal == 0 || sa.Denied+sb.Denied != 24 {
+		t.Errorf("connections %d + %d, denied %d + %d; want both > 0 and 24 denied in all", sa.ConnectionsTotal, sb.ConnectionsTotal, sa.Denied, sb.Denied)
+	}
+}

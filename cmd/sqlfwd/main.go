@@ -49,6 +49,7 @@ func run(args []string, stderr io.Writer) int {
 		maxMsg     = fs.Int("max-message-bytes", 0, "largest client message held to be judged (default 64 MiB)")
 		intercept  = fs.Bool("intercept", false, "intercept clients of --upstream transparently with eBPF (needs CAP_BPF and CAP_NET_ADMIN); --listen then becomes the fallback")
 		icMode     = fs.String("intercept-mode", "", "app-host (local clients, the default with --intercept) or db-host (inbound connections to the upstream's port)")
+		reusePort  = fs.Bool("reuse-port", false, "SO_REUSEPORT on --listen: several sqlfwd processes share the address (scale-out)")
 		protect    = fs.String("protect", "", "app-host: comma-separated `IP:PORT` list to intercept (default the upstream, plus the other loopback family for a loopback upstream)")
 		unixSock   = fs.String("unix-socket", "", "app-host: also intercept clients of the database's unix socket `path` (kernel 6.7+)")
 		cgroup     = fs.String("cgroup", "", "app-host: intercept only processes in this cgroup2 `directory` (default all)")
@@ -75,7 +76,7 @@ func run(args []string, stderr io.Writer) int {
 	}
 
 	var cfg *daemon.Config
-	perDB := *protocol != "" || *listen != "" || *upstream != "" || *policy != "" || *mode != "" || *maxMsg != 0 ||
+	perDB := *protocol != "" || *listen != "" || *upstream != "" || *policy != "" || *mode != "" || *maxMsg != 0 || *reusePort ||
 		*intercept || *icMode != "" || *unixSock != "" || *protect != ""
 	if *configPath != "" {
 		if perDB {
@@ -92,7 +93,7 @@ func run(args []string, stderr io.Writer) int {
 		db := daemon.Database{
 			Name: "default", Protocol: *protocol, Listen: *listen, Upstream: *upstream,
 			Policy: *policy, Mode: daemon.Mode(*mode), MaxMessageBytes: *maxMsg,
-			UnixSocket: *unixSock,
+			UnixSocket: *unixSock, ReusePort: *reusePort,
 		}
 		if *protect != "" {
 			db.Protect = strings.Split(*protect, ",")
