@@ -8,7 +8,8 @@
 # MySQL yet.
 #
 #   scripts/bench.sh [--profile quick|full|ci] [--out DIR] [--quota VCPU]
-#                    [--no-haproxy] [--no-mysql] [--no-intercept] [--bin DIR] [--baseline FILE]
+#                    [--no-haproxy] [--no-mysql] [--no-intercept] [--scale-out N]
+#                    [--bin DIR] [--baseline FILE]
 #                    [--update-baseline] [-- fwctl bench run flags...]
 #
 # quick takes about ten minutes, full hours. Results go to
@@ -35,7 +36,7 @@ if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
 	export PATH="/usr/local/go/bin:$PATH"
 fi
 
-profile=quick out="" quota=0.5 haproxy=auto mysql=auto intercept=auto bindir="" baseline=bench/baseline-ci.json update=0
+profile=quick out="" quota=0.5 haproxy=auto mysql=auto intercept=auto scale=1 bindir="" baseline=bench/baseline-ci.json update=0
 extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -45,6 +46,7 @@ while [ $# -gt 0 ]; do
 	--no-haproxy) haproxy=0; shift ;;
 	--no-mysql) mysql=0; shift ;;
 	--no-intercept) intercept=0; shift ;;
+	--scale-out) scale=$2; shift 2 ;;
 	--bin) bindir=$2; shift 2 ;;
 	--baseline) baseline=$2; shift 2 ;;
 	--update-baseline) update=1; shift ;;
@@ -148,6 +150,48 @@ targets="$work/targets"
 	sqlfw_cg explicit
 	printf 'sqlfwd 127.0.0.1:%s version="%s, enforce, default policy, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl.sock --log-level warn"\n' \
 		"$fwport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$fwport" "$pgport" "$work"
+	if [ "$scale" -gt 1 ]; then
+		# N sqlfwd processes share one port (SO_REUSEPORT), each under its
+		# own quota in a child of one parent cgroup, which the harness reads
+		# for CPU. Throttling counters are per child, so the parent shows
+		# none: read the per-instance ones with fwctl stats if needed.
+		xport="$(free_port)"
+		sqlfw_cg "x$scale"
+		parent_cpu=${cpu_keys#cpu_cgroup=}
+		parent_cpu=${parent_cpu%% *}
+		if [ "$use_cg" = 1 ]; then
+			# the parent must not cap the children: N times the quota
+			awk -v q="$quota" -v n="$scale" 'BEGIN {printf "%d\n", n * q * 100000}' >"$parent_cpu/cpu.cfs_quota_us"
+		fi
+		{
+			echo '#!/usr/bin/env bash'
+			echo 'pids=()'
+			for i in $(seq 1 "$scale"); do
+				child_cpu="" child_acct=""
+				if [ "$use_cg" = 1 ]; then
+					child_cpu="$parent_cpu/i$i"
+					mkdir -p "$child_cpu"
+					echo 100000 >"$child_cpu/cpu.cfs_period_us"
+					awk -v q="$quota" 'BEGIN {printf "%d\n", q * 100000}' >"$child_cpu/cpu.cfs_quota_us"
+					cgdirs=("$child_cpu" "${cgdirs[@]}")
+				fi
+				printf "sh -c 'for c in %s; do echo \$\$ > \$c/cgroup.procs; done; exec %s/sqlfwd --protocol postgres --listen 127.0.0.1:%s --reuse-port --upstream 127.0.0.1:%s --control-socket %s/ctl-x%s.sock --log-level warn' &\n" \
+					"$child_cpu" "$bindir" "$xport" "$pgport" "$work" "$i"
+				echo 'pids+=($!)'
+			done
+			echo 'trap '"'"'kill -TERM "${pids[@]}"; wait'"'"' TERM INT'
+			echo 'wait'
+		} >"$work/start-x$scale.sh"
+		# the parent's cpuacct child must exist for usage; processes join
+		# the parent cpuacct group (usage of all instances)
+		acct_key=""
+		case "$cpu_keys" in *cpu_acct=*) acct_key="cpu_acct=${cpu_keys##*cpu_acct=}" ;; esac
+		if [ -n "$acct_key" ]; then
+			sed -i "s#for c in \([^;]*\);#for c in \1 ${acct_key#cpu_acct=};#" "$work/start-x$scale.sh"
+		fi
+		printf 'sqlfwd-x%s 127.0.0.1:%s version="%s, enforce, default policy, %s processes on one port (SO_REUSEPORT), quota %s vCPU each" %s start="exec bash %s/start-x%s.sh"\n' \
+			"$scale" "$xport" "$fwver" "$scale" "$quota" "$cpu_keys" "$work" "$scale"
+	fi
 	if [ "$intercept" = 1 ]; then
 		# Each intercepting sqlfwd protects its own loopback alias of the
 		# database's port (nothing listens there): the generator connects to
