@@ -1,11 +1,8 @@
 package main
 
 import (
-	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"text/tabwriter"
 	"time"
 
@@ -13,26 +10,9 @@ import (
 )
 
 func connectionsCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("fwctl connections", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	sock := fs.String("control-socket", daemon.DefaultControlSocket, "sqlfwd's control socket `path`")
-	asJSON := fs.Bool("json", false, "print the raw JSON")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	body, err := controlCall(*sock, http.MethodGet, "/v1/connections", nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "fwctl: connections: %v\n", err)
-		return 2
-	}
-	if *asJSON {
-		stdout.Write(body)
-		return 0
-	}
 	var conns []daemon.Connection
-	if err := json.Unmarshal(body, &conns); err != nil {
-		fmt.Fprintf(stderr, "fwctl: connections: %v\n", err)
-		return 2
+	if done, code := fetchView("connections", "/v1/connections", args, stdout, stderr, &conns); done {
+		return code
 	}
 	if len(conns) == 0 {
 		fmt.Fprintln(stdout, "no open connections")

@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/sqlfw/sqlfw/daemon"
 )
 
 // controlCall makes one request to sqlfwd's control socket and returns the
@@ -41,4 +45,32 @@ func controlCall(sock, method, path string, query url.Values) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %s", resp.Status, body)
 	}
 	return body, nil
+}
+
+// fetchView runs the common part of a read-only view command (status,
+// connections): it parses --control-socket and --json, fetches path, and
+// either prints the raw JSON or decodes it into v. done is true when the
+// command is finished (printed, or failed) with exit code code.
+func fetchView(name, path string, args []string, stdout, stderr io.Writer, v any) (done bool, code int) {
+	fs := flag.NewFlagSet("fwctl "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sock := fs.String("control-socket", daemon.DefaultControlSocket, "sqlfwd's control socket `path`")
+	asJSON := fs.Bool("json", false, "print the raw JSON")
+	if err := fs.Parse(args); err != nil {
+		return true, 2
+	}
+	body, err := controlCall(*sock, http.MethodGet, path, nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "fwctl: %s: %v\n", name, err)
+		return true, 2
+	}
+	if *asJSON {
+		stdout.Write(body)
+		return true, 0
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		fmt.Fprintf(stderr, "fwctl: %s: %v\n", name, err)
+		return true, 2
+	}
+	return false, 0
 }

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"text/tabwriter"
 	"time"
 
@@ -13,26 +10,9 @@ import (
 )
 
 func statusCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("fwctl status", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	sock := fs.String("control-socket", daemon.DefaultControlSocket, "sqlfwd's control socket `path`")
-	asJSON := fs.Bool("json", false, "print the raw JSON")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	body, err := controlCall(*sock, http.MethodGet, "/v1/status", nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "fwctl: status: %v\n", err)
-		return 2
-	}
-	if *asJSON {
-		stdout.Write(body)
-		return 0
-	}
 	var st daemon.Status
-	if err := json.Unmarshal(body, &st); err != nil {
-		fmt.Fprintf(stderr, "fwctl: status: %v\n", err)
-		return 2
+	if done, code := fetchView("status", "/v1/status", args, stdout, stderr, &st); done {
+		return code
 	}
 	up := time.Duration(st.UptimeSeconds * float64(time.Second)).Round(time.Second)
 	fmt.Fprintf(stdout, "sqlfwd %s (pid %d), up %s since %s\n", st.Version, st.PID, up, st.StartedAt.Local().Format(time.RFC3339))
