@@ -7,7 +7,7 @@
 // # App-host mode (redirect.c, LoadRedirect)
 //
 // Programs attached to a cgroup2 directory (the mount point, from
-// FindCgroup2, in production):
+// cgroupstats.Cgroup2Mount, in production):
 //
 //   - cgroup/connect4, cgroup/connect6: a TCP connect() to an address in
 //     protected_addrs is rewritten to the daemon's listener, unless the

@@ -20,6 +20,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/features"
 	"golang.org/x/sys/unix"
+
+	"github.com/sqlfw/sqlfw/cgroupstats"
 )
 
 // The test binary doubles as the client process that tests place in their
@@ -45,7 +47,7 @@ func requireKernel(tb testing.TB, types ...ebpf.ProgramType) string {
 		tb.Skipf("skipping: %v", err)
 	}
 	defer f.Close()
-	mnt, err := FindCgroup2(f)
+	mnt, err := cgroupstats.Cgroup2Mount(f)
 	if err != nil {
 		tb.Skipf("skipping: %v", err)
 	}

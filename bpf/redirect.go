@@ -18,7 +18,7 @@ import (
 // RedirectConfig says where the app-host programs attach and where they send
 // protected connections. The zero value of each optional field disables it.
 type RedirectConfig struct {
-	// Cgroup is a cgroup2 directory (see FindCgroup2); processes in it and
+	// Cgroup is a cgroup2 directory (see cgroupstats.Cgroup2Mount); processes in it and
 	// below are intercepted. The daemon uses the mount point itself.
 	Cgroup string
 	// Listen4 and Listen6 are the daemon's listener addresses (specific

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sqlfw/sqlfw/bpf"
+	"github.com/sqlfw/sqlfw/cgroupstats"
 )
 
 // arrival is an accepted client connection and what is known about it.
@@ -111,7 +112,7 @@ func (d *Daemon) startIntercept() (err error) {
 	if err != nil {
 		return fmt.Errorf("%w: %w", errInterceptUnavailable, err)
 	}
-	it.cgroup2, err = bpf.FindCgroup2(mi)
+	it.cgroup2, err = cgroupstats.Cgroup2Mount(mi)
 	mi.Close()
 	if err != nil && len(appHost) > 0 {
 		return fmt.Errorf("%w: no cgroup2 mount: %w", errInterceptUnavailable, err)

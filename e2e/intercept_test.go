@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sqlfw/sqlfw/bpf"
+	"github.com/sqlfw/sqlfw/cgroupstats"
 	sqlfwd "github.com/sqlfw/sqlfw/daemon"
 )
 
@@ -47,7 +48,7 @@ func childCgroup(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, err := bpf.FindCgroup2(mi)
+	root, err := cgroupstats.Cgroup2Mount(mi)
 	mi.Close()
 	if err != nil {
 		t.Skipf("skipping: no cgroup2 mount: %v", err)
