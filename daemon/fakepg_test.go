@@ -126,9 +126,16 @@ func cannedResult(n int) []byte {
 // front of upstream and returns its listening address.
 func startDaemon(t testing.TB, upstream string, mode Mode) (*Daemon, string) {
 	t.Helper()
-	cfg := &Config{ControlSocket: "none", Databases: []Database{{
+	d := startConfig(t, &Config{ControlSocket: "none", Databases: []Database{{
 		Name: "t", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: upstream, Mode: mode,
-	}}}
+	}}})
+	return d, d.Addr("t").String()
+}
+
+// startConfig builds and starts a daemon from cfg and stops it when the
+// test ends.
+func startConfig(t testing.TB, cfg *Config) *Daemon {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
@@ -145,7 +152,7 @@ func startDaemon(t testing.TB, upstream string, mode Mode) (*Daemon, string) {
 		defer cancel()
 		d.Stop(ctx)
 	})
-	return d, d.Addr("t").String()
+	return d
 }
 
 type testWriter struct{ t testing.TB }

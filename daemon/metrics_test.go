@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -22,18 +21,7 @@ func startControlled(t *testing.T) (*Daemon, string) {
 	sock := filepath.Join(t.TempDir(), "control.sock")
 	cfg := &Config{ControlSocket: sock, MetricsListen: "127.0.0.1:0", StatsWindow: 200 * time.Millisecond,
 		Databases: []Database{{Name: "t", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: fs.ln.Addr().String()}}}
-	d, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := contextWithTimeout(5 * time.Second)
-		defer cancel()
-		d.Stop(ctx)
-	})
+	d := startConfig(t, cfg)
 	return d, sock
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
-	"log/slog"
 	"strings"
 	"syscall"
 	"testing"
@@ -176,14 +175,7 @@ func TestSeveralDatabases(t *testing.T) {
 		{Name: "a", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: a.ln.Addr().String()},
 		{Name: "b", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: b.ln.Addr().String(), Mode: ModeMonitor},
 	}}
-	d, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer d.Stop(context.Background())
+	d := startConfig(t, cfg)
 	for _, name := range []string{"a", "b"} {
 		rc := dialRaw(t, d.Addr(name).String())
 		rc.startup()
