@@ -517,6 +517,16 @@ func runToolPath(t *testing.T, path string, args ...string) psqlResult {
 
 func runCmd(t *testing.T, timeout time.Duration, stdin string, env []string, path string, args ...string) psqlResult {
 	t.Helper()
+	res, err := execCmd(timeout, stdin, env, path, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// execCmd is runCmd without the test: it returns an error when the command
+// could not run or did not finish in time, so goroutines can use it.
+func execCmd(timeout time.Duration, stdin string, env []string, path string, args ...string) (psqlResult, error) {
 	name := filepath.Base(path)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -534,12 +544,12 @@ func runCmd(t *testing.T, timeout time.Duration, stdin string, env []string, pat
 	case errors.As(err, &exitErr):
 		res.Exit = exitErr.ExitCode()
 	default:
-		t.Fatalf("running %s %s: %v", name, strings.Join(args, " "), err)
+		return res, fmt.Errorf("running %s %s: %v", name, strings.Join(args, " "), err)
 	}
 	if ctx.Err() != nil {
-		t.Fatalf("%s %s did not finish within %v:\n%s", name, strings.Join(args, " "), timeout, res)
+		return res, fmt.Errorf("%s %s did not finish within %v:\n%s", name, strings.Join(args, " "), timeout, res)
 	}
-	return res
+	return res, nil
 }
 
 // psql runs psql against the target as the superuser with verbose errors

@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -145,7 +143,14 @@ func TestStatsThrottling(t *testing.T) {
 			host, port, _ := net.SplitHostPort(d.addr)
 			args := []string{"-S", "-n", "-c", "4", "-j", "2", "-T", "10", "-h", host, "-p", port, "-U", pg.User, pg.Database}
 			done := make(chan psqlResult, 1)
-			go func() { done <- runCmdNoFatal(3*time.Minute, tool(t, "pgbench"), args...) }()
+			pgbench := tool(t, "pgbench")
+			go func() {
+				res, err := execCmd(3*time.Minute, "", nil, pgbench, args...)
+				if err != nil {
+					res.Exit, res.Stderr = -1, res.Stderr+err.Error()
+				}
+				done <- res
+			}()
 
 			// Poll the latest window while the load runs and keep the one
 			// with the most statements: a window fully inside the load.
@@ -279,26 +284,4 @@ func writeCgroupValue(t *testing.T, path, value string) {
 	if err := os.WriteFile(path, []byte(value), 0); err != nil {
 		t.Fatalf("writing %s to %s: %v", value, path, err)
 	}
-}
-
-// runCmdNoFatal is runCmd for a goroutine: it reports instead of failing.
-func runCmdNoFatal(timeout time.Duration, path string, args ...string) psqlResult {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=5", "PGOPTIONS=")
-	err := cmd.Run()
-	res := psqlResult{Stdout: out.String(), Stderr: errb.String()}
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exitErr):
-		res.Exit = exitErr.ExitCode()
-	default:
-		res.Exit = -1
-		res.Stderr += err.Error()
-	}
-	return res
 }
