@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -425,28 +426,12 @@ func (it *interceptor) procCgroup(pid int32) string {
 	if err != nil {
 		return ""
 	}
-	for _, line := range splitLines(string(b)) {
+	for _, line := range strings.Split(string(b), "\n") {
 		if len(line) > 3 && line[:3] == "0::" {
 			return line[3:]
 		}
 	}
 	return ""
-}
-
-func splitLines(s string) []string {
-	var out []string
-	for len(s) > 0 {
-		i := 0
-		for i < len(s) && s[i] != '\n' {
-			i++
-		}
-		out = append(out, s[:i])
-		if i < len(s) {
-			i++
-		}
-		s = s[i:]
-	}
-	return out
 }
 
 // cgroupPath turns a cgroup id (the cgroup2 directory's inode number) into

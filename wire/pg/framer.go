@@ -87,12 +87,6 @@ func NewFramer(src io.Reader, size, maxWanted, maxPassed int) *Framer {
 	return &Framer{src: src, buf: make([]byte, size), maxWanted: maxWanted, maxPassed: maxPassed, initSize: size}
 }
 
-// Reset points the framer at a new source, keeping its buffer.
-func (f *Framer) Reset(src io.Reader) {
-	f.src = src
-	f.mark, f.r, f.w, f.stream = 0, 0, 0, 0
-}
-
 // Fill reads at least one byte from the source. Pending bytes must have been
 // taken (Take) before: Fill moves unscanned bytes to the front of the buffer,
 // growing it when a wanted message does not fit.

@@ -54,7 +54,6 @@ func FuzzMessages(f *testing.F) {
 		QueryText(m)
 		ParseFields(m)
 		BindNames(m)
-		ExecutePortal(m)
 		FunctionCallOID(m)
 		ReadyStatus(m)
 		ErrorField(m, 'C')

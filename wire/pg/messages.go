@@ -66,15 +66,6 @@ func ParseFields(msg []byte) (name, query []byte, err error) {
 	return name, query, nil
 }
 
-// ExecutePortal returns the portal name of an Execute message.
-func ExecutePortal(msg []byte) ([]byte, error) {
-	name, _, ok := cstring(msg[HeaderLen:])
-	if !ok {
-		return nil, fmt.Errorf("%w: Execute has an unterminated portal name", ErrFrame)
-	}
-	return name, nil
-}
-
 // BindNames returns the portal and statement names of a Bind message.
 func BindNames(msg []byte) (portal, stmt []byte, err error) {
 	portal, rest, ok := cstring(msg[HeaderLen:])
