@@ -538,3 +538,40 @@ func TestHistEncodingRoundTrip(t *testing.T) {
 		t.Errorf("round trip: count %d p50 %d max %d, want 5 %d %d", got.TotalCount(), got.ValueAtPercentile(50), got.Max(), h.ValueAtPercentile(50), h.Max())
 	}
 }
+
+func TestPlanSelectsTargets(t *testing.T) {
+	ts, err := ParseTargets(strings.NewReader("sqlfwd 127.0.0.1:2\ndirect 127.0.0.1:1\nhaproxy 127.0.0.1:3\npgbouncer 127.0.0.1:4\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(ts []*Target) string {
+		var s []string
+		for _, t := range ts {
+			s = append(s, t.Name)
+		}
+		return strings.Join(s, ",")
+	}
+	if got := names(WorkloadPlan{}.Select(ts)); got != "sqlfwd,direct,haproxy,pgbouncer" {
+		t.Errorf("no target list: %s, want every target", got)
+	}
+	// direct always runs; a name the file lacks is ignored; file order kept.
+	wp := WorkloadPlan{Targets: []string{"haproxy", "sqlfwd", "sqlfwd-x2"}}
+	if got := names(wp.Select(ts)); got != "sqlfwd,direct,haproxy" {
+		t.Errorf("select: %s, want sqlfwd,direct,haproxy", got)
+	}
+	// The progress line counts only the cells a workload runs.
+	p := Profile{Reps: 3, Workloads: []WorkloadPlan{
+		{Workload: "a", Rates: []float64{1, 2}},
+		{Workload: "b", Fractions: []float64{0.5}, Targets: []string{"sqlfwd"}},
+	}}
+	if got, want := newProgress(nil, p, ts).total, 2*3*4+1*3*2; got != want {
+		t.Errorf("progress total %d, want %d", got, want)
+	}
+	full := Profiles()["full"]
+	if err := full.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Workloads[0].Targets) != 0 || len(full.Workloads[0].Fractions) != len(DefaultFractions) {
+		t.Errorf("full profile: the headline workload must run on every target at every fraction: %+v", full.Workloads[0])
+	}
+}

@@ -133,10 +133,11 @@ func (e *Experiment) Run(ctx context.Context) (*Results, error) {
 		res.Workloads = append(res.Workloads, WorkloadInfo{Name: w.Name, Doc: w.Doc, Statements: w.Statements})
 	}
 
-	prog := newProgress(e.Progress, p, len(e.Targets))
-	square := LatinSquare(len(e.Targets), p.Seed)
+	prog := newProgress(e.Progress, p, e.Targets)
 	for _, wp := range p.Workloads {
 		w := workloads[wp.Workload]
+		targets := wp.Select(e.Targets)
+		square := LatinSquare(len(targets), p.Seed)
 		rates := slices.Clone(wp.Rates)
 		fractions := make([]float64, len(rates))
 		if len(rates) == 0 {
@@ -153,7 +154,7 @@ func (e *Experiment) Run(ctx context.Context) (*Results, error) {
 			}
 			if s <= 0 || float64(errs) > MaxErrorShare*s*p.ClosedLoop.Seconds() {
 				res.Notes = append(res.Notes, fmt.Sprintf("%s: closed loop on %s completed %.0f/s with %d errors; workload skipped", w.Name, sTarget.Name, s, errs))
-				prog.skip(len(wp.Fractions) * p.Reps * len(e.Targets))
+				prog.skip(len(wp.Fractions) * p.Reps * len(targets))
 				continue
 			}
 			res.S[w.Name] = s
@@ -163,12 +164,12 @@ func (e *Experiment) Run(ctx context.Context) (*Results, error) {
 			}
 		}
 		alive := map[string]bool{}
-		for _, t := range e.Targets {
+		for _, t := range targets {
 			alive[t.Name] = true
 		}
 		for ri, rate := range rates {
 			if !alive[Baseline] {
-				prog.skip((len(rates) - ri) * p.Reps * len(e.Targets))
+				prog.skip((len(rates) - ri) * p.Reps * len(targets))
 				break
 			}
 			saturated := map[string]bool{}
@@ -177,7 +178,7 @@ func (e *Experiment) Run(ctx context.Context) (*Results, error) {
 				for attempt := 0; attempt <= p.MaxRerun; attempt++ {
 					var group []int
 					for pos, ti := range order {
-						t := e.Targets[ti]
+						t := targets[ti]
 						if !alive[t.Name] {
 							prog.skip(1)
 							continue

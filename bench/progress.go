@@ -19,7 +19,7 @@ type progress struct {
 	closedLoop       time.Duration
 }
 
-func newProgress(w io.Writer, p Profile, targets int) *progress {
+func newProgress(w io.Writer, p Profile, targets []*Target) *progress {
 	pr := &progress{w: w, start: time.Now(), perCell: p.Warmup + p.Measure + 500*time.Millisecond, tail: p.SelfCheck, closedLoop: p.ClosedLoop + time.Second}
 	for _, wp := range p.Workloads {
 		n := len(wp.Rates)
@@ -27,7 +27,7 @@ func newProgress(w io.Writer, p Profile, targets int) *progress {
 			n = len(wp.Fractions)
 			pr.closedLoops++
 		}
-		pr.total += n * p.Reps * targets
+		pr.total += n * p.Reps * len(wp.Select(targets))
 	}
 	return pr
 }

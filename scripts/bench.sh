@@ -3,21 +3,25 @@
 # Brings up a throwaway PostgreSQL (scripts/pg.sh), sqlfwd in a cgroup with
 # a CPU quota, and HAProxy in TCP mode (the cost of a hop alone); writes the
 # targets file; runs `fwctl bench run` against direct, sqlfwd and HAProxy;
-# stops everything. Then, unless --no-mysql, the same for MariaDB
+# stops everything. When it can, it adds PgBouncer (session pooling) and,
+# as root, sqlfwd with transparent interception. Then, unless --no-mysql, the same for MariaDB
 # (scripts/mariadb.sh) with direct and HAProxy only: sqlfwd does not speak
 # MySQL yet.
 #
 #   scripts/bench.sh [--profile quick|full|ci] [--out DIR] [--quota VCPU]
-#                    [--no-haproxy] [--no-mysql] [--no-intercept] [--scale-out N]
+#                    [--no-haproxy] [--no-pgbouncer] [--no-mysql] [--no-intercept]
+#                    [--scale-out N[,N...]]
 #                    [--bin DIR] [--baseline FILE]
 #                    [--update-baseline] [-- fwctl bench run flags...]
 #
-# quick takes about ten minutes, full hours. Results go to
+# quick takes about ten minutes, full about an hour and a quarter. Results go to
 # bench/results/<date>-<profile>/ and <date>-<profile>-mysql/
 # (results.json, report.md, SVG charts).
 # --quota is sqlfwd's CPU quota in vCPUs (default 0.5, 0 for none; needs
 # root and the cgroup v1 cpu controller). --bin uses prebuilt sqlfwd and
-# fwctl from DIR instead of `make build`.
+# fwctl from DIR instead of `make build`. --scale-out 2,4 adds a target of
+# 2 and one of 4 sqlfwd processes sharing a port, each under the quota: the
+# scale-out curves, next to the single instance, in one report.
 #
 # ci: the regression gate. A short run (about a minute after the build)
 # against direct and sqlfwd at a fixed rate, results in a temporary
@@ -36,7 +40,7 @@ if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
 	export PATH="/usr/local/go/bin:$PATH"
 fi
 
-profile=quick out="" quota=0.5 haproxy=auto mysql=auto intercept=auto scale=1 bindir="" baseline=bench/baseline-ci.json update=0
+profile=quick out="" quota=0.5 haproxy=auto pgbouncer=auto mysql=auto intercept=auto scale=1 bindir="" baseline=bench/baseline-ci.json update=0
 extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -44,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift 2 ;;
 	--quota) quota=$2; shift 2 ;;
 	--no-haproxy) haproxy=0; shift ;;
+	--no-pgbouncer) pgbouncer=0; shift ;;
 	--no-mysql) mysql=0; shift ;;
 	--no-intercept) intercept=0; shift ;;
 	--scale-out) scale=$2; shift 2 ;;
@@ -51,13 +56,19 @@ while [ $# -gt 0 ]; do
 	--baseline) baseline=$2; shift 2 ;;
 	--update-baseline) update=1; shift ;;
 	--) shift; extra=("$@"); break ;;
-	*) sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+	*) sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
 say() { echo "bench.sh: $*" >&2; }
+case "$scale" in
+*[!0-9,]* | "" | ,* | *, | *,,*) say "--scale-out wants instance counts like 2 or 2,4, not $scale"; exit 2 ;;
+esac
 if [ "$haproxy" = auto ]; then
 	# The gate compares sqlfwd with direct only; HAProxy adds install time.
 	if [ "$profile" = ci ]; then haproxy=0; else haproxy=1; fi
+fi
+if [ "$pgbouncer" = auto ]; then
+	if [ "$profile" = ci ]; then pgbouncer=0; else pgbouncer=1; fi
 fi
 if [ "$intercept" = auto ]; then
 	# Two more sqlfwd targets that clients reach by the database's address
@@ -76,6 +87,10 @@ bindir="$(cd "$bindir" && pwd)"
 if [ "$haproxy" = 1 ] && ! command -v haproxy >/dev/null 2>&1; then
 	say "installing haproxy"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y haproxy >/dev/null
+fi
+if [ "$pgbouncer" = 1 ] && ! [ -x /usr/sbin/pgbouncer ] && ! command -v pgbouncer >/dev/null 2>&1; then
+	say "installing pgbouncer"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y pgbouncer >/dev/null
 fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/sqlfw-bench.XXXXXX")"
@@ -108,6 +123,8 @@ pgport=$SQLFW_PG_PORT
 fwport="$(free_port)"
 hpport="$(free_port)"
 for _ in 1 2 3 4 5; do [ "$hpport" != "$fwport" ] && break; hpport="$(free_port)"; done
+pbport="$(free_port)"
+for _ in 1 2 3 4 5; do [ "$pbport" != "$fwport" ] && [ "$pbport" != "$hpport" ] && break; pbport="$(free_port)"; done
 
 # sqlfwd's cgroups, one per sqlfwd target: cgroup v1 cpu (quota,
 # throttling) and cpuacct (usage). sqlfw_cg NAME sets into_cg (a shell
@@ -150,23 +167,24 @@ targets="$work/targets"
 	sqlfw_cg explicit
 	printf 'sqlfwd 127.0.0.1:%s version="%s, enforce, default policy, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl.sock --log-level warn"\n' \
 		"$fwport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$fwport" "$pgport" "$work"
-	if [ "$scale" -gt 1 ]; then
+	for n in ${scale//,/ }; do
+		[ "$n" -gt 1 ] || continue
 		# N sqlfwd processes share one port (SO_REUSEPORT), each under its
 		# own quota in a child of one parent cgroup, which the harness reads
 		# for CPU. Throttling counters are per child, so the parent shows
 		# none: read the per-instance ones with fwctl stats if needed.
 		xport="$(free_port)"
-		sqlfw_cg "x$scale"
+		sqlfw_cg "x$n"
 		parent_cpu=${cpu_keys#cpu_cgroup=}
 		parent_cpu=${parent_cpu%% *}
 		if [ "$use_cg" = 1 ]; then
 			# the parent must not cap the children: N times the quota
-			awk -v q="$quota" -v n="$scale" 'BEGIN {printf "%d\n", n * q * 100000}' >"$parent_cpu/cpu.cfs_quota_us"
+			awk -v q="$quota" -v n="$n" 'BEGIN {printf "%d\n", n * q * 100000}' >"$parent_cpu/cpu.cfs_quota_us"
 		fi
 		{
 			echo '#!/usr/bin/env bash'
 			echo 'pids=()'
-			for i in $(seq 1 "$scale"); do
+			for i in $(seq 1 "$n"); do
 				child_cpu="" child_acct=""
 				if [ "$use_cg" = 1 ]; then
 					child_cpu="$parent_cpu/i$i"
@@ -179,19 +197,19 @@ targets="$work/targets"
 					"$child_cpu" "$bindir" "$xport" "$pgport" "$work" "$i"
 				echo 'pids+=($!)'
 			done
-			echo 'trap '"'"'kill -TERM "${pids[@]}"; wait'"'"' TERM INT'
+			echo 'trap '"'"'kill -TERM "${pids[@]}" 2>/dev/null; wait'"'"' TERM INT'
 			echo 'wait'
-		} >"$work/start-x$scale.sh"
+		} >"$work/start-x$n.sh"
 		# the parent's cpuacct child must exist for usage; processes join
 		# the parent cpuacct group (usage of all instances)
 		acct_key=""
 		case "$cpu_keys" in *cpu_acct=*) acct_key="cpu_acct=${cpu_keys##*cpu_acct=}" ;; esac
 		if [ -n "$acct_key" ]; then
-			sed -i "s#for c in \([^;]*\);#for c in \1 ${acct_key#cpu_acct=};#" "$work/start-x$scale.sh"
+			sed -i "s#for c in \([^;]*\);#for c in \1 ${acct_key#cpu_acct=};#" "$work/start-x$n.sh"
 		fi
 		printf 'sqlfwd-x%s 127.0.0.1:%s version="%s, enforce, default policy, %s processes on one port (SO_REUSEPORT), quota %s vCPU each" %s start="exec bash %s/start-x%s.sh"\n' \
-			"$scale" "$xport" "$fwver" "$scale" "$quota" "$cpu_keys" "$work" "$scale"
-	fi
+			"$n" "$xport" "$fwver" "$n" "$quota" "$cpu_keys" "$work" "$n"
+	done
 	if [ "$intercept" = 1 ]; then
 		# Each intercepting sqlfwd protects its own loopback alias of the
 		# database's port (nothing listens there): the generator connects to
@@ -220,6 +238,36 @@ listen pg
 CFG
 		hpver="$(haproxy -v | head -n1 | awk '{print $1, $3}')"
 		printf 'haproxy 127.0.0.1:%s version="%s, TCP mode" start="exec haproxy -db -f %s/haproxy.cfg"\n' "$hpport" "$hpver" "$work"
+	fi
+	if [ "$pgbouncer" = 1 ]; then
+		# Session pooling: each client keeps its server connection, so
+		# named prepared statements work as they do direct. PgBouncer
+		# refuses to run as root: as root it runs as postgres.
+		pb="$(command -v pgbouncer || echo /usr/sbin/pgbouncer)"
+		mkdir -p "$work/pgbouncer"
+		cat >"$work/pgbouncer/pgbouncer.ini" <<CFG
+; Written by scripts/bench.sh: PgBouncer in session mode in front of PostgreSQL.
+[databases]
+* = host=127.0.0.1 port=$pgport user=postgres
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $pbport
+unix_socket_dir =
+auth_type = any
+pool_mode = session
+max_client_conn = 1000
+default_pool_size = 100
+ignore_startup_parameters = extra_float_digits
+log_connections = 0
+log_disconnections = 0
+CFG
+		asuser=""
+		if [ "$(id -u)" = 0 ]; then
+			chown -R postgres: "$work/pgbouncer"
+			asuser="setpriv --reuid=postgres --regid=postgres --init-groups "
+		fi
+		pbver="$("$pb" --version | head -n1)"
+		printf 'pgbouncer 127.0.0.1:%s version="%s, session pooling" start="exec %s%s %s/pgbouncer/pgbouncer.ini"\n' "$pbport" "$pbver" "$asuser" "$pb" "$work"
 	fi
 } >"$targets"
 

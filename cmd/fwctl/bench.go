@@ -323,6 +323,10 @@ func benchList(stdout io.Writer) int {
 		p := ps[n]
 		var ws []string
 		for _, w := range p.Workloads {
+			if len(w.Targets) > 0 {
+				ws = append(ws, fmt.Sprintf("%s (direct, %s)", w.Workload, strings.Join(w.Targets, ", ")))
+				continue
+			}
 			ws = append(ws, w.Workload)
 		}
 		fmt.Fprintf(stdout, "  %-6s %d reps, %v + %v per cell: %s\n", n, p.Reps, p.Warmup, p.Measure, strings.Join(ws, ", "))
