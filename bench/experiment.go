@@ -180,7 +180,9 @@ func (e *Experiment) Run(ctx context.Context) (*Results, error) {
 					for pos, ti := range order {
 						t := targets[ti]
 						if !alive[t.Name] {
-							prog.skip(1)
+							if attempt == 0 { // a rerun adds only the cells it runs
+								prog.skip(1)
+							}
 							continue
 						}
 						spec := RunSpec{Rate: rate, Poisson: p.Poisson, Seed: p.Seed + uint64(rep), Warmup: p.Warmup, Duration: p.Measure, Conns: p.Conns}
