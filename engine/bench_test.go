@@ -188,3 +188,47 @@ func BenchmarkPathological(b *testing.B) {
 		})
 	}
 }
+
+// bulkInsert is an INSERT of rows rows shaped like the bench workloads'
+// (integer, text, numeric), its values derived from n so that no two texts
+// are equal.
+func bulkInsert(rows, n int) []byte {
+	var b strings.Builder
+	b.WriteString("INSERT INTO bench_insert (id, name, amount) VALUES ")
+	for i := 0; i < rows; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "(%d, 'name-%d-%d', %d.%02d)", n*rows+i, n, i, i, n%100)
+	}
+	return []byte(b.String())
+}
+
+// BenchmarkBulkInsert judges INSERTs of 10, 100 and 1,000 rows whose texts
+// all differ: "shape" with the caches (a shape-cache hit after the first),
+// "cold" without (a parse every time).
+func BenchmarkBulkInsert(b *testing.B) {
+	for _, rows := range []int{10, 100, 1000} {
+		texts := make([][]byte, 64)
+		for i := range texts {
+			texts[i] = bulkInsert(rows, i)
+		}
+		for _, mode := range []struct {
+			name  string
+			cache int64
+		}{{"shape", 0}, {"cold", -1}} {
+			b.Run(fmt.Sprintf("rows%d/%s", rows, mode.name), func(b *testing.B) {
+				e := benchEngine(b, mode.cache)
+				b.ReportAllocs()
+				b.SetBytes(int64(len(texts[0])))
+				i := 0
+				for b.Loop() {
+					if v := e.JudgePostgres(texts[i%len(texts)], benchSession); v.Action != ActionAllow {
+						b.Fatal(v)
+					}
+					i++
+				}
+			})
+		}
+	}
+}

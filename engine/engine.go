@@ -10,9 +10,10 @@ const DefaultCacheBytes = 32 << 20
 
 // Options tunes an Engine.
 type Options struct {
-	// CacheBytes bounds the statement-fact cache (an estimate of the memory
-	// it holds). 0 means DefaultCacheBytes; negative disables the cache, so
-	// every statement is parsed.
+	// CacheBytes bounds the statement-fact caches (an estimate of the
+	// memory they hold: three quarters for exact texts, a quarter for the
+	// shapes of bulk INSERTs). 0 means DefaultCacheBytes; negative disables
+	// both, so every statement is parsed.
 	CacheBytes int64
 	// RateKeys bounds the token buckets kept for rate rules (one per rule
 	// and session key). 0 means DefaultRateKeys.
@@ -25,6 +26,7 @@ type Options struct {
 type Engine struct {
 	policy  *Policy
 	cache   *factCache // nil when disabled
+	shapes  *factCache // INSERT ... VALUES shapes (shape.go); nil when the cache is disabled
 	rates   *rateTable // nil when the policy has no rate rules
 	learner atomic.Pointer[Learner]
 }
@@ -35,11 +37,14 @@ func New(p *Policy, opts Options) (*Engine, error) {
 		return nil, errors.New("new engine: nil policy")
 	}
 	e := &Engine{policy: p}
-	switch {
-	case opts.CacheBytes == 0:
-		e.cache = newFactCache(DefaultCacheBytes)
-	case opts.CacheBytes > 0:
-		e.cache = newFactCache(opts.CacheBytes)
+	size := opts.CacheBytes
+	if size == 0 {
+		size = DefaultCacheBytes
+	}
+	if size > 0 {
+		// A quarter for shapes: few, each as large as its statement.
+		e.cache = newFactCache(size - size/4)
+		e.shapes = newFactCache(size / 4)
 	}
 	for i := range p.rules {
 		if p.rules[i].rate != nil {
@@ -107,7 +112,9 @@ func (e *Engine) facts(sql []byte) *textFacts {
 	}
 	text := string(sql)
 	f = e.analyze(text)
-	e.cache.put(h, text, f)
+	if !f.shaped {
+		e.cache.put(h, text, f)
+	}
 	return f
 }
 
@@ -118,6 +125,11 @@ func (e *Engine) analyze(text string) *textFacts {
 	lex := prescan(text, p.guard.bytes)
 	if p.beyondGuard(&lex) {
 		return &textFacts{unparsed: true, lex: lex}
+	}
+	if e.shapes != nil && startsWithInsert(text) {
+		if tf := e.analyzeShaped(text, lex); tf != nil {
+			return tf
+		}
 	}
 	tf := analyzeLex(text, lex)
 	p.precompute(tf, text)

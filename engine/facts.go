@@ -183,6 +183,9 @@ type textFacts struct {
 	// unparsed is set when a pre-parse measure exceeds a limit of the
 	// policy: the text was not parsed, stmts is empty.
 	unparsed bool
+	// shaped: the facts came from, or went into, the shape cache
+	// (shape.go); such texts are not cached by their exact text.
+	shaped bool
 
 	// Fingerprints are computed at most once per text, when a policy or a
 	// learner first needs them.
@@ -227,10 +230,20 @@ func analyze(text string) *textFacts {
 }
 
 func analyzeLex(text string, lex lexStats) *textFacts {
+	tree, bad := parseText(text, lex)
+	if bad != nil {
+		return bad
+	}
+	return treeFacts(tree, lex)
+}
+
+// parseText parses text; when it cannot, it returns the facts of a parse
+// error instead of a tree.
+func parseText(text string, lex lexStats) (*pg_query.ParseResult, *textFacts) {
 	// The parser reads a C string: it would stop at a NUL byte and judge only
 	// the text before it. PostgreSQL rejects such messages too.
 	if strings.IndexByte(text, 0) >= 0 {
-		return &textFacts{parseError: true, parseReason: parseErrorReason + " (NUL byte)", lex: lex}
+		return nil, &textFacts{parseError: true, parseReason: parseErrorReason + " (NUL byte)", lex: lex}
 	}
 	tree, err := pg_query.Parse(text)
 	if err != nil {
@@ -246,8 +259,13 @@ func analyzeLex(text string, lex lexStats) *textFacts {
 				reason += " (at byte " + strconv.Itoa(pe.Cursorpos) + ")"
 			}
 		}
-		return &textFacts{parseError: true, parseReason: reason, lex: lex}
+		return nil, &textFacts{parseError: true, parseReason: reason, lex: lex}
 	}
+	return tree, nil
+}
+
+// treeFacts collects the facts of every statement of a parse tree.
+func treeFacts(tree *pg_query.ParseResult, lex lexStats) *textFacts {
 	tf := &textFacts{stmts: make([]stmtFacts, 0, len(tree.Stmts)), lex: lex}
 	var w walker
 	var prev kindSet

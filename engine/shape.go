@@ -1,0 +1,333 @@
+package engine
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v5"
+)
+
+// The shape cache. Bulk INSERT ... VALUES texts differ only in their
+// literals, so the exact-text cache never hits and each one was parsed
+// (about 13 ms of CPU for 1,000 rows). The shape cache keys such a text by
+// its shape: the text with each plain literal replaced by a marker of its
+// token class, every other byte kept. Facts found through a shape are
+// reused only when the lone statement is an INSERT whose every replaced
+// literal is a whole row item of its VALUES list (or the operand of a cast
+// that is), because no rule looks at the value there; a literal anywhere
+// else (WHERE, ON CONFLICT, a function argument, a DO body) keeps the text
+// out of the shape cache. Conditions on the text itself (byte limits,
+// fingerprints) are still evaluated on each text.
+//
+// Why a hit is sound. Let A be the text that made the entry and B a text
+// with the same key: B is A with each replaced literal swapped for another
+// of the same class. Each class is one token kind whatever its value: an
+// unsigned integer of at most 9 digits (always ICONST), digits.digits
+// (always FCONST), a '...' string without backslashes and not prefixed (E,
+// B, X, N, U&) nor followed by another string (SCONST); none is next to a
+// character that would extend the token. PostgreSQL's lexer therefore reads
+// B as A's token sequence with other literal values, and the grammar builds
+// the same tree with other constants in the same places. The entry is made
+// only after A's parse tree showed that every replaced span starts where an
+// inert constant starts and carries the same value (so the spans are the
+// lexer's tokens, not something this file's simpler lexer misread), and
+// the facts never read an inert constant's value.
+
+// Literal classes in a shape key, each after a NUL byte (which no cached
+// text contains: the parser rejects it).
+const (
+	litInt   = 'i'
+	litFloat = 'f'
+	litStr   = 's'
+)
+
+// litSpan is a replaced literal: text[start:end], of a class.
+type litSpan struct {
+	start, end int
+	class      byte
+}
+
+// shapeOf returns text's shape key and the literals it replaced. ok is
+// false when nothing was replaced or the text has a NUL byte or an
+// unterminated quote, dollar quote or comment.
+func shapeOf(text string) (key []byte, spans []litSpan, ok bool) {
+	if strings.IndexByte(text, 0) >= 0 {
+		return nil, nil, false
+	}
+	n := len(text)
+	for i := 0; i < n; {
+		c := text[i]
+		switch {
+		case c == '-' && i+1 < n && text[i+1] == '-':
+			for i < n && text[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < n && text[i+1] == '*':
+			depth := 0
+			for {
+				if i+1 >= n {
+					return nil, nil, false
+				}
+				if text[i] == '/' && text[i+1] == '*' {
+					depth++
+					i += 2
+				} else if text[i] == '*' && text[i+1] == '/' {
+					depth--
+					i += 2
+					if depth == 0 {
+						break
+					}
+				} else {
+					i++
+				}
+			}
+		case c == '\'':
+			prefixed := i > 0 && (isIdentPart(text[i-1]) || text[i-1] == '&')
+			escapes := prefixed && (text[i-1] == 'e' || text[i-1] == 'E') && (i < 2 || !isIdentPart(text[i-2]))
+			end, backslash := scanString(text, i, escapes)
+			if end < 0 {
+				return nil, nil, false
+			}
+			if !prefixed && !backslash && !stringFollows(text, end) {
+				spans = append(spans, litSpan{i, end, litStr})
+			}
+			i = end
+		case c == '"':
+			j := i + 1
+			for {
+				k := strings.IndexByte(text[j:], '"')
+				if k < 0 {
+					return nil, nil, false
+				}
+				j += k + 1
+				if j < n && text[j] == '"' {
+					j++
+					continue
+				}
+				break
+			}
+			i = j
+		case c == '$':
+			j := i + 1
+			if j < n && isDigit(text[j]) { // a parameter, $1
+				for j < n && isDigit(text[j]) {
+					j++
+				}
+				i = j
+				break
+			}
+			if j < n && isIdentStart(text[j]) {
+				for j < n && isIdentPart(text[j]) && text[j] != '$' {
+					j++
+				}
+			}
+			if j < n && text[j] == '$' { // a dollar quote, $tag$ ... $tag$
+				tag := text[i : j+1]
+				k := strings.Index(text[j+1:], tag)
+				if k < 0 {
+					return nil, nil, false
+				}
+				i = j + 1 + k + len(tag)
+				break
+			}
+			i++
+		case isIdentStart(c):
+			for i < n && isIdentPart(text[i]) {
+				i++
+			}
+		case isDigit(c) || (c == '.' && i+1 < n && isDigit(text[i+1])):
+			start, j := i, i
+			for j < n && isDigit(text[j]) {
+				j++
+			}
+			class := byte(litInt)
+			if c != '.' && j+1 < n && text[j] == '.' && isDigit(text[j+1]) {
+				j++
+				for j < n && isDigit(text[j]) {
+					j++
+				}
+				class = litFloat
+			}
+			plain := c != '.' && (j == n || !(isIdentPart(text[j]) || text[j] == '.')) &&
+				(start == 0 || text[start-1] != '.') && (class != litInt || j-start <= 9)
+			if plain {
+				spans = append(spans, litSpan{start, j, class})
+				i = j
+				break
+			}
+			// Not plain (1e5, 12abc, 1.2.3, .5, a 10-digit integer): keep
+			// the whole run, so that its tail is not read as a token.
+			for j < n && (isIdentPart(text[j]) || text[j] == '.') {
+				j++
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	if len(spans) == 0 {
+		return nil, nil, false
+	}
+	key = make([]byte, 0, n)
+	last := 0
+	for _, s := range spans {
+		key = append(key, text[last:s.start]...)
+		key = append(key, 0, s.class)
+		last = s.end
+	}
+	key = append(key, text[last:]...)
+	return key, spans, true
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// scanString returns the end of the quoted string starting at text[i]
+// (-1 if unterminated) and whether a backslash occurs in it. With escapes
+// (an E'...' string) a backslash escapes the next byte.
+func scanString(text string, i int, escapes bool) (end int, backslash bool) {
+	n := len(text)
+	for j := i + 1; j < n; j++ {
+		switch text[j] {
+		case '\\':
+			backslash = true
+			if escapes {
+				j++
+			}
+		case '\'':
+			if j+1 < n && text[j+1] == '\'' {
+				j++
+				continue
+			}
+			return j + 1, backslash
+		}
+	}
+	return -1, backslash
+}
+
+// stringFollows reports whether only blanks separate text[end:] from
+// another quote: PostgreSQL joins 'a'<newline>'b' into one literal.
+func stringFollows(text string, end int) bool {
+	for j := end; j < len(text); j++ {
+		switch text[j] {
+		case ' ', '\t', '\n', '\r', '\f', '\v':
+			continue
+		case '\'':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// inertLiterals reports whether every span of text is a constant that
+// PostgreSQL parsed, with the same value, as a whole row item (or a cast
+// row item's operand) of the VALUES list of the text's only statement, an
+// INSERT.
+func inertLiterals(tree *pg_query.ParseResult, text string, spans []litSpan) bool {
+	if len(tree.Stmts) != 1 {
+		return false
+	}
+	ins := tree.Stmts[0].GetStmt().GetInsertStmt()
+	if ins == nil {
+		return false
+	}
+	sel := ins.GetSelectStmt().GetSelectStmt()
+	if sel == nil || len(sel.ValuesLists) == 0 {
+		return false
+	}
+	at := make(map[int32]*pg_query.A_Const, len(spans))
+	for _, row := range sel.ValuesLists {
+		for _, it := range row.GetList().GetItems() {
+			c := it.GetAConst()
+			if c == nil {
+				c = it.GetTypeCast().GetArg().GetAConst()
+			}
+			if c != nil {
+				at[c.Location] = c
+			}
+		}
+	}
+	for _, s := range spans {
+		c, ok := at[int32(s.start)]
+		if !ok || !sameLiteral(c, text[s.start:s.end], s.class) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameLiteral reports whether the parser's constant c is the literal lit
+// of class: the same token kind and value.
+func sameLiteral(c *pg_query.A_Const, lit string, class byte) bool {
+	if c.Isnull {
+		return false
+	}
+	switch v := c.Val.(type) {
+	case *pg_query.A_Const_Ival:
+		want, err := strconv.ParseInt(lit, 10, 32)
+		return class == litInt && err == nil && int64(v.Ival.GetIval()) == want
+	case *pg_query.A_Const_Fval:
+		return class == litFloat && v.Fval.GetFval() == lit
+	case *pg_query.A_Const_Sval:
+		return class == litStr && v.Sval.GetSval() == strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
+	}
+	return false
+}
+
+// startsWithInsert reports whether text begins, after blanks, with the
+// word INSERT: the only statements worth a shape.
+func startsWithInsert(text string) bool {
+	t := strings.TrimLeft(text, " \t\r\n\f\v")
+	return len(t) > 6 && strings.EqualFold(t[:6], "insert") && !isIdentPart(t[6])
+}
+
+// template is the shape-cache entry made from tf: the statement facts
+// without the text-dependent parts (matched rules, the statement's place
+// in its text), and the fingerprints, which ignore constants.
+func (tf *textFacts) template() *textFacts {
+	t := &textFacts{stmts: slices.Clone(tf.stmts), shaped: true, prints: tf.prints}
+	for i := range t.stmts {
+		st := &t.stmts[i]
+		st.matched, st.loc, st.length = nil, 0, 0
+	}
+	return t
+}
+
+// instance returns facts for a text of t's shape measured as lex; the
+// caller precomputes the rules on the text.
+func (t *textFacts) instance(lex lexStats) *textFacts {
+	tf := &textFacts{stmts: slices.Clone(t.stmts), lex: lex, shaped: true}
+	if prints := t.prints; prints != nil {
+		tf.printOnce.Do(func() { tf.prints = prints })
+	}
+	return tf
+}
+
+// analyzeShaped analyses an INSERT through the shape cache: a hit reuses
+// the facts of an earlier text of the same shape, a miss parses and, when
+// the literals turn out inert, adds the shape. nil means the text has no
+// shape; analyse it the ordinary way.
+func (e *Engine) analyzeShaped(text string, lex lexStats) *textFacts {
+	key, spans, ok := shapeOf(text)
+	if !ok || e.shapes.tooBig(len(key)) {
+		return nil
+	}
+	t, h, hit := e.shapes.get(key)
+	if hit {
+		tf := t.instance(lex)
+		e.policy.precompute(tf, text)
+		return tf
+	}
+	tree, bad := parseText(text, lex)
+	if bad != nil {
+		return bad
+	}
+	tf := treeFacts(tree, lex)
+	e.policy.precompute(tf, text)
+	if inertLiterals(tree, text, spans) {
+		tf.shaped = true
+		e.shapes.put(h, string(key), tf.template())
+	}
+	return tf
+}

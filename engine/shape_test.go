@@ -1,0 +1,268 @@
+package engine
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	pg_query "github.com/pganalyze/pg_query_go/v5"
+)
+
+// render shows a shape key with its markers as ?i, ?f and ?s.
+func render(key []byte) string {
+	var b strings.Builder
+	for i := 0; i < len(key); i++ {
+		if key[i] == 0 && i+1 < len(key) {
+			b.WriteString("?" + string(key[i+1]))
+			i++
+			continue
+		}
+		b.WriteByte(key[i])
+	}
+	return b.String()
+}
+
+func TestShapeOf(t *testing.T) {
+	tests := []struct{ sql, want string }{
+		{"INSERT INTO t VALUES (1, 'a', 2.5)", "INSERT INTO t VALUES (?i, ?s, ?f)"},
+		{"INSERT INTO t VALUES (0, '', 'it''s')", "INSERT INTO t VALUES (?i, ?s, ?s)"},
+		{"insert into t1 values (-5, 1e5, .5, 5., 1_000, 0x1F, 12abc)", "insert into t1 values (-?i, 1e5, .5, 5., 1_000, 0x1F, 12abc)"},
+		{"INSERT INTO t VALUES (1234567890, 123456789)", "INSERT INTO t VALUES (1234567890, ?i)"},
+		{"INSERT INTO t VALUES (E'a\\'b', B'101', X'1F', N'x', U&'d\\0061t', 'c\\d', 'ok')", "INSERT INTO t VALUES (E'a\\'b', B'101', X'1F', N'x', U&'d\\0061t', 'c\\d', ?s)"},
+		{"INSERT INTO t VALUES ('a'\n'b', 'c')", "INSERT INTO t VALUES ('a'\n?s, ?s)"},
+		{"INSERT INTO t VALUES ($1, $$ 1 'x' $$, $q$ 2 $q$, '3') -- 4 '5'\n", "INSERT INTO t VALUES ($1, $$ 1 'x' $$, $q$ 2 $q$, ?s) -- 4 '5'\n"},
+		{"INSERT /* 1 /* '2' */ 3 */ INTO \"t 4\"\"x\" VALUES (5)", "INSERT /* 1 /* '2' */ 3 */ INTO \"t 4\"\"x\" VALUES (?i)"},
+		{"INSERT INTO a$1 VALUES (t.5, x2)", "(no shape)"},
+		{"INSERT INTO t VALUES ('2024-01-01'::date, 7::bigint)", "INSERT INTO t VALUES (?s::date, ?i::bigint)"},
+	}
+	for _, tt := range tests {
+		key, _, ok := shapeOf(tt.sql)
+		got := render(key)
+		if !ok {
+			got = "(no shape)"
+		}
+		if got != tt.want {
+			t.Errorf("shapeOf(%q)\n got %q\nwant %q", tt.sql, got, tt.want)
+		}
+	}
+	for _, sql := range []string{"INSERT INTO t VALUES (x)", "INSERT INTO t VALUES ('open", "INSERT /* open", "INSERT $$ open", "INSERT 1\x00"} {
+		if _, _, ok := shapeOf(sql); ok {
+			t.Errorf("shapeOf(%q): want no shape", sql)
+		}
+	}
+}
+
+// variant returns text with every span replaced by another literal of the
+// same class, chosen by seed.
+func variant(text string, spans []litSpan, seed int) string {
+	ints := []string{"0", "7", "123456789", "42", "000"}
+	floats := []string{"0.0", "98.7650", "1.5", "12345678901234567890.5"}
+	strs := []string{"''", "'x''y z'", "'DROP TABLE t; --'", "'é😀'", "'1'"}
+	var b strings.Builder
+	last := 0
+	for i, s := range spans {
+		b.WriteString(text[last:s.start])
+		k := seed + i
+		switch s.class {
+		case litInt:
+			b.WriteString(ints[k%len(ints)])
+		case litFloat:
+			b.WriteString(floats[k%len(floats)])
+		default:
+			b.WriteString(strs[k%len(strs)])
+		}
+		last = s.end
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+var shapeSeeds = []string{
+	"INSERT INTO t VALUES (1, 'a', 2.5)",
+	"INSERT INTO t (a, b, c) VALUES (1, 'x', 3.25), (2, 'y', 4.5), (3, '', 0.0) RETURNING a",
+	"INSERT INTO public.t VALUES (1, '2024-01-01'::date, 'x'::text), (2, DEFAULT, NULL);",
+	"INSERT INTO t VALUES (1, now(), 'a') ON CONFLICT (a) DO NOTHING",
+	"INSERT INTO t VALUES (1) ON CONFLICT (a) DO UPDATE SET b = 5",
+	"INSERT INTO t VALUES (-1, 2)",
+	"INSERT INTO t VALUES (1, pg_sleep(5))",
+	"INSERT INTO t SELECT 1 WHERE 1 = 1",
+	"INSERT INTO t VALUES ((SELECT 1 WHERE 1 = 1))",
+	"WITH x AS (SELECT 1) INSERT INTO t VALUES (2)",
+	"INSERT INTO t VALUES ('a'\n'b')",
+	"INSERT INTO t VALUES ('a' 'b')",
+	"INSERT INTO t VALUES (1); DELETE FROM t",
+	"INSERT INTO t VALUES (1) -- c\n; SELECT 2",
+	"INSERT INTO t VALUES ('1'::text::int, 2::numeric(10, 2))",
+	"INSERT INTO t VALUES (1.5e3, 2)",
+	"INSERT INTO t VALUES (ARRAY[1, 2], '{3}')",
+	"INSERT INTO t VALUES (1 + 2, 3)",
+	"INSERT INTO t VALUES (interval '1 day', 4)",
+	"INSERT INTO t VALUES (5) LIMIT 1",
+	"INSERT INTO t(a) OVERRIDING SYSTEM VALUE VALUES (1)",
+	"insert into pgbench_history (tid, bid, aid, delta, mtime) values (3, 1, 58, -2456, CURRENT_TIMESTAMP)",
+	"INSERT INTO t VALUES ($1, 2)",
+	"INSERT INTO t VALUES (1, 'x') /* 'y' */",
+	"INSERT INTO t VALUES (true, 1)",
+}
+
+// FuzzShapeSound checks the claim shape.go rests on: when a text's
+// literals are inert, every text of the same shape parses to the same
+// statement with other constants, and its facts are the same.
+func FuzzShapeSound(f *testing.F) {
+	for _, s := range shapeSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		key, spans, ok := shapeOf(text)
+		if !ok {
+			return
+		}
+		tree, err := pg_query.Parse(text)
+		if err != nil || !inertLiterals(tree, text, spans) {
+			return
+		}
+		want := treeFacts(tree, prescan(text, 0)).template()
+		fpA, errA := pg_query.FingerprintToUInt64(text)
+		for seed := 0; seed < 5; seed++ {
+			b := variant(text, spans, seed)
+			keyB, spansB, okB := shapeOf(b)
+			if !okB || string(keyB) != string(key) {
+				t.Fatalf("variant %q of %q: shape %q, want %q", b, text, render(keyB), render(key))
+			}
+			treeB, err := pg_query.Parse(b)
+			if err != nil {
+				t.Fatalf("variant %q of %q does not parse: %v", b, text, err)
+			}
+			if !inertLiterals(treeB, b, spansB) {
+				t.Fatalf("variant %q of %q: literals not inert", b, text)
+			}
+			got := treeFacts(treeB, prescan(b, 0)).template()
+			if !reflect.DeepEqual(got.stmts, want.stmts) {
+				t.Fatalf("variant %q of %q: facts\n%+v\nwant\n%+v", b, text, got.stmts, want.stmts)
+			}
+			if fpB, errB := pg_query.FingerprintToUInt64(b); errA == nil && (errB != nil || fpB != fpA) {
+				t.Fatalf("variant %q of %q: fingerprint %x, want %x", b, text, fpB, fpA)
+			}
+		}
+	})
+}
+
+func TestShapeCacheableSeeds(t *testing.T) {
+	// Which seeds get a shape entry: only lone INSERTs whose every plain
+	// literal is a whole VALUES item.
+	want := map[string]bool{}
+	for _, i := range []int{0, 1, 2, 3, 15, 18, 20, 22, 23, 24} {
+		want[shapeSeeds[i]] = true
+	}
+	for _, s := range shapeSeeds {
+		e := mustEngine(t, "rules: []", Options{})
+		e.JudgePostgres([]byte(s), nil)
+		n, _ := e.shapes.len()
+		if got := n == 1; got != want[s] {
+			t.Errorf("%q: shape cached %v, want %v", s, got, want[s])
+		}
+	}
+}
+
+func TestShapeCacheHit(t *testing.T) {
+	e := mustEngine(t, `rules:
+  - {id: big, action: deny, match: {limits: {bytes: 200}}}
+  - {id: secret, action: deny, match: {tables: [secret], kind: [insert]}}
+  - {id: fp, action: log, match: {fingerprints: ["0000000000000001"]}}
+`, Options{})
+	rows := func(n int, s string) string {
+		var b strings.Builder
+		b.WriteString("INSERT INTO t (id, name) VALUES ")
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "(%d, '%s%d')", i, s, i)
+		}
+		return b.String()
+	}
+	a := rows(3, "x")
+	if v := e.JudgePostgres([]byte(a), nil); v.Action != ActionAllow {
+		t.Fatalf("%q: %+v, want allow", a, v)
+	}
+	if n, _ := e.shapes.len(); n != 1 {
+		t.Fatalf("shape entries %d, want 1", n)
+	}
+	// Same shape, other values: a hit, judged alike.
+	b := rows(3, "y")
+	if v := e.JudgePostgres([]byte(b), nil); v.Action != ActionAllow {
+		t.Fatalf("%q: %+v, want allow", b, v)
+	}
+	if n, _ := e.shapes.len(); n != 1 {
+		t.Errorf("after a same-shape text: %d shape entries, want 1", n)
+	}
+	// Shaped texts are not cached by their exact text.
+	if n, _ := e.cache.len(); n != 0 {
+		t.Errorf("exact cache holds %d texts, want 0 (shaped texts stay out)", n)
+	}
+	// Same shape, but over the byte limit: the limit is measured on this
+	// text, not taken from the entry.
+	long := rows(3, strings.Repeat("z", 100))
+	k1, _, _ := shapeOf(a)
+	k2, _, _ := shapeOf(long)
+	if string(k1) != string(k2) {
+		t.Fatal("test texts must share a shape")
+	}
+	if v := e.JudgePostgres([]byte(long), nil); v.Action != ActionDeny || v.RuleID != "big" {
+		t.Errorf("long text of a cached shape: %+v, want deny by big", v)
+	}
+	// Table rules hold on hits.
+	s1 := "INSERT INTO secret VALUES (1, 'a')"
+	s2 := "INSERT INTO secret VALUES (2, 'b')"
+	for _, s := range []string{s1, s2} {
+		if v := e.JudgePostgres([]byte(s), nil); v.Action != ActionDeny || v.RuleID != "secret" {
+			t.Errorf("%q: %+v, want deny by secret", s, v)
+		}
+	}
+	// A literal outside VALUES: no entry, and the value is judged.
+	e2 := mustEngine(t, "rules: []", Options{})
+	for _, s := range []string{
+		"INSERT INTO t VALUES (1) ON CONFLICT (id) DO UPDATE SET v = 5 WHERE t.v = 5",
+		"INSERT INTO t VALUES (1) ON CONFLICT (id) DO UPDATE SET v = 5 WHERE 1 = 1 OR t.v = 6",
+	} {
+		e2.JudgePostgres([]byte(s), nil)
+	}
+	if n, _ := e2.shapes.len(); n != 0 {
+		t.Errorf("literals in ON CONFLICT: %d shape entries, want 0", n)
+	}
+}
+
+// TestShapeVerdictsMatchUncached judges variants of the seeds with the
+// default policy through the caches and without them.
+func TestShapeVerdictsMatchUncached(t *testing.T) {
+	cached := mustEngine(t, string(defaultPolicyYAML), Options{})
+	plain := mustEngine(t, string(defaultPolicyYAML), Options{CacheBytes: -1})
+	s := &Session{User: "app", Database: "app"}
+	for _, text := range shapeSeeds {
+		_, spans, ok := shapeOf(text)
+		texts := []string{text}
+		if ok {
+			for seed := 0; seed < 5; seed++ {
+				texts = append(texts, variant(text, spans, seed))
+			}
+		}
+		for _, x := range texts {
+			got, want := cached.JudgePostgres([]byte(x), s), plain.JudgePostgres([]byte(x), s)
+			if got != want {
+				t.Errorf("%q: cached %+v, uncached %+v", x, got, want)
+			}
+		}
+	}
+}
+
+func TestStartsWithInsert(t *testing.T) {
+	for s, want := range map[string]bool{
+		"INSERT INTO t VALUES (1)": true, "  \n insert into t values (1)": true,
+		"INSERTED": false, "SELECT 1": false, "insert": false, "/* c */ INSERT INTO t VALUES (1)": false,
+	} {
+		if got := startsWithInsert(s); got != want {
+			t.Errorf("startsWithInsert(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
