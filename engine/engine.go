@@ -24,11 +24,12 @@ type Options struct {
 // use by many goroutines. Its caches and rate state belong to the policy:
 // a reload builds a new Engine.
 type Engine struct {
-	policy  *Policy
-	cache   *factCache // nil when disabled
-	shapes  *factCache // INSERT ... VALUES shapes (shape.go); nil when the cache is disabled
-	rates   *rateTable // nil when the policy has no rate rules
-	learner atomic.Pointer[Learner]
+	policy    *Policy
+	cache     *factCache // nil when disabled
+	shapes    *factCache // INSERT ... VALUES shapes (shape.go); nil when the cache is disabled
+	shapeSeen doorkeeper
+	rates     *rateTable // nil when the policy has no rate rules
+	learner   atomic.Pointer[Learner]
 }
 
 // New returns an engine for p.
@@ -45,6 +46,7 @@ func New(p *Policy, opts Options) (*Engine, error) {
 		// A quarter for shapes: few, each as large as its statement.
 		e.cache = newFactCache(size - size/4)
 		e.shapes = newFactCache(size / 4)
+		e.shapeSeen = newDoorkeeper()
 	}
 	for i := range p.rules {
 		if p.rules[i].rate != nil {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	pg_query "github.com/pganalyze/pg_query_go/v5"
 )
@@ -22,24 +24,29 @@ import (
 //
 // Why a hit is sound. Let A be the text that made the entry and B a text
 // with the same key: B is A with each replaced literal swapped for another
-// of the same class. Each class is one token kind whatever its value: an
-// unsigned integer of at most 9 digits (always ICONST), digits.digits
-// (always FCONST), a '...' string without backslashes and not prefixed (E,
-// B, X, N, U&) nor followed by another string (SCONST); none is next to a
-// character that would extend the token. PostgreSQL's lexer therefore reads
-// B as A's token sequence with other literal values, and the grammar builds
-// the same tree with other constants in the same places. The entry is made
+// of the same class. Each class is one token sequence whatever its value:
+// an integer that fits in 32 bits (ICONST, as PostgreSQL's lexer decides),
+// a longer one (FCONST), digits.digits (FCONST), a '...' string without
+// backslashes and not prefixed (E, B, X, N, U&) nor followed by another
+// string (SCONST); a number right after "(" or "," may carry a minus sign,
+// which is then part of the class ('-' then the number's token). None is
+// next to a character that would extend a token. PostgreSQL's lexer
+// therefore reads B as A's token sequence with other literal values, and
+// the grammar builds the same tree with other constants in the same places
+// (a negated constant is folded into one constant at the sign). The entry is made
 // only after A's parse tree showed that every replaced span starts where an
 // inert constant starts and carries the same value (so the spans are the
 // lexer's tokens, not something this file's simpler lexer misread), and
 // the facts never read an inert constant's value.
 
 // Literal classes in a shape key, each after a NUL byte (which no cached
-// text contains: the parser rejects it).
+// text contains: the parser rejects it). Upper case: the same with a minus.
 const (
-	litInt   = 'i'
-	litFloat = 'f'
-	litStr   = 's'
+	litInt    = 'i' // fits in 32 bits: ICONST
+	litBigInt = 'n' // an integer beyond 32 bits: FCONST
+	litFloat  = 'f' // digits.digits: FCONST
+	litStr    = 's'
+	negative  = 'a' - 'A'
 )
 
 // litSpan is a replaced literal: text[start:end], of a class.
@@ -52,8 +59,14 @@ type litSpan struct {
 // false when nothing was replaced or the text has a NUL byte or an
 // unterminated quote, dollar quote or comment.
 func shapeOf(text string) (key []byte, spans []litSpan, ok bool) {
+	return appendShape(nil, nil, text)
+}
+
+// appendShape is shapeOf reusing the buffers key and spans.
+func appendShape(key []byte, spans []litSpan, text string) ([]byte, []litSpan, bool) {
+	key, spans = key[:0], spans[:0]
 	if strings.IndexByte(text, 0) >= 0 {
-		return nil, nil, false
+		return key, spans, false
 	}
 	n := len(text)
 	for i := 0; i < n; {
@@ -67,7 +80,7 @@ func shapeOf(text string) (key []byte, spans []litSpan, ok bool) {
 			depth := 0
 			for {
 				if i+1 >= n {
-					return nil, nil, false
+					return key, spans, false
 				}
 				if text[i] == '/' && text[i+1] == '*' {
 					depth++
@@ -87,7 +100,7 @@ func shapeOf(text string) (key []byte, spans []litSpan, ok bool) {
 			escapes := prefixed && (text[i-1] == 'e' || text[i-1] == 'E') && (i < 2 || !isIdentPart(text[i-2]))
 			end, backslash := scanString(text, i, escapes)
 			if end < 0 {
-				return nil, nil, false
+				return key, spans, false
 			}
 			if !prefixed && !backslash && !stringFollows(text, end) {
 				spans = append(spans, litSpan{i, end, litStr})
@@ -98,7 +111,7 @@ func shapeOf(text string) (key []byte, spans []litSpan, ok bool) {
 			for {
 				k := strings.IndexByte(text[j:], '"')
 				if k < 0 {
-					return nil, nil, false
+					return key, spans, false
 				}
 				j += k + 1
 				if j < n && text[j] == '"' {
@@ -126,7 +139,7 @@ func shapeOf(text string) (key []byte, spans []litSpan, ok bool) {
 				tag := text[i : j+1]
 				k := strings.Index(text[j+1:], tag)
 				if k < 0 {
-					return nil, nil, false
+					return key, spans, false
 				}
 				i = j + 1 + k + len(tag)
 				break
@@ -136,12 +149,20 @@ func shapeOf(text string) (key []byte, spans []litSpan, ok bool) {
 			for i < n && isIdentPart(text[i]) {
 				i++
 			}
-		case isDigit(c) || (c == '.' && i+1 < n && isDigit(text[i+1])):
+		case isDigit(c) || (c == '.' && i+1 < n && isDigit(text[i+1])) ||
+			(c == '-' && i+1 < n && isDigit(text[i+1]) && afterListStart(text, i)):
 			start, j := i, i
+			if c == '-' {
+				j++
+			}
+			digits := j
 			for j < n && isDigit(text[j]) {
 				j++
 			}
 			class := byte(litInt)
+			if _, err := strconv.ParseInt(text[digits:j], 10, 32); err != nil {
+				class = litBigInt
+			}
 			if c != '.' && j+1 < n && text[j] == '.' && isDigit(text[j+1]) {
 				j++
 				for j < n && isDigit(text[j]) {
@@ -150,14 +171,21 @@ func shapeOf(text string) (key []byte, spans []litSpan, ok bool) {
 				class = litFloat
 			}
 			plain := c != '.' && (j == n || !(isIdentPart(text[j]) || text[j] == '.')) &&
-				(start == 0 || text[start-1] != '.') && (class != litInt || j-start <= 9)
+				(start == 0 || text[start-1] != '.')
 			if plain {
+				if c == '-' {
+					class -= negative
+				}
 				spans = append(spans, litSpan{start, j, class})
 				i = j
 				break
 			}
-			// Not plain (1e5, 12abc, 1.2.3, .5, a 10-digit integer): keep
-			// the whole run, so that its tail is not read as a token.
+			if c == '-' { // an operator after all: read on from the digits
+				i = digits
+				break
+			}
+			// Not plain (1e5, 12abc, 1.2.3, .5): keep the whole run, so
+			// that its tail is not read as a token.
 			for j < n && (isIdentPart(text[j]) || text[j] == '.') {
 				j++
 			}
@@ -167,9 +195,9 @@ func shapeOf(text string) (key []byte, spans []litSpan, ok bool) {
 		}
 	}
 	if len(spans) == 0 {
-		return nil, nil, false
+		return key, spans, false
 	}
-	key = make([]byte, 0, n)
+	key = slices.Grow(key, n)
 	last := 0
 	for _, s := range spans {
 		key = append(key, text[last:s.start]...)
@@ -181,6 +209,21 @@ func shapeOf(text string) (key []byte, spans []litSpan, ok bool) {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// afterListStart reports whether only blanks separate text[i] from a
+// preceding "(" or ",", where a minus can only be a sign.
+func afterListStart(text string, i int) bool {
+	for j := i - 1; j >= 0; j-- {
+		switch text[j] {
+		case ' ', '\t', '\n', '\r', '\f', '\v':
+			continue
+		case '(', ',':
+			return true
+		}
+		return false
+	}
+	return false
+}
 
 // scanString returns the end of the quoted string starting at text[i]
 // (-1 if unterminated) and whether a backslash occurs in it. With escapes
@@ -258,19 +301,31 @@ func inertLiterals(tree *pg_query.ParseResult, text string, spans []litSpan) boo
 }
 
 // sameLiteral reports whether the parser's constant c is the literal lit
-// of class: the same token kind and value.
+// of class: the same token kind and value (a negative constant is the
+// parser's folding of the sign into it).
 func sameLiteral(c *pg_query.A_Const, lit string, class byte) bool {
 	if c.Isnull {
 		return false
 	}
+	neg := class >= 'A' && class <= 'Z'
+	if neg {
+		class += negative
+	}
 	switch v := c.Val.(type) {
 	case *pg_query.A_Const_Ival:
-		want, err := strconv.ParseInt(lit, 10, 32)
+		digits := lit
+		if neg {
+			digits = lit[1:]
+		}
+		want, err := strconv.ParseInt(digits, 10, 32)
+		if neg {
+			want = -want
+		}
 		return class == litInt && err == nil && int64(v.Ival.GetIval()) == want
 	case *pg_query.A_Const_Fval:
-		return class == litFloat && v.Fval.GetFval() == lit
+		return (class == litFloat || class == litBigInt) && v.Fval.GetFval() == lit
 	case *pg_query.A_Const_Sval:
-		return class == litStr && v.Sval.GetSval() == strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
+		return class == litStr && !neg && v.Sval.GetSval() == strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
 	}
 	return false
 }
@@ -309,7 +364,10 @@ func (t *textFacts) instance(lex lexStats) *textFacts {
 // the literals turn out inert, adds the shape. nil means the text has no
 // shape; analyse it the ordinary way.
 func (e *Engine) analyzeShaped(text string, lex lexStats) *textFacts {
-	key, spans, ok := shapeOf(text)
+	buf := shapeBufs.Get().(*shapeBuf)
+	defer shapeBufs.Put(buf)
+	key, spans, ok := appendShape(buf.key, buf.spans, text)
+	buf.key, buf.spans = key, spans
 	if !ok || e.shapes.tooBig(len(key)) {
 		return nil
 	}
@@ -327,7 +385,34 @@ func (e *Engine) analyzeShaped(text string, lex lexStats) *textFacts {
 	e.policy.precompute(tf, text)
 	if inertLiterals(tree, text, spans) {
 		tf.shaped = true
-		e.shapes.put(h, string(key), tf.template())
+		if e.shapeSeen.admit(h) {
+			e.shapes.put(h, string(key), tf.template())
+		}
 	}
 	return tf
+}
+
+// shapeBuf holds one shape computation's buffers between statements.
+type shapeBuf struct {
+	key   []byte
+	spans []litSpan
+}
+
+var shapeBufs = sync.Pool{New: func() any { return new(shapeBuf) }}
+
+// doorkeeper admits a shape to the cache the second time it is seen, so
+// that shapes which never repeat (a literal kept in the key that differs
+// every time) do not evict the ones that do. It remembers one hash per
+// slot; a collision costs a shape one more parse, never a wrong hit.
+type doorkeeper []atomic.Uint64
+
+func newDoorkeeper() doorkeeper { return make(doorkeeper, 4096) }
+
+func (d doorkeeper) admit(h uint64) bool {
+	s := &d[h&uint64(len(d)-1)]
+	if s.Load() == h {
+		return true
+	}
+	s.Store(h)
+	return false
 }

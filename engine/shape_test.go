@@ -27,8 +27,9 @@ func TestShapeOf(t *testing.T) {
 	tests := []struct{ sql, want string }{
 		{"INSERT INTO t VALUES (1, 'a', 2.5)", "INSERT INTO t VALUES (?i, ?s, ?f)"},
 		{"INSERT INTO t VALUES (0, '', 'it''s')", "INSERT INTO t VALUES (?i, ?s, ?s)"},
-		{"insert into t1 values (-5, 1e5, .5, 5., 1_000, 0x1F, 12abc)", "insert into t1 values (-?i, 1e5, .5, 5., 1_000, 0x1F, 12abc)"},
-		{"INSERT INTO t VALUES (1234567890, 123456789)", "INSERT INTO t VALUES (1234567890, ?i)"},
+		{"insert into t1 values (-5, 1e5, .5, 5., 1_000, 0x1F, 12abc)", "insert into t1 values (?I, 1e5, .5, 5., 1_000, 0x1F, 12abc)"},
+		{"INSERT INTO t VALUES (2147483647, 2147483648, -2147483648, -1.5, 3 - 4, ( -6),-7)", "INSERT INTO t VALUES (?i, ?n, ?N, ?F, ?i - ?i, ( ?I),?I)"},
+		{"INSERT INTO t VALUES (1 -2, - 3, -1e5)", "INSERT INTO t VALUES (?i -?i, - ?i, -1e5)"},
 		{"INSERT INTO t VALUES (E'a\\'b', B'101', X'1F', N'x', U&'d\\0061t', 'c\\d', 'ok')", "INSERT INTO t VALUES (E'a\\'b', B'101', X'1F', N'x', U&'d\\0061t', 'c\\d', ?s)"},
 		{"INSERT INTO t VALUES ('a'\n'b', 'c')", "INSERT INTO t VALUES ('a'\n?s, ?s)"},
 		{"INSERT INTO t VALUES ($1, $$ 1 'x' $$, $q$ 2 $q$, '3') -- 4 '5'\n", "INSERT INTO t VALUES ($1, $$ 1 'x' $$, $q$ 2 $q$, ?s) -- 4 '5'\n"},
@@ -56,7 +57,8 @@ func TestShapeOf(t *testing.T) {
 // variant returns text with every span replaced by another literal of the
 // same class, chosen by seed.
 func variant(text string, spans []litSpan, seed int) string {
-	ints := []string{"0", "7", "123456789", "42", "000"}
+	ints := []string{"0", "7", "2147483647", "42", "000"}
+	bigs := []string{"2147483648", "12345678901234567890", "9999999999", "00000000002147483648"}
 	floats := []string{"0.0", "98.7650", "1.5", "12345678901234567890.5"}
 	strs := []string{"''", "'x''y z'", "'DROP TABLE t; --'", "'é😀'", "'1'"}
 	var b strings.Builder
@@ -64,9 +66,16 @@ func variant(text string, spans []litSpan, seed int) string {
 	for i, s := range spans {
 		b.WriteString(text[last:s.start])
 		k := seed + i
-		switch s.class {
+		class := s.class
+		if class >= 'A' && class <= 'Z' {
+			b.WriteByte('-')
+			class += negative
+		}
+		switch class {
 		case litInt:
 			b.WriteString(ints[k%len(ints)])
+		case litBigInt:
+			b.WriteString(bigs[k%len(bigs)])
 		case litFloat:
 			b.WriteString(floats[k%len(floats)])
 		default:
@@ -104,6 +113,9 @@ var shapeSeeds = []string{
 	"INSERT INTO t VALUES ($1, 2)",
 	"INSERT INTO t VALUES (1, 'x') /* 'y' */",
 	"INSERT INTO t VALUES (true, 1)",
+	"INSERT INTO t VALUES (2147483648, -2147483648, -0, -1.5, ( -3 ))",
+	"INSERT INTO t VALUES (-5^2, -5::int, -5 COLLATE \"C\", -'5', - 5)",
+	"INSERT INTO t VALUES (1 -2, 3)",
 }
 
 // FuzzShapeSound checks the claim shape.go rests on: when a text's
@@ -152,12 +164,19 @@ func TestShapeCacheableSeeds(t *testing.T) {
 	// Which seeds get a shape entry: only lone INSERTs whose every plain
 	// literal is a whole VALUES item.
 	want := map[string]bool{}
-	for _, i := range []int{0, 1, 2, 3, 15, 18, 20, 22, 23, 24} {
+	for _, i := range []int{0, 1, 2, 3, 5, 15, 18, 20, 21, 22, 23, 24, 25} {
 		want[shapeSeeds[i]] = true
 	}
 	for _, s := range shapeSeeds {
 		e := mustEngine(t, "rules: []", Options{})
 		e.JudgePostgres([]byte(s), nil)
+		if n, _ := e.shapes.len(); n != 0 {
+			t.Errorf("%q: cached on first sight", s)
+		}
+		// The doorkeeper admits a shape the second time it is seen.
+		if _, spans, ok := shapeOf(s); ok {
+			e.JudgePostgres([]byte(variant(s, spans, 1)), nil)
+		}
 		n, _ := e.shapes.len()
 		if got := n == 1; got != want[s] {
 			t.Errorf("%q: shape cached %v, want %v", s, got, want[s])
@@ -183,8 +202,10 @@ func TestShapeCacheHit(t *testing.T) {
 		return b.String()
 	}
 	a := rows(3, "x")
-	if v := e.JudgePostgres([]byte(a), nil); v.Action != ActionAllow {
-		t.Fatalf("%q: %+v, want allow", a, v)
+	for _, s := range []string{a, rows(3, "w")} { // the second sighting admits the shape
+		if v := e.JudgePostgres([]byte(s), nil); v.Action != ActionAllow {
+			t.Fatalf("%q: %+v, want allow", s, v)
+		}
 	}
 	if n, _ := e.shapes.len(); n != 1 {
 		t.Fatalf("shape entries %d, want 1", n)
@@ -224,6 +245,7 @@ func TestShapeCacheHit(t *testing.T) {
 	e2 := mustEngine(t, "rules: []", Options{})
 	for _, s := range []string{
 		"INSERT INTO t VALUES (1) ON CONFLICT (id) DO UPDATE SET v = 5 WHERE t.v = 5",
+		"INSERT INTO t VALUES (2) ON CONFLICT (id) DO UPDATE SET v = 6 WHERE t.v = 7",
 		"INSERT INTO t VALUES (1) ON CONFLICT (id) DO UPDATE SET v = 5 WHERE 1 = 1 OR t.v = 6",
 	} {
 		e2.JudgePostgres([]byte(s), nil)
