@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v5"
 )
@@ -19,8 +20,12 @@ import (
 // literal is a whole row item of its VALUES list (or the operand of a cast
 // that is), because no rule looks at the value there; a literal anywhere
 // else (WHERE, ON CONFLICT, a function argument, a DO body) keeps the text
-// out of the shape cache. Conditions on the text itself (byte limits,
-// fingerprints) are still evaluated on each text.
+// out of the shape cache. Conditions on the text itself (byte and list
+// limits) are still evaluated on each text; fingerprints are reused, as
+// they ignore constants (FuzzShapeSound checks that they agree). A text
+// that is not valid UTF-8 is never served from a shape: the parser's
+// output is decoded as UTF-8, so such a text fails to parse (and gets
+// on_parse_error) whatever its shape says.
 //
 // Why a hit is sound. Let A be the text that made the entry and B a text
 // with the same key: B is A with each replaced literal swapped for another
@@ -33,11 +38,13 @@ import (
 // next to a character that would extend a token. PostgreSQL's lexer
 // therefore reads B as A's token sequence with other literal values, and
 // the grammar builds the same tree with other constants in the same places
-// (a negated constant is folded into one constant at the sign). The entry is made
-// only after A's parse tree showed that every replaced span starts where an
-// inert constant starts and carries the same value (so the spans are the
-// lexer's tokens, not something this file's simpler lexer misread), and
-// the facts never read an inert constant's value.
+// (a negated constant is folded into one constant at the sign). The entry
+// is made only after A's parse tree showed that every replaced span starts
+// where an inert constant starts and carries the same value, so the spans
+// are PostgreSQL's tokens; this file's simpler lexer may misread the bytes
+// between them (a comment PostgreSQL ends differently, a continuation it
+// joins), but those bytes are the same in A and B, and the facts never
+// read an inert constant's value.
 
 // Literal classes in a shape key, each after a NUL byte (which no cached
 // text contains: the parser rejects it). Upper case: the same with a minus.
@@ -73,7 +80,7 @@ func appendShape(key []byte, spans []litSpan, text string) ([]byte, []litSpan, b
 		c := text[i]
 		switch {
 		case c == '-' && i+1 < n && text[i+1] == '-':
-			for i < n && text[i] != '\n' {
+			for i < n && text[i] != '\n' && text[i] != '\r' {
 				i++
 			}
 		case c == '/' && i+1 < n && text[i+1] == '*':
@@ -364,8 +371,13 @@ func (t *textFacts) instance(lex lexStats) *textFacts {
 // the literals turn out inert, adds the shape. nil means the text has no
 // shape; analyse it the ordinary way.
 func (e *Engine) analyzeShaped(text string, lex lexStats) *textFacts {
+	// A key is at most twice its text; a text whose key could never be
+	// cached is not worth a shape, nor its buffers.
+	if e.shapes.tooBig(len(text)/2) || !utf8.ValidString(text) {
+		return nil
+	}
 	buf := shapeBufs.Get().(*shapeBuf)
-	defer shapeBufs.Put(buf)
+	defer buf.release()
 	key, spans, ok := appendShape(buf.key, buf.spans, text)
 	buf.key, buf.spans = key, spans
 	if !ok || e.shapes.tooBig(len(key)) {
@@ -399,6 +411,13 @@ type shapeBuf struct {
 }
 
 var shapeBufs = sync.Pool{New: func() any { return new(shapeBuf) }}
+
+// release returns b to the pool unless one huge text grew it.
+func (b *shapeBuf) release() {
+	if cap(b.key) <= 256<<10 && cap(b.spans) <= 16<<10 {
+		shapeBufs.Put(b)
+	}
+}
 
 // doorkeeper admits a shape to the cache the second time it is seen, so
 // that shapes which never repeat (a literal kept in the key that differs
