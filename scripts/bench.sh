@@ -10,7 +10,7 @@
 #
 #   scripts/bench.sh [--profile quick|full|ci] [--out DIR] [--quota VCPU]
 #                    [--no-haproxy] [--no-pgbouncer] [--no-mysql] [--no-intercept]
-#                    [--scale-out N[,N...]]
+#                    [--scale-out N[,N...]] [--base-bin FILE]
 #                    [--bin DIR] [--baseline FILE]
 #                    [--update-baseline] [-- fwctl bench run flags...]
 #
@@ -22,6 +22,8 @@
 # fwctl from DIR instead of `make build`. --scale-out 2,4 adds a target of
 # 2 and one of 4 sqlfwd processes sharing a port, each under the quota: the
 # scale-out curves, next to the single instance, in one report.
+# --base-bin FILE adds a target "sqlfwd-base" running another sqlfwd binary
+# (say, main's) under the same quota: an A/B of two builds in one run.
 #
 # ci: the regression gate. A short run (about a minute after the build)
 # against direct and sqlfwd at a fixed rate, results in a temporary
@@ -40,7 +42,7 @@ if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
 	export PATH="/usr/local/go/bin:$PATH"
 fi
 
-profile=quick out="" quota=0.5 haproxy=auto pgbouncer=auto mysql=auto intercept=auto scale=1 bindir="" baseline=bench/baseline-ci.json update=0
+profile=quick out="" quota=0.5 haproxy=auto pgbouncer=auto mysql=auto basebin="" intercept=auto scale=1 bindir="" baseline=bench/baseline-ci.json update=0
 extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -52,11 +54,12 @@ while [ $# -gt 0 ]; do
 	--no-mysql) mysql=0; shift ;;
 	--no-intercept) intercept=0; shift ;;
 	--scale-out) scale=$2; shift 2 ;;
+	--base-bin) basebin=$2; shift 2 ;;
 	--bin) bindir=$2; shift 2 ;;
 	--baseline) baseline=$2; shift 2 ;;
 	--update-baseline) update=1; shift ;;
 	--) shift; extra=("$@"); break ;;
-	*) sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+	*) sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
 say() { echo "bench.sh: $*" >&2; }
@@ -167,6 +170,13 @@ targets="$work/targets"
 	sqlfw_cg explicit
 	printf 'sqlfwd 127.0.0.1:%s version="%s, enforce, default policy, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl.sock --log-level warn"\n' \
 		"$fwport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$fwport" "$pgport" "$work"
+	if [ -n "$basebin" ]; then
+		baseport="$(free_port)"
+		basever="$("$basebin" --version 2>&1 | head -n1)"
+		sqlfw_cg base
+		printf 'sqlfwd-base 127.0.0.1:%s version="%s (--base-bin), enforce, default policy, quota %s vCPU" %s start="%sexec %s --protocol postgres --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl-base.sock --log-level warn"\n' \
+			"$baseport" "$basever" "$quota" "$cpu_keys" "$into_cg" "$(cd "$(dirname "$basebin")" && pwd)/$(basename "$basebin")" "$baseport" "$pgport" "$work"
+	fi
 	for n in ${scale//,/ }; do
 		[ "$n" -gt 1 ] || continue
 		# N sqlfwd processes share one port (SO_REUSEPORT), each under its
