@@ -51,29 +51,32 @@ func newRawIO(c net.Conn) net.Conn {
 	return r
 }
 
-// rawOnce makes one read or write system call on fd, retrying EINTR; done
-// is false on EAGAIN (the poller waits, then calls again).
-func rawOnce(trap, fd uintptr, p []byte) (n int, errno syscall.Errno, done bool) {
+func (c *rawIO) doRead(fd uintptr) bool {
 	for {
-		r, _, e := syscall.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rp[0])), uintptr(len(c.rp)))
 		switch e {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
-			return 0, 0, false
+			return false
 		}
-		return int(r), e, true
+		c.rn, c.rerrno = int(n), e
+		return true
 	}
 }
 
-func (c *rawIO) doRead(fd uintptr) (done bool) {
-	c.rn, c.rerrno, done = rawOnce(syscall.SYS_READ, fd, c.rp)
-	return done
-}
-
-func (c *rawIO) doWrite(fd uintptr) (done bool) {
-	c.wn, c.werrno, done = rawOnce(syscall.SYS_WRITE, fd, c.wp)
-	return done
+func (c *rawIO) doWrite(fd uintptr) bool {
+	for {
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&c.wp[0])), uintptr(len(c.wp)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		c.wn, c.werrno = int(n), e
+		return true
+	}
 }
 
 // Read reads what the socket has, waiting for it like net.Conn.Read.
