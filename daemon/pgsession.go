@@ -83,12 +83,9 @@ type pgSession struct {
 	id     uint64
 	client net.Conn
 	server net.Conn
-	// cio and sio read and write client and server for the relay
-	// (rawio.go); everything else uses client and server.
-	cio, sio net.Conn
-	sess     engine.Session
-	proc     clientProcess
-	via      string
+	sess   engine.Session
+	proc   clientProcess
+	via    string
 	// upstream is where server is connected, for routing cancel requests.
 	upstream upstream
 	log      *slog.Logger
@@ -248,7 +245,6 @@ func (d *Daemon) servePG(a arrival) {
 		return
 	}
 	s.server = server
-	s.cio, s.sio = newRawIO(conn), newRawIO(server)
 	s.upstream = upstream{a.upNet, a.upAddr}
 	if !d.register(s) {
 		server.Close()
@@ -350,7 +346,7 @@ func (s *pgSession) toServer() {
 	}()
 	defer s.hold.abort() // timing
 	db := s.db
-	fr := pg.NewFramer(s.cio, db.cfg.BufferBytes, db.cfg.MaxMessageBytes, db.cfg.MaxMessageBytes)
+	fr := pg.NewFramer(s.client, db.cfg.BufferBytes, db.cfg.MaxMessageBytes, db.cfg.MaxMessageBytes)
 	var scratch []byte
 	for {
 		if err := fr.Fill(); err != nil {
@@ -498,7 +494,7 @@ func (s *pgSession) writeServer(b []byte) error {
 		return nil
 	}
 	s.db.stats.bytesToServer.Add(uint64(len(b)))
-	_, err := s.sio.Write(b)
+	_, err := s.server.Write(b)
 	return err
 }
 
@@ -671,7 +667,7 @@ func (s *pgSession) protocolError(err error) {
 // toClient relays server messages to the client.
 func (s *pgSession) toClient() {
 	defer s.closeBoth()
-	fr := pg.NewFramer(s.sio, s.db.cfg.BufferBytes, s.db.cfg.MaxMessageBytes, 0)
+	fr := pg.NewFramer(s.server, s.db.cfg.BufferBytes, s.db.cfg.MaxMessageBytes, 0)
 	var scratch []byte
 	for {
 		if err := fr.Fill(); err != nil {
@@ -828,7 +824,7 @@ func (s *pgSession) writeClient(b []byte) error {
 	}
 	s.db.stats.bytesToClient.Add(uint64(len(b)))
 	s.cw.Lock()
-	_, err := s.cio.Write(b)
+	_, err := s.client.Write(b)
 	s.cw.Unlock()
 	return err
 }
