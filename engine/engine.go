@@ -27,7 +27,8 @@ type Engine struct {
 	policy    *Policy
 	cache     *factCache // nil when disabled
 	shapes    *factCache // INSERT ... VALUES shapes (shape.go); nil when the cache is disabled
-	shapeSeen doorkeeper
+	shapeSeen doorkeeper // shapes seen once
+	textSeen  doorkeeper // shaped texts seen once
 	rates     *rateTable // nil when the policy has no rate rules
 	learner   atomic.Pointer[Learner]
 }
@@ -46,7 +47,7 @@ func New(p *Policy, opts Options) (*Engine, error) {
 		// A quarter for shapes: few, each as large as its statement.
 		e.cache = newFactCache(size - size/4)
 		e.shapes = newFactCache(size / 4)
-		e.shapeSeen = newDoorkeeper()
+		e.shapeSeen, e.textSeen = newDoorkeeper(), newDoorkeeper()
 	}
 	for i := range p.rules {
 		if p.rules[i].rate != nil {
@@ -114,7 +115,9 @@ func (e *Engine) facts(sql []byte) *textFacts {
 	}
 	text := string(sql)
 	f = e.analyze(text)
-	if !f.shaped {
+	// A text analysed through its shape enters the exact cache only when
+	// it repeats: bulk INSERTs rarely do, and would evict what does.
+	if !f.shaped || e.textSeen.admit(h) {
 		e.cache.put(h, text, f)
 	}
 	return f

@@ -184,7 +184,8 @@ type textFacts struct {
 	// policy: the text was not parsed, stmts is empty.
 	unparsed bool
 	// shaped: the facts came from, or went into, the shape cache
-	// (shape.go); such texts are not cached by their exact text.
+	// (shape.go); such a text is cached by its exact text only once it
+	// repeats.
 	shaped bool
 
 	// Fingerprints are computed at most once per text, when a policy or a

@@ -59,7 +59,7 @@ func prescan(text string, stopBytes int) lexStats {
 		c := text[i]
 		tokStart = i
 		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+		case isBlank(c):
 			gluedLeft = -1
 			i++
 		case c == '-' && i+1 < n && text[i+1] == '-':
@@ -204,4 +204,9 @@ func indexFrom(s, sub string, from int) int {
 		return -1
 	}
 	return from + k
+}
+
+// isBlank reports whether c is white space to PostgreSQL's lexer.
+func isBlank(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }

@@ -221,13 +221,9 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 // preceding "(" or ",", where a minus can only be a sign.
 func afterListStart(text string, i int) bool {
 	for j := i - 1; j >= 0; j-- {
-		switch text[j] {
-		case ' ', '\t', '\n', '\r', '\f', '\v':
-			continue
-		case '(', ',':
-			return true
+		if !isBlank(text[j]) {
+			return text[j] == '(' || text[j] == ','
 		}
-		return false
 	}
 	return false
 }
@@ -259,13 +255,9 @@ func scanString(text string, i int, escapes bool) (end int, backslash bool) {
 // another quote: PostgreSQL joins 'a'<newline>'b' into one literal.
 func stringFollows(text string, end int) bool {
 	for j := end; j < len(text); j++ {
-		switch text[j] {
-		case ' ', '\t', '\n', '\r', '\f', '\v':
-			continue
-		case '\'':
-			return true
+		if !isBlank(text[j]) {
+			return text[j] == '\''
 		}
-		return false
 	}
 	return false
 }

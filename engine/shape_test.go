@@ -230,6 +230,13 @@ func TestShapeCacheHit(t *testing.T) {
 	if n, _ := e.cache.len(); n != 0 {
 		t.Errorf("exact cache holds %d texts, want 0 (shaped texts stay out)", n)
 	}
+	// A shaped text that repeats exactly is then answered by the exact cache.
+	for i := 0; i < 2; i++ {
+		e.JudgePostgres([]byte(b), nil)
+	}
+	if _, _, ok := e.cache.get([]byte(b)); !ok {
+		t.Error("a shaped text seen three times is not in the exact cache")
+	}
 	// Same shape, but over the byte limit: the limit is measured on this
 	// text, not taken from the entry.
 	long := rows(3, strings.Repeat("z", 100))
