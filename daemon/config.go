@@ -63,6 +63,9 @@ type AuditConfig struct {
 	// Anchor: every this many records the chain head goes to the daemon's
 	// log (default 10000).
 	Anchor int `yaml:"anchor"`
+	// KeyFile holds a secret key (at least 16 bytes): the chain is then
+	// HMAC-SHA256 under it, which only a key holder can extend or rebuild.
+	KeyFile string `yaml:"key_file"`
 }
 
 // Interception modes of a database.

@@ -261,7 +261,8 @@ func (d *Daemon) servePG(a arrival) {
 
 	if d.audit != nil {
 		d.audit.record(auditRecord{at: time.Now(), event: "session_start", s: s})
-		defer d.audit.record(auditRecord{at: time.Now(), event: "session_end", s: s})
+		// A closure: the end time is read when the session ends.
+		defer func() { d.audit.record(auditRecord{at: time.Now(), event: "session_end", s: s}) }()
 	}
 	done := make(chan struct{})
 	go func() {

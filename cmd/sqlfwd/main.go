@@ -59,6 +59,7 @@ func run(args []string, stderr io.Writer) int {
 		ctlGroup   = fs.String("control-group", "", "also let members of `group` use the control socket (mode 0660)")
 		auditLog   = fs.String("audit-log", "", "append a hash-chained audit trail (JSON lines) to `file`")
 		auditAll   = fs.Bool("audit-allowed", false, "record allowed verdicts in the audit trail too")
+		auditKey   = fs.String("audit-key-file", "", "chain the audit trail with HMAC-SHA256 under the secret key in `file` (at least 16 bytes)")
 		metrics    = fs.String("metrics-listen", "", "serve Prometheus metrics on `host:port` (e.g. 127.0.0.1:9187; default off)")
 		statsWin   = fs.Duration("stats-window", 0, "reporting window of fwctl stats (default 10s)")
 		showVer    = fs.Bool("version", false, "print the version and exit")
@@ -132,6 +133,9 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if *auditAll {
 		cfg.Audit.IncludeAllowed = true
+	}
+	if *auditKey != "" {
+		cfg.Audit.KeyFile = *auditKey
 	}
 	if *control != "" {
 		cfg.ControlSocket = *control
