@@ -37,6 +37,8 @@ type Daemon struct {
 	// refused counts intercepted connections that could not be identified.
 	refused atomic.Uint64
 	dialer  net.Dialer
+	// sleep is the accept loops' back-off (time.Sleep; tests count it).
+	sleep func(time.Duration)
 
 	// reloadMu serialises reloads and learner changes.
 	reloadMu sync.Mutex
@@ -108,7 +110,7 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 	if err := cfg.Normalize(); err != nil {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
 	}
-	d := &Daemon{cfg: cfg, log: log, version: version, sessions: map[*pgSession]struct{}{}}
+	d := &Daemon{cfg: cfg, log: log, version: version, sessions: map[*pgSession]struct{}{}, sleep: time.Sleep}
 	for i := range cfg.Databases {
 		dc := &cfg.Databases[i]
 		eng, err := buildEngine(dc)
@@ -209,7 +211,7 @@ func (d *Daemon) Start() error {
 	for _, db := range d.dbs {
 		if db.ln != nil {
 			d.wg.Add(1)
-			go d.acceptLoop(db)
+			go d.acceptLoop(db.ln, listenArrival(db))
 		}
 	}
 	return nil
@@ -248,27 +250,10 @@ func (d *Daemon) Addr(name string) net.Addr {
 	return nil
 }
 
-func (d *Daemon) acceptLoop(db *database) {
-	defer d.wg.Done()
-	for {
-		conn, err := db.ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			// EMFILE and the like: back off instead of spinning
-			d.log.Warn("accept failed", "database", db.cfg.Name, "err", err)
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		if !d.track() {
-			conn.Close()
-			continue
-		}
-		go func() {
-			defer d.wg.Done()
-			d.servePG(arrival{db: db, conn: conn, via: "listen", upNet: "tcp", upAddr: db.cfg.Upstream})
-		}()
+// listenArrival makes an arrival of a connection to db's explicit listener.
+func listenArrival(db *database) func(net.Conn) (arrival, error) {
+	return func(c net.Conn) (arrival, error) {
+		return arrival{db: db, conn: c, via: "listen", upNet: "tcp", upAddr: db.cfg.Upstream}, nil
 	}
 }
 

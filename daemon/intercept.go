@@ -178,7 +178,7 @@ func (d *Daemon) startIntercept() (err error) {
 		it.routes.Store(&routes)
 		for _, ln := range it.lns {
 			d.wg.Add(1)
-			go it.acceptLoop(ln, it.fromRedirect)
+			go d.acceptLoop(ln, it.fromRedirect)
 		}
 		it.stop = make(chan struct{})
 		go it.watchMapFull(it.stop)
@@ -209,7 +209,7 @@ func (d *Daemon) startIntercept() (err error) {
 			return fmt.Errorf("%w: %w", errInterceptUnavailable, err)
 		}
 		d.wg.Add(1)
-		go it.acceptLoop(ln, it.fromSteer)
+		go d.acceptLoop(ln, it.fromSteer)
 	}
 	d.intercept = it
 	return nil
@@ -276,7 +276,7 @@ func (it *interceptor) startUnix(dbs []*database, cg string) error {
 		d.log.Info("intercepting unix socket", "database", db.cfg.Name, "socket", db.cfg.UnixSocket, "listener", path)
 		db := db
 		d.wg.Add(1)
-		go it.acceptLoop(ln, func(c net.Conn) (arrival, error) { return it.fromUnix(db, c) })
+		go d.acceptLoop(ln, func(c net.Conn) (arrival, error) { return it.fromUnix(db, c) })
 	}
 	return nil
 }
@@ -328,36 +328,6 @@ func protectedAddrs(c Database) ([]netip.AddrPort, error) {
 		out = append(out, netip.AddrPortFrom(other, uint16(pn)))
 	}
 	return out, nil
-}
-
-func (it *interceptor) acceptLoop(ln net.Listener, identify func(net.Conn) (arrival, error)) {
-	d := it.d
-	defer d.wg.Done()
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			d.log.Warn("accept failed", "listener", ln.Addr().String(), "err", err)
-			continue
-		}
-		a, err := identify(conn)
-		if err != nil {
-			d.refused.Add(1)
-			d.log.Warn("refusing connection", "client", conn.RemoteAddr().String(), "listener", ln.Addr().String(), "err", err)
-			conn.Close()
-			continue
-		}
-		if !d.track() {
-			conn.Close()
-			continue
-		}
-		go func() {
-			defer d.wg.Done()
-			d.servePG(a)
-		}()
-	}
 }
 
 // fromRedirect identifies a connection a cgroup program redirected.

@@ -1,0 +1,95 @@
+package daemon
+
+import (
+	"errors"
+	"net"
+	"time"
+)
+
+// One accept loop serves every listener: the explicit one, and the
+// redirect, steer and unix listeners of interception. When Accept fails
+// (EMFILE at the descriptor limit, ENFILE, ENOBUFS, ...) the pending
+// connection stays in the kernel's backlog and the next Accept fails at
+// once, so the loop backs off: 5 ms doubling to 1 s, reset by the next
+// success. It logs the first failure of a run of failures and then one line
+// per second at most, with the count, instead of one line per failure.
+
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+	acceptLogEvery   = time.Second
+)
+
+// acceptLoop accepts on ln until it is closed. identify turns a connection
+// into an arrival (an error refuses the connection); each arrival is served
+// in its own goroutine. The caller has done d.wg.Add(1) for the loop.
+func (d *Daemon) acceptLoop(ln net.Listener, identify func(net.Conn) (arrival, error)) {
+	defer d.wg.Done()
+	var b acceptBackoff
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			wait, logNow, failed := b.fail(time.Now())
+			if logNow {
+				d.log.Warn("accept failed: backing off", "listener", ln.Addr().String(), "err", err, "failures", failed, "wait", wait)
+			}
+			d.sleep(wait)
+			continue
+		}
+		if n := b.ok(); n > 0 {
+			d.log.Info("accepting again", "listener", ln.Addr().String(), "failures", n)
+		}
+		a, err := identify(conn)
+		if err != nil {
+			d.refused.Add(1)
+			d.log.Warn("refusing connection", "client", conn.RemoteAddr().String(), "listener", ln.Addr().String(), "err", err)
+			conn.Close()
+			continue
+		}
+		if !d.track() {
+			conn.Close()
+			continue
+		}
+		go func() {
+			defer d.wg.Done()
+			d.servePG(a)
+		}()
+	}
+}
+
+// acceptBackoff is the state of one loop's run of failures.
+type acceptBackoff struct {
+	wait     time.Duration
+	failed   int // failures in this run
+	logged   time.Time
+	sinceLog int // failures since the last log line
+}
+
+// fail records a failure at now and returns how long to wait, whether to
+// log, and the failures since the last log line (or in the run, for the
+// first).
+func (b *acceptBackoff) fail(now time.Time) (time.Duration, bool, int) {
+	b.failed++
+	b.sinceLog++
+	if b.wait == 0 {
+		b.wait = acceptBackoffMin
+	} else {
+		b.wait = min(2*b.wait, acceptBackoffMax)
+	}
+	if b.failed == 1 || now.Sub(b.logged) >= acceptLogEvery {
+		n := b.sinceLog
+		b.logged, b.sinceLog = now, 0
+		return b.wait, true, n
+	}
+	return b.wait, false, 0
+}
+
+// ok ends a run of failures and returns its length.
+func (b *acceptBackoff) ok() int {
+	n := b.failed
+	*b = acceptBackoff{}
+	return n
+}
