@@ -39,6 +39,9 @@ type Config struct {
 	// own user (the socket becomes 0660, owned by the group).
 	ControlGroup string        `yaml:"control_group"`
 	DrainTimeout time.Duration `yaml:"drain_timeout"`
+	// ControlIdleTimeout closes control-socket connections idle this long
+	// between requests (default 15s).
+	ControlIdleTimeout time.Duration `yaml:"control_idle_timeout"`
 	// StatsWindow is the reporting window of fwctl stats (default 10s).
 	StatsWindow time.Duration `yaml:"stats_window"`
 	// MetricsListen serves Prometheus metrics on host:port (default off).
@@ -153,10 +156,12 @@ type Database struct {
 
 // Defaults.
 const (
-	DefaultControlSocket  = "/run/sqlfw/control.sock"
-	DefaultDrainTimeout   = 30 * time.Second
-	DefaultConnectTimeout = 5 * time.Second
-	DefaultStartupTimeout = 10 * time.Second
+	DefaultControlSocket = "/run/sqlfw/control.sock"
+	DefaultDrainTimeout  = 30 * time.Second
+	// DefaultControlIdleTimeout: Config.ControlIdleTimeout.
+	DefaultControlIdleTimeout = 15 * time.Second
+	DefaultConnectTimeout     = 5 * time.Second
+	DefaultStartupTimeout     = 10 * time.Second
 )
 
 // ParseConfig reads a YAML configuration. Unknown keys are errors.
@@ -208,6 +213,9 @@ func (c *Config) Normalize() error {
 	}
 	if c.ControlSocket == "" {
 		c.ControlSocket = DefaultControlSocket
+	}
+	if c.ControlIdleTimeout <= 0 {
+		c.ControlIdleTimeout = DefaultControlIdleTimeout
 	}
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = DefaultDrainTimeout

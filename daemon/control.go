@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -133,11 +134,26 @@ func startControl(d *Daemon, path string) (*controlServer, error) {
 		w.Write(b)
 	})
 	registerStatusRoutes(mux, d)
+	var open atomic.Int32
 	cs := &controlServer{ln: ln, srv: &http.Server{
 		Handler:           peerCheck(mux, gid),
 		ReadHeaderTimeout: 5 * time.Second,
+		// Without IdleTimeout (and ReadTimeout) a keep-alive connection
+		// is never closed: a client could hold any number open.
+		IdleTimeout:  d.cfg.ControlIdleTimeout,
+		WriteTimeout: time.Minute,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			return context.WithValue(ctx, connKey{}, c)
+		},
+		ConnState: func(c net.Conn, st http.ConnState) {
+			switch st {
+			case http.StateNew:
+				if open.Add(1) > maxControlConns {
+					c.Close() // reported as StateClosed, which counts it down
+				}
+			case http.StateClosed, http.StateHijacked:
+				open.Add(-1)
+			}
 		},
 	}}
 	go func() {
@@ -154,6 +170,10 @@ func (cs *controlServer) stop() {
 	defer cancel()
 	_ = cs.srv.Shutdown(ctx)
 }
+
+// maxControlConns bounds the control socket's open connections; more are
+// closed at once (fwctl needs one at a time).
+const maxControlConns = 64
 
 type connKey struct{}
 

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -133,4 +135,67 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// The control socket closes keep-alive connections that go idle, and
+// refuses more than maxControlConns at once.
+func TestControlSocketIdleAndCap(t *testing.T) {
+	fs := newFakeServer(t, cannedResult(1))
+	sock := filepath.Join(t.TempDir(), "control.sock")
+	startConfig(t, &Config{ControlSocket: sock, ControlIdleTimeout: 300 * time.Millisecond,
+		Databases: []Database{{Name: "t", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: fs.ln.Addr().String()}}})
+
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte("GET /v1/status HTTP/1.1\r\nHost: sqlfwd\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /v1/status: %v %v", resp, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	// Idle now: the server must close the connection by itself.
+	if n, err := br.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("idle keep-alive connection: read %d, %v; want EOF (closed by the server)", n, err)
+	}
+
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := 0; i < maxControlConns+20; i++ {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	// Read all at once: a read after a passed deadline fails without
+	// looking for EOF.
+	var closed atomic.Int32
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(time.Second)
+	for _, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.SetReadDeadline(deadline)
+			if _, err := c.Read(make([]byte, 1)); err == io.EOF {
+				closed.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := closed.Load(); n < 20 || n > 20+1 {
+		t.Errorf("%d of %d connections closed at once, want 20 (the cap is %d)", n, len(conns), maxControlConns)
+	}
 }
