@@ -1,65 +1,383 @@
 package engine
 
-// Code inside statements: DO blocks and function bodies, which the parser
-// keeps as opaque strings. What such code does when it runs is judged with
-// the statement that carries it.
+// Code inside statements: DO blocks, function bodies and SQL text handed to
+// functions that run it (query_to_xml, dblink_exec, ...), which the parser
+// keeps as opaque strings. What such code does is judged with the statement
+// that carries it:
+//
+//   - a DO block runs now: its statements count fully (kinds, WHERE-less
+//     writes, shapes), as if they had been sent;
+//   - a CREATE FUNCTION/PROCEDURE body runs later, when called: its
+//     statements contribute their capabilities (functions, tables, COPY
+//     ends, languages, settings, granted roles, dynamic SQL) but not their
+//     kinds;
+//   - SQL text that is a constant (a literal, a concatenation of literals,
+//     format() of literals) is parsed and judged like a nested statement;
+//     text assembled at run time (a variable, a column, a parameter $1) is
+//     the fact dynamicSQL; code the engine cannot parse, in a language it
+//     cannot read, or nested beyond maxCodeDepth is the fact unparsed.
+//
+// Everything here depends on the text alone, so the facts stay cacheable by
+// text. It runs only on a cache miss.
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v5"
+	"google.golang.org/protobuf/proto"
 )
 
-// doBody analyses the statements of a PL/pgSQL DO block with PostgreSQL's
-// PL/pgSQL parser: a DO block runs at once, so what it does is judged like
-// the statements themselves (an UPDATE without WHERE inside is one). Dynamic
-// SQL (EXECUTE of a string) is covered only by the lexical scan.
-func (w *walker) doBody(body string) {
-	if w.depth >= 3 {
+// maxCodeDepth bounds code nested in strings (a DO block that EXECUTEs a DO
+// block that ...). Beyond it a statement is denied as unparsed, not skipped.
+const maxCodeDepth = 8
+
+// Why code could not be analysed (stmtFacts.unparsed). Literal-free: they
+// go into verdict reasons.
+const (
+	unparsedPLpgSQL  = "the PL/pgSQL parser rejected a body"
+	unparsedSQL      = "SQL text in a body or string argument could not be parsed"
+	unparsedLanguage = "a body is in a language the engine cannot read"
+	unparsedDepth    = "code nested in strings deeper than 8 levels"
+)
+
+// msgState is what one message's earlier statements tell its later ones:
+// functions created in it (called later in the same message, their bodies
+// run now) and cursors declared in it.
+type msgState struct {
+	created map[string]*stmtFacts // by lower-cased function name: the body's facts as if it ran
+	cursors map[string]struct{}
+}
+
+// subWalker returns a walker for a statement nested one level deeper.
+func (w *walker) subWalker() *walker {
+	if w.msg == nil {
+		w.msg = &msgState{}
+	}
+	return &walker{depth: w.depth + 1, msg: w.msg}
+}
+
+// accumulator returns a walker whose facts collect merged statements.
+func (w *walker) accumulator(f *stmtFacts) *walker {
+	a := w.subWalker()
+	a.f = f
+	a.seenT = map[tableRef]struct{}{}
+	a.seenF = map[funcRef]struct{}{}
+	a.seenC = map[colRef]struct{}{}
+	return a
+}
+
+func (w *walker) setUnparsed(why string) {
+	if w.f.unparsed == "" {
+		w.f.unparsed = why
+	}
+}
+
+// doStmt analyses a DO block: its body runs now.
+func (w *walker) doStmt(n *pg_query.DoStmt) {
+	lang, body, have := "plpgsql", "", false
+	for _, a := range n.Args {
+		if d := a.GetDefElem(); d != nil {
+			switch d.Defname {
+			case "as":
+				body, have = d.Arg.GetString_().GetSval(), true
+			case "language":
+				lang = strings.ToLower(d.Arg.GetString_().GetSval())
+			}
+		}
+	}
+	w.f.languages = appendUnique(w.f.languages, lang)
+	if !have {
 		return
 	}
+	if lang != "plpgsql" {
+		w.unreadableBody(body)
+		return
+	}
+	w.doBody(body)
+}
+
+// doBody analyses the statements of a PL/pgSQL DO block and merges them, as
+// run now, into the DO statement.
+func (w *walker) doBody(body string) {
 	tag := "$sqlfw$"
 	for i := 0; strings.Contains(body, tag); i++ {
 		tag = "$sqlfw" + strconv.Itoa(i) + "$"
 	}
-	js, err := pg_query.ParsePlPgSqlToJSON("CREATE FUNCTION sqlfw_do() RETURNS void LANGUAGE plpgsql AS " + tag + body + tag)
-	if err != nil {
-		return
-	}
-	for _, q := range plpgsqlQueries(js) {
-		tree, err := pg_query.Parse(q)
-		if err != nil {
-			if tree, err = pg_query.Parse("SELECT " + q); err != nil {
-				continue
+	w.plpgsql("CREATE FUNCTION sqlfw_do() RETURNS void LANGUAGE plpgsql AS " + tag + body + tag)
+}
+
+// createFunction analyses CREATE FUNCTION/PROCEDURE: the body's facts go
+// into the statement as capabilities (the body runs when called), and are
+// kept for calls later in the same message, which run it now.
+func (w *walker) createFunction(n *pg_query.CreateFunctionStmt) {
+	lang := ""
+	var bodies []string
+	for _, o := range n.Options {
+		if d := o.GetDefElem(); d != nil {
+			switch d.Defname {
+			case "as":
+				if s := d.Arg.GetString_(); s != nil {
+					bodies = append(bodies, s.Sval)
+				}
+				for _, it := range d.Arg.GetList().GetItems() {
+					bodies = append(bodies, it.GetString_().GetSval())
+				}
+			case "language":
+				lang = strings.ToLower(d.Arg.GetString_().GetSval())
 			}
 		}
-		if w.sub == nil {
-			w.sub = &walker{}
+	}
+	if lang == "" {
+		// PostgreSQL's default when LANGUAGE is left out (and the only
+		// language of a BEGIN ATOMIC body).
+		lang = "sql"
+	}
+	w.f.languages = appendUnique(w.f.languages, lang)
+	if n.SqlBody != nil {
+		// The walker goes on into the body with inFuncBody set (visit);
+		// for same-message calls it is also walked as if it ran.
+		w.markChildren(inFuncBody, n.SqlBody)
+	}
+	var bf stmtFacts
+	acc := w.accumulator(&bf)
+	switch {
+	case n.SqlBody != nil:
+		sw := w.subWalker()
+		sf := sw.statement(n.SqlBody)
+		acc.merge(&sf, false)
+	case lang == "plpgsql":
+		for _, b := range bodies {
+			if w.depth >= maxCodeDepth {
+				acc.setUnparsed(unparsedDepth)
+				break
+			}
+			c := proto.Clone(n).(*pg_query.CreateFunctionStmt)
+			c.Options = nil
+			for _, o := range n.Options {
+				if d := o.GetDefElem(); d != nil && (d.Defname == "as" || d.Defname == "language") {
+					continue
+				}
+				c.Options = append(c.Options, o)
+			}
+			c.Options = append(c.Options,
+				pg_query.MakeSimpleDefElemNode("language", pg_query.MakeStrNode("plpgsql"), -1),
+				pg_query.MakeSimpleDefElemNode("as", pg_query.MakeListNode([]*pg_query.Node{pg_query.MakeStrNode(b)}), -1))
+			text, err := pg_query.Deparse(&pg_query.ParseResult{Stmts: []*pg_query.RawStmt{{Stmt: &pg_query.Node{Node: &pg_query.Node_CreateFunctionStmt{CreateFunctionStmt: c}}}}})
+			if err != nil {
+				acc.setUnparsed(unparsedPLpgSQL)
+				continue
+			}
+			acc.plpgsql(text)
 		}
-		sw := &walker{depth: w.depth + 1}
-		for _, raw := range tree.Stmts {
-			sf := sw.statement(raw.GetStmt())
-			w.merge(&sf)
+	case lang == "sql":
+		for _, b := range bodies {
+			acc.nestedSQL(b)
+		}
+	default:
+		for _, b := range bodies {
+			acc.unreadableBody(b)
+		}
+	}
+	w.merge(&bf, true)
+	if len(n.Funcname) > 0 {
+		if w.msg.created == nil {
+			w.msg.created = map[string]*stmtFacts{}
+		}
+		name := strings.ToLower(n.Funcname[len(n.Funcname)-1].GetString_().GetSval())
+		w.msg.created[name] = &bf
+	}
+}
+
+// unreadableBody records a body in a language the engine cannot parse
+// (plperl, pltcl, plv8, ...): it can run any SQL through its SPI, so it is
+// unparsed. The lexical scan still names the functions it mentions, so that
+// a more specific rule can say what it found.
+func (w *walker) unreadableBody(src string) {
+	w.setUnparsed(unparsedLanguage)
+	w.scanBody(src)
+}
+
+// plpgsql runs PostgreSQL's PL/pgSQL parser over a CREATE FUNCTION text and
+// merges, as run now, every SQL statement and expression of the body into
+// w.f. A body the parser rejects is unparsed.
+func (w *walker) plpgsql(createText string) {
+	if w.depth >= maxCodeDepth {
+		w.setUnparsed(unparsedDepth)
+		return
+	}
+	js, err := pg_query.ParsePlPgSqlToJSON(createText)
+	if err != nil {
+		w.setUnparsed(unparsedPLpgSQL)
+		return
+	}
+	var tree any
+	if err := json.Unmarshal([]byte(js), &tree); err != nil {
+		w.setUnparsed(unparsedPLpgSQL)
+		return
+	}
+	if l, ok := tree.([]any); !ok || len(l) == 0 {
+		w.setUnparsed(unparsedPLpgSQL)
+		return
+	}
+	w.plpgsqlNode(tree, false)
+}
+
+// Parse modes of a PLpgSQL_expr (PostgreSQL's RawParseMode).
+const (
+	parseModeDefault = 0 // a whole statement
+	parseModeExpr    = 2 // an expression: parsed as SELECT <expr>
+	parseModeAssign1 = 3 // target := expr (3, 4, 5: by the target's parts)
+	parseModeAssign3 = 5
+)
+
+// plpgsqlNode walks the PL/pgSQL parser's JSON. dyn marks the expression
+// whose value is SQL text to run: EXECUTE, FOR ... IN EXECUTE, RETURN QUERY
+// EXECUTE, OPEN ... FOR EXECUTE.
+func (w *walker) plpgsqlNode(v any, dyn bool) {
+	switch t := v.(type) {
+	case []any:
+		for _, e := range t {
+			w.plpgsqlNode(e, false)
+		}
+	case map[string]any:
+		if e, ok := t["PLpgSQL_expr"].(map[string]any); ok {
+			q, _ := e["query"].(string)
+			mode, _ := e["parseMode"].(float64)
+			w.plpgsqlExpr(q, int(mode), dyn)
+			return
+		}
+		for k, c := range t {
+			switch k {
+			case "PLpgSQL_stmt_dynexecute", "PLpgSQL_stmt_dynfors":
+				if m, ok := c.(map[string]any); ok {
+					for k2, c2 := range m {
+						w.plpgsqlNode(c2, k2 == "query")
+					}
+					continue
+				}
+			}
+			w.plpgsqlNode(c, k == "dynquery")
 		}
 	}
 }
 
-// merge adds what a statement inside a DO body does to the DO statement.
-func (w *walker) merge(s *stmtFacts) {
+func (w *walker) plpgsqlExpr(q string, mode int, dyn bool) {
+	if dyn {
+		tree, err := pg_query.Parse("SELECT " + q)
+		if err != nil {
+			w.setUnparsed(unparsedSQL)
+			return
+		}
+		// The expression itself is walked too (its functions, subqueries).
+		w.mergeTree(tree, false)
+		if s := tree.Stmts[0].GetStmt().GetSelectStmt(); s != nil && len(s.TargetList) == 1 && len(s.FromClause) == 0 {
+			if text, ok := constText(s.TargetList[0].GetResTarget().GetVal()); ok {
+				w.nestedSQL(text)
+				return
+			}
+		}
+		w.f.dynamicSQL = true
+		return
+	}
+	switch {
+	case mode == parseModeExpr:
+		q = "SELECT " + q
+	case mode >= parseModeAssign1 && mode <= parseModeAssign3:
+		rhs, ok := assignValue(q)
+		if !ok {
+			w.setUnparsed(unparsedSQL)
+			return
+		}
+		q = "SELECT " + rhs
+	}
+	tree, err := pg_query.Parse(q)
+	if err != nil {
+		w.setUnparsed(unparsedSQL)
+		return
+	}
+	w.mergeTree(tree, false)
+}
+
+// assignValue returns the expression of a PL/pgSQL assignment
+// ("target[.field][subscript] := expr", or "=" for ":=").
+func assignValue(q string) (string, bool) {
+	toks, err := pg_query.Scan(q)
+	if err != nil {
+		return "", false
+	}
+	depth := 0
+	for _, t := range toks.Tokens {
+		switch q[t.Start:t.End] {
+		case "[", "(":
+			depth++
+		case "]", ")":
+			depth--
+		case ":=", "=":
+			if depth == 0 {
+				return q[t.End:], true
+			}
+		}
+	}
+	return "", false
+}
+
+// nestedSQL parses SQL text that will run and merges its statements, as run
+// now, into w.f.
+func (w *walker) nestedSQL(text string) {
+	if w.depth >= maxCodeDepth {
+		w.setUnparsed(unparsedDepth)
+		return
+	}
+	if strings.IndexByte(text, 0) >= 0 {
+		w.setUnparsed(unparsedSQL)
+		return
+	}
+	tree, err := pg_query.Parse(text)
+	if err != nil {
+		w.setUnparsed(unparsedSQL)
+		return
+	}
+	w.mergeTree(tree, false)
+}
+
+// mergeTree walks every statement of a nested parse tree one level deeper
+// and merges it into w.f.
+func (w *walker) mergeTree(tree *pg_query.ParseResult, later bool) {
+	sw := w.subWalker()
+	for _, raw := range tree.Stmts {
+		sf := sw.statement(raw.GetStmt())
+		w.merge(&sf, later)
+	}
+}
+
+// merge adds what a nested statement does to the statement being walked.
+// later: the nested statement runs when a function is called, not now, so
+// only its capabilities count, not its kinds or shapes.
+func (w *walker) merge(s *stmtFacts, later bool) {
 	f := w.f
-	f.kinds |= s.kinds &^ (1<<kindSelect | 1<<kindUtility)
-	f.unfiltered |= s.unfiltered
+	if !later {
+		f.kinds |= s.kinds &^ (1<<kindSelect | 1<<kindUtility)
+		f.unfiltered |= s.unfiltered
+		f.tautology = f.tautology || s.tautology
+		f.catalogUnion = f.catalogUnion || s.catalogUnion
+		f.timeProbe = f.timeProbe || s.timeProbe
+		f.joins += s.joins
+		f.unionArms += s.unionArms
+		f.ctes += s.ctes
+	}
 	f.copy |= s.copy
 	f.copyDir |= s.copyDir
 	f.roleAttrs |= s.roleAttrs
-	f.tautology = f.tautology || s.tautology
-	f.catalogUnion = f.catalogUnion || s.catalogUnion
-	f.timeProbe = f.timeProbe || s.timeProbe
-	f.joins += s.joins
-	f.unionArms += s.unionArms
-	f.ctes += s.ctes
+	f.dynamicSQL = f.dynamicSQL || s.dynamicSQL
+	if f.unparsed == "" {
+		f.unparsed = s.unparsed
+	}
 	for _, t := range s.tables {
+		if t.schema == "" && containsString(s.cteNames, t.name) {
+			continue // a CTE of the nested statement, not a relation
+		}
 		w.table(t.schema, t.name, t.alias, t.write)
 	}
 	for _, fn := range s.funcs {
@@ -85,70 +403,364 @@ func (w *walker) merge(s *stmtFacts) {
 	}
 }
 
-// plpgsqlQueries pulls the "query" strings of every PLpgSQL_expr out of the
-// PL/pgSQL parser's JSON, without decoding the whole document into maps.
-func plpgsqlQueries(js string) []string {
-	var out []string
-	const key = `"query":"`
-	for {
-		i := strings.Index(js, key)
-		if i < 0 {
-			return out
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
 		}
-		js = js[i+len(key):]
-		var b strings.Builder
-		j := 0
-		for ; j < len(js) && js[j] != '"'; j++ {
-			if js[j] == '\\' && j+1 < len(js) {
-				j++
-				switch js[j] {
-				case 'n':
-					b.WriteByte('\n')
-				case 't':
-					b.WriteByte('\t')
-				case 'r':
-					b.WriteByte('\r')
-				case 'u':
-					if j+4 < len(js) {
-						if v, err := strconv.ParseUint(js[j+1:j+5], 16, 32); err == nil {
-							b.WriteRune(rune(v))
-						}
-						j += 4
-					}
-				default:
-					b.WriteByte(js[j])
-				}
+	}
+	return false
+}
+
+// afterStatement links a top-level statement to what earlier statements of
+// the same message created: a call of a function created earlier runs its
+// body now (inside a CREATE statement, such as a trigger, later); a cursor
+// declared here may be read by cursor_to_xml further on.
+func (w *walker) afterStatement(n *pg_query.Node, f *stmtFacts) {
+	if d := n.GetDeclareCursorStmt(); d != nil {
+		if w.msg == nil {
+			w.msg = &msgState{}
+		}
+		if w.msg.cursors == nil {
+			w.msg.cursors = map[string]struct{}{}
+		}
+		w.msg.cursors[strings.ToLower(d.Portalname)] = struct{}{}
+	}
+	if w.msg == nil || len(w.msg.created) == 0 {
+		return
+	}
+	later := f.kind == kindDDL || f.kind == kindDCL
+	w.f = f
+	done := map[string]bool{}
+	// f.funcs grows as bodies are merged: bodies calling other functions
+	// created in the message are followed too.
+	for i := 0; i < len(f.funcs); i++ {
+		name := f.funcs[i].name
+		bf, ok := w.msg.created[name]
+		if !ok || done[name] {
+			continue
+		}
+		done[name] = true
+		w.merge(bf, later)
+	}
+	w.f = nil
+}
+
+// Roles of the arguments of functions that run or read what a string names.
+type execArg uint8
+
+const (
+	argSQL      execArg = iota + 1 // SQL text the function runs
+	argRelation                    // a relation it reads (regclass or name)
+	argCursor                      // a cursor it fetches from
+	argAll                         // it reads relations it does not name (a schema, the database)
+)
+
+// execFuncs are the functions known to run SQL text given as an argument
+// or to read relations named by a string. The callback returns, for a call
+// with n arguments, the role of argument i (0: none).
+var execFuncs = map[string]func(i, n int, args []*pg_query.Node) execArg{
+	"query_to_xml":                  first(argSQL),
+	"query_to_xmlschema":            first(argSQL),
+	"query_to_xml_and_xmlschema":    first(argSQL),
+	"cursor_to_xml":                 first(argCursor),
+	"cursor_to_xmlschema":           first(argCursor),
+	"table_to_xml":                  first(argRelation),
+	"table_to_xmlschema":            first(argRelation),
+	"table_to_xml_and_xmlschema":    first(argRelation),
+	"schema_to_xml":                 first(argAll),
+	"schema_to_xmlschema":           first(argAll),
+	"schema_to_xml_and_xmlschema":   first(argAll),
+	"database_to_xml":               always(argAll),
+	"database_to_xmlschema":         always(argAll),
+	"database_to_xml_and_xmlschema": always(argAll),
+	"ts_stat":                       first(argSQL),
+	"ts_rewrite": func(i, n int, _ []*pg_query.Node) execArg {
+		if n == 2 && i == 1 { // ts_rewrite(tsquery, select text)
+			return argSQL
+		}
+		return 0
+	},
+	// tablefunc
+	"crosstab": func(i, n int, args []*pg_query.Node) execArg {
+		if i == 0 || (i == 1 && !isIntConst(args[1])) {
+			return argSQL
+		}
+		return 0
+	},
+	"crosstab2":            first(argSQL),
+	"crosstab3":            first(argSQL),
+	"crosstab4":            first(argSQL),
+	"crosstab_hash":        func(i, n int, _ []*pg_query.Node) execArg { return sqlIf(i <= 1) },
+	"connectby":            first(argRelation),
+	"pg_background_launch": first(argSQL),
+	// dblink: the SQL is the last text argument; a trailing boolean is
+	// fail_on_error. It runs on another connection, outside the firewall.
+	"dblink":            dblinkSQL(0),
+	"dblink_exec":       dblinkSQL(0),
+	"dblink_send_query": dblinkSQL(0),
+	"dblink_open":       dblinkSQL(1),
+}
+
+func first(r execArg) func(i, n int, _ []*pg_query.Node) execArg {
+	return func(i, _ int, _ []*pg_query.Node) execArg {
+		if i == 0 {
+			return r
+		}
+		return 0
+	}
+}
+
+func always(r execArg) func(i, n int, _ []*pg_query.Node) execArg {
+	return func(int, int, []*pg_query.Node) execArg { return r }
+}
+
+func sqlIf(b bool) execArg {
+	if b {
+		return argSQL
+	}
+	return 0
+}
+
+// dblinkSQL: the SQL argument of dblink(sql), dblink(conn, sql),
+// dblink(sql, fail), dblink(conn, sql, fail); dblink_open takes a cursor
+// name first (skip 1).
+func dblinkSQL(skip int) func(i, n int, args []*pg_query.Node) execArg {
+	return func(i, n int, args []*pg_query.Node) execArg {
+		last := n - 1
+		if last > 0 && isBoolConst(args[last]) {
+			last--
+		}
+		if last < skip {
+			return 0
+		}
+		return sqlIf(i == last)
+	}
+}
+
+func isBoolConst(n *pg_query.Node) bool {
+	if c := n.GetAConst(); c != nil {
+		_, ok := c.Val.(*pg_query.A_Const_Boolval)
+		return ok
+	}
+	if tc := n.GetTypeCast(); tc != nil && tc.TypeName != nil && len(tc.TypeName.Names) > 0 {
+		t := strings.ToLower(tc.TypeName.Names[len(tc.TypeName.Names)-1].GetString_().GetSval())
+		return t == "bool" || t == "boolean"
+	}
+	return false
+}
+
+func isIntConst(n *pg_query.Node) bool {
+	if c := n.GetAConst(); c != nil {
+		_, ok := c.Val.(*pg_query.A_Const_Ival)
+		return ok
+	}
+	return false
+}
+
+// Named-notation parameter names of execFuncs' text arguments.
+var execArgNames = map[string]execArg{
+	"query": argSQL, "sqlquery": argSQL, "tbl": argRelation, "cursor": argCursor, "source_sql": argSQL,
+}
+
+// execArgs judges the text arguments of a call of a function that runs or
+// reads what a string says: a constant is parsed (SQL) or recorded
+// (relation), anything else is dynamic SQL.
+func (w *walker) execArgs(n *pg_query.FuncCall) {
+	if len(n.Funcname) == 0 {
+		return
+	}
+	role := execFuncs[strings.ToLower(n.Funcname[len(n.Funcname)-1].GetString_().GetSval())]
+	if role == nil {
+		return
+	}
+	later := w.flags&inFuncBody != 0
+	for i, a := range n.Args {
+		r := role(i, len(n.Args), n.Args)
+		if na := a.GetNamedArgExpr(); na != nil {
+			r = execArgNames[strings.ToLower(na.Name)]
+			a = na.Arg
+		}
+		if r == 0 {
+			continue
+		}
+		if r == argAll {
+			w.f.dynamicSQL = true
+			continue
+		}
+		text, ok := constText(a)
+		if !ok {
+			w.f.dynamicSQL = true
+			continue
+		}
+		switch r {
+		case argSQL:
+			if w.depth >= maxCodeDepth {
+				w.setUnparsed(unparsedDepth)
 				continue
 			}
-			b.WriteByte(js[j])
+			tree, err := pg_query.Parse(text)
+			if err != nil || strings.IndexByte(text, 0) >= 0 {
+				w.setUnparsed(unparsedSQL)
+				continue
+			}
+			w.mergeTree(tree, later)
+		case argRelation:
+			w.relationText(text)
+		case argCursor:
+			// The cursor's query was judged when it was declared, if that
+			// was earlier in this message; otherwise (another message, a
+			// cursor a function opened) the engine cannot see what it runs.
+			if _, ok := w.msg.cursorDeclared(text); !ok {
+				w.f.dynamicSQL = true
+			}
 		}
-		out = append(out, b.String())
-		js = js[min(j, len(js)):]
 	}
 }
 
-// body scans the source of a DO block or function body, which the parser
-// keeps as an opaque string. Every identifier directly followed by "(" is
-// taken as a call. This over-approximates (it also finds names inside string
-// literals, which catches EXECUTE 'select f(...)'), and it cannot see names
-// assembled at run time.
-func (w *walker) body(arg *pg_query.Node) {
-	if arg == nil {
-		return
+func (m *msgState) cursorDeclared(name string) (struct{}, bool) {
+	if m == nil {
+		return struct{}{}, false
 	}
-	if s := arg.GetString_(); s != nil {
-		w.scanBody(s.Sval)
-		return
-	}
-	for _, it := range arg.GetList().GetItems() {
-		w.scanBody(it.GetString_().GetSval())
-	}
+	_, ok := m.cursors[strings.ToLower(name)]
+	return struct{}{}, ok
 }
 
-// scanBody looks through the text of a DO block or function body, which
-// the parser keeps as a string: it records the functions called and a COPY
-// ... PROGRAM, also inside dynamic SQL (EXECUTE 'copy ... to program ...').
-// It is lexical, so a name assembled at run time is not found.
+// relationText records a relation named by a string (regclass input: a
+// possibly qualified, possibly quoted name). An OID or anything else the
+// engine cannot read as a name is dynamic.
+func (w *walker) relationText(text string) {
+	tree, err := pg_query.Parse("TABLE " + text)
+	if err == nil && len(tree.Stmts) == 1 {
+		s := tree.Stmts[0].GetStmt().GetSelectStmt()
+		if s != nil && len(s.FromClause) == 1 && len(s.TargetList) == 1 {
+			if rv := s.FromClause[0].GetRangeVar(); rv != nil && rv.Alias == nil && rv.Inh {
+				w.table(rv.Schemaname, rv.Relname, "", false)
+				return
+			}
+		}
+	}
+	w.f.dynamicSQL = true
+}
+
+// constText returns the value of an expression that is a text constant: a
+// literal, a cast of one, a concatenation of constants (||, concat,
+// concat_ws), or format() of constants.
+func constText(n *pg_query.Node) (string, bool) {
+	switch x := n.GetNode().(type) {
+	case *pg_query.Node_AConst:
+		c := x.AConst
+		if c.Isnull {
+			return "", true
+		}
+		switch v := c.Val.(type) {
+		case *pg_query.A_Const_Sval:
+			return v.Sval.Sval, true
+		case *pg_query.A_Const_Ival:
+			return strconv.Itoa(int(v.Ival.Ival)), true
+		case *pg_query.A_Const_Fval:
+			return v.Fval.Fval, true
+		case *pg_query.A_Const_Boolval:
+			if v.Boolval.Boolval {
+				return "true", true
+			}
+			return "false", true
+		}
+	case *pg_query.Node_TypeCast:
+		return constText(x.TypeCast.Arg)
+	case *pg_query.Node_CollateClause:
+		return constText(x.CollateClause.Arg)
+	case *pg_query.Node_AExpr:
+		e := x.AExpr
+		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || len(e.Name) != 1 || e.Name[0].GetString_().GetSval() != "||" || e.Lexpr == nil {
+			return "", false
+		}
+		l, ok1 := constText(e.Lexpr)
+		r, ok2 := constText(e.Rexpr)
+		return l + r, ok1 && ok2
+	case *pg_query.Node_FuncCall:
+		fc := x.FuncCall
+		if len(fc.Funcname) == 0 || fc.AggStar || fc.FuncVariadic || fc.Over != nil || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
+			return "", false
+		}
+		if len(fc.Funcname) == 2 && !strings.EqualFold(fc.Funcname[0].GetString_().GetSval(), "pg_catalog") {
+			return "", false
+		}
+		var args []string
+		for _, a := range fc.Args {
+			s, ok := constText(a)
+			if !ok {
+				return "", false
+			}
+			args = append(args, s)
+		}
+		switch strings.ToLower(fc.Funcname[len(fc.Funcname)-1].GetString_().GetSval()) {
+		case "concat":
+			return strings.Join(args, ""), true
+		case "concat_ws":
+			if len(args) == 0 {
+				return "", false
+			}
+			return strings.Join(args[1:], args[0]), true
+		case "format":
+			if len(args) == 0 {
+				return "", false
+			}
+			return formatConst(args[0], args[1:])
+		}
+	}
+	return "", false
+}
+
+// formatConst evaluates format() with constant arguments for the plain
+// conversions %s, %I, %L and %%; anything else (positions, widths) is not
+// evaluated. NULL arguments are not told apart from empty strings: the
+// result only has to parse to what the server would run, up to literals.
+func formatConst(f string, args []string) (string, bool) {
+	var b strings.Builder
+	next := 0
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			b.WriteByte(f[i])
+			continue
+		}
+		i++
+		if i >= len(f) {
+			return "", false
+		}
+		if f[i] == '%' {
+			b.WriteByte('%')
+			continue
+		}
+		if next >= len(args) {
+			return "", false
+		}
+		a := args[next]
+		next++
+		switch f[i] {
+		case 's':
+			b.WriteString(a)
+		case 'I':
+			// quote_ident quotes only when needed; quoting always names
+			// the same identifier.
+			b.WriteString(`"` + strings.ReplaceAll(a, `"`, `""`) + `"`)
+		case 'L':
+			if strings.Contains(a, `\`) {
+				b.WriteString(`E'` + strings.ReplaceAll(strings.ReplaceAll(a, `\`, `\\`), `'`, `''`) + `'`)
+			} else {
+				b.WriteString(`'` + strings.ReplaceAll(a, `'`, `''`) + `'`)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// scanBody looks through the text of a body the engine cannot parse (a
+// language other than PL/pgSQL and SQL): it records the functions called
+// and a COPY ... PROGRAM. It is lexical and only a fallback: such a body is
+// unparsed anyway, the scan only lets a more specific rule name it.
 func (w *walker) scanBody(src string) {
 	sawCopy := false
 	for i := 0; i < len(src); {
@@ -157,8 +769,6 @@ func (w *walker) scanBody(src string) {
 			i++
 			continue
 		}
-		// A dotted name: ident(.ident)*, possibly quoted parts are not handled
-		// beyond their letters, which is enough to find the final name.
 		start := i
 		for i < len(src) && (isIdentPart(src[i]) || src[i] == '.') {
 			i++
@@ -171,7 +781,7 @@ func (w *walker) scanBody(src string) {
 			w.f.copy |= copyProgram
 		}
 		j := i
-		for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\n' || src[j] == '\r' || src[j] == '"') {
+		for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\n' || src[j] == '\r' || src[j] == '\f' || src[j] == '\v' || src[j] == '"') {
 			j++
 		}
 		if j < len(src) && src[j] == '(' {

@@ -144,6 +144,13 @@ type stmtFacts struct {
 	catalogUnion bool // a set operation mixing system-catalog and other arms
 	timeProbe    bool // a sleep function in a predicate or next to a table read
 
+	// dynamicSQL: SQL text assembled at run time is run (EXECUTE of a
+	// variable, a non-constant query_to_xml or dblink argument; body.go).
+	dynamicSQL bool
+	// unparsed says why code the statement carries (a body, SQL text in a
+	// string) could not be analysed; "" when all of it was.
+	unparsed string
+
 	joins, unionArms, ctes int32
 
 	tables     []tableRef
@@ -274,6 +281,7 @@ func treeFacts(tree *pg_query.ParseResult, lex lexStats) *textFacts {
 		f := w.statement(raw.GetStmt())
 		f.loc, f.length = raw.StmtLocation, raw.StmtLen
 		f.prevKinds = prev
+		w.afterStatement(raw.GetStmt(), &f) // body.go
 		// A SELECT that reads no relation (SELECT pg_advisory_lock(1),
 		// SELECT set_config(...)) is how migration scripts start, not an
 		// application query an injection could extend.
@@ -318,7 +326,8 @@ type walker struct {
 	seenC  map[colRef]struct{}
 	setops map[*pg_query.SelectStmt]struct{} // set-operation nodes already counted
 	sub    *walker                           // for subtree scans and DO bodies
-	depth  int                               // DO-body nesting
+	depth  int                               // nesting of code in strings (body.go)
+	msg    *msgState                         // what earlier statements of the message created (body.go)
 }
 
 func (w *walker) push(m any) { w.stack = append(w.stack, frame{m: m, flags: w.flags}) }
@@ -403,6 +412,7 @@ func (w *walker) visit(m any) {
 		w.column(n.Fields)
 	case *pg_query.FuncCall:
 		w.funcName(n.Funcname)
+		w.execArgs(n) // body.go: functions that run their text argument
 		if w.flags&inPredicate != 0 && len(n.Funcname) > 0 && isSleep(strings.ToLower(n.Funcname[len(n.Funcname)-1].GetString_().GetSval())) {
 			f.timeProbe = true
 		}
@@ -514,36 +524,9 @@ func (w *walker) visit(m any) {
 	case *pg_query.AlterRoleStmt:
 		w.roleOptions(n.Options)
 	case *pg_query.DoStmt:
-		lang, body := "plpgsql", ""
-		for _, a := range n.Args {
-			if d := a.GetDefElem(); d != nil {
-				switch d.Defname {
-				case "as":
-					body = d.Arg.GetString_().GetSval()
-					w.body(d.Arg)
-				case "language":
-					lang = strings.ToLower(d.Arg.GetString_().GetSval())
-				}
-			}
-		}
-		f.languages = appendUnique(f.languages, lang)
-		if lang == "plpgsql" && body != "" {
-			w.doBody(body)
-		}
+		w.doStmt(n) // body.go
 	case *pg_query.CreateFunctionStmt:
-		for _, o := range n.Options {
-			if d := o.GetDefElem(); d != nil {
-				switch d.Defname {
-				case "as":
-					w.body(d.Arg)
-				case "language":
-					f.languages = appendUnique(f.languages, strings.ToLower(d.Arg.GetString_().GetSval()))
-				}
-			}
-		}
-		if n.SqlBody != nil {
-			w.markChildren(inFuncBody, n.SqlBody)
-		}
+		w.createFunction(n) // body.go
 	}
 }
 

@@ -97,6 +97,12 @@ func (p *Policy) staticMatch(r *rule, f *stmtFacts, tf *textFacts, fp uint64) (b
 	if r.commentTrick && !tf.lex.commentTrick {
 		return false, ""
 	}
+	if r.dynamicSQL && !f.dynamicSQL {
+		return false, ""
+	}
+	if r.unparsedBody && f.unparsed == "" {
+		return false, ""
+	}
 	if r.roleAttrs != 0 && f.roleAttrs&r.roleAttrs == 0 {
 		return false, ""
 	}
@@ -151,6 +157,9 @@ func (p *Policy) staticMatch(r *rule, f *stmtFacts, tf *textFacts, fp uint64) (b
 			return false, ""
 		}
 		reason += " (" + m + ")"
+	}
+	if r.unparsedBody {
+		reason += " (" + f.unparsed + ")"
 	}
 	return true, reason
 }

@@ -82,6 +82,8 @@ type rule struct {
 	catalogUnion  bool
 	timeProbe     bool
 	commentTrick  bool
+	dynamicSQL    bool // dynamic_sql (body.go)
+	unparsedBody  bool // unparsed_body (body.go)
 	stackedAfter  kindSet
 	limits        limits
 	fingerprints  map[uint64]struct{}
@@ -297,6 +299,8 @@ type yamlMatch struct {
 	CatalogUnion   bool           `yaml:"catalog_union"`
 	TimeProbe      bool           `yaml:"time_probe"`
 	CommentTrick   bool           `yaml:"comment_trick"`
+	DynamicSQL     bool           `yaml:"dynamic_sql"`
+	UnparsedBody   bool           `yaml:"unparsed_body"`
 	StackedAfter   []yamlKind     `yaml:"stacked_after"`
 	Limits         *yamlLimits    `yaml:"limits"`
 	Fingerprints   []yamlPrint    `yaml:"fingerprints"`
@@ -658,6 +662,7 @@ func compileRule(yr yamlRule) (rule, error) {
 		r.roleAttrs |= uint8(a)
 	}
 	r.tautology, r.catalogUnion, r.timeProbe, r.commentTrick = m.Tautology, m.CatalogUnion, m.TimeProbe, m.CommentTrick
+	r.dynamicSQL, r.unparsedBody = m.DynamicSQL, m.UnparsedBody
 	for _, k := range m.StackedAfter {
 		r.stackedAfter |= 1 << stmtKind(k)
 	}
