@@ -46,8 +46,10 @@ const (
 // functions created in it (called later in the same message, their bodies
 // run now) and cursors declared in it.
 type msgState struct {
-	created map[string]*stmtFacts // by lower-cased function name: the body's facts as if it ran
-	cursors map[string]struct{}
+	created       map[string]*stmtFacts // by lower-cased function name: the body's facts as if it ran
+	triggers      map[string][]string   // table name → trigger functions created on it
+	eventTriggers []string              // functions of event triggers
+	cursors       map[string]struct{}
 }
 
 // subWalker returns a walker for a statement nested one level deeper.
@@ -413,37 +415,72 @@ func containsString(list []string, s string) bool {
 }
 
 // afterStatement links a top-level statement to what earlier statements of
-// the same message created: a call of a function created earlier runs its
-// body now (inside a CREATE statement, such as a trigger, later); a cursor
-// declared here may be read by cursor_to_xml further on.
+// the same message created. A call of a function created earlier runs its
+// body now (but inside a CREATE or GRANT, such as CREATE TRIGGER, later); a
+// write to a table given a trigger earlier runs the trigger function now,
+// and so does any DDL after an event trigger. A cursor declared here may be
+// read by cursor_to_xml further on.
 func (w *walker) afterStatement(n *pg_query.Node, f *stmtFacts) {
-	if d := n.GetDeclareCursorStmt(); d != nil {
-		if w.msg == nil {
-			w.msg = &msgState{}
-		}
-		if w.msg.cursors == nil {
-			w.msg.cursors = map[string]struct{}{}
-		}
-		w.msg.cursors[strings.ToLower(d.Portalname)] = struct{}{}
+	if w.msg == nil {
+		w.msg = &msgState{}
 	}
-	if w.msg == nil || len(w.msg.created) == 0 {
+	m := w.msg
+	switch s := n.GetNode().(type) {
+	case *pg_query.Node_DeclareCursorStmt:
+		if m.cursors == nil {
+			m.cursors = map[string]struct{}{}
+		}
+		m.cursors[strings.ToLower(s.DeclareCursorStmt.Portalname)] = struct{}{}
+	case *pg_query.Node_CreateTrigStmt:
+		if t := s.CreateTrigStmt; t.Relation != nil && len(t.Funcname) > 0 {
+			if m.triggers == nil {
+				m.triggers = map[string][]string{}
+			}
+			rel := strings.ToLower(t.Relation.Relname)
+			m.triggers[rel] = append(m.triggers[rel], lastName(t.Funcname))
+		}
+	case *pg_query.Node_CreateEventTrigStmt:
+		if len(s.CreateEventTrigStmt.Funcname) > 0 {
+			m.eventTriggers = append(m.eventTriggers, lastName(s.CreateEventTrigStmt.Funcname))
+		}
+	}
+	if len(m.created) == 0 {
 		return
 	}
-	later := f.kind == kindDDL || f.kind == kindDCL
+	ddl := f.kind == kindDDL || f.kind == kindDCL
 	w.f = f
 	done := map[string]bool{}
-	// f.funcs grows as bodies are merged: bodies calling other functions
-	// created in the message are followed too.
-	for i := 0; i < len(f.funcs); i++ {
-		name := f.funcs[i].name
-		bf, ok := w.msg.created[name]
-		if !ok || done[name] {
+	run := func(name string, later bool) {
+		if bf, ok := m.created[name]; ok && !done[name] {
+			done[name] = true
+			w.merge(bf, later)
+		}
+	}
+	if ddl {
+		for _, name := range m.eventTriggers {
+			run(name, false)
+		}
+	}
+	// f.funcs and f.tables grow as bodies are merged: bodies calling
+	// other functions, or writing tables with triggers, are followed too.
+	for i, j := 0, 0; i < len(f.funcs) || j < len(f.tables); {
+		if i < len(f.funcs) {
+			run(f.funcs[i].name, ddl)
+			i++
 			continue
 		}
-		done[name] = true
-		w.merge(bf, later)
+		if t := f.tables[j]; t.write {
+			for _, name := range m.triggers[t.name] {
+				run(name, ddl)
+			}
+		}
+		j++
 	}
 	w.f = nil
+}
+
+func lastName(parts []*pg_query.Node) string {
+	return strings.ToLower(parts[len(parts)-1].GetString_().GetSval())
 }
 
 // Roles of the arguments of functions that run or read what a string names.
