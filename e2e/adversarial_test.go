@@ -1,0 +1,586 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// TestAdversarialE2E sends every line of the engine's corpora — the
+// adversarial corpus (../engine/testdata/adversarial/*.tsv), malicious.sql,
+// benign.sql and pgbench.sql — through a real sqlfwd (enforce, embedded
+// default policy) to the real PostgreSQL, and judges by what the server
+// says it received: every send carries a unique marker comment, and
+//
+//   - a denied line (expect "deny" or a rule id) must never put its marker
+//     into the server's statement log (log_statement=all logs a statement
+//     when it arrives, and its text again when it fails), the client must get
+//     SQLSTATE 42501 naming the rule, and the canary tables the corpus names
+//     (t, users, orders, …) must hold the same rows afterwards;
+//   - an allowed line must put its marker into the log, which proves the log
+//     check can see a statement at all. The server may well answer an allowed
+//     line with an error (a table the corpus names does not exist); that is
+//     fine. Allowed lines run inside BEGIN … ROLLBACK, after the deny phase
+//     and its canary check, so that they change nothing the other tests see.
+//
+// Every line goes as a simple Query and, when the engine counts at most one
+// statement in it, also through the extended protocol (Parse/Bind/Execute),
+// each on a connection of its own.
+func TestAdversarialE2E(t *testing.T) {
+	needSqlfwd(t)
+	needBinary(t)
+	if pg.Log == "" {
+		t.Skip("SQLFW_PG_LOG not set: start PostgreSQL with scripts/pg.sh start --log-statements")
+	}
+	cases := readE2ECorpus(t)
+
+	d, err := startDaemon()
+	if err != nil {
+		t.Fatalf("starting sqlfwd: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("sqlfwd log (last lines):\n%s", tail(d.log(), 40))
+		}
+		if err := d.stop(); err != nil {
+			t.Errorf("stopping sqlfwd: %v", err)
+		}
+	})
+
+	run := randomHex(t)
+	sends, skipped := planSends(t, cases, run)
+	for _, s := range skipped {
+		t.Log(s)
+	}
+	setupRoles(t, cases)
+	setupCanaries(t)
+	before := canaryFingerprints(t)
+
+	var denies, allows []*advSend
+	for _, s := range sends {
+		if s.c.denied() {
+			denies = append(denies, s)
+		} else {
+			allows = append(allows, s)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	runSends(ctx, d.addr, denies)
+
+	// The effect check: no denied line changed a canary table.
+	after := canaryFingerprints(t)
+	for _, name := range canaryNames {
+		if before[name] != after[name] {
+			t.Errorf("canary table %s changed during the deny phase (before %s, after %s): a denied line reached the server", name, before[name], after[name])
+		}
+	}
+
+	runSends(ctx, d.addr, allows)
+	if ctx.Err() != nil {
+		t.Fatalf("the corpus did not finish within its time bound: %v", ctx.Err())
+	}
+
+	logged := serverLogMarkers(t, run)
+	var nDeny, nAllow int
+	for _, s := range sends {
+		lines := logged[s.marker]
+		if s.c.denied() {
+			nDeny++
+			if len(lines) > 0 {
+				t.Errorf("%s: denied line reached PostgreSQL (%s): %s\n  expect: %s\n  client: %s\n  server log:\n    %s",
+					s.c.where(), s.proto, s.c.show(), s.c.expect, s.got, strings.Join(lines, "\n    "))
+				continue
+			}
+			if msg := s.deniedMismatch(); msg != "" {
+				t.Errorf("%s: %s (%s): %s\n  expect: %s\n  client: %s", s.c.where(), msg, s.proto, s.c.show(), s.c.expect, s.got)
+			}
+			continue
+		}
+		nAllow++
+		if len(lines) == 0 {
+			t.Errorf("%s: allowed line never reached PostgreSQL (%s): %s\n  client: %s\n  server log: nothing with marker %s",
+				s.c.where(), s.proto, s.c.show(), s.got, s.marker)
+		}
+	}
+	t.Logf("%d corpus lines, %d sends: %d denied sends stayed out of the server log, %d allowed sends reached it; %d skipped",
+		len(cases), len(sends), nDeny, nAllow, len(skipped))
+
+	t.Run("control", checkAdversarialControl)
+}
+
+// checkAdversarialControl shows that the two checks above can fail: a line
+// the default policy denies, sent through a sqlfwd in monitor mode (which
+// forwards what it would deny), must show up in the server log and change
+// its canary table.
+func checkAdversarialControl(t *testing.T) {
+	run := randomHex(t)
+	c := &advCase{file: "control", line: 1, expect: "no-unfiltered-writes", sql: "DELETE FROM t"}
+	v := engineVerdict(t, c.sql)
+	if !v.Action.Denies() || v.RuleID != c.expect {
+		t.Fatalf("control %q: the engine says %v %s, want deny %s", c.sql, v.Action, v.RuleID, c.expect)
+	}
+	m, err := startDaemon("--mode", "monitor")
+	if err != nil {
+		t.Fatalf("starting sqlfwd in monitor mode: %v", err)
+	}
+	defer m.stop()
+	before := canaryFingerprints(t)["t"]
+	s := &advSend{c: c, proto: "simple", marker: "sqlfwadv_" + run + "_0s"}
+	s.text = "/* " + s.marker + " */ " + c.sql
+	s.send(context.Background(), m.addr)
+	if after := canaryFingerprints(t)["t"]; after == before {
+		t.Errorf("control %q through a monitor-mode sqlfwd (client: %s): canary t unchanged (%s): the effect check cannot see a leak", c.sql, s.got, after)
+	}
+	if lines := serverLogMarkers(t, run)[s.marker]; len(lines) == 0 {
+		t.Errorf("control %q through a monitor-mode sqlfwd (client: %s): marker %s not in the server log: the log check cannot see a leak", c.sql, s.got, s.marker)
+	}
+}
+
+func engineVerdict(t *testing.T, sql string) engine.Verdict {
+	t.Helper()
+	e, err := engine.New(engine.DefaultPolicy(), engine.Options{CacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.JudgePostgres([]byte(sql), &engine.Session{User: "app", Database: "app"})
+}
+
+// advCase is one corpus line.
+type advCase struct {
+	file    string
+	line    int
+	expect  string // "allow", "deny" or a rule id
+	sql     string
+	session string
+}
+
+func (c *advCase) denied() bool { return c.expect != "allow" }
+
+func (c *advCase) where() string { return fmt.Sprintf("%s:%d", c.file, c.line) }
+
+// show is the statement for a failure message, quoted, cut at 300 bytes.
+func (c *advCase) show() string {
+	s := c.sql
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	q := strconv.Quote(s)
+	if c.session != "" {
+		q += " session " + c.session
+	}
+	return q
+}
+
+// readE2ECorpus reads the corpora the engine's tests read, in their formats:
+// adversarial/*.tsv (expect<TAB>statement[<TAB>session], see
+// engine/adversarial_test.go), malicious.sql (rule-id<TAB>statement),
+// benign.sql and pgbench.sql (one allowed statement a line).
+func readE2ECorpus(t *testing.T) []*advCase {
+	t.Helper()
+	const dir = "../engine/testdata"
+	files, err := filepath.Glob(filepath.Join(dir, "adversarial", "*.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no corpus files in %s/adversarial", dir)
+	}
+	var out []*advCase
+	for _, path := range files {
+		name := "adversarial/" + filepath.Base(path)
+		eachLine(t, path, func(n int, line string) {
+			if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+				return
+			}
+			parts := strings.SplitN(line, "\t", 3)
+			if len(parts) < 2 {
+				t.Fatalf("%s:%d: want expect<TAB>statement[<TAB>session], got %q", name, n, line)
+			}
+			c := &advCase{file: name, line: n, expect: parts[0], sql: parts[1]}
+			if len(parts) == 3 {
+				c.session = parts[2]
+			}
+			if strings.HasPrefix(c.sql, `"`) {
+				s, err := strconv.Unquote(c.sql)
+				if err != nil {
+					t.Fatalf("%s:%d: statement is not a Go string literal: %v", name, n, err)
+				}
+				c.sql = s
+			}
+			out = append(out, c)
+		})
+	}
+	// The older corpora: lines are trimmed, "--" starts a comment line.
+	plain := func(name string, f func(n int, line string)) {
+		eachLine(t, filepath.Join(dir, name), func(n int, line string) {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "--") {
+				return
+			}
+			f(n, line)
+		})
+	}
+	plain("malicious.sql", func(n int, line string) {
+		id, sql, ok := strings.Cut(line, "\t")
+		if !ok {
+			t.Fatalf("malicious.sql:%d: line without tab: %q", n, line)
+		}
+		out = append(out, &advCase{file: "malicious.sql", line: n, expect: id, sql: sql})
+	})
+	for _, name := range []string{"benign.sql", "pgbench.sql"} {
+		plain(name, func(n int, line string) {
+			out = append(out, &advCase{file: name, line: n, expect: "allow", sql: line})
+		})
+	}
+	return out
+}
+
+func eachLine(t *testing.T, path string, f func(n int, line string)) {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		f(n, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("reading %s: %v", path, err)
+	}
+}
+
+// advSession is what a corpus line's session column asks of the connection.
+type advSession struct {
+	user  string   // connect as this role ("" = the superuser)
+	setup []string // statements sent through sqlfwd before the line
+}
+
+// parseAdvSession turns a session column into connection setup. Keys it
+// cannot reproduce on a real connection return an error saying why; the line
+// is then skipped (and the skip logged), never silently dropped.
+func parseAdvSession(spec string) (advSession, error) {
+	var s advSession
+	if spec == "" {
+		return s, nil
+	}
+	for _, kv := range strings.Split(spec, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
+		switch k {
+		case "user":
+			if !regexp.MustCompile(`^[a-z_][a-z0-9_]*$`).MatchString(v) {
+				return s, fmt.Errorf("user=%q is not a plain role name", v)
+			}
+			s.user = v
+		case "scs":
+			switch strings.ToLower(v) {
+			case "off", "on":
+				s.setup = append(s.setup, "SET standard_conforming_strings = "+strings.ToLower(v))
+			default:
+				return s, fmt.Errorf("scs=%q: want on or off", v)
+			}
+		case "encoding":
+			if !regexp.MustCompile(`^[A-Za-z0-9_]+$`).MatchString(v) {
+				return s, fmt.Errorf("encoding=%q is not an encoding name", v)
+			}
+			s.setup = append(s.setup, "SET client_encoding = '"+v+"'")
+		default:
+			return s, fmt.Errorf("session key %q has no e2e counterpart here", k)
+		}
+	}
+	return s, nil
+}
+
+// advSend is one statement on the wire: a corpus line, marked, over one
+// protocol.
+type advSend struct {
+	c      *advCase
+	sess   advSession
+	proto  string // "simple" or "extended"
+	text   string // the line with its marker
+	marker string
+	copyIn bool // COPY … FROM STDIN: sent with the copy sub-protocol
+
+	got     string // what the client saw, for messages
+	errCode string // SQLSTATE of the first error, "" for none
+	errMsg  string
+}
+
+var copyFromStdin = regexp.MustCompile(`(?is)^\s*copy\b.*\bfrom\s+stdin\b`)
+
+// planSends marks every line. The marker is a block comment put in front of
+// the statement when that leaves the engine's verdict unchanged, else after
+// it; a line where neither placement keeps the verdict is skipped with the
+// reason returned. The check runs the embedded engine under the default
+// session: a leading or trailing ASCII comment lexes the same under every
+// session setting the corpus varies.
+func planSends(t *testing.T, cases []*advCase, run string) ([]*advSend, []string) {
+	t.Helper()
+	e, err := engine.New(engine.DefaultPolicy(), engine.Options{CacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge := func(sql string) engine.Verdict {
+		return e.JudgePostgres([]byte(sql), &engine.Session{User: "app", Database: "app"})
+	}
+	same := func(a, b engine.Verdict) bool {
+		return a.Action.Denies() == b.Action.Denies() && a.RuleID == b.RuleID
+	}
+	var sends []*advSend
+	var skipped []string
+	for i, c := range cases {
+		sess, err := parseAdvSession(c.session)
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s: skipped: %v", c.where(), err))
+			continue
+		}
+		raw := judge(c.sql)
+		protos := []string{"simple"}
+		// The extended protocol carries one statement; a text the engine
+		// cannot parse (0) goes both ways, as an attacker would send it.
+		if raw.Statements <= 1 {
+			protos = append(protos, "extended")
+		}
+		for _, proto := range protos {
+			m := fmt.Sprintf("sqlfwadv_%s_%d%c", run, i, proto[0])
+			var text string
+			for _, cand := range []string{"/* " + m + " */ " + c.sql, c.sql + " /* " + m + " */"} {
+				v := judge(cand)
+				if same(raw, v) {
+					text = cand
+					break
+				}
+				if raw.Action.Denies() && !v.Action.Denies() {
+					t.Errorf("%s: a marker comment turns a denied line into an allowed one: %s\n  unmarked: %v %s\n  marked:   %q → %v", c.where(), c.show(), raw.Action, raw.RuleID, cand, v.Action)
+				}
+			}
+			if text == "" {
+				skipped = append(skipped, fmt.Sprintf("%s (%s): skipped: no marker placement keeps the engine's verdict (%v %s) for %s", c.where(), proto, raw.Action, raw.RuleID, c.show()))
+				continue
+			}
+			sends = append(sends, &advSend{c: c, sess: sess, proto: proto, text: text, marker: m,
+				copyIn: copyFromStdin.MatchString(c.sql)})
+		}
+	}
+	return sends, skipped
+}
+
+// runSends sends each on a connection of its own, a few at a time.
+func runSends(ctx context.Context, addr string, sends []*advSend) {
+	const workers = 6
+	work := make(chan *advSend)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for s := range work {
+				s.send(ctx, addr)
+			}
+		})
+	}
+	for _, s := range sends {
+		work <- s
+	}
+	close(work)
+	wg.Wait()
+}
+
+// sendTimeout bounds one send: a denied line that leaked and sleeps, or an
+// allowed one waiting for a lock, must not stall the run.
+const sendTimeout = 10 * time.Second
+
+func (s *advSend) send(parent context.Context, addr string) {
+	ctx, cancel := context.WithTimeout(parent, sendTimeout)
+	defer cancel()
+	host, port, _ := strings.Cut(addr, ":")
+	p, _ := strconv.Atoi(port)
+	user := pg.User
+	if s.sess.user != "" {
+		user = s.sess.user
+	}
+	conn, err := pgconn.Connect(ctx, dsn(host, p, user, ""))
+	if err != nil {
+		s.note(fmt.Errorf("connecting: %w", err))
+		return
+	}
+	defer conn.Close(context.Background())
+	for _, q := range s.sess.setup {
+		if _, err := conn.Exec(ctx, q).ReadAll(); err != nil {
+			s.note(fmt.Errorf("session setup %q: %w", q, err))
+			return
+		}
+	}
+	wrap := !s.c.denied()
+	if wrap {
+		// SET LOCAL ends with the transaction; the timeout keeps an allowed
+		// pg_sleep or lock wait short.
+		if _, err := conn.Exec(ctx, "BEGIN; SET LOCAL statement_timeout = 5000").ReadAll(); err != nil {
+			s.note(fmt.Errorf("BEGIN: %w", err))
+			return
+		}
+	}
+	switch {
+	case s.copyIn && s.proto == "simple":
+		_, err = conn.CopyFrom(ctx, strings.NewReader(""), s.text)
+	case s.proto == "simple":
+		_, err = conn.Exec(ctx, s.text).ReadAll()
+	default:
+		err = conn.ExecParams(ctx, s.text, nil, nil, nil, nil).Read().Err
+	}
+	s.note(err)
+	if wrap && !conn.IsClosed() {
+		conn.Exec(ctx, "ROLLBACK").ReadAll()
+	}
+}
+
+func (s *advSend) note(err error) {
+	if err == nil {
+		s.got = "no error"
+		return
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		s.errCode, s.errMsg = pgErr.Code, pgErr.Message
+		s.got = fmt.Sprintf("%s %s: %s", pgErr.Severity, pgErr.Code, pgErr.Message)
+		return
+	}
+	s.got = err.Error()
+}
+
+// deniedMismatch says what is wrong with the client's answer to a denied
+// line, "" when it is sqlfwd's block naming the expected rule.
+func (s *advSend) deniedMismatch() string {
+	if s.errCode != codeBlocked || !strings.HasPrefix(s.errMsg, blockedPrefix) {
+		return "denied line not answered with sqlfwd's block (SQLSTATE " + codeBlocked + ")"
+	}
+	if s.c.expect != "deny" && !strings.Contains(s.errMsg, "rule "+s.c.expect) {
+		return "blocked by another rule than expected"
+	}
+	return ""
+}
+
+// canaryNames are the tables the corpus names most; each is created with
+// rows before the run, and a denied line must leave them as they were.
+var canaryNames = []string{"t", "users", "orders", "accounts", "products", "items", "sessions", "audit_log"}
+
+func setupCanaries(t *testing.T) {
+	t.Helper()
+	cols := map[string]string{
+		"users":    "id int PRIMARY KEY, name text, email text, password_hash text, role text, active bool DEFAULT true, last_login timestamptz, created_at timestamptz DEFAULT now()",
+		"orders":   "id int PRIMARY KEY, user_id int, total numeric, status text, created_at timestamptz DEFAULT now()",
+		"accounts": "id int PRIMARY KEY, user_id int, balance numeric",
+		"products": "id int PRIMARY KEY, name text, price numeric",
+	}
+	var b strings.Builder
+	for _, name := range canaryNames {
+		c, ok := cols[name]
+		if !ok {
+			c = "id int PRIMARY KEY, a int, b text, name text"
+		}
+		fmt.Fprintf(&b, "DROP TABLE IF EXISTS %s CASCADE; CREATE TABLE %s (%s); INSERT INTO %s (id) SELECT g FROM generate_series(1, 5) g;\n", name, name, c, name)
+	}
+	directExec(t, b.String())
+	t.Cleanup(func() {
+		var drop strings.Builder
+		for _, name := range canaryNames {
+			fmt.Fprintf(&drop, "DROP TABLE IF EXISTS %s CASCADE;", name)
+		}
+		directExec(t, drop.String())
+	})
+}
+
+// canaryFingerprints returns, per canary table, its row count and an md5 of
+// its rows ("missing" when it is gone).
+func canaryFingerprints(t *testing.T) map[string]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgconn.Connect(ctx, dsn(pg.Host, pg.Port, pg.User, ""))
+	if err != nil {
+		t.Fatalf("connecting directly: %v", err)
+	}
+	defer c.Close(context.Background())
+	out := map[string]string{}
+	for _, name := range canaryNames {
+		q := fmt.Sprintf("SELECT count(*) || ' rows, md5 ' || md5(coalesce(string_agg(x::text, ',' ORDER BY x::text), '')) FROM %s x", name)
+		res, err := c.Exec(ctx, q).ReadAll()
+		if err != nil || len(res) != 1 || len(res[0].Rows) != 1 {
+			out[name] = fmt.Sprintf("unreadable (%v)", err)
+			continue
+		}
+		out[name] = string(res[0].Rows[0][0])
+	}
+	return out
+}
+
+// setupRoles creates the roles session columns connect as (user=…), plain
+// LOGIN roles, dropped after the test.
+func setupRoles(t *testing.T, cases []*advCase) {
+	t.Helper()
+	roles := map[string]bool{}
+	for _, c := range cases {
+		if s, err := parseAdvSession(c.session); err == nil && s.user != "" && s.user != pg.User {
+			roles[s.user] = true
+		}
+	}
+	var names []string
+	for r := range roles {
+		names = append(names, r)
+	}
+	sort.Strings(names)
+	for _, r := range names {
+		directExec(t, fmt.Sprintf("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN CREATE ROLE %s LOGIN; END IF; END $$", r, r))
+		t.Cleanup(func() { directExec(t, "DROP ROLE IF EXISTS "+r) })
+	}
+}
+
+// serverLogMarkers waits until PostgreSQL has logged a sentinel sent after
+// every send, then returns the log lines holding each marker of this run.
+func serverLogMarkers(t *testing.T, run string) map[string][]string {
+	t.Helper()
+	sentinel := "sqlfwadv_sentinel_" + run
+	directExec(t, fmt.Sprintf("SELECT '%s'", sentinel))
+	var log []byte
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var err error
+		log, err = os.ReadFile(pg.Log)
+		if err != nil {
+			t.Fatalf("reading the server log: %v", err)
+		}
+		if strings.Contains(string(log), sentinel) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sentinel %q never reached %s: is log_statement=all set (scripts/pg.sh start --log-statements)?", sentinel, pg.Log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	re := regexp.MustCompile(`sqlfwadv_` + run + `_[0-9]+[se]`)
+	out := map[string][]string{}
+	for _, line := range strings.Split(string(log), "\n") {
+		for _, m := range re.FindAllString(line, -1) {
+			if len(line) > 400 {
+				line = line[:400] + "…"
+			}
+			out[m] = append(out[m], line)
+		}
+	}
+	return out
+}
