@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# capture-benign.sh regenerates engine/testdata/adversarial/90-benign-psql-pgdump.tsv:
+# the statements psql 15's backslash commands and pg_dump 15 send, captured
+# from a throwaway PostgreSQL's statement log (log_statement=all), one
+# "allow" corpus line each (see engine/adversarial_test.go for the format).
+#
+#   scripts/capture-benign.sh [OUT]      # OUT defaults to the file above
+#
+# It starts its own server with scripts/pg.sh in a temporary directory, builds
+# a small database (table, index, view, materialized view, function, trigger,
+# sequence, enum type, domain, comments, rows), runs each psql command and
+# pg_dump against it and cuts that command's statements out of the log. A
+# statement the embedded default policy denies today (fwctl check) is written
+# commented out as "# FALSE POSITIVE (rule-id): allow<TAB>...", and listed on
+# standard error, so that the corpus stays green and the list says what the
+# policy's owners have to fix; rerun the script after a fix to re-enable them.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+out="${1:-$root/engine/testdata/adversarial/90-benign-psql-pgdump.tsv}"
+case "$out" in
+/*) ;;
+*) out="$PWD/$out" ;;
+esac
+cd "$root"
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+	export PATH="/usr/local/go/bin:$PATH"
+fi
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/sqlfw-capture.XXXXXX")"
+chmod 755 "$work"
+cleanup() {
+	"$here/pg.sh" stop --dir "$work/pg" >/dev/null 2>&1 || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+go build -o "$work/fwctl" ./cmd/fwctl
+"$here/pg.sh" start --dir "$work/pg" --log-statements 2>/dev/null
+eval "$("$here/pg.sh" env --dir "$work/pg")"
+log="$SQLFW_PG_LOG"
+conn=(-X -q -h "$SQLFW_PG_HOST" -p "$SQLFW_PG_PORT" -U postgres)
+export PGOPTIONS= PSQLRC=/dev/null PGCONNECT_TIMEOUT=5
+
+"$SQLFW_PG_BIN/psql" "${conn[@]}" -d postgres -v ON_ERROR_STOP=1 -c 'CREATE DATABASE capture' >/dev/null
+"$SQLFW_PG_BIN/psql" "${conn[@]}" -d capture -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+CREATE SCHEMA app;
+CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
+CREATE DOMAIN posint AS int CHECK (VALUE > 0);
+CREATE SEQUENCE order_seq;
+CREATE TABLE t (id int PRIMARY KEY, name text NOT NULL, m mood DEFAULT 'ok', n posint, created timestamptz DEFAULT now());
+CREATE INDEX t_name_idx ON t (name);
+CREATE TABLE app.orders (id int PRIMARY KEY DEFAULT nextval('order_seq'), t_id int REFERENCES t (id), total numeric(10, 2));
+CREATE VIEW v_t AS SELECT id, name FROM t WHERE m <> 'sad';
+CREATE MATERIALIZED VIEW mv_t AS SELECT m, count(*) FROM t GROUP BY m;
+CREATE FUNCTION add(a int, b int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT a + b';
+CREATE FUNCTION touch() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.created := now();
+  RETURN NEW;
+END
+$$;
+CREATE TRIGGER t_touch BEFORE INSERT OR UPDATE ON t FOR EACH ROW EXECUTE FUNCTION touch();
+COMMENT ON TABLE t IS 'the capture table';
+COMMENT ON COLUMN t.name IS 'a name';
+INSERT INTO t (id, name, m, n) VALUES (1, 'a', 'ok', 1), (2, 'b', 'happy', 2), (3, 'c''s', 'sad', 3);
+INSERT INTO app.orders (t_id, total) VALUES (1, 9.99), (2, 100);
+REFRESH MATERIALIZED VIEW mv_t;
+SQL
+
+psql_cmds=(
+	'\d' '\d t' '\d+ t' '\d v_t' '\d+ v_t' '\d mv_t' '\d t_name_idx' '\d order_seq' '\d app.*'
+	'\dt' '\dt+' '\dt app.*' '\dtS pg_class' '\df' '\df+' '\df add' '\dfS+ now' '\dn' '\dn+'
+	'\du' '\dg' '\l' '\l+' '\dv' '\dv+' '\dm' '\di' '\di+' '\ds' '\ds+' '\dx' '\dx+' '\dT' '\dT+'
+	'\dD' '\dD+' '\dc' '\dC' '\dd' '\ddp' '\da' '\dA' '\db' '\dE' '\des' '\det' '\deu' '\dew'
+	'\dF' '\dFd' '\dFp' '\dFt' '\dL' '\do' '\dO' '\dP' '\dRp' '\dRs' '\dX' '\dy' '\dl'
+	'\lo_list' '\sf add' '\sf+ touch' '\sv v_t' '\z' '\dp' '\dp t' '\dconfig' '\dconfig+ log*'
+	'\drds'
+)
+
+# segment LABEL CMD...: runs CMD and appends the statements it caused to the
+# log, as "G<TAB>LABEL" and one "S<TAB>json-string" line each, to $work/raw.
+segment() {
+	local label="$1"
+	shift
+	local off
+	off=$(stat -c %s "$log")
+	"$@" >/dev/null 2>"$work/err" || {
+		echo "capture-benign.sh: $label failed:" >&2
+		cat "$work/err" >&2
+		exit 1
+	}
+	printf 'G\t%s\n' "$label" >>"$work/raw"
+	# An entry is a line starting with the log_line_prefix (scripts/pg.sh:
+	# '%m [%p] '); PostgreSQL puts a tab after every newline of a message, so
+	# a continuation line is one that starts with a tab, and the tab is not
+	# part of the statement.
+	tail -c +"$((off + 1))" "$log" | awk '
+		function flush() {
+			if (!incap) return
+			s = cur
+			gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s)
+			gsub(/\n/, "\\n", s); gsub(/\t/, "\\t", s); gsub(/\r/, "\\r", s)
+			printf "S\t\"%s\"\n", s
+			incap = 0; cur = ""
+		}
+		/^\t/ { if (incap) cur = cur "\n" substr($0, 2); next }
+		{
+			flush()
+			if (match($0, /^[0-9-]+ [0-9:.]+ [A-Z]+ \[[0-9]+\] LOG:  (statement|execute [^:]*): /)) {
+				cur = substr($0, RLENGTH + 1); incap = 1
+			}
+		}
+		END { flush() }' >>"$work/raw"
+}
+
+for c in "${psql_cmds[@]}"; do
+	segment "psql $c" "$SQLFW_PG_BIN/psql" "${conn[@]}" -d capture -c "$c"
+done
+segment "pg_dump (plain, schema and data)" "$SQLFW_PG_BIN/pg_dump" -h "$SQLFW_PG_HOST" -p "$SQLFW_PG_PORT" -U postgres -d capture -f "$work/dump.sql"
+segment "pg_dump -Fc" "$SQLFW_PG_BIN/pg_dump" -h "$SQLFW_PG_HOST" -p "$SQLFW_PG_PORT" -U postgres -d capture -Fc -f "$work/dump.bin"
+
+# Keep each statement once, where it first appeared; judge them all with the
+# embedded default policy.
+awk -F '\t' '$1 == "G" { print; next } !seen[$2]++ { print }' "$work/raw" >"$work/uniq"
+awk -F '\t' '$1 == "S" { printf "{\"sql\": %s}\n", $2 }' "$work/uniq" >"$work/check.jsonl"
+rc=0
+"$work/fwctl" check --user app --database app --jsonl "$work/check.jsonl" >"$work/verdicts" 2>"$work/err" || rc=$?
+if [ "$rc" -gt 1 ]; then
+	echo "capture-benign.sh: fwctl check failed:" >&2
+	cat "$work/err" >&2
+	exit 1
+fi
+
+{
+	printf '# psql 15 backslash commands and pg_dump 15: the statements they send, captured\n'
+	printf '# from the server log by scripts/capture-benign.sh (rerun it, do not edit by hand).\n'
+	printf '# "# FALSE POSITIVE (rule-id): " lines are denied by the default policy today.\n'
+	awk -F '\t' '
+		FNR == NR { verdict[$1] = $2; rule[$1] = $3; next }
+		$1 == "G" { printf "\n# %s\n", $2; next }
+		{
+			n++
+			sql = $2
+			# Plain text when it needs no quoting (the corpus takes a line
+			# as written unless it starts with a double quote).
+			if (sql !~ /\\/) { sql = substr(sql, 2, length(sql) - 2) }
+			if (verdict[n] != "allow" && verdict[n] != "log") {
+				printf "# FALSE POSITIVE (%s): ", rule[n]
+			}
+			printf "allow\t%s\n", sql
+		}' "$work/verdicts" "$work/uniq"
+} >"$out"
+
+fp=$(grep -c '^# FALSE POSITIVE' "$out" || true)
+total=$(grep -cE '^(# FALSE POSITIVE \([^)]*\): )?allow' "$out" || true)
+echo "capture-benign.sh: $total statements in $out, $fp denied by the default policy:" >&2
+grep '^# FALSE POSITIVE' "$out" | sed -E 's/^# FALSE POSITIVE \(([^)]*)\): allow\t(.{0,100}).*/  \1\t\2/' >&2 || true
