@@ -8,6 +8,8 @@ type Window struct {
 	Elapsed time.Duration
 	// CPUUsed is the cgroup's average CPU use over the window, in vCPUs.
 	CPUUsed Opt[float64]
+	// UsageSource is Stats.UsageSource of the later snapshot.
+	UsageSource string
 	// Quota is the limit at the end of the window.
 	Quota Opt[Quota]
 	// Periods and ThrottledPeriods count enforcement periods in the window;
@@ -43,7 +45,8 @@ func Delta(prev, cur Snapshot) Window {
 	p, c := prev.Stats, cur.Stats
 
 	w.Quota = c.Quota
-	if u := subDuration(p.Usage, c.Usage); u.OK && w.Elapsed > 0 {
+	if u := subDuration(p.Usage, c.Usage); u.OK && w.Elapsed > 0 && p.UsageSource == c.UsageSource {
+		w.UsageSource = c.UsageSource
 		w.CPUUsed = Known(u.V.Seconds() / w.Elapsed.Seconds())
 	}
 	w.Periods = subCount(p.Periods, c.Periods)

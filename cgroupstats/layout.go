@@ -76,6 +76,17 @@ type Layout struct {
 	// Path is the cgroup path of the CPU hierarchy as /proc/<pid>/cgroup
 	// shows it, e.g. "/system.slice/sqlfwd.service".
 	Path string
+	// AcctPath is the cgroup path of the v1 cpuacct hierarchy (equal to
+	// Path when co-mounted, and on v2).
+	AcctPath string
+}
+
+// AcctIsCPUGroup reports whether the usage files count the same group the
+// quota applies to. Where v1 cpu and cpuacct are mounted apart and the
+// process sits in a cpu child only, its cpuacct group is another (often
+// the root, the whole machine): its usage is not the process's.
+func (l Layout) AcctIsCPUGroup() bool {
+	return l.CPUAcct != "" && (l.CPU == "" || l.CPUAcct == l.CPU || l.AcctPath == l.Path)
 }
 
 // procCgroup is one line of /proc/<pid>/cgroup.
@@ -142,13 +153,13 @@ func Locate(cgroupFile, mountinfo io.Reader, fsRoot string) (Layout, error) {
 		if l.Unified != "" {
 			l.Version = Hybrid
 		}
-		l.Path = cpuPath
+		l.Path, l.AcctPath = cpuPath, acctPath
 		if l.Path == "" {
 			l.Path = acctPath
 		}
 	case l.Unified != "":
 		l.Version = V2
-		l.CPU, l.CPUAcct, l.Path = l.Unified, l.Unified, unifiedPath
+		l.CPU, l.CPUAcct, l.Path, l.AcctPath = l.Unified, l.Unified, unifiedPath, unifiedPath
 	default:
 		errs = append(errs, errors.New("no cgroup v1 cpu/cpuacct or v2 hierarchy found"))
 		return Layout{}, errors.Join(errs...)

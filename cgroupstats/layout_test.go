@@ -36,6 +36,12 @@ func TestLocate(t *testing.T) {
 			want:      Layout{Version: V1, Path: "/", CPU: "/fx/sys/fs/cgroup/cpu", CPUAcct: "/fx/sys/fs/cgroup/cpuacct"},
 		},
 		{
+			name:      "v1 separate, the process in a cpu child only: its cpuacct group is the root",
+			cgroup:    "3:cpuacct:/\n2:cpu:/sqlfwd\n",
+			mountinfo: hostMounts + "32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n33 31 0:30 / /sys/fs/cgroup/cpuacct rw - cgroup cgroup rw,cpuacct\n",
+			want:      Layout{Version: V1, Path: "/sqlfwd", AcctPath: "/", CPU: "/sys/fs/cgroup/cpu/sqlfwd", CPUAcct: "/sys/fs/cgroup/cpuacct"},
+		},
+		{
 			name:      "v1 container without cgroup namespace: mount root is the container's cgroup",
 			cgroup:    "4:cpu,cpuacct:/docker/abc\n",
 			mountinfo: "700 600 0:29 /docker/abc /sys/fs/cgroup/cpu,cpuacct ro,nosuid - cgroup cgroup rw,cpu,cpuacct\n",
@@ -158,8 +164,14 @@ func TestLocate(t *testing.T) {
 				}
 				return
 			}
+			if tc.want.AcctPath == "" && tc.want.CPUAcct != "" {
+				tc.want.AcctPath = tc.want.Path // rows that do not say: the cpuacct group is the cpu group
+			}
 			if err != nil || got != tc.want {
 				t.Fatalf("cgroup:\n%s\nmountinfo:\n%s\ngot  %+v, %v\nwant %+v", tc.cgroup, tc.mountinfo, got, err, tc.want)
+			}
+			if wantShared := tc.want.AcctPath == tc.want.Path || tc.want.CPU == ""; got.AcctIsCPUGroup() != wantShared && got.CPUAcct != "" {
+				t.Errorf("AcctIsCPUGroup() = %v, want %v", got.AcctIsCPUGroup(), wantShared)
 			}
 		})
 	}

@@ -65,6 +65,10 @@ type Stats struct {
 	// v2 usage_usec); User and System split it (v1 cpuacct.usage_user and
 	// cpuacct.usage_sys, v2 user_usec and system_usec).
 	Usage, User, System Opt[time.Duration]
+	// UsageSource says where Usage came from: UsageCgroup, or UsageProcess
+	// when the cpuacct group is not the cpu group (Layout.AcctIsCPUGroup)
+	// and only the process's own CPU time (/proc/<pid>/stat) is its.
+	UsageSource string
 	// Periods counts enforcement periods in which the cgroup was runnable;
 	// ThrottledPeriods those in which it ran out of quota; ThrottledTime
 	// adds up how long its run queues sat throttled, over all CPUs.
@@ -78,6 +82,12 @@ type Stats struct {
 	// when the kernel has PSI).
 	PressureSome, PressureFull Opt[PSI]
 }
+
+// Where Stats.Usage came from.
+const (
+	UsageCgroup  = "cgroup"
+	UsageProcess = "process"
+)
 
 // ThreadSched is one thread's /proc/<pid>/task/<tid>/schedstat.
 type ThreadSched struct {
@@ -123,6 +133,7 @@ type Sampler struct {
 	layout    Layout
 	detectErr error
 	taskDir   string
+	statPath  string // /proc/<pid>/stat
 	now       func() time.Time
 
 	mu sync.Mutex
@@ -147,9 +158,10 @@ func NewForPID(procRoot, fsRoot string, pid int) *Sampler {
 
 func newSampler(procDir, fsRoot string) *Sampler {
 	s := &Sampler{
-		taskDir: filepath.Join(procDir, "task"),
-		now:     time.Now,
-		failing: map[string]bool{},
+		taskDir:  filepath.Join(procDir, "task"),
+		statPath: filepath.Join(procDir, "stat"),
+		now:      time.Now,
+		failing:  map[string]bool{},
 	}
 	s.layout, s.detectErr = locateFiles(filepath.Join(procDir, "cgroup"), filepath.Join(procDir, "mountinfo"), fsRoot)
 	if s.detectErr != nil {
@@ -245,8 +257,15 @@ func (s *Sampler) readV1(st *Stats, r *reporter) {
 		st.Bursts, st.BurstTime = cs.bursts, cs.burstTime
 	}
 
-	if acct == "" {
-		r.note("cpuacct controller", errors.New("cgroup v1 cpuacct controller not mounted: CPU usage unknown"))
+	if !s.layout.AcctIsCPUGroup() {
+		// The quota's group has no usage file of its own: count the
+		// process, which is what sqlfwd's share of the quota is.
+		u, err := readFile(s.statPath, parseProcStatCPU)
+		r.note(s.statPath, err)
+		if err == nil {
+			st.Usage, st.User, st.System = Known(u.user+u.system), Known(u.user), Known(u.system)
+			st.UsageSource = UsageProcess
+		}
 		return
 	}
 	usagePath := filepath.Join(acct, "cpuacct.usage")
@@ -256,7 +275,7 @@ func (s *Sampler) readV1(st *Stats, r *reporter) {
 		d, err := toDuration(usage, time.Nanosecond)
 		r.note(usagePath, wrapPath(usagePath, err))
 		if err == nil {
-			st.Usage = Known(d)
+			st.Usage, st.UsageSource = Known(d), UsageCgroup
 		}
 	}
 	st.User = readOptionalNS(r, filepath.Join(acct, "cpuacct.usage_user"))
@@ -287,6 +306,9 @@ func (s *Sampler) readV2(st *Stats, r *reporter) {
 	cs, err := readFile(statPath, parseCPUStat)
 	r.note(statPath, err)
 	st.Usage, st.User, st.System = cs.usage, cs.user, cs.system
+	if st.Usage.OK {
+		st.UsageSource = UsageCgroup
+	}
 	st.Periods, st.ThrottledPeriods, st.ThrottledTime = cs.periods, cs.throttled, cs.throttledTime
 	st.Bursts, st.BurstTime = cs.bursts, cs.burstTime
 	st.PressureSome, st.PressureFull = readPressure(r, filepath.Join(dir, "cpu.pressure"))

@@ -57,8 +57,9 @@ func TestSampleFixtures(t *testing.T) {
 			wantVersion: V1,
 			wantCPU:     "sys/fs/cgroup/cpu,cpuacct/system.slice/sqlfwd.service",
 			want: Stats{
-				Quota: halfCPU,
-				Usage: Known(9 * time.Second), User: Known(6 * time.Second), System: Known(3 * time.Second),
+				Quota:       halfCPU,
+				UsageSource: UsageCgroup,
+				Usage:       Known(9 * time.Second), User: Known(6 * time.Second), System: Known(3 * time.Second),
 				Periods: Known[uint64](200), ThrottledPeriods: Known[uint64](40), ThrottledTime: Known(1500 * time.Millisecond),
 			},
 			wantThreads: fixtureThreads,
@@ -68,9 +69,25 @@ func TestSampleFixtures(t *testing.T) {
 			wantVersion: V1,
 			wantCPU:     "sys/fs/cgroup/cpu",
 			want: Stats{
-				Quota:   noQuota,
-				Usage:   Known(1565558963756 * ns),
-				Periods: Known[uint64](0), ThrottledPeriods: Known[uint64](0), ThrottledTime: Known(time.Duration(0)),
+				Quota:       noQuota,
+				UsageSource: UsageCgroup,
+				Usage:       Known(1565558963756 * ns),
+				Periods:     Known[uint64](0), ThrottledPeriods: Known[uint64](0), ThrottledTime: Known(time.Duration(0)),
+			},
+			wantThreads: fixtureThreads,
+		},
+		{
+			// cpu and cpuacct mounted apart, the process in a cpu child
+			// only: its cpuacct group is the root (the whole machine), so
+			// usage is the process's own (proc/self/stat: 150 + 50 ticks).
+			name:        "v1-cpu-child",
+			wantVersion: V1,
+			wantCPU:     "sys/fs/cgroup/cpu/sqlfwd",
+			want: Stats{
+				Quota: Known(Quota{Runtime: 10 * time.Millisecond, Period: 100 * time.Millisecond, CPUs: 0.1}),
+				Usage: Known(2 * time.Second), User: Known(1500 * time.Millisecond), System: Known(500 * time.Millisecond),
+				UsageSource: UsageProcess,
+				Periods:     Known[uint64](20), ThrottledPeriods: Known[uint64](20), ThrottledTime: Known(2262 * time.Millisecond),
 			},
 			wantThreads: fixtureThreads,
 		},
@@ -80,8 +97,9 @@ func TestSampleFixtures(t *testing.T) {
 			wantCPU:     "sys/fs/cgroup/system.slice/sqlfwd.service",
 			wantUnified: "sys/fs/cgroup/system.slice/sqlfwd.service",
 			want: Stats{
-				Quota: halfCPU,
-				Usage: Known(9 * time.Second), User: Known(6 * time.Second), System: Known(3 * time.Second),
+				Quota:       halfCPU,
+				UsageSource: UsageCgroup,
+				Usage:       Known(9 * time.Second), User: Known(6 * time.Second), System: Known(3 * time.Second),
 				Periods: Known[uint64](200), ThrottledPeriods: Known[uint64](40), ThrottledTime: Known(1500 * time.Millisecond),
 				Bursts: Known[uint64](3), BurstTime: Known(20 * time.Millisecond),
 				PressureSome: Known(PSI{Avg10: 1.5, Avg60: 0.75, Avg300: 0.25, Total: 2500 * time.Millisecond}),
@@ -95,8 +113,9 @@ func TestSampleFixtures(t *testing.T) {
 			wantCPU:     "sys/fs/cgroup",
 			wantUnified: "sys/fs/cgroup",
 			want: Stats{
-				Quota: Known(Quota{Runtime: 200 * time.Millisecond, Period: 100 * time.Millisecond, CPUs: 2}),
-				Usage: Known(4 * time.Second), User: Known(3 * time.Second), System: Known(time.Second),
+				Quota:       Known(Quota{Runtime: 200 * time.Millisecond, Period: 100 * time.Millisecond, CPUs: 2}),
+				UsageSource: UsageCgroup,
+				Usage:       Known(4 * time.Second), User: Known(3 * time.Second), System: Known(time.Second),
 				Periods: Known[uint64](50), ThrottledPeriods: Known[uint64](0), ThrottledTime: Known(time.Duration(0)),
 			},
 			wantThreads: fixtureThreads,
@@ -107,8 +126,9 @@ func TestSampleFixtures(t *testing.T) {
 			wantCPU:     "sys/fs/cgroup",
 			wantUnified: "sys/fs/cgroup",
 			want: Stats{
-				Quota: Known(Quota{Unlimited: true}),
-				Usage: Known(1551065640 * us), User: Known(1089660268 * us), System: Known(461405372 * us),
+				Quota:       Known(Quota{Unlimited: true}),
+				UsageSource: UsageCgroup,
+				Usage:       Known(1551065640 * us), User: Known(1089660268 * us), System: Known(461405372 * us),
 				PressureSome: hostPSI, PressureFull: zeroPSI,
 			},
 			wantThreads: fixtureThreads,
@@ -119,8 +139,9 @@ func TestSampleFixtures(t *testing.T) {
 			wantCPU:     "sys/fs/cgroup/cpu",
 			wantUnified: "sys/fs/cgroup/unified",
 			want: Stats{
-				Quota: noQuota,
-				Usage: Known(1565558963756 * ns), User: Known(1089660268000 * ns), System: Known(461405372000 * ns),
+				Quota:       noQuota,
+				UsageSource: UsageCgroup,
+				Usage:       Known(1565558963756 * ns), User: Known(1089660268000 * ns), System: Known(461405372000 * ns),
 				Periods: Known[uint64](0), ThrottledPeriods: Known[uint64](0), ThrottledTime: Known(time.Duration(0)),
 				Bursts: Known[uint64](0), BurstTime: Known(time.Duration(0)),
 				PressureSome: hostPSI, PressureFull: zeroPSI,

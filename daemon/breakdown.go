@@ -407,8 +407,11 @@ type DBWindow struct {
 
 // CPUWindow is the daemon's cgroup over a window (unknown figures null).
 type CPUWindow struct {
-	Cgroup         string   `json:"cgroup,omitempty"`
-	Used           *float64 `json:"used_vcpus"`
+	Cgroup string   `json:"cgroup,omitempty"`
+	Used   *float64 `json:"used_vcpus"`
+	// UsageSource: "cgroup" (the quota group's own usage) or "process"
+	// (sqlfwd's own CPU time, where the cpuacct group is another group).
+	UsageSource    string   `json:"usage_source,omitempty"`
 	Quota          *float64 `json:"quota_vcpus"`
 	QuotaUnlimited bool     `json:"quota_unlimited"`
 	// QuotaUse is Used ÷ Quota; the sizing rule keeps it near 0.5.
@@ -437,7 +440,7 @@ type StatsWindow struct {
 func cpuWindow(w cgroupstats.Window, cgroup string) CPUWindow {
 	c := CPUWindow{Cgroup: cgroup}
 	if v, ok := w.CPUUsed.Get(); ok {
-		c.Used = ptr(v)
+		c.Used, c.UsageSource = ptr(v), w.UsageSource
 	}
 	if q, ok := w.Quota.Get(); ok {
 		c.QuotaUnlimited = q.Unlimited

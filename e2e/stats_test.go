@@ -23,6 +23,8 @@ type statsJSON struct {
 		Start   time.Time `json:"start"`
 		Seconds float64   `json:"seconds"`
 		CPU     struct {
+			Used              *float64 `json:"used_vcpus"`
+			UsageSource       string   `json:"usage_source"`
 			Quota             *float64 `json:"quota_vcpus"`
 			QuotaUnlimited    bool     `json:"quota_unlimited"`
 			Periods           *uint64  `json:"periods"`
@@ -111,9 +113,14 @@ func TestStatsThrottling(t *testing.T) {
 		name      string
 		quotaUs   string // cpu.cfs_quota_us with a 100 ms period
 		throttled bool
+		// cpuOnly: sqlfwd joins a cpu child but stays in the root
+		// cpuacct group (where the two are mounted apart): the usage must
+		// then come from the process, not from the root's cpuacct.usage.
+		cpuOnly bool
 	}{
-		{"quota 0.1 vCPU", "10000", true},
-		{"no quota", "-1", false},
+		{"quota 0.1 vCPU", "10000", true, false},
+		{"no quota", "-1", false, false},
+		{"quota 0.1 vCPU, cpu child only", "10000", true, true},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,7 +128,11 @@ func TestStatsThrottling(t *testing.T) {
 			writeCgroupValue(t, filepath.Join(cpu, "cpu.cfs_period_us"), "100000")
 			writeCgroupValue(t, filepath.Join(cpu, "cpu.cfs_quota_us"), tt.quotaUs)
 			enter := fmt.Sprintf("echo $$ > %s/cgroup.procs", cpu)
-			if acctRoot != "" && acctRoot != cpuRoot {
+			separate := acctRoot != "" && acctRoot != cpuRoot
+			if tt.cpuOnly && !separate {
+				t.Skip("cpu and cpuacct are co-mounted here: a cpu child is a cpuacct child too")
+			}
+			if separate && !tt.cpuOnly {
 				// cpuacct is its own hierarchy here: without a child of
 				// its own, the usage read would be the whole root's.
 				acct := statsCgroup(t, acctRoot, fmt.Sprintf("acct%d", i))
@@ -194,6 +205,16 @@ func TestStatsThrottling(t *testing.T) {
 			}
 			js, _ := json.MarshalIndent(w, "", "  ")
 			t.Logf("busiest window:\n%s", js)
+			if tt.cpuOnly {
+				// The root's usage during the load is the whole machine's
+				// (pgbench, PostgreSQL): well above the 0.1 vCPU quota.
+				if w.CPU.UsageSource != "process" || w.CPU.Used == nil || *w.CPU.Used > 0.15 {
+					t.Errorf("cpu child only: usage from %q, %v vCPU; want the process's own, within the 0.1 vCPU quota\n%s", w.CPU.UsageSource, w.CPU.Used, js)
+				}
+				if !strings.Contains(text.Stdout, "sqlfwd's own process") {
+					t.Errorf("fwctl stats does not say the usage is the process's own:\n%s", text.Stdout)
+				}
+			}
 			thr := w.CPU.ThrottledPeriods
 			if thr == nil {
 				t.Fatalf("throttled periods unknown: %s", js)

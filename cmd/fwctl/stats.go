@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sqlfw/sqlfw/cgroupstats"
 	"github.com/sqlfw/sqlfw/daemon"
 )
 
@@ -133,6 +134,9 @@ func printWindow(w io.Writer, st *daemon.Stats) {
 	var b strings.Builder
 	b.WriteString("CPU: used ")
 	b.WriteString(opt(c.Used, "%.2f vCPU"))
+	if c.UsageSource == cgroupstats.UsageProcess {
+		b.WriteString(" (sqlfwd's own process: its cpuacct group is not its cpu group)")
+	}
 	switch {
 	case c.QuotaUnlimited:
 		b.WriteString(", no quota")
