@@ -119,8 +119,22 @@ segment() {
 for c in "${psql_cmds[@]}"; do
 	segment "psql $c" "$SQLFW_PG_BIN/psql" "${conn[@]}" -d capture -c "$c"
 done
-segment "pg_dump (plain, schema and data)" "$SQLFW_PG_BIN/pg_dump" -h "$SQLFW_PG_HOST" -p "$SQLFW_PG_PORT" -U postgres -d capture -f "$work/dump.sql"
-segment "pg_dump -Fc" "$SQLFW_PG_BIN/pg_dump" -h "$SQLFW_PG_HOST" -p "$SQLFW_PG_PORT" -U postgres -d capture -Fc -f "$work/dump.bin"
+printf '4,d,ok,4\n5,e,happy,5\n' >"$work/rows.csv"
+segment 'psql \copy t TO' "$SQLFW_PG_BIN/psql" "${conn[@]}" -d capture -c '\copy t TO '"'$work/out.csv'"' CSV HEADER'
+segment 'psql \copy (SELECT ...) TO' "$SQLFW_PG_BIN/psql" "${conn[@]}" -d capture -c '\copy (SELECT id, name FROM t ORDER BY id) TO '"'$work/out.csv'"
+segment 'psql \copy t FROM' "$SQLFW_PG_BIN/psql" "${conn[@]}" -d capture -c '\copy t (id, name, m, n) FROM '"'$work/rows.csv'"' CSV'
+
+dump=(-h "$SQLFW_PG_HOST" -p "$SQLFW_PG_PORT" -U postgres)
+segment "pg_dump (plain, schema and data)" "$SQLFW_PG_BIN/pg_dump" "${dump[@]}" -d capture -f "$work/dump.sql"
+segment "pg_dump -Fc" "$SQLFW_PG_BIN/pg_dump" "${dump[@]}" -d capture -Fc -f "$work/dump.bin"
+segment "pg_dump -Fd -j 2 (parallel workers)" "$SQLFW_PG_BIN/pg_dump" "${dump[@]}" -d capture -Fd -j 2 -f "$work/dump.dir"
+segment "pg_dump --inserts --schema-only/--data-only" sh -c '"$0" "$@" --schema-only -f /dev/null && "$0" "$@" --data-only --inserts -f /dev/null' "$SQLFW_PG_BIN/pg_dump" "${dump[@]}" -d capture
+
+# Restores replay the dump: the DDL, COPY and setval statements a migration
+# or a restore sends.
+"$SQLFW_PG_BIN/psql" "${conn[@]}" -d postgres -v ON_ERROR_STOP=1 -c 'CREATE DATABASE restore_plain' -c 'CREATE DATABASE restore_fc' >/dev/null
+segment "psql -f (restore of the plain dump)" "$SQLFW_PG_BIN/psql" "${conn[@]}" -d restore_plain -v ON_ERROR_STOP=1 -f "$work/dump.sql"
+segment "pg_restore (of the -Fc dump)" "$SQLFW_PG_BIN/pg_restore" "${dump[@]}" -d restore_fc --exit-on-error "$work/dump.bin"
 
 # Keep each statement once, where it first appeared; judge them all with the
 # embedded default policy.
