@@ -440,7 +440,7 @@ func (w *walker) visit(m any) {
 	case *pg_query.UpdateStmt:
 		if !later {
 			f.kinds |= 1 << kindUpdate
-			if n.WhereClause == nil || alwaysTrue(n.WhereClause, 0) {
+			if unfilteredWhere(n.WhereClause, n.Relation) {
 				f.unfiltered |= 1 << kindUpdate
 			}
 		}
@@ -449,7 +449,7 @@ func (w *walker) visit(m any) {
 	case *pg_query.DeleteStmt:
 		if !later {
 			f.kinds |= 1 << kindDelete
-			if n.WhereClause == nil || alwaysTrue(n.WhereClause, 0) {
+			if unfilteredWhere(n.WhereClause, n.Relation) {
 				f.unfiltered |= 1 << kindDelete
 			}
 		}
@@ -457,9 +457,11 @@ func (w *walker) visit(m any) {
 		w.predicates(n.WhereClause, nil)
 	case *pg_query.MergeStmt:
 		if !later {
-			f.kinds |= 1 << kindMerge
+			f.kinds |= 1<<kindMerge | mergeUnfiltered(n) // an update or delete of every row is one
+			f.unfiltered |= mergeUnfiltered(n)
 		}
 		w.target(n.Relation)
+		w.predicates(n.JoinCondition, nil)
 	case *pg_query.CopyStmt:
 		switch {
 		case n.IsProgram:
