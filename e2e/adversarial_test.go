@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/sqlfw/sqlfw/engine"
 )
@@ -139,6 +140,9 @@ func checkAdversarialControl(t *testing.T) {
 		t.Fatalf("starting sqlfwd in monitor mode: %v", err)
 	}
 	defer m.stop()
+	// A row of its own, so that the DELETE changes t even when a leak
+	// above has emptied it.
+	directExec(t, "INSERT INTO t (id) VALUES (1000)")
 	before := canaryFingerprints(t)["t"]
 	s := &advSend{c: c, proto: "simple", marker: "sqlfwadv_" + run + "_0s"}
 	s.text = "/* " + s.marker + " */ " + c.sql
@@ -271,6 +275,9 @@ func eachLine(t *testing.T, path string, f func(n int, line string)) {
 type advSession struct {
 	user  string   // connect as this role ("" = the superuser)
 	setup []string // statements sent through sqlfwd before the line
+	// pipelined: the setup goes in the same write as the line, so the line
+	// arrives before the server has confirmed the settings (unconfirmed=1).
+	pipelined bool
 }
 
 // parseAdvSession turns a session column into connection setup. Keys it
@@ -301,9 +308,19 @@ func parseAdvSession(spec string) (advSession, error) {
 				return s, fmt.Errorf("encoding=%q is not an encoding name", v)
 			}
 			s.setup = append(s.setup, "SET client_encoding = '"+v+"'")
+		case "unconfirmed":
+			if v != "1" && v != "true" {
+				return s, fmt.Errorf("unconfirmed=%q: want 1", v)
+			}
+			s.pipelined = true
 		default:
 			return s, fmt.Errorf("session key %q has no e2e counterpart here", k)
 		}
+	}
+	if s.pipelined && len(s.setup) == 0 {
+		// Something that may change how the server lexes, still unanswered
+		// when the line arrives.
+		s.setup = []string{"SET standard_conforming_strings = on"}
 	}
 	return s, nil
 }
@@ -318,9 +335,10 @@ type advSend struct {
 	marker string
 	copyIn bool // COPY … FROM STDIN: sent with the copy sub-protocol
 
-	got     string // what the client saw, for messages
-	errCode string // SQLSTATE of the first error, "" for none
-	errMsg  string
+	setupErr string // a failed setup statement of a pipelined send
+	got      string // what the client saw, for messages
+	errCode  string // SQLSTATE of the first error, "" for none
+	errMsg   string
 }
 
 var copyFromStdin = regexp.MustCompile(`(?is)^\s*copy\b.*\bfrom\s+stdin\b`)
@@ -425,10 +443,12 @@ func (s *advSend) send(parent context.Context, addr string) {
 		return
 	}
 	defer conn.Close(context.Background())
-	for _, q := range s.sess.setup {
-		if _, err := conn.Exec(ctx, q).ReadAll(); err != nil {
-			s.note(fmt.Errorf("session setup %q: %w", q, err))
-			return
+	if !s.sess.pipelined {
+		for _, q := range s.sess.setup {
+			if _, err := conn.Exec(ctx, q).ReadAll(); err != nil {
+				s.note(fmt.Errorf("session setup %q: %w", q, err))
+				return
+			}
 		}
 	}
 	wrap := !s.c.denied()
@@ -439,6 +459,11 @@ func (s *advSend) send(parent context.Context, addr string) {
 			s.note(fmt.Errorf("BEGIN: %w", err))
 			return
 		}
+	}
+	if s.sess.pipelined {
+		// Closing the connection rolls back what wrap began.
+		s.notePipelined(s.sendPipelined(ctx, conn))
+		return
 	}
 	switch {
 	case s.copyIn && s.proto == "simple":
@@ -454,6 +479,62 @@ func (s *advSend) send(parent context.Context, addr string) {
 	}
 }
 
+// sendPipelined writes the session setup and the line in one go and only
+// then reads the answers; it returns the line's error. The connection is
+// hijacked (pgconn cannot pipeline simple queries) and closed afterwards.
+func (s *advSend) sendPipelined(ctx context.Context, conn *pgconn.PgConn) error {
+	hc, err := conn.Hijack()
+	if err != nil {
+		return err
+	}
+	defer hc.Conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		hc.Conn.SetDeadline(dl)
+	}
+	fe := hc.Frontend
+	for _, q := range s.sess.setup {
+		fe.Send(&pgproto3.Query{String: q})
+	}
+	if s.proto == "simple" {
+		fe.Send(&pgproto3.Query{String: s.text})
+	} else {
+		fe.Send(&pgproto3.Parse{Query: s.text})
+		fe.Send(&pgproto3.Bind{})
+		fe.Send(&pgproto3.Describe{ObjectType: 'P'})
+		fe.Send(&pgproto3.Execute{})
+		fe.Send(&pgproto3.Sync{})
+	}
+	if err := fe.Flush(); err != nil {
+		return err
+	}
+	var lineErr error
+	for ready := 0; ready <= len(s.sess.setup); {
+		msg, err := fe.Receive()
+		if err != nil {
+			if lineErr != nil {
+				return lineErr // deny_and_close: the error, then the close
+			}
+			return fmt.Errorf("after %d of %d answers: %w", ready, len(s.sess.setup)+1, err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.ReadyForQuery:
+			ready++
+		case *pgproto3.ErrorResponse:
+			if ready == len(s.sess.setup) && lineErr == nil {
+				lineErr = pgconn.ErrorResponseToPgError(m)
+			} else if ready < len(s.sess.setup) {
+				s.setupErr += fmt.Sprintf("; setup %q: %s %s", s.sess.setup[ready], m.Code, m.Message)
+			}
+		case *pgproto3.CopyInResponse:
+			fe.Send(&pgproto3.CopyDone{})
+			if err := fe.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return lineErr
+}
+
 func (s *advSend) note(err error) {
 	if err == nil {
 		s.got = "no error"
@@ -466,6 +547,11 @@ func (s *advSend) note(err error) {
 		return
 	}
 	s.got = err.Error()
+}
+
+func (s *advSend) notePipelined(err error) {
+	s.note(err)
+	s.got += s.setupErr
 }
 
 // deniedMismatch says what is wrong with the client's answer to a denied
