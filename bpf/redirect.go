@@ -45,12 +45,18 @@ type RedirectConfig struct {
 	// connection goes directly to the database. Counted in MapFull.
 	FailClosed bool
 	// PinDir, when set (a directory on a bpffs mount), pins the attached
-	// links there so that the programs outlive the daemon: if it dies,
-	// protected connects keep being sent to its closed listener and are
-	// refused instead of reaching the database unjudged. LoadRedirect first
-	// detaches what an earlier daemon pinned there; Close removes the pins
-	// and detaches.
+	// links there so that the programs outlive the daemon: if it dies (or
+	// stops with Release), protected connects keep being sent to its closed
+	// listener and are refused instead of reaching the database unjudged.
+	// LoadRedirect takes over what an earlier daemon pinned there: each
+	// pinned link is switched to the new program in place (BPF_LINK_UPDATE),
+	// so the hook is never absent; Close removes the pins and detaches.
 	PinDir string
+	// Protected are the destinations to protect from the first instant the
+	// programs run (Protect adds more later). With PinDir this matters: a
+	// program that takes over a pinned hook with an empty address map would
+	// let every connect through until Protect.
+	Protected []netip.AddrPort
 }
 
 // Redirect is the loaded and attached app-host programs. Close detaches: new
@@ -141,17 +147,18 @@ func LoadRedirect(cfg RedirectConfig) (*Redirect, error) {
 		}
 	}
 
-	if cfg.PinDir != "" {
-		if err := UnpinAll(cfg.PinDir); err != nil {
-			return nil, err
-		}
-	}
 	r := &Redirect{msgTarget: -1}
 	if err := spec.LoadAndAssign(&r.objs, nil); err != nil {
 		return nil, classify(fmt.Errorf("loading redirect objects: %w", err))
 	}
+	for _, a := range cfg.Protected {
+		if err := r.Protect(a); err != nil {
+			r.Close()
+			return nil, err
+		}
+	}
 	p := &r.objs.redirectPrograms
-	for _, a := range []struct {
+	progs := []struct {
 		prog   *ebpf.Program
 		attach ebpf.AttachType
 	}{
@@ -160,14 +167,38 @@ func LoadRedirect(cfg RedirectConfig) (*Redirect, error) {
 		{p.RedirectGetpeername4, ebpf.AttachCgroupInet4GetPeername},
 		{p.RedirectGetpeername6, ebpf.AttachCgroupInet6GetPeername},
 		{p.RedirectSockops, ebpf.AttachCGroupSockOps},
-	} {
+	}
+	old := make([]link.Link, len(progs)) // pinned by an earlier daemon, by index
+	taken := make([]bool, len(progs))
+	if cfg.PinDir != "" {
+		old = loadPinned(cfg.PinDir, len(progs))
+	}
+	for i, a := range progs {
+		if l := old[i]; l != nil {
+			// The earlier daemon's hook switches to our program in one
+			// step: no connect in between goes unjudged.
+			if err := l.Update(a.prog); err == nil {
+				r.links = append(r.links, l)
+				old[i], taken[i] = nil, true
+				continue
+			}
+		}
 		l, err := link.AttachCgroup(link.CgroupOptions{Path: cfg.Cgroup, Attach: a.attach, Program: a.prog})
 		if err != nil {
-			r.Close()
+			closeLinks(old)
+			r.abandon(cfg)
 			return nil, classify(fmt.Errorf("attaching %s to %s: %w", a.attach, cfg.Cgroup, err))
 		}
 		r.links = append(r.links, l)
 	}
+	// Pins that could not be taken over are removed only now that our own
+	// programs are attached beside them.
+	for _, l := range old {
+		if l != nil {
+			_ = l.Unpin()
+		}
+	}
+	closeLinks(old)
 	if cfg.Sockmap {
 		err := link.RawAttachProgram(link.RawAttachProgramOptions{
 			Target:  r.objs.RelaySocks.FD(),
@@ -175,25 +206,50 @@ func LoadRedirect(cfg RedirectConfig) (*Redirect, error) {
 			Attach:  ebpf.AttachSkMsgVerdict,
 		})
 		if err != nil {
-			r.Close()
+			r.abandon(cfg)
 			return nil, classify(fmt.Errorf("attaching sk_msg to relay_socks: %w", err))
 		}
 		r.msgTarget = r.objs.RelaySocks.FD()
 	}
 	if cfg.PinDir != "" {
 		if err := os.MkdirAll(cfg.PinDir, 0o700); err != nil {
-			r.Close()
+			r.abandon(cfg)
 			return nil, fmt.Errorf("pin directory: %w", err)
 		}
 		r.pinned = true // Close unpins whatever got pinned
 		for i, l := range r.links {
-			if err := l.Pin(filepath.Join(cfg.PinDir, fmt.Sprintf("redirect_link%d", i))); err != nil {
-				r.Close()
+			if taken[i] {
+				continue // taken over in place: already pinned there
+			}
+			if err := l.Pin(pinPath(cfg.PinDir, i)); err != nil {
+				r.abandon(cfg)
 				return nil, fmt.Errorf("pinning link %d in %s (is it on a bpffs mount?): %w", i, cfg.PinDir, err)
 			}
 		}
 	}
 	return r, nil
+}
+
+func pinPath(dir string, i int) string { return filepath.Join(dir, fmt.Sprintf("redirect_link%d", i)) }
+
+// loadPinned opens the links an earlier daemon pinned in dir, by index (nil
+// where there is none or it cannot be opened).
+func loadPinned(dir string, n int) []link.Link {
+	out := make([]link.Link, n)
+	for i := range out {
+		if l, err := link.LoadPinnedLink(pinPath(dir, i), nil); err == nil {
+			out[i] = l
+		}
+	}
+	return out
+}
+
+func closeLinks(ls []link.Link) {
+	for _, l := range ls {
+		if l != nil {
+			l.Close()
+		}
+	}
 }
 
 // UnpinAll detaches the links pinned in dir by an earlier LoadRedirect
@@ -226,6 +282,31 @@ func UnpinAll(dir string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// abandon undoes a failed LoadRedirect: with PinDir it releases, so that a
+// hook taken over from an earlier daemon keeps refusing instead of opening.
+func (r *Redirect) abandon(cfg RedirectConfig) {
+	if cfg.PinDir != "" {
+		r.pinned = true
+		r.Release()
+		return
+	}
+	r.Close()
+}
+
+// Release closes the daemon's handles but leaves pinned links attached
+// (without PinDir it is Close): after a clean stop with fail_closed, protected
+// connects keep going to the closed listener and are refused until a new
+// daemon takes the pins over, or UnpinAll removes them.
+func (r *Redirect) Release() error {
+	if !r.pinned {
+		return r.Close()
+	}
+	r.pinned = false
+	closeLinks(r.links)
+	r.links = nil
+	return r.Close()
 }
 
 // Close detaches and unloads. It is safe on a partially loaded Redirect and

@@ -157,7 +157,9 @@ type Database struct {
 // Defaults.
 const (
 	DefaultControlSocket = "/run/sqlfw/control.sock"
-	DefaultDrainTimeout  = 30 * time.Second
+	// DefaultPinDir: Intercept.PinDir.
+	DefaultPinDir       = "/sys/fs/bpf/sqlfw"
+	DefaultDrainTimeout = 30 * time.Second
 	// DefaultControlIdleTimeout: Config.ControlIdleTimeout.
 	DefaultControlIdleTimeout = 15 * time.Second
 	DefaultConnectTimeout     = 5 * time.Second
@@ -318,7 +320,7 @@ func (c *Config) Normalize() error {
 		c.Intercept.Netns = "/proc/self/ns/net"
 	}
 	if c.Intercept.PinDir == "" {
-		c.Intercept.PinDir = "/sys/fs/bpf/sqlfw"
+		c.Intercept.PinDir = DefaultPinDir
 	}
 	if c.Intercept.Listen4 == "" {
 		c.Intercept.Listen4 = "127.0.0.1:0"

@@ -154,9 +154,8 @@ func (d *Daemon) startIntercept() (err error) {
 			}
 			rc.PinDir = ic.PinDir
 		}
-		if it.redirect, err = bpf.LoadRedirect(rc); err != nil {
-			return fmt.Errorf("%w: %w", errInterceptUnavailable, err)
-		}
+		// The addresses go in before the programs attach: with fail_closed
+		// they take over an earlier daemon's hook at once.
 		for _, db := range appHost {
 			addrs, err := protectedAddrs(db.cfg)
 			if err != nil {
@@ -166,11 +165,15 @@ func (d *Daemon) startIntercept() (err error) {
 				if other := it.active[a]; other != nil {
 					return fmt.Errorf("database %s: %s is already protected for database %s", db.cfg.Name, a, other.cfg.Name)
 				}
-				if err := it.redirect.Protect(a); err != nil {
-					return err
-				}
 				it.active[a] = db
+				rc.Protected = append(rc.Protected, a)
 			}
+		}
+		if it.redirect, err = bpf.LoadRedirect(rc); err != nil {
+			return fmt.Errorf("%w: %w", errInterceptUnavailable, err)
+		}
+		for _, db := range appHost {
+			addrs, _ := protectedAddrs(db.cfg)
 			d.log.Info("intercepting", "database", db.cfg.Name, "mode", InterceptAppHost, "addresses", fmt.Sprint(addrs),
 				"cgroup", cg, "sockmap", *ic.Sockmap, "fail_closed", ic.FailClosed)
 		}
@@ -441,6 +444,9 @@ func (it *interceptor) cgroupPath(id uint64) string {
 
 // close detaches the programs first, so that new connections go directly
 // to the database, then closes the listeners. Safe after a partial start.
+// With fail_closed the pinned app-host programs stay attached instead: new
+// protected connects are refused until a new sqlfwd takes them over, or
+// `sqlfwd --detach-pins` removes them.
 func (it *interceptor) close() {
 	if it.stop != nil {
 		close(it.stop)
@@ -448,7 +454,12 @@ func (it *interceptor) close() {
 	}
 	var errs []error
 	if it.redirect != nil {
-		errs = append(errs, it.redirect.Close())
+		if it.d.cfg.Intercept.FailClosed {
+			errs = append(errs, it.redirect.Release())
+			it.d.log.Warn("fail_closed: interception stays pinned: protected connects are refused until sqlfwd starts again (sqlfwd --detach-pins removes it)", "pin_dir", it.d.cfg.Intercept.PinDir)
+		} else {
+			errs = append(errs, it.redirect.Close())
+		}
 	}
 	if it.steer != nil {
 		errs = append(errs, it.steer.Close())

@@ -6,6 +6,7 @@ package e2e
 // network namespace and removes it afterwards.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -476,10 +477,16 @@ func ip(t *testing.T, args ...string) {
 }
 
 // TestInterceptFailClosed: with --fail-closed the programs are pinned, so
-// a daemon that dies leaves protected connects refused, never unjudged; a
-// new daemon takes over the pins; a clean stop detaches.
+// a daemon that dies (kill -9) or stops cleanly leaves protected connects
+// refused, never unjudged; a new daemon takes the pinned hooks over in place;
+// sqlfwd --detach-pins removes them. A retrying load runs throughout: every
+// attempt sends a denied statement with a unique marker, and none may reach
+// PostgreSQL (client result and server statement log).
 func TestInterceptFailClosed(t *testing.T) {
 	needKernel(t)
+	if pg.Log == "" {
+		t.Skip("SQLFW_PG_LOG not set: start PostgreSQL with scripts/pg.sh start --log-statements")
+	}
 	cg := childCgroup(t)
 	pinDir := fmt.Sprintf("/sys/fs/bpf/sqlfw-e2e-%d", os.Getpid())
 	t.Cleanup(func() {
@@ -490,33 +497,133 @@ func TestInterceptFailClosed(t *testing.T) {
 		os.Remove(pinDir)
 	})
 	freshTable(t, "icept_closed", 1, 2)
+	args := []string{"--fail-closed", "--pin-dir", pinDir}
 
-	d := startIntercepting(t, cg, "--fail-closed", "--pin-dir", pinDir)
+	d := startIntercepting(t, cg, args...)
 	if res := psqlIn(t, cg, "127.0.0.1", "delete from icept_closed"); !strings.Contains(res.Stderr, codeBlocked) {
 		t.Fatalf("while sqlfwd runs: got %s, want %s", res, codeBlocked)
 	}
+
+	// The retrying load: one psql per attempt, inside the cgroup, each
+	// with a denied statement naming a table no one created.
+	tag := "iceptmark" + randomHex(t)
+	dir := t.TempDir()
+	stop := filepath.Join(dir, "stop")
+	script := fmt.Sprintf(`i=0; while [ ! -e %q ]; do i=$((i+1)); out=$(%q -X -h 127.0.0.1 -p %d -U %s -d %s -v VERBOSITY=verbose -Atc "delete from %s_$i" 2>&1); echo "attempt $i rc=$? $(echo $out | tr '\n' ' ')"; done`,
+		stop, tool(t, "psql"), pg.Port, pg.User, pg.Database, tag)
+	load := exec.Command("sh", append(inCgroup(cg)[1:], "sh", "-c", script)...)
+	load.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=3")
+	var out lockedBuffer
+	load.Stdout, load.Stderr = &out, &out
+	if err := load.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopLoad := func() {
+		os.WriteFile(stop, nil, 0o600)
+		load.Wait()
+	}
+	defer stopLoad()
+	phase := func(name string, wait time.Duration) {
+		time.Sleep(wait)
+		t.Logf("%s: %d attempts so far", name, strings.Count(out.String(), "attempt "))
+	}
+	phase("first daemon", 700*time.Millisecond)
 	d.cmd.Process.Kill()
 	<-d.done
-	res := psqlIn(t, cg, "127.0.0.1", "delete from icept_closed")
-	if res.Exit == 0 || !strings.Contains(res.Stderr, "refused") {
-		t.Fatalf("after sqlfwd was killed: got %s, want the connection refused (fail closed)", res)
+	phase("killed", 700*time.Millisecond)
+	d2 := startIntercepting(t, cg, args...)
+	phase("second daemon", 700*time.Millisecond)
+	if err := d2.stop(); err != nil {
+		t.Fatal(err)
 	}
+	phase("cleanly stopped", 700*time.Millisecond)
+	d3 := startIntercepting(t, cg, args...)
+	phase("third daemon", 700*time.Millisecond)
+	stopLoad()
+
+	judged, refused := 0, 0
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		switch {
+		case strings.Contains(line, codeBlocked):
+			judged++
+		case strings.Contains(line, " rc=0 "):
+			t.Errorf("a denied statement ran through the restarts: %s", line)
+		default:
+			refused++
+		}
+	}
+	t.Logf("load: %d attempts judged and blocked, %d refused", judged, refused)
+	if judged == 0 || refused == 0 {
+		t.Errorf("load: %d judged, %d refused: want both (the load must run across the restarts)\n%s", judged, refused, tail(out.String(), 20))
+	}
+	checkServerLogClean(t, tag)
 	if got := directInts(t, "select count(*) from icept_closed"); got[0] != 2 {
 		t.Fatalf("rows: %v, want 2 (nothing reached PostgreSQL unjudged)", got)
 	}
 
-	d2 := startIntercepting(t, cg, "--fail-closed", "--pin-dir", pinDir)
 	if res := psqlIn(t, cg, "127.0.0.1", "delete from icept_closed"); !strings.Contains(res.Stderr, codeBlocked) {
-		t.Fatalf("after a restart: got %s, want %s from the new daemon", res, codeBlocked)
+		t.Fatalf("after the restarts: got %s, want %s from the newest daemon", res, codeBlocked)
 	}
-	if err := d2.stop(); err != nil {
+	if err := d3.stop(); err != nil {
 		t.Fatal(err)
 	}
+	if res := psqlIn(t, cg, "127.0.0.1", "select count(*) from icept_closed"); res.Exit == 0 {
+		t.Fatalf("after a clean stop with --fail-closed: got %s, want the connection refused", res)
+	}
+	res := runToolPath(t, filepath.Join(binDir, "sqlfwd"), "--detach-pins", "--pin-dir", pinDir)
+	if res.Exit != 0 {
+		t.Fatalf("sqlfwd --detach-pins: %s", res)
+	}
 	if res := psqlIn(t, cg, "127.0.0.1", "select count(*) from icept_closed"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "2" {
-		t.Fatalf("after a clean stop: got %s, want a direct connection", res)
+		t.Fatalf("after sqlfwd --detach-pins: got %s, want a direct connection", res)
 	}
 	if ents, _ := os.ReadDir(pinDir); len(ents) != 0 {
-		t.Errorf("pins left after a clean stop: %v", ents)
+		t.Errorf("pins left after --detach-pins: %v", ents)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a command writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// checkServerLogClean waits until a sentinel sent directly has reached the
+// server's statement log, then fails on any line holding marker.
+func checkServerLogClean(t *testing.T, marker string) {
+	t.Helper()
+	sentinel := "sentinel" + randomHex(t)
+	directExec(t, fmt.Sprintf("select '%s'", sentinel))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(pg.Log)
+		if err != nil {
+			t.Fatalf("reading the server log: %v", err)
+		}
+		if strings.Contains(string(b), sentinel) {
+			for _, line := range strings.Split(string(b), "\n") {
+				if strings.Contains(line, marker) {
+					t.Errorf("server log line %q holds the marker of a denied statement: PostgreSQL received it", line)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sentinel never reached %s", pg.Log)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sqlfw/sqlfw/bpf"
 	"github.com/sqlfw/sqlfw/daemon"
 )
 
@@ -56,6 +57,7 @@ func run(args []string, stderr io.Writer) int {
 		sockmap    = fs.String("sockmap", "", "on or off: splice the local client leg in the kernel (default on)")
 		failClosed = fs.Bool("fail-closed", false, "refuse protected connects sqlfwd cannot judge: when its origin map is full, and after the daemon dies (programs pinned in --pin-dir); default fail open")
 		pinDir     = fs.String("pin-dir", "", "where --fail-closed pins the programs (default /sys/fs/bpf/sqlfw)")
+		detachPins = fs.Bool("detach-pins", false, "remove the interception a --fail-closed sqlfwd left pinned in --pin-dir (protected connects then go directly to the database), and exit")
 		ctlGroup   = fs.String("control-group", "", "also let members of `group` use the control socket (mode 0660)")
 		auditLog   = fs.String("audit-log", "", "append a hash-chained audit trail (JSON lines) to `file`")
 		auditAll   = fs.Bool("audit-allowed", false, "record allowed verdicts in the audit trail too")
@@ -154,6 +156,18 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if *statsWin != 0 {
 		cfg.StatsWindow = *statsWin
+	}
+	if *detachPins {
+		dir := cfg.Intercept.PinDir
+		if dir == "" {
+			dir = daemon.DefaultPinDir
+		}
+		if err := bpf.UnpinAll(dir); err != nil {
+			fmt.Fprintln(stderr, "sqlfwd: detaching pinned interception:", err)
+			return 1
+		}
+		fmt.Fprintln(stderr, "sqlfwd: detached the interception pinned in", dir)
+		return 0
 	}
 	if err := cfg.Normalize(); err != nil {
 		fmt.Fprintln(stderr, "sqlfwd: invalid configuration:", err)
