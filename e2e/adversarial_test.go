@@ -460,9 +460,14 @@ func (s *advSend) send(parent context.Context, addr string) {
 			return
 		}
 	}
-	if s.sess.pipelined {
+	switch {
+	case s.sess.pipelined:
 		// Closing the connection rolls back what wrap began.
-		s.notePipelined(s.sendPipelined(ctx, conn))
+		s.notePipelined(s.sendRaw(ctx, conn, s.sess.setup))
+		return
+	case s.copyIn && s.proto == "extended":
+		// pgconn has no COPY FROM STDIN through Parse/Bind/Execute.
+		s.notePipelined(s.sendRaw(ctx, conn, nil))
 		return
 	}
 	switch {
@@ -479,10 +484,11 @@ func (s *advSend) send(parent context.Context, addr string) {
 	}
 }
 
-// sendPipelined writes the session setup and the line in one go and only
-// then reads the answers; it returns the line's error. The connection is
-// hijacked (pgconn cannot pipeline simple queries) and closed afterwards.
-func (s *advSend) sendPipelined(ctx context.Context, conn *pgconn.PgConn) error {
+// sendRaw writes the setup statements and the line in one go and only then
+// reads the answers; it returns the line's error. The connection is hijacked
+// (pgconn cannot pipeline simple queries) and closed afterwards. A COPY FROM
+// STDIN gets no rows.
+func (s *advSend) sendRaw(ctx context.Context, conn *pgconn.PgConn, setup []string) error {
 	hc, err := conn.Hijack()
 	if err != nil {
 		return err
@@ -492,7 +498,7 @@ func (s *advSend) sendPipelined(ctx context.Context, conn *pgconn.PgConn) error 
 		hc.Conn.SetDeadline(dl)
 	}
 	fe := hc.Frontend
-	for _, q := range s.sess.setup {
+	for _, q := range setup {
 		fe.Send(&pgproto3.Query{String: q})
 	}
 	if s.proto == "simple" {
@@ -508,25 +514,29 @@ func (s *advSend) sendPipelined(ctx context.Context, conn *pgconn.PgConn) error 
 		return err
 	}
 	var lineErr error
-	for ready := 0; ready <= len(s.sess.setup); {
+	for ready := 0; ready <= len(setup); {
 		msg, err := fe.Receive()
 		if err != nil {
 			if lineErr != nil {
 				return lineErr // deny_and_close: the error, then the close
 			}
-			return fmt.Errorf("after %d of %d answers: %w", ready, len(s.sess.setup)+1, err)
+			return fmt.Errorf("after %d of %d answers: %w", ready, len(setup)+1, err)
 		}
 		switch m := msg.(type) {
 		case *pgproto3.ReadyForQuery:
 			ready++
 		case *pgproto3.ErrorResponse:
-			if ready == len(s.sess.setup) && lineErr == nil {
+			if ready == len(setup) && lineErr == nil {
 				lineErr = pgconn.ErrorResponseToPgError(m)
-			} else if ready < len(s.sess.setup) {
-				s.setupErr += fmt.Sprintf("; setup %q: %s %s", s.sess.setup[ready], m.Code, m.Message)
+			} else if ready < len(setup) {
+				s.setupErr += fmt.Sprintf("; setup %q: %s %s", setup[ready], m.Code, m.Message)
 			}
 		case *pgproto3.CopyInResponse:
 			fe.Send(&pgproto3.CopyDone{})
+			if s.proto == "extended" {
+				// The server ignored the Sync sent during copy-in mode.
+				fe.Send(&pgproto3.Sync{})
+			}
 			if err := fe.Flush(); err != nil {
 				return err
 			}
