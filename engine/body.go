@@ -421,10 +421,16 @@ func containsString(list []string, s string) bool {
 // and so does any DDL after an event trigger. A cursor declared here may be
 // read by cursor_to_xml further on.
 func (w *walker) afterStatement(n *pg_query.Node, f *stmtFacts) {
-	if w.msg == nil {
-		w.msg = &msgState{}
+	switch n.GetNode().(type) {
+	case *pg_query.Node_DeclareCursorStmt, *pg_query.Node_CreateTrigStmt, *pg_query.Node_CreateEventTrigStmt:
+		if w.msg == nil {
+			w.msg = &msgState{}
+		}
 	}
 	m := w.msg
+	if m == nil {
+		return
+	}
 	switch s := n.GetNode().(type) {
 	case *pg_query.Node_DeclareCursorStmt:
 		if m.cursors == nil {

@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// codeFacts renders the facts code in strings contributes: nested kinds,
+// WHERE-less writes, COPY ends, relations (+w: written), functions, and the
+// dynamic/unparsed facts.
+func codeFacts(f *stmtFacts) string {
+	var parts []string
+	if extra := f.kinds &^ (1 << f.kind); extra != 0 {
+		parts = append(parts, "nested="+kindList(extra))
+	}
+	if f.unfiltered != 0 {
+		parts = append(parts, "unfiltered="+kindList(f.unfiltered))
+	}
+	if f.copy&copyProgram != 0 {
+		parts = append(parts, "copy=program")
+	}
+	if f.copy&copyFile != 0 {
+		parts = append(parts, "copy=file")
+	}
+	var ts []string
+	for _, t := range f.tables {
+		s := t.name
+		if t.schema != "" {
+			s = t.schema + "." + s
+		}
+		if t.write {
+			s += "+w"
+		}
+		ts = append(ts, s)
+	}
+	slices.Sort(ts)
+	if len(ts) > 0 {
+		parts = append(parts, "tables="+strings.Join(ts, ","))
+	}
+	var fs []string
+	for _, fn := range f.funcs {
+		fs = append(fs, fn.name)
+	}
+	slices.Sort(fs)
+	if len(fs) > 0 {
+		parts = append(parts, "funcs="+strings.Join(fs, ","))
+	}
+	if f.dynamicSQL {
+		parts = append(parts, "dynamic")
+	}
+	if f.unparsed != "" {
+		parts = append(parts, "unparsed="+f.unparsed)
+	}
+	return strings.Join(parts, " ")
+}
+
+// nestDO returns a DO block that EXECUTEs n DO blocks nested in each other.
+func nestDO(n int) string {
+	s := "DO $z$ BEGIN NULL; END $z$"
+	for i := 0; i < n; i++ {
+		tag := fmt.Sprintf("$t%d$", i)
+		s = "DO " + tag + " BEGIN EXECUTE '" + strings.ReplaceAll(s, "'", "''") + "'; END " + tag
+	}
+	return s
+}
+
+// TestCodeInStringsFacts: the facts of the last statement of each text.
+func TestCodeInStringsFacts(t *testing.T) {
+	tests := []struct {
+		name, sql, want string
+	}{
+		// Functions that run their text argument.
+		{"query_to_xml const", `SELECT query_to_xml('DELETE FROM t', true, true, '')`,
+			"nested=delete unfiltered=delete tables=t+w funcs=query_to_xml"},
+		{"query_to_xml concat", `SELECT query_to_xml('DELETE ' || 'FROM t WHERE id = 1', true, true, '')`,
+			"nested=delete tables=t+w funcs=query_to_xml"},
+		{"query_to_xml format", `SELECT query_to_xml(format('SELECT %I FROM %I WHERE x = %L', 'a', 'T', 'it''s'), true, true, '')`,
+			"tables=t funcs=format,query_to_xml"},
+		{"query_to_xml named", `SELECT query_to_xml(nulls => true, query => 'SELECT pg_read_file(''/x'')', tableforest => true, targetns => '')`,
+			"funcs=pg_read_file,query_to_xml"},
+		{"query_to_xml param", `SELECT query_to_xml($1, true, true, '')`, "funcs=query_to_xml dynamic"},
+		{"query_to_xml column", `SELECT query_to_xml(q, true, true, '') FROM jobs`, "tables=jobs funcs=query_to_xml dynamic"},
+		{"query_to_xml format var", `SELECT query_to_xml(format('SELECT * FROM %I', $1), true, true, '')`, "funcs=format,query_to_xml dynamic"},
+		{"query_to_xml format position", `SELECT query_to_xml(format('SELECT %1$s', '1'), true, true, '')`, "funcs=format,query_to_xml dynamic"},
+		{"query_to_xml bad sql", `SELECT query_to_xml('DELETE FROM', true, true, '')`, "funcs=query_to_xml unparsed=" + unparsedSQL},
+		{"table_to_xml name", `SELECT table_to_xml('s."Secret"', true, true, '')`, "tables=s.secret funcs=table_to_xml"},
+		{"table_to_xml regclass", `SELECT table_to_xml('pg_authid'::regclass, true, true, '')`, "tables=pg_authid funcs=table_to_xml"},
+		{"table_to_xml oid", `SELECT table_to_xml(1260, true, true, '')`, "funcs=table_to_xml dynamic"},
+		{"schema_to_xml", `SELECT schema_to_xml('public', true, true, '')`, "funcs=schema_to_xml dynamic"},
+		{"cursor_to_xml elsewhere", `SELECT cursor_to_xml('c', 1, true, true, '')`, "funcs=cursor_to_xml dynamic"},
+		{"cursor_to_xml same message", `DECLARE c CURSOR WITH HOLD FOR SELECT 1; SELECT cursor_to_xml('c', 1, true, true, '')`, "funcs=cursor_to_xml"},
+		{"dblink_exec two args", `SELECT dblink_exec('dbname=x', 'TRUNCATE t')`, "nested=truncate tables=t+w funcs=dblink_exec"},
+		{"dblink_exec fail flag", `SELECT dblink_exec('DELETE FROM t WHERE a = 1', false)`, "nested=delete tables=t+w funcs=dblink_exec"},
+		{"dblink_open", `SELECT dblink_open('conn', 'cur', 'SELECT pg_ls_dir(''.'')', true)`, "funcs=dblink_open,pg_ls_dir"},
+		{"dblink var", `SELECT dblink('dbname=x', q) FROM jobs`, "tables=jobs funcs=dblink dynamic"},
+		{"not a runner", `SELECT length('DELETE FROM t')`, "funcs=length"},
+
+		// DO blocks run now.
+		{"DO execute const", `DO $$ BEGIN EXECUTE 'DELETE FROM t'; END $$`, "nested=delete unfiltered=delete tables=t+w"},
+		{"DO execute format const", `DO $$ BEGIN EXECUTE format('COPY %I FROM PROGRAM %L', 't', 'id'); END $$`,
+			"nested=copy copy=program tables=t+w funcs=format"},
+		{"DO for in execute", `DO $$ DECLARE r record; BEGIN FOR r IN EXECUTE 'UPDATE t SET a = 1 RETURNING a' LOOP END LOOP; END $$`,
+			"nested=update unfiltered=update tables=t+w"},
+		{"DO execute var", `DO $$ DECLARE q text := 'DELETE FROM t'; BEGIN EXECUTE q; END $$`, "dynamic"},
+		{"DO execute concat var", `DO $$ DECLARE n text := 't'; BEGIN EXECUTE 'DELETE FROM ' || n; END $$`, "dynamic"},
+		{"DO execute using", `DO $$ BEGIN EXECUTE 'DELETE FROM t WHERE id = $1' USING pg_backend_pid(); END $$`,
+			"nested=delete tables=t+w funcs=pg_backend_pid"},
+		{"DO assignment", `DO $$ DECLARE x xml; BEGIN x := query_to_xml('DELETE FROM t', true, true, ''); END $$`,
+			"nested=delete unfiltered=delete tables=t+w funcs=query_to_xml"},
+		{"DO subscript assignment", `DO $$ DECLARE a text[]; BEGIN a[1] = pg_read_file('/x'); END $$`, "funcs=pg_read_file"},
+		{"DO declaration default", `DO $$ DECLARE x text := pg_read_file('/x'); BEGIN END $$`, "funcs=pg_read_file"},
+		{"DO comment in body", "DO $$ BEGIN PERFORM /* ( */ pg_read_file -- (\n ('/x'); END $$", "funcs=pg_read_file"},
+		{"DO unicode ident", `DO $$ BEGIN PERFORM U&"pg_read_fil\0065"('/x'); END $$`, "funcs=pg_read_file"},
+		{"DO form feed", "DO $$ BEGIN PERFORM pg_read_file\f('/x'); END $$", "funcs=pg_read_file"},
+		{"DO no scan of strings", `DO $$ BEGIN RAISE NOTICE 'pg_read_file(x)'; END $$`, ""},
+		{"DO collate declaration", `DO $$ DECLARE s text COLLATE "C"; BEGIN NULL; END $$`, "unparsed=" + unparsedPLpgSQL},
+		{"DO other language", `DO LANGUAGE plv8 $$ plv8.execute('DELETE FROM t') $$`, "funcs=execute unparsed=" + unparsedLanguage},
+		{"DO nested 7", nestDO(7), ""},
+		{"DO nested 8", nestDO(8), "unparsed=" + unparsedDepth},
+
+		// Function bodies run later: capabilities, not kinds.
+		{"function plpgsql delete", `CREATE FUNCTION f() RETURNS void LANGUAGE plpgsql AS $$ BEGIN DELETE FROM t; END $$`, "tables=t+w"},
+		{"function sql delete", `CREATE FUNCTION f() RETURNS void LANGUAGE sql AS 'DELETE FROM t'`, "tables=t+w"},
+		{"function no language", `CREATE FUNCTION f() RETURNS text AS 'SELECT pg_read_file(''/x'')'`, "funcs=pg_read_file"},
+		{"function quoted language", `CREATE FUNCTION f() RETURNS void LANGUAGE 'PLPGSQL' AS $$ BEGIN EXECUTE 'COPY t TO PROGRAM ''id'''; END $$`,
+			"copy=program tables=t"},
+		{"function dynamic", `CREATE FUNCTION run(q text) RETURNS void LANGUAGE plpgsql AS $$ BEGIN EXECUTE q; END $$`, "dynamic"},
+		{"function return query execute", `CREATE FUNCTION f() RETURNS SETOF int LANGUAGE plpgsql AS $$ BEGIN RETURN QUERY EXECUTE 'SELECT 1 FROM pg_ls_dir(''.'')'; END $$`,
+			"funcs=pg_ls_dir"},
+		{"procedure atomic", `CREATE PROCEDURE p() BEGIN ATOMIC SELECT query_to_xml('DELETE FROM t', true, true, ''); END`,
+			"tables=t+w funcs=query_to_xml"},
+		{"function sql unparsable", `CREATE FUNCTION f() RETURNS void LANGUAGE sql AS 'DELETE FROM'`, "unparsed=" + unparsedSQL},
+		{"function plperl", `CREATE FUNCTION f() RETURNS void LANGUAGE plperl AS $$ spi_exec_query('x') $$`, "funcs=spi_exec_query unparsed=" + unparsedLanguage},
+
+		// Created and called in one message: the body runs now.
+		{"create then select", `CREATE FUNCTION f() RETURNS void LANGUAGE sql AS 'DELETE FROM t'; SELECT f()`,
+			"nested=delete unfiltered=delete tables=t+w funcs=f"},
+		{"create then call", `CREATE PROCEDURE p() BEGIN ATOMIC DELETE FROM t; END; CALL p()`,
+			"nested=delete unfiltered=delete tables=t+w funcs=p"},
+		{"chained functions", `CREATE FUNCTION g() RETURNS void LANGUAGE sql AS 'DELETE FROM t'; CREATE FUNCTION f() RETURNS void LANGUAGE sql AS 'SELECT g()'; SELECT f()`,
+			"nested=delete unfiltered=delete tables=t+w funcs=f,g"},
+		{"trigger then write", `CREATE FUNCTION tf() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN DELETE FROM t; RETURN NEW; END $$; CREATE TRIGGER x AFTER INSERT ON u FOR EACH ROW EXECUTE FUNCTION tf(); INSERT INTO u VALUES (1)`,
+			"nested=delete unfiltered=delete tables=t+w,u+w"},
+		{"trigger creation is later", `CREATE FUNCTION tf() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN DELETE FROM t; RETURN NEW; END $$; CREATE TRIGGER x AFTER INSERT ON u FOR EACH ROW EXECUTE FUNCTION tf()`,
+			"tables=t+w,u+w funcs=tf"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tf := analyze(tc.sql)
+			if tf.parseError {
+				t.Fatalf("%q: parse error: %s", tc.sql, tf.parseReason)
+			}
+			got := codeFacts(&tf.stmts[len(tf.stmts)-1])
+			if got != tc.want {
+				t.Errorf("%q\n got: %s\nwant: %s", tc.sql, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDynamicSQLTrustedRole: the documented exception (docs/policy.md) lets
+// a trusted role run dynamic SQL while every other rule still applies to it
+// and other roles are still denied.
+func TestDynamicSQLTrustedRole(t *testing.T) {
+	yaml := strings.Replace(string(defaultPolicyYAML), "  - id: no-dynamic-sql\n", `  - id: migrations-may-use-dynamic-sql
+    action: allow
+    users: [migrator]
+    match:
+      dynamic_sql: true
+
+  - id: no-dynamic-sql
+`, 1)
+	p, err := ParsePolicy([]byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		user, sql, want string
+	}{
+		{"migrator", `DO $$ DECLARE t text := 'users'; BEGIN EXECUTE format('ANALYZE %I', t); END $$`, "migrations-may-use-dynamic-sql"},
+		{"app", `DO $$ DECLARE t text := 'users'; BEGIN EXECUTE format('ANALYZE %I', t); END $$`, "no-dynamic-sql"},
+		{"migrator", `DO $$ DECLARE q text := 'x'; BEGIN EXECUTE q; DELETE FROM accounts; END $$`, "no-unfiltered-writes"},
+		{"migrator", `DO $$ BEGIN EXECUTE 'DELETE FROM'; END $$`, "no-unparsed-body"},
+	}
+	for _, tc := range tests {
+		v := e.JudgePostgres([]byte(tc.sql), &Session{User: tc.user, Database: "app"})
+		if v.RuleID != tc.want {
+			t.Errorf("%s: %q\n got: %v %s\nwant: %s", tc.user, tc.sql, v.Action, v.RuleID, tc.want)
+		}
+	}
+}
