@@ -6,7 +6,10 @@ import (
 )
 
 // parseSessionSpec applies a corpus line's session column ("" for the
-// default session) to s.
+// default session) to s. Keys: user=NAME; scs=on|off
+// (standard_conforming_strings); encoding=NAME (client_encoding, as the
+// server reports it); unconfirmed=1 (sent before the server confirmed the
+// settings).
 func parseSessionSpec(spec string, s *Session) error {
 	if spec == "" {
 		return nil
@@ -16,6 +19,19 @@ func parseSessionSpec(spec string, s *Session) error {
 		switch k {
 		case "user":
 			s.User = v
+		case "scs":
+			switch v {
+			case "on":
+				s.Lex.NonStandardStrings = false
+			case "off":
+				s.Lex.NonStandardStrings = true
+			default:
+				return fmt.Errorf("scs=%q: want on or off", v)
+			}
+		case "encoding":
+			s.Lex.ClientEncoding = v
+		case "unconfirmed":
+			s.Lex.Unconfirmed = v == "1" || v == "true"
 		default:
 			return fmt.Errorf("unknown session key %q", k)
 		}

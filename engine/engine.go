@@ -89,6 +89,14 @@ func (e *Engine) JudgePostgres(sql []byte, s *Session) Verdict {
 	if s == nil {
 		s = &noSession
 	}
+	if !s.Lex.readsAsIs() {
+		// Judge the text the server will lex (lexstate.go).
+		var v Verdict
+		var ok bool
+		if sql, v, ok = e.lexRead(sql, &s.Lex); !ok {
+			return v
+		}
+	}
 	tf := e.facts(sql)
 	if tf.unparsed {
 		if v, ok := e.judgeUnparsed(tf, s); ok {

@@ -74,6 +74,9 @@ type Session struct {
 	// only when (*Policy).UsesTime() is true; time windows and rate limits
 	// need it, and a rule with either does not apply while it is zero.
 	At time.Time
+	// Lex is the state the server lexes the statement with (lexstate.go);
+	// the daemon sets it per message from what the server reported.
+	Lex LexState
 }
 
 // ProcessInfo is the client process behind a connection, from interception.
