@@ -33,7 +33,7 @@ func TestToUTF8(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, enc, in, want string
-		ok              bool
+		ok                  bool
 	}{
 		{"sjis kanji swallows backslash", "SJIS", "E'\x95\\'; DELETE", "E'表'; DELETE", true},
 		{"sjis half-width kana is one byte", "SJIS", "'\xb1'", "'ｱ'", true},
