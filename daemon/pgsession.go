@@ -22,7 +22,8 @@ package daemon
 //
 // toClient reads server messages and looks only at ReadyForQuery (to track
 // the transaction state and the sync points still outstanding),
-// BackendKeyData (to route CancelRequests) and, while a poison is pending,
+// BackendKeyData (to route CancelRequests), ParameterStatus (the settings
+// the server lexes with, lexstate.go) and, while a poison is pending,
 // ErrorResponse.
 
 import (
@@ -55,10 +56,10 @@ const (
 )
 
 var (
-	wantClient       = wantTable(pg.MsgQuery, pg.MsgParse, pg.MsgFunctionCall, pg.MsgSync, pg.MsgBind, pg.MsgClose)
+	wantClient       = wantTable(pg.MsgQuery, pg.MsgParse, pg.MsgFunctionCall, pg.MsgSync, pg.MsgBind, pg.MsgClose, pg.MsgExecute)
 	wantClientSkip   = wantAll()
-	wantServer       = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData)
-	wantServerPoison = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData, pg.MsgErrorResponse)
+	wantServer       = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData, pg.MsgParameterStatus)
+	wantServerPoison = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData, pg.MsgParameterStatus, pg.MsgErrorResponse)
 )
 
 func wantTable(types ...byte) *[256]bool {
@@ -126,6 +127,9 @@ type pgSession struct {
 	stmts     map[string]*prepared
 	unnamed   prepared
 	unnamedOK bool
+
+	// lex follows the settings the server lexes with (lexstate.go).
+	lex lexTracker
 
 	// timing (timing.go): hold is toServer's, relay toClient's.
 	hold  holdTimer
@@ -206,6 +210,7 @@ func (d *Daemon) servePG(a arrival) {
 
 	s := &pgSession{d: d, db: db, id: id, client: conn, outstanding: 1, proc: a.proc, via: a.via}
 	s.initTiming()
+	s.lex.init()
 	if err := pg.StartupParams(startup, func(name, value []byte) {
 		switch string(name) {
 		case "user":
@@ -395,7 +400,11 @@ func (s *pgSession) toServer() {
 					return
 				}
 				continue
+			case pg.MsgExecute:
+				s.lex.sent(s.syncsSent + uint64(syncs))
+				continue
 			case pg.MsgBind:
+				s.lex.sent(s.syncsSent + uint64(syncs)) // planning may run functions
 				var known bool
 				v, known, err = s.rebind(msg)
 				if err != nil {
@@ -413,6 +422,7 @@ func (s *pgSession) toServer() {
 					return
 				}
 				if typ != pg.MsgParse {
+					s.lex.sent(s.syncsSent + uint64(syncs))
 					syncs++
 				} else {
 					s.remember(msg, v, eng)
@@ -509,6 +519,7 @@ func (s *pgSession) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 	if eng.Policy().UsesTime() {
 		s.sess.At = t0
 	}
+	s.sess.Lex = s.lex.state()
 	switch msg[0] {
 	case pg.MsgQuery:
 		sql, err := pg.QueryText(msg)
@@ -584,6 +595,7 @@ type prepared struct {
 	sql     []byte
 	verdict engine.Verdict
 	eng     *engine.Engine
+	lex     engine.LexState // the server lexed sql with it at Parse
 }
 
 // remember records a Parse the client sent. Only toServer calls it. The
@@ -594,7 +606,7 @@ func (s *pgSession) remember(msg []byte, v engine.Verdict, eng *engine.Engine) {
 	blocked := v.Action.Denies() && s.db.mode(&v) == ModeEnforce
 	if len(name) == 0 {
 		s.unnamed.sql = append(s.unnamed.sql[:0], sql...)
-		s.unnamed.verdict, s.unnamed.eng = v, eng
+		s.unnamed.verdict, s.unnamed.eng, s.unnamed.lex = v, eng, s.sess.Lex
 		s.unnamedOK = !blocked
 		return
 	}
@@ -606,7 +618,7 @@ func (s *pgSession) remember(msg []byte, v engine.Verdict, eng *engine.Engine) {
 	if s.stmts == nil {
 		s.stmts = make(map[string]*prepared)
 	}
-	s.stmts[string(name)] = &prepared{sql: append([]byte(nil), sql...), verdict: v, eng: eng}
+	s.stmts[string(name)] = &prepared{sql: append([]byte(nil), sql...), verdict: v, eng: eng, lex: s.sess.Lex}
 }
 
 // forget drops a statement the client closes.
@@ -647,7 +659,9 @@ func (s *pgSession) rebind(msg []byte) (v engine.Verdict, known bool, err error)
 		if eng.Policy().UsesTime() {
 			s.sess.At = t0
 		}
-		p.verdict, p.eng = eng.JudgePostgres(p.sql, &s.sess), eng
+		sess := s.sess
+		sess.Lex = p.lex
+		p.verdict, p.eng = eng.JudgePostgres(p.sql, &sess), eng
 		el := time.Since(t0)
 		s.hold.evalEnd(cpu0, el) // timing
 		s.account(&p.verdict, pg.MsgBind, t0, el)
@@ -694,12 +708,15 @@ func (s *pgSession) toClient() {
 				break
 			}
 			switch msg[0] {
+			case pg.MsgParameterStatus:
+				s.lex.parameterStatus(msg)
 			case pg.MsgReadyForQuery:
 				st, err := pg.ReadyStatus(msg)
 				if err != nil {
 					s.log.Error("closing connection: malformed message from the server", "err", err)
 					return
 				}
+				s.lex.readyForQuery()
 				s.txStatus.Store(uint32(st))
 				s.relay.readyForQuery() // timing
 				if s.ready(st) {
