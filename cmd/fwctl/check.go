@@ -16,7 +16,8 @@ import (
 	"github.com/sqlfw/sqlfw/engine"
 )
 
-const checkUsage = `usage: fwctl check [--policy FILE] [--protocol postgres] [--user U] [--database D] [--client-addr A] "SQL"
+const checkUsage = `usage: fwctl check [--policy FILE] [--protocol postgres] [--user U] [--database D] [--client-addr A]
+                   [--standard-conforming-strings on|off] [--client-encoding NAME] "SQL"
        fwctl check [flags] --file queries.sql
        fwctl check [flags] --jsonl queries.jsonl     ("-" reads standard input)
 
@@ -24,7 +25,10 @@ const checkUsage = `usage: fwctl check [--policy FILE] [--protocol postgres] [--
 statements ending with ";" at the end of a line (so they may span lines).
 Lines starting with "--" outside a statement are skipped. --jsonl takes one
 {"sql": ..., "user": ..., "database": ...} object per line; user and database
-default to the flags. Exit status: 0 all allowed, 1 any denied, 2 error.`
+default to the flags. --standard-conforming-strings and --client-encoding judge
+the text as a session with those settings sends it (the bytes as given, in
+that encoding), as sqlfwd does with what the server reports. Exit status: 0 all
+allowed, 1 any denied, 2 error.`
 
 func check(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fwctl check", flag.ContinueOnError)
@@ -37,6 +41,8 @@ func check(args []string, stdout, stderr io.Writer) int {
 	clientAddr := fs.String("client-addr", "", "client `address` of the session")
 	file := fs.String("file", "", "judge the statements of this `file`")
 	jsonl := fs.String("jsonl", "", "judge the statements of this JSON-lines `file`")
+	scs := fs.String("standard-conforming-strings", "on", "the session's standard_conforming_strings (`on|off`)")
+	clientEncoding := fs.String("client-encoding", "UTF8", "the session's client_encoding `name`")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -60,6 +66,20 @@ func check(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	base := engine.Session{User: *user, Database: *database}
+	switch strings.ToLower(*scs) {
+	case "on", "true", "1":
+	case "off", "false", "0":
+		base.Lex.NonStandardStrings = true
+	default:
+		fmt.Fprintf(stderr, "fwctl: --standard-conforming-strings: want on or off, got %q\n", *scs)
+		return 2
+	}
+	enc, ok := engine.CanonicalEncoding(*clientEncoding)
+	if !ok {
+		fmt.Fprintf(stderr, "fwctl: --client-encoding: %q is not an encoding PostgreSQL knows\n", *clientEncoding)
+		return 2
+	}
+	base.Lex.ClientEncoding = enc
 	if *clientAddr != "" {
 		a, err := netip.ParseAddr(*clientAddr)
 		if err != nil {

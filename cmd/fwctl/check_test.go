@@ -19,6 +19,14 @@ func TestCheckSingle(t *testing.T) {
 		{[]string{"--protocol", "mysql", "SELECT 1"}, 2, ""},
 		{[]string{}, 2, ""},
 		{[]string{"--policy", "/nonexistent", "SELECT 1"}, 2, ""},
+		// session lexing state: the same text, two readings
+		{[]string{`SELECT 'x\''; DELETE FROM t; --'`}, 0, "verdict:    allow"},
+		{[]string{"--standard-conforming-strings", "off", `SELECT 'x\''; DELETE FROM t; --'`}, 1, "rule:       no-unfiltered-writes"},
+		{[]string{"--client-encoding", "SJIS", "SELECT E'\x95\\'; DELETE FROM t; --'"}, 1, "rule:       no-unfiltered-writes"},
+		{[]string{"--client-encoding", "LATIN1", "SELECT E'\x95\\'; DELETE FROM t; --'"}, 0, "verdict:    allow"},
+		{[]string{"--client-encoding", "JOHAB", "SELECT '\x88\x61'"}, 1, "rule:       client-encoding-unsupported"},
+		{[]string{"--client-encoding", "nope", "SELECT 1"}, 2, ""},
+		{[]string{"--standard-conforming-strings", "maybe", "SELECT 1"}, 2, ""},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer
