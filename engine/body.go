@@ -46,9 +46,9 @@ const (
 // functions created in it (called later in the same message, their bodies
 // run now) and cursors declared in it.
 type msgState struct {
-	created       map[string]*stmtFacts // by lower-cased function name: the body's facts as if it ran
-	triggers      map[string][]string   // table name → trigger functions created on it
-	eventTriggers []string              // functions of event triggers
+	created       map[string][]*stmtFacts // by lower-cased function name: the bodies' facts as if they ran
+	triggers      map[string][]string     // table name → trigger functions created on it
+	eventTriggers []string                // functions of event triggers
 	cursors       map[string]struct{}
 }
 
@@ -185,10 +185,11 @@ func (w *walker) createFunction(n *pg_query.CreateFunctionStmt) {
 	w.merge(&bf, true)
 	if len(n.Funcname) > 0 {
 		if w.msg.created == nil {
-			w.msg.created = map[string]*stmtFacts{}
+			w.msg.created = map[string][]*stmtFacts{}
 		}
-		name := strings.ToLower(n.Funcname[len(n.Funcname)-1].GetString_().GetSval())
-		w.msg.created[name] = &bf
+		// Overloads share the name: a call may run any of them.
+		name := lastName(n.Funcname)
+		w.msg.created[name] = append(w.msg.created[name], &bf)
 	}
 }
 
@@ -449,6 +450,16 @@ func (w *walker) afterStatement(n *pg_query.Node, f *stmtFacts) {
 		if len(s.CreateEventTrigStmt.Funcname) > 0 {
 			m.eventTriggers = append(m.eventTriggers, lastName(s.CreateEventTrigStmt.Funcname))
 		}
+	case *pg_query.Node_RenameStmt:
+		// ALTER FUNCTION/PROCEDURE/ROUTINE f RENAME TO g: g runs f's body.
+		r := s.RenameStmt
+		switch r.RenameType {
+		case pg_query.ObjectType_OBJECT_FUNCTION, pg_query.ObjectType_OBJECT_PROCEDURE, pg_query.ObjectType_OBJECT_ROUTINE:
+			if names := r.Object.GetObjectWithArgs().GetObjname(); len(names) > 0 && m.created != nil {
+				old, nw := lastName(names), strings.ToLower(r.Newname)
+				m.created[nw] = append(m.created[nw], m.created[old]...)
+			}
+		}
 	}
 	if len(m.created) == 0 {
 		return
@@ -457,9 +468,11 @@ func (w *walker) afterStatement(n *pg_query.Node, f *stmtFacts) {
 	w.f = f
 	done := map[string]bool{}
 	run := func(name string, later bool) {
-		if bf, ok := m.created[name]; ok && !done[name] {
+		if bodies, ok := m.created[name]; ok && !done[name] {
 			done[name] = true
-			w.merge(bf, later)
+			for _, bf := range bodies {
+				w.merge(bf, later)
+			}
 		}
 	}
 	if ddl {
