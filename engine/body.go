@@ -377,6 +377,7 @@ func (w *walker) merge(s *stmtFacts, later bool) {
 	if f.unparsed == "" {
 		f.unparsed = s.unparsed
 	}
+	f.effects |= s.effects
 	for _, t := range s.tables {
 		if t.schema == "" && containsString(s.cteNames, t.name) {
 			continue // a CTE of the nested statement, not a relation

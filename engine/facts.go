@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -142,7 +143,11 @@ type stmtFacts struct {
 
 	tautology    bool // an OR with an always-true arm in WHERE/HAVING/ON
 	catalogUnion bool // a set operation mixing system-catalog and other arms
-	timeProbe    bool // a sleep function in a predicate or next to a table read
+	timeProbe    bool // a sleep whose running or length depends on data, or next to a table read
+	// effects is what the statement makes the server do (effects.go).
+	effects effectSet
+	// sleepSeconds sums the constant durations of its sleeps.
+	sleepSeconds float64
 
 	// dynamicSQL: SQL text assembled at run time is run (EXECUTE of a
 	// variable, a non-constant query_to_xml or dblink argument; body.go).
@@ -288,6 +293,11 @@ func treeFacts(tree *pg_query.ParseResult, lex lexStats) *textFacts {
 		if f.kind != kindSelect || len(f.tables) > 0 {
 			prev |= 1 << f.kind
 		}
+		// A sleep stacked after another statement tells an injection's
+		// author that stacking works, and how long the first one took.
+		if len(tf.stmts) > 0 && f.sleeps() {
+			f.timeProbe = true
+		}
 		tf.stmts = append(tf.stmts, f)
 	}
 	return tf
@@ -295,8 +305,10 @@ func treeFacts(tree *pg_query.ParseResult, lex lexStats) *textFacts {
 
 // Frame flags: the context a node is in.
 const (
-	inPredicate uint8 = 1 << iota // under a WHERE, HAVING, JOIN ON or CASE WHEN condition
-	inFuncBody                    // under a CREATE FUNCTION ... BEGIN ATOMIC body (runs later, when called)
+	inPredicate   uint8 = 1 << iota // under a WHERE, HAVING, JOIN ON or CASE WHEN condition
+	inFuncBody                      // under a CREATE FUNCTION ... BEGIN ATOMIC body (runs later, when called)
+	inConditional                   // evaluated or not depending on data: CASE, AND/OR, COALESCE
+	inPlanOnly                      // under EXPLAIN without ANALYZE: planned, never run
 )
 
 type frame struct {
@@ -320,6 +332,11 @@ type walker struct {
 	// Children of the current node that get extra flags (set by visit).
 	mark      [3]*pg_query.Node
 	markFlags uint8
+	allFlags  uint8 // flags for every child of the current node (set by visit)
+
+	// cteDefs maps WITH names seen so far to their queries, for set
+	// operations whose arms read a CTE.
+	cteDefs map[string][]*pg_query.Node
 
 	seenT  map[tableRef]struct{}
 	seenF  map[funcRef]struct{}
@@ -345,6 +362,9 @@ func (w *walker) statement(n *pg_query.Node) stmtFacts {
 	if n.GetExplainStmt() != nil {
 		f.kinds |= 1 << kindExplain
 	}
+	if f.kind == kindDDL && f.verb == verbNone && selectInto(n) {
+		f.verb, f.object = verbCreate, "table"
+	}
 	w.f = &f
 	w.targets = w.targets[:0]
 	if w.seenT == nil {
@@ -352,21 +372,28 @@ func (w *walker) statement(n *pg_query.Node) stmtFacts {
 		w.seenF = map[funcRef]struct{}{}
 		w.seenC = map[colRef]struct{}{}
 		w.setops = map[*pg_query.SelectStmt]struct{}{}
+		w.cteDefs = map[string][]*pg_query.Node{}
 	} else {
 		clear(w.seenT)
 		clear(w.seenF)
 		clear(w.seenC)
 		clear(w.setops)
+		clear(w.cteDefs)
 	}
 	w.stack = append(w.stack[:0], frame{m: n})
 	for len(w.stack) > 0 {
 		fr := w.stack[len(w.stack)-1]
 		w.stack = w.stack[:len(w.stack)-1]
 		w.flags = fr.flags
-		w.markFlags = 0
+		w.markFlags, w.allFlags = 0, 0
 		w.visit(fr.m)
 		base := len(w.stack)
 		w.pushChildren(fr.m)
+		if w.allFlags != 0 {
+			for i := base; i < len(w.stack); i++ {
+				w.stack[i].flags |= w.allFlags
+			}
+		}
 		if w.markFlags != 0 {
 			for i := base; i < len(w.stack); i++ {
 				for _, mk := range w.mark {
@@ -378,14 +405,10 @@ func (w *walker) statement(n *pg_query.Node) stmtFacts {
 			w.mark = [3]*pg_query.Node{}
 		}
 	}
-	if !f.timeProbe && len(f.tables) > 0 {
-		for _, fn := range f.funcs {
-			if isSleep(fn.name) {
-				f.timeProbe = true
-				break
-			}
-		}
+	if !f.timeProbe && len(f.tables) > 0 && f.sleeps() {
+		f.timeProbe = true
 	}
+	f.effects = effectsOf(&f)
 	w.f = nil
 	return f
 }
@@ -400,7 +423,10 @@ func (w *walker) markChildren(flag uint8, nodes ...*pg_query.Node) {
 // before children, so write targets are known when their RangeVar comes up.
 func (w *walker) visit(m any) {
 	f := w.f
-	later := w.flags&inFuncBody != 0 // code that runs when a function is called, not now
+	// Code that runs when a function is called, not now, or that EXPLAIN
+	// only plans.
+	later := w.flags&(inFuncBody|inPlanOnly) != 0
+	w.visitEffects(m)
 	switch n := m.(type) {
 	case *pg_query.RangeVar:
 		alias := ""
@@ -413,10 +439,20 @@ func (w *walker) visit(m any) {
 	case *pg_query.FuncCall:
 		w.funcName(n.Funcname)
 		w.execArgs(n) // body.go: functions that run their text argument
-		if w.flags&inPredicate != 0 && len(n.Funcname) > 0 && isSleep(strings.ToLower(n.Funcname[len(n.Funcname)-1].GetString_().GetSval())) {
-			f.timeProbe = true
+		w.call(n)
+	case *pg_query.TypeCast:
+		if tn := n.TypeName; tn != nil && len(tn.Names) > 0 {
+			switch strings.ToLower(tn.Names[len(tn.Names)-1].GetString_().GetSval()) {
+			case "regproc", "regprocedure":
+				if s, k := constValue(n.Arg); k == constValue_ {
+					w.regprocName(s)
+				}
+			}
 		}
+	case *pg_query.CaseExpr, *pg_query.BoolExpr, *pg_query.CoalesceExpr:
+		w.allFlags = inConditional
 	case *pg_query.SelectStmt:
+		w.with(n.WithClause)
 		if n.Op != pg_query.SetOperation_SETOP_NONE && n.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
 			w.setOperation(n)
 		}
@@ -429,15 +465,18 @@ func (w *walker) visit(m any) {
 		w.predicates(n.Quals, nil)
 	case *pg_query.CaseWhen:
 		w.markChildren(inPredicate, n.Expr)
+		w.allFlags = inConditional
 	case *pg_query.CommonTableExpr:
 		f.ctes++
 		f.cteNames = appendUnique(f.cteNames, strings.ToLower(n.Ctename))
 	case *pg_query.InsertStmt:
+		w.with(n.WithClause)
 		if !later {
 			f.kinds |= 1 << kindInsert
 		}
 		w.target(n.Relation)
 	case *pg_query.UpdateStmt:
+		w.with(n.WithClause)
 		if !later {
 			f.kinds |= 1 << kindUpdate
 			if unfilteredWhere(n.WhereClause, n.Relation) {
@@ -447,6 +486,7 @@ func (w *walker) visit(m any) {
 		w.target(n.Relation)
 		w.predicates(n.WhereClause, nil)
 	case *pg_query.DeleteStmt:
+		w.with(n.WithClause)
 		if !later {
 			f.kinds |= 1 << kindDelete
 			if unfilteredWhere(n.WhereClause, n.Relation) {
@@ -456,6 +496,7 @@ func (w *walker) visit(m any) {
 		w.target(n.Relation)
 		w.predicates(n.WhereClause, nil)
 	case *pg_query.MergeStmt:
+		w.with(n.WithClause)
 		if !later {
 			f.kinds |= 1<<kindMerge | mergeUnfiltered(n) // an update or delete of every row is one
 			f.unfiltered |= mergeUnfiltered(n)
@@ -503,14 +544,28 @@ func (w *walker) visit(m any) {
 		w.funcName(n.Funcname)
 	case *pg_query.DropStmt:
 		w.dropped(n)
+		w.catalogObjects(n.Objects...)
 	case *pg_query.VariableSetStmt:
 		if n.Name != "" {
-			f.settings = appendUnique(f.settings, strings.ToLower(n.Name))
+			name := strings.ToLower(n.Name)
+			if n.Kind == pg_query.VariableSetKind_VAR_SET_VALUE {
+				values, known := constStrings(n.Args)
+				w.setting(name, values, known)
+			} else {
+				f.settings = appendUnique(f.settings, name)
+			}
+		}
+	case *pg_query.ExplainStmt:
+		if !explainAnalyze(n) {
+			w.markChildren(inPlanOnly, n.Query)
 		}
 	case *pg_query.CreateExtensionStmt:
 		f.extensions = appendUnique(f.extensions, strings.ToLower(n.Extname))
 	case *pg_query.CreatePLangStmt:
 		f.languages = appendUnique(f.languages, strings.ToLower(n.Plname))
+		w.funcName(n.Plhandler)
+		w.funcName(n.Plinline)
+		w.funcName(n.Plvalidator)
 	case *pg_query.GrantRoleStmt:
 		if n.IsGrant {
 			for _, r := range n.GrantedRoles {
@@ -523,12 +578,17 @@ func (w *walker) visit(m any) {
 		}
 	case *pg_query.CreateRoleStmt:
 		w.roleOptions(n.Options)
+		w.roleMembership(n.Options, "")
 	case *pg_query.AlterRoleStmt:
 		w.roleOptions(n.Options)
+		if n.Action == 1 && n.Role != nil { // ALTER GROUP g ADD USER u grants g to u
+			w.roleMembership(n.Options, strings.ToLower(n.Role.Rolename))
+		}
 	case *pg_query.DoStmt:
 		w.doStmt(n) // body.go
 	case *pg_query.CreateFunctionStmt:
 		w.createFunction(n) // body.go
+		w.createdFunc(n.Funcname)
 	}
 }
 
@@ -615,23 +675,78 @@ func (w *walker) setOperation(root *pg_query.SelectStmt) {
 	}
 }
 
-// touchesCatalog reports whether a subtree names a system-catalog relation.
+// touchesCatalog reports whether a set operation's arm probes the system:
+// it reads a catalog relation (not a statistics view: see probesCatalog),
+// a CTE that does, or calls a function that returns catalog or server data.
 func (w *walker) touchesCatalog(s *pg_query.SelectStmt) bool {
 	if w.sub == nil {
 		w.sub = &walker{}
 	}
 	sw := w.sub
+	var expanded []string // CTEs already followed (a recursive CTE names itself)
 	sw.stack = append(sw.stack[:0], frame{m: s})
 	for len(sw.stack) > 0 {
 		m := sw.stack[len(sw.stack)-1].m
 		sw.stack = sw.stack[:len(sw.stack)-1]
-		if rv, ok := m.(*pg_query.RangeVar); ok && isCatalog(strings.ToLower(rv.Schemaname), strings.ToLower(rv.Relname)) {
+		probe := false
+		switch n := m.(type) {
+		case *pg_query.RangeVar:
+			schema, name := strings.ToLower(n.Schemaname), strings.ToLower(n.Relname)
+			if schema == "" {
+				if defs, ok := w.cteDefs[name]; ok {
+					if !slices.Contains(expanded, name) {
+						expanded = append(expanded, name)
+						for _, d := range defs {
+							sw.push(d)
+						}
+					}
+					continue
+				}
+			}
+			probe = probesCatalog(schema, name)
+		case *pg_query.FuncCall:
+			schema, name := lastTwo(n.Funcname)
+			probe = (schema == "" || schema == "pg_catalog") && catalogDataFunc(name)
+		case *pg_query.SQLValueFunction:
+			switch n.Op {
+			case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg_query.SQLValueFunctionOp_SVFOP_SESSION_USER,
+				pg_query.SQLValueFunctionOp_SVFOP_USER, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:
+				probe = true
+			}
+		}
+		if probe {
 			sw.stack = sw.stack[:0]
 			return true
 		}
 		sw.pushChildren(m)
 	}
 	return false
+}
+
+// probesCatalog: a catalog relation other than the statistics views
+// (pg_stat_*, pg_statio_*), which dashboards put next to application
+// tables. pg_stats and pg_statistic hold column values and stay catalog.
+func probesCatalog(schema, name string) bool {
+	return isCatalog(schema, name) && !isStatsView(schema, name)
+}
+
+func isStatsView(schema, name string) bool {
+	return (schema == "" || schema == "pg_catalog") && (strings.HasPrefix(name, "pg_stat_") || strings.HasPrefix(name, "pg_statio_"))
+}
+
+// catalogDataFunc: functions that return what a probe wants to know about
+// the server: its version and settings, object definitions (pg_get_*),
+// privileges (has_*_privilege), addresses.
+func catalogDataFunc(name string) bool {
+	switch name {
+	case "version", "current_setting", "pg_has_role", "current_schemas", "inet_server_addr", "inet_server_port",
+		"pg_postmaster_start_time", "pg_conf_load_time", "pg_current_logfile", "pg_describe_object",
+		"obj_description", "col_description", "shobj_description", "pg_read_file", "pg_ls_dir",
+		"pg_show_all_settings", "pg_options_to_table":
+		return true
+	}
+	return strings.HasPrefix(name, "pg_get_") || strings.HasPrefix(name, "pg_identify_object") ||
+		(strings.HasPrefix(name, "has_") && strings.HasSuffix(name, "_privilege"))
 }
 
 // isCatalog: pg_catalog and information_schema, and unqualified pg_* names,
@@ -751,6 +866,9 @@ func isIdentPart(c byte) bool {
 func topKind(n *pg_query.Node) stmtKind {
 	switch s := n.Node.(type) {
 	case *pg_query.Node_SelectStmt:
+		if s.SelectStmt.IntoClause != nil {
+			return kindDDL // SELECT ... INTO creates a table
+		}
 		return kindSelect
 	case *pg_query.Node_InsertStmt:
 		return kindInsert

@@ -84,7 +84,7 @@ func TestAnalyzeFacts(t *testing.T) {
 		{"merge", "MERGE INTO t USING u ON t.id = u.id WHEN MATCHED THEN DELETE", "merge tables=t+w,u"},
 		{"cte delete without where", "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", "select nested=delete unfiltered=delete tables=d,t+w"},
 		{"explain analyze delete", "EXPLAIN ANALYZE DELETE FROM t", "delete nested=explain unfiltered=delete tables=t+w"},
-		{"explain without analyze", "EXPLAIN DELETE FROM t WHERE a = 1", "explain nested=delete tables=t+w"},
+		{"explain without analyze plans only", "EXPLAIN DELETE FROM t", "explain tables=t+w"},
 		{"explain analyze false", "EXPLAIN (ANALYZE false) SELECT 1", "explain"},
 		{"prepare update", "PREPARE p AS UPDATE t SET a = $1", "utility nested=update unfiltered=update tables=t+w"},
 		{"function in subquery", "SELECT 1 WHERE EXISTS (SELECT pg_read_file('/etc/passwd'))", "select funcs=pg_read_file"},
@@ -150,6 +150,122 @@ func TestAnalyzeDeepNesting(t *testing.T) {
 			tf = analyze(subq)
 			if !tf.parseError && (len(tf.stmts) != 1 || len(tf.stmts[0].funcs) != 1) {
 				t.Errorf("subquery depth %d: got %+v, want one function or a parse error", depth, tf.stmts)
+			}
+		})
+	}
+}
+
+// TestAnalyzeEffects: the effect vocabulary (effects.go) is filled from
+// every syntax that reaches a capability.
+func TestAnalyzeEffects(t *testing.T) {
+	tests := []struct {
+		name, sql, want string
+	}{
+		{"plain select", "SELECT a FROM t WHERE id = $1", ""},
+		{"server file call", "SELECT pg_read_file('/etc/passwd')", "reads_server_file"},
+		{"operator procedure", "CREATE OPERATOR ### (LEFTARG = text, PROCEDURE = pg_catalog.pg_read_file)", "reads_server_file"},
+		{"aggregate finalfunc", "CREATE AGGREGATE a(text) (SFUNC = textcat, STYPE = text, FINALFUNC = pg_ls_dir)", "reads_server_file"},
+		{"type input", "CREATE TYPE x (INPUT = pg_read_file, OUTPUT = textout)", "reads_server_file"},
+		{"cast function", "CREATE CAST (text AS int) WITH FUNCTION pg_read_file(text)", "reads_server_file"},
+		{"regproc string", "SELECT 'pg_catalog.\"pg_read_file\"'::regproc", "reads_server_file"},
+		{"regprocedure string", "SELECT 'pg_read_file(text)'::regprocedure", "reads_server_file"},
+		{"lo_export", "SELECT lo_export(1, '/tmp/x')", "writes_server_file"},
+		{"copy to file", "COPY t TO '/tmp/x'", "writes_server_file"},
+		{"copy from file", "COPY t FROM '/etc/passwd'", "reads_server_file"},
+		{"copy program", "COPY t TO PROGRAM 'id'", "runs_program"},
+		{"fdw program option", "CREATE FOREIGN TABLE f (a text) SERVER s OPTIONS (program 'id')", "runs_program"},
+		{"fdw filename option", "ALTER FOREIGN TABLE f OPTIONS (SET filename '/etc/passwd')", "reads_server_file"},
+		{"fdw option dropped", "ALTER FOREIGN TABLE f OPTIONS (DROP program)", ""},
+		{"file_fdw server", "CREATE SERVER s FOREIGN DATA WRAPPER file_fdw", "reads_server_file,runs_program"},
+		{"postgres_fdw server", "CREATE SERVER s FOREIGN DATA WRAPPER postgres_fdw", "opens_connection"},
+		{"dblink", "SELECT dblink_exec('c', 'x')", "opens_connection"},
+		{"load", "LOAD 'x'", "loads_code"},
+		{"untrusted language", "CREATE FUNCTION f() RETURNS int LANGUAGE plpython3u AS 'return 1'", "loads_code"},
+		{"preload via alter role", "ALTER ROLE app SET session_preload_libraries = 'x'", "loads_code"},
+		{"log setting", "SET log_statement = 'none'", "disables_logging"},
+		{"log setting reset", "RESET log_statement", ""},
+		{"log setting default", "SET log_statement TO DEFAULT", ""},
+		{"log via set_config", "SELECT set_config('log_min_messages', 'panic', false)", "disables_logging"},
+		{"computed set_config name", "SELECT set_config(current_user, 'x', false)", "loads_code,disables_logging,changes_resolution,changes_identity"},
+		{"search_path shadowing", "SET search_path = public, pg_catalog", "changes_resolution"},
+		{"search_path quoted list", "SELECT set_config('search_path', 'a, \"pg_catalog\"', true)", "changes_resolution"},
+		{"search_path ordinary", "SET search_path = tenant, public", ""},
+		{"search_path catalog first", "SET search_path = pg_catalog, public", ""},
+		{"search_path parameter", "SELECT set_config('search_path', $1, false)", "changes_resolution"},
+		{"builtin function shadow", "CREATE FUNCTION lower(varchar) RETURNS text LANGUAGE sql AS 'select 1::text'", "changes_resolution"},
+		{"builtin function in pg_temp", "CREATE FUNCTION pg_temp.lower(varchar) RETURNS text LANGUAGE sql AS 'select 1::text'", ""},
+		{"builtin operator shadow", "CREATE OPERATOR = (LEFTARG = varchar, RIGHTARG = varchar, FUNCTION = texteq)", "changes_resolution"},
+		{"new operator", "CREATE OPERATOR <#> (LEFTARG = point, RIGHTARG = point, FUNCTION = point_distance)", ""},
+		{"catalog update", "UPDATE pg_authid SET rolsuper = true WHERE rolname = 'app'", "writes_catalog,reads_credentials"},
+		{"catalog insert via cte", "WITH x AS (INSERT INTO pg_catalog.pg_auth_members SELECT 1, 2, 3, false RETURNING 1) SELECT 1", "writes_catalog"},
+		{"catalog function ddl", "ALTER FUNCTION pg_catalog.lower(text) OWNER TO app", "writes_catalog"},
+		{"app table named like cte", "WITH pg_authid AS (SELECT 1) SELECT * FROM pg_authid", ""},
+		{"credential read", "SELECT passwd FROM pg_shadow", "reads_credentials"},
+		{"roles view", "SELECT rolpassword FROM pg_roles", ""},
+		{"grant privileged role", "GRANT pg_read_server_files TO app", "grants_privilege"},
+		{"create role in role", "CREATE ROLE r IN ROLE pg_execute_server_program", "grants_privilege"},
+		{"alter group add user", "ALTER GROUP pg_write_server_files ADD USER app", "grants_privilege"},
+		{"alter group drop user", "ALTER GROUP pg_write_server_files DROP USER app", ""},
+		{"grant ordinary role", "GRANT readers TO bob", ""},
+		{"createrole", "CREATE ROLE r CREATEROLE", "grants_privilege"},
+		{"grant on catalog", "GRANT SELECT ON pg_authid TO app", "grants_privilege,reads_credentials"},
+		{"session authorization", "SET SESSION AUTHORIZATION bob", "changes_identity"},
+		{"session authorization reset", "RESET SESSION AUTHORIZATION", ""},
+		{"set role privileged", "SET ROLE pg_read_all_data", "changes_identity"},
+		{"set role ordinary", "SET ROLE web_anon", ""},
+		{"terminate backend", "SELECT pg_terminate_backend(1)", "signals_server"},
+		{"long sleep", "SELECT pg_sleep(30)", "long_sleep"},
+		{"short sleeps add up", "SELECT pg_sleep(3), pg_sleep(3)", "long_sleep"},
+		{"short sleep", "SELECT pg_sleep(2)", ""},
+		{"interval sleep", "SELECT pg_sleep_for('1 min')", "long_sleep"},
+		{"do body effect", "DO $$ BEGIN PERFORM set_config('log_statement', 'none', false); END $$", "disables_logging"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tf := analyze(tt.sql)
+			if tf.parseError || len(tf.stmts) != 1 {
+				t.Fatalf("analyze(%q): parse error %v, %d statements", tt.sql, tf.parseError, len(tf.stmts))
+			}
+			if got := tf.stmts[0].effects.String(); got != tt.want {
+				t.Errorf("analyze(%q) effects\n got: %s\nwant: %s", tt.sql, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAnalyzeProbes: set operations, sleeps and kinds by what they do.
+func TestAnalyzeProbes(t *testing.T) {
+	tests := []struct {
+		name, sql string
+		union     bool
+		probe     bool
+		kind      stmtKind
+	}{
+		{"union with catalog", "SELECT a FROM t UNION SELECT relname FROM pg_class", true, false, kindSelect},
+		{"union with catalog cte", "WITH c AS (SELECT relname FROM pg_class) SELECT a FROM t UNION SELECT * FROM c", true, false, kindSelect},
+		{"union with nested catalog cte", "WITH c AS (SELECT relname FROM pg_class), d AS (SELECT * FROM c) SELECT a FROM t UNION SELECT * FROM d", true, false, kindSelect},
+		{"union with recursive cte", "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT * FROM r", false, false, kindSelect},
+		{"union with catalog function", "SELECT a FROM t UNION SELECT version()", true, false, kindSelect},
+		{"union with current_user", "SELECT a FROM t UNION SELECT current_user", true, false, kindSelect},
+		{"union with statistics view", "SELECT a FROM t UNION ALL SELECT relname FROM pg_stat_user_tables", false, false, kindSelect},
+		{"all catalog union", "SELECT relname FROM pg_class UNION SELECT viewname FROM pg_views", false, false, kindSelect},
+		{"sleep in case result", "SELECT CASE WHEN current_user = 'x' THEN pg_sleep(1) END", false, true, kindSelect},
+		{"sleep under and", "SELECT current_user = 'x' AND pg_sleep(1) IS NULL", false, true, kindSelect},
+		{"sleep under coalesce", "SELECT coalesce(NULL, pg_sleep(1)::text)", false, true, kindSelect},
+		{"computed sleep", "SELECT pg_sleep(length(current_user))", false, true, kindSelect},
+		{"constant sleep", "SELECT pg_sleep(1)", false, false, kindSelect},
+		{"select into", "SELECT * INTO n FROM t", false, false, kindDDL},
+		{"explain analyze select into", "EXPLAIN ANALYZE SELECT * INTO n FROM t", false, false, kindDDL},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tf := analyze(tt.sql)
+			if tf.parseError || len(tf.stmts) != 1 {
+				t.Fatalf("analyze(%q): parse error %v, %d statements", tt.sql, tf.parseError, len(tf.stmts))
+			}
+			f := &tf.stmts[0]
+			if f.catalogUnion != tt.union || f.timeProbe != tt.probe || f.kind != tt.kind {
+				t.Errorf("analyze(%q)\n got: union=%v probe=%v kind=%v\nwant: union=%v probe=%v kind=%v", tt.sql, f.catalogUnion, f.timeProbe, f.kind, tt.union, tt.probe, tt.kind)
 			}
 		})
 	}

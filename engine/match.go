@@ -106,9 +106,17 @@ func (p *Policy) staticMatch(r *rule, f *stmtFacts, tf *textFacts, fp uint64) (b
 	if r.roleAttrs != 0 && f.roleAttrs&r.roleAttrs == 0 {
 		return false, ""
 	}
+	if r.effects != 0 && f.effects&r.effects == 0 {
+		return false, ""
+	}
 	if r.stackedAfter != 0 {
+		// Judged by everything the statement does: a WITH (DELETE ...)
+		// SELECT after a SELECT is a delete.
 		exempt := r.stackedAfter | 1<<kindTransaction | 1<<kindSetStmt
-		if f.prevKinds&r.stackedAfter == 0 || exempt.has(f.kind) {
+		if f.kind != kindExplain {
+			exempt |= 1 << kindExplain
+		}
+		if f.prevKinds&r.stackedAfter == 0 || f.kinds&^exempt == 0 {
 			return false, ""
 		}
 	}

@@ -85,6 +85,7 @@ type rule struct {
 	dynamicSQL    bool // dynamic_sql (body.go)
 	unparsedBody  bool // unparsed_body (body.go)
 	stackedAfter  kindSet
+	effects       effectSet
 	limits        limits
 	fingerprints  map[uint64]struct{}
 	rate          *rateSpec
@@ -302,6 +303,7 @@ type yamlMatch struct {
 	DynamicSQL     bool           `yaml:"dynamic_sql"`
 	UnparsedBody   bool           `yaml:"unparsed_body"`
 	StackedAfter   []yamlKind     `yaml:"stacked_after"`
+	Effects        []yamlEffect   `yaml:"effects"`
 	Limits         *yamlLimits    `yaml:"limits"`
 	Fingerprints   []yamlPrint    `yaml:"fingerprints"`
 	Rate           *yamlRate      `yaml:"rate"`
@@ -443,6 +445,18 @@ func (r *yamlRoleAttr) UnmarshalYAML(n *yaml.Node) error {
 	}
 	*r = yamlRoleAttr(bit)
 	return nil
+}
+
+type yamlEffect effectSet
+
+func (e *yamlEffect) UnmarshalYAML(n *yaml.Node) error {
+	for i, name := range effectNames {
+		if n.Value == name {
+			*e = yamlEffect(1 << i)
+			return nil
+		}
+	}
+	return posErr(n, "unknown effect %q (want one of %s)", n.Value, strings.Join(effectNames[:], ", "))
 }
 
 type yamlDay time.Weekday
@@ -665,6 +679,9 @@ func compileRule(yr yamlRule) (rule, error) {
 	r.dynamicSQL, r.unparsedBody = m.DynamicSQL, m.UnparsedBody
 	for _, k := range m.StackedAfter {
 		r.stackedAfter |= 1 << stmtKind(k)
+	}
+	for _, e := range m.Effects {
+		r.effects |= effectSet(e)
 	}
 	if l := m.Limits; l != nil {
 		for _, v := range []int{l.Bytes, l.InList, l.Depth, l.Joins, l.UnionArms, l.CTEs} {

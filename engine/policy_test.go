@@ -149,6 +149,7 @@ func TestParsePolicyNewKeyErrors(t *testing.T) {
 		{"unknown scope key", "rules:\n  - {id: a, action: deny, user: [x]}\n", []string{"line 2", "user"}},
 		{"star alone", "rules:\n  - {id: a, action: deny, match: {tables: [\"*\"]}}\n", []string{"leave the key out"}},
 		{"bad deny_and_close spelling", "rules:\n  - {id: a, action: deny-and-close}\n", []string{"deny_and_close"}},
+		{"bad effect", "rules:\n  - id: a\n    action: deny\n    match:\n      effects: [reads_server_file, runs_shell]\n", []string{"line 5 column 36", "runs_shell", "runs_program"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

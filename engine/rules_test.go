@@ -47,6 +47,16 @@ func TestRuleKinds(t *testing.T) {
 		{"set role", `[{id: r, action: deny, match: {settings: [role]}}]`, "SET ROLE admin", app, ActionDeny, "r"},
 		{"set other", `[{id: r, action: deny, match: {settings: [role]}}]`, "SET search_path = x", app, ActionAllow, ""},
 		{"transaction", `[{id: r, action: log, match: {kind: [transaction]}}]`, "BEGIN", app, ActionLog, "r"},
+		// effects
+		{"effects one of", `[{id: r, action: deny, match: {effects: [runs_program, loads_code]}}]`, "LOAD 'x'", app, ActionDeny, "r"},
+		{"effects none", `[{id: r, action: deny, match: {effects: [runs_program, loads_code]}}]`, "SELECT pg_read_file('x')", app, ActionAllow, ""},
+		{"effects and kind", `[{id: r, action: deny, match: {kind: [ddl], effects: [reads_server_file]}}]`, "SELECT pg_read_file('x')", app, ActionAllow, ""},
+		{"effects scoped", `[{id: r, action: deny, users: [bob], match: {effects: [reads_server_file]}}]`, "SELECT pg_read_file('x')", app, ActionAllow, ""},
+		{"stacked cte write", `[{id: r, action: deny, match: {stacked_after: [select]}}]`, "SELECT a FROM t; WITH d AS (DELETE FROM u WHERE id = 1 RETURNING 1) SELECT 1", app, ActionDeny, "r"},
+		{"stacked select", `[{id: r, action: deny, match: {stacked_after: [select]}}]`, "SELECT a FROM t; SELECT b FROM u", app, ActionAllow, ""},
+		{"kind of cte write", `[{id: r, action: deny, match: {kind: [delete]}}]`, "WITH d AS (DELETE FROM u WHERE id = 1 RETURNING 1) SELECT 1", app, ActionDeny, "r"},
+		{"kind of plain explain", `[{id: r, action: deny, match: {kind: [delete]}}]`, "EXPLAIN DELETE FROM u", app, ActionAllow, ""},
+		{"select into is ddl", `[{id: r, action: deny, match: {verbs: [create], objects: [table]}}]`, "SELECT * INTO n FROM t", app, ActionDeny, "r"},
 		// COPY
 		{"copy stdio to", `[{id: r, action: deny, match: {copy: [stdio], copy_direction: [to]}}]`, "COPY t TO STDOUT", app, ActionDeny, "r"},
 		{"copy stdio from not to", `[{id: r, action: deny, match: {copy: [stdio], copy_direction: [to]}}]`, "COPY t FROM STDIN", app, ActionAllow, ""},

@@ -1,0 +1,870 @@
+package engine
+
+// Effects: what a statement makes the server do, whatever the syntax that
+// asks for it. The walker (facts.go) records syntax facts (functions named,
+// tables written, settings changed, roles granted, ...); effectsOf maps them
+// to a small vocabulary that rules name in `effects:`, so one rule covers
+// every way of reaching a capability. Example: pg_read_file reached through
+// a call, `CREATE OPERATOR ... (PROCEDURE = pg_read_file)`, a regproc string
+// 'pg_read_file'::regproc or a file_fdw table's filename option all carry
+// reads_server_file. docs/policy.md lists each effect's sources.
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v5"
+)
+
+// effectSet is a bit set of effects.
+type effectSet uint32
+
+const (
+	effReadsServerFile   effectSet = 1 << iota // reads or lists files of the database server
+	effWritesServerFile                        // writes, renames or removes files of the database server
+	effRunsProgram                             // runs a shell command on the database server
+	effLoadsCode                               // loads a shared library or runs code in an untrusted language
+	effGrantsPrivilege                         // hands out superuser-like power: privileged roles, role attributes, rights on pg_catalog
+	effWritesCatalog                           // changes pg_catalog / information_schema directly
+	effDisablesLogging                         // changes the server's own logging or auditing
+	effChangesResolution                       // makes a name resolve to something else: search_path, shadowing built-ins
+	effOpensConnection                         // connects from the server to another server
+	effReadsCredentials                        // reads password hashes or user-mapping options
+	effChangesIdentity                         // switches the session's user (SET SESSION AUTHORIZATION, SET ROLE to a privileged role)
+	effSignalsServer                           // terminates or cancels sessions, reloads the configuration, rotates logs
+	effLongSleep                               // sleeps longer than longSleepSeconds, or for a duration not known from the text
+	numEffects           = iota
+)
+
+var effectNames = [numEffects]string{
+	"reads_server_file",
+	"writes_server_file",
+	"runs_program",
+	"loads_code",
+	"grants_privilege",
+	"writes_catalog",
+	"disables_logging",
+	"changes_resolution",
+	"opens_connection",
+	"reads_credentials",
+	"changes_identity",
+	"signals_server",
+	"long_sleep",
+}
+
+func (s effectSet) String() string {
+	var out []string
+	for i := 0; i < numEffects; i++ {
+		if s&(1<<i) != 0 {
+			out = append(out, effectNames[i])
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// longSleepSeconds: a statement that sleeps longer in total holds a
+// connection (and its locks) for no application purpose.
+const longSleepSeconds = 5
+
+// funcEffects: functions that have an effect wherever they are named
+// (any schema: a same-named function elsewhere is as suspect).
+var funcEffects = map[string]effectSet{
+	// core (pg_catalog)
+	"pg_read_file":              effReadsServerFile,
+	"pg_read_binary_file":       effReadsServerFile,
+	"pg_ls_dir":                 effReadsServerFile,
+	"pg_stat_file":              effReadsServerFile,
+	"pg_ls_logdir":              effReadsServerFile,
+	"pg_ls_waldir":              effReadsServerFile,
+	"pg_ls_tmpdir":              effReadsServerFile,
+	"pg_ls_archive_statusdir":   effReadsServerFile,
+	"pg_ls_logicalsnapdir":      effReadsServerFile,
+	"pg_ls_logicalmapdir":       effReadsServerFile,
+	"pg_ls_replslotdir":         effReadsServerFile,
+	"pg_hba_file_rules":         effReadsServerFile,
+	"pg_ident_file_mappings":    effReadsServerFile,
+	"pg_show_all_file_settings": effReadsServerFile,
+	"lo_import":                 effReadsServerFile,
+	"lo_export":                 effWritesServerFile,
+	// adminpack
+	"pg_file_read":   effReadsServerFile,
+	"pg_file_length": effReadsServerFile,
+	"pg_logdir_ls":   effReadsServerFile,
+	"pg_file_write":  effWritesServerFile,
+	"pg_file_rename": effWritesServerFile,
+	"pg_file_unlink": effWritesServerFile,
+	"pg_file_sync":   effWritesServerFile,
+	// signals to server processes
+	"pg_terminate_backend":           effSignalsServer,
+	"pg_cancel_backend":              effSignalsServer,
+	"pg_reload_conf":                 effSignalsServer,
+	"pg_rotate_logfile":              effSignalsServer,
+	"pg_promote":                     effSignalsServer,
+	"pg_log_backend_memory_contexts": effSignalsServer,
+}
+
+// tableEffects: relations whose reading has an effect.
+var tableEffects = map[string]effectSet{
+	"pg_authid":              effReadsCredentials,
+	"pg_shadow":              effReadsCredentials,
+	"pg_user_mapping":        effReadsCredentials,
+	"pg_user_mappings":       effReadsCredentials,
+	"pg_hba_file_rules":      effReadsServerFile,
+	"pg_ident_file_mappings": effReadsServerFile,
+	"pg_file_settings":       effReadsServerFile,
+}
+
+// languageEffects: CREATE FUNCTION / DO in these languages runs arbitrary
+// code in the server process ("internal" aliases any built-in C function).
+var untrustedLanguages = map[string]struct{}{
+	"c": {}, "internal": {}, "plperlu": {}, "plpythonu": {}, "plpython2u": {}, "plpython3u": {},
+	"pltclu": {}, "plsh": {}, "pljavau": {}, "plr": {},
+}
+
+// extensionEffects: what an extension hands out once created.
+var extensionEffects = map[string]effectSet{
+	"adminpack":    effReadsServerFile | effWritesServerFile,
+	"file_fdw":     effReadsServerFile | effRunsProgram,
+	"dblink":       effOpensConnection,
+	"postgres_fdw": effOpensConnection,
+	"plperlu":      effLoadsCode,
+	"plpythonu":    effLoadsCode,
+	"plpython2u":   effLoadsCode,
+	"plpython3u":   effLoadsCode,
+	"pltclu":       effLoadsCode,
+	"plsh":         effLoadsCode,
+	"pageinspect":  effReadsCredentials, // raw pages of any relation, pg_authid's included
+}
+
+// settingEffects: parameters whose change has an effect whatever the value.
+// search_path and role depend on the value (walker.setting).
+var settingEffects = map[string]effectSet{
+	"session_preload_libraries": effLoadsCode,
+	"local_preload_libraries":   effLoadsCode,
+	"shared_preload_libraries":  effLoadsCode,
+	"dynamic_library_path":      effLoadsCode,
+	"jit_provider":              effLoadsCode,
+	"archive_library":           effLoadsCode,
+	"archive_command":           effRunsProgram,
+	"restore_command":           effRunsProgram,
+	"ssl_passphrase_command":    effRunsProgram,
+	"allow_system_table_mods":   effWritesCatalog,
+	"lo_compat_privileges":      effGrantsPrivilege,
+	"logging_collector":         effDisablesLogging,
+	"event_source":              effDisablesLogging,
+	"session_authorization":     effChangesIdentity,
+}
+
+// settingPrefixEffects: families of parameters (log_statement,
+// log_min_duration_statement, log_min_messages, ..., syslog_facility,
+// pgaudit.log, ...).
+var settingPrefixEffects = []struct {
+	prefix string
+	eff    effectSet
+}{
+	{"log_", effDisablesLogging},
+	{"syslog_", effDisablesLogging},
+	{"pgaudit.", effDisablesLogging},
+}
+
+// unknownSetting stands for a parameter whose name is not in the text
+// (set_config(name, ...) with a computed name): it could be any of them.
+const unknownSetting = "?"
+
+// privilegedRoles: roles whose membership hands out control of the server.
+// A custom superuser role cannot be known from the text: list it in a
+// granted_roles rule (docs/policy.md).
+var privilegedRoles = map[string]struct{}{
+	"pg_execute_server_program": {}, "pg_read_server_files": {}, "pg_write_server_files": {},
+	"pg_read_all_data": {}, "pg_write_all_data": {}, "pg_signal_backend": {},
+	"pg_monitor": {}, "pg_read_all_settings": {}, "pg_read_all_stats": {}, "pg_checkpoint": {},
+	"pg_create_subscription": {}, "pg_use_reserved_connections": {},
+	// the bootstrap superuser's usual name and managed services' admin roles
+	"postgres": {}, "rds_superuser": {}, "rdsadmin": {}, "azure_pg_admin": {}, "azuresu": {},
+	"cloudsqlsuperuser": {}, "alloydbsuperuser": {},
+}
+
+func isPrivilegedRole(name string) bool {
+	_, ok := privilegedRoles[name]
+	return ok
+}
+
+// effectsOf adds the effects that follow from the recorded facts to what
+// the walker found directly (f.effects).
+func effectsOf(f *stmtFacts) effectSet {
+	e := f.effects
+	for i := range f.funcs {
+		fn := &f.funcs[i]
+		e |= funcEffects[fn.name]
+		if strings.HasPrefix(fn.name, "dblink") {
+			e |= effOpensConnection
+		}
+	}
+	if f.copy&copyProgram != 0 {
+		e |= effRunsProgram
+	}
+	if f.copy&copyFile != 0 {
+		if f.copyDir&copyFrom != 0 {
+			e |= effReadsServerFile
+		}
+		if f.copyDir&copyTo != 0 {
+			e |= effWritesServerFile
+		}
+	}
+	for _, l := range f.languages {
+		if _, ok := untrustedLanguages[l]; ok {
+			e |= effLoadsCode
+		}
+	}
+	for _, x := range f.extensions {
+		e |= extensionEffects[x]
+	}
+	for _, r := range f.roles {
+		if isPrivilegedRole(r) {
+			e |= effGrantsPrivilege
+		}
+	}
+	if f.roleAttrs&(roleSuperuser|roleBypassRLS|roleReplication|roleCreateRole) != 0 {
+		e |= effGrantsPrivilege
+	}
+	for i := range f.tables {
+		t := &f.tables[i]
+		if t.schema == "" && slices.Contains(f.cteNames, t.name) {
+			continue
+		}
+		if t.schema != "" && t.schema != "pg_catalog" {
+			if t.write && t.schema == "information_schema" {
+				e |= effWritesCatalog
+			}
+			continue
+		}
+		e |= tableEffects[t.name]
+		if t.write && isCatalog(t.schema, t.name) {
+			e |= effWritesCatalog
+		}
+	}
+	return e
+}
+
+func settingEffect(name string) effectSet {
+	if name == unknownSetting {
+		return effLoadsCode | effDisablesLogging | effChangesResolution | effChangesIdentity
+	}
+	e := settingEffects[name]
+	for _, p := range settingPrefixEffects {
+		if strings.HasPrefix(name, p.prefix) {
+			e |= p.eff
+		}
+	}
+	return e
+}
+
+// setting records a parameter the statement sets to a value (not RESET or
+// DEFAULT), with the value when the text gives it (known false: computed at
+// run time), and its effects.
+func (w *walker) setting(name string, values []string, known bool) {
+	f := w.f
+	f.settings = appendUnique(f.settings, name)
+	f.effects |= settingEffect(name)
+	switch name {
+	case "search_path":
+		if !known || searchPathShadows(values) {
+			f.effects |= effChangesResolution
+		}
+	case "role":
+		if known {
+			for _, v := range values {
+				if isPrivilegedRole(strings.ToLower(v)) {
+					f.effects |= effChangesIdentity
+				}
+			}
+		}
+	}
+}
+
+// searchPathShadows reports whether a search_path puts a schema before
+// pg_catalog, so that its functions, operators and tables win over the
+// built-ins. Without an explicit pg_catalog entry PostgreSQL searches it
+// first (and pg_temp is never searched for functions or operators).
+func searchPathShadows(values []string) bool {
+	var entries []string
+	for _, v := range values {
+		for _, p := range strings.Split(v, ",") {
+			p = strings.TrimSpace(p)
+			if len(p) >= 2 && p[0] == '"' && p[len(p)-1] == '"' {
+				p = strings.ReplaceAll(p[1:len(p)-1], `""`, `"`)
+			} else {
+				p = strings.ToLower(p)
+			}
+			if p != "" {
+				entries = append(entries, p)
+			}
+		}
+	}
+	for _, p := range entries {
+		switch p {
+		case "pg_catalog":
+			return false
+		case "pg_temp":
+			continue
+		}
+		if slices.Contains(entries, "pg_catalog") {
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// isBuiltinFunc and isBuiltinOp: names pg_catalog defines (builtin_names.go).
+func isBuiltinFunc(name string) bool {
+	_, ok := slices.BinarySearch(builtinFuncs, name)
+	return ok
+}
+
+func isBuiltinOp(name string) bool {
+	_, ok := slices.BinarySearch(builtinOps, name)
+	return ok
+}
+
+// funcValuedDefs are the DefElem names under which CREATE OPERATOR,
+// AGGREGATE, TYPE, RANGE TYPE, TEXT SEARCH PARSER/TEMPLATE, ALTER OPERATOR
+// and ALTER TYPE name a function the server will call.
+var funcValuedDefs = map[string]struct{}{
+	"procedure": {}, "function": {}, "restrict": {}, "join": {},
+	"sfunc": {}, "finalfunc": {}, "combinefunc": {}, "serialfunc": {}, "deserialfunc": {},
+	"msfunc": {}, "minvfunc": {}, "mfinalfunc": {},
+	"input": {}, "output": {}, "receive": {}, "send": {}, "typmod_in": {}, "typmod_out": {},
+	"analyze": {}, "subscript": {}, "canonical": {}, "subtype_diff": {},
+	"start": {}, "gettoken": {}, "end": {}, "lextypes": {}, "headline": {}, "init": {}, "lexize": {},
+	"handler": {}, "validator": {}, "inline": {},
+}
+
+// funcDefs records the functions named in a definition list.
+func (w *walker) funcDefs(defs []*pg_query.Node) {
+	for _, d := range defs {
+		de := d.GetDefElem()
+		if de == nil {
+			continue
+		}
+		if _, ok := funcValuedDefs[strings.ToLower(de.Defname)]; ok {
+			w.funcName(nameParts(de.Arg))
+		}
+	}
+}
+
+// nameParts returns the String parts of a name however the grammar wrapped
+// it: a TypeName, a List of String, a String, an ObjectWithArgs.
+func nameParts(n *pg_query.Node) []*pg_query.Node {
+	switch x := n.GetNode().(type) {
+	case *pg_query.Node_TypeName:
+		return x.TypeName.Names
+	case *pg_query.Node_List:
+		return x.List.Items
+	case *pg_query.Node_String_:
+		return []*pg_query.Node{n}
+	case *pg_query.Node_ObjectWithArgs:
+		return x.ObjectWithArgs.Objname
+	}
+	return nil
+}
+
+// regprocName records the function a constant names through a regproc or
+// regprocedure cast ('pg_read_file'::regproc, 'pg_catalog.f(text)'::regprocedure)
+// or to_regproc/to_regprocedure: a reference the server resolves, and that
+// CREATE OPERATOR, UPDATE pg_operator or dynamic SQL can turn into a call.
+func (w *walker) regprocName(s string) {
+	if i := strings.IndexByte(s, '('); i >= 0 {
+		s = s[:i]
+	}
+	parts := splitQualified(strings.TrimSpace(s))
+	switch len(parts) {
+	case 0:
+	case 1:
+		w.addFunc("", parts[0])
+	default:
+		w.addFunc(parts[len(parts)-2], parts[len(parts)-1])
+	}
+}
+
+// splitQualified splits a.b."C" into its parts, unquoting quoted ones and
+// lower-casing the others, as PostgreSQL reads an identifier.
+func splitQualified(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		var part string
+		if s[0] == '"' {
+			var b strings.Builder
+			i := 1
+			for ; i < len(s); i++ {
+				if s[i] == '"' {
+					if i+1 < len(s) && s[i+1] == '"' {
+						b.WriteByte('"')
+						i++
+						continue
+					}
+					break
+				}
+				b.WriteByte(s[i])
+			}
+			part = b.String()
+			s = s[min(i+1, len(s)):]
+		} else {
+			j := strings.IndexByte(s, '.')
+			if j < 0 {
+				j = len(s)
+			}
+			part = strings.ToLower(strings.TrimSpace(s[:j]))
+			s = s[j:]
+		}
+		out = append(out, strings.ToLower(part))
+		s = strings.TrimSpace(s)
+		if strings.HasPrefix(s, ".") {
+			s = s[1:]
+		}
+	}
+	return out
+}
+
+// sleepCall judges one call of a sleep function: one whose running or
+// length depends on data is a time probe; a constant one adds its duration.
+func (w *walker) sleepCall(name string, args []*pg_query.Node) {
+	f := w.f
+	if w.flags&(inPredicate|inConditional) != 0 {
+		f.timeProbe = true
+	}
+	if len(args) == 0 {
+		return
+	}
+	lit, kind := constValue(args[0])
+	switch kind {
+	case constNone:
+		// A computed duration (pg_sleep(ascii(substr(...)))) carries data.
+		f.timeProbe = true
+		return
+	case constParam:
+		f.effects |= effLongSleep
+		return
+	}
+	var secs float64
+	ok := false
+	switch name {
+	case "pg_sleep":
+		v, err := strconv.ParseFloat(strings.TrimSpace(lit), 64)
+		secs, ok = v, err == nil
+	case "pg_sleep_for":
+		secs, ok = intervalSeconds(lit)
+	}
+	// pg_sleep_until is relative to the server's clock: not ok.
+	f.sleepSeconds += max(secs, 0)
+	if !ok || f.sleepSeconds > longSleepSeconds {
+		f.effects |= effLongSleep
+	}
+}
+
+type constKind uint8
+
+const (
+	constNone   constKind = iota // computed
+	constValue_                  // a literal
+	constParam                   // a bind parameter: known only at run time
+)
+
+// constValue returns a literal's text (through casts and a unary minus).
+func constValue(n *pg_query.Node) (string, constKind) {
+	for range 8 {
+		switch x := n.GetNode().(type) {
+		case *pg_query.Node_TypeCast:
+			n = x.TypeCast.Arg
+			continue
+		case *pg_query.Node_AConst:
+			c := x.AConst
+			switch v := c.Val.(type) {
+			case *pg_query.A_Const_Ival:
+				return strconv.Itoa(int(v.Ival.Ival)), constValue_
+			case *pg_query.A_Const_Fval:
+				return v.Fval.Fval, constValue_
+			case *pg_query.A_Const_Sval:
+				return v.Sval.Sval, constValue_
+			}
+			return "", constNone
+		case *pg_query.Node_AExpr:
+			a := x.AExpr
+			if a.Lexpr == nil && len(a.Name) == 1 && a.Name[0].GetString_().GetSval() == "-" {
+				s, k := constValue(a.Rexpr)
+				return "-" + s, k
+			}
+		case *pg_query.Node_ParamRef:
+			return "", constParam
+		}
+		return "", constNone
+	}
+	return "", constNone
+}
+
+var intervalUnits = map[string]float64{
+	"us": 1e-6, "usec": 1e-6, "usecs": 1e-6, "microsecond": 1e-6, "microseconds": 1e-6,
+	"ms": 1e-3, "msec": 1e-3, "msecs": 1e-3, "millisecond": 1e-3, "milliseconds": 1e-3,
+	"s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
+	"m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
+	"h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600,
+	"d": 86400, "day": 86400, "days": 86400,
+	"w": 604800, "week": 604800, "weeks": 604800,
+}
+
+// intervalSeconds reads the common interval spellings ('5 seconds',
+// '1 hour 2 min', '00:00:30', '1.5'); anything else is not ok (and is taken
+// to be long).
+func intervalSeconds(s string) (float64, bool) {
+	s = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "@")))
+	if s == "" {
+		return 0, false
+	}
+	if strings.Contains(s, ":") {
+		parts := strings.Split(s, ":")
+		if len(parts) > 3 {
+			return 0, false
+		}
+		total := 0.0
+		for _, p := range parts {
+			v, err := strconv.ParseFloat(p, 64)
+			if err != nil || v < 0 {
+				return 0, false
+			}
+			total = total*60 + v
+		}
+		if len(parts) == 2 { // hh:mm
+			total *= 60
+		}
+		return total, true
+	}
+	fields := strings.Fields(s)
+	total := 0.0
+	for i := 0; i < len(fields); i++ {
+		num := fields[i]
+		unit := ""
+		// "5s" / "10min": the unit glued to the number
+		j := 0
+		for j < len(num) && (num[j] >= '0' && num[j] <= '9' || num[j] == '.' || num[j] == '-' || num[j] == '+') {
+			j++
+		}
+		num, unit = num[:j], num[j:]
+		v, err := strconv.ParseFloat(num, 64)
+		if err != nil {
+			return 0, false
+		}
+		if unit == "" && i+1 < len(fields) {
+			i++
+			unit = fields[i]
+		}
+		mult := 1.0
+		if unit != "" {
+			m, ok := intervalUnits[unit]
+			if !ok {
+				return 0, false
+			}
+			mult = m
+		}
+		total += v * mult
+	}
+	return total, true
+}
+
+// sleeps reports whether the statement calls a sleep function.
+func (f *stmtFacts) sleeps() bool {
+	for i := range f.funcs {
+		if isSleep(f.funcs[i].name) {
+			return true
+		}
+	}
+	return false
+}
+
+// call looks at the arguments of calls whose effect depends on them.
+func (w *walker) call(n *pg_query.FuncCall) {
+	if len(n.Funcname) == 0 {
+		return
+	}
+	name := strings.ToLower(n.Funcname[len(n.Funcname)-1].GetString_().GetSval())
+	switch {
+	case isSleep(name):
+		w.sleepCall(name, n.Args)
+	case name == "set_config":
+		// set_config(name, value, is_local) is SET inside an expression.
+		if len(n.Args) == 0 {
+			return
+		}
+		setting, k := constValue(n.Args[0])
+		if k != constValue_ {
+			w.setting(unknownSetting, nil, false)
+			return
+		}
+		var values []string
+		known := false
+		if len(n.Args) > 1 {
+			var v string
+			v, k = constValue(n.Args[1])
+			values, known = []string{v}, k == constValue_
+		}
+		w.setting(strings.ToLower(strings.TrimSpace(setting)), values, known)
+	case name == "to_regproc" || name == "to_regprocedure":
+		if len(n.Args) > 0 {
+			if s, k := constValue(n.Args[0]); k == constValue_ {
+				w.regprocName(s)
+			}
+		}
+	}
+}
+
+// constStrings returns the values of SET's arguments, or known false when
+// one is not a literal.
+func constStrings(args []*pg_query.Node) ([]string, bool) {
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		s, k := constValue(a)
+		if k != constValue_ {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+// with registers the CTEs of a WITH clause. A parent is visited before its
+// children, so a set operation's arms see every CTE in scope.
+func (w *walker) with(wc *pg_query.WithClause) {
+	if wc == nil {
+		return
+	}
+	for _, c := range wc.Ctes {
+		if cte := c.GetCommonTableExpr(); cte != nil && cte.Ctequery != nil {
+			name := strings.ToLower(cte.Ctename)
+			w.cteDefs[name] = append(w.cteDefs[name], cte.Ctequery)
+		}
+	}
+}
+
+// selectInto: SELECT ... INTO creates a table (as does EXPLAIN ANALYZE of it).
+func selectInto(n *pg_query.Node) bool {
+	if e := n.GetExplainStmt(); e != nil && e.Query != nil {
+		n = e.Query
+	}
+	s := n.GetSelectStmt()
+	return s != nil && s.IntoClause != nil
+}
+
+// visitEffects records the facts of statements that name functions outside
+// call syntax, or whose effect is in their options.
+func (w *walker) visitEffects(m any) {
+	f := w.f
+	switch n := m.(type) {
+	case *pg_query.DefineStmt:
+		w.funcDefs(n.Definition)
+		schema, name := lastTwo(n.Defnames)
+		switch {
+		case schema == "pg_catalog":
+			f.effects |= effWritesCatalog
+		case schema == "pg_temp":
+		case n.Kind == pg_query.ObjectType_OBJECT_OPERATOR && isBuiltinOp(name),
+			n.Kind == pg_query.ObjectType_OBJECT_AGGREGATE && isBuiltinFunc(name):
+			// public.=(text, text) or public.sum(int) wins over pg_catalog's
+			// where its argument types match better.
+			f.effects |= effChangesResolution
+		}
+	case *pg_query.CreateRangeStmt:
+		w.funcDefs(n.Params)
+	case *pg_query.AlterOperatorStmt:
+		w.funcDefs(n.Options)
+		if n.Opername != nil {
+			w.catalogName(n.Opername.Objname, false)
+		}
+	case *pg_query.AlterTypeStmt:
+		w.funcDefs(n.Options)
+		w.catalogName(n.TypeName, false)
+	case *pg_query.CreateCastStmt:
+		if n.Func != nil {
+			w.funcName(n.Func.Objname)
+		}
+	case *pg_query.CreateTransformStmt:
+		if n.Fromsql != nil {
+			w.funcName(n.Fromsql.Objname)
+		}
+		if n.Tosql != nil {
+			w.funcName(n.Tosql.Objname)
+		}
+	case *pg_query.CreateOpClassItem:
+		if n.Itemtype == 2 && n.Name != nil { // OPCLASS_ITEM_FUNCTION
+			w.funcName(n.Name.Objname)
+		}
+	case *pg_query.CreateConversionStmt:
+		w.funcName(n.FuncName)
+	case *pg_query.CreateAmStmt:
+		w.funcName(n.HandlerName)
+	case *pg_query.CreateFdwStmt:
+		w.funcDefs(n.FuncOptions)
+	case *pg_query.AlterFdwStmt:
+		w.funcDefs(n.FuncOptions)
+	case *pg_query.CreateForeignTableStmt:
+		w.fdwOptions(n.Options)
+	case *pg_query.AlterTableCmd:
+		if n.Subtype == pg_query.AlterTableType_AT_GenericOptions {
+			w.fdwOptions(n.Def.GetList().GetItems())
+		}
+	case *pg_query.CreateForeignServerStmt:
+		// A file_fdw server exists for tables that read files or run
+		// programs; any other server for tables on another server.
+		if strings.ToLower(n.Fdwname) == "file_fdw" {
+			f.effects |= effReadsServerFile | effRunsProgram
+		} else {
+			f.effects |= effOpensConnection
+		}
+	case *pg_query.CreateSubscriptionStmt, *pg_query.ImportForeignSchemaStmt:
+		f.effects |= effOpensConnection
+	case *pg_query.AlterSubscriptionStmt:
+		if n.Conninfo != "" {
+			f.effects |= effOpensConnection
+		}
+	case *pg_query.LoadStmt:
+		f.effects |= effLoadsCode
+	case *pg_query.GrantStmt:
+		w.granted(n)
+	case *pg_query.AlterOwnerStmt:
+		w.catalogObjects(n.Object)
+		if n.ObjectType == pg_query.ObjectType_OBJECT_FUNCTION || n.ObjectType == pg_query.ObjectType_OBJECT_PROCEDURE || n.ObjectType == pg_query.ObjectType_OBJECT_ROUTINE {
+			w.funcName(nameParts(n.Object))
+		}
+	case *pg_query.AlterFunctionStmt:
+		if n.Func != nil {
+			w.catalogName(n.Func.Objname, true)
+		}
+	case *pg_query.RenameStmt:
+		w.catalogObjects(n.Object)
+	case *pg_query.AlterObjectSchemaStmt:
+		w.catalogObjects(n.Object)
+		if strings.ToLower(n.Newschema) == "pg_catalog" {
+			f.effects |= effWritesCatalog
+		}
+	}
+}
+
+// createdFunc: CREATE FUNCTION in pg_catalog writes the catalog; one named
+// like a built-in elsewhere can win over it (CVE-2018-1058's shape:
+// public.lower(varchar) is a better match for lower(varchar_column) than
+// pg_catalog.lower(text)). pg_temp functions are never found unqualified.
+func (w *walker) createdFunc(parts []*pg_query.Node) {
+	schema, name := lastTwo(parts)
+	switch {
+	case schema == "pg_catalog":
+		w.f.effects |= effWritesCatalog
+	case schema == "pg_temp":
+	case isBuiltinFunc(name):
+		w.f.effects |= effChangesResolution
+	}
+}
+
+func lastTwo(parts []*pg_query.Node) (schema, name string) {
+	if len(parts) == 0 {
+		return "", ""
+	}
+	name = strings.ToLower(parts[len(parts)-1].GetString_().GetSval())
+	if len(parts) >= 2 {
+		schema = strings.ToLower(parts[len(parts)-2].GetString_().GetSval())
+	}
+	return schema, name
+}
+
+// catalogObjects marks DDL on objects in pg_catalog or information_schema
+// (or on those schemas) as a catalog write.
+func (w *walker) catalogObjects(objs ...*pg_query.Node) {
+	for _, o := range objs {
+		switch x := o.GetNode().(type) {
+		case *pg_query.Node_String_:
+			// a schema, language, role, ... named by itself
+			if s := strings.ToLower(x.String_.Sval); s == "pg_catalog" || s == "information_schema" {
+				w.f.effects |= effWritesCatalog
+			}
+		default:
+			w.catalogName(nameParts(o), true)
+		}
+	}
+}
+
+// catalogName: a qualified name in a catalog schema; with bare, also an
+// unqualified pg_* name, which an ALTER or DROP finds in pg_catalog first.
+func (w *walker) catalogName(parts []*pg_query.Node, bare bool) {
+	if len(parts) == 0 {
+		return
+	}
+	schema, name := lastTwo(parts)
+	if (schema != "" && isCatalog(schema, name)) || (bare && schema == "" && len(parts) == 1 && strings.HasPrefix(name, "pg_")) {
+		w.f.effects |= effWritesCatalog
+	}
+}
+
+// fdwOptions: file_fdw's options read a file or run a program when the
+// foreign table is read; any wrapper may take them the same way.
+func (w *walker) fdwOptions(opts []*pg_query.Node) {
+	for _, o := range opts {
+		d := o.GetDefElem()
+		if d == nil || d.Defaction == pg_query.DefElemAction_DEFELEM_DROP {
+			continue
+		}
+		switch strings.ToLower(d.Defname) {
+		case "program":
+			w.f.effects |= effRunsProgram
+		case "filename":
+			w.f.effects |= effReadsServerFile
+		}
+	}
+}
+
+// granted: GRANT on objects of pg_catalog hands out server internals;
+// GRANT EXECUTE names the functions it hands out.
+func (w *walker) granted(n *pg_query.GrantStmt) {
+	if !n.IsGrant {
+		return
+	}
+	fn := n.Objtype == pg_query.ObjectType_OBJECT_FUNCTION || n.Objtype == pg_query.ObjectType_OBJECT_PROCEDURE || n.Objtype == pg_query.ObjectType_OBJECT_ROUTINE
+	for _, o := range n.Objects {
+		switch x := o.GetNode().(type) {
+		case *pg_query.Node_String_:
+			// ALL ... IN SCHEMA s, SCHEMA s
+			if s := strings.ToLower(x.String_.Sval); (s == "pg_catalog" || s == "information_schema") && n.Objtype != pg_query.ObjectType_OBJECT_SCHEMA {
+				w.f.effects |= effGrantsPrivilege
+			}
+		case *pg_query.Node_RangeVar:
+			if probesCatalog(strings.ToLower(x.RangeVar.Schemaname), strings.ToLower(x.RangeVar.Relname)) {
+				w.f.effects |= effGrantsPrivilege
+			}
+		case *pg_query.Node_ObjectWithArgs:
+			if fn {
+				w.funcName(x.ObjectWithArgs.Objname)
+			}
+			if schema, name := lastTwo(x.ObjectWithArgs.Objname); isCatalog(schema, name) {
+				w.f.effects |= effGrantsPrivilege
+			}
+		}
+	}
+}
+
+// roleMembership records the roles a CREATE ROLE ... IN ROLE r grants to the
+// new role, and, for ALTER GROUP g ADD USER u (group != ""), g.
+func (w *walker) roleMembership(opts []*pg_query.Node, group string) {
+	for _, o := range opts {
+		d := o.GetDefElem()
+		if d == nil {
+			continue
+		}
+		switch {
+		case group == "" && d.Defname == "addroleto":
+			for _, r := range d.Arg.GetList().GetItems() {
+				if rs := r.GetRoleSpec(); rs != nil {
+					w.f.roles = appendUnique(w.f.roles, strings.ToLower(rs.Rolename))
+				}
+			}
+		case group != "" && d.Defname == "rolemembers":
+			w.f.roles = appendUnique(w.f.roles, group)
+		}
+	}
+}
