@@ -104,12 +104,18 @@ var funcEffects = map[string]effectSet{
 	"pg_log_backend_memory_contexts": effSignalsServer,
 }
 
+// credentialColumns: the column of each credential catalog that holds the
+// secret. Reading it, a star or the whole row (or COPY of the table) reads
+// credentials; psql's \du and \deu read the other columns.
+var credentialColumns = map[string]string{
+	"pg_authid":        "rolpassword",
+	"pg_shadow":        "passwd",
+	"pg_user_mapping":  "umoptions",
+	"pg_user_mappings": "umoptions",
+}
+
 // tableEffects: relations whose reading has an effect.
 var tableEffects = map[string]effectSet{
-	"pg_authid":              effReadsCredentials,
-	"pg_shadow":              effReadsCredentials,
-	"pg_user_mapping":        effReadsCredentials,
-	"pg_user_mappings":       effReadsCredentials,
 	"pg_hba_file_rules":      effReadsServerFile,
 	"pg_ident_file_mappings": effReadsServerFile,
 	"pg_file_settings":       effReadsServerFile,
@@ -240,11 +246,36 @@ func effectsOf(f *stmtFacts) effectSet {
 			continue
 		}
 		e |= tableEffects[t.name]
+		if col, ok := credentialColumns[t.name]; ok && readsColumn(f, t, col) {
+			e |= effReadsCredentials
+		}
 		if t.write && isCatalog(t.schema, t.name) {
 			e |= effWritesCatalog
 		}
 	}
 	return e
+}
+
+// readsColumn reports whether the statement may read column col of t: by
+// name (unqualified, or qualified by t's name or alias), through a star or
+// a whole-row reference, or by a COPY of the table itself.
+func readsColumn(f *stmtFacts, t *tableRef, col string) bool {
+	if f.kind == kindCopy && f.copyDir&copyTo != 0 {
+		return true
+	}
+	for i := range f.cols {
+		c := &f.cols[i]
+		if c.qual != "" && c.qual != t.name && c.qual != t.alias {
+			continue
+		}
+		if c.name == col || c.name == "*" {
+			return true
+		}
+		if c.qual == "" && (c.name == t.name || (t.alias != "" && c.name == t.alias)) {
+			return true
+		}
+	}
+	return false
 }
 
 func settingEffect(name string) effectSet {
@@ -596,6 +627,9 @@ func (w *walker) call(n *pg_query.FuncCall) {
 			return
 		}
 		setting, k := constValue(n.Args[0])
+		if named, ok := w.settingRows[n]; ok {
+			setting, k = named, constValue_
+		}
 		if k != constValue_ {
 			w.setting(unknownSetting, nil, false)
 			return
@@ -613,6 +647,54 @@ func (w *walker) call(n *pg_query.FuncCall) {
 			if s, k := constValue(n.Args[0]); k == constValue_ {
 				w.regprocName(s)
 			}
+		}
+	}
+}
+
+// settingRow handles pg_dump's idiom SELECT set_config(name, 'v', false)
+// FROM pg_settings WHERE name = 'x': the column name is 'x' in every row the
+// call sees, so the call sets x.
+func (w *walker) settingRow(s *pg_query.SelectStmt) {
+	if len(s.FromClause) != 1 || s.WhereClause == nil {
+		return
+	}
+	rv := s.FromClause[0].GetRangeVar()
+	if rv == nil || strings.ToLower(rv.Relname) != "pg_settings" || (rv.Schemaname != "" && strings.ToLower(rv.Schemaname) != "pg_catalog") {
+		return
+	}
+	qual := ""
+	if rv.Alias != nil {
+		qual = strings.ToLower(rv.Alias.Aliasname)
+	}
+	isName := func(n *pg_query.Node) bool {
+		f := n.GetColumnRef().GetFields()
+		switch len(f) {
+		case 1:
+			return strings.ToLower(f[0].GetString_().GetSval()) == "name"
+		case 2:
+			q := strings.ToLower(f[0].GetString_().GetSval())
+			return (q == "pg_settings" || (qual != "" && q == qual)) && strings.ToLower(f[1].GetString_().GetSval()) == "name"
+		}
+		return false
+	}
+	a := s.WhereClause.GetAExpr()
+	if a == nil || a.Kind != pg_query.A_Expr_Kind_AEXPR_OP || len(a.Name) != 1 || a.Name[0].GetString_().GetSval() != "=" || !isName(a.Lexpr) {
+		return
+	}
+	want, k := constValue(a.Rexpr)
+	if k != constValue_ {
+		return
+	}
+	for _, t := range s.TargetList {
+		fc := t.GetResTarget().GetVal().GetFuncCall()
+		if fc == nil || len(fc.Args) == 0 || !isName(fc.Args[0]) {
+			continue
+		}
+		if _, name := lastTwo(fc.Funcname); name == "set_config" {
+			if w.settingRows == nil {
+				w.settingRows = map[*pg_query.FuncCall]string{}
+			}
+			w.settingRows[fc] = want
 		}
 	}
 }

@@ -337,6 +337,9 @@ type walker struct {
 	// cteDefs maps WITH names seen so far to their queries, for set
 	// operations whose arms read a CTE.
 	cteDefs map[string][]*pg_query.Node
+	// settingRows: set_config calls whose name argument is a pg_settings
+	// row's name fixed by the WHERE (walker.settingRow).
+	settingRows map[*pg_query.FuncCall]string
 
 	seenT  map[tableRef]struct{}
 	seenF  map[funcRef]struct{}
@@ -379,6 +382,7 @@ func (w *walker) statement(n *pg_query.Node) stmtFacts {
 		clear(w.seenC)
 		clear(w.setops)
 		clear(w.cteDefs)
+		clear(w.settingRows)
 	}
 	w.stack = append(w.stack[:0], frame{m: n})
 	for len(w.stack) > 0 {
@@ -453,6 +457,7 @@ func (w *walker) visit(m any) {
 		w.allFlags = inConditional
 	case *pg_query.SelectStmt:
 		w.with(n.WithClause)
+		w.settingRow(n)
 		if n.Op != pg_query.SetOperation_SETOP_NONE && n.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
 			w.setOperation(n)
 		}
