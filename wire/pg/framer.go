@@ -44,9 +44,14 @@ type FrameError struct {
 	Type   byte
 	Length int64
 	Max    int
+	// Unknown: the type is not one the peer may send (SetTypes).
+	Unknown bool
 }
 
 func (e *FrameError) Error() string {
+	if e.Unknown {
+		return fmt.Sprintf("malformed message: unknown message type %q", e.Type)
+	}
 	if e.Length < 4 {
 		return fmt.Sprintf("malformed message: type %q has length %d (less than 4)", e.Type, e.Length)
 	}
@@ -69,6 +74,69 @@ type Framer struct {
 	// passed over (0: no bound beyond the protocol's int32).
 	maxWanted, maxPassed int
 	initSize             int
+	// types, when set, lists the message types the peer may send.
+	types *[256]bool
+	// budget, when set, is charged for the buffer beyond initSize;
+	// reserved is what this Framer holds of it.
+	budget   Budget
+	reserved int
+}
+
+// Budget is memory shared by many Framers: a Framer that must grow its
+// buffer to hold a wanted message reserves the growth first, and gives it
+// back when the buffer shrinks or on Close. Reserve may wait for others to
+// release (back-pressure: the Framer's source is not read meanwhile) and
+// fails with an error when it cannot have n bytes.
+type Budget interface {
+	Reserve(n int) error
+	Release(n int)
+}
+
+// ErrBudget wraps a Budget's refusal: the message could not be held.
+var ErrBudget = errors.New("message memory exhausted")
+
+// SetLimits changes the bounds of NewFramer (for example once a session has
+// authenticated). Messages already returned are not affected.
+func (f *Framer) SetLimits(maxWanted, maxPassed int) {
+	if maxWanted <= 0 {
+		maxWanted = DefaultMaxMessage
+	}
+	f.maxWanted, f.maxPassed = maxWanted, maxPassed
+}
+
+// SetTypes makes every message whose type is not set in types an error.
+func (f *Framer) SetTypes(types *[256]bool) { f.types = types }
+
+// SetBudget charges the buffer's growth beyond its initial size to b.
+func (f *Framer) SetBudget(b Budget) { f.budget = b }
+
+// Close gives back what the Framer holds of its Budget.
+func (f *Framer) Close() {
+	if f.budget != nil && f.reserved > 0 {
+		f.budget.Release(f.reserved)
+		f.reserved = 0
+	}
+}
+
+// resize replaces the buffer by one of size bytes holding its first keep
+// bytes, charging or refunding the budget.
+func (f *Framer) resize(size, keep int) error {
+	if f.budget != nil {
+		want := max(size-f.initSize, 0)
+		switch {
+		case want > f.reserved:
+			if err := f.budget.Reserve(want - f.reserved); err != nil {
+				return fmt.Errorf("%w: %w", ErrBudget, err)
+			}
+		case want < f.reserved:
+			f.budget.Release(f.reserved - want)
+		}
+		f.reserved = want
+	}
+	nb := make([]byte, size)
+	copy(nb, f.buf[:keep])
+	f.buf = nb
+	return nil
 }
 
 // NewFramer returns a Framer over src with a buffer of size bytes (0 means
@@ -110,13 +178,13 @@ func (f *Framer) Fill() error {
 		if size > need {
 			size = need
 		}
-		nb := make([]byte, size)
-		copy(nb, f.buf[:f.w])
-		f.buf = nb
-	} else if len(f.buf) > shrinkAbove && f.w <= f.initSize && need <= f.initSize {
-		nb := make([]byte, f.initSize)
-		copy(nb, f.buf[:f.w])
-		f.buf = nb
+		if err := f.resize(size, f.w); err != nil {
+			return err
+		}
+	} else if len(f.buf) > f.initSize && f.w <= f.initSize && need <= f.initSize && (len(f.buf) > shrinkAbove || f.budget != nil) {
+		// Budgeted buffers give their growth back as soon as it is not
+		// needed; others keep up to shrinkAbove to save reallocations.
+		_ = f.resize(f.initSize, f.w)
 	}
 	n, err := f.src.Read(f.buf[f.w:])
 	f.w += n
@@ -153,6 +221,9 @@ func (f *Framer) Next(want *[256]bool) ([]byte, error) {
 		}
 		typ := f.buf[f.r]
 		length := int64(binary.BigEndian.Uint32(f.buf[f.r+1:]))
+		if f.types != nil && !f.types[typ] {
+			return nil, &FrameError{Type: typ, Length: length, Unknown: true}
+		}
 		if length < 4 {
 			return nil, &FrameError{Type: typ, Length: length}
 		}

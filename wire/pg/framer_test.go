@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -233,5 +234,108 @@ func TestFramerTruncatedInput(t *testing.T) {
 	_, _, err := frameAll(t, bytes.NewReader(in[:len(in)-2]), 64, table("Q"))
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("got %v, want io.ErrUnexpectedEOF", err)
+	}
+}
+
+func TestFramerUnknownType(t *testing.T) {
+	fr := NewFramer(bytes.NewReader(append(msg('Q', "select 1\x00"), msg('!', "junk")...)), 64, 0, 0)
+	fr.SetTypes(FrontendTypes)
+	if err := fr.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := fr.Next(table("Q")); err != nil || m == nil {
+		t.Fatalf("Query: %v, %v", m, err)
+	}
+	_, err := fr.Next(table("Q"))
+	if err == nil || !errors.Is(err, ErrFrame) || !strings.Contains(err.Error(), "unknown message type") {
+		t.Fatalf("type '!': got %v, want an unknown-type frame error", err)
+	}
+}
+
+func TestFramerSetLimits(t *testing.T) {
+	in := append(msg('p', strings.Repeat("x", 100)), msg('p', strings.Repeat("y", 5000))...)
+	fr := NewFramer(bytes.NewReader(in), 64, 8192, 8192)
+	fr.SetLimits(1024, 1024)
+	if err := fr.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	for err == nil {
+		var m []byte
+		if m, err = fr.Next(table("Q")); m == nil && err == nil {
+			fr.Take()
+			err = fr.Fill()
+		}
+	}
+	if !errors.Is(err, ErrFrame) || !strings.Contains(err.Error(), "limit 1024") {
+		t.Fatalf("a 5,000-byte message after SetLimits(1024): got %v, want too large", err)
+	}
+}
+
+// countingBudget grants up to cap bytes in all.
+type countingBudget struct{ used, cap, peak int }
+
+func (b *countingBudget) Reserve(n int) error {
+	if b.used+n > b.cap {
+		return fmt.Errorf("%d of %d bytes in use", b.used, b.cap)
+	}
+	b.used += n
+	b.peak = max(b.peak, b.used)
+	return nil
+}
+func (b *countingBudget) Release(n int) { b.used -= n }
+
+func TestFramerBudget(t *testing.T) {
+	q := msg('Q', strings.Repeat("x", 100_000)+"\x00")
+	in := append(append(append([]byte(nil), q...), msg('Q', "select 1\x00")...), q...)
+	b := &countingBudget{cap: 200_000}
+	fr := NewFramer(iotest.HalfReader(bytes.NewReader(in)), 1024, 0, 0)
+	fr.SetBudget(b)
+	n := 0
+	for n < 3 {
+		if err := fr.Fill(); err != nil {
+			t.Fatalf("after %d messages: %v", n, err)
+		}
+		for {
+			m, err := fr.Next(table("Q"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m == nil {
+				break
+			}
+			n++
+			fr.TakeBefore(m)
+		}
+		fr.Take()
+		if b.used != fr.reserved || fr.reserved != max(len(fr.buf)-fr.initSize, 0) {
+			t.Fatalf("budget %d, framer reserved %d, buffer %d: out of step", b.used, fr.reserved, len(fr.buf))
+		}
+	}
+	if b.peak < 100_000-1024 {
+		t.Errorf("peak reservation %d, want at least the large message's growth", b.peak)
+	}
+	fr.Close()
+	if b.used != 0 {
+		t.Errorf("after Close the framer still holds %d bytes of the budget", b.used)
+	}
+
+	// A budget too small for the message: Fill fails with ErrBudget.
+	small := &countingBudget{cap: 10_000}
+	fr = NewFramer(bytes.NewReader(q), 1024, 0, 0)
+	fr.SetBudget(small)
+	var err error
+	for i := 0; i < 100 && err == nil; i++ {
+		if err = fr.Fill(); err == nil {
+			if _, err = fr.Next(table("Q")); err == nil {
+				fr.Take()
+			}
+		}
+	}
+	if !errors.Is(err, ErrBudget) {
+		t.Fatalf("a 100 kB message under a 10 kB budget: got %v, want ErrBudget", err)
+	}
+	if small.used > small.cap {
+		t.Errorf("budget overdrawn: %d of %d", small.used, small.cap)
 	}
 }

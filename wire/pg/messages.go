@@ -17,7 +17,72 @@ const (
 	MsgFlush        = 'H'
 	MsgFunctionCall = 'F'
 	MsgTerminate    = 'X'
+	MsgDescribe     = 'D'
+	MsgCopyData     = 'd'
+	MsgCopyDone     = 'c'
+	MsgCopyFail     = 'f'
+	// MsgPassword carries PasswordMessage, SASLInitialResponse,
+	// SASLResponse and GSSResponse.
+	MsgPassword = 'p'
 )
+
+// FrontendTypes is every message type a protocol 3.0 client may send after
+// its startup packet (PostgreSQL 15: the switch in PostgresMain,
+// src/backend/tcop/postgres.c, plus 'p' during authentication and the COPY
+// messages of src/backend/commands/copyfromparse.c). Anything else is
+// garbage: the server would reject it too, but sqlfwd does not relay it.
+var FrontendTypes = func() *[256]bool {
+	var t [256]bool
+	for _, c := range []byte{MsgQuery, MsgParse, MsgBind, MsgExecute, MsgSync, MsgFlush, MsgFunctionCall,
+		MsgTerminate, MsgDescribe, MsgClose, MsgCopyData, MsgCopyDone, MsgCopyFail, MsgPassword} {
+		t[c] = true
+	}
+	return &t
+}()
+
+// CheckBody validates the body of the small frontend messages sqlfwd
+// relays without reading them otherwise: Describe and Close ('S' or 'P',
+// then a name), Execute (a portal name, then an int32 row limit), and the
+// empty Sync, Flush, Terminate and CopyDone. Other types are not checked.
+func CheckBody(msg []byte) error {
+	body := msg[HeaderLen:]
+	switch msg[0] {
+	case MsgDescribe, MsgClose:
+		if len(body) < 2 || (body[0] != 'S' && body[0] != 'P') {
+			return fmt.Errorf("%w: malformed %s", ErrFrame, frontendName(msg[0]))
+		}
+		if _, rest, ok := cstring(body[1:]); !ok || len(rest) != 0 {
+			return fmt.Errorf("%w: malformed %s", ErrFrame, frontendName(msg[0]))
+		}
+	case MsgExecute:
+		if _, rest, ok := cstring(body); !ok || len(rest) != 4 {
+			return fmt.Errorf("%w: malformed Execute", ErrFrame)
+		}
+	case MsgSync, MsgFlush, MsgTerminate, MsgCopyDone:
+		if len(body) != 0 {
+			return fmt.Errorf("%w: %s with a body", ErrFrame, frontendName(msg[0]))
+		}
+	}
+	return nil
+}
+
+func frontendName(t byte) string {
+	switch t {
+	case MsgDescribe:
+		return "Describe"
+	case MsgClose:
+		return "Close"
+	case MsgSync:
+		return "Sync"
+	case MsgFlush:
+		return "Flush"
+	case MsgTerminate:
+		return "Terminate"
+	case MsgCopyDone:
+		return "CopyDone"
+	}
+	return fmt.Sprintf("message %q", t)
+}
 
 // Backend (server to client) message types the firewall reads.
 const (

@@ -158,3 +158,34 @@ func TestCloseTarget(t *testing.T) {
 		t.Fatalf("BindNames(AppendBind) = %q, %q, %v", portal, stmt, err)
 	}
 }
+
+func TestCheckBody(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		msg  []byte
+		ok   bool
+	}{
+		{"Describe statement", msg('D', "Sstmt\x00"), true},
+		{"Describe portal unnamed", msg('D', "P\x00"), true},
+		{"Describe bad kind", msg('D', "Xs\x00"), false},
+		{"Describe no terminator", msg('D', "Sstmt"), false},
+		{"Describe trailing junk", msg('D', "Ss\x00junk"), false},
+		{"Describe empty", msg('D', ""), false},
+		{"Close statement", msg('C', "Sa\x00"), true},
+		{"Execute", msg('E', "\x00\x00\x00\x00\x00"), true},
+		{"Execute named", msg('E', "p1\x00\x00\x00\x00\x0a"), true},
+		{"Execute short row count", msg('E', "\x00\x00\x00"), false},
+		{"Execute no name", msg('E', "abcd"), false},
+		{"Sync", msg('S', ""), true},
+		{"Sync with body", msg('S', "x"), false},
+		{"Flush with body", msg('H', "xx"), false},
+		{"Terminate", msg('X', ""), true},
+		{"CopyDone with body", msg('c', "x"), false},
+		{"Bind not checked", msg('B', "anything"), true},
+	} {
+		err := CheckBody(tc.msg)
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrFrame)) {
+			t.Errorf("%s %x: got %v, want ok=%v", tc.name, tc.msg, err, tc.ok)
+		}
+	}
+}
