@@ -39,6 +39,11 @@ type Config struct {
 	// own user (the socket becomes 0660, owned by the group).
 	ControlGroup string        `yaml:"control_group"`
 	DrainTimeout time.Duration `yaml:"drain_timeout"`
+	// MaxBufferedBytes bounds the memory all sessions together may hold
+	// beyond their relay buffers for client messages being read whole to be
+	// judged (default 256 MiB). A session that would exceed it waits up to
+	// a second for others to finish, then is closed with SQLSTATE 53200.
+	MaxBufferedBytes int64 `yaml:"max_buffered_bytes"`
 	// ControlIdleTimeout closes control-socket connections idle this long
 	// between requests (default 15s).
 	ControlIdleTimeout time.Duration `yaml:"control_idle_timeout"`
@@ -150,6 +155,13 @@ type Database struct {
 	// StartupTimeout bounds the time a client may take to send its
 	// startup packet.
 	StartupTimeout time.Duration `yaml:"startup_timeout"`
+	// ServerReplyTimeout bounds the wait for the server's first answer to
+	// the startup packet; AuthTimeout the whole authentication, up to the
+	// server's first ReadyForQuery (PostgreSQL's own authentication_timeout
+	// is 60s). A server that does not answer in time gets the client an
+	// 08006 error instead of a wait without end.
+	ServerReplyTimeout time.Duration `yaml:"server_reply_timeout"`
+	AuthTimeout        time.Duration `yaml:"auth_timeout"`
 	// PolicyCacheBytes bounds the engine's cache of analysed statements.
 	PolicyCacheBytes int64 `yaml:"policy_cache_bytes"`
 }
@@ -164,6 +176,10 @@ const (
 	DefaultControlIdleTimeout = 15 * time.Second
 	DefaultConnectTimeout     = 5 * time.Second
 	DefaultStartupTimeout     = 10 * time.Second
+	DefaultServerReplyTimeout = 10 * time.Second
+	DefaultAuthTimeout        = 70 * time.Second
+	// DefaultMaxBufferedBytes: Config.MaxBufferedBytes.
+	DefaultMaxBufferedBytes = 256 << 20
 )
 
 // ParseConfig reads a YAML configuration. Unknown keys are errors.
@@ -215,6 +231,11 @@ func (c *Config) Normalize() error {
 	}
 	if c.ControlSocket == "" {
 		c.ControlSocket = DefaultControlSocket
+	}
+	if c.MaxBufferedBytes == 0 {
+		c.MaxBufferedBytes = DefaultMaxBufferedBytes
+	} else if c.MaxBufferedBytes < 1<<20 {
+		errs = append(errs, fmt.Errorf("max_buffered_bytes %d is below 1 MiB", c.MaxBufferedBytes))
 	}
 	if c.ControlIdleTimeout <= 0 {
 		c.ControlIdleTimeout = DefaultControlIdleTimeout
@@ -298,6 +319,12 @@ func (c *Config) Normalize() error {
 		}
 		if db.ConnectTimeout == 0 {
 			db.ConnectTimeout = DefaultConnectTimeout
+		}
+		if db.ServerReplyTimeout <= 0 {
+			db.ServerReplyTimeout = DefaultServerReplyTimeout
+		}
+		if db.AuthTimeout <= 0 {
+			db.AuthTimeout = DefaultAuthTimeout
 		}
 		if db.StartupTimeout == 0 {
 			db.StartupTimeout = DefaultStartupTimeout

@@ -39,6 +39,8 @@ type Daemon struct {
 	dialer  net.Dialer
 	// sleep is the accept loops' back-off (time.Sleep; tests count it).
 	sleep func(time.Duration)
+	// budget bounds the message memory of all sessions (guard.go).
+	budget *bufferBudget
 
 	// reloadMu serialises reloads and learner changes.
 	reloadMu sync.Mutex
@@ -110,7 +112,8 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 	if err := cfg.Normalize(); err != nil {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
 	}
-	d := &Daemon{cfg: cfg, log: log, version: version, sessions: map[*pgSession]struct{}{}, sleep: time.Sleep}
+	d := &Daemon{cfg: cfg, log: log, version: version, sessions: map[*pgSession]struct{}{}, sleep: time.Sleep,
+		budget: newBufferBudget(cfg.MaxBufferedBytes)}
 	for i := range cfg.Databases {
 		dc := &cfg.Databases[i]
 		eng, err := buildEngine(dc)

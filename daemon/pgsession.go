@@ -56,7 +56,8 @@ const (
 )
 
 var (
-	wantClient       = wantTable(pg.MsgQuery, pg.MsgParse, pg.MsgFunctionCall, pg.MsgSync, pg.MsgBind, pg.MsgClose, pg.MsgExecute)
+	wantClient = wantTable(pg.MsgQuery, pg.MsgParse, pg.MsgFunctionCall, pg.MsgSync, pg.MsgBind, pg.MsgClose,
+		pg.MsgExecute, pg.MsgDescribe, pg.MsgFlush, pg.MsgTerminate, pg.MsgCopyDone) // Describe to CopyDone only to check their bodies (guard.go)
 	wantClientSkip   = wantAll()
 	wantServer       = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData, pg.MsgParameterStatus)
 	wantServerPoison = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData, pg.MsgParameterStatus, pg.MsgErrorResponse)
@@ -115,6 +116,11 @@ type pgSession struct {
 	havePoison           atomic.Bool
 	txStatus             atomic.Uint32
 	cancelKey            string
+
+	// begun is when the session was accepted; authed is set by toClient
+	// at the server's first ReadyForQuery (guard.go).
+	begun  time.Time
+	authed atomic.Bool
 
 	closeOnce sync.Once
 	// skipping is toServer's: after a blocked Parse, drop client messages
@@ -208,7 +214,7 @@ func (d *Daemon) servePG(a arrival) {
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 
-	s := &pgSession{d: d, db: db, id: id, client: conn, outstanding: 1, proc: a.proc, via: a.via}
+	s := &pgSession{d: d, db: db, id: id, client: conn, outstanding: 1, proc: a.proc, via: a.via, begun: time.Now()}
 	s.initTiming()
 	s.lex.init()
 	if err := pg.StartupParams(startup, func(name, value []byte) {
@@ -352,14 +358,32 @@ func (s *pgSession) toServer() {
 	}()
 	defer s.hold.abort() // timing
 	db := s.db
-	fr := pg.NewFramer(s.client, db.cfg.BufferBytes, db.cfg.MaxMessageBytes, db.cfg.MaxMessageBytes)
+	// Until the server's first ReadyForQuery the client may send only
+	// what PostgreSQL accepts before authentication (guard.go).
+	fr := pg.NewFramer(s.client, db.cfg.BufferBytes, preAuthMaxMessage, preAuthMaxMessage)
+	fr.SetTypes(pg.FrontendTypes)
+	fr.SetBudget(s.d.budget)
+	defer fr.Close()
+	authed := false
 	var scratch []byte
 	for {
 		if err := fr.Fill(); err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			switch {
+			case errors.Is(err, io.EOF):
+				if s.halfClose() {
+					return
+				}
+			case errors.Is(err, pg.ErrBudget):
+				s.outOfMemory(err)
+				return
+			case !errors.Is(err, net.ErrClosed):
 				s.log.Debug("client read ended", "err", err)
 			}
 			return
+		}
+		if !authed && s.authed.Load() {
+			authed = true
+			fr.SetLimits(db.cfg.MaxMessageBytes, db.cfg.MaxMessageBytes)
 		}
 		s.hold.begin() // timing
 		syncs := 0
@@ -392,7 +416,17 @@ func (s *pgSession) toServer() {
 			var v engine.Verdict
 			switch typ {
 			case pg.MsgSync:
+				if err := pg.CheckBody(msg); err != nil {
+					s.protocolError(err)
+					return
+				}
 				syncs++
+				continue
+			case pg.MsgDescribe, pg.MsgFlush, pg.MsgTerminate, pg.MsgCopyDone:
+				if err := pg.CheckBody(msg); err != nil {
+					s.protocolError(err)
+					return
+				}
 				continue
 			case pg.MsgClose:
 				if err := s.forget(msg); err != nil {
@@ -401,6 +435,10 @@ func (s *pgSession) toServer() {
 				}
 				continue
 			case pg.MsgExecute:
+				if err := pg.CheckBody(msg); err != nil {
+					s.protocolError(err)
+					return
+				}
 				s.lex.sent(s.syncsSent + uint64(syncs))
 				continue
 			case pg.MsgBind:
@@ -684,12 +722,23 @@ func (s *pgSession) toClient() {
 	defer s.closeBoth()
 	fr := pg.NewFramer(s.server, s.db.cfg.BufferBytes, s.db.cfg.MaxMessageBytes, 0)
 	var scratch []byte
+	// The startup phase is bounded (guard.go): the first reply, then the
+	// end of authentication.
+	replied := false
+	_ = s.server.SetReadDeadline(s.startupDeadline(false))
 	for {
 		if err := fr.Fill(); err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			switch {
+			case isTimeout(err) && !s.authed.Load():
+				s.startupTimedOut(replied, fr.MidMessage())
+			case !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
 				s.log.Debug("server read ended", "err", err)
 			}
 			return
+		}
+		if !replied {
+			replied = true
+			_ = s.server.SetReadDeadline(s.startupDeadline(true))
 		}
 		s.relay.arrived() // timing
 		closeAfter := false
@@ -718,6 +767,10 @@ func (s *pgSession) toClient() {
 				}
 				s.lex.readyForQuery()
 				s.txStatus.Store(uint32(st))
+				if !s.authed.Load() {
+					s.authed.Store(true) // before the client can see it
+					_ = s.server.SetReadDeadline(time.Time{})
+				}
 				s.relay.readyForQuery() // timing
 				if s.ready(st) {
 					closeAfter = true

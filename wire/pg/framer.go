@@ -269,6 +269,11 @@ func (f *Framer) TakeBefore(msg []byte) []byte {
 	return p
 }
 
+// MidMessage reports whether part of a passed-over message has been
+// handed out as pending and the rest has not arrived: a peer reading what
+// was forwarded is inside a message.
+func (f *Framer) MidMessage() bool { return f.stream > 0 }
+
 // Buffered reports how many scanned-or-not bytes sit in the buffer; tests
 // use it to check that nothing is left behind.
 func (f *Framer) Buffered() int { return f.w - f.mark }
