@@ -103,6 +103,7 @@ func (w *walker) doStmt(n *pg_query.DoStmt) {
 // doBody analyses the statements of a PL/pgSQL DO block and merges them, as
 // run now, into the DO statement.
 func (w *walker) doBody(body string) {
+	w.alsoOff(body, w.doBody) // lexed when it runs (lexstate.go)
 	tag := "$sqlfw$"
 	for i := 0; strings.Contains(body, tag); i++ {
 		tag = "$sqlfw" + strconv.Itoa(i) + "$"
@@ -150,7 +151,7 @@ func (w *walker) createFunction(n *pg_query.CreateFunctionStmt) {
 		sf := sw.statement(n.SqlBody)
 		acc.merge(&sf, false)
 	case lang == "plpgsql":
-		for _, b := range bodies {
+		for _, b := range withOffReadings(bodies) { // lexed when called (lexstate.go)
 			if w.depth >= maxCodeDepth {
 				acc.setUnparsed(unparsedDepth)
 				break
@@ -337,6 +338,7 @@ func (w *walker) nestedSQL(text string) {
 		w.setUnparsed(unparsedSQL)
 		return
 	}
+	w.alsoOff(text, w.nestedSQL) // lexed when it runs (lexstate.go)
 	tree, err := pg_query.Parse(text)
 	if err != nil {
 		w.setUnparsed(unparsedSQL)
@@ -656,6 +658,11 @@ func (w *walker) execArgs(n *pg_query.FuncCall) {
 				w.setUnparsed(unparsedDepth)
 				continue
 			}
+			w.alsoOff(text, func(alt string) { // lexed when it runs (lexstate.go)
+				if tree, err := pg_query.Parse(alt); err == nil {
+					w.mergeTree(tree, later)
+				}
+			})
 			tree, err := pg_query.Parse(text)
 			if err != nil || strings.IndexByte(text, 0) >= 0 {
 				w.setUnparsed(unparsedSQL)

@@ -31,8 +31,11 @@ package engine
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	pg_query "github.com/pganalyze/pg_query_go/v5"
 
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
@@ -444,14 +447,17 @@ func escapeStringsMarks(text []byte, marks *[]int) (out []byte, ok bool) {
 				i++ // a lone $
 				break
 			}
-			if j = junkEnd(text, j); j < n && text[j] == '\'' {
-				return nil, false // $1'...'
+			if k := junkEnd(text, j); k < n && text[k] == '\'' && k > j {
+				return nil, false // $1x'...': trailing junk, read differently by versions
+			} else {
+				j = k
 			}
 			i = j
 		case c >= '0' && c <= '9' || c == '.' && i+1 < n && text[i+1] >= '0' && text[i+1] <= '9':
-			j := junkEnd(text, numberEnd(text, i))
-			if j < n && text[j] == '\'' {
-				return nil, false // 1'...', 1e'...'
+			j0 := numberEnd(text, i)
+			j := junkEnd(text, j0)
+			if j < n && text[j] == '\'' && j > j0 {
+				return nil, false // 1e'...': trailing junk, read differently by versions
 			}
 			i = j
 		case isIdentStart(c):
@@ -671,4 +677,63 @@ func junkEnd(text []byte, j int) int {
 		}
 	}
 	return j
+}
+
+// offReading is for SQL text the server lexes later, when it runs, with the
+// standard_conforming_strings of that moment rather than the message's: a
+// DO block or function body, and SQL text a function or EXECUTE runs. Such
+// text is judged under both readings. offReading returns the text as read
+// with the setting off, when that differs from reading it with the setting
+// on. The rewritten text reads the same either way, so offReading of it
+// differs no more. Text escapeStrings refuses (a literal glued to a
+// trailing-junk number) is refused by the parser in either reading.
+func offReading(text string) (alt string, differs bool) {
+	if strings.IndexByte(text, '\\') < 0 {
+		return "", false
+	}
+	out, ok := escapeStrings([]byte(text))
+	if !ok || string(out) == text {
+		return "", false
+	}
+	return string(out), true
+}
+
+// alsoOff judges text, which the server lexes when it runs, also as read
+// with standard_conforming_strings off (judge(alt)), when that reading
+// differs. A reading the parser rejects is one the server rejects as a
+// whole before running any of it, so an unparsed mark the other reading
+// leaves is taken back; its other facts stay (more facts can only deny).
+func (w *walker) alsoOff(text string, judge func(alt string)) {
+	alt, differs := offReading(text)
+	if !differs {
+		return
+	}
+	before := w.f.unparsed
+	judge(alt)
+	w.f.unparsed = before
+}
+
+// withOffReadings returns PL/pgSQL bodies together with their readings
+// with standard_conforming_strings off that differ and that the PL/pgSQL
+// parser accepts (a body it rejects is rejected by the server when called,
+// before any of it runs).
+func withOffReadings(bodies []string) []string {
+	out := bodies
+	for _, b := range bodies {
+		alt, differs := offReading(b)
+		if !differs {
+			continue
+		}
+		tag := "$sqlfw$"
+		for i := 0; strings.Contains(alt, tag); i++ {
+			tag = "$sqlfw" + strconv.Itoa(i) + "$"
+		}
+		if _, err := pg_query.ParsePlPgSqlToJSON("CREATE FUNCTION sqlfw_f() RETURNS void LANGUAGE plpgsql AS " + tag + alt + tag); err == nil {
+			if len(out) == len(bodies) {
+				out = append([]string(nil), bodies...)
+			}
+			out = append(out, alt)
+		}
+	}
+	return out
 }

@@ -116,6 +116,10 @@ func TestEscapeStrings(t *testing.T) {
 		{"non-ascii identifier glued", `SELECT é'\'`, `SELECT é E'\'`},
 		{"unterminated", `SELECT '\`, `SELECT E'\`},
 		{"backslash at end of escape literal", `SELECT '\\`, `SELECT E'\\`},
+		{"number then literal", `SELECT 1'\'`, `SELECT 1 E'\'`},
+		{"hex number then literal", `SELECT 0x1f'\'`, `SELECT 0x1f E'\'`},
+		{"parameter then literal", `SELECT $1'\'`, `SELECT $1 E'\'`},
+		{"fraction then literal", `SELECT .5'\'`, `SELECT .5 E'\'`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := escapeStrings([]byte(tc.in))
@@ -124,7 +128,7 @@ func TestEscapeStrings(t *testing.T) {
 			}
 		})
 	}
-	for _, in := range []string{`SELECT 1'\'`, `SELECT 1e'\'`, `SELECT 0x1f'\'`, `SELECT $1'\'`, `SELECT .5'\'`} {
+	for _, in := range []string{`SELECT 1e'\'`, `SELECT 1x'\'`, `SELECT 0x1fz'\'`, `SELECT $1a'\'`, `SELECT .5e'\'`} {
 		if got, ok := escapeStrings([]byte(in)); ok {
 			t.Errorf("escapeStrings(%q) = %q: want refused (quote glued to a number)", in, got)
 		}
@@ -257,7 +261,7 @@ func TestJudgeUnderLexState(t *testing.T) {
 		{"unconfirmed backslash", LexState{Unconfirmed: true}, `SELECT 'a\'`, LexUnconfirmedRuleID},
 		{"unconfirmed non-ascii", LexState{Unconfirmed: true}, "SELECT 'é'", LexUnconfirmedRuleID},
 		{"unconfirmed ascii", LexState{Unconfirmed: true}, "SELECT 'a'", "allow"},
-		{"scs off glued number", off, `SELECT 1'\'`, LexAmbiguousRuleID},
+		{"scs off junk-glued number", off, `SELECT 1e'\'`, LexAmbiguousRuleID},
 		{"scs off dollar body", off, `SELECT $$'\'; DELETE FROM t; --'$$`, "allow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
