@@ -159,6 +159,8 @@ var settingEffects = map[string]effectSet{
 	"lo_compat_privileges":      effGrantsPrivilege,
 	"logging_collector":         effDisablesLogging,
 	"event_source":              effDisablesLogging,
+	"track_activities":          effDisablesLogging, // empties pg_stat_activity's query column
+	"pg_stat_statements.track":  effDisablesLogging,
 	"session_authorization":     effChangesIdentity,
 }
 
@@ -809,6 +811,22 @@ func (w *walker) visitEffects(m any) {
 		}
 	case *pg_query.LoadStmt:
 		f.effects |= effLoadsCode
+	case *pg_query.CreateExtensionStmt:
+		for _, o := range n.Options {
+			if d := o.GetDefElem(); d != nil && d.Defname == "schema" && strings.ToLower(d.Arg.GetString_().GetSval()) == "pg_catalog" {
+				f.effects |= effWritesCatalog
+			}
+		}
+	case *pg_query.AlterRoleStmt:
+		// A password, LOGIN or validity set on postgres or a predefined
+		// role lets whoever knows it log in as that role.
+		if n.Role != nil && isPrivilegedRole(strings.ToLower(n.Role.Rolename)) {
+			for _, o := range n.Options {
+				if d := o.GetDefElem(); d != nil && (d.Defname == "password" || d.Defname == "canlogin" || d.Defname == "validUntil") {
+					f.effects |= effGrantsPrivilege
+				}
+			}
+		}
 	case *pg_query.GrantStmt:
 		w.granted(n)
 	case *pg_query.AlterOwnerStmt:
