@@ -63,6 +63,7 @@ func (w *walker) subWalker() *walker {
 // accumulator returns a walker whose facts collect merged statements.
 func (w *walker) accumulator(f *stmtFacts) *walker {
 	a := w.subWalker()
+	a.depth = w.depth // it only collects: the statements it merges are one level deeper
 	a.f = f
 	a.seenT = map[tableRef]struct{}{}
 	a.seenF = map[funcRef]struct{}{}
@@ -104,11 +105,38 @@ func (w *walker) doStmt(n *pg_query.DoStmt) {
 // run now, into the DO statement.
 func (w *walker) doBody(body string) {
 	w.alsoOff(body, w.doBody) // lexed when it runs (lexstate.go)
-	tag := "$sqlfw$"
-	for i := 0; strings.Contains(body, tag); i++ {
-		tag = "$sqlfw" + strconv.Itoa(i) + "$"
+	w.plpgsqlBody(body, func(body string) (string, bool) {
+		tag := "$sqlfw$"
+		for i := 0; strings.Contains(body, tag); i++ {
+			tag = "$sqlfw" + strconv.Itoa(i) + "$"
+		}
+		return "CREATE FUNCTION sqlfw_do() RETURNS void LANGUAGE plpgsql AS " + tag + body + tag, true
+	})
+}
+
+// plpgsqlBody analyses a PL/pgSQL body; create builds the CREATE FUNCTION
+// text the PL/pgSQL parser reads around a body. When the parser rejects the
+// body, it is tried once more without what pg_query's parser cannot handle
+// but which runs no SQL (pgRewrite); if that fails too, it is unparsed.
+func (w *walker) plpgsqlBody(body string, create func(string) (string, bool)) {
+	text, ok := create(body)
+	if !ok {
+		w.setUnparsed(unparsedPLpgSQL)
+		return
 	}
-	w.plpgsql("CREATE FUNCTION sqlfw_do() RETURNS void LANGUAGE plpgsql AS " + tag + body + tag)
+	var bf stmtFacts
+	acc := w.accumulator(&bf)
+	acc.plpgsql(text)
+	if bf.unparsed == unparsedPLpgSQL {
+		if rw, changed := pgRewrite(body); changed {
+			if text, ok := create(rw); ok {
+				bf = stmtFacts{}
+				acc = w.accumulator(&bf)
+				acc.plpgsql(text)
+			}
+		}
+	}
+	w.merge(&bf, false)
 }
 
 // createFunction analyses CREATE FUNCTION/PROCEDURE: the body's facts go
@@ -156,23 +184,24 @@ func (w *walker) createFunction(n *pg_query.CreateFunctionStmt) {
 				acc.setUnparsed(unparsedDepth)
 				break
 			}
-			c := proto.Clone(n).(*pg_query.CreateFunctionStmt)
-			c.Options = nil
-			for _, o := range n.Options {
-				if d := o.GetDefElem(); d != nil && (d.Defname == "as" || d.Defname == "language") {
-					continue
+			acc.plpgsqlBody(b, func(b string) (string, bool) {
+				// The statement itself, with this one body and the language
+				// spelled as the PL/pgSQL parser expects it: the return type
+				// and parameters decide what the body may say.
+				c := proto.Clone(n).(*pg_query.CreateFunctionStmt)
+				c.Options = nil
+				for _, o := range n.Options {
+					if d := o.GetDefElem(); d != nil && (d.Defname == "as" || d.Defname == "language") {
+						continue
+					}
+					c.Options = append(c.Options, o)
 				}
-				c.Options = append(c.Options, o)
-			}
-			c.Options = append(c.Options,
-				pg_query.MakeSimpleDefElemNode("language", pg_query.MakeStrNode("plpgsql"), -1),
-				pg_query.MakeSimpleDefElemNode("as", pg_query.MakeListNode([]*pg_query.Node{pg_query.MakeStrNode(b)}), -1))
-			text, err := pg_query.Deparse(&pg_query.ParseResult{Stmts: []*pg_query.RawStmt{{Stmt: &pg_query.Node{Node: &pg_query.Node_CreateFunctionStmt{CreateFunctionStmt: c}}}}})
-			if err != nil {
-				acc.setUnparsed(unparsedPLpgSQL)
-				continue
-			}
-			acc.plpgsql(text)
+				c.Options = append(c.Options,
+					pg_query.MakeSimpleDefElemNode("language", pg_query.MakeStrNode("plpgsql"), -1),
+					pg_query.MakeSimpleDefElemNode("as", pg_query.MakeListNode([]*pg_query.Node{pg_query.MakeStrNode(b)}), -1))
+				text, err := pg_query.Deparse(&pg_query.ParseResult{Stmts: []*pg_query.RawStmt{{Stmt: &pg_query.Node{Node: &pg_query.Node_CreateFunctionStmt{CreateFunctionStmt: c}}}}})
+				return text, err == nil
+			})
 		}
 	case lang == "sql":
 		for _, b := range bodies {
@@ -226,6 +255,116 @@ func (w *walker) plpgsql(createText string) {
 		return
 	}
 	w.plpgsqlNode(tree, false)
+}
+
+// pgRewrite removes from a PL/pgSQL body what pg_query's PL/pgSQL parser
+// rejects for want of a catalog, although PostgreSQL accepts it, and which
+// runs no SQL of its own:
+//
+//   - COLLATE name (the parser cannot resolve collations of declared
+//     variables);
+//   - the cursor statements OPEN, FETCH, MOVE and CLOSE (it cannot tell that
+//     a variable is a refcursor): "OPEN c [[NO] SCROLL] FOR query" and
+//     "OPEN c FOR EXECUTE text USING ..." keep their query or EXECUTE as a
+//     statement of their own; FETCH, MOVE, CLOSE and OPEN of a bound cursor
+//     without arguments become NULL (the bound cursor's query is read in its
+//     declaration).
+//
+// A cursor statement with anything but names, numbers and keywords that it
+// would drop (OPEN c(args), FETCH ABSOLUTE f(x), an operator, a subscript)
+// is left as it is, so the body stays unparsed. Every SQL
+// statement and expression of the body is kept, so the rewritten body's
+// facts hold all of the original's. Tokens come from PostgreSQL's own
+// scanner: strings, dollar quotes and comments cannot hide a keyword.
+func pgRewrite(body string) (string, bool) {
+	toks, err := pg_query.Scan(body)
+	if err != nil {
+		return "", false
+	}
+	tk := toks.Tokens
+	word := func(i int) string {
+		if i < 0 || i >= len(tk) {
+			return ""
+		}
+		return strings.ToLower(body[tk[i].Start:tk[i].End])
+	}
+	type edit struct {
+		from, to int32
+		with     string
+	}
+	var edits []edit
+	for i := 0; i < len(tk); i++ {
+		switch word(i) {
+		case "collate":
+			j := i + 1
+			for j+2 < len(tk) && word(j+1) == "." {
+				j += 2
+			}
+			if j < len(tk) {
+				edits = append(edits, edit{tk[i].Start, tk[j].End, " "})
+				i = j
+			}
+			continue
+		case "open", "fetch", "move", "close":
+		default:
+			continue
+		}
+		switch word(i - 1) {
+		case "", ";", "begin", "then", "else", "loop", ">>":
+		default:
+			continue
+		}
+		// The statement ends at the next ";".
+		end := i + 1
+		for end < len(tk) && word(end) != ";" {
+			end++
+		}
+		if end >= len(tk) || end == i+1 {
+			continue
+		}
+		if word(i) == "open" {
+			j := i + 2 // past the cursor variable
+			if word(j) == "no" {
+				j++
+			}
+			if word(j) == "scroll" {
+				j++
+			}
+			if word(j) == "for" && j+1 < end {
+				edits = append(edits, edit{tk[i].Start, tk[j].End, " "})
+				i = j
+				continue
+			}
+		}
+		// Only names, numbers, keywords, commas and dots (and "-" of
+		// RELATIVE -1): nothing that could call a function or an operator.
+		plain := true
+		for k := i + 1; k < end; k++ {
+			switch tk[k].Token {
+			case pg_query.Token_IDENT, pg_query.Token_ICONST, pg_query.Token_ASCII_44, pg_query.Token_ASCII_46, pg_query.Token_ASCII_45:
+			default:
+				if tk[k].KeywordKind == pg_query.KeywordKind_NO_KEYWORD {
+					plain = false
+				}
+			}
+		}
+		if plain {
+			edits = append(edits, edit{tk[i].Start, tk[end-1].End, "NULL"})
+		}
+		i = end
+	}
+	if len(edits) == 0 {
+		return "", false
+	}
+	var b strings.Builder
+	last := int32(0)
+	for _, e := range edits {
+		b.WriteString(body[last:e.from])
+		b.WriteString(e.with)
+		last = e.to
+	}
+	b.WriteString(body[last:])
+	return b.String(), true
 }
 
 // Parse modes of a PLpgSQL_expr (PostgreSQL's RawParseMode).
