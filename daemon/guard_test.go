@@ -228,16 +228,23 @@ func TestBufferBudgetBoundsMemory(t *testing.T) {
 	var mu sync.Mutex
 	refused := 0
 	peak := int64(0)
+	var heapPeak uint64
 	stop := make(chan struct{})
 	go func() { // the budget's own account of what is held
 		for {
 			select {
 			case <-stop:
 				return
-			case <-time.After(5 * time.Millisecond):
+			case <-time.After(50 * time.Millisecond):
 			}
+			// live heap: the bound is on what is held, not on garbage
+			// the collector has yet to free (GOMEMLIMIT bounds that)
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
 			mu.Lock()
 			peak = max(peak, d.budget.inUse())
+			heapPeak = max(heapPeak, ms.HeapInuse)
 			mu.Unlock()
 		}
 	}()
@@ -246,14 +253,18 @@ func TestBufferBudgetBoundsMemory(t *testing.T) {
 		conns[i] = dialRaw(t, addr)
 		conns[i].startup()
 	}
+	// a Query claiming 30 MB; 8 MB of it arrive, then the client stalls.
+	// One payload for all, so that the test's own heap stays small.
+	payload := append(binary.BigEndian.AppendUint32([]byte{'Q'}, 30<<20), make([]byte, 8<<20)...)
+	runtime.GC()
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
 	for _, rc := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// a Query claiming 30 MB; 8 MB of it arrive, then the client
-			// stalls
-			hdr := binary.BigEndian.AppendUint32([]byte{'Q'}, 30<<20)
-			go rc.c.Write(append(hdr, make([]byte, 8<<20)...))
+			go rc.c.Write(payload)
 			_ = rc.c.SetReadDeadline(time.Now().Add(4 * time.Second))
 			m, err := rc.readMsg()
 			if err == nil && string(pg.ErrorField(m, 'C')) == sqlstateOutOfMemory {
@@ -265,6 +276,15 @@ func TestBufferBudgetBoundsMemory(t *testing.T) {
 	}
 	wg.Wait()
 	close(stop)
+	mu.Lock()
+	grew := int64(heapPeak) - int64(before.HeapInuse)
+	mu.Unlock()
+	// Without the bound the sessions would hold 20 × 8 MB; with it the
+	// live heap grows by the bound, the payload and some slack.
+	if grew > bound+(8<<20)+(16<<20) {
+		t.Errorf("heap in use peaked %d MiB above its start, want at most the %d MiB bound plus the test's 8 MiB payload and slack", grew>>20, bound>>20)
+	}
+	t.Logf("heap in use peaked %d MiB above its start; the budget held %d MiB at most", grew>>20, peak>>20)
 	if peak > bound {
 		t.Errorf("the sessions held %d MiB at the peak, over the %d MiB bound", peak>>20, bound>>20)
 	}
