@@ -510,6 +510,10 @@ func (w *walker) merge(s *stmtFacts, later bool) {
 		f.joins += s.joins
 		f.unionArms += s.unionArms
 		f.ctes += s.ctes
+		f.sleepSeconds += s.sleepSeconds
+		if f.sleepSeconds > longSleepSeconds {
+			f.effects |= effLongSleep
+		}
 	}
 	f.copy |= s.copy
 	f.copyDir |= s.copyDir
@@ -772,7 +776,7 @@ func (w *walker) execArgs(n *pg_query.FuncCall) {
 	if role == nil {
 		return
 	}
-	later := w.flags&inFuncBody != 0
+	later := w.flags&(inFuncBody|inPlanOnly) != 0 // runs when called, or never (plain EXPLAIN)
 	for i, a := range n.Args {
 		r := role(i, len(n.Args), n.Args)
 		if na := a.GetNamedArgExpr(); na != nil {
