@@ -107,6 +107,7 @@ func (e *Engine) JudgePostgres(sql []byte, s *Session) Verdict {
 		e.policy.precompute(tf, string(sql))
 	}
 	v := e.judge(tf, s)
+	v.SessionOps = len(tf.sqlOps) > 0 // sqlprepare.go
 	if l := e.learner.Load(); l != nil {
 		l.record(tf, string(sql), s)
 	}

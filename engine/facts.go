@@ -199,6 +199,8 @@ type textFacts struct {
 	// (shape.go); such a text is cached by its exact text only once it
 	// repeats.
 	shaped bool
+	// sqlOps: what the text does to named session objects (sqlprepare.go).
+	sqlOps []SQLOp
 
 	// Fingerprints are computed at most once per text, when a policy or a
 	// learner first needs them.
@@ -247,7 +249,9 @@ func analyzeLex(text string, lex lexStats) *textFacts {
 	if bad != nil {
 		return bad
 	}
-	return treeFacts(tree, lex)
+	tf := treeFacts(tree, lex)
+	tf.sqlOps = sqlOps(tree, text) // sqlprepare.go
+	return tf
 }
 
 // parseText parses text; when it cannot, it returns the facts of a parse

@@ -386,8 +386,9 @@ func (e *Engine) analyzeShaped(text string, lex lexStats) *textFacts {
 		return bad
 	}
 	tf := treeFacts(tree, lex)
+	tf.sqlOps = sqlOps(tree, text) // sqlprepare.go; their spans are not shapes
 	e.policy.precompute(tf, text)
-	if inertLiterals(tree, text, spans) {
+	if tf.sqlOps == nil && inertLiterals(tree, text, spans) {
 		tf.shaped = true
 		if e.shapeSeen.admit(h) {
 			e.shapes.put(h, string(key), tf.template())

@@ -59,6 +59,10 @@ type Verdict struct {
 	// ParseError is true when the parser rejected the text; Action then
 	// follows the policy's on_parse_error setting.
 	ParseError bool
+	// SessionOps is true when the text prepares, executes, deallocates,
+	// declares, fetches from or closes a named statement or cursor:
+	// (*Engine).SQLOps lists what.
+	SessionOps bool
 }
 
 // Session is what the engine knows about the connection a statement came
