@@ -18,12 +18,16 @@ import (
 
 // fakeServer is a scripted PostgreSQL backend: it accepts any startup,
 // answers every Query with one canned result and every Sync with
-// ReadyForQuery, and records the Query texts it received.
+// ReadyForQuery, and records the Query texts it received. With named set,
+// it also keeps prepared statements and portals by name as PostgreSQL does
+// (fakeNamed), and records in ran the statements it ran.
 type fakeServer struct {
 	ln     net.Listener
 	result []byte
 	mu     sync.Mutex
 	got    []string
+	ran    []string
+	named  bool
 	wg     sync.WaitGroup
 }
 
@@ -69,6 +73,12 @@ func (fs *fakeServer) session(c net.Conn) {
 	}
 	fr := pg.NewFramer(c, 0, 0, 0)
 	all := wantAll()
+	if fs.named {
+		fs.namedSession(c, fr)
+		return
+	}
+	rows := fs.result[:len(fs.result)-6] // the canned result without its ReadyForQuery
+	var out []byte
 	for {
 		if err := fr.Fill(); err != nil {
 			return
@@ -79,6 +89,14 @@ func (fs *fakeServer) session(c net.Conn) {
 				break
 			}
 			switch m[0] {
+			case pg.MsgParse:
+				out = append(out, pg.MsgParseComplete, 0, 0, 0, 4)
+			case pg.MsgBind:
+				out = append(out, '2', 0, 0, 0, 4)
+			case pg.MsgExecute:
+				out = append(out, rows...)
+			case pg.MsgSync:
+				out = append(out, pg.MsgReadyForQuery, 0, 0, 0, 5, 'I')
 			case pg.MsgQuery:
 				if testing.Testing() && fs.recording() {
 					q, _ := pg.QueryText(m)
@@ -94,6 +112,12 @@ func (fs *fakeServer) session(c net.Conn) {
 			}
 		}
 		fr.Take()
+		if len(out) > 0 {
+			if _, err := c.Write(out); err != nil {
+				return
+			}
+			out = out[:0]
+		}
 	}
 }
 

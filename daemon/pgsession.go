@@ -3,9 +3,9 @@ package daemon
 // A PostgreSQL session is two loops over one client and one server socket.
 //
 // toServer reads client messages with a wire/pg Framer that hands over only
-// Query, Parse, FunctionCall and Sync; everything else (Bind, Execute,
-// CopyData, passwords...) is passed over untouched, and each read's bytes go
-// to the server in one write.
+// Query, Parse, FunctionCall, Bind, Execute, Close and Sync; everything else
+// (Describe, CopyData, passwords...) is passed over untouched, and each
+// read's bytes go to the server in one write.
 //
 // A blocked message is not dropped but replaced by a "poison": a statement
 // that fails in PostgreSQL's raw parser (`sqlfw_blocked_<nonce>_<seq>`).
@@ -23,8 +23,9 @@ package daemon
 // toClient reads server messages and looks only at ReadyForQuery (to track
 // the transaction state and the sync points still outstanding),
 // BackendKeyData (to route CancelRequests), ParameterStatus (the settings
-// the server lexes with, lexstate.go) and, while a poison is pending,
-// ErrorResponse.
+// the server lexes with, lexstate.go) and, while a poison or a change to the
+// verdict memory is pending (prepared.go), ErrorResponse, ParseComplete and
+// CloseComplete.
 
 import (
 	"bytes"
@@ -53,6 +54,7 @@ const (
 	sqlstateConnectionFailure = "08006"
 	sqlstateSyntaxError       = "42601" // what a poison Query or Parse provokes
 	sqlstateNoStatement       = "26000" // what a poison Bind provokes
+	sqlstateNoPortal          = "34000" // what a poison Execute provokes
 )
 
 var (
@@ -60,7 +62,7 @@ var (
 		pg.MsgExecute, pg.MsgDescribe, pg.MsgFlush, pg.MsgTerminate, pg.MsgCopyDone) // Describe to CopyDone only to check their bodies (guard.go)
 	wantClientSkip   = wantAll()
 	wantServer       = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData, pg.MsgParameterStatus)
-	wantServerPoison = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData, pg.MsgParameterStatus, pg.MsgErrorResponse)
+	wantServerPoison = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData, pg.MsgParameterStatus, pg.MsgErrorResponse, pg.MsgParseComplete, pg.MsgCloseComplete)
 )
 
 func wantTable(types ...byte) *[256]bool {
@@ -129,10 +131,9 @@ type pgSession struct {
 	// leaveOpen is set by toServer when it stops after a deny_and_close
 	// verdict: toClient delivers the error, then closes the session.
 	leaveOpen bool
-	// statements the client prepared, for re-judging a Bind (toServer's)
-	stmts     map[string]*prepared
-	unnamed   prepared
-	unnamedOK bool
+	// statements and portals the server holds, for re-judging their use
+	// (prepared.go)
+	memo memo
 
 	// lex follows the settings the server lexes with (lexstate.go).
 	lex lexTracker
@@ -414,6 +415,8 @@ func (s *pgSession) toServer() {
 				continue
 			}
 			var v engine.Verdict
+			var blocked bool
+			batch := s.syncsSent + uint64(syncs) // sync points sent before this message
 			switch typ {
 			case pg.MsgSync:
 				if err := pg.CheckBody(msg); err != nil {
@@ -429,22 +432,25 @@ func (s *pgSession) toServer() {
 				}
 				continue
 			case pg.MsgClose:
-				if err := s.forget(msg); err != nil {
+				if err := s.memoClose(msg, batch); err != nil {
 					s.protocolError(err)
 					return
 				}
 				continue
-			case pg.MsgExecute:
-				if err := pg.CheckBody(msg); err != nil {
-					s.protocolError(err)
-					return
+			case pg.MsgBind, pg.MsgExecute:
+				if typ == pg.MsgExecute {
+					if err := pg.CheckBody(msg); err != nil {
+						s.protocolError(err)
+						return
+					}
 				}
-				s.lex.sent(s.syncsSent + uint64(syncs))
-				continue
-			case pg.MsgBind:
 				s.lex.sent(s.syncsSent + uint64(syncs)) // planning may run functions
 				var known bool
-				v, known, err = s.rebind(msg)
+				if typ == pg.MsgBind {
+					v, known, blocked, err = s.memoBind(msg, batch)
+				} else {
+					v, known, blocked, err = s.memoExecute(msg, batch)
+				}
 				if err != nil {
 					s.protocolError(err)
 					return
@@ -462,12 +468,15 @@ func (s *pgSession) toServer() {
 				if typ != pg.MsgParse {
 					s.lex.sent(s.syncsSent + uint64(syncs))
 					syncs++
+				}
+				if typ == pg.MsgParse || v.SessionOps {
+					v, blocked = s.memoJudged(msg, v, eng, batch)
 				} else {
-					s.remember(msg, v, eng)
+					blocked = v.Action.Denies() && db.mode(&v) == ModeEnforce
 				}
 			}
 			s.hold.statement() // timing
-			if !v.Action.Denies() || db.mode(&v) != ModeEnforce {
+			if !blocked {
 				continue // stays pending: forwarded as it came
 			}
 			// Blocked: send what came before it, then the poison in its
@@ -483,7 +492,7 @@ func (s *pgSession) toServer() {
 			s.nextPoison++
 			seq := s.nextPoison
 			answeredBy := s.syncsSent + uint64(syncs)
-			if typ == pg.MsgParse || typ == pg.MsgBind {
+			if typ == pg.MsgParse || typ == pg.MsgBind || typ == pg.MsgExecute {
 				answeredBy++ // by the Sync that ends this batch
 			}
 			hostile := v.Action == engine.ActionDenyClose
@@ -503,6 +512,10 @@ func (s *pgSession) toServer() {
 				// binding a statement that does not exist fails before the
 				// portal is touched
 				scratch = pg.AppendBind(append(scratch[:0], before...), "", poisonSQL)
+				s.skipping = true
+			case pg.MsgExecute:
+				// executing a portal that does not exist fails (34000)
+				scratch = pg.AppendExecute(append(scratch[:0], before...), poisonSQL)
 				s.skipping = true
 			default:
 				scratch = pg.AppendQuery(append(scratch[:0], before...), poisonSQL)
@@ -624,89 +637,6 @@ func (s *pgSession) account(v *engine.Verdict, typ byte, at time.Time, el time.D
 	}
 }
 
-// prepared is what the session remembers of a statement it let the client
-// prepare: its text and the verdict, with the engine that gave it. A Bind
-// of the statement is re-judged when the engine has changed since (a policy
-// reload), and blocked when its verdict denies under the current mode (a
-// statement prepared in monitor mode, bound after a switch to enforce).
-type prepared struct {
-	sql     []byte
-	verdict engine.Verdict
-	eng     *engine.Engine
-	lex     engine.LexState // the server lexed sql with it at Parse
-}
-
-// remember records a Parse the client sent. Only toServer calls it. The
-// unnamed statement reuses one buffer, so per-message Parse/Bind traffic
-// does not allocate; a named statement costs one allocation when prepared.
-func (s *pgSession) remember(msg []byte, v engine.Verdict, eng *engine.Engine) {
-	name, sql, _ := pg.ParseFields(msg) // already validated by judge
-	blocked := v.Action.Denies() && s.db.mode(&v) == ModeEnforce
-	if len(name) == 0 {
-		s.unnamed.sql = append(s.unnamed.sql[:0], sql...)
-		s.unnamed.verdict, s.unnamed.eng, s.unnamed.lex = v, eng, s.sess.Lex
-		s.unnamedOK = !blocked
-		return
-	}
-	if blocked {
-		// the poison leaves the name undefined on the server
-		delete(s.stmts, string(name))
-		return
-	}
-	if s.stmts == nil {
-		s.stmts = make(map[string]*prepared)
-	}
-	s.stmts[string(name)] = &prepared{sql: append([]byte(nil), sql...), verdict: v, eng: eng, lex: s.sess.Lex}
-}
-
-// forget drops a statement the client closes.
-func (s *pgSession) forget(msg []byte) error {
-	kind, name, err := pg.CloseTarget(msg)
-	if err != nil || kind != 'S' {
-		return err
-	}
-	if len(name) == 0 {
-		s.unnamedOK = false
-	} else {
-		delete(s.stmts, string(name))
-	}
-	return nil
-}
-
-// rebind returns the verdict for the statement a Bind names, judging its
-// text again when the policy changed since it was prepared. known is false
-// for statements the session did not see prepared (SQL-level PREPARE, which
-// was judged as a statement, or a name the server will reject).
-func (s *pgSession) rebind(msg []byte) (v engine.Verdict, known bool, err error) {
-	_, name, err := pg.BindNames(msg)
-	if err != nil {
-		return v, false, err
-	}
-	var p *prepared
-	if len(name) == 0 {
-		if !s.unnamedOK {
-			return v, false, nil
-		}
-		p = &s.unnamed
-	} else if p = s.stmts[string(name)]; p == nil {
-		return v, false, nil
-	}
-	if eng := s.db.engine.Load(); eng != p.eng {
-		cpu0 := s.hold.evalStart() // timing
-		t0 := time.Now()
-		if eng.Policy().UsesTime() {
-			s.sess.At = t0
-		}
-		sess := s.sess
-		sess.Lex = p.lex
-		p.verdict, p.eng = eng.JudgePostgres(p.sql, &sess), eng
-		el := time.Since(t0)
-		s.hold.evalEnd(cpu0, el) // timing
-		s.account(&p.verdict, pg.MsgBind, t0, el)
-	}
-	return p.verdict, true, nil
-}
-
 // protocolError closes the session after a malformed client message, with a
 // FATAL error the client can read (as PostgreSQL does).
 func (s *pgSession) protocolError(err error) {
@@ -744,7 +674,7 @@ func (s *pgSession) toClient() {
 		closeAfter := false
 		for {
 			want := wantServer
-			if s.havePoison.Load() {
+			if s.havePoison.Load() || s.memo.active.Load() {
 				want = wantServerPoison
 			}
 			msg, err := fr.Next(want)
@@ -775,12 +705,16 @@ func (s *pgSession) toClient() {
 				if s.ready(st) {
 					closeAfter = true
 				}
+				s.memoReady(st)
+			case pg.MsgParseComplete, pg.MsgCloseComplete:
+				s.memoComplete(msg[0])
 			case pg.MsgBackendKeyData:
 				if s.cancelKey == "" {
 					s.cancelKey = string(msg[pg.HeaderLen:])
 					s.d.cancels.add(s.cancelKey, s.upstream)
 				}
 			case pg.MsgErrorResponse:
+				s.memoError()
 				p, ok := s.matchPoison(msg)
 				if !ok {
 					continue
@@ -834,8 +768,9 @@ func (s *pgSession) ready(status byte) bool {
 // before it).
 func (s *pgSession) matchPoison(msg []byte) (poison, bool) {
 	// a poison Query or Parse fails to parse (42601); a poison Bind names
-	// a statement that does not exist (26000)
-	if c := pg.ErrorField(msg, 'C'); !bytes.Equal(c, []byte(sqlstateSyntaxError)) && !bytes.Equal(c, []byte(sqlstateNoStatement)) {
+	// a statement that does not exist (26000), a poison Execute a portal
+	// (34000)
+	if c := pg.ErrorField(msg, 'C'); !bytes.Equal(c, []byte(sqlstateSyntaxError)) && !bytes.Equal(c, []byte(sqlstateNoStatement)) && !bytes.Equal(c, []byte(sqlstateNoPortal)) {
 		return poison{}, false
 	}
 	m := pg.ErrorField(msg, 'M')

@@ -193,3 +193,47 @@ func TestSeveralDatabases(t *testing.T) {
 		t.Errorf("stats %+v, want a: 1 denied, b: 1 would deny", st.Databases)
 	}
 }
+
+// BenchmarkSessionExtended* measure an extended-protocol round trip through
+// the daemon: Parse of the unnamed statement, Bind, Execute, Sync (what
+// JDBC and pgx's exec modes send), and Bind/Execute/Sync of a statement
+// prepared once (pgx's statement cache), for a 1-row result.
+func BenchmarkSessionExtendedUnnamed(b *testing.B) { benchExtended(b, false) }
+func BenchmarkSessionExtendedNamed(b *testing.B)   { benchExtended(b, true) }
+
+func benchExtended(b *testing.B, named bool) {
+	res := cannedResult(1)
+	fs := newFakeServer(b, res)
+	_, addr := startDaemon(b, fs.ln.Addr().String(), ModeEnforce)
+	rc := dialRaw(b, addr)
+	rc.startup()
+	_ = rc.c.SetDeadline(time.Time{})
+	const sql = "SELECT abalance FROM pgbench_accounts WHERE aid = $1"
+	var msg []byte
+	reply := len(res) + 5 // BindComplete, the rows, ReadyForQuery
+	if named {
+		rc.write(append(pg.AppendParse(nil, "s1", sql), 'S', 0, 0, 0, 4))
+		rc.readUntilReady()
+	} else {
+		msg = pg.AppendParse(nil, "", sql)
+		reply += 5 // ParseComplete
+	}
+	stmt := ""
+	if named {
+		stmt = "s1"
+	}
+	msg = pg.AppendBind(msg, "", stmt)
+	msg = pg.AppendExecute(msg, "")
+	msg = append(msg, 'S', 0, 0, 0, 4)
+	buf := make([]byte, reply)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := rc.c.Write(msg); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(rc.c, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -56,10 +56,19 @@ type SQLOp struct {
 }
 
 // SQLOps returns the named-object operations of a text JudgePostgres judged
-// (Verdict.SessionOps says whether there are any). The slice is shared:
-// callers must not modify it.
-func (e *Engine) SQLOps(sql []byte) []SQLOp {
-	return e.facts(sql).sqlOps
+// in session s (Verdict.SessionOps says whether there are any), and the text
+// their spans refer to: sql itself, or, when the session's settings change
+// how the server lexes it, the text the engine judged in its place (a text
+// to judge again with the default LexState). The slice is shared: callers
+// must not modify it.
+func (e *Engine) SQLOps(sql []byte, s *Session) ([]SQLOp, []byte) {
+	if s != nil && !s.Lex.readsAsIs() {
+		var ok bool
+		if sql, _, ok = e.lexRead(sql, &s.Lex); !ok {
+			return nil, nil
+		}
+	}
+	return e.facts(sql).sqlOps, sql
 }
 
 // sqlOps finds the operations of a parsed text. It looks only at each

@@ -248,3 +248,28 @@ func AppendBind(dst []byte, portal, stmt string) []byte {
 	}
 	return out
 }
+
+// Backend messages that complete a Parse and a Close.
+const (
+	MsgParseComplete = '1'
+	MsgCloseComplete = '3'
+)
+
+// ExecutePortal returns the portal name of an Execute message. It aliases
+// msg.
+func ExecutePortal(msg []byte) ([]byte, error) {
+	portal, rest, ok := cstring(msg[HeaderLen:])
+	if !ok || len(rest) != 4 {
+		return nil, fmt.Errorf("%w: malformed Execute", ErrFrame)
+	}
+	return portal, nil
+}
+
+// AppendExecute appends an Execute of portal with no row limit.
+func AppendExecute(dst []byte, portal string) []byte {
+	out, err := (&pgproto3.Execute{Portal: portal}).Encode(dst)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}

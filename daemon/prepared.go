@@ -1,0 +1,824 @@
+package daemon
+
+// Verdict memory: what a PostgreSQL session remembers of the statements and
+// portals the server holds by name, so that a later use of one is judged by
+// what the server will run.
+//
+// The server keeps, per session, prepared statements (a protocol Parse, or a
+// SQL PREPARE: one namespace) and portals (a protocol Bind, or a SQL DECLARE
+// ... CURSOR: one namespace). A Bind, an Execute, an EXECUTE, a FETCH or a
+// MOVE names one and carries nothing of its text, so sqlfwd remembers the
+// text and its verdict, with the engine (policy generation) that gave it. A
+// use is judged again when the engine changed since (a reload); the current
+// mode applies to the verdict at each use (a switch from monitor to enforce).
+//
+// A record changes only when the server confirms the message that changes
+// it, never when the message is sent: a refused re-Parse or re-PREPARE of a
+// name leaves the server's statement in place, and so the record. Server
+// replies come in the order of the client's messages, so each message that
+// changes a record is queued (pending) in sending order, with its batch (the
+// number of sync points sent before it):
+//   - a Parse commits on its ParseComplete, a Close on its CloseComplete;
+//   - an Execute of a text that PREPAREs, DEALLOCATEs, DECLAREs, CLOSEs or
+//     DISCARDs commits when a later message's completion proves it ran, or
+//     at its batch's ReadyForQuery; a simple Query with such statements
+//     commits at its ReadyForQuery;
+//   - an ErrorResponse ends the batch: the server skips the rest, so what is
+//     still pending in it is dropped; an Execute or a multi-statement Query
+//     that may have run before the error is committed as uncertain: a
+//     definition is added beside the old one (both are judged at a use),
+//     a removal is not done.
+//
+// Portals (protocol Bind) are recorded when sent: a refused Bind (a portal
+// name in use) is an error, which aborts the transaction and with it every
+// portal but a WITH HOLD cursor, whose record a Bind never replaces.
+// Portals and cursors die at the end of their transaction (a ReadyForQuery
+// saying idle or failed), WITH HOLD cursors at CLOSE, CLOSE ALL or DISCARD
+// ALL.
+//
+// A use is judged against every text the name may stand for: the committed
+// record, its uncertain alternatives, and definitions still pending from
+// earlier batches; a definition pending in the use's own batch replaces them
+// (if it fails, the server skips the use). Over-remembering only means
+// judging more.
+//
+// Cost: toClient frames ParseComplete, CloseComplete and ErrorResponse only
+// while something is pending; the unnamed statement and portal reuse their
+// buffers, so per-message Parse/Bind/Execute traffic does not allocate.
+
+import (
+	"bytes"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/wire/pg"
+)
+
+// maxAlternatives bounds the texts one name may stand for; past it a use
+// is denied (memoryUnknown).
+const maxAlternatives = 8
+
+// maxRefDepth bounds EXECUTE of a statement that EXECUTEs another.
+const maxRefDepth = 8
+
+var memoryUnknown = engine.Verdict{
+	Action:     engine.ActionDeny,
+	RuleID:     "session-memory",
+	Reason:     "sqlfw cannot tell which statement the server holds under this name (several were sent and their outcome is unknown)",
+	Statements: 1,
+}
+
+// stmtRec is a remembered text: a prepared statement, a portal's statement
+// or a cursor's query.
+type stmtRec struct {
+	sql     []byte
+	lex     engine.LexState // how the server lexed sql (lexstate.go)
+	verdict engine.Verdict
+	eng     *engine.Engine // nil: not judged yet
+	// ops are the text's SQL-level operations on named objects (nil for
+	// most texts).
+	ops []memoOp
+	// defines: some op PREPAREs, DEALLOCATEs, DECLAREs, CLOSEs or DISCARDs.
+	defines bool
+	// alt are other texts the server may hold under the same name.
+	alt     []*stmtRec
+	unknown bool // past maxAlternatives
+}
+
+// memoOp is one SQL-level operation of a text (engine.SQLOp), with the
+// PREPAREd or DECLAREd text.
+type memoOp struct {
+	kind  engine.SQLOpKind
+	name  string
+	stmt  int
+	inner *stmtRec
+	hold  bool
+}
+
+// portalRec is a portal or a cursor.
+type portalRec struct {
+	stmtRec
+	batch uint64 // the batch that created it
+	hold  bool   // WITH HOLD: survives its transaction
+	gen   uint64 // bumped when the record is reused for another Bind
+}
+
+type pendKind uint8
+
+const (
+	pendParse pendKind = iota + 1
+	pendClose
+	pendExec
+	pendQuery
+)
+
+// pending is a message whose effect on the records waits for the server.
+type pending struct {
+	kind  pendKind
+	batch uint64
+	name  string
+	rec   *stmtRec // pendParse: the statement
+	ops   []memoOp // pendExec, pendQuery
+	stmts int      // pendQuery: statements in the text
+	// pendClose: 'S' or 'P'; for 'P', the record and generation closed
+	closeKind byte
+	portal    *portalRec
+	gen       uint64
+}
+
+// memo is the session's verdict memory. toServer adds to it, toClient
+// commits. toClient changes records only for a pending message, so while
+// nothing is pending (active is false, and only toServer can make it true)
+// toServer reads and writes them without mu; otherwise mu guards them and
+// the queue. ready and started are toClient's, scratch is toServer's.
+type memo struct {
+	mu            sync.Mutex
+	stmts         map[string]*stmtRec
+	unnamed       *stmtRec
+	portals       map[string]*portalRec
+	unnamedPortal portalRec
+	portalOK      bool // unnamedPortal holds a live Bind
+	q             []pending
+	qh            int
+	ready         uint64 // ReadyForQuery messages after startup
+	started       bool
+	free          []*stmtRec
+	scratch       []*stmtRec
+	// active is set while something is pending: toClient then frames
+	// ParseComplete, CloseComplete and ErrorResponse.
+	active atomic.Bool
+	// txEnd is the number of the last ReadyForQuery that said idle or
+	// failed: portals created in batches before it are gone.
+	txEnd atomic.Uint64
+}
+
+// lock takes mu if something is pending; unlock undoes it.
+func (m *memo) lock() bool {
+	if m.active.Load() {
+		m.mu.Lock()
+		return true
+	}
+	return false
+}
+
+func (m *memo) unlock(locked bool) {
+	if locked {
+		m.mu.Unlock()
+	}
+}
+
+// live reports whether a portal outlived the end of its transaction.
+func (m *memo) live(p *portalRec) bool {
+	return p.hold || p.batch >= m.txEnd.Load()
+}
+
+// push queues a pending message; mu must be held.
+func (m *memo) push(p pending) {
+	m.q = append(m.q, p)
+	m.active.Store(true)
+}
+
+func (m *memo) pop() {
+	m.q[m.qh] = pending{}
+	m.qh++
+	if m.qh == len(m.q) {
+		m.q, m.qh = m.q[:0], 0
+		m.active.Store(false)
+	}
+}
+
+func (m *memo) newRec() *stmtRec {
+	if n := len(m.free); n > 0 {
+		r := m.free[n-1]
+		m.free = m.free[:n-1]
+		return r
+	}
+	return &stmtRec{}
+}
+
+// recycle keeps an unnamed statement's record for the next Parse.
+func (m *memo) recycle(r *stmtRec) {
+	if r == nil || len(m.free) >= 4 {
+		return
+	}
+	*r = stmtRec{sql: r.sql[:0]}
+	m.free = append(m.free, r)
+}
+
+func (s *pgSession) enforced(v *engine.Verdict) bool {
+	return v.Action.Denies() && s.db.mode(v) == ModeEnforce
+}
+
+// stronger is the verdict of a message when b is also run: an enforced
+// deny, then any deny, then a. It keeps a's statement count.
+func (s *pgSession) stronger(a, b engine.Verdict) engine.Verdict {
+	if !b.Action.Denies() || s.enforced(&a) || (a.Action.Denies() && !s.enforced(&b)) {
+		return a
+	}
+	b.Statements = a.Statements
+	return b
+}
+
+// rejudge judges a remembered text, lexed as the server lexed it, and
+// counts the verdict.
+func (s *pgSession) rejudge(eng *engine.Engine, r *stmtRec, typ byte) engine.Verdict {
+	cpu0 := s.hold.evalStart() // timing
+	t0 := time.Now()
+	if eng.Policy().UsesTime() {
+		s.sess.At = t0
+	}
+	sess := s.sess
+	sess.Lex = r.lex
+	v := eng.JudgePostgres(r.sql, &sess)
+	el := time.Since(t0)
+	s.hold.evalEnd(cpu0, el) // timing
+	s.account(&v, typ, t0, el)
+	return v
+}
+
+// verdictOf is the verdict of a remembered text under eng, with what it
+// runs by name. Called with m.mu held.
+func (s *pgSession) verdictOf(r *stmtRec, eng *engine.Engine, typ byte, batch uint64, depth int) engine.Verdict {
+	if r.eng == eng && r.alt == nil && r.ops == nil && !r.unknown {
+		return r.verdict // the usual case: nothing changed
+	}
+	if r.unknown || depth > maxRefDepth {
+		return memoryUnknown
+	}
+	if r.eng != eng {
+		r.verdict, r.eng = s.rejudge(eng, r, typ), eng
+	}
+	v := r.verdict
+	for _, a := range r.alt {
+		v = s.stronger(v, s.verdictOf(a, eng, typ, batch, depth+1))
+	}
+	return s.refsVerdict(v, r.ops, nil, eng, typ, batch, depth)
+}
+
+// refsVerdict adds to v the verdicts of what ops EXECUTE and FETCH. local
+// are the definitions made earlier in the same message.
+func (s *pgSession) refsVerdict(v engine.Verdict, ops, local []memoOp, eng *engine.Engine, typ byte, batch uint64, depth int) engine.Verdict {
+	for i := range ops {
+		op := &ops[i]
+		var cands []*stmtRec
+		switch op.kind {
+		case engine.SQLExecute:
+			cands = s.stmtCands([]byte(op.name), batch)
+		case engine.SQLFetch:
+			cands = s.portalCands([]byte(op.name), batch)
+		default:
+			continue
+		}
+		// copied: verdictOf may look names up again
+		cands = append([]*stmtRec(nil), cands...)
+		for _, l := range local {
+			if l.name == op.name && l.inner != nil && l.stmt < op.stmt &&
+				(l.kind == engine.SQLPrepare) == (op.kind == engine.SQLExecute) {
+				cands = append(cands, l.inner)
+			}
+		}
+		for _, c := range cands {
+			v = s.stronger(v, s.verdictOf(c, eng, typ, batch, depth+1))
+		}
+	}
+	return v
+}
+
+// stmtCands lists the texts a statement name may stand for when a message
+// of batch uses it. The slice is m.scratch.
+func (s *pgSession) stmtCands(name []byte, batch uint64) []*stmtRec {
+	m := &s.memo
+	out := m.scratch[:0]
+	if len(name) == 0 {
+		if m.unnamed != nil {
+			out = append(out, m.unnamed)
+		}
+	} else if r := m.stmts[string(name)]; r != nil {
+		out = append(out, r)
+	}
+	cur, curSet := -1, false // index in out where this batch's definition starts
+	for i := m.qh; i < len(m.q); i++ {
+		p := &m.q[i]
+		var def *stmtRec
+		rm := false
+		switch p.kind {
+		case pendParse:
+			if p.name == string(name) {
+				def = p.rec
+			}
+		case pendClose:
+			rm = p.closeKind == 'S' && p.name == string(name)
+		case pendExec, pendQuery:
+			for j := range p.ops {
+				op := &p.ops[j]
+				switch {
+				case op.kind == engine.SQLPrepare && op.name == string(name) && len(name) > 0:
+					def, rm = op.inner, false
+				case (op.kind == engine.SQLDeallocate && (op.name == string(name) || op.name == "") && len(name) > 0) ||
+					(op.kind == engine.SQLDiscardAll && len(name) > 0):
+					def, rm = nil, true
+				}
+			}
+		}
+		if def == nil && !rm {
+			continue
+		}
+		if p.batch == batch {
+			if !curSet {
+				cur, curSet = len(out), true
+			}
+			out = out[:cur]
+			if def != nil {
+				out = append(out, def)
+			}
+		} else if def != nil && !curSet {
+			out = append(out, def)
+		}
+	}
+	if curSet {
+		out = append(out[:0], out[cur:]...)
+	}
+	m.scratch = out
+	return out
+}
+
+// portalCands is stmtCands for portals and cursors.
+func (s *pgSession) portalCands(name []byte, batch uint64) []*stmtRec {
+	m := &s.memo
+	out := m.scratch[:0]
+	if len(name) == 0 {
+		if m.portalOK && m.live(&m.unnamedPortal) {
+			out = append(out, &m.unnamedPortal.stmtRec)
+		}
+	} else if p := m.portals[string(name)]; p != nil && m.live(p) {
+		out = append(out, &p.stmtRec)
+	}
+	cur, curSet := -1, false
+	for i := m.qh; i < len(m.q); i++ {
+		p := &m.q[i]
+		var def *stmtRec
+		rm := false
+		switch p.kind {
+		case pendClose:
+			rm = p.closeKind == 'P' && p.name == string(name)
+		case pendExec, pendQuery:
+			for j := range p.ops {
+				op := &p.ops[j]
+				switch {
+				case op.kind == engine.SQLDeclare && op.name == string(name):
+					def, rm = op.inner, false
+				case (op.kind == engine.SQLClose && (op.name == string(name) || op.name == "")) || op.kind == engine.SQLDiscardAll:
+					def, rm = nil, true
+				}
+			}
+		}
+		if def == nil && !rm {
+			continue
+		}
+		if p.batch == batch {
+			if !curSet {
+				cur, curSet = len(out), true
+			}
+			out = out[:cur]
+			if def != nil {
+				out = append(out, def)
+			}
+		} else if def != nil && !curSet {
+			out = append(out, def)
+		}
+	}
+	if curSet {
+		out = append(out[:0], out[cur:]...)
+	}
+	m.scratch = out
+	return out
+}
+
+// memoOps turns a judged text's SQL-level operations into memoOps. The
+// PREPAREd and DECLAREd texts are cut from the text the engine judged,
+// which reads as is (engine.SQLOps).
+func memoOps(eng *engine.Engine, sql []byte, sess *engine.Session) (ops []memoOp, defines bool) {
+	all, sql := eng.SQLOps(sql, sess)
+	for _, o := range all {
+		op := memoOp{kind: o.Kind, name: o.Name, stmt: o.Stmt, hold: o.Hold}
+		switch o.Kind {
+		case engine.SQLPrepare, engine.SQLDeclare:
+			if o.InnerHi <= o.InnerLo {
+				// not located: judge the whole statement text instead
+				op.inner = &stmtRec{sql: append([]byte(nil), sql...)}
+			} else {
+				op.inner = &stmtRec{sql: append([]byte(nil), sql[o.InnerLo:o.InnerHi]...)}
+			}
+			defines = true
+		case engine.SQLDeallocate, engine.SQLClose, engine.SQLDiscardAll:
+			defines = true
+		}
+		ops = append(ops, op)
+	}
+	return ops, defines
+}
+
+// memoJudged adds to a Query's or Parse's verdict what the text runs by
+// name, and, unless the message is blocked, queues what it defines. batch
+// is the number of sync points sent before the message.
+func (s *pgSession) memoJudged(msg []byte, v engine.Verdict, eng *engine.Engine, batch uint64) (engine.Verdict, bool) {
+	var sql, name []byte
+	if msg[0] == pg.MsgParse {
+		name, sql, _ = pg.ParseFields(msg) // validated by judge
+	} else {
+		sql, _ = pg.QueryText(msg)
+	}
+	var ops []memoOp
+	defines := false
+	if v.SessionOps {
+		ops, defines = memoOps(eng, sql, &s.sess)
+	}
+	m := &s.memo
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	own := v // the text's own verdict: what it runs by name is looked up at each use
+	if len(ops) > 0 {
+		v = s.refsVerdict(v, ops, ops, eng, msg[0], batch, 0)
+	}
+	if s.enforced(&v) {
+		return v, true // the poison leaves the server's records as they were
+	}
+	if msg[0] == pg.MsgQuery {
+		if defines {
+			m.push(pending{kind: pendQuery, batch: batch, ops: ops, stmts: v.Statements})
+		}
+		return v, false
+	}
+	var r *stmtRec
+	if len(name) == 0 {
+		r = m.newRec()
+	} else {
+		r = &stmtRec{}
+	}
+	r.sql = append(r.sql[:0], sql...)
+	r.verdict, r.eng, r.ops, r.defines, r.lex = own, eng, ops, defines, s.sess.Lex
+	p := pending{kind: pendParse, batch: batch, rec: r}
+	if len(name) > 0 {
+		p.name = string(name)
+	}
+	m.push(p)
+	return v, false
+}
+
+// memoClose queues a Close.
+func (s *pgSession) memoClose(msg []byte, batch uint64) error {
+	kind, name, err := pg.CloseTarget(msg)
+	if err != nil {
+		return err
+	}
+	m := &s.memo
+	m.mu.Lock()
+	p := pending{kind: pendClose, batch: batch, closeKind: kind, name: string(name)}
+	if kind == 'P' {
+		if len(name) == 0 {
+			if m.portalOK {
+				p.portal, p.gen = &m.unnamedPortal, m.unnamedPortal.gen
+			}
+		} else if r := m.portals[p.name]; r != nil && m.live(r) {
+			p.portal, p.gen = r, r.gen
+		}
+	}
+	m.push(p)
+	m.mu.Unlock()
+	return nil
+}
+
+// memoBind returns the verdict for the statement a Bind names, judged
+// again when the policy changed since, and records the portal unless the
+// Bind is blocked. known is false for a name the session never saw
+// prepared (the server will reject the Bind).
+func (s *pgSession) memoBind(msg []byte, batch uint64) (v engine.Verdict, known, blocked bool, err error) {
+	portal, name, err := pg.BindNames(msg)
+	if err != nil {
+		return v, false, false, err
+	}
+	eng := s.db.engine.Load()
+	m := &s.memo
+	defer m.unlock(m.lock())
+	cands := s.stmtCands(name, batch)
+	if len(cands) == 0 {
+		return v, false, false, nil
+	}
+	first := cands[0]
+	var more []*stmtRec
+	if len(cands) > 1 {
+		for _, c := range cands[1:] {
+			more = append(more, c)
+		}
+	}
+	v = s.verdictOf(first, eng, pg.MsgBind, batch, 0)
+	for _, c := range more {
+		v = s.stronger(v, s.verdictOf(c, eng, pg.MsgBind, batch, 0))
+	}
+	if s.enforced(&v) {
+		return v, true, true, nil
+	}
+	// record the portal
+	var p *portalRec
+	if len(portal) == 0 {
+		p = &m.unnamedPortal
+		m.portalOK = true
+	} else {
+		if m.portals == nil {
+			m.portals = make(map[string]*portalRec)
+		} else if len(m.portals) >= 64 {
+			for n, p := range m.portals {
+				if !m.live(p) {
+					delete(m.portals, n)
+				}
+			}
+		}
+		if p = m.portals[string(portal)]; p != nil && p.hold && !s.closingPortal(string(portal), batch) {
+			// The name is a WITH HOLD cursor: the Bind fails on the server.
+			return v, true, false, nil
+		}
+		if p == nil {
+			p = &portalRec{}
+			m.portals[string(portal)] = p
+		}
+	}
+	p.gen++
+	p.sql = append(p.sql[:0], first.sql...)
+	p.verdict, p.eng, p.ops, p.defines, p.lex = first.verdict, first.eng, first.ops, first.defines, first.lex
+	p.alt, p.unknown = first.alt, first.unknown
+	for _, c := range more {
+		cl := *c
+		cl.sql = append([]byte(nil), c.sql...)
+		p.alt = append(p.alt[:len(p.alt):len(p.alt)], &cl)
+	}
+	p.batch, p.hold = batch, false
+	return v, true, false, nil
+}
+
+// closingPortal: a Close or CLOSE of the portal is pending in this batch.
+func (s *pgSession) closingPortal(name string, batch uint64) bool {
+	m := &s.memo
+	for i := m.qh; i < len(m.q); i++ {
+		p := &m.q[i]
+		if p.batch != batch {
+			continue
+		}
+		if p.kind == pendClose && p.closeKind == 'P' && p.name == name {
+			return true
+		}
+		for _, op := range p.ops {
+			if (op.kind == engine.SQLClose && (op.name == name || op.name == "")) || op.kind == engine.SQLDiscardAll {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// memoExecute returns the verdict for the portal an Execute names, judged
+// again when the policy changed since the Bind, and queues what the
+// portal's text defines. known is false for a portal the session did not
+// see created.
+func (s *pgSession) memoExecute(msg []byte, batch uint64) (v engine.Verdict, known, blocked bool, err error) {
+	portal, err := pg.ExecutePortal(msg)
+	if err != nil {
+		return v, false, false, err
+	}
+	eng := s.db.engine.Load()
+	m := &s.memo
+	locked := m.lock()
+	defer func() { m.unlock(locked) }()
+	cands := s.portalCands(portal, batch)
+	if len(cands) == 0 {
+		return v, false, false, nil
+	}
+	first := cands[0]
+	var ops []memoOp
+	if first.defines {
+		ops = first.ops
+	}
+	more := append([]*stmtRec(nil), cands[1:]...)
+	v = s.verdictOf(first, eng, pg.MsgExecute, batch, 0)
+	for _, c := range more {
+		v = s.stronger(v, s.verdictOf(c, eng, pg.MsgExecute, batch, 0))
+	}
+	if s.enforced(&v) {
+		return v, true, true, nil
+	}
+	if ops != nil {
+		if !locked {
+			m.mu.Lock()
+			locked = true
+		}
+		m.push(pending{kind: pendExec, batch: batch, ops: ops})
+	}
+	return v, true, false, nil
+}
+
+// memoComplete handles a ParseComplete or CloseComplete from the server.
+func (s *pgSession) memoComplete(typ byte) {
+	m := &s.memo
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	want := pendParse
+	if typ == pg.MsgCloseComplete {
+		want = pendClose
+	}
+	for m.qh < len(m.q) && m.q[m.qh].batch <= m.ready {
+		p := &m.q[m.qh]
+		switch p.kind {
+		case pendExec:
+			// a later message completed: this Execute ran
+			s.commitOps(p.ops, p.batch, false)
+			m.pop()
+			continue
+		case want:
+			if want == pendParse {
+				s.commitParse(p)
+			} else {
+				s.commitClose(p)
+			}
+			m.pop()
+			return
+		}
+		return // out of step; ReadyForQuery settles it
+	}
+}
+
+// memoError handles an ErrorResponse: the server skips the rest of the
+// batch.
+func (s *pgSession) memoError() {
+	m := &s.memo
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	first := true
+	for m.qh < len(m.q) && m.q[m.qh].batch <= m.ready {
+		p := &m.q[m.qh]
+		switch {
+		case p.kind == pendExec && first:
+			s.commitOps(p.ops, p.batch, true)
+		case p.kind == pendQuery && p.stmts > 1:
+			s.commitOps(p.ops, p.batch, true)
+		case p.kind == pendParse:
+			if p.name == "" {
+				m.recycle(p.rec)
+			}
+			first = false
+		default:
+			first = false
+		}
+		m.pop()
+	}
+}
+
+// memoReady handles a ReadyForQuery: its batch is over.
+func (s *pgSession) memoReady(status byte) {
+	m := &s.memo
+	if !m.started {
+		m.started = true
+		return
+	}
+	m.ready++
+	if status == pg.TxIdle || status == pg.TxFailed {
+		// the transaction is over: its portals are gone
+		m.txEnd.Store(m.ready)
+	}
+	if !m.active.Load() {
+		return // entries pushed from now on are of later batches
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for m.qh < len(m.q) && m.q[m.qh].batch < m.ready {
+		p := &m.q[m.qh]
+		switch p.kind {
+		case pendExec, pendQuery:
+			s.commitOps(p.ops, p.batch, false) // no error came: it ran
+		case pendParse:
+			if p.name == "" {
+				m.recycle(p.rec)
+			}
+		}
+		m.pop()
+	}
+}
+
+func (s *pgSession) commitParse(p *pending) {
+	m := &s.memo
+	if p.name == "" {
+		m.recycle(m.unnamed)
+		m.unnamed = p.rec
+		return
+	}
+	if m.stmts == nil {
+		m.stmts = make(map[string]*stmtRec)
+	}
+	m.stmts[p.name] = p.rec
+}
+
+func (s *pgSession) commitClose(p *pending) {
+	m := &s.memo
+	if p.closeKind == 'S' {
+		if p.name == "" {
+			m.recycle(m.unnamed)
+			m.unnamed = nil
+		} else {
+			delete(m.stmts, p.name)
+		}
+		return
+	}
+	if p.portal == nil || p.portal.gen != p.gen {
+		return // closed a portal the session did not know, or rebound since
+	}
+	if p.name == "" {
+		if p.portal == &m.unnamedPortal {
+			m.portalOK = false
+		}
+	} else if m.portals[p.name] == p.portal {
+		delete(m.portals, p.name)
+	}
+}
+
+// commitOps applies what a text that ran defines. uncertain: it may not
+// have run; a definition is then added beside the old one, a removal not
+// done.
+func (s *pgSession) commitOps(ops []memoOp, batch uint64, uncertain bool) {
+	m := &s.memo
+	for i := range ops {
+		op := &ops[i]
+		switch op.kind {
+		case engine.SQLPrepare:
+			if m.stmts == nil {
+				m.stmts = make(map[string]*stmtRec)
+			}
+			m.stmts[op.name] = beside(m.stmts[op.name], op.inner, uncertain)
+		case engine.SQLDeallocate:
+			if uncertain {
+				continue
+			}
+			if op.name == "" {
+				clear(m.stmts)
+			} else {
+				delete(m.stmts, op.name)
+			}
+		case engine.SQLDeclare:
+			if m.portals == nil {
+				m.portals = make(map[string]*portalRec)
+			}
+			old := m.portals[op.name]
+			if old != nil && !m.live(old) {
+				old = nil
+			}
+			var oldRec *stmtRec
+			if old != nil {
+				oldRec = &old.stmtRec
+			}
+			r := beside(oldRec, op.inner, uncertain)
+			p := &portalRec{stmtRec: *r, batch: batch, hold: op.hold}
+			if uncertain && old != nil && old.hold {
+				p.hold = true
+			}
+			m.portals[op.name] = p
+		case engine.SQLClose:
+			if uncertain {
+				continue
+			}
+			if op.name == "" {
+				clear(m.portals)
+				m.portalOK = false
+			} else {
+				delete(m.portals, op.name)
+			}
+		case engine.SQLDiscardAll:
+			if uncertain {
+				continue
+			}
+			clear(m.stmts)
+			clear(m.portals)
+			m.portalOK = false
+		}
+	}
+}
+
+// beside returns the record for a name defined as r: r itself, or, when
+// the definition is uncertain, r with the old record as an alternative.
+func beside(old, r *stmtRec, uncertain bool) *stmtRec {
+	if !uncertain || old == nil {
+		return r
+	}
+	if bytes.Equal(old.sql, r.sql) {
+		return old // the same text again (a repeated PREPARE that failed)
+	}
+	for _, a := range old.alt {
+		if bytes.Equal(a.sql, r.sql) {
+			return old
+		}
+	}
+	o := *old
+	o.alt = nil
+	n := *r
+	n.alt = append(append([]*stmtRec(nil), old.alt...), &o)
+	n.unknown = old.unknown || len(n.alt) > maxAlternatives
+	return &n
+}

@@ -1,0 +1,336 @@
+package daemon
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/sqlfw/sqlfw/wire/pg"
+)
+
+// The verdict memory (prepared.go) against a fake server that keeps
+// statements and portals by name (fakeNamed): each case prepares something
+// in monitor mode, switches to enforce, and uses it. What the server ran
+// is the proof, not only the client's error.
+
+const (
+	denied = "delete from accounts" // no-unfiltered-writes
+	benign = "select 1"
+)
+
+func parseMsg(name, sql string) []byte { return pg.AppendParse(nil, name, sql) }
+func bindMsg(portal, stmt string) []byte {
+	return pg.AppendBind(nil, portal, stmt)
+}
+func execMsg(portal string) []byte { return pg.AppendExecute(nil, portal) }
+func closeMsg(kind byte, name string) []byte {
+	b, _ := (&pgproto3.Close{ObjectType: kind, Name: name}).Encode(nil)
+	return b
+}
+
+var syncMsg = []byte{pg.MsgSync, 0, 0, 0, 4}
+
+// step is one batch the client sends (one or more sync points) and what
+// it must get back.
+type step struct {
+	send    [][]byte
+	readies int    // ReadyForQuery messages to read (default 1)
+	want    string // "blocked", "ok" or a server SQLSTATE
+	enforce bool   // switch to enforce mode before sending
+}
+
+func memoRun(t *testing.T, steps []step, mustRun, mustNotRun []string) {
+	t.Helper()
+	fs := newFakeServer(t, cannedResult(1))
+	fs.named = true
+	d, addr := startDaemon(t, fs.ln.Addr().String(), ModeMonitor)
+	rc := dialRaw(t, addr)
+	rc.startup()
+	for i, st := range steps {
+		if st.enforce {
+			if err := d.SetMode("t", ModeEnforce); err != nil {
+				t.Fatal(err)
+			}
+			fs.resetRan()
+		}
+		var b []byte
+		for _, m := range st.send {
+			b = append(b, m...)
+		}
+		rc.write(b)
+		n := st.readies
+		if n == 0 {
+			n = 1
+		}
+		var got []string
+		for j := 0; j < n; j++ {
+			for _, m := range rc.readUntilReady() {
+				if m[0] == pg.MsgErrorResponse {
+					got = append(got, string(pg.ErrorField(m, 'C')))
+				}
+			}
+		}
+		want := []string(nil)
+		switch st.want {
+		case "blocked":
+			want = []string{sqlstateBlocked}
+		case "", "ok":
+		default:
+			want = []string{st.want}
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("step %d: errors %q, want %q", i, got, want)
+		}
+	}
+	for _, sql := range mustRun {
+		if !fs.ranText(sql) {
+			t.Errorf("after the switch the server did not run %q (ran %q)", sql, fs.ran)
+		}
+	}
+	for _, sql := range mustNotRun {
+		if fs.ranText(sql) {
+			t.Errorf("after the switch the server ran %q", sql)
+		}
+	}
+}
+
+func q(sql string) []byte { return pg.AppendQuery(nil, sql) }
+
+func TestVerdictMemory(t *testing.T) {
+	tests := []struct {
+		name        string
+		steps       []step
+		ran, notRan []string
+	}{
+		{"refused re-Parse keeps the record", []step{
+			{send: [][]byte{parseMsg("s", denied), syncMsg}},
+			{send: [][]byte{parseMsg("s", benign), syncMsg}, want: "42P05"},
+			{enforce: true, send: [][]byte{bindMsg("", "s"), execMsg(""), syncMsg}, want: "blocked"},
+		}, nil, []string{denied}},
+		{"Close then re-Parse in one batch", []step{
+			{send: [][]byte{parseMsg("s", denied), syncMsg}},
+			{enforce: true, send: [][]byte{closeMsg('S', "s"), parseMsg("s", benign), bindMsg("", "s"), execMsg(""), syncMsg}},
+		}, []string{benign}, []string{denied}},
+		{"an error skips the Close", []step{
+			{send: [][]byte{parseMsg("s", denied), syncMsg}},
+			{send: [][]byte{bindMsg("", "nosuch"), closeMsg('S', "s"), syncMsg}, want: "26000"},
+			{enforce: true, send: [][]byte{bindMsg("", "s"), execMsg(""), syncMsg}, want: "blocked"},
+		}, nil, []string{denied}},
+		{"Close commits", []step{
+			{send: [][]byte{parseMsg("s", denied), syncMsg}},
+			{send: [][]byte{closeMsg('S', "s"), syncMsg}},
+			{send: [][]byte{parseMsg("s", benign), syncMsg}},
+			{enforce: true, send: [][]byte{bindMsg("", "s"), execMsg(""), syncMsg}},
+		}, []string{benign}, nil},
+		{"pipeline: an error skips the unnamed re-Parse", []step{
+			{send: [][]byte{parseMsg("", denied), bindMsg("", ""), execMsg(""), syncMsg,
+				bindMsg("", "nosuch"), parseMsg("", benign), syncMsg}, readies: 2, want: "26000"},
+			{enforce: true, send: [][]byte{bindMsg("", ""), execMsg(""), syncMsg}, want: "blocked"},
+		}, nil, []string{denied}},
+		{"pipeline: the last unnamed Parse counts", []step{
+			{send: [][]byte{parseMsg("", denied), syncMsg, parseMsg("", benign), syncMsg}, readies: 2},
+			{enforce: true, send: [][]byte{bindMsg("", ""), execMsg(""), syncMsg}},
+		}, []string{benign}, []string{denied}},
+		{"pipeline: a pending Parse in an earlier batch is judged too", []step{
+			{send: [][]byte{parseMsg("s", benign), syncMsg}},
+			{send: [][]byte{closeMsg('S', "s"), syncMsg}},
+			{enforce: true, send: [][]byte{parseMsg("x", benign), syncMsg, bindMsg("", "x"), execMsg(""), syncMsg}, readies: 2},
+		}, []string{benign}, nil},
+		{"portal bound before the switch", []step{
+			{send: [][]byte{q("begin")}},
+			{send: [][]byte{parseMsg("s", denied), bindMsg("p", "s"), syncMsg}},
+			{enforce: true, send: [][]byte{execMsg("p"), syncMsg}, want: "blocked"},
+		}, nil, []string{denied}},
+		{"benign portal bound before the switch", []step{
+			{send: [][]byte{q("begin")}},
+			{send: [][]byte{parseMsg("s", benign), bindMsg("p", "s"), syncMsg}},
+			{enforce: true, send: [][]byte{execMsg("p"), syncMsg}},
+		}, []string{benign}, nil},
+		{"SQL PREPARE: refused re-PREPARE keeps the record", []step{
+			{send: [][]byte{q("prepare p as " + denied)}},
+			{send: [][]byte{q("prepare p as " + benign)}, want: "42P05"},
+			{enforce: true, send: [][]byte{q("execute p")}, want: "blocked"},
+		}, nil, []string{denied}},
+		{"SQL PREPARE, protocol Bind", []step{
+			{send: [][]byte{q("prepare p as " + denied)}},
+			{enforce: true, send: [][]byte{bindMsg("", "p"), execMsg(""), syncMsg}, want: "blocked"},
+		}, nil, []string{denied}},
+		{"SQL PREPARE, EXECUTE through Parse", []step{
+			{send: [][]byte{q("prepare p as " + denied)}},
+			{enforce: true, send: [][]byte{parseMsg("", "execute p"), bindMsg("", ""), execMsg(""), syncMsg}, want: "blocked"},
+		}, nil, []string{denied}},
+		{"SQL DEALLOCATE then a benign PREPARE", []step{
+			{send: [][]byte{q("prepare p as " + denied)}},
+			{send: [][]byte{q("deallocate p")}},
+			{send: [][]byte{q("prepare p as " + benign)}},
+			{enforce: true, send: [][]byte{q("execute p")}},
+		}, []string{benign}, []string{denied}},
+		{"SQL PREPARE after the switch", []step{
+			{enforce: true, send: [][]byte{q("prepare b as " + benign)}},
+			{send: [][]byte{q("execute b")}},
+		}, []string{benign}, nil},
+		{"PREPARE through the extended protocol", []step{
+			{send: [][]byte{parseMsg("", "prepare p as "+denied), bindMsg("", ""), execMsg(""), syncMsg}},
+			{enforce: true, send: [][]byte{q("execute p")}, want: "blocked"},
+		}, nil, []string{denied}},
+		{"refused re-PREPARE through the extended protocol is uncertain: both are judged", []step{
+			{send: [][]byte{q("prepare p as " + denied)}},
+			{send: [][]byte{parseMsg("", "prepare p as "+benign), bindMsg("", ""), execMsg(""), syncMsg}, want: "42P05"},
+			{enforce: true, send: [][]byte{q("execute p")}, want: "blocked"},
+		}, nil, []string{denied}},
+		{"extended PREPARE proven by a later ParseComplete", []step{
+			{send: [][]byte{parseMsg("", "prepare b as "+benign), bindMsg("", ""), execMsg(""),
+				parseMsg("", "fail"), bindMsg("", ""), execMsg(""), syncMsg}, want: "22012"},
+			{enforce: true, send: [][]byte{q("execute b")}},
+		}, []string{benign}, nil},
+		{"extended PREPARE before an error is kept", []step{
+			{send: [][]byte{parseMsg("", "prepare b as "+benign), bindMsg("", ""), execMsg(""), bindMsg("", "nosuch"), syncMsg}, want: "26000"},
+			{enforce: true, send: [][]byte{q("execute b")}},
+		}, []string{benign}, nil},
+		{"cursor declared before the switch", []step{
+			{send: [][]byte{q("begin")}},
+			{send: [][]byte{q("declare c cursor for select pg_read_file('/etc/passwd')")}},
+			{enforce: true, send: [][]byte{q("fetch all from c")}, want: "blocked"},
+			{send: [][]byte{q("rollback")}},
+		}, nil, []string{"select pg_read_file('/etc/passwd')"}},
+		{"cursor read by a protocol Execute", []step{
+			{send: [][]byte{q("declare c cursor with hold for select pg_read_file('/etc/passwd')")}},
+			{enforce: true, send: [][]byte{execMsg("c"), syncMsg}, want: "blocked"},
+		}, nil, []string{"select pg_read_file('/etc/passwd')"}},
+		{"refused re-DECLARE keeps the cursor", []step{
+			{send: [][]byte{q("declare c cursor with hold for select pg_read_file('/etc/passwd')")}},
+			{send: [][]byte{q("declare c cursor with hold for select 1")}, want: "42P03"},
+			{enforce: true, send: [][]byte{q("move next in c")}, want: "blocked"},
+		}, nil, []string{"select pg_read_file('/etc/passwd')"}},
+		{"a cursor dies with its transaction", []step{
+			{send: [][]byte{q("begin")}},
+			{send: [][]byte{q("declare c cursor for select pg_read_file('/etc/passwd')")}},
+			{send: [][]byte{q("commit")}},
+			{send: [][]byte{q("begin")}},
+			{enforce: true, send: [][]byte{q("declare c cursor for select 1")}},
+			{send: [][]byte{q("fetch c")}},
+			{send: [][]byte{q("commit")}},
+		}, []string{"select 1"}, nil},
+		{"CLOSE, then a benign cursor", []step{
+			{send: [][]byte{q("declare c cursor with hold for select pg_read_file('/etc/passwd')")}},
+			{send: [][]byte{q("close c")}},
+			{send: [][]byte{q("declare c cursor with hold for select 2")}},
+			{enforce: true, send: [][]byte{q("fetch c")}},
+		}, []string{"select 2"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { memoRun(t, tt.steps, tt.ran, tt.notRan) })
+	}
+}
+
+// A reload to a stricter policy re-judges what was prepared under the old
+// one, in enforce mode throughout.
+func TestVerdictMemoryReload(t *testing.T) {
+	fs := newFakeServer(t, cannedResult(1))
+	fs.named = true
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	write := func(text string) {
+		if err := os.WriteFile(pol, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("version: 1\nrules: []\n")
+	d := startConfig(t, &Config{ControlSocket: "none", Databases: []Database{{
+		Name: "t", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: fs.ln.Addr().String(), Mode: ModeEnforce, Policy: pol,
+	}}})
+	rc := dialRaw(t, d.Addr("t").String())
+	rc.startup()
+	for _, m := range [][]byte{
+		q("prepare p as select secret from vault"),
+		q("declare c cursor with hold for select secret from vault"),
+		q("begin"),
+		append(append(parseMsg("s", "select secret from vault"), bindMsg("b", "s")...), syncMsg...),
+	} {
+		rc.write(m)
+		for _, r := range rc.readUntilReady() {
+			if r[0] == pg.MsgErrorResponse {
+				t.Fatalf("before the reload: %s", pg.ErrorField(r, 'M'))
+			}
+		}
+	}
+	write("version: 1\nrules:\n  - id: no-vault\n    action: deny\n    reason: the vault is off limits\n    match:\n      tables: [vault]\n")
+	if err := d.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	fs.resetRan()
+	for i, m := range [][]byte{
+		append(execMsg("b"), syncMsg...), // in the open transaction
+		q("execute p"),
+		q("fetch c"),
+		append(append(bindMsg("", "s"), execMsg("")...), syncMsg...),
+	} {
+		rc.write(m)
+		blocked := false
+		for _, r := range rc.readUntilReady() {
+			if r[0] == pg.MsgErrorResponse {
+				blocked = string(pg.ErrorField(r, 'C')) == sqlstateBlocked && strings.Contains(string(pg.ErrorField(r, 'M')), "no-vault")
+			}
+		}
+		if !blocked {
+			t.Errorf("after the reload, %q was not blocked by no-vault", m)
+		}
+		if i == 0 {
+			rc.write(q("rollback"))
+			rc.readUntilReady()
+		}
+	}
+	if fs.ranText("select secret from vault") {
+		t.Errorf("the server ran the vault query after the reload")
+	}
+}
+
+// BenchmarkMemo* measure the verdict memory's bookkeeping for one
+// extended-protocol statement, without sockets: what toServer does for
+// Parse (unnamed), Bind and Execute and toClient for ParseComplete and
+// ReadyForQuery; and, for a statement prepared once, Bind and Execute. The
+// round-trip benchmarks (BenchmarkSessionExtended*) include it but are too
+// noisy on a shared machine to show tens of nanoseconds.
+func BenchmarkMemoUnnamed(b *testing.B) { benchMemo(b, false) }
+func BenchmarkMemoNamed(b *testing.B)   { benchMemo(b, true) }
+
+func benchMemo(b *testing.B, named bool) {
+	fs := newFakeServer(b, cannedResult(1))
+	d, _ := startDaemon(b, fs.ln.Addr().String(), ModeEnforce)
+	s := &pgSession{d: d, db: d.dbs[0]}
+	s.initTiming()
+	s.memoReady(pg.TxIdle) // the end of the startup phase
+	const sql = "SELECT abalance FROM pgbench_accounts WHERE aid = $1"
+	eng := s.db.engine.Load()
+	parse := parseMsg("", sql)
+	stmt := ""
+	if named {
+		stmt = "stmtcache_0123456789abcdef0123456789abcdef"
+		s.memoJudged(parseMsg(stmt, sql), eng.JudgePostgres([]byte(sql), &s.sess), eng, 0)
+		s.memoComplete(pg.MsgParseComplete)
+		s.memoReady(pg.TxIdle)
+	}
+	bind, exec := bindMsg("", stmt), execMsg("")
+	batch := s.memo.ready
+	v := eng.JudgePostgres([]byte(sql), &s.sess)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if !named {
+			s.memoJudged(parse, v, eng, batch)
+		}
+		if _, known, _, _ := s.memoBind(bind, batch); !known {
+			b.Fatal("Bind of an unknown statement")
+		}
+		if _, known, _, _ := s.memoExecute(exec, batch); !known {
+			b.Fatal("Execute of an unknown portal")
+		}
+		if !named {
+			s.memoComplete(pg.MsgParseComplete)
+		}
+		s.memoReady(pg.TxIdle)
+		batch++
+	}
+}
