@@ -696,10 +696,12 @@ func (s *pgSession) memoReady(status byte) {
 		case pendExec, pendQuery:
 			s.commitOps(p.ops, p.batch, false) // no error came: it ran
 		case pendParse:
-			if p.name == "" {
-				m.recycle(p.rec)
-			}
+			// Neither its ParseComplete nor an error came in its batch:
+			// the count of sync points is off (a Sync the server ignored
+			// during COPY FROM STDIN). Whether it ran is unknown.
+			s.commitParseUncertain(p)
 		}
+		// a Close left over likewise: the record stays
 		m.pop()
 	}
 }
@@ -715,6 +717,18 @@ func (s *pgSession) commitParse(p *pending) {
 		m.stmts = make(map[string]*stmtRec)
 	}
 	m.stmts[p.name] = p.rec
+}
+
+func (s *pgSession) commitParseUncertain(p *pending) {
+	m := &s.memo
+	if p.name == "" {
+		m.unnamed = beside(m.unnamed, p.rec, true)
+		return
+	}
+	if m.stmts == nil {
+		m.stmts = make(map[string]*stmtRec)
+	}
+	m.stmts[p.name] = beside(m.stmts[p.name], p.rec, true)
 }
 
 func (s *pgSession) commitClose(p *pending) {
