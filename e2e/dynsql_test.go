@@ -82,7 +82,8 @@ func TestDynamicSQL(t *testing.T) {
 		{app, `DO $$ BEGIN EXECUTE 'DELETE ' || 'FROM TBL'; END $$`, "no-unfiltered-writes"},
 		{app, `SELECT query_to_xml('DELETE FROM TBL RETURNING id', true, true, '')`, "no-unfiltered-writes"},
 		{app, `CREATE FUNCTION FN() RETURNS void LANGUAGE sql AS 'DELETE FROM TBL'; SELECT FN()`, "no-unfiltered-writes"},
-		{app, `DO $$ DECLARE s text COLLATE "C"; BEGIN DELETE FROM TBL WHERE id = 2; END $$`, "no-unparsed-body"},
+		{app, `DO $$ DECLARE s text COLLATE "C"; BEGIN DELETE FROM TBL; END $$`, "no-unfiltered-writes"},
+		{app, `DO $$ DECLARE c CURSOR (a int) FOR SELECT a; BEGIN OPEN c(1); CLOSE c; DELETE FROM TBL WHERE id = 2; END $$`, "no-unparsed-body"},
 		{app, `DO $$ DECLARE r record; BEGIN FOR r IN EXECUTE 'DELETE FROM TBL WHERE id = ' || 2 + 0 || ' RETURNING id' LOOP END LOOP; END $$`, "no-dynamic-sql"},
 		// The trusted role: dynamic SQL passes, every other rule still holds.
 		{pg.User, `DO $$ BEGIN EXECUTE 'DELETE FROM TBL'; END $$`, "no-unfiltered-writes"},
