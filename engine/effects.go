@@ -604,6 +604,39 @@ func intervalSeconds(s string) (float64, bool) {
 	return total, true
 }
 
+// loneSleep reports whether a statement is a bare SELECT of constant sleeps
+// and constants (SELECT pg_sleep(0.5)): the one shape in which whether and
+// how long it sleeps cannot depend on data. A WHERE, FROM, LIMIT, CTE,
+// set operation or DO block around a sleep can decide both.
+func loneSleep(n *pg_query.Node) bool {
+	s := n.GetSelectStmt()
+	if s == nil || s.Op != pg_query.SetOperation_SETOP_NONE || s.WithClause != nil || len(s.FromClause) > 0 ||
+		s.WhereClause != nil || s.HavingClause != nil || len(s.GroupClause) > 0 || s.LimitCount != nil ||
+		s.LimitOffset != nil || len(s.DistinctClause) > 0 || len(s.ValuesLists) > 0 || s.IntoClause != nil ||
+		len(s.WindowClause) > 0 || len(s.SortClause) > 0 || len(s.LockingClause) > 0 {
+		return false
+	}
+	for _, t := range s.TargetList {
+		v := t.GetResTarget().GetVal()
+		if _, k := constValue(v); k == constValue_ {
+			continue
+		}
+		fc := v.GetFuncCall()
+		if fc == nil {
+			return false
+		}
+		if _, name := lastTwo(fc.Funcname); !isSleep(name) {
+			return false
+		}
+		for _, a := range fc.Args {
+			if _, k := constValue(a); k == constNone {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // sleeps reports whether the statement calls a sleep function.
 func (f *stmtFacts) sleeps() bool {
 	for i := range f.funcs {

@@ -413,7 +413,9 @@ func (w *walker) statement(n *pg_query.Node) stmtFacts {
 			w.mark = [3]*pg_query.Node{}
 		}
 	}
-	if !f.timeProbe && len(f.tables) > 0 && f.sleeps() {
+	// A sleep that runs now is a probe unless the statement is nothing
+	// but the sleep (a DDL statement's sleeps run when its object is used).
+	if !f.timeProbe && f.sleeps() && (len(f.tables) > 0 || (f.kind != kindDDL && !loneSleep(n))) {
 		f.timeProbe = true
 	}
 	f.effects = effectsOf(&f)

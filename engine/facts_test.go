@@ -263,6 +263,10 @@ func TestAnalyzeProbes(t *testing.T) {
 		{"sleep under coalesce", "SELECT coalesce(NULL, pg_sleep(1)::text)", false, true, kindSelect},
 		{"computed sleep", "SELECT pg_sleep(length(current_user))", false, true, kindSelect},
 		{"constant sleep", "SELECT pg_sleep(1)", false, false, kindSelect},
+		{"sleep under where", "SELECT pg_sleep(1) WHERE current_user = 'x'", false, true, kindSelect},
+		{"sleep with limit", "SELECT pg_sleep(1) LIMIT length(current_user)", false, true, kindSelect},
+		{"sleep in do", "DO $$ BEGIN IF current_user = 'x' THEN PERFORM pg_sleep(1); END IF; END $$", false, true, kindDo},
+		{"sleep in function body", "CREATE FUNCTION w() RETURNS void LANGUAGE sql AS 'select pg_sleep(1)'", false, false, kindDDL},
 		{"select into", "SELECT * INTO n FROM t", false, false, kindDDL},
 		{"explain analyze select into", "EXPLAIN ANALYZE SELECT * INTO n FROM t", false, false, kindDDL},
 	}
