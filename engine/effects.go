@@ -637,6 +637,68 @@ func loneSleep(n *pg_query.Node) bool {
 	return true
 }
 
+// loneSleepWords are the only words a DO block that is nothing but sleeps
+// contains (DO $$ BEGIN PERFORM pg_sleep(1); END $$). Anything else (IF,
+// LOOP, a condition, a variable) can decide whether and how long it sleeps.
+var loneSleepWords = map[string]struct{}{
+	"begin": {}, "end": {}, "perform": {}, "select": {}, "execute": {}, "pg_catalog": {},
+	"pg_sleep": {}, "pg_sleep_for": {}, "pg_sleep_until": {}, "interval": {}, "numeric": {}, "text": {},
+}
+
+// loneSleepDo reports whether a PL/pgSQL DO block holds only sleeps
+// (constant EXECUTE strings are judged as statements by body.go).
+func loneSleepDo(n *pg_query.Node) bool {
+	d := n.GetDoStmt()
+	if d == nil {
+		return false
+	}
+	body := ""
+	for _, a := range d.Args {
+		if de := a.GetDefElem(); de != nil {
+			switch de.Defname {
+			case "as":
+				body = de.Arg.GetString_().GetSval()
+			case "language":
+				if strings.ToLower(de.Arg.GetString_().GetSval()) != "plpgsql" {
+					return false
+				}
+			}
+		}
+	}
+	for i := 0; i < len(body); {
+		c := body[i]
+		switch {
+		case c == '\'':
+			for i++; i < len(body); i++ {
+				if body[i] == '\'' {
+					if i+1 < len(body) && body[i+1] == '\'' {
+						i++
+						continue
+					}
+					break
+				}
+			}
+			i++
+		case c == '-' && i+1 < len(body) && body[i+1] == '-', c == '/' && i+1 < len(body) && body[i+1] == '*', c == '$', c == '"':
+			return false // comments, nested dollar quotes, quoted names: not the plain shape
+		case isIdentStart(c):
+			j := i
+			for j < len(body) && isIdentPart(body[j]) {
+				j++
+			}
+			if _, ok := loneSleepWords[strings.ToLower(body[i:j])]; !ok {
+				return false
+			}
+			i = j
+		case c >= '0' && c <= '9', c == '.', c == '(', c == ')', c == ';', c == ',', c == ':', c == ' ', c == '\t', c == '\n', c == '\r':
+			i++
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // sleeps reports whether the statement calls a sleep function.
 func (f *stmtFacts) sleeps() bool {
 	for i := range f.funcs {

@@ -415,7 +415,7 @@ func (w *walker) statement(n *pg_query.Node) stmtFacts {
 	}
 	// A sleep that runs now is a probe unless the statement is nothing
 	// but the sleep (a DDL statement's sleeps run when its object is used).
-	if !f.timeProbe && f.sleeps() && (len(f.tables) > 0 || (f.kind != kindDDL && !loneSleep(n))) {
+	if !f.timeProbe && f.sleeps() && (len(f.tables) > 0 || (f.kind != kindDDL && !loneSleep(n) && !loneSleepDo(n))) {
 		f.timeProbe = true
 	}
 	f.effects = effectsOf(&f)
