@@ -71,6 +71,14 @@ func (w *walker) accumulator(f *stmtFacts) *walker {
 	return a
 }
 
+// measure records the list and nesting measures of code in a string, for
+// the limits (the message's prescan sees the string as one token).
+func (w *walker) measure(text string) {
+	st := prescan(text, 0)
+	w.f.codeList = max(w.f.codeList, int32(min(st.maxList, 1<<30)))
+	w.f.codeDepth = max(w.f.codeDepth, int32(min(st.maxDepth, 1<<30)))
+}
+
 func (w *walker) setUnparsed(why string) {
 	if w.f.unparsed == "" {
 		w.f.unparsed = why
@@ -119,6 +127,7 @@ func (w *walker) doBody(body string) {
 // body, it is tried once more without what pg_query's parser cannot handle
 // but which runs no SQL (pgRewrite); if that fails too, it is unparsed.
 func (w *walker) plpgsqlBody(body string, create func(string) (string, bool)) {
+	w.measure(body)
 	text, ok := create(body)
 	if !ok {
 		w.setUnparsed(unparsedPLpgSQL)
@@ -478,6 +487,7 @@ func (w *walker) nestedSQL(text string) {
 		return
 	}
 	w.alsoOff(text, w.nestedSQL) // lexed when it runs (lexstate.go)
+	w.measure(text)
 	tree, err := pg_query.Parse(text)
 	if err != nil {
 		w.setUnparsed(unparsedSQL)
@@ -519,6 +529,8 @@ func (w *walker) merge(s *stmtFacts, later bool) {
 	f.copyDir |= s.copyDir
 	f.roleAttrs |= s.roleAttrs
 	f.dynamicSQL = f.dynamicSQL || s.dynamicSQL
+	f.codeList = max(f.codeList, s.codeList)
+	f.codeDepth = max(f.codeDepth, s.codeDepth)
 	if f.unparsed == "" {
 		f.unparsed = s.unparsed
 	}
@@ -806,6 +818,7 @@ func (w *walker) execArgs(n *pg_query.FuncCall) {
 					w.mergeTree(tree, later)
 				}
 			})
+			w.measure(text)
 			tree, err := pg_query.Parse(text)
 			if err != nil || strings.IndexByte(text, 0) >= 0 {
 				w.setUnparsed(unparsedSQL)

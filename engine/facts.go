@@ -155,6 +155,10 @@ type stmtFacts struct {
 	// unparsed says why code the statement carries (a body, SQL text in a
 	// string) could not be analysed; "" when all of it was.
 	unparsed string
+	// codeList and codeDepth are the largest list and deepest nesting of
+	// code in strings (bodies, EXECUTE text), which the prescan of the
+	// message does not look into (body.go).
+	codeList, codeDepth int32
 
 	joins, unionArms, ctes int32
 

@@ -253,6 +253,10 @@ func exceeded(l *limits, f *stmtFacts, lex *lexStats) string {
 		return ""
 	}
 	switch {
+	case l.list > 0 && int(f.codeList) > l.list: // in code in strings (body.go)
+		return limitText("in_list", int(f.codeList), l.list)
+	case l.depth > 0 && int(f.codeDepth) > l.depth:
+		return limitText("depth", int(f.codeDepth), l.depth)
 	case l.joins > 0 && int(f.joins) > l.joins:
 		return limitText("joins", int(f.joins), l.joins)
 	case l.unionArms > 0 && int(f.unionArms) > l.unionArms:
