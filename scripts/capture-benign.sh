@@ -119,6 +119,32 @@ segment() {
 for c in "${psql_cmds[@]}"; do
 	segment "psql $c" "$SQLFW_PG_BIN/psql" "${conn[@]}" -d capture -c "$c"
 done
+# psql's tab completion: the keystrokes go through a pseudo-terminal
+# (script(1)) so that readline runs; TAB TAB asks for completions, ^U clears
+# the line.
+completions=(
+	'SELECT * FROM ' 'SELECT * FROM app.' 'SELECT * FROM t WHERE ' 'INSERT INTO t (' 'UPDATE t SET '
+	'DELETE FROM ' 'ALTER TABLE ' 'ALTER TABLE t ALTER COLUMN ' 'DROP FUNCTION ' 'DROP VIEW ' 'CREATE INDEX ON t ('
+	'GRANT SELECT ON ' 'GRANT SELECT ON t TO ' 'ALTER ROLE ' 'SET ' 'SHOW ' 'COMMENT ON TABLE ' 'ALTER TYPE mood RENAME VALUE '
+	'\d ' '\df a' '\dT ' '\c ' 'TRUNCATE ' 'LOCK TABLE ' 'VACUUM ' 'REFRESH MATERIALIZED VIEW ' 'SELECT add'
+)
+# Readline must neither ask "Display all N possibilities?" nor page them,
+# and psql must not start a pager: either would eat the keystrokes.
+printf 'set completion-query-items 0\nset page-completions off\nset bell-style none\n' >"$work/inputrc"
+tabcomplete() {
+	{
+		for c in "${completions[@]}"; do
+			printf '%s\t\t' "$c"
+			sleep 0.3
+			printf '\025'
+		done
+		printf '\\q\n'
+		sleep 0.3
+	} | INPUTRC="$work/inputrc" PAGER=cat TERM=dumb timeout 60 \
+		script -qfec "$SQLFW_PG_BIN/psql -X -P pager=off -h $SQLFW_PG_HOST -p $SQLFW_PG_PORT -U postgres -d capture" /dev/null
+}
+segment "psql tab completion (${#completions[@]} prompts)" tabcomplete
+
 printf '4,d,ok,4\n5,e,happy,5\n' >"$work/rows.csv"
 segment 'psql \copy t TO' "$SQLFW_PG_BIN/psql" "${conn[@]}" -d capture -c '\copy t TO '"'$work/out.csv'"' CSV HEADER'
 segment 'psql \copy (SELECT ...) TO' "$SQLFW_PG_BIN/psql" "${conn[@]}" -d capture -c '\copy (SELECT id, name FROM t ORDER BY id) TO '"'$work/out.csv'"
