@@ -102,6 +102,8 @@ var funcEffects = map[string]effectSet{
 	"pg_rotate_logfile":              effSignalsServer,
 	"pg_promote":                     effSignalsServer,
 	"pg_log_backend_memory_contexts": effSignalsServer,
+	// pageinspect: raw pages of any relation, pg_authid's included
+	"get_raw_page": effReadsCredentials,
 }
 
 // credentialColumns: the column of each credential catalog that holds the
@@ -739,6 +741,10 @@ func (w *walker) call(n *pg_query.FuncCall) {
 			values, known = []string{v}, k == constValue_
 		}
 		w.setting(strings.ToLower(strings.TrimSpace(setting)), values, known)
+	case name == "table_to_xml" || name == "table_to_xmlschema" || name == "table_to_xml_and_xmlschema":
+		// body.go records the table a constant argument names; the
+		// function returns all of its columns.
+		w.addColumn(colRef{name: "*"})
 	case name == "to_regproc" || name == "to_regprocedure":
 		if len(n.Args) > 0 {
 			if s, k := constValue(n.Args[0]); k == constValue_ {
@@ -906,6 +912,13 @@ func (w *walker) visitEffects(m any) {
 		}
 	case *pg_query.LoadStmt:
 		f.effects |= effLoadsCode
+	case *pg_query.CreatePLangStmt:
+		// A language with its own handler: CREATE TRUSTED LANGUAGE x
+		// HANDLER plperlu_call_handler hands an untrusted language to every
+		// user under a new name.
+		if len(n.Plhandler) > 0 {
+			f.effects |= effLoadsCode
+		}
 	case *pg_query.CreateExtensionStmt:
 		for _, o := range n.Options {
 			if d := o.GetDefElem(); d != nil && d.Defname == "schema" && strings.ToLower(d.Arg.GetString_().GetSval()) == "pg_catalog" {

@@ -725,7 +725,8 @@ func (w *walker) touchesCatalog(s *pg_query.SelectStmt) bool {
 		case *pg_query.SQLValueFunction:
 			switch n.Op {
 			case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg_query.SQLValueFunctionOp_SVFOP_SESSION_USER,
-				pg_query.SQLValueFunctionOp_SVFOP_USER, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:
+				pg_query.SQLValueFunctionOp_SVFOP_USER, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE,
+				pg_query.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
 				probe = true
 			}
 		}
@@ -755,6 +756,7 @@ func isStatsView(schema, name string) bool {
 func catalogDataFunc(name string) bool {
 	switch name {
 	case "version", "current_setting", "pg_has_role", "current_schemas", "inet_server_addr", "inet_server_port",
+		"current_database", "current_user", "session_user", "inet_client_addr", "pg_backend_pid",
 		"pg_postmaster_start_time", "pg_conf_load_time", "pg_current_logfile", "pg_describe_object",
 		"obj_description", "col_description", "shobj_description", "pg_read_file", "pg_ls_dir",
 		"pg_show_all_settings", "pg_options_to_table":
@@ -807,6 +809,15 @@ func (w *walker) addFunc(schema, name string) {
 	}
 	w.seenF[fr] = struct{}{}
 	w.f.funcs = append(w.f.funcs, fr)
+}
+
+// addColumn records a column reference once.
+func (w *walker) addColumn(c colRef) {
+	if _, ok := w.seenC[c]; ok {
+		return
+	}
+	w.seenC[c] = struct{}{}
+	w.f.cols = append(w.f.cols, c)
 }
 
 // column records a column reference: [[schema.]table.]column or a star.
