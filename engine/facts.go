@@ -722,6 +722,13 @@ func (w *walker) touchesCatalog(s *pg_query.SelectStmt) bool {
 		case *pg_query.FuncCall:
 			schema, name := lastTwo(n.Funcname)
 			probe = (schema == "" || schema == "pg_catalog") && catalogDataFunc(name)
+			if probe && name == "current_setting" && len(n.Args) > 0 {
+				// An application's own setting (current_setting('app.tenant'),
+				// row-level security's idiom) is not server data.
+				if v, k := constValue(n.Args[0]); k == constValue_ && strings.Contains(v, ".") {
+					probe = false
+				}
+			}
 		case *pg_query.SQLValueFunction:
 			switch n.Op {
 			case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg_query.SQLValueFunctionOp_SVFOP_SESSION_USER,
