@@ -469,7 +469,7 @@ func (s *pgSession) toServer() {
 					s.lex.sent(s.syncsSent + uint64(syncs))
 					syncs++
 				}
-				if typ == pg.MsgParse || v.SessionOps {
+				if typ == pg.MsgParse || (typ == pg.MsgQuery && (v.SessionOps || v.Action.Denies() || v.ParseError)) {
 					v, blocked = s.memoJudged(msg, v, eng, batch)
 				} else {
 					blocked = v.Action.Denies() && db.mode(&v) == ModeEnforce

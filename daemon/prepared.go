@@ -70,6 +70,16 @@ var memoryUnknown = engine.Verdict{
 	Statements: 1,
 }
 
+// memoryUnread is the verdict for a name sqlfw does not know in a session
+// that was let through (monitor mode) a text the engine could not read and
+// that may have prepared or declared it.
+var memoryUnread = engine.Verdict{
+	Action:     engine.ActionDeny,
+	RuleID:     "session-memory",
+	Reason:     "this session earlier sent a statement sqlfw could not read that may have prepared or declared this name",
+	Statements: 1,
+}
+
 // stmtRec is a remembered text: a prepared statement, a portal's statement
 // or a cursor's query.
 type stmtRec struct {
@@ -146,6 +156,11 @@ type memo struct {
 	started       bool
 	free          []*stmtRec
 	scratch       []*stmtRec
+	// unread is set once a text the engine could not judge fully (a parse
+	// error, a limit, an unconfirmed lexing state) that mentions PREPARE or
+	// DECLARE was let through: a name sqlfw does not know may then be
+	// one it prepared. toServer's.
+	unread bool
 	// active is set while something is pending: toClient then frames
 	// ParseComplete, CloseComplete and ErrorResponse.
 	active atomic.Bool
@@ -278,6 +293,9 @@ func (s *pgSession) refsVerdict(v engine.Verdict, ops, local []memoOp, eng *engi
 				(l.kind == engine.SQLPrepare) == (op.kind == engine.SQLExecute) {
 				cands = append(cands, l.inner)
 			}
+		}
+		if len(cands) == 0 && s.memo.unread {
+			v = s.stronger(v, memoryUnread)
 		}
 		for _, c := range cands {
 			v = s.stronger(v, s.verdictOf(c, eng, typ, batch, depth+1))
@@ -438,6 +456,9 @@ func (s *pgSession) memoJudged(msg []byte, v engine.Verdict, eng *engine.Engine,
 	m := &s.memo
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !v.SessionOps && (v.Action.Denies() || v.ParseError) && !s.enforced(&v) && mentionsDefinition(sql) {
+		m.unread = true
+	}
 	own := v // the text's own verdict: what it runs by name is looked up at each use
 	if len(ops) > 0 {
 		v = s.refsVerdict(v, ops, ops, eng, msg[0], batch, 0)
@@ -504,6 +525,10 @@ func (s *pgSession) memoBind(msg []byte, batch uint64) (v engine.Verdict, known,
 	defer m.unlock(m.lock())
 	cands := s.stmtCands(name, batch)
 	if len(cands) == 0 {
+		if m.unread {
+			v = memoryUnread
+			return v, true, s.enforced(&v), nil
+		}
 		return v, false, false, nil
 	}
 	first := cands[0]
@@ -592,6 +617,10 @@ func (s *pgSession) memoExecute(msg []byte, batch uint64) (v engine.Verdict, kno
 	defer func() { m.unlock(locked) }()
 	cands := s.portalCands(portal, batch)
 	if len(cands) == 0 {
+		if m.unread {
+			v = memoryUnread
+			return v, true, s.enforced(&v), nil
+		}
 		return v, false, false, nil
 	}
 	first := cands[0]
@@ -835,4 +864,19 @@ func beside(old, r *stmtRec, uncertain bool) *stmtRec {
 	n.alt = append(append([]*stmtRec(nil), old.alt...), &o)
 	n.unknown = old.unknown || len(n.alt) > maxAlternatives
 	return &n
+}
+
+// mentionsDefinition reports whether sql contains PREPARE or DECLARE in any
+// case: a text the engine could not read may then have defined a name.
+func mentionsDefinition(sql []byte) bool {
+	for i := 0; i+7 <= len(sql); i++ {
+		if c := sql[i] | 0x20; c != 'p' && c != 'd' {
+			continue
+		}
+		w := sql[i : i+7]
+		if bytes.EqualFold(w, []byte("prepare")) || bytes.EqualFold(w, []byte("declare")) {
+			return true
+		}
+	}
+	return false
 }

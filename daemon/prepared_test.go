@@ -190,6 +190,13 @@ func TestVerdictMemory(t *testing.T) {
 			{send: [][]byte{parseMsg("", "prepare b as "+benign), bindMsg("", ""), execMsg(""), bindMsg("", "nosuch"), syncMsg}, want: "26000"},
 			{enforce: true, send: [][]byte{q("execute b")}},
 		}, []string{benign}, nil},
+		{"an unreadable PREPARE let through makes unknown names suspect", []step{
+			{send: [][]byte{q("prepare p as delete from accounts where x = 'unterminated")}},
+			{enforce: true, send: [][]byte{q("execute p")}, want: "blocked"},
+			{send: [][]byte{bindMsg("", "p"), execMsg(""), syncMsg}, want: "blocked"},
+			{send: [][]byte{q("prepare b as " + benign)}},
+			{send: [][]byte{q("execute b")}},
+		}, []string{benign}, nil},
 		{"cursor declared before the switch", []step{
 			{send: [][]byte{q("begin")}},
 			{send: [][]byte{q("declare c cursor for select pg_read_file('/etc/passwd')")}},
@@ -332,5 +339,23 @@ func benchMemo(b *testing.B, named bool) {
 		}
 		s.memoReady(pg.TxIdle)
 		batch++
+	}
+}
+
+// Uncertain definitions pile up beside the old record, without repeats,
+// until maxAlternatives, past which the name is unknown (a use is denied).
+func TestBesideBounded(t *testing.T) {
+	r := &stmtRec{sql: []byte("select 0")}
+	if got := beside(r, &stmtRec{sql: []byte("select 0")}, true); got != r {
+		t.Fatalf("the same text again must keep the record")
+	}
+	for i := 1; i <= maxAlternatives+1; i++ {
+		r = beside(r, &stmtRec{sql: []byte("select " + string(rune('0'+i)))}, true)
+		if want := i > maxAlternatives; r.unknown != want || len(r.alt) != i {
+			t.Fatalf("after %d uncertain definitions: unknown %v with %d alternatives, want %v with %d", i, r.unknown, len(r.alt), want, i)
+		}
+	}
+	if got := beside(r, &stmtRec{sql: []byte("select 1")}, false); got.unknown || got.alt != nil {
+		t.Fatalf("a certain definition must replace the uncertain ones")
 	}
 }
