@@ -79,10 +79,18 @@ func (w *walker) measure(text string) {
 	w.f.codeDepth = max(w.f.codeDepth, int32(min(st.maxDepth, 1<<30)))
 }
 
+// setUnparsed records why code could not be analysed. Of several reasons
+// the least is kept, so that the reason does not depend on the order the
+// parts of a body are visited in.
 func (w *walker) setUnparsed(why string) {
-	if w.f.unparsed == "" {
-		w.f.unparsed = why
+	w.f.unparsed = leastReason(w.f.unparsed, why)
+}
+
+func leastReason(have, why string) string {
+	if have == "" || (why != "" && why < have) {
+		return why
 	}
+	return have
 }
 
 // doStmt analyses a DO block: its body runs now.
@@ -531,9 +539,7 @@ func (w *walker) merge(s *stmtFacts, later bool) {
 	f.dynamicSQL = f.dynamicSQL || s.dynamicSQL
 	f.codeList = max(f.codeList, s.codeList)
 	f.codeDepth = max(f.codeDepth, s.codeDepth)
-	if f.unparsed == "" {
-		f.unparsed = s.unparsed
-	}
+	f.unparsed = leastReason(f.unparsed, s.unparsed)
 	f.effects |= s.effects
 	for _, t := range s.tables {
 		if t.schema == "" && containsString(s.cteNames, t.name) {

@@ -204,3 +204,31 @@ func TestDynamicSQLTrustedRole(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCodeInStrings: no input panics the analysis of code in strings, its
+// facts do not depend on anything but the text, and an unparsed reason is
+// one of the literal-free constants. Seeds: the class's corpus.
+func FuzzCodeInStrings(f *testing.F) {
+	for _, c := range readAdversarial(f) {
+		if c.file == "02-dynamic.tsv" && len(c.sql) < 2000 {
+			f.Add(c.sql)
+		}
+	}
+	known := map[string]bool{"": true, unparsedPLpgSQL: true, unparsedSQL: true, unparsedLanguage: true, unparsedDepth: true}
+	f.Fuzz(func(t *testing.T, sql string) {
+		a, b := analyze(sql), analyze(sql)
+		if len(a.stmts) != len(b.stmts) {
+			t.Fatalf("%q: %d then %d statements", sql, len(a.stmts), len(b.stmts))
+		}
+		for i := range a.stmts {
+			// codeFacts sorts names; the order of tables and functions
+			// does not matter, which reason comes first does.
+			if x, y := codeFacts(&a.stmts[i]), codeFacts(&b.stmts[i]); x != y {
+				t.Fatalf("%q: facts differ between two analyses:\n%s\n%s", sql, x, y)
+			}
+			if !known[a.stmts[i].unparsed] {
+				t.Fatalf("%q: unparsed reason %q is not one of the constants", sql, a.stmts[i].unparsed)
+			}
+		}
+	})
+}
