@@ -110,8 +110,11 @@ func (f *Framer) SetTypes(types *[256]bool) { f.types = types }
 // SetBudget charges the buffer's growth beyond its initial size to b.
 func (f *Framer) SetBudget(b Budget) { f.budget = b }
 
-// Close gives back what the Framer holds of its Budget.
+// Close gives back what the Framer holds of its Budget; the Framer is not
+// used after it.
 func (f *Framer) Close() {
+	f.buf = nil // dropped before it is released
+	f.mark, f.r, f.w, f.stream = 0, 0, 0, 0
 	if f.budget != nil && f.reserved > 0 {
 		f.budget.Release(f.reserved)
 		f.reserved = 0
@@ -119,26 +122,27 @@ func (f *Framer) Close() {
 }
 
 // resize replaces the buffer by one of size bytes holding its first keep
-// bytes, charging or refunding the budget.
+// bytes. With a budget, the new buffer is reserved before it is allocated
+// and the old one released only once it is dropped, so the reservation
+// covers both while they are both alive.
 func (f *Framer) resize(size, keep int) error {
-	if f.budget != nil {
-		want := max(size-f.initSize, 0)
-		switch {
-		case want > f.reserved:
-			if err := f.budget.Reserve(want - f.reserved); err != nil {
-				return fmt.Errorf("%w: %w", ErrBudget, err)
-			}
-		case want < f.reserved:
-			f.budget.Release(f.reserved - want)
+	want := max(size-f.initSize, 0)
+	if f.budget != nil && want > 0 {
+		if err := f.budget.Reserve(want); err != nil {
+			return fmt.Errorf("%w: %w", ErrBudget, err)
 		}
-		f.reserved = want
 	}
 	nb := make([]byte, size)
 	copy(nb, f.buf[:keep])
 	f.buf = nb
+	if f.budget != nil {
+		if f.reserved > 0 {
+			f.budget.Release(f.reserved)
+		}
+		f.reserved = want
+	}
 	return nil
 }
-
 // NewFramer returns a Framer over src with a buffer of size bytes (0 means
 // DefaultBufferSize). Wanted messages larger than maxWanted and passed-over
 // messages larger than maxPassed (0: unbounded) are errors.
