@@ -186,15 +186,23 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	log.Info("sqlfwd started", "version", version)
+	sdn := newNotifier(log)
+	sdn.ready(fmt.Sprintf("serving %d database(s)", len(cfg.Databases)))
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	s := <-sig
 	for s == syscall.SIGHUP {
 		// a bad policy file keeps the old policies; Reload logs why
-		_ = d.Reload()
+		sdn.reloading()
+		if err := d.Reload(); err != nil {
+			sdn.reloaded("reload failed, old policies kept: " + err.Error())
+		} else {
+			sdn.reloaded("policies reloaded")
+		}
 		s = <-sig
 	}
+	sdn.stopping("draining")
 	log.Info("draining", "signal", s.String(), "timeout", cfg.DrainTimeout)
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout)
 	defer cancel()

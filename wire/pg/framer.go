@@ -143,6 +143,7 @@ func (f *Framer) resize(size, keep int) error {
 	}
 	return nil
 }
+
 // NewFramer returns a Framer over src with a buffer of size bytes (0 means
 // DefaultBufferSize). Wanted messages larger than maxWanted and passed-over
 // messages larger than maxPassed (0: unbounded) are errors.
