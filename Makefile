@@ -6,7 +6,7 @@ GO      ?= go
 PREFIX  ?= /usr/local
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build test demo fmt lint generate bench install clean deps
+.PHONY: all build test demo fmt lint generate bench install uninstall clean deps
 
 all: build
 
@@ -37,9 +37,32 @@ generate:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# install puts in place the binaries, the systemd units (pointing at
+# $(PREFIX)/bin), the sysusers entry for the sqlfw user, the default
+# policies and an example configuration (never over an existing one).
+# DESTDIR stages into a scratch root; uninstall removes what install put,
+# except the configuration.
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+SHAREDIR   ?= $(PREFIX)/share/sqlfw
+SYSCONFDIR ?= /etc
+
 install: build
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(SHAREDIR)/policy $(DESTDIR)$(SYSCONFDIR)/sqlfw
 	install -m 0755 bin/sqlfwd bin/fwctl $(DESTDIR)$(PREFIX)/bin/
+	for u in sqlfwd.service sqlfwd-listener.service; do \
+		sed 's|/usr/bin/sqlfwd|$(PREFIX)/bin/sqlfwd|' deploy/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u; done
+	install -m 0644 deploy/sqlfw.sysusers $(DESTDIR)$(SYSUSERSDIR)/sqlfw.conf
+	install -m 0644 engine/default_policy.yaml $(DESTDIR)$(SHAREDIR)/policy/postgres.yaml
+	install -m 0644 deploy/sqlfwd.yaml $(DESTDIR)$(SHAREDIR)/sqlfwd.yaml.example
+	[ -e $(DESTDIR)$(SYSCONFDIR)/sqlfw/sqlfwd.yaml ] || install -m 0644 deploy/sqlfwd.yaml $(DESTDIR)$(SYSCONFDIR)/sqlfw/sqlfwd.yaml
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/sqlfwd $(DESTDIR)$(PREFIX)/bin/fwctl
+	rm -f $(DESTDIR)$(UNITDIR)/sqlfwd.service $(DESTDIR)$(UNITDIR)/sqlfwd-listener.service
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/sqlfw.conf
+	rm -rf $(DESTDIR)$(SHAREDIR)
+	@echo "uninstall: kept $(DESTDIR)$(SYSCONFDIR)/sqlfw (your configuration)"
 
 clean:
 	rm -rf bin

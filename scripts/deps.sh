@@ -13,8 +13,9 @@ say() { echo "deps.sh: $*" >&2; }
 # PostgreSQL 15 (server, client, pgbench) for the e2e tests and the demo;
 # MariaDB and sysbench for the MySQL side and bench/. haproxy and pgbouncer are
 # only comparison targets for bench/ and are not installed here. iproute2 (ip
-# netns) is for the interception tests.
-packages=(postgresql-15 postgresql-client-15 postgresql-contrib mariadb-server mariadb-client sysbench iproute2)
+# netns) is for the interception tests; systemd (systemd-analyze) and
+# util-linux (setpriv) for the unit-file and service-user tests.
+packages=(postgresql-15 postgresql-client-15 postgresql-contrib mariadb-server mariadb-client sysbench iproute2 systemd util-linux)
 
 missing=()
 for p in "${packages[@]}"; do
