@@ -31,7 +31,9 @@ import (
 //     into the server's statement log (log_statement=all logs a statement
 //     when it arrives, and its text again when it fails), the client must get
 //     SQLSTATE 42501 naming the rule, and the canary tables the corpus names
-//     (t, users, orders, …) must hold the same rows afterwards;
+//     (t, users, orders, …) must hold the same rows afterwards, and the
+//     server's roles, memberships, settings, databases and catalog object
+//     counts must be what they were (serverState);
 //   - an allowed line must put its marker into the log, which proves the log
 //     check can see a statement at all. The server may well answer an allowed
 //     line with an error (a table the corpus names does not exist); that is
@@ -88,6 +90,11 @@ func TestAdversarialE2E(t *testing.T) {
 	for _, name := range canaryNames {
 		if before[name] != after[name] {
 			t.Errorf("canary table %s changed during the deny phase (before %s, after %s): a denied line reached the server", name, before[name], after[name])
+		}
+	}
+	for _, st := range serverState {
+		if before[st.name] != after[st.name] {
+			t.Errorf("the server's %s changed during the deny phase (before %s, after %s): a denied line reached the server", st.name, before[st.name], after[st.name])
 		}
 	}
 
@@ -641,16 +648,37 @@ func canaryFingerprints(t *testing.T) map[string]string {
 	}
 	defer c.Close(context.Background())
 	out := map[string]string{}
-	for _, name := range canaryNames {
-		q := fmt.Sprintf("SELECT count(*) || ' rows, md5 ' || md5(coalesce(string_agg(x::text, ',' ORDER BY x::text), '')) FROM %s x", name)
+	read := func(name, q string) {
 		res, err := c.Exec(ctx, q).ReadAll()
 		if err != nil || len(res) != 1 || len(res[0].Rows) != 1 {
 			out[name] = fmt.Sprintf("unreadable (%v)", err)
-			continue
+			return
 		}
 		out[name] = string(res[0].Rows[0][0])
 	}
+	for _, name := range canaryNames {
+		read(name, fmt.Sprintf("SELECT count(*) || ' rows, md5 ' || md5(coalesce(string_agg(x::text, ',' ORDER BY x::text), '')) FROM %s x", name))
+	}
+	for _, st := range serverState {
+		read(st.name, st.query)
+	}
 	return out
+}
+
+// serverState is what a denied line could change outside the canary tables:
+// the effects the issue's attack suite proved (superuser granted, settings
+// switched, code loaded, objects created). Each query returns one text.
+var serverState = []struct{ name, query string }{
+	{"roles", `SELECT md5(string_agg(format('%s %s%s%s%s%s%s', rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, rolreplication || rolbypassrls::text), ',' ORDER BY rolname)) FROM pg_roles`},
+	{"role memberships", `SELECT count(*) || ' ' || md5(coalesce(string_agg(roleid || ':' || member, ',' ORDER BY roleid, member), '')) FROM pg_auth_members`},
+	{"role and database settings", `SELECT count(*) || ' ' || md5(coalesce(string_agg(setdatabase || ':' || setrole || ':' || setconfig::text, ',' ORDER BY setdatabase, setrole), '')) FROM pg_db_role_setting`},
+	{"postgresql.auto.conf (ALTER SYSTEM)", `SELECT md5(pg_read_file('postgresql.auto.conf'))`},
+	{"databases", `SELECT string_agg(datname, ',' ORDER BY datname) FROM pg_database`},
+	{"catalog objects", `SELECT format('%s relations, %s functions, %s types, %s schemas, %s extensions, %s languages, %s casts, %s operators, %s event triggers, %s triggers, %s rules, %s servers, %s large objects',
+		(SELECT count(*) FROM pg_class), (SELECT count(*) FROM pg_proc), (SELECT count(*) FROM pg_type), (SELECT count(*) FROM pg_namespace),
+		(SELECT count(*) FROM pg_extension), (SELECT count(*) FROM pg_language), (SELECT count(*) FROM pg_cast), (SELECT count(*) FROM pg_operator),
+		(SELECT count(*) FROM pg_event_trigger), (SELECT count(*) FROM pg_trigger), (SELECT count(*) FROM pg_rewrite),
+		(SELECT count(*) FROM pg_foreign_server), (SELECT count(*) FROM pg_largeobject_metadata))`},
 }
 
 // setupRoles creates the roles session columns connect as (user=…), plain
