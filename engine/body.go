@@ -714,6 +714,7 @@ var execFuncs = map[string]func(i, n int, args []*pg_query.Node) execArg{
 	"crosstab_hash":        func(i, n int, _ []*pg_query.Node) execArg { return sqlIf(i <= 1) },
 	"connectby":            first(argRelation),
 	"pg_background_launch": first(argSQL),
+	"query_export_to_s3":   first(argSQL), // aws_s3 (Amazon RDS)
 	// dblink: the SQL is the last text argument; a trailing boolean is
 	// fail_on_error. It runs on another connection, outside the firewall.
 	"dblink":            dblinkSQL(0),
@@ -790,8 +791,27 @@ func (w *walker) execArgs(n *pg_query.FuncCall) {
 	if len(n.Funcname) == 0 {
 		return
 	}
-	role := execFuncs[strings.ToLower(n.Funcname[len(n.Funcname)-1].GetString_().GetSval())]
-	if role == nil {
+	name := lastName(n.Funcname)
+	schema := ""
+	if len(n.Funcname) >= 2 {
+		schema = strings.ToLower(n.Funcname[len(n.Funcname)-2].GetString_().GetSval())
+	}
+	role := execFuncs[name]
+	switch {
+	case role != nil:
+	case strings.HasPrefix(name, "pgr_"):
+		// pgRouting: the first argument is the edges query.
+		role = first(argSQL)
+	case schema == "cron" && name == "schedule":
+		// pg_cron: cron.schedule([job,] schedule, command) runs command on
+		// schedule, soon and without another statement: as if now.
+		role = func(i, n int, _ []*pg_query.Node) execArg { return sqlIf(i == n-1 && n >= 2) }
+	case schema == "cron" && name == "schedule_in_database":
+		role = func(i, _ int, _ []*pg_query.Node) execArg { return sqlIf(i == 2) }
+	case name == "xpath_table":
+		w.xpathTable(n)
+		return
+	default:
 		return
 	}
 	later := w.flags&(inFuncBody|inPlanOnly) != 0 // runs when called, or never (plain EXPLAIN)
@@ -842,6 +862,25 @@ func (w *walker) execArgs(n *pg_query.FuncCall) {
 			}
 		}
 	}
+}
+
+// xpathTable: xml2's xpath_table(key, document, relation, xpaths,
+// criteria) runs "SELECT key, document FROM relation WHERE criteria".
+func (w *walker) xpathTable(n *pg_query.FuncCall) {
+	var parts [5]string
+	if len(n.Args) != 5 {
+		w.f.dynamicSQL = true
+		return
+	}
+	for i, a := range n.Args {
+		t, ok := constText(a)
+		if !ok {
+			w.f.dynamicSQL = true
+			return
+		}
+		parts[i] = t
+	}
+	w.nestedSQL("SELECT " + parts[0] + ", " + parts[1] + " FROM " + parts[2] + " WHERE " + parts[4])
 }
 
 func (m *msgState) cursorDeclared(name string) (struct{}, bool) {
