@@ -1,0 +1,283 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// TestLexState sends, through sqlfwd, statements that a standard reading
+// (UTF-8, standard_conforming_strings on) takes for one string literal but
+// the server, in the session's state, reads as a string plus a DELETE of a
+// canary table, for every way the state can be reached: SET, set_config() in
+// a SELECT, startup options, client_encoding at startup, role and database
+// defaults made on the server, the extended protocol, and statements sent
+// before the server confirmed a change. Each attempt carries a marker that
+// must never appear in the server's statement log, and the canary keeps its
+// rows. Benign statements under the same states carry markers that must
+// appear, and return what the state makes of them (a\\b is a\b with the
+// setting off), so the states are real and the test can fail.
+//
+// pgx itself refuses client-side interpolation (the simple protocol mode and
+// EscapeString) unless client_encoding is UTF8 and
+// standard_conforming_strings on; pgconn's Exec sends the bytes as given,
+// which is what an application interpolating strings itself does.
+func TestLexState(t *testing.T) {
+	needSqlfwd(t)
+	if pg.Log == "" {
+		t.Skip("SQLFW_PG_LOG not set: start PostgreSQL with scripts/pg.sh start --log-statements")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	host, port := target(t)
+	const canary = "e2e_lex_canary"
+	freshTable(t, canary, 1, 2, 3)
+	run := randomHex(t)
+	var denied, passed []string
+	deniedMark := func(what string) string {
+		m := fmt.Sprintf("lexbad%s%d", run, len(denied))
+		denied = append(denied, m+" ("+what+")")
+		return m
+	}
+	passedMark := func(what string) string {
+		m := fmt.Sprintf("lexok%s%d", run, len(passed))
+		passed = append(passed, m+" ("+what+")")
+		return m
+	}
+	// The shapes that hide "DELETE FROM canary" from a standard reading.
+	scsOffAttack := func(m string) string { // several statements, simple Query
+		return fmt.Sprintf(`SELECT '%s', 'x\''; DELETE FROM %s; --'`, m, canary)
+	}
+	scsOffOne := func(m string) string { // one statement, for Parse
+		return fmt.Sprintf(`DELETE FROM %s WHERE id = 1 AND '%s' <> 'x\'' OR true --'`, canary, m)
+	}
+	// 0x95 0x5C is one SJIS character; to a standard reading its second
+	// byte is the backslash that escapes the quote after it.
+	sjisAttack := func(m string) string {
+		return fmt.Sprintf("SELECT '%s', E'\x95\\'; DELETE FROM %s; --'", m, canary)
+	}
+
+	connect := func(t *testing.T, user, db, extra string, params map[string]string) *pgconn.PgConn {
+		t.Helper()
+		s := fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable connect_timeout=5 %s", host, port, user, db, extra)
+		cfg, err := pgconn.ParseConfig(s)
+		if err != nil {
+			t.Fatalf("parsing %q: %v", s, err)
+		}
+		for k, v := range params {
+			cfg.RuntimeParams[k] = v
+		}
+		pc, err := pgconn.ConnectConfig(ctx, cfg)
+		if err != nil {
+			t.Fatalf("connecting through sqlfwd (%s %v): %v", s, params, err)
+		}
+		t.Cleanup(func() { pc.Close(context.Background()) })
+		return pc
+	}
+	exec := func(t *testing.T, pc *pgconn.PgConn, sql string) {
+		t.Helper()
+		if _, err := pc.Exec(ctx, sql).ReadAll(); err != nil {
+			t.Fatalf("input %q: %v", sql, err)
+		}
+	}
+	// value runs a benign query whose last column is the value to check.
+	value := func(t *testing.T, pc *pgconn.PgConn, sql, want string) {
+		t.Helper()
+		res, err := pc.Exec(ctx, sql).ReadAll()
+		if err != nil {
+			t.Fatalf("benign input %q: %v", sql, err)
+		}
+		last := res[len(res)-1]
+		if len(last.Rows) != 1 {
+			t.Fatalf("benign input %q: %d rows", sql, len(last.Rows))
+		}
+		row := last.Rows[0]
+		if got := string(row[len(row)-1]); got != want {
+			t.Fatalf("benign input %q: got %q, want %q (the session is not in the state the test set up)", sql, got, want)
+		}
+	}
+	blocked := func(t *testing.T, pc *pgconn.PgConn, sql string) {
+		t.Helper()
+		_, err := pc.Exec(ctx, sql).ReadAll()
+		checkDenied(t, sql, err)
+	}
+	scsOff := func(t *testing.T, pc *pgconn.PgConn, how string) {
+		t.Helper()
+		value(t, pc, fmt.Sprintf(`SELECT '%s', 'a\\b'`, passedMark(how)), `a\b`)
+		blocked(t, pc, scsOffAttack(deniedMark(how)))
+		res := pc.ExecParams(ctx, scsOffOne(deniedMark(how+", Parse")), nil, nil, nil, nil).Read()
+		checkDenied(t, scsOffOne("(extended)"), res.Err)
+	}
+	sjis := func(t *testing.T, pc *pgconn.PgConn, how string) {
+		t.Helper()
+		blocked(t, pc, sjisAttack(deniedMark(how)))
+		// 日本 in SJIS comes back as the same bytes
+		value(t, pc, fmt.Sprintf("SELECT '%s', '\x93\xfa\x96\x7b'", passedMark(how)), "\x93\xfa\x96\x7b")
+		value(t, pc, fmt.Sprintf("SELECT '%s', length('\x95\\')", passedMark(how)), "1")
+	}
+
+	t.Run("SET", func(t *testing.T) {
+		pc := connect(t, pg.User, pg.Database, "", nil)
+		exec(t, pc, "SET standard_conforming_strings = off")
+		scsOff(t, pc, "SET")
+	})
+	t.Run("set_config in a SELECT", func(t *testing.T) {
+		pc := connect(t, pg.User, pg.Database, "", nil)
+		exec(t, pc, "SELECT set_config('standard_conforming_strings', 'off', false)")
+		scsOff(t, pc, "set_config")
+	})
+	t.Run("startup options", func(t *testing.T) {
+		pc := connect(t, pg.User, pg.Database, "options='-c standard_conforming_strings=off'", nil)
+		scsOff(t, pc, "startup options")
+	})
+	t.Run("role default", func(t *testing.T) {
+		role := "e2e_lex_role_scs"
+		directExec(t, fmt.Sprintf("DROP ROLE IF EXISTS %s; CREATE ROLE %s LOGIN SUPERUSER; ALTER ROLE %s SET standard_conforming_strings = off", role, role, role))
+		t.Cleanup(func() { directExec(t, "DROP ROLE IF EXISTS "+role) })
+		pc := connect(t, role, pg.Database, "", nil)
+		scsOff(t, pc, "ALTER ROLE")
+	})
+	t.Run("database default", func(t *testing.T) {
+		db := "e2e_lex_db"
+		directExec(t, "DROP DATABASE IF EXISTS "+db)
+		directExec(t, "CREATE DATABASE "+db)
+		t.Cleanup(func() { directExec(t, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)") })
+		directExec(t, fmt.Sprintf("ALTER DATABASE %s SET standard_conforming_strings = off", db))
+		pc := connect(t, pg.User, db, "", nil)
+		exec(t, pc, fmt.Sprintf("CREATE TABLE %s (id int); INSERT INTO %s VALUES (1), (2), (3)", canary, canary))
+		scsOff(t, pc, "ALTER DATABASE")
+		value(t, pc, "SELECT count(*) FROM "+canary, "3")
+	})
+	t.Run("client_encoding at startup", func(t *testing.T) {
+		pc := connect(t, pg.User, pg.Database, "", map[string]string{"client_encoding": "SJIS"})
+		sjis(t, pc, "startup client_encoding")
+		exec(t, pc, "SET standard_conforming_strings = off")
+		blocked(t, pc, fmt.Sprintf("SELECT '%s', '\x95\\'; DELETE FROM %s; --'", deniedMark("SJIS and scs off"), canary))
+	})
+	t.Run("SET client_encoding", func(t *testing.T) {
+		pc := connect(t, pg.User, pg.Database, "", nil)
+		exec(t, pc, "SET client_encoding = 'SJIS'")
+		sjis(t, pc, "SET client_encoding")
+	})
+	t.Run("client_encoding role default", func(t *testing.T) {
+		role := "e2e_lex_role_sjis"
+		directExec(t, fmt.Sprintf("DROP ROLE IF EXISTS %s; CREATE ROLE %s LOGIN SUPERUSER; ALTER ROLE %s SET client_encoding = 'SJIS'", role, role, role))
+		t.Cleanup(func() { directExec(t, "DROP ROLE IF EXISTS "+role) })
+		pc := connect(t, role, pg.Database, "", nil)
+		sjis(t, pc, "ALTER ROLE client_encoding")
+	})
+	t.Run("LATIN1 client", func(t *testing.T) {
+		pc := connect(t, pg.User, pg.Database, "", map[string]string{"client_encoding": "LATIN1"})
+		value(t, pc, fmt.Sprintf("SELECT '%s', 'caf\xe9'", passedMark("LATIN1")), "caf\xe9")
+	})
+	t.Run("pipelined extended, before the change is confirmed", func(t *testing.T) {
+		pc := connect(t, pg.User, pg.Database, "", nil)
+		m := deniedMark("pipelined Parse")
+		p := pc.StartPipeline(ctx)
+		p.SendQueryParams("SET standard_conforming_strings = off", nil, nil, nil, nil)
+		p.SendQueryParams(scsOffOne(m), nil, nil, nil, nil)
+		if err := p.Sync(); err != nil {
+			t.Fatalf("sending the pipeline: %v", err)
+		}
+		got := drainPipeline(t, p, 3)
+		if got[0] != "rows 0" || got[1] != "err "+codeBlocked || got[2] != "sync" {
+			t.Errorf("pipeline [SET, %q, Sync]: got %q, want [rows 0, err %s, sync]", scsOffOne(m), got, codeBlocked)
+		}
+		if err := p.Close(); err != nil {
+			t.Errorf("closing the pipeline: %v", err)
+		}
+	})
+	t.Run("pipelined simple queries, before the change is confirmed", func(t *testing.T) {
+		pc := connect(t, pg.User, pg.Database, "", nil)
+		hc, err := pc.Hijack()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer hc.Conn.Close()
+		m := deniedMark("pipelined Query")
+		hc.Frontend.Send(&pgproto3.Query{String: "SET standard_conforming_strings = off"})
+		hc.Frontend.Send(&pgproto3.Query{String: scsOffAttack(m)})
+		if err := hc.Frontend.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		_ = hc.Conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		var got []string
+		for ready := 0; ready < 2; {
+			msg, err := hc.Frontend.Receive()
+			if err != nil {
+				t.Fatalf("reading the answers: %v (so far %q)", err, got)
+			}
+			switch x := msg.(type) {
+			case *pgproto3.CommandComplete:
+				got = append(got, string(x.CommandTag))
+			case *pgproto3.ErrorResponse:
+				got = append(got, "err "+x.Code)
+			case *pgproto3.ReadyForQuery:
+				ready++
+			}
+		}
+		if len(got) != 2 || got[0] != "SET" || got[1] != "err "+codeBlocked {
+			t.Errorf("pipelined [SET, %q]: got %q, want [SET, err %s]", scsOffAttack(m), got, codeBlocked)
+		}
+	})
+	t.Run("one Query is lexed with the state at its start", func(t *testing.T) {
+		// The server reads the whole message before the SET runs: the
+		// string is one literal, no DELETE runs, and sqlfwd lets it pass.
+		pc := connect(t, pg.User, pg.Database, "", nil)
+		m := passedMark("same Query as the SET")
+		sql := fmt.Sprintf(`SET standard_conforming_strings = off; SELECT '%s', 'x\''; DELETE FROM %s; --'`, m, canary)
+		value(t, pc, sql, `x\'; DELETE FROM `+canary+`; --`)
+		value(t, pc, fmt.Sprintf(`SELECT '%s', 'a\\b'`, passedMark("after the same-Query SET")), `a\b`)
+	})
+	t.Run("DO body lexed after a SET in the same Query", func(t *testing.T) {
+		pc := connect(t, pg.User, pg.Database, "", nil)
+		m := deniedMark("DO after SET")
+		blocked(t, pc, fmt.Sprintf("SET standard_conforming_strings = off; DO $$ BEGIN PERFORM '%s', 'x\\''; DELETE FROM %s; PERFORM 1 --'\n; END $$", m, canary))
+	})
+
+	if got := directInts(t, "SELECT id FROM "+canary+" ORDER BY id"); len(got) != 3 {
+		t.Errorf("canary %s has rows %v, want [1 2 3]: a hidden DELETE ran", canary, got)
+	}
+	log := waitLogged(t, ctx)
+	for _, d := range denied {
+		m, _, _ := strings.Cut(d, " ")
+		if strings.Contains(log, m) {
+			t.Errorf("the server log holds the marker of a blocked attempt %s: PostgreSQL received it", d)
+		}
+	}
+	for _, p := range passed {
+		m, _, _ := strings.Cut(p, " ")
+		if !strings.Contains(log, m) {
+			t.Errorf("the server log lacks the marker of benign statement %s: it never reached PostgreSQL", p)
+		}
+	}
+}
+
+// waitLogged sends a sentinel directly to the server, waits until its
+// statement log holds it, and returns the log.
+func waitLogged(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	sentinel := "sentinel" + randomHex(t)
+	directExec(t, fmt.Sprintf("SELECT '%s'", sentinel))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(pg.Log)
+		if err != nil {
+			t.Fatalf("reading the server log: %v", err)
+		}
+		if strings.Contains(string(b), sentinel) {
+			return string(b)
+		}
+		if time.Now().After(deadline) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			t.Fatalf("the sentinel %q never reached %s: is log_statement=all set?", sentinel, pg.Log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
