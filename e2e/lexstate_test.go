@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/sqlfw/sqlfw/engine"
 )
 
 // TestLexState sends, through sqlfwd, statements that a standard reading
@@ -279,5 +281,111 @@ func waitLogged(t *testing.T, ctx context.Context) string {
 			t.Fatalf("the sentinel %q never reached %s: is log_statement=all set?", sentinel, pg.Log)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestLexStateEncodingTables checks the engine's conversion of every client
+// encoding it reads against the server's own (convert_from), character by
+// character: every valid two-byte sequence (three for EUC_JP's SS3, a
+// sample of GB18030's four-byte ones) and every high byte of the
+// single-byte encodings. Wherever both accept a text they must read the
+// same characters: then the server turns no character the engine read as
+// multibyte into a quote or backslash, and names in a policy match. Text
+// only the server accepts is denied by sqlfwd (a false positive, counted);
+// text only sqlfwd accepts is rejected by the server.
+func TestLexStateEncodingTables(t *testing.T) {
+	needPG(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Second)
+	defer cancel()
+	c := connect(t, ctx, dsn(pg.Host, pg.Port, pg.User, ""))
+	var serverEnc string
+	if err := c.QueryRow(ctx, "SHOW server_encoding").Scan(&serverEnc); err != nil {
+		t.Fatal(err)
+	}
+	if serverEnc != "UTF8" {
+		t.Skipf("server_encoding is %s, the comparison needs UTF8", serverEnc)
+	}
+	if _, err := c.Exec(ctx, `CREATE FUNCTION pg_temp.sqlfw_conv(b bytea, enc name) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN RETURN convert_from(b, enc); EXCEPTION WHEN others THEN RETURN NULL; END $$`); err != nil {
+		t.Fatal(err)
+	}
+	pairs := func(leads, trails [2]int) [][]byte {
+		var out [][]byte
+		for a := leads[0]; a <= leads[1]; a++ {
+			for b := trails[0]; b <= trails[1]; b++ {
+				out = append(out, []byte{byte(a), byte(b)})
+			}
+		}
+		return out
+	}
+	high := func() [][]byte {
+		var out [][]byte
+		for a := 0x80; a <= 0xff; a++ {
+			out = append(out, []byte{byte(a)})
+		}
+		return out
+	}
+	seqs := map[string][][]byte{
+		"SJIS":    append(pairs([2]int{0x80, 0xff}, [2]int{0x01, 0xff}), high()...),
+		"BIG5":    pairs([2]int{0x80, 0xff}, [2]int{0x01, 0xff}),
+		"GBK":     pairs([2]int{0x80, 0xff}, [2]int{0x01, 0xff}),
+		"UHC":     pairs([2]int{0x80, 0xff}, [2]int{0x01, 0xff}),
+		"GB18030": pairs([2]int{0x80, 0xff}, [2]int{0x01, 0xff}),
+		"EUC_JP":  append(pairs([2]int{0x8e, 0xfe}, [2]int{0xa1, 0xfe}), pairs([2]int{0xa1, 0xfe}, [2]int{0x01, 0x7f})...),
+		"EUC_KR":  pairs([2]int{0xa1, 0xfe}, [2]int{0xa1, 0xfe}),
+		"EUC_CN":  pairs([2]int{0xa1, 0xfe}, [2]int{0xa1, 0xfe}),
+	}
+	for a := 0x81; a <= 0x84; a++ { // GB18030 four-byte sequences of the BMP
+		for b := 0x30; b <= 0x39; b++ {
+			for c := 0x81; c <= 0xfe; c++ {
+				for d := 0x30; d <= 0x39; d++ {
+					seqs["GB18030"] = append(seqs["GB18030"], []byte{byte(a), byte(b), byte(c), byte(d)})
+				}
+			}
+		}
+	}
+	for c := 0xa1; c <= 0xfe; c += 7 { // EUC_JP SS3, sampled
+		for d := 0xa1; d <= 0xfe; d++ {
+			seqs["EUC_JP"] = append(seqs["EUC_JP"], []byte{0x8f, byte(c), byte(d)})
+		}
+	}
+	for _, enc := range []string{"LATIN1", "LATIN2", "LATIN3", "LATIN4", "LATIN5", "LATIN6", "LATIN7", "LATIN8", "LATIN9", "LATIN10",
+		"ISO_8859_5", "ISO_8859_6", "ISO_8859_7", "ISO_8859_8", "WIN1250", "WIN1251", "WIN1252", "WIN1253", "WIN1254",
+		"WIN1255", "WIN1256", "WIN1257", "WIN1258", "WIN866", "WIN874", "KOI8R", "KOI8U"} {
+		seqs[enc] = high()
+	}
+	for enc, list := range seqs {
+		t.Run(enc, func(t *testing.T) {
+			var got []*string
+			if err := c.QueryRow(ctx, "SELECT array_agg(pg_temp.sqlfw_conv(x, $2) ORDER BY i) FROM unnest($1::bytea[]) WITH ORDINALITY AS u(x, i)", list, enc).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(list) {
+				t.Fatalf("%d answers for %d sequences", len(got), len(list))
+			}
+			both, serverOnly, oursOnly, differ := 0, 0, 0, 0
+			for i, seq := range list {
+				server := got[i]
+				ours, ok := engine.ClientTextToUTF8(enc, seq)
+				switch {
+				case ok && server != nil:
+					both++
+					if string(ours) != *server {
+						differ++
+						if differ <= 5 {
+							t.Logf("%s %x: server %q, sqlfwd %q", enc, seq, *server, ours)
+						}
+					}
+				case server != nil:
+					serverOnly++
+				case ok:
+					oursOnly++
+				}
+			}
+			t.Logf("%s: %d sequences; both accept %d (differ on %d), only the server %d (denied by sqlfwd), only sqlfwd %d (rejected by the server)", enc, len(list), both, differ, serverOnly, oursOnly)
+			if differ > 0 {
+				t.Errorf("%s: %d characters read differently by the server and sqlfwd", enc, differ)
+			}
+		})
 	}
 }

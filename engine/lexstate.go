@@ -164,6 +164,15 @@ type clientEncoding struct {
 	// use cm.
 	dec encoding.Encoding
 	cm  *charmap.Charmap
+	// overrides are the characters whose decoding by dec or cm differs
+	// from the server's (lexstate_tables.go).
+	overrides map[string]rune
+}
+
+func init() {
+	for name, m := range encodingOverrides {
+		clientEncodings[name].overrides = m
+	}
 }
 
 func isEUCRange(c byte) bool { return c >= 0xa1 && c <= 0xfe }
@@ -334,6 +343,21 @@ func lookupEncoding(name string) *clientEncoding {
 	return nil
 }
 
+// ClientTextToUTF8 converts text sent in client encoding enc (a name as the
+// server reports it, or a spelling CanonicalEncoding knows) to the UTF-8 text
+// JudgePostgres judges. ok is false when JudgePostgres denies such text:
+// an invalid or unmappable sequence, or an encoding it cannot read.
+func ClientTextToUTF8(enc string, text []byte) ([]byte, bool) {
+	if rawEncoding(enc) {
+		return text, true
+	}
+	ce := lookupEncoding(enc)
+	if ce == nil {
+		return nil, false
+	}
+	return ce.toUTF8(text)
+}
+
 // toUTF8 converts text along PostgreSQL's character boundaries. ASCII bytes
 // stay as they are (the server copies them too); each multibyte character
 // must decode to exactly one non-ASCII character, else the text is refused:
@@ -345,7 +369,6 @@ func (enc *clientEncoding) toUTF8(text []byte) ([]byte, bool) {
 	if enc.dec != nil {
 		dec = enc.dec.NewDecoder()
 	}
-	var buf [16]byte
 	for i := 0; i < len(text); {
 		c := text[i]
 		if c < 0x80 {
@@ -360,20 +383,9 @@ func (enc *clientEncoding) toUTF8(text []byte) ([]byte, bool) {
 		if n < 1 || i+n > len(text) {
 			return nil, false
 		}
-		var r rune
-		if enc.cm != nil {
-			r = enc.cm.DecodeByte(c)
-		} else {
-			dec.Reset()
-			nDst, nSrc, err := dec.Transform(buf[:], text[i:i+n], true)
-			if err != nil || nSrc != n {
-				return nil, false
-			}
-			var size int
-			r, size = utf8.DecodeRune(buf[:nDst])
-			if size != nDst {
-				return nil, false
-			}
+		r, ok := enc.overrides[string(text[i:i+n])]
+		if !ok {
+			r = enc.decodeChar(dec, text[i:i+n])
 		}
 		if r < 0x80 || r == utf8.RuneError {
 			return nil, false
@@ -382,6 +394,25 @@ func (enc *clientEncoding) toUTF8(text []byte) ([]byte, bool) {
 		i += n
 	}
 	return out, true
+}
+
+// decodeChar decodes one character with the Go tables (dec for multibyte
+// encodings), or returns utf8.RuneError.
+func (enc *clientEncoding) decodeChar(dec *encoding.Decoder, seq []byte) rune {
+	if enc.cm != nil {
+		return enc.cm.DecodeByte(seq[0])
+	}
+	var buf [16]byte
+	dec.Reset()
+	nDst, nSrc, err := dec.Transform(buf[:], seq, true)
+	if err != nil || nSrc != len(seq) {
+		return utf8.RuneError
+	}
+	r, size := utf8.DecodeRune(buf[:nDst])
+	if size != nDst {
+		return utf8.RuneError
+	}
+	return r
 }
 
 // escapeStrings rewrites every plain string literal of text (UTF-8) as an
