@@ -138,6 +138,9 @@ type pgSession struct {
 	// lex follows the settings the server lexes with (lexstate.go).
 	lex lexTracker
 
+	// logs limits repeated verdict lines (logrl.go); toServer's.
+	logs logLimiter
+
 	// timing (timing.go): hold is toServer's, relay toClient's.
 	hold  holdTimer
 	relay relayTimer
@@ -286,6 +289,9 @@ func (d *Daemon) servePG(a arrival) {
 	if s.cancelKey != "" {
 		d.cancels.remove(s.cancelKey)
 	}
+	s.logs.flush(func(k logKey, n int) {
+		s.log.Info("verdict lines held back at the end of the session", "outcome", k.outcome, "rule", k.rule, "repeated", n)
+	})
 	s.log.Debug("session ended")
 }
 
@@ -615,21 +621,31 @@ func (s *pgSession) account(v *engine.Verdict, typ byte, at time.Time, el time.D
 	case v.Action == engine.ActionLog:
 		st.logged.Add(1)
 		outcome = "logged"
-		s.log.Info("statement logged", "rule", v.RuleID, "reason", v.Reason, "message", string(typ))
+		if ok, n := s.logs.allow(logKey{outcome, v.RuleID}, at); ok {
+			s.log.Info("statement logged", "rule", v.RuleID, "reason", v.Reason, "message", string(typ), "repeated", n)
+		}
 	case v.Action.Denies():
-		switch mode := s.db.mode(v); mode {
-		case ModeEnforce:
+		mode := s.db.mode(v)
+		if mode == ModeEnforce {
 			st.denied.Add(1)
 			outcome = "blocked"
-			s.log.Warn("statement blocked", "rule", v.RuleID, "action", v.Action.String(), "reason", v.Reason, "message", string(typ), "statements", v.Statements)
+		} else {
+			st.wouldDeny.Add(1)
+			outcome = "would_block"
+		}
+		// one line per rule and session every logRepeatEvery, with the
+		// count of those in between (logrl.go)
+		ok, n := s.logs.allow(logKey{outcome, v.RuleID}, at)
+		if !ok {
+			break
+		}
+		switch mode {
+		case ModeEnforce:
+			s.log.Warn("statement blocked", "rule", v.RuleID, "action", v.Action.String(), "reason", v.Reason, "message", string(typ), "statements", v.Statements, "repeated", n)
 		case ModeMonitor:
-			st.wouldDeny.Add(1)
-			outcome = "would_block"
-			s.log.Warn("statement denied by policy, allowed by monitor mode", "rule", v.RuleID, "reason", v.Reason, "message", string(typ))
+			s.log.Warn("statement denied by policy, allowed by monitor mode", "rule", v.RuleID, "reason", v.Reason, "message", string(typ), "repeated", n)
 		default:
-			st.wouldDeny.Add(1)
-			outcome = "would_block"
-			s.log.Warn("detect: enforce would block this statement", "rule", v.RuleID, "action", v.Action.String(), "reason", v.Reason, "message", string(typ), "eval", el)
+			s.log.Warn("detect: enforce would block this statement", "rule", v.RuleID, "action", v.Action.String(), "reason", v.Reason, "message", string(typ), "eval", el, "repeated", n)
 		}
 	}
 	if a := s.d.audit; a != nil {

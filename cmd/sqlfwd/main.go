@@ -224,10 +224,16 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 			format = "text"
 		}
 	}
-	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+	mk := func(w io.Writer) slog.Handler {
+		if format == "text" {
+			return slog.NewTextHandler(w, opts)
+		}
+		return slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	if f, ok := w.(*os.File); ok && journalStream(f) {
+		return slog.New(newJournalHandler(w, mk))
+	}
+	return slog.New(mk(w))
 }
 
 func isTerminal(f *os.File) bool {
