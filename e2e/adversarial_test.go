@@ -404,11 +404,14 @@ func planSends(t *testing.T, cases []*advCase, run string) ([]*advSend, []string
 		for _, proto := range protos {
 			m := fmt.Sprintf("sqlfwadv_%s_%d%c", run, i, proto[0])
 			var text string
-			for _, cand := range []string{"/* " + m + " */ " + c.sql, c.sql + " /* " + m + " */"} {
+			for i, cand := range []string{"/* " + m + " */ " + c.sql, c.sql + " /* " + m + " */"} {
 				v := judge(cand)
 				if same(raw, v) {
 					text = cand
 					break
+				}
+				if i == 0 {
+					t.Logf("%s (%s): a leading marker comment changes the engine's verdict (%v %s → %v %s); trying it after the statement", c.where(), proto, raw.Action, raw.RuleID, v.Action, v.RuleID)
 				}
 				if raw.Action.Denies() && !v.Action.Denies() {
 					t.Errorf("%s: a marker comment turns a denied line into an allowed one: %s\n  unmarked: %v %s\n  marked:   %q → %v", c.where(), c.show(), raw.Action, raw.RuleID, cand, v.Action)
