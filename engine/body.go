@@ -11,6 +11,9 @@ package engine
 //     statements contribute their capabilities (functions, tables, COPY
 //     ends, languages, settings, granted roles, dynamic SQL) but not their
 //     kinds;
+//   - within one message, a later call of a function created earlier, a write
+//     to a table given a trigger earlier, and DDL after an event trigger run
+//     that body now (afterStatement);
 //   - SQL text that is a constant (a literal, a concatenation of literals,
 //     format() of literals) is parsed and judged like a nested statement;
 //     text assembled at run time (a variable, a column, a parameter $1) is
