@@ -535,6 +535,9 @@ func (w *walker) merge(s *stmtFacts, later bool) {
 		if f.sleepSeconds > longSleepSeconds {
 			f.effects |= effLongSleep
 		}
+		f.boolTerms += s.boolTerms
+		f.seriesRows = max(f.seriesRows, s.seriesRows)
+		f.stringBytes = max(f.stringBytes, s.stringBytes)
 	}
 	f.copy |= s.copy
 	f.copyDir |= s.copyDir

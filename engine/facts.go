@@ -161,6 +161,9 @@ type stmtFacts struct {
 	codeList, codeDepth int32
 
 	joins, unionArms, ctes int32
+	boolTerms              int32 // operands of AND/OR plus CASE arms (limits.go)
+	seriesRows             int64 // rows of the largest constant generator; unboundedRows: no end
+	stringBytes            int64 // bytes repeat/lpad/rpad build from a constant count
 
 	tables     []tableRef
 	funcs      []funcRef
@@ -399,6 +402,7 @@ func (w *walker) statement(n *pg_query.Node) stmtFacts {
 		w.flags = fr.flags
 		w.markFlags, w.allFlags = 0, 0
 		w.visit(fr.m)
+		w.measureNode(fr.m)
 		base := len(w.stack)
 		w.pushChildren(fr.m)
 		if w.allFlags != 0 {

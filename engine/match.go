@@ -263,6 +263,14 @@ func exceeded(l *limits, f *stmtFacts, lex *lexStats) string {
 		return limitText("union_arms", int(f.unionArms), l.unionArms)
 	case l.ctes > 0 && int(f.ctes) > l.ctes:
 		return limitText("ctes", int(f.ctes), l.ctes)
+	case l.boolTerms > 0 && int(f.boolTerms) > l.boolTerms:
+		return limitText("bool_terms", int(f.boolTerms), l.boolTerms)
+	case l.seriesRows > 0 && f.seriesRows == unboundedRows:
+		return "series_rows unbounded (recursive CTE without a terminating condition) > " + strconv.FormatInt(l.seriesRows, 10)
+	case l.seriesRows > 0 && f.seriesRows > l.seriesRows:
+		return "series_rows " + strconv.FormatInt(f.seriesRows, 10) + " > " + strconv.FormatInt(l.seriesRows, 10)
+	case l.stringBytes > 0 && f.stringBytes > l.stringBytes:
+		return "string_bytes " + strconv.FormatInt(f.stringBytes, 10) + " > " + strconv.FormatInt(l.stringBytes, 10)
 	}
 	return ""
 }

@@ -113,11 +113,12 @@ type lexLimits struct{ bytes, list, depth int }
 
 type limits struct {
 	lexLimits
-	joins, unionArms, ctes int
+	joins, unionArms, ctes, boolTerms int
+	seriesRows, stringBytes           int64
 }
 
 func (l *limits) set() bool {
-	return l.bytes|l.list|l.depth|l.joins|l.unionArms|l.ctes != 0
+	return l.bytes|l.list|l.depth|l.joins|l.unionArms|l.ctes|l.boolTerms != 0 || l.seriesRows|l.stringBytes != 0
 }
 
 // scope limits a rule to sessions. Empty lists mean any.
@@ -316,6 +317,10 @@ type yamlLimits struct {
 	Joins     int `yaml:"joins"`
 	UnionArms int `yaml:"union_arms"`
 	CTEs      int `yaml:"ctes"`
+	BoolTerms int `yaml:"bool_terms"`
+	// SeriesRows and StringBytes are int64: 10^12 rows is a value people write.
+	SeriesRows  int64 `yaml:"series_rows"`
+	StringBytes int64 `yaml:"string_bytes"`
 }
 
 type yamlRate struct {
@@ -684,12 +689,12 @@ func compileRule(yr yamlRule) (rule, error) {
 		r.effects |= effectSet(e)
 	}
 	if l := m.Limits; l != nil {
-		for _, v := range []int{l.Bytes, l.InList, l.Depth, l.Joins, l.UnionArms, l.CTEs} {
+		for _, v := range []int64{int64(l.Bytes), int64(l.InList), int64(l.Depth), int64(l.Joins), int64(l.UnionArms), int64(l.CTEs), int64(l.BoolTerms), l.SeriesRows, l.StringBytes} {
 			if v < 0 {
 				return r, fmt.Errorf("rule %q: limits must not be negative", r.id)
 			}
 		}
-		r.limits = limits{lexLimits{l.Bytes, l.InList, l.Depth}, l.Joins, l.UnionArms, l.CTEs}
+		r.limits = limits{lexLimits{l.Bytes, l.InList, l.Depth}, l.Joins, l.UnionArms, l.CTEs, l.BoolTerms, l.SeriesRows, l.StringBytes}
 		if !r.limits.set() {
 			return r, fmt.Errorf("rule %q: limits sets no limit", r.id)
 		}

@@ -76,6 +76,7 @@ func appendShape(key []byte, spans []litSpan, text string) ([]byte, []litSpan, b
 		return key, spans, false
 	}
 	n := len(text)
+	lastStrEnd := -1 // end of the last string literal
 	for i := 0; i < n; {
 		c := text[i]
 		switch {
@@ -109,10 +110,12 @@ func appendShape(key []byte, spans []litSpan, text string) ([]byte, []litSpan, b
 			if end < 0 {
 				return key, spans, false
 			}
-			if !prefixed && !backslash && !stringFollows(text, end) {
+			// 'a'<newline>'b' is one literal: neither part is replaced.
+			continued := lastStrEnd >= 0 && strings.TrimLeft(text[lastStrEnd:i], " \t\n\r\f\v") == ""
+			if !prefixed && !backslash && !stringFollows(text, end) && !continued {
 				spans = append(spans, litSpan{i, end, litStr})
 			}
-			i = end
+			i, lastStrEnd = end, end
 		case c == '"':
 			j := i + 1
 			for {
@@ -177,6 +180,11 @@ func appendShape(key []byte, spans []litSpan, text string) ([]byte, []litSpan, b
 				}
 				class = litFloat
 			}
+			if e := exponentEnd(text, j); e > j { // 1.5e-3 is one token
+				for i = e; i < n && (isIdentPart(text[i]) || text[i] == '.'); i++ {
+				}
+				break
+			}
 			plain := c != '.' && (j == n || !(isIdentPart(text[j]) || text[j] == '.')) &&
 				(start == 0 || text[start-1] != '.')
 			if plain {
@@ -216,6 +224,25 @@ func appendShape(key []byte, spans []litSpan, text string) ([]byte, []litSpan, b
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// exponentEnd returns the end of an exponent (e5, E+5, e-3) at text[j], or
+// j when there is none.
+func exponentEnd(text string, j int) int {
+	if j >= len(text) || (text[j] != 'e' && text[j] != 'E') {
+		return j
+	}
+	k := j + 1
+	if k < len(text) && (text[k] == '+' || text[k] == '-') {
+		k++
+	}
+	if k >= len(text) || !isDigit(text[k]) {
+		return j
+	}
+	for k < len(text) && isDigit(text[k]) {
+		k++
+	}
+	return k
+}
 
 // afterListStart reports whether only blanks separate text[i] from a
 // preceding "(" or ",", where a minus can only be a sign.

@@ -48,25 +48,26 @@ const (
 	cvBits // a bit string; str holds its 0/1 digits
 )
 
-// cval is a folded constant. Numbers are exact only within ±2^53, so
-// larger ones are unknown; isInt marks the integer types, whose division
-// truncates (1/2 = 0).
+// cval is a folded constant. Numbers are exact only within ±2^53: two
+// larger ones (inexact) do not compare; isInt marks the integer types,
+// whose division truncates (1/2 = 0).
 type cval struct {
-	kind  cvKind
-	num   float64
-	isInt bool
-	str   string
-	b     bool
+	kind    cvKind
+	num     float64
+	isInt   bool
+	inexact bool
+	str     string
+	b       bool
 }
 
 var unknownVal = cval{}
 
 func boolVal(b bool) cval { return cval{kind: cvBool, b: b} }
 func numVal(f float64, isInt bool) cval {
-	if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1<<53 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return unknownVal
 	}
-	return cval{kind: cvNum, num: f, isInt: isInt}
+	return cval{kind: cvNum, num: f, isInt: isInt, inexact: math.Abs(f) > 1<<53}
 }
 
 // folder evaluates expressions. nullEquals reads `expr = NULL` as `expr IS
@@ -701,6 +702,11 @@ func applyOp(op string, l, r cval) cval {
 		return unknownVal
 	}
 	switch op {
+	case "^":
+		if l.kind != cvNum {
+			return unknownVal
+		}
+		return numVal(math.Pow(l.num, r.num), false)
 	case "+", "-", "*", "/", "%":
 		if l.kind != cvNum {
 			return unknownVal
@@ -836,6 +842,9 @@ func parseBool(s string) (bool, bool) {
 func compare(l, r cval) (int, bool) {
 	switch l.kind {
 	case cvNum:
+		if l.inexact && r.inexact {
+			return 0, false
+		}
 		switch {
 		case l.num < r.num:
 			return -1, true
@@ -1183,7 +1192,7 @@ func (fo *folder) foldFunc(fc *pg_query.FuncCall, d int) cval {
 			if k <= 0 {
 				return cval{kind: cvStr}
 			}
-			if len(s0)*k <= 4096 {
+			if k <= 4096 && len(s0)*k <= 4096 {
 				return cval{kind: cvStr, str: strings.Repeat(s0, k)}
 			}
 		}
