@@ -81,7 +81,8 @@ psql_cmds=(
 )
 
 # segment LABEL CMD...: runs CMD and appends the statements it caused to the
-# log, as "G<TAB>LABEL" and one "S<TAB>json-string" line each, to $work/raw.
+# log, as "G<TAB>LABEL" and one "S<TAB>json-string" line each, to $work/raw
+# (sorted when $sorted is 1).
 segment() {
 	local label="$1"
 	shift
@@ -113,7 +114,7 @@ segment() {
 				cur = substr($0, RLENGTH + 1); incap = 1
 			}
 		}
-		END { flush() }' >>"$work/raw"
+		END { flush() }' | if [ "${sorted:-0}" = 1 ]; then sort; else cat; fi >>"$work/raw"
 }
 
 for c in "${psql_cmds[@]}"; do
@@ -153,7 +154,8 @@ segment 'psql \copy t FROM' "$SQLFW_PG_BIN/psql" "${conn[@]}" -d capture -c '\co
 dump=(-h "$SQLFW_PG_HOST" -p "$SQLFW_PG_PORT" -U postgres)
 segment "pg_dump (plain, schema and data)" "$SQLFW_PG_BIN/pg_dump" "${dump[@]}" -d capture -f "$work/dump.sql"
 segment "pg_dump -Fc" "$SQLFW_PG_BIN/pg_dump" "${dump[@]}" -d capture -Fc -f "$work/dump.bin"
-segment "pg_dump -Fd -j 2 (parallel workers)" "$SQLFW_PG_BIN/pg_dump" "${dump[@]}" -d capture -Fd -j 2 -f "$work/dump.dir"
+# The workers' statements interleave differently each run: sorted.
+sorted=1 segment "pg_dump -Fd -j 2 (parallel workers, sorted)" "$SQLFW_PG_BIN/pg_dump" "${dump[@]}" -d capture -Fd -j 2 -f "$work/dump.dir"
 segment "pg_dump --inserts --schema-only/--data-only" sh -c '"$0" "$@" --schema-only -f /dev/null && "$0" "$@" --data-only --inserts -f /dev/null' "$SQLFW_PG_BIN/pg_dump" "${dump[@]}" -d capture
 
 # Restores replay the dump: the DDL, COPY and setval statements a migration
