@@ -745,7 +745,7 @@ func (w *walker) call(n *pg_query.FuncCall) {
 		// body.go records the table a constant argument names; the
 		// function returns all of its columns.
 		w.addColumn(colRef{name: "*"})
-	case name == "to_regproc" || name == "to_regprocedure":
+	case name == "to_regproc" || name == "to_regprocedure" || name == "regproc" || name == "regprocedure":
 		if len(n.Args) > 0 {
 			if s, k := constValue(n.Args[0]); k == constValue_ {
 				w.regprocName(s)
@@ -884,6 +884,11 @@ func (w *walker) visitEffects(m any) {
 		}
 	case *pg_query.CreateConversionStmt:
 		w.funcName(n.FuncName)
+		if n.Def {
+			// CREATE DEFAULT CONVERSION: every session with that client
+			// encoding converts its text through the function.
+			f.effects |= effChangesResolution
+		}
 	case *pg_query.CreateAmStmt:
 		w.funcName(n.HandlerName)
 	case *pg_query.CreateFdwStmt:
@@ -948,12 +953,30 @@ func (w *walker) visitEffects(m any) {
 		}
 	case *pg_query.RenameStmt:
 		w.catalogObjects(n.Object)
+		if routine(n.RenameType) && isBuiltinFunc(strings.ToLower(n.Newname)) ||
+			n.RenameType == pg_query.ObjectType_OBJECT_OPERATOR && isBuiltinOp(n.Newname) {
+			f.effects |= effChangesResolution // renamed into a built-in's name
+		}
 	case *pg_query.AlterObjectSchemaStmt:
 		w.catalogObjects(n.Object)
+		if ns := strings.ToLower(n.Newschema); ns != "pg_temp" && ns != "pg_catalog" {
+			_, name := lastTwo(nameParts(n.Object))
+			if routine(n.ObjectType) && isBuiltinFunc(name) || n.ObjectType == pg_query.ObjectType_OBJECT_OPERATOR && isBuiltinOp(name) {
+				f.effects |= effChangesResolution // moved next to the callers
+			}
+		}
 		if strings.ToLower(n.Newschema) == "pg_catalog" {
 			f.effects |= effWritesCatalog
 		}
 	}
+}
+
+func routine(t pg_query.ObjectType) bool {
+	switch t {
+	case pg_query.ObjectType_OBJECT_FUNCTION, pg_query.ObjectType_OBJECT_PROCEDURE, pg_query.ObjectType_OBJECT_ROUTINE, pg_query.ObjectType_OBJECT_AGGREGATE:
+		return true
+	}
+	return false
 }
 
 // createdFunc: CREATE FUNCTION in pg_catalog writes the catalog; one named

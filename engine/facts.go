@@ -685,7 +685,9 @@ func (w *walker) setOperation(root *pg_query.SelectStmt) {
 		w.f.unionArms++
 		if w.touchesCatalog(s) {
 			catalog = true
-		} else {
+		} else if len(s.FromClause) > 0 {
+			// An arm of constants (UNION SELECT 'ALL', VALUES (...)) is
+			// neither the application's query nor a probe.
 			other = true
 		}
 	}
