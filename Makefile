@@ -39,9 +39,10 @@ bench:
 
 # install puts in place the binaries, the systemd units (pointing at
 # $(PREFIX)/bin), the sysusers entry for the sqlfw user, the default
-# policies and an example configuration (never over an existing one).
-# DESTDIR stages into a scratch root; uninstall removes what install put,
-# except the configuration.
+# policies and an example configuration in $(SHAREDIR). It writes no
+# /etc/sqlfw/sqlfwd.yaml: without one sqlfwd protects the PostgreSQL servers
+# it finds (zero configuration). DESTDIR stages into a scratch root;
+# uninstall removes what install put and leaves /etc/sqlfw alone.
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 SHAREDIR   ?= $(PREFIX)/share/sqlfw
@@ -55,7 +56,6 @@ install: build
 	install -m 0644 deploy/sqlfw.sysusers $(DESTDIR)$(SYSUSERSDIR)/sqlfw.conf
 	install -m 0644 engine/default_policy.yaml $(DESTDIR)$(SHAREDIR)/policy/postgres.yaml
 	install -m 0644 deploy/sqlfwd.yaml $(DESTDIR)$(SHAREDIR)/sqlfwd.yaml.example
-	[ -e $(DESTDIR)$(SYSCONFDIR)/sqlfw/sqlfwd.yaml ] || install -m 0644 deploy/sqlfwd.yaml $(DESTDIR)$(SYSCONFDIR)/sqlfw/sqlfwd.yaml
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/sqlfwd $(DESTDIR)$(PREFIX)/bin/fwctl

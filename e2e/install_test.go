@@ -36,7 +36,7 @@ func TestMakeInstall(t *testing.T) {
 	}
 	run("install")
 	want := []string{"bin/sqlfwd", "bin/fwctl", "lib/systemd/system/sqlfwd.service", "lib/systemd/system/sqlfwd-listener.service",
-		"lib/sysusers.d/sqlfw.conf", "share/sqlfw/policy/postgres.yaml", "share/sqlfw/sqlfwd.yaml.example", "etc/sqlfw/sqlfwd.yaml"}
+		"lib/sysusers.d/sqlfw.conf", "share/sqlfw/policy/postgres.yaml", "share/sqlfw/sqlfwd.yaml.example"}
 	for _, f := range want {
 		if _, err := os.Stat(filepath.Join(pfx, f)); err != nil {
 			t.Errorf("make install did not install %s: %v", f, err)
@@ -84,8 +84,11 @@ func TestMakeInstall(t *testing.T) {
 		}
 		return nil
 	})
-	if len(left) != 1 || left[0] != "etc/sqlfw/sqlfwd.yaml" {
-		t.Errorf("after make uninstall: %v, want only the configuration etc/sqlfw/sqlfwd.yaml", left)
+	if len(left) != 0 {
+		t.Errorf("after make uninstall: %v left, want nothing", left)
+	}
+	if _, err := os.Stat(filepath.Join(pfx, "etc/sqlfw/sqlfwd.yaml")); err == nil {
+		t.Error("make install wrote etc/sqlfw/sqlfwd.yaml: a fresh install should start without one (zero configuration)")
 	}
 }
 

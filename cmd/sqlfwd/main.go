@@ -37,7 +37,8 @@ func run(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sqlfwd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		configPath = fs.String("config", "", "YAML configuration `file` (several databases); excludes the per-database flags")
+		configPath = fs.String("config", "", "YAML configuration `file` (several databases); excludes the per-database flags; when the file does not exist, as --discover")
+		discoverF  = fs.Bool("discover", false, "protect the PostgreSQL servers found on this host (listening sockets of their processes in /proc), each intercepted with the default policy")
 		protocol   = fs.String("protocol", "", "wire protocol of the database: postgres")
 		listen     = fs.String("listen", "", "`host:port` where clients connect")
 		upstream   = fs.String("upstream", "", "`host:port` of the database server")
@@ -81,7 +82,30 @@ func run(args []string, stderr io.Writer) int {
 	var cfg *daemon.Config
 	perDB := *protocol != "" || *listen != "" || *upstream != "" || *policy != "" || *mode != "" || *maxMsg != 0 || *reusePort ||
 		*intercept || *icMode != "" || *unixSock != "" || *protect != ""
-	if *configPath != "" {
+	var discovered []string // what discovery found, logged once the logger exists
+	if *configPath != "" && !*discoverF {
+		if _, err := os.Stat(*configPath); errors.Is(err, os.ErrNotExist) {
+			discovered = append(discovered, "no configuration file at "+*configPath+": protecting the servers found on this host")
+			*discoverF = true
+		}
+	}
+	if *discoverF {
+		if perDB {
+			fmt.Fprintln(stderr, "sqlfwd: --discover (or a missing --config file) excludes the per-database flags")
+			return 2
+		}
+		dbs, notes, err := daemon.DiscoveredDatabases("/proc")
+		if err != nil {
+			fmt.Fprintln(stderr, "sqlfwd:", err)
+			return 1
+		}
+		discovered = append(discovered, notes...)
+		if len(dbs) == 0 {
+			fmt.Fprintln(stderr, "sqlfwd: no PostgreSQL server found on this host to protect:\n  "+strings.Join(discovered, "\n  "))
+			return 1
+		}
+		cfg = &daemon.Config{Databases: dbs}
+	} else if *configPath != "" {
 		if perDB {
 			fmt.Fprintln(stderr, "sqlfwd: --config excludes --protocol, --listen, --upstream, --policy, --mode, --max-message-bytes, --intercept, --intercept-mode, --protect and --unix-socket: put them in the file")
 			return 2
@@ -174,6 +198,9 @@ func run(args []string, stderr io.Writer) int {
 		return 2
 	}
 	log := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	for _, n := range discovered {
+		log.Info("discovery: " + n)
+	}
 
 	d, err := daemon.New(cfg, log, version)
 	if err != nil {
