@@ -826,6 +826,7 @@ func (w *walker) with(wc *pg_query.WithClause) {
 		if cte := c.GetCommonTableExpr(); cte != nil && cte.Ctequery != nil {
 			name := strings.ToLower(cte.Ctename)
 			w.cteDefs[name] = append(w.cteDefs[name], cte.Ctequery)
+			delete(w.cteMemo, name)
 		}
 	}
 }

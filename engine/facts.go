@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -348,6 +347,7 @@ type walker struct {
 	// cteDefs maps WITH names seen so far to their queries, for set
 	// operations whose arms read a CTE.
 	cteDefs map[string][]*pg_query.Node
+	cteMemo map[string]bool // cteProbes' answers
 	// settingRows: set_config calls whose name argument is a pg_settings
 	// row's name fixed by the WHERE (walker.settingRow).
 	settingRows map[*pg_query.FuncCall]string
@@ -394,6 +394,7 @@ func (w *walker) statement(n *pg_query.Node) stmtFacts {
 		clear(w.setops)
 		clear(w.cteDefs)
 		clear(w.settingRows)
+		clear(w.cteMemo)
 	}
 	w.stack = append(w.stack[:0], frame{m: n})
 	for len(w.stack) > 0 {
@@ -703,10 +704,15 @@ func (w *walker) touchesCatalog(s *pg_query.SelectStmt) bool {
 	if w.sub == nil {
 		w.sub = &walker{}
 	}
-	sw := w.sub
-	var expanded []string // CTEs already followed (a recursive CTE names itself)
-	sw.stack = append(sw.stack[:0], frame{m: s})
-	for len(sw.stack) > 0 {
+	return w.probes(w.sub, s)
+}
+
+// probes walks root on sw's stack above what is already there (a CTE's
+// check runs inside an arm's), so one stack serves every level.
+func (w *walker) probes(sw *walker, root any) bool {
+	base := len(sw.stack)
+	sw.stack = append(sw.stack, frame{m: root})
+	for len(sw.stack) > base {
 		m := sw.stack[len(sw.stack)-1].m
 		sw.stack = sw.stack[:len(sw.stack)-1]
 		probe := false
@@ -714,12 +720,10 @@ func (w *walker) touchesCatalog(s *pg_query.SelectStmt) bool {
 		case *pg_query.RangeVar:
 			schema, name := strings.ToLower(n.Schemaname), strings.ToLower(n.Relname)
 			if schema == "" {
-				if defs, ok := w.cteDefs[name]; ok {
-					if !slices.Contains(expanded, name) {
-						expanded = append(expanded, name)
-						for _, d := range defs {
-							sw.push(d)
-						}
+				if _, ok := w.cteDefs[name]; ok {
+					if w.cteProbes(sw, name) {
+						sw.stack = sw.stack[:base]
+						return true
 					}
 					continue
 				}
@@ -744,12 +748,34 @@ func (w *walker) touchesCatalog(s *pg_query.SelectStmt) bool {
 			}
 		}
 		if probe {
-			sw.stack = sw.stack[:0]
+			sw.stack = sw.stack[:base]
 			return true
 		}
 		sw.pushChildren(m)
 	}
 	return false
+}
+
+// cteProbes reports whether a CTE's query probes, once per name and
+// statement (however many arms read it); a CTE that reads itself
+// (WITH RECURSIVE) counts as not probing while it is being checked.
+func (w *walker) cteProbes(sw *walker, name string) bool {
+	if v, ok := w.cteMemo[name]; ok {
+		return v
+	}
+	if w.cteMemo == nil {
+		w.cteMemo = map[string]bool{}
+	}
+	w.cteMemo[name] = false
+	r := false
+	for _, d := range w.cteDefs[name] {
+		if w.probes(sw, d) {
+			r = true
+			break
+		}
+	}
+	w.cteMemo[name] = r
+	return r
 }
 
 // probesCatalog: a catalog relation other than the statistics views
