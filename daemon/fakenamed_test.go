@@ -27,7 +27,7 @@ func (fs *fakeServer) namedSession(c net.Conn, fr *pg.Framer) {
 		hold bool
 	}
 	portals := map[string]portal{}
-	inTx, failed, skipping := false, false, false
+	inTx, failed, skipping, copyIn := false, false, false, false
 	var out []byte
 	ran := func(sql string) {
 		fs.mu.Lock()
@@ -72,6 +72,10 @@ func (fs *fakeServer) namedSession(c net.Conn, fr *pg.Framer) {
 			return
 		}
 		switch {
+		case f[0] == "copy" && f[len(f)-1] == "stdin":
+			// CopyInResponse: text, no columns
+			out = append(out, 'G', 0, 0, 0, 7, 0, 0, 0)
+			copyIn = true
 		case strings.HasPrefix(f[0], "sqlfw_blocked_"):
 			fail(sqlstateSyntaxError, `syntax error at or near "`+strings.Fields(sql)[0]+`"`)
 		case f[0] == "fail":
@@ -139,6 +143,17 @@ func (fs *fakeServer) namedSession(c net.Conn, fr *pg.Framer) {
 			if err != nil || m == nil {
 				break
 			}
+			if copyIn {
+				// PostgreSQL ignores Sync and Flush during COPY FROM
+				// STDIN (CopyGetData); a simple Query's COPY ends with
+				// CopyDone.
+				if m[0] == pg.MsgCopyDone {
+					copyIn = false
+					complete("COPY 0")
+					out, _ = (&pgproto3.ReadyForQuery{TxStatus: status()}).Encode(out)
+				}
+				continue
+			}
 			if skipping && m[0] != pg.MsgSync {
 				continue
 			}
@@ -149,6 +164,9 @@ func (fs *fakeServer) namedSession(c net.Conn, fr *pg.Framer) {
 				fs.got = append(fs.got, string(q))
 				fs.mu.Unlock()
 				run(string(q))
+				if copyIn {
+					continue // ReadyForQuery after CopyDone
+				}
 				if !inTx {
 					// an implicit transaction
 					endTx()

@@ -61,8 +61,8 @@ var (
 	wantClient = wantTable(pg.MsgQuery, pg.MsgParse, pg.MsgFunctionCall, pg.MsgSync, pg.MsgBind, pg.MsgClose,
 		pg.MsgExecute, pg.MsgDescribe, pg.MsgFlush, pg.MsgTerminate, pg.MsgCopyDone) // Describe to CopyDone only to check their bodies (guard.go)
 	wantClientSkip   = wantAll()
-	wantServer       = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData, pg.MsgParameterStatus)
-	wantServerPoison = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData, pg.MsgParameterStatus, pg.MsgErrorResponse, pg.MsgParseComplete, pg.MsgCloseComplete)
+	wantServer       = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData, pg.MsgParameterStatus, pg.MsgCopyInResponse)
+	wantServerPoison = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData, pg.MsgParameterStatus, pg.MsgCopyInResponse, pg.MsgErrorResponse, pg.MsgParseComplete, pg.MsgCloseComplete)
 )
 
 func wantTable(types ...byte) *[256]bool {
@@ -724,6 +724,8 @@ func (s *pgSession) toClient() {
 				s.memoReady(st)
 			case pg.MsgParseComplete, pg.MsgCloseComplete:
 				s.memoComplete(msg[0])
+			case pg.MsgCopyInResponse:
+				s.memoCopyIn()
 			case pg.MsgBackendKeyData:
 				if s.cancelKey == "" {
 					s.cancelKey = string(msg[pg.HeaderLen:])

@@ -154,8 +154,14 @@ type memo struct {
 	qh            int
 	ready         uint64 // ReadyForQuery messages after startup
 	started       bool
-	free          []*stmtRec
-	scratch       []*stmtRec
+	// desync: the count of sync points may have run ahead (a Sync the
+	// server ignored during COPY FROM STDIN): set at a CopyInResponse, or
+	// when a completion comes for a message queued with a later batch than
+	// the server is answering. From then on an error settles what is
+	// pending as uncertain instead of dropping it.
+	desync  bool
+	free    []*stmtRec
+	scratch []*stmtRec
 	// unread is set once a text the engine could not judge fully (a parse
 	// error, a limit, an unconfirmed lexing state) that mentions PREPARE or
 	// DECLARE was let through: a name sqlfw does not know may then be
@@ -655,7 +661,12 @@ func (s *pgSession) memoComplete(typ byte) {
 	if typ == pg.MsgCloseComplete {
 		want = pendClose
 	}
-	for m.qh < len(m.q) && m.q[m.qh].batch <= m.ready {
+	if m.qh < len(m.q) && m.q[m.qh].batch > m.ready {
+		// Every Parse and Close sent is queued, so the one answered is;
+		// it is labelled with a later batch than it is in.
+		m.desync = true
+	}
+	for m.qh < len(m.q) && (m.desync || m.q[m.qh].batch <= m.ready) {
 		p := &m.q[m.qh]
 		switch p.kind {
 		case pendExec:
@@ -676,12 +687,37 @@ func (s *pgSession) memoComplete(typ byte) {
 	}
 }
 
+// memoCopyIn handles a CopyInResponse: the server ignores the Syncs the
+// client sends until CopyDone or CopyFail, and a client may send one, so
+// the count of sync points may run ahead from here on.
+func (s *pgSession) memoCopyIn() {
+	m := &s.memo
+	m.mu.Lock()
+	m.desync = true
+	m.mu.Unlock()
+}
+
 // memoError handles an ErrorResponse: the server skips the rest of the
 // batch.
 func (s *pgSession) memoError() {
 	m := &s.memo
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.desync {
+		// which batch failed is not known: whatever is pending may or
+		// may not have run
+		for m.qh < len(m.q) {
+			p := &m.q[m.qh]
+			switch p.kind {
+			case pendExec, pendQuery:
+				s.commitOps(p.ops, p.batch, true)
+			case pendParse:
+				s.commitParseUncertain(p)
+			}
+			m.pop()
+		}
+		return
+	}
 	first := true
 	for m.qh < len(m.q) && m.q[m.qh].batch <= m.ready {
 		p := &m.q[m.qh]

@@ -197,6 +197,18 @@ func TestVerdictMemory(t *testing.T) {
 			{send: [][]byte{q("prepare b as " + benign)}},
 			{send: [][]byte{q("execute b")}},
 		}, []string{benign}, nil},
+		{"a Sync ignored during COPY FROM STDIN does not lose a record", []step{
+			{send: [][]byte{q("copy t from stdin"), syncMsg, {pg.MsgCopyDone, 0, 0, 0, 4}}},
+			{send: [][]byte{parseMsg("s", denied), syncMsg}},
+			{send: [][]byte{bindMsg("", "nosuch"), syncMsg}, want: "26000"},
+			{enforce: true, send: [][]byte{bindMsg("", "s"), execMsg(""), syncMsg}, want: "blocked"},
+		}, nil, []string{denied}},
+		{"a Sync ignored during COPY FROM STDIN does not lose a PREPARE", []step{
+			{send: [][]byte{q("copy t from stdin"), syncMsg, {pg.MsgCopyDone, 0, 0, 0, 4}}},
+			{send: [][]byte{q("prepare p as " + denied)}},
+			{send: [][]byte{q("fail")}, want: "22012"},
+			{enforce: true, send: [][]byte{q("execute p")}, want: "blocked"},
+		}, nil, []string{denied}},
 		{"cursor declared before the switch", []step{
 			{send: [][]byte{q("begin")}},
 			{send: [][]byte{q("declare c cursor for select pg_read_file('/etc/passwd')")}},

@@ -249,10 +249,12 @@ func AppendBind(dst []byte, portal, stmt string) []byte {
 	return out
 }
 
-// Backend messages that complete a Parse and a Close.
+// Backend messages that complete a Parse and a Close, and that start COPY
+// FROM STDIN.
 const (
-	MsgParseComplete = '1'
-	MsgCloseComplete = '3'
+	MsgParseComplete  = '1'
+	MsgCloseComplete  = '3'
+	MsgCopyInResponse = 'G'
 )
 
 // ExecutePortal returns the portal name of an Execute message. It aliases
