@@ -156,6 +156,10 @@ func (fo *folder) fold(n *pg_query.Node, depth int) cval {
 		return fo.foldFunc(x.FuncCall, d)
 	case *pg_query.Node_SubLink:
 		return fo.foldSubLink(x.SubLink, d)
+	case *pg_query.Node_CollateClause:
+		// A collation orders strings; equality is the same under every
+		// deterministic one.
+		return fo.fold(x.CollateClause.Arg, d)
 	}
 	return unknownVal
 }
@@ -340,11 +344,19 @@ func (fo *folder) foldAExpr(e *pg_query.A_Expr, d int) cval {
 		}
 		return applyOp(op, l, r)
 	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
-		arr := e.Rexpr.GetAArrayExpr()
-		if arr == nil {
-			return unknownVal
+		all := e.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL
+		if arr := e.Rexpr.GetAArrayExpr(); arr != nil {
+			return fo.foldIn(op, e.Lexpr, arr.Elements, all, d)
 		}
-		return fo.foldIn(op, e.Lexpr, arr.Elements, e.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL, d)
+		// An array literal: = ANY('{1,2}'::int[]).
+		if tc := e.Rexpr.GetTypeCast(); tc != nil && tc.TypeName != nil && len(tc.TypeName.ArrayBounds) == 1 {
+			if lit := fo.fold(tc.Arg, d); lit.kind == cvStr {
+				if elems, ok := arrayLiteral(lit.str); ok {
+					return foldInVals(op, fo.fold(e.Lexpr, d), elems, all)
+				}
+			}
+		}
+		return unknownVal
 	case pg_query.A_Expr_Kind_AEXPR_IN:
 		items := e.Rexpr.GetList().GetItems()
 		if op == "<>" { // NOT IN is <> ALL
@@ -417,6 +429,43 @@ func not3(a cval) cval {
 		return boolVal(!a.b)
 	}
 	return a
+}
+
+// arrayLiteral reads a one-dimensional array literal of plain elements,
+// '{1,2,abc}' (no quotes, braces or backslashes inside; NULL is NULL).
+func arrayLiteral(s string) ([]cval, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' || strings.ContainsAny(s[1:len(s)-1], `{}"\\`) {
+		return nil, false
+	}
+	var out []cval
+	for _, e := range strings.Split(s[1:len(s)-1], ",") {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			return nil, false
+		}
+		if strings.EqualFold(e, "null") {
+			out = append(out, cval{kind: cvNull})
+			continue
+		}
+		out = append(out, cval{kind: cvStr, str: e})
+	}
+	return out, len(out) > 0
+}
+
+func foldInVals(op string, l cval, vals []cval, all bool) cval {
+	if l.kind == cvUnknown {
+		return unknownVal
+	}
+	acc := boolVal(all)
+	for _, v := range vals {
+		if all {
+			acc = and3(acc, applyOp(op, l, v))
+		} else {
+			acc = or3(acc, applyOp(op, l, v))
+		}
+	}
+	return acc
 }
 
 // foldIn folds x op ANY(items) (all=false) or x op ALL(items): IN lists,
@@ -627,9 +676,15 @@ func constSelect(n *pg_query.Node) *pg_query.SelectStmt {
 	s := n.GetSelectStmt()
 	if s == nil || s.Op != pg_query.SetOperation_SETOP_NONE || len(s.FromClause) > 0 ||
 		len(s.GroupClause) > 0 || s.HavingClause != nil || len(s.ValuesLists) > 0 ||
-		s.LimitCount != nil || s.LimitOffset != nil || s.WithClause != nil || s.IntoClause != nil ||
+		s.LimitOffset != nil || s.WithClause != nil || s.IntoClause != nil ||
 		len(s.TargetList) == 0 {
 		return nil
+	}
+	if s.LimitCount != nil { // LIMIT 1 keeps the one row
+		var fo folder
+		if v := fo.fold(s.LimitCount, 0); v.kind != cvNum || v.num < 1 {
+			return nil
+		}
 	}
 	for _, t := range s.TargetList {
 		if rt := t.GetResTarget(); rt == nil || containsSetReturning(rt.Val) {
@@ -741,6 +796,11 @@ func applyOp(op string, l, r cval) cval {
 			return cval{kind: cvBits, str: l.str + r.str}
 		}
 		return unknownVal
+	case "^@": // starts_with
+		if l.kind != cvStr {
+			return unknownVal
+		}
+		return boolVal(strings.HasPrefix(l.str, r.str))
 	case "~~", "!~~", "~~*", "!~~*": // LIKE and ILIKE by their operator names
 		if l.kind != cvStr || (strings.HasSuffix(op, "*") && (!isASCII(l.str) || !isASCII(r.str))) {
 			return unknownVal
@@ -1429,10 +1489,11 @@ func orArms(be *pg_query.BoolExpr, out []*pg_query.Node, depth int) []*pg_query.
 	return out
 }
 
-// complementary reports whether two arms of an OR are a two-valued test
-// and its negation on the same expression (x IS NULL / x IS NOT NULL,
-// x IS TRUE / x IS NOT TRUE, IS [NOT] DISTINCT FROM, P / NOT P for such a
-// test): one of them holds for every row, whatever x is.
+// complementary reports whether two arms of an OR are a test and its
+// negation on the same expressions: x IS NULL / x IS NOT NULL, x IS TRUE /
+// x IS NOT TRUE, IS [NOT] DISTINCT FROM (one of them holds for every row),
+// and P / NOT P, x = 5 / x <> 5, x < 5 / x >= 5 (for every row where x is
+// not NULL: counted as true, like x = x).
 func complementary(arms []*pg_query.Node) bool {
 	if len(arms) > 64 {
 		arms = arms[:64] // quadratic below; generated ORs are long but not this shape
@@ -1449,7 +1510,22 @@ func complementary(arms []*pg_query.Node) bool {
 
 func complements(a, b *pg_query.Node) bool {
 	if ne := a.GetBoolExpr(); ne != nil && ne.Boolop == pg_query.BoolExprType_NOT_EXPR && len(ne.Args) == 1 {
-		return twoValued(b) && sameExpr(ne.Args[0], b)
+		// P OR NOT P: true wherever P is not NULL (counted as true, like x = x).
+		return sameExpr(ne.Args[0], b)
+	}
+	if x, y := a.GetAExpr(), b.GetAExpr(); x != nil && y != nil && x.Kind == pg_query.A_Expr_Kind_AEXPR_OP && y.Kind == pg_query.A_Expr_Kind_AEXPR_OP && x.Lexpr != nil && y.Lexpr != nil {
+		// id = 5 OR id <> 5, id < 5 OR 5 <= id: a comparison and its negation.
+		neg := map[string]string{"=": "<>", "<>": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+		mirror := map[string]string{"=": "=", "<>": "<>", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+		ox, oy := opName(x.Name), opName(y.Name)
+		if n, ok := neg[ox]; ok {
+			if oy == n && sameExpr(x.Lexpr, y.Lexpr) && sameExpr(x.Rexpr, y.Rexpr) {
+				return true
+			}
+			if mirror[oy] == n && sameExpr(x.Lexpr, y.Rexpr) && sameExpr(x.Rexpr, y.Lexpr) {
+				return true
+			}
+		}
 	}
 	switch x := a.Node.(type) {
 	case *pg_query.Node_NullTest:
