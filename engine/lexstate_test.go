@@ -321,3 +321,28 @@ func BenchmarkVerdictRepeatedSJIS(b *testing.B) {
 		}
 	}
 }
+
+// FuzzJudgeLexState judges arbitrary bytes under each lexing state: no
+// panic, a deny always has a reason, and the cached verdict is the first.
+func FuzzJudgeLexState(f *testing.F) {
+	f.Add([]byte("SELECT 'x\\''; DELETE FROM t; --'"), uint8(1))
+	f.Add([]byte("SELECT E'\x95\\'; DELETE FROM t; --'"), uint8(2))
+	f.Add([]byte("DO $$ BEGIN PERFORM 'x\\''; DELETE FROM t; PERFORM 1 --'\n; END $$"), uint8(0))
+	f.Add([]byte("SELECT 'caf\xe9'"), uint8(3))
+	e, err := New(DefaultPolicy(), Options{CacheBytes: 1 << 20})
+	if err != nil {
+		f.Fatal(err)
+	}
+	states := []LexState{{}, {NonStandardStrings: true}, {ClientEncoding: "SJIS"}, {ClientEncoding: "LATIN1"},
+		{ClientEncoding: "GB18030", NonStandardStrings: true}, {ClientEncoding: "BIG5"}, {Unconfirmed: true}, {ClientEncoding: "JOHAB"}}
+	f.Fuzz(func(t *testing.T, sql []byte, st uint8) {
+		s := &Session{User: "fuzz", Lex: states[int(st)%len(states)]}
+		v := e.JudgePostgres(sql, s)
+		if v.Action.Denies() && v.Reason == "" {
+			t.Fatalf("%q under %+v: deny %s without a reason", sql, s.Lex, v.RuleID)
+		}
+		if again := e.JudgePostgres(sql, s); again != v {
+			t.Fatalf("%q under %+v: cached verdict %+v differs from first %+v", sql, s.Lex, again, v)
+		}
+	})
+}
