@@ -162,6 +162,9 @@ type memo struct {
 	desync  bool
 	free    []*stmtRec
 	scratch []*stmtRec
+	// opsBuf and nameBuf are toServer's scratch for a text's operations
+	opsBuf  []memoOp
+	nameBuf []byte
 	// unread is set once a text the engine could not judge fully (a parse
 	// error, a limit, an unconfirmed lexing state) that mentions PREPARE or
 	// DECLARE was let through: a name sqlfw does not know may then be
@@ -284,16 +287,19 @@ func (s *pgSession) refsVerdict(v engine.Verdict, ops, local []memoOp, eng *engi
 	for i := range ops {
 		op := &ops[i]
 		var cands []*stmtRec
+		m := &s.memo
+		m.nameBuf = append(m.nameBuf[:0], op.name...)
 		switch op.kind {
 		case engine.SQLExecute:
-			cands = s.stmtCands([]byte(op.name), batch)
+			cands = s.stmtCands(m.nameBuf, batch)
 		case engine.SQLFetch:
-			cands = s.portalCands([]byte(op.name), batch)
+			cands = s.portalCands(m.nameBuf, batch)
 		default:
 			continue
 		}
 		// copied: verdictOf may look names up again
-		cands = append([]*stmtRec(nil), cands...)
+		var buf [4]*stmtRec
+		cands = append(buf[:0], cands...)
 		for _, l := range local {
 			if l.name == op.name && l.inner != nil && l.stmt < op.stmt &&
 				(l.kind == engine.SQLPrepare) == (op.kind == engine.SQLExecute) {
@@ -423,7 +429,8 @@ func (s *pgSession) portalCands(name []byte, batch uint64) []*stmtRec {
 // memoOps turns a judged text's SQL-level operations into memoOps. The
 // PREPAREd and DECLAREd texts are cut from the text the engine judged,
 // which reads as is (engine.SQLOps).
-func memoOps(eng *engine.Engine, sql []byte, sess *engine.Session) (ops []memoOp, defines bool) {
+func memoOps(ops []memoOp, eng *engine.Engine, sql []byte, sess *engine.Session) ([]memoOp, bool) {
+	defines := false
 	all, sql := eng.SQLOps(sql, sess)
 	for _, o := range all {
 		op := memoOp{kind: o.Kind, name: o.Name, stmt: o.Stmt, hold: o.Hold}
@@ -457,7 +464,12 @@ func (s *pgSession) memoJudged(msg []byte, v engine.Verdict, eng *engine.Engine,
 	var ops []memoOp
 	defines := false
 	if v.SessionOps {
-		ops, defines = memoOps(eng, sql, &s.sess)
+		// in the scratch first: an EXECUTE or FETCH keeps nothing
+		ops, defines = memoOps(s.memo.opsBuf[:0], eng, sql, &s.sess)
+		s.memo.opsBuf = ops[:0]
+		if defines || msg[0] == pg.MsgParse {
+			ops = append([]memoOp(nil), ops...)
+		}
 	}
 	m := &s.memo
 	m.mu.Lock()

@@ -371,3 +371,31 @@ func TestBesideBounded(t *testing.T) {
 		t.Fatalf("a certain definition must replace the uncertain ones")
 	}
 }
+
+// BenchmarkMemoExecuteQuery measures what a repeated simple Query
+// "EXECUTE p(...)" costs beyond its cached verdict: the lookup of what it
+// runs.
+func BenchmarkMemoExecuteQuery(b *testing.B) {
+	fs := newFakeServer(b, cannedResult(1))
+	d, _ := startDaemon(b, fs.ln.Addr().String(), ModeEnforce)
+	s := &pgSession{d: d, db: d.dbs[0]}
+	s.initTiming()
+	s.memoReady(pg.TxIdle)
+	eng := s.db.engine.Load()
+	prep := q("PREPARE get_account (int) AS SELECT * FROM accounts WHERE id = $1")
+	s.memoJudged(prep, eng.JudgePostgres(prep[5:len(prep)-1], &s.sess), eng, 0)
+	s.memoReady(pg.TxIdle)
+	exec := q("EXECUTE get_account(42)")
+	sql := exec[5 : len(exec)-1]
+	v := eng.JudgePostgres(sql, &s.sess)
+	batch := s.memo.ready
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, blocked := s.memoJudged(exec, v, eng, batch); blocked {
+			b.Fatal("blocked")
+		}
+		s.memoReady(pg.TxIdle)
+		batch++
+	}
+}
