@@ -43,7 +43,14 @@ const (
 	unparsedSQL      = "SQL text in a body or string argument could not be parsed"
 	unparsedLanguage = "a body is in a language the engine cannot read"
 	unparsedDepth    = "code nested in strings deeper than 8 levels"
+	unparsedVolume   = "more code in strings than the engine analyses for one message (16 MiB)"
 )
+
+// maxCodeBytes bounds the code in strings analysed for one message, summed
+// over every body and SQL text and every reading of it: nesting multiplies
+// readings (lexstate.go reads code twice when backslashes make two readings
+// differ), and the cold path must stay bounded for any text.
+const maxCodeBytes = 16 << 20
 
 // msgState is what one message's earlier statements tell its later ones:
 // functions created in it (called later in the same message, their bodies
@@ -53,6 +60,21 @@ type msgState struct {
 	triggers      map[string][]string     // table name → trigger functions created on it
 	eventTriggers []string                // functions of event triggers
 	cursors       map[string]struct{}
+	codeBytes     int // code in strings analysed so far (maxCodeBytes)
+}
+
+// charge accounts for analysing n bytes of code in strings; beyond
+// maxCodeBytes the code is unparsed instead.
+func (w *walker) charge(n int) bool {
+	if w.msg == nil {
+		w.msg = &msgState{}
+	}
+	w.msg.codeBytes += n
+	if w.msg.codeBytes > maxCodeBytes {
+		w.setUnparsed(unparsedVolume)
+		return false
+	}
+	return true
 }
 
 // subWalker returns a walker for a statement nested one level deeper.
@@ -138,6 +160,9 @@ func (w *walker) doBody(body string) {
 // body, it is tried once more without what pg_query's parser cannot handle
 // but which runs no SQL (pgRewrite); if that fails too, it is unparsed.
 func (w *walker) plpgsqlBody(body string, create func(string) (string, bool)) {
+	if !w.charge(len(body)) {
+		return
+	}
 	w.measure(body)
 	text, ok := create(body)
 	if !ok {
@@ -497,6 +522,9 @@ func (w *walker) nestedSQL(text string) {
 		w.setUnparsed(unparsedSQL)
 		return
 	}
+	if !w.charge(len(text)) {
+		return
+	}
 	w.alsoOff(text, w.nestedSQL) // lexed when it runs (lexstate.go)
 	w.measure(text)
 	tree, err := pg_query.Parse(text)
@@ -601,6 +629,11 @@ func (w *walker) afterStatement(n *pg_query.Node, f *stmtFacts) {
 	m := w.msg
 	if m == nil {
 		return
+	}
+	if m.codeBytes > maxCodeBytes {
+		// Marked here too: a reading that alsoOff takes back must not
+		// take the mark with it.
+		f.unparsed = leastReason(f.unparsed, unparsedVolume)
 	}
 	switch s := n.GetNode().(type) {
 	case *pg_query.Node_DeclareCursorStmt:
@@ -850,6 +883,9 @@ func (w *walker) execArgs(n *pg_query.FuncCall) {
 					w.mergeTree(tree, later)
 				}
 			})
+			if !w.charge(len(text)) {
+				continue
+			}
 			w.measure(text)
 			tree, err := pg_query.Parse(text)
 			if err != nil || strings.IndexByte(text, 0) >= 0 {

@@ -214,7 +214,7 @@ func FuzzCodeInStrings(f *testing.F) {
 			f.Add(c.sql)
 		}
 	}
-	known := map[string]bool{"": true, unparsedPLpgSQL: true, unparsedSQL: true, unparsedLanguage: true, unparsedDepth: true}
+	known := map[string]bool{"": true, unparsedPLpgSQL: true, unparsedSQL: true, unparsedLanguage: true, unparsedDepth: true, unparsedVolume: true}
 	f.Fuzz(func(t *testing.T, sql string) {
 		a, b := analyze(sql), analyze(sql)
 		if len(a.stmts) != len(b.stmts) {
@@ -231,4 +231,22 @@ func FuzzCodeInStrings(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCodeVolumeBound: code in strings that multiplies under nesting (each
+// level read twice because of backslashes) is cut off by maxCodeBytes, and
+// the statement is unparsed, not judged on part of its code.
+func TestCodeVolumeBound(t *testing.T) {
+	s := "SELECT 'a\\b', '" + strings.Repeat("x", 1<<20) + "'"
+	for i := 0; i < 7; i++ {
+		tag := fmt.Sprintf("$t%d$", i)
+		s = "DO " + tag + " BEGIN PERFORM 'x\\y'; EXECUTE '" + strings.ReplaceAll(s, "'", "''") + "'; END " + tag
+	}
+	tf := analyze(s)
+	if tf.parseError {
+		t.Fatalf("parse error: %s", tf.parseReason)
+	}
+	if got := tf.stmts[0].unparsed; got != unparsedVolume {
+		t.Errorf("7 levels of 1 MiB with two readings each: unparsed = %q, want %q", got, unparsedVolume)
+	}
 }
