@@ -13,6 +13,12 @@ package discover
 //	net/tcp:  1: 0100007F:5F53 00000000:0000 0A ... 101 0 45803 1 ...   127.0.0.1:24403, inode 45803
 //	net/unix: 00000000f57af682: 00000002 00000000 00010000 0001 01 45804 /run/postgresql/.s.PGSQL.5432
 //	fd/7 -> socket:[45803]
+//
+// Where a server's fd/ links cannot be read (sqlfwd as an unprivileged
+// service user lacks the ptrace access they need), its TCP listeners are
+// the listening sockets owned by the server's user (the uid column of
+// net/tcp; the process's uid from status), and its unix sockets those named
+// the server's way (PostgreSQL's .s.PGSQL.<port> for one of its ports).
 
 import (
 	"bufio"
@@ -75,10 +81,11 @@ func Find(procRoot string) ([]Server, error) {
 	var out []Server
 	// Listening sockets by network namespace, read once per namespace.
 	type nsSockets struct {
-		tcp  map[uint64]netip.AddrPort
+		tcp  map[uint64]tcpListener
 		unix map[uint64]string
 	}
 	byNS := map[string]*nsSockets{}
+	claimed := map[uint32]bool{} // users whose sockets a server took by owner
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid <= 0 {
@@ -94,14 +101,15 @@ func Find(procRoot string) ([]Server, error) {
 		if !ok {
 			continue
 		}
-		inodes := socketInodes(filepath.Join(dir, "fd"))
-		if len(inodes) == 0 {
+		inodes, fdsOK := socketInodes(filepath.Join(dir, "fd"))
+		uid, uidOK := processUID(filepath.Join(dir, "status"))
+		if !fdsOK && !uidOK {
 			continue
 		}
 		ns, _ := os.Readlink(filepath.Join(dir, "ns", "net"))
 		socks := byNS[ns]
 		if socks == nil {
-			socks = &nsSockets{tcp: map[uint64]netip.AddrPort{}, unix: map[uint64]string{}}
+			socks = &nsSockets{tcp: map[uint64]tcpListener{}, unix: map[uint64]string{}}
 			for _, f := range []string{"tcp", "tcp6"} {
 				readTCPListeners(filepath.Join(dir, "net", f), socks.tcp)
 			}
@@ -109,13 +117,25 @@ func Find(procRoot string) ([]Server, error) {
 			byNS[ns] = socks
 		}
 		s := Server{Protocol: proto, PID: pid, Comm: name, OtherNetns: ns != "" && selfNS != "" && ns != selfNS}
-		for ino := range inodes {
-			if a, ok := socks.tcp[ino]; ok {
-				s.TCP = append(s.TCP, a)
+		if fdsOK {
+			for ino := range inodes {
+				if l, ok := socks.tcp[ino]; ok {
+					s.TCP = append(s.TCP, l.addr)
+				}
+				if p, ok := socks.unix[ino]; ok {
+					s.Unix = append(s.Unix, p)
+				}
 			}
-			if p, ok := socks.unix[ino]; ok {
-				s.Unix = append(s.Unix, p)
+		} else if !claimed[uid] {
+			// The first process of the user stands for its servers (its
+			// backends share the uid): one server per port.
+			claimed[uid] = true
+			for _, byPort := range byOwner(socks.tcp, socks.unix, uid, proto) {
+				srv := s
+				srv.TCP, srv.Unix = byPort.tcp, byPort.unix
+				out = append(out, srv)
 			}
+			continue
 		}
 		if len(s.TCP)+len(s.Unix) == 0 {
 			continue // a backend or helper process: its sockets are not listeners
@@ -125,19 +145,85 @@ func Find(procRoot string) ([]Server, error) {
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Protocol != out[j].Protocol {
-			return out[i].Protocol < out[j].Protocol
+		a, b := out[i], out[j]
+		if a.Protocol != b.Protocol {
+			return a.Protocol < b.Protocol
 		}
-		return out[i].PID < out[j].PID
+		if a.PID != b.PID {
+			return a.PID < b.PID
+		}
+		return len(a.TCP) > 0 && len(b.TCP) > 0 && a.TCP[0].Port() < b.TCP[0].Port()
 	})
 	return out, nil
 }
 
-// socketInodes reads the socket inodes a process holds open.
-func socketInodes(fdDir string) map[uint64]struct{} {
+// byOwner is the fallback without fd links: the TCP listeners the server's
+// user owns, grouped by port, each with the unix socket named the server's
+// way for that port.
+func byOwner(tcp map[uint64]tcpListener, unix map[uint64]string, uid uint32, proto Protocol) []portListeners {
+	byPort := map[uint16]*portListeners{}
+	var ports []uint16
+	for _, l := range tcp {
+		if l.uid != uid {
+			continue
+		}
+		p := byPort[l.addr.Port()]
+		if p == nil {
+			p = &portListeners{}
+			byPort[l.addr.Port()] = p
+			ports = append(ports, l.addr.Port())
+		}
+		p.tcp = append(p.tcp, l.addr)
+	}
+	if proto == Postgres {
+		for _, path := range unix {
+			port, ok := strings.CutPrefix(filepath.Base(path), ".s.PGSQL.")
+			if n, err := strconv.ParseUint(port, 10, 16); ok && err == nil && byPort[uint16(n)] != nil {
+				byPort[uint16(n)].unix = append(byPort[uint16(n)].unix, path)
+			}
+		}
+	}
+	sort.Slice(ports, func(i, j int) bool { return ports[i] < ports[j] })
+	out := make([]portListeners, 0, len(ports))
+	for _, p := range ports {
+		l := byPort[p]
+		sort.Slice(l.tcp, func(i, j int) bool { return l.tcp[i].String() < l.tcp[j].String() })
+		sort.Strings(l.unix)
+		out = append(out, *l)
+	}
+	return out
+}
+
+type portListeners struct {
+	tcp  []netip.AddrPort
+	unix []string
+}
+
+// processUID reads the real uid from a status file.
+func processUID(path string) (uint32, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0, false
+			}
+			u, err := strconv.ParseUint(f[0], 10, 32)
+			return uint32(u), err == nil
+		}
+	}
+	return 0, false
+}
+
+// socketInodes reads the socket inodes a process holds open; ok is false
+// when its fd directory cannot be read.
+func socketInodes(fdDir string) (map[uint64]struct{}, bool) {
 	ents, err := os.ReadDir(fdDir)
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	out := map[uint64]struct{}{}
 	for _, e := range ents {
@@ -151,10 +237,16 @@ func socketInodes(fdDir string) map[uint64]struct{} {
 			}
 		}
 	}
-	return out
+	return out, true
 }
 
-func readTCPListeners(path string, into map[uint64]netip.AddrPort) {
+// tcpListener is one listening socket of net/tcp.
+type tcpListener struct {
+	addr netip.AddrPort
+	uid  uint32
+}
+
+func readTCPListeners(path string, into map[uint64]tcpListener) {
 	f, err := os.Open(path)
 	if err != nil {
 		return
@@ -176,8 +268,8 @@ func readUnixListeners(path string, into map[uint64]string) {
 const tcpListen = "0A"
 
 // parseTCP reads net/tcp or net/tcp6 and adds every listening socket's
-// inode and local address. Malformed lines are skipped.
-func parseTCP(r io.Reader, into map[uint64]netip.AddrPort) error {
+// inode, local address and owner. Malformed lines are skipped.
+func parseTCP(r io.Reader, into map[uint64]tcpListener) error {
 	sc := bufio.NewScanner(r)
 	sc.Scan() // header
 	for sc.Scan() {
@@ -193,7 +285,11 @@ func parseTCP(r io.Reader, into map[uint64]netip.AddrPort) error {
 		if err != nil || ino == 0 {
 			continue
 		}
-		into[ino] = ap
+		uid, err := strconv.ParseUint(f[7], 10, 32)
+		if err != nil {
+			continue
+		}
+		into[ino] = tcpListener{addr: ap, uid: uint32(uid)}
 	}
 	return sc.Err()
 }

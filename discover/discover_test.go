@@ -17,6 +17,8 @@ type proc struct {
 	comm   string
 	inodes []int
 	netns  string
+	uid    int
+	noFDs  bool // fd/ unreadable: the owner fallback
 }
 
 const tcpHeader = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
@@ -40,10 +42,13 @@ func buildProc(t *testing.T, procs []proc, tcp, tcp6, unix string) string {
 		mk(filepath.Join(dir, "net", "tcp"), tcpHeader+tcp)
 		mk(filepath.Join(dir, "net", "tcp6"), tcpHeader+tcp6)
 		mk(filepath.Join(dir, "net", "unix"), unixHeader+unix)
-		os.MkdirAll(filepath.Join(dir, "fd"), 0o755)
-		os.Symlink("/dev/null", filepath.Join(dir, "fd", "0"))
-		for i, ino := range p.inodes {
-			os.Symlink(fmt.Sprintf("socket:[%d]", ino), filepath.Join(dir, "fd", strconv.Itoa(i+3)))
+		mk(filepath.Join(dir, "status"), fmt.Sprintf("Name:\t%s\nUid:\t%d\t%d\t%d\t%d\n", p.comm, p.uid, p.uid, p.uid, p.uid))
+		if !p.noFDs {
+			os.MkdirAll(filepath.Join(dir, "fd"), 0o755)
+			os.Symlink("/dev/null", filepath.Join(dir, "fd", "0"))
+			for i, ino := range p.inodes {
+				os.Symlink(fmt.Sprintf("socket:[%d]", ino), filepath.Join(dir, "fd", strconv.Itoa(i+3)))
+			}
 		}
 		os.MkdirAll(filepath.Join(dir, "ns"), 0o755)
 		ns := p.netns
@@ -81,6 +86,33 @@ func TestFindFixture(t *testing.T) {
 		{Protocol: MySQL, PID: 20, Comm: "mariadbd", TCP: []netip.AddrPort{netip.MustParseAddrPort("0.0.0.0:3306")}, Unix: []string{"/run/mysqld/mysqld.sock"}},
 		{Protocol: MySQL, PID: 40, Comm: "mysqld", TCP: []netip.AddrPort{netip.MustParseAddrPort("0.0.0.0:3306")}, OtherNetns: true},
 		{Protocol: Postgres, PID: 10, Comm: "postgres", TCP: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:5432"), netip.MustParseAddrPort("[::1]:5432")}, Unix: []string{"/run/postgresql/.s.PGSQL.5432"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+// Without fd links (an unprivileged sqlfwd) a server's listeners are those
+// its user owns, one server per port, with PostgreSQL's socket of that port.
+func TestFindByOwner(t *testing.T) {
+	tcp := "   0: 0100007F:1538 00000000:0000 0A 00000000:00000000 00:00000000 00000000   101        0 100 1 0000000000000000 100 0 0 10 0\n" +
+		"   1: 0100007F:1539 00000000:0000 0A 00000000:00000000 00:00000000 00000000   101        0 110 1 0000000000000000 100 0 0 10 0\n" +
+		"   2: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 300 1 0000000000000000 100 0 0 10 0\n"
+	unix := "00000000f57af682: 00000002 00000000 00010000 0001 01 103 /run/postgresql/.s.PGSQL.5432\n" +
+		"00000000f57af683: 00000002 00000000 00010000 0001 01 113 /run/postgresql/.s.PGSQL.5433\n" +
+		"00000000f57af684: 00000002 00000000 00010000 0001 01 114 /tmp/.s.PGSQL.9999\n"
+	root := buildProc(t, []proc{
+		{pid: 10, comm: "postgres", uid: 101, noFDs: true},
+		{pid: 12, comm: "postgres", uid: 101, noFDs: true}, // a backend of the same user
+		{pid: 30, comm: "nginx", uid: 0, noFDs: true},
+	}, tcp, "", unix)
+	got, err := Find(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Server{
+		{Protocol: Postgres, PID: 10, Comm: "postgres", TCP: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:5432")}, Unix: []string{"/run/postgresql/.s.PGSQL.5432"}},
+		{Protocol: Postgres, PID: 10, Comm: "postgres", TCP: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:5433")}, Unix: []string{"/run/postgresql/.s.PGSQL.5433"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)

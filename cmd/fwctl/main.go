@@ -30,6 +30,7 @@ commands:
   connections  the open sessions: client, process, user, verdicts
   check     judge statements with a policy, without a daemon
   policy    validate a policy file, or print the default policy
+  config    validate a sqlfwd configuration file and its policies
   learn     record a running sqlfwd's statements as an allowlist
   mode      switch a running sqlfwd's mode live
   reload    make a running sqlfwd reload its policies
@@ -56,6 +57,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return check(args[1:], stdout, stderr)
 	case "policy":
 		return policyCmd(args[1:], stdout, stderr)
+	case "config":
+		return configCmd(args[1:], stdout, stderr)
 	case "learn":
 		return learn(args[1:], stdout, stderr)
 	case "mode":

@@ -10,6 +10,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -66,6 +68,7 @@ func run(args []string, stderr io.Writer) int {
 		metrics    = fs.String("metrics-listen", "", "serve Prometheus metrics on `host:port` (e.g. 127.0.0.1:9187; default off)")
 		statsWin   = fs.Duration("stats-window", 0, "reporting window of fwctl stats (default 10s)")
 		showVer    = fs.Bool("version", false, "print the version and exit")
+		checkCfg   = fs.Bool("check-config", false, "check the configuration and the policies it names, print the result and exit (0 valid, 2 not)")
 	)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -203,6 +206,14 @@ func run(args []string, stderr io.Writer) int {
 	}
 
 	d, err := daemon.New(cfg, log, version)
+	if *checkCfg {
+		if err != nil {
+			fmt.Fprintln(stderr, "sqlfwd: configuration not valid:", err)
+			return 2
+		}
+		fmt.Fprintf(stderr, "sqlfwd: configuration valid (%d databases)\n", len(cfg.Databases))
+		return 0
+	}
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
@@ -219,9 +230,14 @@ func run(args []string, stderr io.Writer) int {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	s := <-sig
+	cfgSum := fileSum(*configPath)
 	for s == syscall.SIGHUP {
 		// a bad policy file keeps the old policies; Reload logs why
 		sdn.reloading()
+		if sum := fileSum(*configPath); sum != cfgSum {
+			log.Warn("the configuration file changed: policies are reloaded now; databases, listeners, interception and the other settings change only when sqlfwd restarts", "config", *configPath)
+			cfgSum = sum
+		}
 		if err := d.Reload(); err != nil {
 			sdn.reloaded("reload failed, old policies kept: " + err.Error())
 		} else {
@@ -266,4 +282,17 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// fileSum is the SHA-256 of a file, "" when there is none (or no path).
+func fileSum(path string) string {
+	if path == "" {
+		return ""
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
