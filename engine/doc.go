@@ -3,7 +3,9 @@
 // It is pure: SQL text and a Session go in, a Verdict comes out; it opens no
 // sockets, reads no files after start-up and never looks at a clock (time
 // windows and rate limits use Session.At, which the caller fills).
-// JudgePostgres measures the text lexically (bytes, list sizes, nesting,
+// JudgePostgres first turns the text into what the server lexes under the
+// session's Lex state (client encoding, standard_conforming_strings;
+// lexstate.go), then measures it lexically (bytes, list sizes, nesting,
 // comment tricks), parses it with pg_query (PostgreSQL's own parser), walks
 // the whole tree to collect facts per statement (kinds, DDL verb and object,
 // tables read and written, columns, functions, COPY ends, always-true

@@ -73,6 +73,12 @@ func (e *Engine) Learner() *Learner { return e.learner.Load() }
 // judges: call Learn only for texts that are not judged.
 func (e *Engine) Learn(sql []byte, s *Session) {
 	if l := e.learner.Load(); l != nil {
+		if s != nil && !s.Lex.readsAsIs() {
+			var ok bool
+			if sql, _, ok = e.lexRead(sql, &s.Lex); !ok {
+				return // the text cannot be read as the server reads it
+			}
+		}
 		l.record(e.facts(sql), string(sql), s)
 	}
 }
