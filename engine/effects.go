@@ -918,6 +918,9 @@ func (w *walker) visitEffects(m any) {
 		}
 	case *pg_query.LoadStmt:
 		f.effects |= effLoadsCode
+	case *pg_query.CreateTableSpaceStmt:
+		// The server creates its directories under the location given.
+		f.effects |= effWritesServerFile
 	case *pg_query.CreatePLangStmt:
 		// A language with its own handler: CREATE TRUSTED LANGUAGE x
 		// HANDLER plperlu_call_handler hands an untrusted language to every

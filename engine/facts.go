@@ -292,6 +292,7 @@ func treeFacts(tree *pg_query.ParseResult, lex lexStats) *textFacts {
 	tf := &textFacts{stmts: make([]stmtFacts, 0, len(tree.Stmts)), lex: lex}
 	var w walker
 	var prev kindSet
+	var slept float64
 	for _, raw := range tree.Stmts {
 		f := w.statement(raw.GetStmt())
 		f.loc, f.length = raw.StmtLocation, raw.StmtLen
@@ -303,10 +304,16 @@ func treeFacts(tree *pg_query.ParseResult, lex lexStats) *textFacts {
 		if f.kind != kindSelect || len(f.tables) > 0 {
 			prev |= 1 << f.kind
 		}
-		// A sleep stacked after another statement tells an injection's
-		// author that stacking works, and how long the first one took.
-		if len(tf.stmts) > 0 && f.sleeps() {
+		// A sleep stacked after an application statement tells an
+		// injection's author that stacking works, and how long the first
+		// one took.
+		if f.prevKinds&^(1<<kindTransaction|1<<kindSetStmt) != 0 && f.sleeps() {
 			f.timeProbe = true
+		}
+		// Sleeps of one message add up: five lone pg_sleep(5) are 25 s.
+		slept += f.sleepSeconds
+		if slept > longSleepSeconds {
+			f.effects |= effLongSleep
 		}
 		tf.stmts = append(tf.stmts, f)
 	}
