@@ -42,7 +42,10 @@ import (
 //
 // Every line goes as a simple Query and, when the engine counts at most one
 // statement in it, also through the extended protocol (Parse/Bind/Execute),
-// each on a connection of its own.
+// each on a connection of its own. A line with a session column goes once
+// more after the identical text was sent in a default session, so that a
+// verdict cached for the default reading cannot serve the line's session;
+// only the log lines of the second backend count for it.
 func TestAdversarialE2E(t *testing.T) {
 	needSqlfwd(t)
 	needBinary(t)
@@ -107,6 +110,9 @@ func TestAdversarialE2E(t *testing.T) {
 	var nDeny, nAllow, nUnreachable int
 	for _, s := range sends {
 		lines := logged[s.marker]
+		if s.warm {
+			lines = linesOf(lines, s.pid)
+		}
 		if s.c.denied() {
 			if len(lines) > 0 {
 				t.Errorf("%s: denied line reached PostgreSQL (%s): %s\n  expect: %s\n  client: %s\n  server log:\n    %s",
@@ -351,6 +357,11 @@ type advSend struct {
 	text   string // the line with its marker
 	marker string
 	copyIn bool // COPY … FROM STDIN: sent with the copy sub-protocol
+	// warm: the text goes first through a connection in the default
+	// session, then in the line's session; only the server log lines of
+	// the second connection's backend (pid) count.
+	warm bool
+	pid  uint32
 
 	setupErr string // a failed setup statement of a pipelined send
 	// unreachable says why the session the line asks for cannot be set up
@@ -423,6 +434,14 @@ func planSends(t *testing.T, cases []*advCase, run string) ([]*advSend, []string
 			}
 			sends = append(sends, &advSend{c: c, sess: sess, proto: proto, text: text, marker: m,
 				copyIn: copyFromStdin.MatchString(c.sql)})
+			if proto == "simple" && len(sess.setup) > 0 && strings.HasPrefix(text, "/* ") {
+				// The same text once more, first in a default session: its
+				// verdict there is cached, and the line's session must not
+				// be served from that cache.
+				w := fmt.Sprintf("sqlfwadv_%s_%dw", run, i)
+				sends = append(sends, &advSend{c: c, sess: sess, proto: "simple, after the same text in a default session",
+					text: strings.Replace(text, m, w, 1), marker: w, warm: true, copyIn: copyFromStdin.MatchString(c.sql)})
+			}
 		}
 	}
 	return sends, skipped
@@ -460,12 +479,29 @@ func (s *advSend) send(parent context.Context, addr string) {
 	if s.sess.user != "" {
 		user = s.sess.user
 	}
+	if s.warm {
+		w, err := pgconn.Connect(ctx, dsn(host, p, user, ""))
+		if err != nil {
+			s.note(fmt.Errorf("connecting for the default-session send: %w", err))
+			return
+		}
+		if !s.c.denied() {
+			w.Exec(ctx, "BEGIN").ReadAll()
+		}
+		if s.copyIn {
+			w.CopyFrom(ctx, strings.NewReader(""), s.text)
+		} else {
+			w.Exec(ctx, s.text).ReadAll()
+		}
+		w.Close(context.Background())
+	}
 	conn, err := pgconn.Connect(ctx, dsn(host, p, user, ""))
 	if err != nil {
 		s.note(fmt.Errorf("connecting: %w", err))
 		return
 	}
 	defer conn.Close(context.Background())
+	s.pid = conn.PID()
 	if !s.sess.pipelined {
 		for _, q := range s.sess.setup {
 			if _, err := conn.Exec(ctx, q).ReadAll(); err != nil {
@@ -705,6 +741,19 @@ func setupRoles(t *testing.T, cases []*advCase) {
 	}
 }
 
+// linesOf keeps the log lines of backend pid (log_line_prefix '%m [%p] ',
+// scripts/pg.sh).
+func linesOf(lines []string, pid uint32) []string {
+	tag := fmt.Sprintf(" [%d] ", pid)
+	var out []string
+	for _, l := range lines {
+		if strings.Contains(l, tag) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // serverLogMarkers waits until PostgreSQL has logged a sentinel sent after
 // every send, then returns the log lines holding each marker of this run.
 func serverLogMarkers(t *testing.T, run string) map[string][]string {
@@ -727,7 +776,7 @@ func serverLogMarkers(t *testing.T, run string) map[string][]string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	re := regexp.MustCompile(`sqlfwadv_` + run + `_[0-9]+[se]`)
+	re := regexp.MustCompile(`sqlfwadv_` + run + `_[0-9]+[sew]`)
 	out := map[string][]string{}
 	for _, line := range strings.Split(string(log), "\n") {
 		for _, m := range re.FindAllString(line, -1) {
