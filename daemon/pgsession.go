@@ -408,6 +408,9 @@ func (s *pgSession) toServer() {
 				break
 			}
 			typ := msg[0]
+			if !s.skipping || typ == pg.MsgSync {
+				s.memoTrack(typ) // prepared.go: a Query the server may skip
+			}
 			if s.skipping {
 				if typ == pg.MsgSync {
 					s.skipping = false

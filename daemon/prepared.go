@@ -155,9 +155,10 @@ type memo struct {
 	ready         uint64 // ReadyForQuery messages after startup
 	started       bool
 	// desync: the count of sync points may have run ahead (a Sync the
-	// server ignored during COPY FROM STDIN): set at a CopyInResponse, or
-	// when a completion comes for a message queued with a later batch than
-	// the server is answering. From then on an error settles what is
+	// server ignored during COPY FROM STDIN, a Query it skipped after an
+	// error): set at a CopyInResponse, at a Query inside an open extended
+	// batch (memoTrack), or when a completion comes for a message queued
+	// with a later batch than the server is answering. From then on an error settles what is
 	// pending as uncertain instead of dropping it.
 	desync  bool
 	free    []*stmtRec
@@ -165,6 +166,9 @@ type memo struct {
 	// opsBuf and nameBuf are toServer's scratch for a text's operations
 	opsBuf  []memoOp
 	nameBuf []byte
+	// extOpen: an extended-protocol message was sent since the last Sync
+	// (toServer's)
+	extOpen bool
 	// unread is set once a text the engine could not judge fully (a parse
 	// error, a limit, an unconfirmed lexing state) that mentions PREPARE or
 	// DECLARE was let through: a name sqlfw does not know may then be
@@ -696,6 +700,27 @@ func (s *pgSession) memoComplete(typ byte) {
 			return
 		}
 		return // out of step; ReadyForQuery settles it
+	}
+}
+
+// memoTrack follows the client's extended-protocol batches. A Query or
+// FunctionCall sent while one is open (no Sync since its last message) is
+// skipped by the server if an earlier message of the batch failed, and
+// then answers no ReadyForQuery: the count of sync points may run ahead.
+// No client library does this.
+func (s *pgSession) memoTrack(typ byte) {
+	m := &s.memo
+	switch typ {
+	case pg.MsgSync:
+		m.extOpen = false
+	case pg.MsgParse, pg.MsgBind, pg.MsgExecute, pg.MsgClose, pg.MsgDescribe:
+		m.extOpen = true
+	case pg.MsgQuery, pg.MsgFunctionCall:
+		if m.extOpen {
+			m.mu.Lock()
+			m.desync = true
+			m.mu.Unlock()
+		}
 	}
 }
 

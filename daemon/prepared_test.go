@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -397,5 +399,105 @@ func BenchmarkMemoExecuteQuery(b *testing.B) {
 		}
 		s.memoReady(pg.TxIdle)
 		batch++
+	}
+}
+
+// TestVerdictMemoryRandom runs random sessions against the fake server in
+// monitor mode (Parse, Close, SQL PREPARE and DEALLOCATE, PREPARE through
+// the extended protocol, errors, Syncs anywhere, pipelined in one write),
+// switches to enforce and uses every name: the server must never run the
+// denied text, whatever it holds. Over-remembering (a benign use blocked
+// after an uncertain outcome) is allowed; running a denied text is not.
+func TestVerdictMemoryRandom(t *testing.T) {
+	fs := newFakeServer(t, cannedResult(1))
+	fs.named = true
+	d, addr := startDaemon(t, fs.ln.Addr().String(), ModeMonitor)
+	names := []string{"", "a", "b"}
+	texts := []string{denied, benign, "select 2"}
+	rng := rand.New(rand.NewSource(10))
+	var log []string
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the last session was\n%s", strings.Join(log, "\n"))
+		}
+	})
+	for seq := 0; seq < 300; seq++ {
+		if err := d.SetMode("t", ModeMonitor); err != nil {
+			t.Fatal(err)
+		}
+		rc := dialRaw(t, addr)
+		rc.startup()
+		log = log[:0]
+		var b []byte
+		syncs := 0
+		// flush sends the batch and reads up to the answer to a sentinel
+		// Query sent after it: a Query inside an extended batch gets no
+		// answer when the server skips it after an error.
+		flush := func() {
+			sentinel := fmt.Sprintf("sentinel %d", len(log))
+			rc.write(append(append(b, syncMsg...), q(sentinel)...))
+			for done := false; !done; {
+				for _, m := range rc.readUntilReady() {
+					if m[0] == 'C' && strings.HasPrefix(string(m[5:]), sentinel+"\x00") {
+						done = true
+					}
+				}
+			}
+			b, syncs = b[:0], 0
+		}
+		for i := 0; i < 12; i++ {
+			name, text := names[rng.Intn(len(names))], texts[rng.Intn(len(texts))]
+			switch rng.Intn(9) {
+			case 0, 1:
+				b = append(b, parseMsg(name, text)...)
+				log = append(log, fmt.Sprintf("Parse(%q, %q)", name, text))
+			case 2:
+				b = append(b, closeMsg('S', name)...)
+				log = append(log, fmt.Sprintf("Close(%q)", name))
+			case 3:
+				b = append(b, bindMsg("", "nosuch")...)
+				log = append(log, "Bind(nosuch)")
+			case 4:
+				if name != "" {
+					b, syncs = append(b, q("prepare "+name+" as "+text)...), syncs+1
+					log = append(log, fmt.Sprintf("Query(prepare %s as %s)", name, text))
+				}
+			case 5:
+				if name != "" {
+					b, syncs = append(b, q("deallocate "+name)...), syncs+1
+					log = append(log, "Query(deallocate "+name+")")
+				}
+			case 6:
+				if name != "" {
+					b = append(b, parseMsg("", "prepare "+name+" as "+text)...)
+					b = append(b, bindMsg("", "")...)
+					b = append(b, execMsg("")...)
+					log = append(log, fmt.Sprintf("Parse/Bind/Execute(prepare %s as %s)", name, text))
+				}
+			case 7:
+				b, syncs = append(b, syncMsg...), syncs+1
+				log = append(log, "Sync")
+			case 8:
+				log = append(log, "(read)")
+				flush()
+			}
+		}
+		flush()
+		if err := d.SetMode("t", ModeEnforce); err != nil {
+			t.Fatal(err)
+		}
+		fs.resetRan()
+		for _, name := range names {
+			rc.write(append(append(bindMsg("", name), execMsg("")...), syncMsg...))
+			rc.readUntilReady()
+			if name != "" {
+				rc.write(q("execute " + name))
+				rc.readUntilReady()
+			}
+		}
+		if fs.ranText(denied) {
+			t.Fatalf("sequence %d: after the switch the server ran the denied text; the session was\n%s", seq, strings.Join(log, "\n"))
+		}
+		rc.c.Close()
 	}
 }
