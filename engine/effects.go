@@ -423,6 +423,20 @@ func (w *walker) regprocName(s string) {
 	}
 }
 
+// namesFunction reports whether a cast reads its constant as a function
+// name (regproc, regprocedure): the facts then depend on the value, so such
+// a constant is not inert for the shape cache (shape.go).
+func namesFunction(tc *pg_query.TypeCast) bool {
+	if tc == nil || tc.TypeName == nil || len(tc.TypeName.Names) == 0 {
+		return false
+	}
+	switch strings.ToLower(tc.TypeName.Names[len(tc.TypeName.Names)-1].GetString_().GetSval()) {
+	case "regproc", "regprocedure":
+		return true
+	}
+	return false
+}
+
 // splitQualified splits a.b."C" into its parts, unquoting quoted ones and
 // lower-casing the others, as PostgreSQL reads an identifier.
 func splitQualified(s string) []string {

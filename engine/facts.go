@@ -467,12 +467,9 @@ func (w *walker) visit(m any) {
 		w.execArgs(n) // body.go: functions that run their text argument
 		w.call(n)
 	case *pg_query.TypeCast:
-		if tn := n.TypeName; tn != nil && len(tn.Names) > 0 {
-			switch strings.ToLower(tn.Names[len(tn.Names)-1].GetString_().GetSval()) {
-			case "regproc", "regprocedure":
-				if s, k := constValue(n.Arg); k == constValue_ {
-					w.regprocName(s)
-				}
+		if namesFunction(n) {
+			if s, k := constValue(n.Arg); k == constValue_ {
+				w.regprocName(s)
 			}
 		}
 	case *pg_query.CaseExpr, *pg_query.BoolExpr, *pg_query.CoalesceExpr:

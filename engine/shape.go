@@ -309,8 +309,8 @@ func inertLiterals(tree *pg_query.ParseResult, text string, spans []litSpan) boo
 	for _, row := range sel.ValuesLists {
 		for _, it := range row.GetList().GetItems() {
 			c := it.GetAConst()
-			if c == nil {
-				c = it.GetTypeCast().GetArg().GetAConst()
+			if tc := it.GetTypeCast(); c == nil && !namesFunction(tc) {
+				c = tc.GetArg().GetAConst()
 			}
 			if c != nil {
 				at[c.Location] = c
