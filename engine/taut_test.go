@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v5"
 )
@@ -284,4 +286,43 @@ func TestUnfilteredWrites(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzFold: folding any condition the parser accepts terminates without a
+// panic, and a condition that folds to a constant agrees with alwaysTrue.
+func FuzzFold(f *testing.F) {
+	for _, s := range []string{
+		"1 = 1", "'t'::bool", "1 IN (1, NULL)", "2 BETWEEN SYMMETRIC 3 AND 1", "'abc' SIMILAR TO '(a|b)%'",
+		"'a%' LIKE 'a!%' ESCAPE '!'", "substr('abcdef', -5, 3) = 'a'", "left('abc', -9) = ''", "repeat('x', 1e300) = 'x'",
+		"chr(1114111) = 'x'", "CASE 1 WHEN 1 THEN true END", "COALESCE(NULL, x = 1)", "x IS NULL OR x IS NOT NULL",
+		"id = 5 OR id <> 5", "1 = ANY('{1,NULL}'::int[])", "(SELECT 1 LIMIT 1) = 1", "B'1' || X'F' = B'11111'",
+		"10 ^ 400 > 1", "GREATEST(1, 'a') = 1", "a = NULL OR NULL IS NULL",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, cond string) {
+		if strings.IndexByte(cond, 0) >= 0 || !utf8.ValidString(cond) {
+			return
+		}
+		tree, err := pg_query.Parse("SELECT 1 FROM t WHERE " + cond)
+		if err != nil || len(tree.Stmts) != 1 {
+			return
+		}
+		sel := tree.Stmts[0].GetStmt().GetSelectStmt()
+		if sel == nil || sel.WhereClause == nil {
+			return
+		}
+		w := sel.WhereClause
+		var fo folder
+		v := asBool(fo.fold(w, 0))
+		at := alwaysTrue(w, 0)
+		if v.kind == cvBool && v.b && !at {
+			t.Fatalf("%s folds to true but is not always true", cond)
+		}
+		if v.kind == cvBool && !v.b && at && !fo.sawNullEq {
+			t.Fatalf("%s folds to false but is always true", cond)
+		}
+		orTautology(w, 0)
+		unfilteredWhere(w, &pg_query.RangeVar{Relname: "t"})
+	})
 }
