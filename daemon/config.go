@@ -39,6 +39,9 @@ type Config struct {
 	// own user (the socket becomes 0660, owned by the group).
 	ControlGroup string        `yaml:"control_group"`
 	DrainTimeout time.Duration `yaml:"drain_timeout"`
+	// MaxClientConnections bounds the client connections of all databases
+	// together (0: no bound).
+	MaxClientConnections int `yaml:"max_client_connections"`
 	// MaxBufferedBytes bounds the memory all sessions together may hold
 	// beyond their relay buffers for client messages being read whole to be
 	// judged (default 256 MiB). A session that would exceed it waits up to
@@ -162,6 +165,14 @@ type Database struct {
 	// 08006 error instead of a wait without end.
 	ServerReplyTimeout time.Duration `yaml:"server_reply_timeout"`
 	AuthTimeout        time.Duration `yaml:"auth_timeout"`
+	// MaxConnections bounds this database's client connections (0: no
+	// bound); more get FATAL 53300, as PostgreSQL answers beyond its own.
+	MaxConnections int `yaml:"max_connections"`
+	// IdleTimeout closes a session idle outside a transaction this long,
+	// IdleInTransactionTimeout one idle inside a transaction (0: never),
+	// with PostgreSQL's own errors (57P05, 25P03).
+	IdleTimeout              time.Duration `yaml:"idle_timeout"`
+	IdleInTransactionTimeout time.Duration `yaml:"idle_in_transaction_timeout"`
 	// PolicyCacheBytes bounds the engine's cache of analysed statements.
 	PolicyCacheBytes int64 `yaml:"policy_cache_bytes"`
 }

@@ -41,6 +41,9 @@ type Daemon struct {
 	sleep func(time.Duration)
 	// budget bounds the message memory of all sessions (guard.go).
 	budget *bufferBudget
+	// clients counts client connections of all databases, for
+	// max_client_connections (guard.go).
+	clients atomic.Int64
 
 	// reloadMu serialises reloads and learner changes.
 	reloadMu sync.Mutex

@@ -29,7 +29,10 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/sqlfw/sqlfw/wire/pg"
 )
 
 // preAuthMaxMessage bounds every client message before authentication ends.
@@ -160,4 +163,104 @@ func (s *pgSession) outOfMemory(err error) {
 	s.cw.Lock()
 	writeFatal(s.client, sqlstateOutOfMemory, "sqlfw: out of memory for statements being judged; try again")
 	s.cw.Unlock()
+}
+
+// Connection limits and idle timeouts.
+const (
+	sqlstateTooManyConnections = "53300" // too_many_connections
+	sqlstateIdleSession        = "57P05" // idle_session_timeout
+	sqlstateIdleInTransaction  = "25P03" // idle_in_transaction_session_timeout
+)
+
+// admit counts a new client connection against max_connections and
+// max_client_connections. When it reports false the client has its error
+// and release must not be called.
+func (d *Daemon) admit(db *database, conn net.Conn, log interface{ Warn(string, ...any) }) (release func(), ok bool) {
+	n := d.clients.Add(1)
+	active := db.stats.connActive.Load()
+	var why string
+	switch {
+	case d.cfg.MaxClientConnections > 0 && n > int64(d.cfg.MaxClientConnections):
+		why = fmt.Sprintf("sqlfw: too many clients already (max_client_connections %d)", d.cfg.MaxClientConnections)
+	case db.cfg.MaxConnections > 0 && active > int64(db.cfg.MaxConnections):
+		why = fmt.Sprintf("sqlfw: too many clients already for database %s (max_connections %d)", db.cfg.Name, db.cfg.MaxConnections)
+	}
+	if why != "" {
+		d.clients.Add(-1)
+		db.stats.connLimited.Add(1)
+		log.Warn("refusing connection: " + why[len("sqlfw: "):])
+		writeFatal(conn, sqlstateTooManyConnections, why)
+		return nil, false
+	}
+	return func() { d.clients.Add(-1) }, true
+}
+
+// idle holds a session's idle-timeout state: toClient arms it at a
+// ReadyForQuery that leaves nothing outstanding, toServer disarms it when
+// the client sends, and a read deadline that passes is checked against the
+// session's real state before anything is closed.
+type idleState struct {
+	on    bool // a timeout is configured (set at start, read-only)
+	armed atomic.Bool
+	since atomic.Int64 // unix nanoseconds the session became idle
+}
+
+func (s *pgSession) idleTimeout(status byte) time.Duration {
+	if status == pg.TxIdle {
+		return s.db.cfg.IdleTimeout
+	}
+	return s.db.cfg.IdleInTransactionTimeout
+}
+
+// armIdle is toClient's, after a ReadyForQuery.
+func (s *pgSession) armIdle(status byte) {
+	t := s.idleTimeout(status)
+	s.mu.Lock()
+	busy := s.outstanding > 0
+	s.mu.Unlock()
+	if t <= 0 || busy {
+		return
+	}
+	now := time.Now()
+	s.idle.since.Store(now.UnixNano())
+	s.idle.armed.Store(true)
+	_ = s.client.SetReadDeadline(now.Add(t))
+}
+
+// disarmIdle is toServer's, after every read from the client.
+func (s *pgSession) disarmIdle() {
+	if s.idle.armed.Swap(false) {
+		_ = s.client.SetReadDeadline(time.Time{})
+	}
+}
+
+// idleExpired is toServer's answer to a read deadline that passed: it
+// reports true (and has told the client) when the session has been idle for
+// its timeout; otherwise it sets the deadline the state calls for and the
+// read goes on.
+func (s *pgSession) idleExpired() bool {
+	status := byte(s.txStatus.Load())
+	t := s.idleTimeout(status)
+	s.mu.Lock()
+	busy := s.outstanding > 0
+	s.mu.Unlock()
+	since := time.Unix(0, s.idle.since.Load())
+	if busy || t <= 0 || !s.idle.armed.Load() {
+		_ = s.client.SetReadDeadline(time.Time{})
+		return false
+	}
+	if left := t - time.Since(since); left > 0 {
+		_ = s.client.SetReadDeadline(time.Now().Add(left))
+		return false
+	}
+	code, what := sqlstateIdleSession, "terminating connection due to idle-session timeout"
+	if status != pg.TxIdle {
+		code, what = sqlstateIdleInTransaction, "terminating connection due to idle-in-transaction timeout"
+	}
+	s.db.stats.idleClosed.Add(1)
+	s.log.Info("closing connection: "+what, "timeout", t)
+	s.cw.Lock()
+	writeFatal(s.client, code, "sqlfw: "+what)
+	s.cw.Unlock()
+	return true
 }

@@ -309,3 +309,133 @@ func TestBufferBudgetBoundsMemory(t *testing.T) {
 	rc.write(query("select 1"))
 	rc.readUntilReady()
 }
+
+func TestConnectionLimits(t *testing.T) {
+	fs := newFakeServer(t, cannedResult(1))
+	up := fs.ln.Addr().String()
+	d := startConfig(t, &Config{ControlSocket: "none", MaxClientConnections: 3, Databases: []Database{
+		{Name: "a", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: up, MaxConnections: 2},
+		{Name: "b", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: up},
+	}})
+	a1, a2 := dialRaw(t, d.Addr("a").String()), dialRaw(t, d.Addr("a").String())
+	a1.startup()
+	a2.startup()
+	a3 := dialRaw(t, d.Addr("a").String())
+	a3.write(startupMsg())
+	if m := wantFatal(t, a3, sqlstateTooManyConnections); !bytes.Contains(pg.ErrorField(m, 'M'), []byte("max_connections 2")) {
+		t.Errorf("third connection to a: %q, want it to name max_connections", pg.ErrorField(m, 'M'))
+	}
+	b1 := dialRaw(t, d.Addr("b").String())
+	b1.startup()
+	b2 := dialRaw(t, d.Addr("b").String())
+	b2.write(startupMsg())
+	if m := wantFatal(t, b2, sqlstateTooManyConnections); !bytes.Contains(pg.ErrorField(m, 'M'), []byte("max_client_connections 3")) {
+		t.Errorf("fourth connection overall: %q, want it to name max_client_connections", pg.ErrorField(m, 'M'))
+	}
+	a1.c.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for d.dbs[0].stats.connActive.Load() != 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	a4 := dialRaw(t, d.Addr("a").String())
+	a4.startup() // room again
+	a4.write(query("select 1"))
+	a4.readUntilReady()
+	if n := d.dbs[0].stats.connLimited.Load() + d.dbs[1].stats.connLimited.Load(); n != 2 {
+		t.Errorf("connections_limited %d, want 2", n)
+	}
+}
+
+// slowUpstream answers startup at once and every Query after wait, with a
+// ReadyForQuery of status tx.
+func slowUpstream(t *testing.T, wait time.Duration, tx byte) string {
+	t.Helper()
+	result := cannedResult(1)
+	result[len(result)-1] = tx
+	var hello []byte
+	hello, _ = (&pgproto3.AuthenticationOk{}).Encode(hello)
+	hello, _ = (&pgproto3.ReadyForQuery{TxStatus: 'I'}).Encode(hello)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				if _, err := pg.ReadStartup(c, nil); err != nil {
+					return
+				}
+				c.Write(hello)
+				fr := pg.NewFramer(c, 0, 0, 0)
+				for fr.Fill() == nil {
+					for {
+						m, err := fr.Next(wantAll())
+						if err != nil || m == nil {
+							break
+						}
+						if m[0] == pg.MsgQuery {
+							time.Sleep(wait)
+							c.Write(result)
+						}
+					}
+					fr.Take()
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func TestIdleTimeouts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tx   byte
+		code string
+	}{
+		{"idle session", 'I', sqlstateIdleSession},
+		{"idle in transaction", 'T', sqlstateIdleInTransaction},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The server takes 600 ms per query, longer than either
+			// timeout: a session waiting for its answer is not idle.
+			up := slowUpstream(t, 600*time.Millisecond, tc.tx)
+			d := startConfig(t, &Config{ControlSocket: "none", Databases: []Database{{
+				Name: "t", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: up,
+				IdleTimeout: 300 * time.Millisecond, IdleInTransactionTimeout: 200 * time.Millisecond,
+			}}})
+			rc := dialRaw(t, d.Addr("t").String())
+			rc.startup()
+			rc.write(query("select slow"))
+			if msgs := rc.readUntilReady(); len(msgs) != 4 {
+				t.Fatalf("the slow query's answer: %d messages, want 4 (the session was closed while busy?)", len(msgs))
+			}
+			// now idle, in the state the answer left
+			m := wantFatal(t, rc, tc.code)
+			if !bytes.Contains(pg.ErrorField(m, 'M'), []byte("timeout")) {
+				t.Errorf("message %q", pg.ErrorField(m, 'M'))
+			}
+			if n := d.dbs[0].stats.idleClosed.Load(); n != 1 {
+				t.Errorf("idle_closed %d, want 1", n)
+			}
+		})
+	}
+	// without timeouts an idle session stays
+	fs := newFakeServer(t, cannedResult(1))
+	_, addr := startDaemon(t, fs.ln.Addr().String(), ModeEnforce)
+	rc := dialRaw(t, addr)
+	rc.startup()
+	time.Sleep(500 * time.Millisecond)
+	rc.write(query("select 1"))
+	rc.readUntilReady()
+}

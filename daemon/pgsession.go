@@ -120,9 +120,11 @@ type pgSession struct {
 	cancelKey            string
 
 	// begun is when the session was accepted; authed is set by toClient
-	// at the server's first ReadyForQuery (guard.go).
+	// at the server's first ReadyForQuery; idle is the idle-timeout state
+	// (guard.go).
 	begun  time.Time
 	authed atomic.Bool
+	idle   idleState
 
 	closeOnce sync.Once
 	// skipping is toServer's: after a blocked Parse, drop client messages
@@ -246,6 +248,12 @@ func (d *Daemon) servePG(a arrival) {
 		s.sess.Process = engine.ProcessInfo{Known: true, Tgid: a.proc.Tgid, UID: a.proc.UID, Comm: a.proc.Comm, Cgroup: a.proc.Cgroup}
 	}
 	s.log = log.With("user", s.sess.User, "db", s.sess.Database)
+	release, ok := d.admit(db, conn, s.log) // max_connections (guard.go)
+	if !ok {
+		return
+	}
+	defer release()
+	s.idle.on = db.cfg.IdleTimeout > 0 || db.cfg.IdleInTransactionTimeout > 0
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
 	s.nonce = []byte("sqlfw_blocked_" + hex.EncodeToString(nonce[:]) + "_")
@@ -376,6 +384,10 @@ func (s *pgSession) toServer() {
 	for {
 		if err := fr.Fill(); err != nil {
 			switch {
+			case s.idle.on && isTimeout(err):
+				if !s.idleExpired() {
+					continue // not idle for long enough: read on
+				}
 			case errors.Is(err, io.EOF):
 				if s.halfClose() {
 					return
@@ -391,6 +403,9 @@ func (s *pgSession) toServer() {
 		if !authed && s.authed.Load() {
 			authed = true
 			fr.SetLimits(db.cfg.MaxMessageBytes, db.cfg.MaxMessageBytes)
+		}
+		if s.idle.on {
+			s.disarmIdle()
 		}
 		s.hold.begin() // timing
 		syncs := 0
@@ -723,6 +738,9 @@ func (s *pgSession) toClient() {
 				s.relay.readyForQuery() // timing
 				if s.ready(st) {
 					closeAfter = true
+				}
+				if s.idle.on {
+					s.armIdle(st)
 				}
 				s.memoReady(st)
 			case pg.MsgParseComplete, pg.MsgCloseComplete:

@@ -11,6 +11,8 @@ type counters struct {
 	connTotal     atomic.Uint64
 	connActive    atomic.Int64
 	connRefused   atomic.Uint64 // upstream unreachable, bad startup
+	connLimited   atomic.Uint64 // refused by max_connections / max_client_connections
+	idleClosed    atomic.Uint64 // closed by idle_timeout / idle_in_transaction_timeout
 	cancels       atomic.Uint64
 	messages      atomic.Uint64 // Query, Parse and FunctionCall messages judged
 	statements    atomic.Uint64 // statements in them
@@ -41,6 +43,8 @@ type DatabaseStats struct {
 	ConnectionsTotal   uint64 `json:"connections_total"`
 	ConnectionsActive  int64  `json:"connections_active"`
 	ConnectionsRefused uint64 `json:"connections_refused"`
+	ConnectionsLimited uint64 `json:"connections_limited"`
+	IdleClosed         uint64 `json:"idle_closed"`
 	CancelRequests     uint64 `json:"cancel_requests"`
 	Messages           uint64 `json:"messages_judged"`
 	Statements         uint64 `json:"statements"`
@@ -95,6 +99,8 @@ func (c *counters) snapshot() DatabaseStats {
 		ConnectionsTotal:   c.connTotal.Load(),
 		ConnectionsActive:  c.connActive.Load(),
 		ConnectionsRefused: c.connRefused.Load(),
+		ConnectionsLimited: c.connLimited.Load(),
+		IdleClosed:         c.idleClosed.Load(),
 		CancelRequests:     c.cancels.Load(),
 		Messages:           c.messages.Load(),
 		Statements:         c.statements.Load(),

@@ -51,6 +51,9 @@ func run(args []string, stderr io.Writer) int {
 		logFormat  = fs.String("log-format", "", "text, json or auto: text on a terminal, JSON otherwise (default auto)")
 		drain      = fs.Duration("drain-timeout", 0, "how long SIGTERM waits for busy sessions (default 30s)")
 		maxMsg     = fs.Int("max-message-bytes", 0, "largest client message held to be judged (default 64 MiB)")
+		maxConns   = fs.Int("max-connections", 0, "client connections allowed at once; more get 53300 (default no limit)")
+		idleTO     = fs.Duration("idle-timeout", 0, "close sessions idle outside a transaction this long, with 57P05 (default never)")
+		idleTxTO   = fs.Duration("idle-in-transaction-timeout", 0, "close sessions idle inside a transaction this long, with 25P03 (default never)")
 		intercept  = fs.Bool("intercept", false, "intercept clients of --upstream transparently with eBPF (needs CAP_BPF and CAP_NET_ADMIN); --listen then becomes the fallback")
 		icMode     = fs.String("intercept-mode", "", "app-host (local clients, the default with --intercept) or db-host (inbound connections to the upstream's port)")
 		reusePort  = fs.Bool("reuse-port", false, "SO_REUSEPORT on --listen: several sqlfwd processes share the address (scale-out)")
@@ -84,7 +87,7 @@ func run(args []string, stderr io.Writer) int {
 
 	var cfg *daemon.Config
 	perDB := *protocol != "" || *listen != "" || *upstream != "" || *policy != "" || *mode != "" || *maxMsg != 0 || *reusePort ||
-		*intercept || *icMode != "" || *unixSock != "" || *protect != ""
+		*intercept || *icMode != "" || *unixSock != "" || *protect != "" || *maxConns != 0 || *idleTO != 0 || *idleTxTO != 0
 	var discovered []string // what discovery found, logged once the logger exists
 	if *configPath != "" && !*discoverF {
 		if _, err := os.Stat(*configPath); errors.Is(err, os.ErrNotExist) {
@@ -124,6 +127,7 @@ func run(args []string, stderr io.Writer) int {
 			Name: "default", Protocol: *protocol, Listen: *listen, Upstream: *upstream,
 			Policy: *policy, Mode: daemon.Mode(*mode), MaxMessageBytes: *maxMsg,
 			UnixSocket: *unixSock, ReusePort: *reusePort,
+			MaxConnections: *maxConns, IdleTimeout: *idleTO, IdleInTransactionTimeout: *idleTxTO,
 		}
 		if *protect != "" {
 			db.Protect = strings.Split(*protect, ",")
