@@ -485,9 +485,10 @@ func (s *advSend) send(parent context.Context, addr string) {
 			s.note(fmt.Errorf("connecting for the default-session send: %w", err))
 			return
 		}
-		if !s.c.denied() {
-			w.Exec(ctx, "BEGIN").ReadAll()
-		}
+		// Only the verdict it leaves in the cache matters: whatever the
+		// text does in the default reading is rolled back when the
+		// connection closes.
+		w.Exec(ctx, "BEGIN").ReadAll()
 		if s.copyIn {
 			w.CopyFrom(ctx, strings.NewReader(""), s.text)
 		} else {
