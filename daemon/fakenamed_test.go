@@ -67,6 +67,10 @@ func (fs *fakeServer) namedSession(c net.Conn, fr *pg.Framer) {
 			complete("EMPTY")
 			return
 		}
+		if f[0] == "sentinel" {
+			complete(sql) // the tag tells the client this answer apart, in any state
+			return
+		}
 		if failed && f[0] != "rollback" && f[0] != "commit" {
 			fail("25P02", "current transaction is aborted")
 			return
@@ -78,8 +82,6 @@ func (fs *fakeServer) namedSession(c net.Conn, fr *pg.Framer) {
 			copyIn = true
 		case strings.HasPrefix(f[0], "sqlfw_blocked_"):
 			fail(sqlstateSyntaxError, `syntax error at or near "`+strings.Fields(sql)[0]+`"`)
-		case f[0] == "sentinel":
-			complete(sql) // the tag tells the client this answer apart
 		case f[0] == "fail":
 			fail("22012", "division by zero")
 		case f[0] == "begin":

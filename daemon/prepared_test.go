@@ -19,8 +19,9 @@ import (
 // is the proof, not only the client's error.
 
 const (
-	denied = "delete from accounts" // no-unfiltered-writes
-	benign = "select 1"
+	denied       = "delete from accounts" // no-unfiltered-writes
+	deniedCursor = "select pg_read_file('/etc/passwd')"
+	benign       = "select 1"
 )
 
 func parseMsg(name, sql string) []byte { return pg.AppendParse(nil, name, sql) }
@@ -421,7 +422,7 @@ func TestVerdictMemoryRandom(t *testing.T) {
 			t.Logf("the last session was\n%s", strings.Join(log, "\n"))
 		}
 	})
-	for seq := 0; seq < 300; seq++ {
+	for seq := 0; seq < 600; seq++ {
 		if err := d.SetMode("t", ModeMonitor); err != nil {
 			t.Fatal(err)
 		}
@@ -447,7 +448,24 @@ func TestVerdictMemoryRandom(t *testing.T) {
 		}
 		for i := 0; i < 12; i++ {
 			name, text := names[rng.Intn(len(names))], texts[rng.Intn(len(texts))]
-			switch rng.Intn(9) {
+			cursorQ := []string{deniedCursor, "select 3"}[rng.Intn(2)]
+			switch rng.Intn(14) {
+			case 9:
+				b = append(b, q("begin")...)
+				log = append(log, "Query(begin)")
+			case 10:
+				b = append(b, q([]string{"commit", "rollback"}[rng.Intn(2)])...)
+				log = append(log, "Query(commit/rollback)")
+			case 11:
+				hold := []string{"", " with hold"}[rng.Intn(2)]
+				b = append(b, q("declare c cursor"+hold+" for "+cursorQ)...)
+				log = append(log, "Query(declare c"+hold+" for "+cursorQ+")")
+			case 12:
+				b = append(b, bindMsg("p", name)...)
+				log = append(log, fmt.Sprintf("Bind(p, %q)", name))
+			case 13:
+				b = append(b, q("close c")...)
+				log = append(log, "Query(close c)")
 			case 0, 1:
 				b = append(b, parseMsg(name, text)...)
 				log = append(log, fmt.Sprintf("Parse(%q, %q)", name, text))
@@ -487,15 +505,19 @@ func TestVerdictMemoryRandom(t *testing.T) {
 			t.Fatal(err)
 		}
 		fs.resetRan()
-		for _, name := range names {
-			rc.write(append(append(bindMsg("", name), execMsg("")...), syncMsg...))
-			rc.readUntilReady()
-			if name != "" {
-				rc.write(q("execute " + name))
-				rc.readUntilReady()
-			}
+		// one use per session: a blocked one fails an open transaction
+		probes := [][]byte{
+			append(append(bindMsg("", names[rng.Intn(len(names))]), execMsg("")...), syncMsg...),
+			q("execute " + names[1+rng.Intn(len(names)-1)]),
+			q("fetch c"),
+			append(execMsg("c"), syncMsg...),
+			append(execMsg("p"), syncMsg...),
 		}
-		if fs.ranText(denied) {
+		probe := probes[rng.Intn(len(probes))]
+		log = append(log, fmt.Sprintf("after the switch: %q", probe))
+		rc.write(probe)
+		rc.readUntilReady()
+		if fs.ranText(denied) || fs.ranText(deniedCursor) {
 			t.Fatalf("sequence %d: after the switch the server ran the denied text; the session was\n%s", seq, strings.Join(log, "\n"))
 		}
 		rc.c.Close()
