@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +175,22 @@ func TestLexState(t *testing.T) {
 		t.Cleanup(func() { directExec(t, "DROP ROLE IF EXISTS "+role) })
 		pc := connect(t, role, pg.Database, "", nil)
 		sjis(t, pc, "ALTER ROLE client_encoding")
+	})
+	t.Run("psql with PGCLIENTENCODING=SJIS", func(t *testing.T) {
+		// -c sends the text as one Query, as an application would; psql's
+		// own lexer knows SJIS too, and would split a script at the ';'.
+		args := func(sql string) []string {
+			return []string{"-X", "-At", "-h", host, "-p", strconv.Itoa(port), "-U", pg.User, "-d", pg.Database, "-v", "VERBOSITY=verbose", "-c", sql}
+		}
+		env := []string{"PGCLIENTENCODING=SJIS"}
+		attack := sjisAttack(deniedMark("psql SJIS"))
+		if res := runTool(t, 60*time.Second, "", env, "psql", args(attack)...); res.Exit == 0 || !strings.Contains(res.Stderr, codeBlocked) {
+			t.Errorf("psql -c %q with SJIS: want a 42501 error, got %s", attack, res)
+		}
+		benign := fmt.Sprintf("SELECT '%s', length('\x95\\')", passedMark("psql SJIS"))
+		if res := runTool(t, 60*time.Second, "", env, "psql", args(benign)...); res.Exit != 0 || !strings.HasSuffix(strings.TrimSpace(res.Stdout), "|1") {
+			t.Errorf("psql -c %q with SJIS: want the row ending |1, got %s", benign, res)
+		}
 	})
 	t.Run("LATIN1 client", func(t *testing.T) {
 		pc := connect(t, pg.User, pg.Database, "", map[string]string{"client_encoding": "LATIN1"})
