@@ -44,6 +44,11 @@ type Daemon struct {
 	// clients counts client connections of all databases, for
 	// max_client_connections (guard.go).
 	clients atomic.Int64
+	// ready: started and not draining (/readyz). reloads counts reloads
+	// by outcome, lastReload is the last successful one (unix seconds).
+	ready                  atomic.Bool
+	reloadsOK, reloadsFail atomic.Uint64
+	lastReload             atomic.Int64
 
 	// reloadMu serialises reloads and learner changes.
 	reloadMu sync.Mutex
@@ -220,6 +225,7 @@ func (d *Daemon) Start() error {
 			go d.acceptLoop(db.ln, listenArrival(db))
 		}
 	}
+	d.ready.Store(true) // /readyz
 	return nil
 }
 
@@ -284,6 +290,7 @@ func (d *Daemon) unregister(s *pgSession) {
 // pending statements are done) until ctx ends, then closes whatever is
 // left. It is safe after a partial Start.
 func (d *Daemon) Stop(ctx context.Context) error {
+	d.ready.Store(false)
 	d.mu.Lock()
 	d.draining = true
 	sessions := make([]*pgSession, 0, len(d.sessions))
@@ -369,6 +376,7 @@ func (d *Daemon) Reload() error {
 	for i, db := range d.dbs {
 		eng, err := buildEngine(&db.cfg)
 		if err != nil {
+			d.reloadsFail.Add(1)
 			d.log.Error("reload failed: keeping the current policies", "err", err)
 			return err
 		}
@@ -383,6 +391,8 @@ func (d *Daemon) Reload() error {
 		}
 		d.log.Info("policy reloaded", "database", db.cfg.Name, "policy", db.cfg.Policy)
 	}
+	d.reloadsOK.Add(1)
+	d.lastReload.Store(time.Now().Unix())
 	return nil
 }
 

@@ -15,8 +15,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -186,6 +188,16 @@ func (d *Daemon) startMetrics() error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// /healthz: the process serves; /readyz: it judges traffic (started,
+	// not draining), for load balancers and Kubernetes probes.
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !d.ready.Load() {
+			http.Error(w, "not ready: starting or draining", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ready\n"))
+	})
 	m := &metricsServer{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
 	go func() {
 		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -235,6 +247,20 @@ var (
 	descAuditDropped = prometheus.NewDesc("sqlfw_audit_dropped_total", "Audit records dropped because the audit queue was full.", nil, nil)
 	descAuditWritten = prometheus.NewDesc("sqlfw_audit_written_total", "Audit records written.", nil, nil)
 	descAuditQueue   = prometheus.NewDesc("sqlfw_audit_queue_length", "Audit records waiting to be written.", nil, nil)
+
+	descBuild       = prometheus.NewDesc("sqlfw_build_info", "Always 1: the running sqlfwd's version and Go version.", []string{"version", "goversion"}, nil)
+	descReady       = prometheus.NewDesc("sqlfw_ready", "1 once listeners and interception are up, 0 while starting or draining.", nil, nil)
+	descIntercept   = prometheus.NewDesc("sqlfw_interception_active", "1 when interception programs are attached; 0 when none were asked for or sqlfwd fell back (then sqlfw_interception_fallback says why).", nil, nil)
+	descFallback    = prometheus.NewDesc("sqlfw_interception_fallback", "1 when interception was asked for but sqlfwd fell back to its listeners; reason is the first line of why.", []string{"reason"}, nil)
+	descMapFull     = prometheus.NewDesc("sqlfw_interception_map_full_total", "Protected connects whose origin could not be recorded (origin map full).", nil, nil)
+	descUnjudged    = prometheus.NewDesc("sqlfw_interception_unjudged_total", "Protected connects that went directly to the database, unjudged: map full while failing open.", nil, nil)
+	descNoOrigin    = prometheus.NewDesc("sqlfw_interception_refused_total", "Intercepted connections refused because their origin was unknown.", nil, nil)
+	descMode        = prometheus.NewDesc("sqlfw_mode", "1 for the mode in force for the database (override included).", []string{"database", "mode"}, nil)
+	descOverride    = prometheus.NewDesc("sqlfw_mode_override", "1 when fwctl mode overrides the configured mode.", dbLabel, nil)
+	descReloads     = prometheus.NewDesc("sqlfw_reloads_total", "Policy reloads by result.", []string{"result"}, nil)
+	descLastReload  = prometheus.NewDesc("sqlfw_last_reload_success_timestamp_seconds", "When the policies were last reloaded successfully (0: never).", nil, nil)
+	descConnLimited = prometheus.NewDesc("sqlfw_connections_limited_total", "Connections refused by max_connections or max_client_connections.", dbLabel, nil)
+	descIdleClosed  = prometheus.NewDesc("sqlfw_idle_closed_total", "Sessions closed by idle_timeout or idle_in_transaction_timeout.", dbLabel, nil)
 )
 
 // promBuckets are the histogram bounds in seconds: 10 µs to 10 s.
@@ -272,6 +298,15 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descConnTotal, float64(s.ConnectionsTotal), n)
 		gauge(descConnActive, float64(s.ConnectionsActive), n)
 		counter(descConnRefused, float64(s.ConnectionsRefused), n)
+		counter(descConnLimited, float64(s.ConnectionsLimited), n)
+		counter(descIdleClosed, float64(s.IdleClosed), n)
+		mode := db.cfg.Mode
+		override := 0.0
+		if o := db.override.Load(); o != nil {
+			mode, override = *o, 1
+		}
+		gauge(descMode, 1, n, string(mode))
+		gauge(descOverride, override, n)
 		for rule, v := range db.rules.snapshot() {
 			counter(descRules, float64(v), n, rule)
 		}
@@ -302,6 +337,24 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 			counter(descRunQueue, v.Seconds())
 		}
 	}
+	gauge(descBuild, 1, d.version, runtime.Version())
+	gauge(descReady, boolGauge(d.ready.Load()))
+	is := d.interceptStats()
+	gauge(descIntercept, boolGauge(is.Active))
+	if is.Fallback != "" {
+		reason, _, _ := strings.Cut(is.Fallback, "\n")
+		gauge(descFallback, 1, reason)
+	}
+	counter(descMapFull, float64(is.MapFull))
+	unjudged := is.MapFull
+	if d.cfg.Intercept.FailClosed {
+		unjudged = 0
+	}
+	counter(descUnjudged, float64(unjudged))
+	counter(descNoOrigin, float64(is.Refused))
+	counter(descReloads, float64(d.reloadsOK.Load()), "ok")
+	counter(descReloads, float64(d.reloadsFail.Load()), "failed")
+	gauge(descLastReload, float64(d.lastReload.Load()))
 	if a := d.audit; a != nil {
 		counter(descAuditDropped, float64(a.dropped.Load()))
 		counter(descAuditWritten, float64(a.written.Load()))
@@ -331,4 +384,11 @@ func promHistogram(desc *prometheus.Desc, h *hdrhistogram.Histogram, labels ...s
 		buckets[b] = cum
 	}
 	return prometheus.MustNewConstHistogram(desc, uint64(h.TotalCount()), sum, buckets, labels...)
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -120,9 +120,49 @@ func TestStatusConnectionsAndMetrics(t *testing.T) {
 		`sqlfw_held_seconds_count{database="t"} 2`,
 		`sqlfw_evaluation_seconds_bucket{database="t",le="+Inf"} 2`,
 		`sqlfw_rule_verdicts_total{database="t",rule=`,
+		`sqlfw_build_info{goversion="go`,
+		`sqlfw_ready 1`,
+		`sqlfw_interception_active 0`,
+		`sqlfw_interception_unjudged_total 0`,
+		`sqlfw_mode{database="t",mode="enforce"} 1`,
+		`sqlfw_mode_override{database="t"} 0`,
+		`sqlfw_reloads_total{result="ok"} 0`,
+		`sqlfw_connections_limited_total{database="t"} 0`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics: no line %q in\n%s", want, grepLines(string(body), "sqlfw_"))
+		}
+	}
+}
+
+// /healthz answers while the process serves, /readyz only while it judges
+// traffic: 503 once it drains.
+func TestHealthAndReadiness(t *testing.T) {
+	d, _ := startControlled(t)
+	get := func(path string) int {
+		resp, err := http.Get("http://" + d.MetricsAddr().String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if get("/healthz") != 200 || get("/readyz") != 200 {
+		t.Fatalf("running: healthz %d, readyz %d; want 200, 200", get("/healthz"), get("/readyz"))
+	}
+	if err := d.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	d.ready.Store(false) // as Stop does first, before the listeners close
+	if get("/readyz") != http.StatusServiceUnavailable || get("/healthz") != 200 {
+		t.Errorf("draining: readyz %d, healthz %d; want 503, 200", get("/readyz"), get("/healthz"))
+	}
+	resp, _ := http.Get("http://" + d.MetricsAddr().String() + "/metrics")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`sqlfw_ready 0`, `sqlfw_reloads_total{result="ok"} 1`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics: no line %q", want)
 		}
 	}
 }
