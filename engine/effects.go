@@ -944,7 +944,8 @@ func (w *walker) visitEffects(m any) {
 		}
 	case *pg_query.CreateExtensionStmt:
 		for _, o := range n.Options {
-			if d := o.GetDefElem(); d != nil && d.Defname == "schema" && strings.ToLower(d.Arg.GetString_().GetSval()) == "pg_catalog" {
+			// plpgsql lives there already (old dumps say so).
+			if d := o.GetDefElem(); d != nil && d.Defname == "schema" && strings.ToLower(d.Arg.GetString_().GetSval()) == "pg_catalog" && strings.ToLower(n.Extname) != "plpgsql" {
 				f.effects |= effWritesCatalog
 			}
 		}
