@@ -293,6 +293,7 @@ func treeFacts(tree *pg_query.ParseResult, lex lexStats) *textFacts {
 	var w walker
 	var prev kindSet
 	var slept float64
+	stacked := false
 	for _, raw := range tree.Stmts {
 		f := w.statement(raw.GetStmt())
 		f.loc, f.length = raw.StmtLocation, raw.StmtLen
@@ -304,11 +305,14 @@ func treeFacts(tree *pg_query.ParseResult, lex lexStats) *textFacts {
 		if f.kind != kindSelect || len(f.tables) > 0 {
 			prev |= 1 << f.kind
 		}
-		// A sleep stacked after an application statement tells an
-		// injection's author that stacking works, and how long the first
-		// one took.
-		if f.prevKinds&^(1<<kindTransaction|1<<kindSetStmt) != 0 && f.sleeps() {
+		// A sleep stacked after another statement (not BEGIN, SET or a
+		// sleep) tells an injection's author that stacking works, and how
+		// long the first one took.
+		if stacked && f.sleeps() {
 			f.timeProbe = true
+		}
+		if f.kind != kindTransaction && f.kind != kindSetStmt && !(f.sleeps() && loneSleep(raw.GetStmt())) {
+			stacked = true
 		}
 		// Sleeps of one message add up: five lone pg_sleep(5) are 25 s.
 		slept += f.sleepSeconds
