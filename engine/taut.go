@@ -1098,6 +1098,9 @@ func (fo *folder) foldFunc(fc *pg_query.FuncCall, d int) cval {
 		}
 		return unknownVal
 	}
+	if op, ok := comparisonFunc(name); ok && n == 2 {
+		return applyOp(op, a[0], a[1])
+	}
 	for _, v := range a[:n] {
 		if v.kind == cvNull {
 			if _, known := foldedFuncs[name]; known {
@@ -1262,6 +1265,18 @@ func (fo *folder) foldFunc(fc *pg_query.FuncCall, d int) cval {
 		}
 	}
 	return unknownVal
+}
+
+// comparisonFunc reads the functions behind the comparison operators of
+// the built-in types (int4eq(1, 1), texteq('a', 'a'), boolne, float8lt ...).
+func comparisonFunc(name string) (string, bool) {
+	for _, t := range []string{"int2", "int4", "int8", "text", "bool", "name", "numeric", "float4", "float8", "bpchar", "varchar", "bit", "varbit"} {
+		if rest, ok := strings.CutPrefix(name, t); ok {
+			op, ok := map[string]string{"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[rest]
+			return op, ok
+		}
+	}
+	return "", false
 }
 
 // foldedFuncs are the strict functions foldFunc knows.
@@ -1787,7 +1802,58 @@ func optionalFilterArm(arm *pg_query.Node, arms []*pg_query.Node) bool {
 // CURRENT OF. A condition that names only other tables' columns
 // (DELETE FROM t USING u WHERE u.id = 5) is the same for every row of the
 // table: it removes all of them or none.
+//
+// Through AND, OR and NOT: an AND filters when one of its arms does, an OR
+// only when each arm does, is known false or NULL, or carries a parameter
+// (the application's own: WHERE id = 5 OR int4eq(1, 1) removes every row,
+// WHERE (id = $1 OR $1 IS NULL) is the application's optional filter).
 func filtersTarget(where *pg_query.Node, rel *pg_query.RangeVar) bool {
+	return filtersDepth(where, rel, 0)
+}
+
+func filtersDepth(where *pg_query.Node, rel *pg_query.RangeVar, depth int) bool {
+	if be := where.GetBoolExpr(); be != nil && depth < maxFoldDepth {
+		switch be.Boolop {
+		case pg_query.BoolExprType_AND_EXPR:
+			for _, a := range be.Args {
+				if filtersDepth(a, rel, depth+1) {
+					return true
+				}
+			}
+			return false
+		case pg_query.BoolExprType_OR_EXPR:
+			for _, a := range be.Args {
+				var fo folder
+				if v := asBool(fo.fold(a, 0)); v.kind == cvNull || (v.kind == cvBool && !v.b) {
+					continue
+				}
+				if !filtersDepth(a, rel, depth+1) && !containsParam(a) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return mentionsTarget(where, rel)
+}
+
+func containsParam(n *pg_query.Node) bool {
+	var w walker
+	w.stack = append(w.stack, frame{m: n})
+	for steps := 0; len(w.stack) > 0 && steps < 10000; steps++ {
+		m := w.stack[len(w.stack)-1].m
+		w.stack = w.stack[:len(w.stack)-1]
+		if _, ok := m.(*pg_query.ParamRef); ok {
+			return true
+		}
+		w.pushChildren(m)
+	}
+	return false
+}
+
+// mentionsTarget reports whether a condition refers to a column of rel
+// (or is WHERE CURRENT OF).
+func mentionsTarget(where *pg_query.Node, rel *pg_query.RangeVar) bool {
 	if where == nil || rel == nil {
 		return where != nil
 	}

@@ -127,6 +127,9 @@ func TestFoldConstants(t *testing.T) {
 		{"(SELECT 1 LIMIT 0) = 1", "?"},
 		{"'abc' ^@ 'ab'", "t"},
 		{"1 = 1::int8", "t"},
+		{"int4eq(1, 1)", "t"},
+		{"pg_catalog.texteq('a', 'b')", "f"},
+		{"boolne(true, false)", "t"},
 	} {
 		t.Run(c.cond, func(t *testing.T) {
 			var fo folder
@@ -275,6 +278,14 @@ func TestUnfilteredWrites(t *testing.T) {
 		{"MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE", 0},
 		{"MERGE INTO t USING s ON true WHEN MATCHED AND t.a > 5 THEN DELETE", 0},
 		{"MERGE INTO t USING s ON true WHEN NOT MATCHED THEN INSERT VALUES (1)", 0},
+		{"DELETE FROM t WHERE id = 5 OR int4eq(1, 1)", 1 << kindDelete},
+		{"DELETE FROM t WHERE id = 5 OR current_user = 'admin'", 1 << kindDelete},
+		{"DELETE FROM t WHERE id = 5 OR 1 = 2", 0},
+		{"DELETE FROM t WHERE id = 5 OR NULL", 0},
+		{"DELETE FROM t WHERE (id = $1 OR $1 IS NULL)", 0},
+		{"DELETE FROM t WHERE (a = 1 OR u.x = 2) AND id = 3", 0},
+		{"DELETE FROM t USING u WHERE (t.a = 1 OR u.x = 2)", 1 << kindDelete},
+		{"UPDATE t SET a = 1 WHERE NOT (id = 5)", 0},
 	} {
 		t.Run(c.sql, func(t *testing.T) {
 			tf := analyze(c.sql)
