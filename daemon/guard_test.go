@@ -228,8 +228,9 @@ func TestBufferBudgetBoundsMemory(t *testing.T) {
 	var mu sync.Mutex
 	refused := 0
 	peak := int64(0)
-	stop := make(chan struct{})
+	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() { // the budget's own account of what is held
+		defer close(stopped)
 		for {
 			select {
 			case <-stop:
@@ -278,6 +279,7 @@ func TestBufferBudgetBoundsMemory(t *testing.T) {
 	grew := liveHeap() - before
 	wg.Wait()
 	close(stop)
+	<-stopped // peak is ours from here
 	grew = max(grew, liveHeap()-before) // the refused are gone, the rest hold on
 	// Without the bound the sessions would hold 20 × 8 MB; with it the
 	// live heap grows by the bound plus the sessions' small fixed buffers.

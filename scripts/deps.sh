@@ -14,8 +14,9 @@ say() { echo "deps.sh: $*" >&2; }
 # MariaDB and sysbench for the MySQL side and bench/. haproxy and pgbouncer are
 # only comparison targets for bench/ and are not installed here. iproute2 (ip
 # netns) is for the interception tests; systemd (systemd-analyze) and
-# util-linux (setpriv) for the unit-file and service-user tests.
-packages=(postgresql-15 postgresql-client-15 postgresql-contrib mariadb-server mariadb-client sysbench iproute2 systemd util-linux)
+# util-linux (setpriv) for the unit-file and service-user tests; prometheus
+# for promtool, which tests the alert rules (the server is not started).
+packages=(postgresql-15 postgresql-client-15 postgresql-contrib mariadb-server mariadb-client sysbench iproute2 systemd util-linux prometheus)
 
 missing=()
 for p in "${packages[@]}"; do
