@@ -279,7 +279,7 @@ func TestBufferBudgetBoundsMemory(t *testing.T) {
 	grew := liveHeap() - before
 	wg.Wait()
 	close(stop)
-	<-stopped // peak is ours from here
+	<-stopped                           // peak is ours from here
 	grew = max(grew, liveHeap()-before) // the refused are gone, the rest hold on
 	// Without the bound the sessions would hold 20 × 8 MB; with it the
 	// live heap grows by the bound plus the sessions' small fixed buffers.
