@@ -1890,7 +1890,80 @@ func mentionsTarget(where *pg_query.Node, rel *pg_query.RangeVar) bool {
 // changes every row of rel: no WHERE, an always-true one, or one that does
 // not refer to the table.
 func unfilteredWhere(where *pg_query.Node, rel *pg_query.RangeVar) bool {
-	return where == nil || alwaysTrue(where, 0) || !filtersTarget(where, rel)
+	return where == nil || alwaysTrue(where, 0) || !filtersTarget(where, rel) || selfMatch(where, rel)
+}
+
+// selfMatch reports whether a condition matches every row of rel by
+// looking rel up in itself: id IN (SELECT id FROM rel), id = ANY(SELECT id
+// FROM rel), EXISTS (SELECT 1 FROM rel r2 WHERE r2.id = rel.id), each
+// without further conditions (NULLs aside, as for x = x).
+func selfMatch(where *pg_query.Node, rel *pg_query.RangeVar) bool {
+	sl := where.GetSubLink()
+	if sl == nil || rel == nil {
+		return false
+	}
+	sub := sl.Subselect.GetSelectStmt()
+	if sub == nil || sub.Op != pg_query.SetOperation_SETOP_NONE || len(sub.FromClause) != 1 || sub.LimitCount != nil ||
+		sub.LimitOffset != nil || len(sub.GroupClause) > 0 || sub.HavingClause != nil || sub.WithClause != nil {
+		return false
+	}
+	rv := sub.FromClause[0].GetRangeVar()
+	if rv == nil || !strings.EqualFold(rv.Relname, rel.Relname) || (rv.Schemaname != "" && rel.Schemaname != "" && !strings.EqualFold(rv.Schemaname, rel.Schemaname)) {
+		return false
+	}
+	inner := []string{strings.ToLower(rv.Relname)}
+	if rv.Alias != nil {
+		inner = []string{strings.ToLower(rv.Alias.Aliasname)}
+	}
+	outer := []string{strings.ToLower(rel.Relname)}
+	if rel.Alias != nil {
+		outer = []string{strings.ToLower(rel.Alias.Aliasname)}
+	}
+	switch sl.SubLinkType {
+	case pg_query.SubLinkType_ANY_SUBLINK:
+		if len(sl.OperName) > 0 && opName(sl.OperName) != "=" || len(sub.TargetList) != 1 ||
+			(sub.WhereClause != nil && !alwaysTrue(sub.WhereClause, 0)) {
+			return false
+		}
+		a, b := colName(sl.Testexpr), colName(sub.TargetList[0].GetResTarget().GetVal())
+		return a != "" && a == b
+	case pg_query.SubLinkType_EXISTS_SUBLINK:
+		e := sub.WhereClause.GetAExpr()
+		if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || opName(e.Name) != "=" || inner[0] == outer[0] {
+			return false
+		}
+		l, r := e.Lexpr.GetColumnRef(), e.Rexpr.GetColumnRef()
+		if l == nil || r == nil || colName(e.Lexpr) != colName(e.Rexpr) || colName(e.Lexpr) == "" {
+			return false
+		}
+		lq, rq := colQual(l), colQual(r)
+		return (slicesContain(inner, lq) && slicesContain(outer, rq)) || (slicesContain(inner, rq) && slicesContain(outer, lq))
+	}
+	return false
+}
+
+func colName(n *pg_query.Node) string {
+	c := stripCasts(n).GetColumnRef()
+	if c == nil || len(c.Fields) == 0 {
+		return ""
+	}
+	return strings.ToLower(c.Fields[len(c.Fields)-1].GetString_().GetSval())
+}
+
+func colQual(c *pg_query.ColumnRef) string {
+	if len(c.Fields) < 2 {
+		return ""
+	}
+	return strings.ToLower(c.Fields[len(c.Fields)-2].GetString_().GetSval())
+}
+
+func slicesContain(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // mergeUnfiltered returns the kinds (update, delete) a MERGE applies to

@@ -286,6 +286,14 @@ func TestUnfilteredWrites(t *testing.T) {
 		{"DELETE FROM t WHERE (a = 1 OR u.x = 2) AND id = 3", 0},
 		{"DELETE FROM t USING u WHERE (t.a = 1 OR u.x = 2)", 1 << kindDelete},
 		{"UPDATE t SET a = 1 WHERE NOT (id = 5)", 0},
+		{"DELETE FROM t WHERE id IN (SELECT id FROM t)", 1 << kindDelete},
+		{"DELETE FROM t WHERE id = ANY(SELECT id FROM public.t)", 1 << kindDelete},
+		{"DELETE FROM t WHERE EXISTS (SELECT 1 FROM t t2 WHERE t2.id = t.id)", 1 << kindDelete},
+		{"DELETE FROM t x WHERE EXISTS (SELECT 1 FROM t WHERE x.id = t.id)", 1 << kindDelete},
+		{"DELETE FROM t WHERE id IN (SELECT id FROM t WHERE a > 5)", 0},
+		{"DELETE FROM t WHERE id IN (SELECT tid FROM u)", 0},
+		{"DELETE FROM t WHERE id IN (SELECT id FROM t LIMIT 5)", 0},
+		{"DELETE FROM t WHERE EXISTS (SELECT 1 FROM t t2 WHERE t2.parent = t.id)", 0},
 	} {
 		t.Run(c.sql, func(t *testing.T) {
 			tf := analyze(c.sql)
