@@ -9,7 +9,9 @@
 // comment tricks), parses it with pg_query (PostgreSQL's own parser), walks
 // the whole tree to collect facts per statement (kinds, DDL verb and object,
 // tables read and written, columns, functions, COPY ends, always-true
-// conditions, catalog probing, stacked statements, DO bodies), and tries the
+// conditions folded as the server evaluates them (taut.go), catalog probing,
+// stacked statements, DO bodies, the measures of the limits: boolean terms,
+// generated rows and built strings (limits.go)), and tries the
 // policy's rules in order: the first that applies and matches decides, and a
 // statement no rule matches is allowed. Text the parser rejects gets the
 // policy's on_parse_error action (deny unless configured otherwise).
