@@ -38,8 +38,8 @@ type lexStats struct {
 	// commentTrick: a comment glued to the tokens around it (SELECT/**/1,
 	// UNION/**/SELECT), a -- comment glued to the token before it
 	// ('admin'--), or a MySQL-style /*! comment. A -- comment right after
-	// "," or ";" is how scripts annotate lines (a,-- note): it counts only
-	// after a ";" that it cuts off the end of the text at (id = 1;--).
+	// ",", "(" or ";" is how scripts annotate lines (a,-- note): it counts
+	// only after a ";" that it cuts off the end of the text at (id = 1;--).
 	commentTrick bool
 }
 
@@ -117,7 +117,10 @@ func scanLex(text string, st *lexStats, level int, trace *[]lexSpan) {
 			span(start, i, spanComment)
 			if lastEnd == start && top {
 				switch lastTok {
-				case ',':
+				case ',', '(':
+					// A script's line note (a int,-- key; CREATE TABLE t (-- cols):
+					// cutting off the rest of the line would leave the list
+					// open, which only more lines can close.
 				case ';':
 					// Cutting off the rest of the text after a statement
 					// (WHERE id = 1;-- AND owner = 2) is the trick; a

@@ -20,6 +20,7 @@ func TestPrescan(t *testing.T) {
 		{"glued block comment", "SELECT/**/password FROM users", 0, 0, true},
 		{"mysql comment", "SELECT /*! 1 */ 2", 0, 0, true},
 		{"comma comment", "CREATE TABLE t (\n a int,-- the key\n b int\n)", 2, 1, false},
+		{"paren comment", "CREATE TABLE t (-- columns\n a int\n)", 1, 1, false},
 		{"semicolon comment in a script", "CREATE TABLE a (x int);-- first\nCREATE TABLE b (y int);", 1, 1, false},
 		{"semicolon comment cutting the end", "SELECT * FROM docs WHERE id = 1;-- AND owner = 5", 0, 0, true},
 		{"line comment ends at CR", "SELECT 1 --x\r, (1, 2, 3)", 3, 1, false},
