@@ -460,6 +460,10 @@ func (w *walker) plpgsqlExpr(q string, mode int, dyn bool) {
 		}
 		// The expression itself is walked too (its functions, subqueries).
 		w.mergeTree(tree, false)
+		if len(tree.Stmts) != 1 {
+			w.f.dynamicSQL = true
+			return
+		}
 		if s := tree.Stmts[0].GetStmt().GetSelectStmt(); s != nil && len(s.TargetList) == 1 && len(s.FromClause) == 0 {
 			if text, ok := constText(s.TargetList[0].GetResTarget().GetVal()); ok {
 				w.nestedSQL(text)
@@ -878,14 +882,14 @@ func (w *walker) execArgs(n *pg_query.FuncCall) {
 				w.setUnparsed(unparsedDepth)
 				continue
 			}
+			if !w.charge(2 * len(text)) { // both readings
+				continue
+			}
 			w.alsoOff(text, func(alt string) { // lexed when it runs (lexstate.go)
 				if tree, err := pg_query.Parse(alt); err == nil {
 					w.mergeTree(tree, later)
 				}
 			})
-			if !w.charge(len(text)) {
-				continue
-			}
 			w.measure(text)
 			tree, err := pg_query.Parse(text)
 			if err != nil || strings.IndexByte(text, 0) >= 0 {
