@@ -588,7 +588,13 @@ func (w *walker) merge(s *stmtFacts, later bool) {
 	for _, fn := range s.funcs {
 		w.addFunc(fn.schema, fn.name)
 	}
+	// Columns only of statements that read a relation: in a PL/pgSQL
+	// expression without FROM (IF v > 1, RAISE ... password) a name is a
+	// variable, not a column.
 	for _, c := range s.cols {
+		if len(s.tables) == 0 {
+			break
+		}
 		if _, ok := w.seenC[c]; !ok {
 			w.seenC[c] = struct{}{}
 			f.cols = append(f.cols, c)

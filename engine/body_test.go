@@ -250,3 +250,29 @@ func TestCodeVolumeBound(t *testing.T) {
 		t.Errorf("7 levels of 1 MiB with two readings each: unparsed = %q, want %q", got, unparsedVolume)
 	}
 }
+
+// TestCodeInStringsColumns: a columns rule sees the columns nested
+// statements read, not PL/pgSQL variables of the same name.
+func TestCodeInStringsColumns(t *testing.T) {
+	p, err := ParsePolicy([]byte("version: 1\nrules:\n  - id: no-passwords\n    action: deny\n    match:\n      columns: [users.password_hash]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ sql, want string }{
+		{`DO $$ BEGIN PERFORM password_hash FROM users; END $$`, "no-passwords"},
+		{`DO $$ BEGIN EXECUTE 'SELECT password_hash FROM users'; END $$`, "no-passwords"},
+		{`SELECT query_to_xml('SELECT u.password_hash FROM users u', true, true, '')`, "no-passwords"},
+		{`CREATE FUNCTION f() RETURNS text LANGUAGE sql AS 'SELECT password_hash FROM users LIMIT 1'`, "no-passwords"},
+		{`DO $$ DECLARE password_hash text := 'x'; n int; BEGIN SELECT count(*) INTO n FROM users; RAISE NOTICE '% %', password_hash, n; END $$`, ""},
+	}
+	for _, tc := range tests {
+		v := e.JudgePostgres([]byte(tc.sql), &Session{User: "app"})
+		if v.RuleID != tc.want {
+			t.Errorf("%q\n got: %v %q\nwant: %q", tc.sql, v.Action, v.RuleID, tc.want)
+		}
+	}
+}
