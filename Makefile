@@ -6,7 +6,7 @@ GO      ?= go
 PREFIX  ?= /usr/local
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build test demo fmt lint generate bench install uninstall clean deps
+.PHONY: all build test demo fmt lint generate bench install uninstall deb clean deps
 
 all: build
 
@@ -57,12 +57,30 @@ install: build
 	install -m 0644 engine/default_policy.yaml $(DESTDIR)$(SHAREDIR)/policy/postgres.yaml
 	install -m 0644 deploy/sqlfwd.yaml $(DESTDIR)$(SHAREDIR)/sqlfwd.yaml.example
 
+# deb builds dist/sqlfw_VERSION_ARCH.deb with nfpm (fetched through the Go
+# module proxy on first use); scripts/deb-version.sh gives the version.
+NFPM      ?= go run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
+DEBVERSION ?= $(shell bash scripts/deb-version.sh)
+
+deb: build
+	@mkdir -p dist
+	SQLFW_VERSION='$(DEBVERSION)' GOARCH=$$($(GO) env GOARCH) $(NFPM) package --packager deb --config deploy/nfpm.yaml --target dist/
+
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/sqlfwd $(DESTDIR)$(PREFIX)/bin/fwctl
 	rm -f $(DESTDIR)$(UNITDIR)/sqlfwd.service $(DESTDIR)$(UNITDIR)/sqlfwd-listener.service
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/sqlfw.conf
 	rm -rf $(DESTDIR)$(SHAREDIR)
-	@echo "uninstall: kept $(DESTDIR)$(SYSCONFDIR)/sqlfw (your configuration)"
+	@echo "# deb builds dist/sqlfw_VERSION_ARCH.deb with nfpm (fetched through the Go
+# module proxy on first use); scripts/deb-version.sh gives the version.
+NFPM      ?= go run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
+DEBVERSION ?= $(shell v=$$(git describe --tags --always --dirty 2>/dev/null || echo dev); v=$${v\#v}; case "$$v" in [0-9]*) echo "$$v";; *) echo "0.0.0~git$$v";; esac)
+
+deb: build
+	@mkdir -p dist
+	SQLFW_VERSION='$(DEBVERSION)' GOARCH=$$($(GO) env GOARCH) $(NFPM) package --packager deb --config deploy/nfpm.yaml --target dist/
+
+uninstall: kept $(DESTDIR)$(SYSCONFDIR)/sqlfw (your configuration)"
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
