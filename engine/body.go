@@ -580,7 +580,7 @@ func (w *walker) merge(s *stmtFacts, later bool) {
 	f.unparsed = leastReason(f.unparsed, s.unparsed)
 	f.effects |= s.effects
 	for _, t := range s.tables {
-		if t.schema == "" && containsString(s.cteNames, t.name) {
+		if t.cte {
 			continue // a CTE of the nested statement, not a relation
 		}
 		w.table(t.schema, t.name, t.alias, t.write)

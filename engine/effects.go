@@ -240,7 +240,7 @@ func effectsOf(f *stmtFacts) effectSet {
 	}
 	for i := range f.tables {
 		t := &f.tables[i]
-		if t.schema == "" && slices.Contains(f.cteNames, t.name) {
+		if t.cte {
 			continue
 		}
 		if t.schema != "" && t.schema != "pg_catalog" {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,6 +109,7 @@ type tableRef struct {
 	name   string
 	alias  string // "" without AS alias
 	write  bool
+	cte    bool // the name is a WITH query in scope where it is read, not a relation
 }
 
 // funcRef is one function a statement calls. Names are lower-cased.
@@ -335,6 +337,23 @@ const (
 type frame struct {
 	m     any
 	flags uint8
+	scope *cteScope // WITH names visible at this node
+}
+
+// cteScope is one WITH clause's names visible to a subtree, and the
+// enclosing clause's.
+type cteScope struct {
+	names  []string
+	parent *cteScope
+}
+
+func (sc *cteScope) has(name string) bool {
+	for ; sc != nil; sc = sc.parent {
+		if slices.Contains(sc.names, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // walker collects facts from one parse tree. It walks iteratively with an
@@ -354,6 +373,9 @@ type walker struct {
 	mark      [3]*pg_query.Node
 	markFlags uint8
 	allFlags  uint8 // flags for every child of the current node (set by visit)
+	scope     *cteScope
+	withScope *pg_query.WithClause // the current node's WITH (set by visit)
+	cteList   *pg_query.WithClause // the current node, a WITH clause (set by visit)
 
 	// cteDefs maps WITH names seen so far to their queries, for set
 	// operations whose arms read a CTE.
@@ -372,7 +394,7 @@ type walker struct {
 	msg    *msgState                         // what earlier statements of the message created (body.go)
 }
 
-func (w *walker) push(m any) { w.stack = append(w.stack, frame{m: m, flags: w.flags}) }
+func (w *walker) push(m any) { w.stack = append(w.stack, frame{m: m, flags: w.flags, scope: w.scope}) }
 
 func (w *walker) statement(n *pg_query.Node) stmtFacts {
 	var f stmtFacts
@@ -411,12 +433,19 @@ func (w *walker) statement(n *pg_query.Node) stmtFacts {
 	for len(w.stack) > 0 {
 		fr := w.stack[len(w.stack)-1]
 		w.stack = w.stack[:len(w.stack)-1]
-		w.flags = fr.flags
-		w.markFlags, w.allFlags = 0, 0
+		w.flags, w.scope = fr.flags, fr.scope
+		w.markFlags, w.allFlags, w.withScope = 0, 0, nil
 		w.visit(fr.m)
 		w.measureNode(fr.m)
 		base := len(w.stack)
 		w.pushChildren(fr.m)
+		if w.withScope != nil {
+			w.scopeChildren(base)
+		}
+		if w.cteList != nil {
+			w.scopeCTEs(base)
+			w.cteList = nil
+		}
 		if w.allFlags != 0 {
 			for i := base; i < len(w.stack); i++ {
 				w.stack[i].flags |= w.allFlags
@@ -443,6 +472,48 @@ func (w *walker) statement(n *pg_query.Node) stmtFacts {
 	return f
 }
 
+// scopeChildren gives the children just pushed (from base) of a node with
+// a WITH clause the scope of its names: the statement's other parts see
+// all of them; CTE i's own query sees the ones before it, or all of them
+// under WITH RECURSIVE. The WITH clause itself keeps the outer scope.
+func (w *walker) scopeChildren(base int) {
+	wc := w.withScope
+	names := make([]string, 0, len(wc.Ctes))
+	for _, c := range wc.Ctes {
+		names = append(names, strings.ToLower(c.GetCommonTableExpr().GetCtename()))
+	}
+	inner := &cteScope{names: names, parent: w.scope}
+	for i := base; i < len(w.stack); i++ {
+		if w.stack[i].m != any(wc) {
+			w.stack[i].scope = inner
+		}
+	}
+}
+
+// scopeCTEs gives each CTE query of the WITH clause just visited the names
+// it can see.
+func (w *walker) scopeCTEs(base int) {
+	wc := w.cteList
+	for i := base; i < len(w.stack); i++ {
+		for k, c := range wc.Ctes {
+			if w.stack[i].m != any(c) {
+				continue
+			}
+			n := k
+			if wc.Recursive {
+				n = len(wc.Ctes)
+			}
+			if n > 0 {
+				names := make([]string, 0, n)
+				for _, d := range wc.Ctes[:n] {
+					names = append(names, strings.ToLower(d.GetCommonTableExpr().GetCtename()))
+				}
+				w.stack[i].scope = &cteScope{names: names, parent: w.scope}
+			}
+		}
+	}
+}
+
 // markChildren gives the listed children (once pushed) the flag.
 func (w *walker) markChildren(flag uint8, nodes ...*pg_query.Node) {
 	w.markFlags = flag
@@ -463,7 +534,10 @@ func (w *walker) visit(m any) {
 		if n.Alias != nil {
 			alias = n.Alias.Aliasname
 		}
-		w.table(n.Schemaname, n.Relname, alias, w.isTarget(n))
+		write := w.isTarget(n)
+		t := tableRef{schema: strings.ToLower(n.Schemaname), name: strings.ToLower(n.Relname), alias: strings.ToLower(alias), write: write}
+		t.cte = !write && t.schema == "" && w.scope.has(t.name)
+		w.addTable(t)
 	case *pg_query.ColumnRef:
 		w.column(n.Fields)
 	case *pg_query.FuncCall:
@@ -480,6 +554,9 @@ func (w *walker) visit(m any) {
 		w.allFlags = inConditional
 	case *pg_query.SelectStmt:
 		w.with(n.WithClause)
+		if n.WithClause != nil {
+			w.withScope = n.WithClause
+		}
 		w.settingRow(n)
 		if n.Op != pg_query.SetOperation_SETOP_NONE && n.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
 			w.setOperation(n)
@@ -494,17 +571,25 @@ func (w *walker) visit(m any) {
 	case *pg_query.CaseWhen:
 		w.markChildren(inPredicate, n.Expr)
 		w.allFlags = inConditional
+	case *pg_query.WithClause:
+		w.cteList = n
 	case *pg_query.CommonTableExpr:
 		f.ctes++
 		f.cteNames = appendUnique(f.cteNames, strings.ToLower(n.Ctename))
 	case *pg_query.InsertStmt:
 		w.with(n.WithClause)
+		if n.WithClause != nil {
+			w.withScope = n.WithClause
+		}
 		if !later {
 			f.kinds |= 1 << kindInsert
 		}
 		w.target(n.Relation)
 	case *pg_query.UpdateStmt:
 		w.with(n.WithClause)
+		if n.WithClause != nil {
+			w.withScope = n.WithClause
+		}
 		if !later {
 			f.kinds |= 1 << kindUpdate
 			if unfilteredWhere(n.WhereClause, n.Relation) {
@@ -515,6 +600,9 @@ func (w *walker) visit(m any) {
 		w.predicates(n.WhereClause, nil)
 	case *pg_query.DeleteStmt:
 		w.with(n.WithClause)
+		if n.WithClause != nil {
+			w.withScope = n.WithClause
+		}
 		if !later {
 			f.kinds |= 1 << kindDelete
 			if unfilteredWhere(n.WhereClause, n.Relation) {
@@ -525,6 +613,9 @@ func (w *walker) visit(m any) {
 		w.predicates(n.WhereClause, nil)
 	case *pg_query.MergeStmt:
 		w.with(n.WithClause)
+		if n.WithClause != nil {
+			w.withScope = n.WithClause
+		}
 		if !later {
 			f.kinds |= 1<<kindMerge | mergeUnfiltered(n) // an update or delete of every row is one
 			f.unfiltered |= mergeUnfiltered(n)
@@ -727,16 +818,17 @@ func (w *walker) probes(sw *walker, root any) bool {
 		switch n := m.(type) {
 		case *pg_query.RangeVar:
 			schema, name := strings.ToLower(n.Schemaname), strings.ToLower(n.Relname)
-			if schema == "" {
-				if _, ok := w.cteDefs[name]; ok {
-					if w.cteProbes(sw, name) {
-						sw.stack = sw.stack[:base]
-						return true
-					}
-					continue
-				}
-			}
+			// A WITH name hides a relation only in its own scope, which the
+			// statement-wide cteDefs does not know: a catalog's name is a
+			// probe whether or not some CTE is also called that.
 			probe = probesCatalog(schema, name)
+			if _, ok := w.cteDefs[name]; ok && schema == "" && !probe {
+				if w.cteProbes(sw, name) {
+					sw.stack = sw.stack[:base]
+					return true
+				}
+				continue
+			}
 		case *pg_query.FuncCall:
 			schema, name := lastTwo(n.Funcname)
 			probe = (schema == "" || schema == "pg_catalog") && catalogDataFunc(name)
@@ -841,7 +933,10 @@ func (w *walker) isTarget(r *pg_query.RangeVar) bool {
 }
 
 func (w *walker) table(schema, name, alias string, write bool) {
-	t := tableRef{schema: strings.ToLower(schema), name: strings.ToLower(name), alias: strings.ToLower(alias), write: write}
+	w.addTable(tableRef{schema: strings.ToLower(schema), name: strings.ToLower(name), alias: strings.ToLower(alias), write: write})
+}
+
+func (w *walker) addTable(t tableRef) {
 	if _, ok := w.seenT[t]; ok {
 		return
 	}

@@ -303,3 +303,46 @@ func TestShapeCacheRegproc(t *testing.T) {
 		t.Errorf("%q after same-shaped texts: got %v %s, want deny no-server-file-functions", sql, v.Action, v.RuleID)
 	}
 }
+
+// TestCTEScope: a WITH name is a CTE only where PostgreSQL resolves it to
+// one; elsewhere the same name is a relation (and a write target never is
+// a CTE).
+func TestCTEScope(t *testing.T) {
+	tests := []struct {
+		name, sql string
+		want      string // relations that are not CTE references, sorted
+	}{
+		{"plain", "WITH c AS (SELECT 1) SELECT * FROM c", ""},
+		{"sibling scope", "SELECT * FROM (SELECT * FROM c) a, (WITH c AS (SELECT 1) SELECT * FROM c) b", "c"},
+		{"sibling scope reversed", "SELECT * FROM (WITH c AS (SELECT 1) SELECT * FROM c) b, (SELECT * FROM c) a", "c"},
+		{"later cte not visible", "WITH a AS (SELECT * FROM s), s AS (SELECT 1) SELECT * FROM a", "s"},
+		{"earlier cte visible", "WITH s AS (SELECT 1), a AS (SELECT * FROM s) SELECT * FROM a", ""},
+		{"recursive sees itself", "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT * FROM r", ""},
+		{"write target", "WITH t AS (SELECT 1) UPDATE t SET a = 1 WHERE id = 2", "t+w"},
+		{"nested statement scope", "WITH c AS (SELECT 1) SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM d)", "d"},
+		{"cte of an insert", "WITH src AS (SELECT * FROM staging) INSERT INTO t SELECT * FROM src", "staging,t+w"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tf := analyze(tt.sql)
+			if tf.parseError || len(tf.stmts) != 1 {
+				t.Fatalf("analyze(%q): parse error %v", tt.sql, tf.parseError)
+			}
+			var rel []string
+			for _, r := range tf.stmts[0].tables {
+				if !r.cte {
+					s := r.name
+					if r.write {
+						s += "+w"
+					}
+					rel = append(rel, s)
+				}
+			}
+			slices.Sort(rel)
+			rel = slices.Compact(rel)
+			if got := strings.Join(rel, ","); got != tt.want {
+				t.Errorf("analyze(%q) relations\n got: %s\nwant: %s", tt.sql, got, tt.want)
+			}
+		})
+	}
+}

@@ -180,7 +180,7 @@ func (p *Policy) anyTable(r *rule, f *stmtFacts, pred func(*tableRef) bool) bool
 		if (r.access == accessRead && t.write) || (r.access == accessWrite && !t.write) {
 			continue
 		}
-		if t.schema == "" && slices.Contains(f.cteNames, t.name) {
+		if t.cte {
 			continue
 		}
 		if pred(t) {
@@ -197,7 +197,7 @@ func (p *Policy) anyTable(r *rule, f *stmtFacts, pred func(*tableRef) bool) bool
 func (p *Policy) columnsMatch(r *rule, f *stmtFacts) bool {
 	for ti := range f.tables {
 		t := &f.tables[ti]
-		if t.schema == "" && slices.Contains(f.cteNames, t.name) {
+		if t.cte {
 			continue
 		}
 		for ci := range r.columns {

@@ -56,6 +56,8 @@ func TestRuleKinds(t *testing.T) {
 		{"stacked select", `[{id: r, action: deny, match: {stacked_after: [select]}}]`, "SELECT a FROM t; SELECT b FROM u", app, ActionAllow, ""},
 		{"kind of cte write", `[{id: r, action: deny, match: {kind: [delete]}}]`, "WITH d AS (DELETE FROM u WHERE id = 1 RETURNING 1) SELECT 1", app, ActionDeny, "r"},
 		{"kind of plain explain", `[{id: r, action: deny, match: {kind: [delete]}}]`, "EXPLAIN DELETE FROM u", app, ActionAllow, ""},
+		{"tables cte in other scope", `[{id: r, action: deny, match: {tables: [secrets]}}]`, "SELECT * FROM (SELECT * FROM secrets) a, (WITH secrets AS (SELECT 1) SELECT * FROM secrets) b", app, ActionDeny, "r"},
+		{"tables cte in scope", `[{id: r, action: deny, match: {tables: [secrets]}}]`, "WITH secrets AS (SELECT 1) SELECT * FROM secrets", app, ActionAllow, ""},
 		{"select into is ddl", `[{id: r, action: deny, match: {verbs: [create], objects: [table]}}]`, "SELECT * INTO n FROM t", app, ActionDeny, "r"},
 		// COPY
 		{"copy stdio to", `[{id: r, action: deny, match: {copy: [stdio], copy_direction: [to]}}]`, "COPY t TO STDOUT", app, ActionDeny, "r"},
