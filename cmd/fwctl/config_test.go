@@ -32,3 +32,21 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// Every command's --help is help: exit 0, usage on stdout, nothing done
+// (mode and reload would otherwise call a control socket).
+func TestHelpEverywhere(t *testing.T) {
+	for name := range commandUsage {
+		for _, flag := range []string{"--help", "-h"} {
+			var out, errb bytes.Buffer
+			code := run([]string{name, flag}, &out, &errb)
+			if code != 0 || !strings.HasPrefix(out.String(), "usage: fwctl") {
+				t.Errorf("fwctl %s %s: exit %d, stdout %q, stderr %q; want 0 and the usage", name, flag, code, out.String(), errb.String())
+			}
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"mode", "enforce", "--control-socket", "/nonexistent/sock", "--help"}, &out, &errb); code != 0 || errb.Len() != 0 {
+		t.Errorf("fwctl mode enforce ... --help: exit %d, stderr %q; want help, not a call", code, errb.String())
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 var version = "dev"
@@ -41,10 +42,41 @@ commands:
 `)
 }
 
+// commandUsage is what `fwctl COMMAND --help` prints (exit 0), before the
+// command parses anything: `fwctl mode --help` must not switch a mode.
+var commandUsage = map[string]string{
+	"stats":       "usage: fwctl stats [--control-socket PATH] [--json] [--watch]",
+	"status":      "usage: fwctl status [--control-socket PATH] [--json]",
+	"connections": "usage: fwctl connections [--control-socket PATH] [--json]",
+	"check":       checkUsage,
+	"policy":      policyUsage,
+	"config":      configUsage,
+	"learn":       learnUsage,
+	"mode":        "usage: fwctl mode enforce|monitor|detect|policy [--database NAME] [--control-socket PATH]\n\npolicy clears the live override: the policy's and rules' modes apply again.",
+	"reload":      "usage: fwctl reload [--control-socket PATH]",
+	"protect":     "usage: fwctl protect add|remove IP:PORT [--database NAME] [--control-socket PATH]",
+	"audit":       "usage: fwctl audit verify [--anchors LOG|-] [--key-file FILE] AUDIT-FILE",
+	"bench":       benchUsage,
+}
+
+// wantsHelp reports a -h or --help among a command's arguments.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			return true
+		}
+	}
+	return false
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
 		return 2
+	}
+	if u, ok := commandUsage[args[0]]; ok && wantsHelp(args[1:]) {
+		fmt.Fprintln(stdout, strings.TrimRight(u, "\n"))
+		return 0
 	}
 	switch args[0] {
 	case "stats":

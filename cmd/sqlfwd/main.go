@@ -74,6 +74,9 @@ func run(args []string, stderr io.Writer) int {
 		checkCfg   = fs.Bool("check-config", false, "check the configuration and the policies it names, print the result and exit (0 valid, 2 not)")
 	)
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0 // the flags were printed
+		}
 		return 2
 	}
 	if *showVer {

@@ -33,3 +33,10 @@ func TestCheckConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestHelpExitsZero(t *testing.T) {
+	var stderr bytes.Buffer
+	if code := run([]string{"--help"}, &stderr); code != 0 || !strings.Contains(stderr.String(), "-config") {
+		t.Errorf("sqlfwd --help: exit %d, %q; want 0 and the flags", code, stderr.String())
+	}
+}
