@@ -474,6 +474,10 @@ func (w *walker) plpgsqlExpr(q string, mode int, dyn bool) {
 		return
 	}
 	switch {
+	case mode == parseModeExpr && plainOperand(q):
+		// A variable, a field of one, or a number (RETURN v, IF found,
+		// USING x): it calls and reads nothing, so it is not parsed.
+		return
 	case mode == parseModeExpr:
 		q = "SELECT " + q
 	case mode >= parseModeAssign1 && mode <= parseModeAssign3:
@@ -490,6 +494,37 @@ func (w *walker) plpgsqlExpr(q string, mode int, dyn bool) {
 		return
 	}
 	w.mergeTree(tree, false)
+}
+
+// plainOperand reports whether an expression is a name, a dotted name or
+// an unsigned integer, and nothing else.
+func plainOperand(q string) bool {
+	q = strings.TrimSpace(q)
+	if q == "" {
+		return false
+	}
+	if q[0] >= '0' && q[0] <= '9' {
+		for i := 0; i < len(q); i++ {
+			if q[i] < '0' || q[i] > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	start := true
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case c == '.' && !start:
+			start = true
+		case start && c < 0x80 && isIdentStart(c):
+			start = false
+		case !start && c < 0x80 && isIdentPart(c):
+		default:
+			return false
+		}
+	}
+	return !start
 }
 
 // assignValue returns the expression of a PL/pgSQL assignment

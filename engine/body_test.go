@@ -276,3 +276,15 @@ func TestCodeInStringsColumns(t *testing.T) {
 		}
 	}
 }
+
+func TestPlainOperand(t *testing.T) {
+	for q, want := range map[string]bool{
+		"v": true, " r.id ": true, "42": true, "found": true, "NEW": true, "a.b.c": true,
+		"": false, "v + 1": false, "f()": false, "'x'": false, "a.": false, ".a": false, "1.5": false,
+		"-1": false, "$1": false, `"quoted"`: false, "a b": false, "x::int": false, "é": false,
+	} {
+		if got := plainOperand(q); got != want {
+			t.Errorf("plainOperand(%q) = %v, want %v", q, got, want)
+		}
+	}
+}
