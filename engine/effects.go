@@ -10,6 +10,7 @@ package engine
 // reads_server_file. docs/policy.md lists each effect's sources.
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -505,8 +506,13 @@ func (w *walker) sleepCall(name string, args []*pg_query.Node) {
 	case "pg_sleep_for":
 		secs, ok = intervalSeconds(lit)
 	}
-	// pg_sleep_until is relative to the server's clock: not ok.
-	f.sleepSeconds += max(secs, 0)
+	// pg_sleep_until is relative to the server's clock: not ok. NaN and
+	// infinities are no length either.
+	if math.IsNaN(secs) || math.IsInf(secs, 0) {
+		ok = false
+	} else {
+		f.sleepSeconds += max(secs, 0)
+	}
 	if !ok || f.sleepSeconds > longSleepSeconds {
 		f.effects |= effLongSleep
 	}
