@@ -117,6 +117,13 @@ var credentialColumns = map[string]string{
 	"pg_user_mappings": "umoptions",
 }
 
+// infoSchemaCredentials: information_schema's views of user mappings,
+// which show the options (a password among them) to their owner.
+var infoSchemaCredentials = map[string]string{
+	"user_mapping_options": "option_value",
+	"_pg_user_mappings":    "umoptions",
+}
+
 // tableEffects: relations whose reading has an effect.
 var tableEffects = map[string]effectSet{
 	"pg_hba_file_rules":      effReadsServerFile,
@@ -245,8 +252,13 @@ func effectsOf(f *stmtFacts) effectSet {
 			continue
 		}
 		if t.schema != "" && t.schema != "pg_catalog" {
-			if t.write && t.schema == "information_schema" {
-				e |= effWritesCatalog
+			if t.schema == "information_schema" {
+				if t.write {
+					e |= effWritesCatalog
+				}
+				if col, ok := infoSchemaCredentials[t.name]; ok && readsColumn(f, t, col) {
+					e |= effReadsCredentials
+				}
 			}
 			continue
 		}
