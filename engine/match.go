@@ -62,6 +62,17 @@ func (p *Policy) staticMatch(r *rule, f *stmtFacts, tf *textFacts, fp uint64) (b
 	if r.kinds != 0 && f.kinds&r.kinds == 0 {
 		return false, ""
 	}
+	if r.kinds != 0 && r.action == ActionAllow {
+		// An allow rule lets through only what it names: a WITH (DELETE
+		// ...) SELECT is not allowed by kind [select].
+		rest := f.kinds &^ r.kinds
+		if f.kind != kindExplain {
+			rest &^= 1 << kindExplain
+		}
+		if rest != 0 {
+			return false, ""
+		}
+	}
 	if r.verbs != 0 && (f.verb == verbNone || r.verbs&(1<<f.verb) == 0) {
 		return false, ""
 	}
