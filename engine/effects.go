@@ -35,6 +35,7 @@ const (
 	effChangesIdentity                         // switches the session's user (SET SESSION AUTHORIZATION, SET ROLE to a privileged role)
 	effSignalsServer                           // terminates or cancels sessions, reloads the configuration, rotates logs
 	effLongSleep                               // sleeps longer than longSleepSeconds, or for a duration not known from the text
+	effUnnamedSetting                          // sets a parameter whose name is computed at run time (set_config(expr, ...))
 	numEffects           = iota
 )
 
@@ -52,6 +53,7 @@ var effectNames = [numEffects]string{
 	"changes_identity",
 	"signals_server",
 	"long_sleep",
+	"sets_unnamed_setting",
 }
 
 func (s effectSet) String() string {
@@ -297,7 +299,7 @@ func readsColumn(f *stmtFacts, t *tableRef, col string) bool {
 
 func settingEffect(name string) effectSet {
 	if name == unknownSetting {
-		return effLoadsCode | effDisablesLogging | effChangesResolution | effChangesIdentity
+		return effUnnamedSetting | effLoadsCode | effDisablesLogging | effChangesResolution | effChangesIdentity
 	}
 	e := settingEffects[name]
 	for _, p := range settingPrefixEffects {
