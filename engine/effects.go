@@ -133,7 +133,7 @@ var tableEffects = map[string]effectSet{
 	"pg_file_settings":       effReadsServerFile,
 }
 
-// languageEffects: CREATE FUNCTION / DO in these languages runs arbitrary
+// untrustedLanguages: CREATE FUNCTION / DO in these languages runs arbitrary
 // code in the server process ("internal" aliases any built-in C function).
 var untrustedLanguages = map[string]struct{}{
 	"c": {}, "internal": {}, "plperlu": {}, "plpythonu": {}, "plpython2u": {}, "plpython3u": {},
@@ -535,9 +535,9 @@ func (w *walker) sleepCall(name string, args []*pg_query.Node) {
 type constKind uint8
 
 const (
-	constNone   constKind = iota // computed
-	constValue_                  // a literal
-	constParam                   // a bind parameter: known only at run time
+	constNone    constKind = iota // computed
+	constLiteral                  // a literal
+	constParam                    // a bind parameter: known only at run time
 )
 
 // constValue returns a literal's text (through casts and a unary minus).
@@ -551,11 +551,11 @@ func constValue(n *pg_query.Node) (string, constKind) {
 			c := x.AConst
 			switch v := c.Val.(type) {
 			case *pg_query.A_Const_Ival:
-				return strconv.Itoa(int(v.Ival.Ival)), constValue_
+				return strconv.Itoa(int(v.Ival.Ival)), constLiteral
 			case *pg_query.A_Const_Fval:
-				return v.Fval.Fval, constValue_
+				return v.Fval.Fval, constLiteral
 			case *pg_query.A_Const_Sval:
-				return v.Sval.Sval, constValue_
+				return v.Sval.Sval, constLiteral
 			}
 			return "", constNone
 		case *pg_query.Node_AExpr:
@@ -654,7 +654,7 @@ func loneSleep(n *pg_query.Node) bool {
 	}
 	for _, t := range s.TargetList {
 		v := t.GetResTarget().GetVal()
-		if _, k := constValue(v); k == constValue_ {
+		if _, k := constValue(v); k == constLiteral {
 			continue
 		}
 		fc := v.GetFuncCall()
@@ -761,9 +761,9 @@ func (w *walker) call(n *pg_query.FuncCall) {
 		}
 		setting, k := constValue(n.Args[0])
 		if named, ok := w.settingRows[n]; ok {
-			setting, k = named, constValue_
+			setting, k = named, constLiteral
 		}
-		if k != constValue_ {
+		if k != constLiteral {
 			w.setting(unknownSetting, nil, false)
 			return
 		}
@@ -772,7 +772,7 @@ func (w *walker) call(n *pg_query.FuncCall) {
 		if len(n.Args) > 1 {
 			var v string
 			v, k = constValue(n.Args[1])
-			values, known = []string{v}, k == constValue_
+			values, known = []string{v}, k == constLiteral
 		}
 		w.setting(strings.ToLower(strings.TrimSpace(setting)), values, known)
 	case name == "table_to_xml" || name == "table_to_xmlschema" || name == "table_to_xml_and_xmlschema":
@@ -781,7 +781,7 @@ func (w *walker) call(n *pg_query.FuncCall) {
 		w.addColumn(colRef{name: "*"})
 	case name == "to_regproc" || name == "to_regprocedure" || name == "regproc" || name == "regprocedure":
 		if len(n.Args) > 0 {
-			if s, k := constValue(n.Args[0]); k == constValue_ {
+			if s, k := constValue(n.Args[0]); k == constLiteral {
 				w.regprocName(s)
 			}
 		}
@@ -819,7 +819,7 @@ func (w *walker) settingRow(s *pg_query.SelectStmt) {
 		return
 	}
 	want, k := constValue(a.Rexpr)
-	if k != constValue_ {
+	if k != constLiteral {
 		return
 	}
 	for _, t := range s.TargetList {
@@ -842,7 +842,7 @@ func constStrings(args []*pg_query.Node) ([]string, bool) {
 	out := make([]string, 0, len(args))
 	for _, a := range args {
 		s, k := constValue(a)
-		if k != constValue_ {
+		if k != constLiteral {
 			return nil, false
 		}
 		out = append(out, s)

@@ -546,7 +546,7 @@ func (w *walker) visit(m any) {
 		w.call(n)
 	case *pg_query.TypeCast:
 		if namesFunction(n) {
-			if s, k := constValue(n.Arg); k == constValue_ {
+			if s, k := constValue(n.Arg); k == constLiteral {
 				w.regprocName(s)
 			}
 		}
@@ -835,7 +835,7 @@ func (w *walker) probes(sw *walker, root any) bool {
 			if probe && name == "current_setting" && len(n.Args) > 0 {
 				// An application's own setting (current_setting('app.tenant'),
 				// row-level security's idiom) is not server data.
-				if v, k := constValue(n.Args[0]); k == constValue_ && strings.Contains(v, ".") {
+				if v, k := constValue(n.Args[0]); k == constLiteral && strings.Contains(v, ".") {
 					probe = false
 				}
 			}
