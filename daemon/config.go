@@ -165,6 +165,9 @@ type Database struct {
 	// 08006 error instead of a wait without end.
 	ServerReplyTimeout time.Duration `yaml:"server_reply_timeout"`
 	AuthTimeout        time.Duration `yaml:"auth_timeout"`
+	// TLS is the client leg, UpstreamTLS the server leg (tls.go).
+	TLS         *TLSConfig   `yaml:"tls"`
+	UpstreamTLS *UpstreamTLS `yaml:"upstream_tls"`
 	// MaxConnections bounds this database's client connections (0: no
 	// bound); more get FATAL 53300, as PostgreSQL answers beyond its own.
 	MaxConnections int `yaml:"max_connections"`
@@ -330,6 +333,11 @@ func (c *Config) Normalize() error {
 		}
 		if db.ConnectTimeout == 0 {
 			db.ConnectTimeout = DefaultConnectTimeout
+		}
+		if db.UpstreamTLS != nil {
+			if err := db.UpstreamTLS.check(); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", where, err))
+			}
 		}
 		if db.ServerReplyTimeout <= 0 {
 			db.ServerReplyTimeout = DefaultServerReplyTimeout

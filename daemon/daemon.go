@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -80,6 +81,8 @@ type database struct {
 	// per rule.
 	rec   *recorder
 	rules ruleCounts
+	// tls is the built TLS of both legs (tls.go); a reload swaps it.
+	tls dbTLS
 }
 
 // mode is the mode that applies to a verdict: the live override, else the
@@ -131,8 +134,14 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 		for _, w := range eng.Policy().Warnings() {
 			log.Warn("policy warning", "database", dc.Name, "warning", w)
 		}
+		srvTLS, cliTLS, err := buildTLS(dc)
+		if err != nil {
+			return nil, err
+		}
 		db := &database{cfg: *dc, rec: newRecorder()}
 		db.engine.Store(eng)
+		db.tls.server.Store(srvTLS)
+		db.tls.client.Store(cliTLS)
 		d.dbs = append(d.dbs, db)
 	}
 	return d, nil
@@ -373,7 +382,16 @@ func (d *Daemon) Reload() error {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
 	engines := make([]*engine.Engine, len(d.dbs))
+	type tlsPair struct{ server, client *tls.Config }
+	tlsCfgs := make([]tlsPair, len(d.dbs))
 	for i, db := range d.dbs {
+		srv, cli, err := buildTLS(&db.cfg)
+		if err != nil {
+			d.reloadsFail.Add(1)
+			d.log.Error("reload failed: keeping the current policies and certificates", "err", err)
+			return err
+		}
+		tlsCfgs[i] = tlsPair{srv, cli}
 		eng, err := buildEngine(&db.cfg)
 		if err != nil {
 			d.reloadsFail.Add(1)
@@ -386,6 +404,10 @@ func (d *Daemon) Reload() error {
 		old := db.engine.Load()
 		engines[i].SetLearner(old.Learner())
 		db.engine.Store(engines[i])
+		// new handshakes get the re-read certificates; open sessions keep
+		// theirs
+		db.tls.server.Store(tlsCfgs[i].server)
+		db.tls.client.Store(tlsCfgs[i].client)
 		for _, w := range engines[i].Policy().Warnings() {
 			d.log.Warn("policy warning", "database", db.cfg.Name, "warning", w)
 		}

@@ -179,8 +179,39 @@ func (d *Daemon) servePG(a arrival) {
 	_ = conn.SetReadDeadline(time.Now().Add(db.cfg.StartupTimeout))
 	var startup pg.Startup
 	buf := make([]byte, 0, 512)
+	// A TLS record first is TLS without an SSLRequest (tls.go); otherwise
+	// the four bytes read to tell are the startup packet's length.
+	var first io.Reader = conn
+	var head [4]byte
+	if _, err := io.ReadFull(conn, head[:]); err != nil {
+		return
+	}
+	isTLS := false
+	if head[0] == tlsRecordByte {
+		cfg := db.tls.server.Load()
+		if cfg == nil {
+			db.stats.protocolErrs.Add(1)
+			log.Warn("closing connection: a TLS handshake, but no tls.cert is configured for this database")
+			return
+		}
+		tc, err := acceptTLS(&peekConn{Conn: conn, head: head[:]}, cfg)
+		if err != nil || tc.ConnectionState().NegotiatedProtocol != "postgresql" {
+			db.stats.protocolErrs.Add(1)
+			log.Warn("closing connection: direct TLS negotiation failed (it needs ALPN postgresql)", "err", err)
+			return
+		}
+		conn, first, isTLS = tc, tc, true
+		_ = conn.SetReadDeadline(time.Now().Add(db.cfg.StartupTimeout))
+	} else {
+		first = io.MultiReader(bytes.NewReader(head[:]), conn)
+	}
 	for attempt := 0; ; attempt++ {
-		st, err := pg.ReadStartup(conn, buf)
+		src := first // the bytes read ahead, once; then conn, which TLS may have replaced
+		if src == nil {
+			src = conn
+		}
+		first = nil
+		st, err := pg.ReadStartup(src, buf)
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				db.stats.protocolErrs.Add(1)
@@ -192,11 +223,25 @@ func (d *Daemon) servePG(a arrival) {
 			return
 		}
 		switch {
+		case st.Code == pg.CodeSSLRequest && !isTLS && db.tls.server.Load() != nil:
+			if _, err := conn.Write([]byte{'S'}); err != nil {
+				return
+			}
+			tc, err := acceptTLS(conn, db.tls.server.Load())
+			if err != nil {
+				db.stats.protocolErrs.Add(1)
+				log.Warn("closing connection: TLS handshake failed", "err", err)
+				return
+			}
+			conn, isTLS = tc, true
+			_ = conn.SetReadDeadline(time.Now().Add(db.cfg.StartupTimeout))
+			log = log.With("client_tls", tlsInfo(conn))
+			continue
 		case st.Code == pg.CodeSSLRequest || st.Code == pg.CodeGSSENCRequest:
-			// No TLS or GSS encryption yet: 'N' makes sslmode=prefer
-			// clients go on in clear and sslmode=require clients stop
-			// with their own clear message.
-			if attempt >= 2 {
+			// No TLS configured (or GSS encryption, never): 'N' makes
+			// sslmode=prefer clients go on in clear and sslmode=require
+			// clients stop with their own clear message.
+			if attempt >= 2 || isTLS {
 				db.stats.protocolErrs.Add(1)
 				log.Warn("closing connection: too many encryption requests")
 				return
@@ -219,6 +264,11 @@ func (d *Daemon) servePG(a arrival) {
 		break
 	}
 	_ = conn.SetReadDeadline(time.Time{})
+	if db.cfg.TLS != nil && db.cfg.TLS.Require && !isTLS {
+		log.Warn("refusing connection: tls.require and the client did not ask for TLS")
+		writeFatal(conn, "28000", "sqlfw: this database accepts TLS connections only (set sslmode=require or stronger)")
+		return
+	}
 
 	s := &pgSession{d: d, db: db, id: id, client: conn, outstanding: 1, proc: a.proc, via: a.via, begun: time.Now()}
 	s.initTiming()
@@ -266,6 +316,20 @@ func (d *Daemon) servePG(a arrival) {
 		s.log.Error("cannot reach the database server", "upstream", a.upAddr, "err", err)
 		writeFatal(conn, sqlstateConnectionFailure, "sqlfw: cannot reach the database server")
 		return
+	}
+	if cfg := db.tls.client.Load(); cfg != nil && a.upNet == "tcp" { // PostgreSQL has no TLS on unix sockets
+		tc, err := dialTLS(server, cfg, db.cfg.UpstreamTLS.Mode)
+		if err != nil {
+			server.Close()
+			db.stats.connRefused.Add(1)
+			s.log.Error("cannot reach the database server over TLS", "upstream", a.upAddr, "err", err)
+			writeFatal(conn, sqlstateConnectionFailure, "sqlfw: cannot reach the database server over TLS (upstream_tls)")
+			return
+		}
+		server = tc
+		if info := tlsInfo(server); info != "" {
+			s.log = s.log.With("server_tls", info)
+		}
 	}
 	s.server = server
 	s.upstream = upstream{a.upNet, a.upAddr}

@@ -52,6 +52,13 @@ func run(args []string, stderr io.Writer) int {
 		drain      = fs.Duration("drain-timeout", 0, "how long SIGTERM waits for busy sessions (default 30s)")
 		maxMsg     = fs.Int("max-message-bytes", 0, "largest client message held to be judged (default 64 MiB)")
 		maxConns   = fs.Int("max-connections", 0, "client connections allowed at once; more get 53300 (default no limit)")
+		tlsCert    = fs.String("tls-cert", "", "serve TLS to clients with this certificate `file` (PEM; with --tls-key)")
+		tlsKey     = fs.String("tls-key", "", "the certificate's private key `file` (PEM)")
+		tlsCA      = fs.String("tls-client-ca", "", "require client certificates signed by the CA in `file`")
+		tlsReq     = fs.Bool("tls-require", false, "refuse clients that do not ask for TLS")
+		upTLS      = fs.String("upstream-tls", "", "TLS to the server: disable, prefer, require, verify-ca or verify-full (default disable)")
+		upCA       = fs.String("upstream-ca", "", "CA `file` that verifies the server's certificate (default: the system pool)")
+		upName     = fs.String("upstream-server-name", "", "name verify-full checks in the server's certificate (default: the upstream host)")
 		idleTO     = fs.Duration("idle-timeout", 0, "close sessions idle outside a transaction this long, with 57P05 (default never)")
 		idleTxTO   = fs.Duration("idle-in-transaction-timeout", 0, "close sessions idle inside a transaction this long, with 25P03 (default never)")
 		intercept  = fs.Bool("intercept", false, "intercept clients of --upstream transparently with eBPF (needs CAP_BPF and CAP_NET_ADMIN); --listen then becomes the fallback")
@@ -90,7 +97,8 @@ func run(args []string, stderr io.Writer) int {
 
 	var cfg *daemon.Config
 	perDB := *protocol != "" || *listen != "" || *upstream != "" || *policy != "" || *mode != "" || *maxMsg != 0 || *reusePort ||
-		*intercept || *icMode != "" || *unixSock != "" || *protect != "" || *maxConns != 0 || *idleTO != 0 || *idleTxTO != 0
+		*intercept || *icMode != "" || *unixSock != "" || *protect != "" || *maxConns != 0 || *idleTO != 0 || *idleTxTO != 0 ||
+		*tlsCert != "" || *tlsKey != "" || *tlsCA != "" || *tlsReq || *upTLS != "" || *upCA != "" || *upName != ""
 	var discovered []string // what discovery found, logged once the logger exists
 	if *configPath != "" && !*discoverF {
 		if _, err := os.Stat(*configPath); errors.Is(err, os.ErrNotExist) {
@@ -134,6 +142,12 @@ func run(args []string, stderr io.Writer) int {
 		}
 		if *protect != "" {
 			db.Protect = strings.Split(*protect, ",")
+		}
+		if *tlsCert != "" || *tlsKey != "" || *tlsCA != "" || *tlsReq {
+			db.TLS = &daemon.TLSConfig{Cert: *tlsCert, Key: *tlsKey, ClientCA: *tlsCA, Require: *tlsReq}
+		}
+		if *upTLS != "" || *upCA != "" || *upName != "" {
+			db.UpstreamTLS = &daemon.UpstreamTLS{Mode: *upTLS, CA: *upCA, ServerName: *upName}
 		}
 		if *intercept || *icMode != "" {
 			db.Intercept = daemon.InterceptAppHost

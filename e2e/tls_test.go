@@ -1,0 +1,279 @@
+package e2e
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// testCA is a certificate authority made for one test.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	path string // PEM of the CA certificate
+}
+
+func newTestCA(t *testing.T, dir, name string) *testCA {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	path := filepath.Join(dir, name+".pem")
+	os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	return &testCA{cert: cert, key: key, path: path}
+}
+
+// issue writes a leaf certificate and key signed by ca; client leaves are
+// for client authentication (CommonName = the database user).
+func (ca *testCA) issue(t *testing.T, dir, name string, client bool) (certPath, keyPath string) {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	if client {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	} else {
+		tmpl.DNSNames, tmpl.IPAddresses = []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	certPath, keyPath = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
+	os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	return certPath, keyPath
+}
+
+func tlsDSN(port int, extra string) string {
+	return fmt.Sprintf("host=localhost port=%d user=%s dbname=%s connect_timeout=5 %s", port, pg.User, pg.Database, extra)
+}
+
+// TestTLSClientLeg: sqlfwd terminates the client's TLS (SSLRequest 'S'),
+// judges the statements and relays them; psql with sslmode=require and
+// verify-full, pgx, pgbench over TLS; a blocked statement gets 42501 over
+// TLS; tls.require refuses plaintext; a reload rotates the certificate
+// under a live session.
+func TestTLSClientLeg(t *testing.T) {
+	needSqlfwd(t)
+	dir := t.TempDir()
+	ca := newTestCA(t, dir, "ca1")
+	cert, key := ca.issue(t, dir, "server", false)
+	// the files sqlfwd reads; rotated below
+	live, liveKey := filepath.Join(dir, "live.crt"), filepath.Join(dir, "live.key")
+	copyFile(t, cert, live)
+	copyFile(t, key, liveKey)
+	d := ownDaemon(t, "--tls-cert", live, "--tls-key", liveKey, "--tls-require")
+	port := portOf(t, d.addr)
+
+	for _, mode := range []string{"sslmode=require", "sslmode=verify-full sslrootcert=" + ca.path} {
+		res := psqlDSN(t, tlsDSN(port, mode), "-Atc", "select 'over tls'")
+		if res.Exit != 0 || strings.TrimSpace(res.Stdout) != "over tls" {
+			t.Errorf("psql %s: %s", mode, res)
+		}
+		res = psqlDSN(t, tlsDSN(port, mode), "-v", "VERBOSITY=verbose", "-c", "delete from tls_t")
+		if !strings.Contains(res.Stderr, codeBlocked) {
+			t.Errorf("psql %s, a denied statement: %s, want %s", mode, res, codeBlocked)
+		}
+	}
+	// psql's own view of the connection
+	if res := psqlDSN(t, tlsDSN(port, "sslmode=require"), "-c", `\conninfo`); !strings.Contains(res.Stdout, "SSL connection (protocol: TLSv1.3") {
+		t.Errorf("psql \\conninfo over sqlfwd: %s, want an SSL connection with TLS 1.3", res)
+	}
+	// a wrong CA is refused by the client
+	other := newTestCA(t, dir, "other")
+	if res := psqlDSN(t, tlsDSN(port, "sslmode=verify-full sslrootcert="+other.path), "-c", "select 1"); res.Exit == 0 {
+		t.Errorf("verify-full against another CA connected: %s", res)
+	}
+	// tls.require: plaintext is refused with a clear error
+	if res := psqlDSN(t, tlsDSN(port, "sslmode=disable"), "-c", "select 1"); res.Exit == 0 || !strings.Contains(res.Stderr, "accepts TLS connections only") {
+		t.Errorf("sslmode=disable with tls.require: %s, want the refusal", res)
+	}
+
+	// pgx
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := connect(t, ctx, tlsDSN(port, "sslmode=verify-full sslrootcert="+ca.path))
+	if !c.PgConn().Conn().(interface{ ConnectionState() tls.ConnectionState }).ConnectionState().HandshakeComplete {
+		t.Error("pgx: no TLS handshake")
+	}
+	_, err := c.Exec(ctx, "delete from tls_t")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != codeBlocked {
+		t.Errorf("pgx over TLS, a denied statement: %v, want %s", err, codeBlocked)
+	}
+	var one int
+	if err := c.QueryRow(ctx, "select 1").Scan(&one); err != nil || one != 1 {
+		t.Errorf("pgx over TLS after the block: %v", err)
+	}
+
+	// pgbench -S over TLS
+	directExec(t, "DROP TABLE IF EXISTS pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers")
+	t.Cleanup(func() {
+		directExec(t, "DROP TABLE IF EXISTS pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers")
+	})
+	conn := []string{"-h", pg.Host, "-p", strconv.Itoa(pg.Port), "-U", pg.User}
+	if res := runTool(t, 2*time.Minute, "", nil, "pgbench", append(append([]string{"-i", "-s", "1", "-q"}, conn...), pg.Database)...); res.Exit != 0 {
+		t.Fatalf("pgbench -i: %s", res)
+	}
+	bench := runTool(t, time.Minute, "", []string{"PGSSLMODE=require"}, "pgbench", "-S", "-n", "-c", "2", "-T", "3", "-h", "localhost", "-p", strconv.Itoa(port), "-U", pg.User, pg.Database)
+	if bench.Exit != 0 || !strings.Contains(bench.Stdout, "number of failed transactions: 0") {
+		t.Errorf("pgbench -S over TLS: %s", bench)
+	}
+
+	// rotate: a new certificate from another CA, then a reload
+	ca2 := newTestCA(t, dir, "ca2")
+	cert2, key2 := ca2.issue(t, dir, "server2", false)
+	copyFile(t, cert2, live)
+	copyFile(t, key2, liveKey)
+	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res := psqlDSN(t, tlsDSN(port, "sslmode=verify-full sslrootcert="+ca2.path), "-Atc", "select 'rotated'")
+		if res.Exit == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the reload the new certificate is not served: %s", res)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := c.QueryRow(ctx, "select 2").Scan(&one); err != nil || one != 2 {
+		t.Errorf("the session opened before the rotation: %v, want it to go on", err)
+	}
+	if strings.Contains(d.log(), "PRIVATE KEY") {
+		t.Error("the daemon log carries key material")
+	}
+}
+
+// TestTLSClientCertificates: with tls.client_ca a client needs a
+// certificate from that CA.
+func TestTLSClientCertificates(t *testing.T) {
+	needSqlfwd(t)
+	dir := t.TempDir()
+	ca := newTestCA(t, dir, "ca")
+	cert, key := ca.issue(t, dir, "server", false)
+	clientCert, clientKey := ca.issue(t, dir, pg.User, true)
+	d := ownDaemon(t, "--tls-cert", cert, "--tls-key", key, "--tls-client-ca", ca.path)
+	port := portOf(t, d.addr)
+	if res := psqlDSN(t, tlsDSN(port, "sslmode=require"), "-c", "select 1"); res.Exit == 0 {
+		t.Errorf("no client certificate: %s, want refused", res)
+	}
+	rogue := newTestCA(t, dir, "rogue")
+	rc, rk := rogue.issue(t, dir, "mallory", true)
+	if res := psqlDSN(t, tlsDSN(port, "sslmode=require sslcert="+rc+" sslkey="+rk), "-c", "select 1"); res.Exit == 0 {
+		t.Errorf("a certificate from another CA: %s, want refused", res)
+	}
+	if res := psqlDSN(t, tlsDSN(port, "sslmode=require sslcert="+clientCert+" sslkey="+clientKey), "-Atc", "select 'with cert'"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "with cert" {
+		t.Errorf("a certificate from the CA: %s", res)
+	}
+	if !strings.Contains(d.log(), "TLS handshake failed") {
+		t.Errorf("no log line for the refused handshakes:\n%s", tail(d.log(), 10))
+	}
+}
+
+// TestTLSUpstreamRefused: upstream_tls require against a server without
+// TLS gets the client a clear 08006; prefer goes on in plaintext.
+func TestTLSUpstreamRefused(t *testing.T) {
+	needSqlfwd(t)
+	d := ownDaemon(t, "--upstream-tls", "require")
+	res := psqlDSN(t, dsn("127.0.0.1", portOf(t, d.addr), pg.User, ""), "-c", "select 1")
+	if res.Exit == 0 || !strings.Contains(res.Stderr, "over TLS") {
+		t.Errorf("upstream_tls require, server without TLS: %s, want the 08006 error", res)
+	}
+	d2 := ownDaemon(t, "--upstream-tls", "prefer")
+	if res := psqlDSN(t, dsn("127.0.0.1", portOf(t, d2.addr), pg.User, ""), "-Atc", "select 'plain'"); res.Exit != 0 {
+		t.Errorf("upstream_tls prefer, server without TLS: %s, want plaintext", res)
+	}
+}
+
+// psqlDSN runs psql with a whole connection string.
+func psqlDSN(t *testing.T, conninfo string, args ...string) psqlResult {
+	t.Helper()
+	return runTool(t, 60*time.Second, "", nil, "psql", append([]string{"-X", "-d", conninfo}, args...)...)
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTLSDirectAndChannelBinding: a client that opens with TLS (PostgreSQL
+// 17's sslnegotiation=direct, ALPN postgresql) is served; without the ALPN
+// it is refused. A client that requires SCRAM channel binding through the
+// terminating sqlfwd fails with libpq's own clear error (the binding cannot
+// reach the server), and without that requirement SCRAM works over TLS.
+func TestTLSDirectAndChannelBinding(t *testing.T) {
+	needSqlfwd(t)
+	dir := t.TempDir()
+	ca := newTestCA(t, dir, "ca")
+	cert, key := ca.issue(t, dir, "server", false)
+	d := ownDaemon(t, "--tls-cert", cert, "--tls-key", key)
+	port := portOf(t, d.addr)
+
+	startup := func(alpn []string) (byte, error) {
+		c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", d.addr, &tls.Config{InsecureSkipVerify: true, NextProtos: alpn})
+		if err != nil {
+			return 0, err
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		msg := []byte{0, 0, 0, 0, 0, 3, 0, 0}
+		msg = append(msg, "user\x00"+pg.User+"\x00database\x00"+pg.Database+"\x00\x00"...)
+		msg[3] = byte(len(msg))
+		if _, err := c.Write(msg); err != nil {
+			return 0, err
+		}
+		var b [1]byte
+		_, err = c.Read(b[:])
+		return b[0], err
+	}
+	if typ, err := startup([]string{"postgresql"}); err != nil || typ != 'R' {
+		t.Errorf("direct TLS with ALPN postgresql: first message %q, %v; want an authentication message", typ, err)
+	}
+	if typ, err := startup(nil); err == nil && typ == 'R' {
+		t.Error("direct TLS without ALPN was served")
+	}
+
+	scram := fmt.Sprintf("host=localhost port=%d user=%s password=%s dbname=%s connect_timeout=5 sslmode=require", port, pg.ScramUser, pg.ScramPassword, pg.Database)
+	if res := psqlDSN(t, scram+" channel_binding=require", "-c", "select 1"); res.Exit == 0 || !strings.Contains(res.Stderr, "channel binding") {
+		t.Errorf("channel_binding=require through sqlfwd: %s, want libpq's channel-binding error", res)
+	}
+	if res := psqlDSN(t, scram, "-Atc", "select current_user"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != pg.ScramUser {
+		t.Errorf("SCRAM over TLS (channel_binding=prefer): %s", res)
+	}
+}
