@@ -14,6 +14,7 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -276,4 +277,66 @@ func TestTLSDirectAndChannelBinding(t *testing.T) {
 	if res := psqlDSN(t, scram, "-Atc", "select current_user"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != pg.ScramUser {
 		t.Errorf("SCRAM over TLS (channel_binding=prefer): %s", res)
 	}
+}
+
+// TestTLSUpstreamVerified turns TLS on in the test PostgreSQL (certificate
+// from a test CA, reloaded), then: sqlfwd with upstream_tls verify-full
+// reaches it over TLS (pg_stat_ssl says so) and judges as ever; against
+// another CA the client gets 08006.
+func TestTLSUpstreamVerified(t *testing.T) {
+	needSqlfwd(t)
+	dir, err := os.MkdirTemp("", "sqlfw-pgtls-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	ca := newTestCA(t, dir, "pgca")
+	cert, key := ca.issue(t, dir, "pgserver", false)
+	if u, err := userLookup("postgres"); err == nil {
+		os.Chown(cert, u, -1)
+		os.Chown(key, u, -1)
+	}
+	directExec(t, fmt.Sprintf("ALTER SYSTEM SET ssl_cert_file = '%s'", cert))
+	directExec(t, fmt.Sprintf("ALTER SYSTEM SET ssl_key_file = '%s'", key))
+	directExec(t, "ALTER SYSTEM SET ssl = on")
+	directExec(t, "SELECT pg_reload_conf()")
+	t.Cleanup(func() {
+		directExec(t, "ALTER SYSTEM RESET ssl")
+		directExec(t, "ALTER SYSTEM RESET ssl_cert_file")
+		directExec(t, "ALTER SYSTEM RESET ssl_key_file")
+		directExec(t, "SELECT pg_reload_conf()")
+	})
+	d := ownDaemon(t, "--upstream-tls", "verify-full", "--upstream-ca", ca.path, "--upstream-server-name", "localhost")
+	url := dsn("127.0.0.1", portOf(t, d.addr), pg.User, "")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res := psqlDSN(t, url, "-Atc", "select ssl from pg_stat_ssl where pid = pg_backend_pid()")
+		if res.Exit == 0 && strings.TrimSpace(res.Stdout) == "t" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("through sqlfwd with upstream_tls verify-full: %s, want the server leg on TLS", res)
+		}
+		time.Sleep(200 * time.Millisecond) // the server's reload is asynchronous
+	}
+	if res := psqlDSN(t, url, "-v", "VERBOSITY=verbose", "-c", "delete from tls_up_t"); !strings.Contains(res.Stderr, codeBlocked) {
+		t.Errorf("a denied statement with TLS upstream: %s, want %s", res, codeBlocked)
+	}
+	other := newTestCA(t, dir, "other")
+	d2 := ownDaemon(t, "--upstream-tls", "verify-full", "--upstream-ca", other.path, "--upstream-server-name", "localhost")
+	if res := psqlDSN(t, dsn("127.0.0.1", portOf(t, d2.addr), pg.User, ""), "-c", "select 1"); res.Exit == 0 || !strings.Contains(res.Stderr, "over TLS") {
+		t.Errorf("upstream_tls verify-full against another CA: %s, want 08006", res)
+	}
+	if !strings.Contains(d2.log(), "certificate") {
+		t.Errorf("the log does not say why the server leg failed:\n%s", tail(d2.log(), 5))
+	}
+}
+
+func userLookup(name string) (int, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(u.Uid)
 }
