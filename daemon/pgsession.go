@@ -273,7 +273,9 @@ func (d *Daemon) servePG(a arrival) {
 	s := &pgSession{d: d, db: db, id: id, client: conn, outstanding: 1, proc: a.proc, via: a.via, begun: time.Now()}
 	s.initTiming()
 	s.lex.init()
+	var params [][2]string // judged as the SET statements they amount to (engine/startup.go)
 	if err := pg.StartupParams(startup, func(name, value []byte) {
+		params = append(params, [2]string{string(name), string(value)})
 		switch string(name) {
 		case "user":
 			s.sess.User = string(value)
@@ -298,6 +300,16 @@ func (d *Daemon) servePG(a arrival) {
 		s.sess.Process = engine.ProcessInfo{Known: true, Tgid: a.proc.Tgid, UID: a.proc.UID, Comm: a.proc.Comm, Cgroup: a.proc.Cgroup}
 	}
 	s.log = log.With("user", s.sess.User, "db", s.sess.Database)
+	if v := db.engine.Load().JudgeStartup(params, &s.sess); v.Action.Denies() {
+		// Parameters in the startup packet (options=-c log_statement=none)
+		// take effect before any statement.
+		if db.mode(&v) == ModeEnforce {
+			s.log.Warn("connection blocked: startup parameters", "rule", v.RuleID, "reason", v.Reason)
+			writeFatal(conn, sqlstateBlocked, "sqlfw: startup parameters blocked by rule "+v.RuleID+": "+v.Reason)
+			return
+		}
+		s.log.Warn("startup parameters match a deny rule (not enforced)", "rule", v.RuleID, "reason", v.Reason)
+	}
 	release, ok := d.admit(db, conn, s.log) // max_connections (guard.go)
 	if !ok {
 		return

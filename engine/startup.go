@@ -1,0 +1,134 @@
+package engine
+
+// Startup parameters. A PostgreSQL StartupMessage may set any run-time
+// parameter, directly (a key other than user, database, options,
+// replication) or in `options` ("-c log_statement=none --search-path=x");
+// the server applies them before the first statement, so they are judged
+// like the SET statements they amount to. Example: options
+// "-c session_preload_libraries=/tmp/x.so" is judged as
+// SET "session_preload_libraries" TO '/tmp/x.so' (no-code-loading).
+
+import (
+	"strings"
+)
+
+// startupNotSettings are StartupMessage keys that are not run-time
+// parameters, or that the session layer tracks itself (client_encoding
+// and standard_conforming_strings: daemon/lexstate.go).
+var startupNotSettings = map[string]bool{
+	"user": true, "database": true, "options": true, "replication": true,
+	"application_name": true, "client_encoding": true, "standard_conforming_strings": true,
+}
+
+// JudgeStartup judges the run-time parameters of a StartupMessage (name,
+// value pairs as sent) for the session s: each is judged as SET name TO
+// 'value'. The verdict is the first deny, or allow. An `options` value the
+// server would not read as -c/-- settings is denied: what it sets cannot
+// be told.
+func (e *Engine) JudgeStartup(params [][2]string, s *Session) Verdict {
+	var settings [][2]string
+	for _, p := range params {
+		name := strings.ToLower(p[0])
+		if name == "options" {
+			opts, ok := startupOptions(p[1])
+			if !ok {
+				return Verdict{Action: ActionDeny, RuleID: startupRuleID, Reason: startupOptionsReason, Statements: 1, Mode: e.policy.mode}
+			}
+			settings = append(settings, opts...)
+			continue
+		}
+		if !startupNotSettings[name] {
+			settings = append(settings, [2]string{name, p[1]})
+		}
+	}
+	if s == nil {
+		s = &noSession
+	}
+	// The SET texts are written here, in UTF-8 with standard strings,
+	// whatever the session lexes its own statements with; they are not
+	// statements of the session, so the learner does not see them.
+	sess := *s
+	sess.Lex = LexState{}
+	for _, kv := range settings {
+		sql := setStatement(kv[0], kv[1])
+		tf := e.facts([]byte(sql))
+		if tf.unparsed {
+			if v, ok := e.judgeUnparsed(tf, &sess); ok {
+				return v
+			}
+			tf = analyzeLex(sql, tf.lex)
+			e.policy.precompute(tf, sql)
+		}
+		if v := e.judge(tf, &sess); v.Action.Denies() {
+			return v
+		}
+	}
+	return Verdict{Action: ActionAllow, Mode: e.policy.mode}
+}
+
+const (
+	startupRuleID        = "startup-options"
+	startupOptionsReason = "the startup packet's options are not -c name=value settings the firewall can read"
+)
+
+// setStatement spells a parameter setting as the SET statement it is.
+func setStatement(name, value string) string {
+	return `SET "` + strings.ReplaceAll(name, `"`, `""`) + `" TO '` + strings.ReplaceAll(value, `'`, `''`) + `'`
+}
+
+// startupOptions reads the options value as the server does
+// (pg_split_opts: words split at unescaped white space, backslash escapes
+// the next byte), then its -c name=value / -cname=value / --name=value
+// switches (ParseLongOption: '-' in a name is '_'). ok is false for
+// anything else, which the server would reject or read as another switch.
+func startupOptions(s string) ([][2]string, bool) {
+	var words []string
+	var b strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			if inWord {
+				words = append(words, b.String())
+				b.Reset()
+				inWord = false
+			}
+		case c == '\\' && i+1 < len(s):
+			i++
+			b.WriteByte(s[i])
+			inWord = true
+		default:
+			b.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, b.String())
+	}
+	var out [][2]string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		var kv string
+		switch {
+		case w == "-c":
+			if i+1 >= len(words) {
+				return nil, false
+			}
+			i++
+			kv = words[i]
+		case strings.HasPrefix(w, "-c"):
+			kv = w[2:]
+		case strings.HasPrefix(w, "--"):
+			kv = w[2:]
+		default:
+			return nil, false
+		}
+		name, value, found := strings.Cut(kv, "=")
+		if !found || name == "" {
+			return nil, false
+		}
+		out = append(out, [2]string{strings.ToLower(strings.ReplaceAll(name, "-", "_")), value})
+	}
+	return out, true
+}
