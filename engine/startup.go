@@ -34,7 +34,11 @@ func (e *Engine) JudgeStartup(params [][2]string, s *Session) Verdict {
 			if !ok {
 				return Verdict{Action: ActionDeny, RuleID: startupRuleID, Reason: startupOptionsReason, Statements: 1, Mode: e.policy.mode}
 			}
-			settings = append(settings, opts...)
+			for _, o := range opts {
+				if !startupNotSettings[o[0]] {
+					settings = append(settings, o)
+				}
+			}
 			continue
 		}
 		if !startupNotSettings[name] {

@@ -41,6 +41,7 @@ func TestJudgeStartup(t *testing.T) {
 		want   string // rule id, "" for allow
 	}{
 		{"ordinary", [][2]string{{"user", "app"}, {"database", "app"}, {"application_name", "psql"}, {"client_encoding", "UTF8"}, {"DateStyle", "ISO"}, {"extra_float_digits", "3"}}, ""},
+		{"lexing settings are the session layer's", [][2]string{{"options", "-c client_encoding=SJIS -c standard_conforming_strings=off"}}, ""},
 		{"ordinary options", [][2]string{{"options", "-c statement_timeout=5s -c search_path=tenant_1,public"}}, ""},
 		{"logging off in options", [][2]string{{"options", "-c log_statement=none"}}, "no-logging-changes"},
 		{"logging off as a key", [][2]string{{"log_min_messages", "panic"}}, "no-logging-changes"},
