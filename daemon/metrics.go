@@ -79,6 +79,10 @@ type Connection struct {
 	Denied      uint64           `json:"denied"`
 	Logged      uint64           `json:"logged"`
 	WouldDeny   uint64           `json:"would_deny"`
+	// ClientTLS and ServerTLS name each leg's TLS version and cipher
+	// ("" in clear).
+	ClientTLS string `json:"client_tls,omitempty"`
+	ServerTLS string `json:"server_tls,omitempty"`
 }
 
 // ConnectionOwner is the client process, when interception saw it.
@@ -139,7 +143,8 @@ func (d *Daemon) Connections() []Connection {
 		c := Connection{ID: s.id, Database: s.db.cfg.Name, Client: s.client.RemoteAddr().String(), Via: s.via,
 			User: s.sess.User, DBName: s.sess.Database, Application: s.sess.Application, Since: s.tally.since,
 			Statements: s.tally.statements.Load(), Allowed: s.tally.allowed.Load(), Denied: s.tally.denied.Load(),
-			Logged: s.tally.logged.Load(), WouldDeny: s.tally.wouldDeny.Load()}
+			Logged: s.tally.logged.Load(), WouldDeny: s.tally.wouldDeny.Load(),
+			ClientTLS: tlsInfo(s.client), ServerTLS: tlsInfo(s.server)}
 		if s.proc.Known {
 			c.Process = &ConnectionOwner{PID: s.proc.Tgid, UID: s.proc.UID, Comm: s.proc.Comm, Cgroup: s.proc.Cgroup}
 		}
@@ -260,6 +265,7 @@ var (
 	descReloads     = prometheus.NewDesc("sqlfw_reloads_total", "Policy reloads by result.", []string{"result"}, nil)
 	descLastReload  = prometheus.NewDesc("sqlfw_last_reload_success_timestamp_seconds", "When the policies were last reloaded successfully (0: never).", nil, nil)
 	descConnLimited = prometheus.NewDesc("sqlfw_connections_limited_total", "Connections refused by max_connections or max_client_connections.", dbLabel, nil)
+	descTLS         = prometheus.NewDesc("sqlfw_tls_handshakes_total", "TLS handshakes by leg (client, server) and result (ok, failed).", []string{"database", "leg", "result"}, nil)
 	descIdleClosed  = prometheus.NewDesc("sqlfw_idle_closed_total", "Sessions closed by idle_timeout or idle_in_transaction_timeout.", dbLabel, nil)
 )
 
@@ -300,6 +306,10 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descConnRefused, float64(s.ConnectionsRefused), n)
 		counter(descConnLimited, float64(s.ConnectionsLimited), n)
 		counter(descIdleClosed, float64(s.IdleClosed), n)
+		counter(descTLS, float64(db.stats.tlsClientOK.Load()), n, "client", "ok")
+		counter(descTLS, float64(db.stats.tlsClientFail.Load()), n, "client", "failed")
+		counter(descTLS, float64(db.stats.tlsServerOK.Load()), n, "server", "ok")
+		counter(descTLS, float64(db.stats.tlsServerFail.Load()), n, "server", "failed")
 		mode := db.cfg.Mode
 		override := 0.0
 		if o := db.override.Load(); o != nil {

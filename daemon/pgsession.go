@@ -196,10 +196,12 @@ func (d *Daemon) servePG(a arrival) {
 		}
 		tc, err := acceptTLS(&peekConn{Conn: conn, head: head[:]}, cfg)
 		if err != nil || tc.ConnectionState().NegotiatedProtocol != "postgresql" {
+			db.stats.tlsClientFail.Add(1)
 			db.stats.protocolErrs.Add(1)
 			log.Warn("closing connection: direct TLS negotiation failed (it needs ALPN postgresql)", "err", err)
 			return
 		}
+		db.stats.tlsClientOK.Add(1)
 		conn, first, isTLS = tc, tc, true
 		_ = conn.SetReadDeadline(time.Now().Add(db.cfg.StartupTimeout))
 	} else {
@@ -229,10 +231,12 @@ func (d *Daemon) servePG(a arrival) {
 			}
 			tc, err := acceptTLS(conn, db.tls.server.Load())
 			if err != nil {
+				db.stats.tlsClientFail.Add(1)
 				db.stats.protocolErrs.Add(1)
 				log.Warn("closing connection: TLS handshake failed", "err", err)
 				return
 			}
+			db.stats.tlsClientOK.Add(1)
 			conn, isTLS = tc, true
 			_ = conn.SetReadDeadline(time.Now().Add(db.cfg.StartupTimeout))
 			log = log.With("client_tls", tlsInfo(conn))
@@ -333,6 +337,7 @@ func (d *Daemon) servePG(a arrival) {
 		tc, err := dialTLS(server, cfg, db.cfg.UpstreamTLS.Mode)
 		if err != nil {
 			server.Close()
+			db.stats.tlsServerFail.Add(1)
 			db.stats.connRefused.Add(1)
 			s.log.Error("cannot reach the database server over TLS", "upstream", a.upAddr, "err", err)
 			writeFatal(conn, sqlstateConnectionFailure, "sqlfw: cannot reach the database server over TLS (upstream_tls)")
@@ -340,6 +345,7 @@ func (d *Daemon) servePG(a arrival) {
 		}
 		server = tc
 		if info := tlsInfo(server); info != "" {
+			db.stats.tlsServerOK.Add(1)
 			s.log = s.log.With("server_tls", info)
 		}
 	}

@@ -8,23 +8,25 @@ import (
 // counters are one database's totals since start. Sessions add to them
 // with atomics: no lock on the statement path.
 type counters struct {
-	connTotal     atomic.Uint64
-	connActive    atomic.Int64
-	connRefused   atomic.Uint64 // upstream unreachable, bad startup
-	connLimited   atomic.Uint64 // refused by max_connections / max_client_connections
-	idleClosed    atomic.Uint64 // closed by idle_timeout / idle_in_transaction_timeout
-	cancels       atomic.Uint64
-	messages      atomic.Uint64 // Query, Parse and FunctionCall messages judged
-	statements    atomic.Uint64 // statements in them
-	allowed       atomic.Uint64
-	denied        atomic.Uint64 // blocked (enforce)
-	logged        atomic.Uint64 // allowed by a log rule
-	wouldDeny     atomic.Uint64 // denied by the policy, let through by monitor or detect
-	parseErrors   atomic.Uint64
-	protocolErrs  atomic.Uint64
-	evalNanos     atomic.Uint64
-	bytesToServer atomic.Uint64
-	bytesToClient atomic.Uint64
+	connTotal   atomic.Uint64
+	connActive  atomic.Int64
+	connRefused atomic.Uint64 // upstream unreachable, bad startup
+	connLimited atomic.Uint64 // refused by max_connections / max_client_connections
+	idleClosed  atomic.Uint64 // closed by idle_timeout / idle_in_transaction_timeout
+	// TLS handshakes of the client and the server leg (tls.go)
+	tlsClientOK, tlsClientFail, tlsServerOK, tlsServerFail atomic.Uint64
+	cancels                                                atomic.Uint64
+	messages                                               atomic.Uint64 // Query, Parse and FunctionCall messages judged
+	statements                                             atomic.Uint64 // statements in them
+	allowed                                                atomic.Uint64
+	denied                                                 atomic.Uint64 // blocked (enforce)
+	logged                                                 atomic.Uint64 // allowed by a log rule
+	wouldDeny                                              atomic.Uint64 // denied by the policy, let through by monitor or detect
+	parseErrors                                            atomic.Uint64
+	protocolErrs                                           atomic.Uint64
+	evalNanos                                              atomic.Uint64
+	bytesToServer                                          atomic.Uint64
+	bytesToClient                                          atomic.Uint64
 }
 
 // DatabaseStats is the control socket's view of one database.

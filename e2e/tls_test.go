@@ -133,6 +133,9 @@ func TestTLSClientLeg(t *testing.T) {
 	if err := c.QueryRow(ctx, "select 1").Scan(&one); err != nil || one != 1 {
 		t.Errorf("pgx over TLS after the block: %v", err)
 	}
+	if res := runToolPath(t, filepath.Join(binDir, "fwctl"), "connections", "--json", "--control-socket", d.control); !strings.Contains(res.Stdout, `"client_tls": "TLS 1.3`) {
+		t.Errorf("fwctl connections does not show the client leg's TLS: %s", res)
+	}
 
 	// pgbench -S over TLS
 	directExec(t, "DROP TABLE IF EXISTS pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers")
@@ -339,4 +342,29 @@ func userLookup(name string) (int, error) {
 		return 0, err
 	}
 	return strconv.Atoi(u.Uid)
+}
+
+// TestTLSThroughInterception: a client that keeps connecting to the
+// database's own address with sslmode=verify-full, intercepted, gets
+// sqlfwd's certificate for the database's name and is judged.
+func TestTLSThroughInterception(t *testing.T) {
+	needKernel(t)
+	dir := t.TempDir()
+	ca := newTestCA(t, dir, "ca")
+	cert, key := ca.issue(t, dir, "server", false) // for localhost and 127.0.0.1
+	cg := childCgroup(t)
+	d := startIntercepting(t, cg, "--tls-cert", cert, "--tls-key", key)
+	freshTable(t, "tls_icept_t", 1, 2)
+	conninfo := fmt.Sprintf("host=localhost hostaddr=127.0.0.1 port=%d user=%s dbname=%s sslmode=verify-full sslrootcert=%s connect_timeout=5", pg.Port, pg.User, pg.Database, ca.path)
+	args := append(inCgroup(cg)[1:], tool(t, "psql"), "-X", "-d", conninfo, "-v", "VERBOSITY=verbose", "-c", `\conninfo`, "-c", "delete from tls_icept_t")
+	res := runCmd(t, time.Minute, "", nil, "sh", args...)
+	if !strings.Contains(res.Stdout, "SSL connection") || !strings.Contains(res.Stderr, codeBlocked) {
+		t.Errorf("psql verify-full to the database's own address, intercepted: %s; want TLS and the statement blocked", res)
+	}
+	if got := directInts(t, "select count(*) from tls_icept_t"); got[0] != 2 {
+		t.Errorf("rows: %v, want 2", got)
+	}
+	if !strings.Contains(d.log(), `"via":"redirect"`) {
+		t.Errorf("the session was not intercepted:\n%s", tail(d.log(), 10))
+	}
 }
