@@ -4,8 +4,10 @@
 # with the shared pgregress runner (../shared/tools/pgregress/run.sh), which
 # starts its own scratch server, and diffs the outputs. Every file must come
 # out identical. Extra arguments go to run.sh (e.g. --files "copy json").
+# --tls (first) gives sqlfwd a self-signed certificate: psql's default
+# sslmode=prefer then talks TLS to sqlfwd, so the client leg is encrypted.
 #
-#   scripts/pgregress.sh [run.sh options]
+#   scripts/pgregress.sh [--tls] [run.sh options]
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,7 +24,14 @@ make --no-print-directory build >/dev/null
 pgport="$(free_port)"
 fwport="$(free_port)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/sqlfw-pgregress.XXXXXX")"
-bin/sqlfwd --protocol postgres --listen "127.0.0.1:$fwport" --upstream "127.0.0.1:$pgport" \
+tls=()
+if [ "${1:-}" = --tls ]; then
+	shift
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=localhost \
+		-keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
+	tls=(--tls-cert "$work/cert.pem" --tls-key "$work/key.pem")
+fi
+bin/sqlfwd --protocol postgres --listen "127.0.0.1:$fwport" --upstream "127.0.0.1:$pgport" "${tls[@]}" \
 	--mode monitor --control-socket "$work/ctl.sock" --log-format json --log-level warn >"$work/sqlfwd.log" 2>&1 &
 pid=$!
 trap 'kill -TERM $pid 2>/dev/null; wait $pid 2>/dev/null; echo "sqlfwd log: $work/sqlfwd.log" >&2' EXIT
