@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"database/sql"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/lib/pq"
 )
 
 // testCA is a certificate authority made for one test.
@@ -366,5 +368,30 @@ func TestTLSThroughInterception(t *testing.T) {
 	}
 	if !strings.Contains(d.log(), `"via":"redirect"`) {
 		t.Errorf("the session was not intercepted:\n%s", tail(d.log(), 10))
+	}
+}
+
+// TestTLSLibPQ: lib/pq with sslmode=verify-full through sqlfwd: a denied
+// statement gets 42501, an allowed one its answer, with and without
+// parameters (simple and extended protocol).
+func TestTLSLibPQ(t *testing.T) {
+	needSqlfwd(t)
+	dir := t.TempDir()
+	ca := newTestCA(t, dir, "ca")
+	cert, key := ca.issue(t, dir, "server", false)
+	d := ownDaemon(t, "--tls-cert", cert, "--tls-key", key, "--tls-require")
+	db, err := sql.Open("postgres", tlsDSN(portOf(t, d.addr), "sslmode=verify-full sslrootcert="+ca.path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var got string
+	if err := db.QueryRow("select $1::text", "tls with lib/pq").Scan(&got); err != nil || got != "tls with lib/pq" {
+		t.Fatalf("lib/pq over TLS: %q, %v", got, err)
+	}
+	_, err = db.Exec("delete from tls_pq_t")
+	var pe *pq.Error
+	if !errors.As(err, &pe) || string(pe.Code) != codeBlocked {
+		t.Errorf("lib/pq over TLS, a denied statement: %v, want %s", err, codeBlocked)
 	}
 }
