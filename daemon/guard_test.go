@@ -17,10 +17,9 @@ import (
 	"github.com/sqlfw/sqlfw/wire/pg"
 )
 
-// scriptedUpstream accepts connections, reads the startup packet and then
-// sends hello (nil: nothing at all) and reads and discards whatever comes,
-// without ever answering more: a server that went silent.
-func scriptedUpstream(t *testing.T, hello []byte) string {
+// upstreamFunc runs serve for every connection to a new listener and
+// returns its address.
+func upstreamFunc(t *testing.T, serve func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -40,17 +39,27 @@ func scriptedUpstream(t *testing.T, hello []byte) string {
 			go func() {
 				defer wg.Done()
 				defer c.Close()
-				if hello != nil {
-					if _, err := pg.ReadStartup(c, nil); err != nil {
-						return
-					}
-					c.Write(hello)
-				}
-				io.Copy(io.Discard, c)
+				serve(c)
 			}()
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// scriptedUpstream reads the startup packet and then sends hello (nil:
+// nothing at all) and reads and discards whatever comes, without ever
+// answering more: a server that went silent.
+func scriptedUpstream(t *testing.T, hello []byte) string {
+	t.Helper()
+	return upstreamFunc(t, func(c net.Conn) {
+		if hello != nil {
+			if _, err := pg.ReadStartup(c, nil); err != nil {
+				return
+			}
+			c.Write(hello)
+		}
+		io.Copy(io.Discard, c)
+	})
 }
 
 func startupMsg() []byte {
@@ -357,46 +366,26 @@ func slowUpstream(t *testing.T, wait time.Duration, tx byte) string {
 	var hello []byte
 	hello, _ = (&pgproto3.AuthenticationOk{}).Encode(hello)
 	hello, _ = (&pgproto3.ReadyForQuery{TxStatus: 'I'}).Encode(hello)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				if _, err := pg.ReadStartup(c, nil); err != nil {
-					return
-				}
-				c.Write(hello)
-				fr := pg.NewFramer(c, 0, 0, 0)
-				for fr.Fill() == nil {
-					for {
-						m, err := fr.Next(wantAll())
-						if err != nil || m == nil {
-							break
-						}
-						if m[0] == pg.MsgQuery {
-							time.Sleep(wait)
-							c.Write(result)
-						}
-					}
-					fr.Take()
-				}
-			}()
+	return upstreamFunc(t, func(c net.Conn) {
+		if _, err := pg.ReadStartup(c, nil); err != nil {
+			return
 		}
-	}()
-	return ln.Addr().String()
+		c.Write(hello)
+		fr := pg.NewFramer(c, 0, 0, 0)
+		for fr.Fill() == nil {
+			for {
+				m, err := fr.Next(wantAll())
+				if err != nil || m == nil {
+					break
+				}
+				if m[0] == pg.MsgQuery {
+					time.Sleep(wait)
+					c.Write(result)
+				}
+			}
+			fr.Take()
+		}
+	})
 }
 
 func TestIdleTimeouts(t *testing.T) {
