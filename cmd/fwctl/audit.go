@@ -21,14 +21,15 @@ func auditCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	anchors := fs.String("anchors", "", "check against the chain heads in the daemon's `log` (a file, or - for standard input, e.g. journalctl -u sqlfwd -o cat)")
 	keyFile := fs.String("key-file", "", "the audit key `file` the daemon chains with (audit.key_file)")
-	if err := fs.Parse(args[1:]); err != nil {
+	pos, err := parseInterspersed(fs, args[1:])
+	if err != nil {
 		return 2
 	}
-	if fs.NArg() != 1 {
+	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "usage: fwctl audit verify [--anchors LOG|-] [--key-file FILE] AUDIT-FILE")
 		return 2
 	}
-	path := fs.Arg(0)
+	path := pos[0]
 	var opt daemon.VerifyOptions
 	if *keyFile != "" {
 		k, err := daemon.ReadAuditKey(*keyFile)

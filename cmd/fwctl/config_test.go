@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,5 +49,15 @@ func TestHelpEverywhere(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"mode", "enforce", "--control-socket", "/nonexistent/sock", "--help"}, &out, &errb); code != 0 || errb.Len() != 0 {
 		t.Errorf("fwctl mode enforce ... --help: exit %d, stderr %q; want help, not a call", code, errb.String())
+	}
+}
+
+func TestParseInterspersed(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	a := fs.String("anchors", "", "")
+	k := fs.String("key-file", "", "")
+	pos, err := parseInterspersed(fs, []string{"--key-file", "K", "FILE", "--anchors", "LOG"})
+	if err != nil || len(pos) != 1 || pos[0] != "FILE" || *a != "LOG" || *k != "K" {
+		t.Fatalf("got %v %v anchors %q key %q", pos, err, *a, *k)
 	}
 }

@@ -10,6 +10,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -113,4 +114,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "fwctl: unknown command %q\n", args[0])
 	usage(stderr)
 	return 2
+}
+
+// parseInterspersed parses flags before and after positional arguments
+// (fwctl audit verify FILE --anchors LOG), returning the positionals.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, args[0]), args[1:]
+	}
 }
