@@ -888,9 +888,12 @@ func (p *Policy) findShadowed() []string {
 			}
 			shadows := false
 			switch {
-			case ri.sig == rj.sig:
+			case ri.sig == rj.sig && !(ri.kinds != 0 && ri.action == ActionAllow && rj.action != ActionAllow):
 				shadows = true
-			case ri.scope.empty() && ri.onlyKind && (ri.kinds == 0 || (rj.kinds != 0 && rj.kinds&^ri.kinds == 0)):
+			// An allow rule's kind needs every kind of the statement listed
+			// (match.go), so it covers a later rule's kinds only for another
+			// allow rule; a deny matches on any one kind.
+			case ri.scope.empty() && ri.onlyKind && (ri.kinds == 0 || (rj.kinds != 0 && rj.kinds&^ri.kinds == 0 && (ri.action != ActionAllow || rj.action == ActionAllow))):
 				shadows = true
 			}
 			if !shadows {

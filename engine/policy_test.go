@@ -179,6 +179,8 @@ func TestPolicyWarnings(t *testing.T) {
 			[]string{`rule "b" conflicts`}},
 		{"scoped catch-all does not shadow", "rules:\n  - {id: a, action: allow, users: [admin], match: {}}\n  - {id: b, action: deny, match: {kind: [ddl]}}\n", nil},
 		{"narrower first is fine", "rules:\n  - {id: a, action: deny, match: {kind: [ddl]}}\n  - {id: b, action: deny, match: {kind: [ddl, dcl]}}\n", nil},
+		{"allow kind does not cover a deny of the kind", "rules:\n  - {id: a, action: allow, match: {kind: [select]}}\n  - {id: b, action: deny, match: {kind: [select]}}\n", nil},
+		{"allow kind covers a later allow", "rules:\n  - {id: a, action: allow, match: {kind: [select, insert]}}\n  - {id: b, action: allow, match: {kind: [select]}}\n", []string{`rule "b" is unreachable`}},
 		{"rate rule never shadows", "rules:\n  - {id: a, action: deny, match: {rate: {per_second: 1}}}\n  - {id: b, action: deny, match: {}}\n", nil},
 	}
 	for _, tt := range tests {
