@@ -71,16 +71,7 @@ uninstall:
 	rm -f $(DESTDIR)$(UNITDIR)/sqlfwd.service $(DESTDIR)$(UNITDIR)/sqlfwd-listener.service
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/sqlfw.conf
 	rm -rf $(DESTDIR)$(SHAREDIR)
-	@echo "# deb builds dist/sqlfw_VERSION_ARCH.deb with nfpm (fetched through the Go
-# module proxy on first use); scripts/deb-version.sh gives the version.
-NFPM      ?= go run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
-DEBVERSION ?= $(shell v=$$(git describe --tags --always --dirty 2>/dev/null || echo dev); v=$${v\#v}; case "$$v" in [0-9]*) echo "$$v";; *) echo "0.0.0~git$$v";; esac)
-
-deb: build
-	@mkdir -p dist
-	SQLFW_VERSION='$(DEBVERSION)' GOARCH=$$($(GO) env GOARCH) $(NFPM) package --packager deb --config deploy/nfpm.yaml --target dist/
-
-uninstall: kept $(DESTDIR)$(SYSCONFDIR)/sqlfw (your configuration)"
+	@echo "uninstall: left $(DESTDIR)$(SYSCONFDIR)/sqlfw alone (your configuration)"
 
 clean:
 	rm -rf bin dist
