@@ -109,12 +109,24 @@ func Find(procRoot string) ([]Server, error) {
 		ns, _ := os.Readlink(filepath.Join(dir, "ns", "net"))
 		socks := byNS[ns]
 		if socks == nil {
-			socks = &nsSockets{tcp: map[uint64]tcpListener{}, unix: map[uint64]string{}}
-			for _, f := range []string{"tcp", "tcp6"} {
-				readTCPListeners(filepath.Join(dir, "net", f), socks.tcp)
+			// A namespace's tables, read through a process that stays:
+			// ourselves for our own namespace. A process that exits while
+			// it is read (a backend) leaves them unread, and they are read
+			// again through the next process.
+			dirs := []string{filepath.Join(dir, "net")}
+			if ns != "" && ns == selfNS {
+				dirs = append([]string{filepath.Join(procRoot, "self", "net")}, dirs...)
 			}
-			readUnixListeners(filepath.Join(dir, "net", "unix"), socks.unix)
-			byNS[ns] = socks
+			for _, netDir := range dirs {
+				socks = &nsSockets{tcp: map[uint64]tcpListener{}, unix: map[uint64]string{}}
+				ok := readTCPListeners(filepath.Join(netDir, "tcp"), socks.tcp)
+				ok = readTCPListeners(filepath.Join(netDir, "tcp6"), socks.tcp) && ok
+				ok = readUnixListeners(filepath.Join(netDir, "unix"), socks.unix) && ok
+				if ok {
+					byNS[ns] = socks
+					break
+				}
+			}
 		}
 		s := Server{Protocol: proto, PID: pid, Comm: name, OtherNetns: ns != "" && selfNS != "" && ns != selfNS}
 		if fdsOK {
@@ -246,22 +258,22 @@ type tcpListener struct {
 	uid  uint32
 }
 
-func readTCPListeners(path string, into map[uint64]tcpListener) {
+func readTCPListeners(path string, into map[uint64]tcpListener) bool {
 	f, err := os.Open(path)
 	if err != nil {
-		return
+		return false
 	}
 	defer f.Close()
-	_ = parseTCP(f, into)
+	return parseTCP(f, into) == nil
 }
 
-func readUnixListeners(path string, into map[uint64]string) {
+func readUnixListeners(path string, into map[uint64]string) bool {
 	f, err := os.Open(path)
 	if err != nil {
-		return
+		return false
 	}
 	defer f.Close()
-	_ = parseUnix(f, into)
+	return parseUnix(f, into) == nil
 }
 
 // tcpListen is the LISTEN state in net/tcp (TCP_LISTEN).
