@@ -759,24 +759,7 @@ func linesOf(lines []string, pid uint32) []string {
 // every send, then returns the log lines holding each marker of this run.
 func serverLogMarkers(t *testing.T, run string) map[string][]string {
 	t.Helper()
-	sentinel := "sqlfwadv_sentinel_" + run
-	directExec(t, fmt.Sprintf("SELECT '%s'", sentinel))
-	var log []byte
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var err error
-		log, err = os.ReadFile(pg.Log)
-		if err != nil {
-			t.Fatalf("reading the server log: %v", err)
-		}
-		if strings.Contains(string(log), sentinel) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the sentinel %q never reached %s: is log_statement=all set (scripts/pg.sh start --log-statements)?", sentinel, pg.Log)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	log := serverLog(t)
 	re := regexp.MustCompile(`sqlfwadv_` + run + `_[0-9]+[sew]`)
 	out := map[string][]string{}
 	for _, line := range strings.Split(string(log), "\n") {

@@ -119,22 +119,7 @@ func TestDynamicSQL(t *testing.T) {
 		t.Errorf("rows of %s after the run: got %v, want %v (only the trusted role's dynamic delete runs)", tbl, got, want)
 	}
 
-	sentinel := "sqlfwdyn_sentinel_" + run
-	directExec(t, fmt.Sprintf("SELECT '%s'", sentinel))
-	var log string
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		b, err := os.ReadFile(pg.Log)
-		if err != nil {
-			t.Fatalf("reading the server log: %v", err)
-		}
-		if log = string(b); strings.Contains(log, sentinel) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the sentinel %q never reached %s: is log_statement=all set?", sentinel, pg.Log)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	log := serverLog(t)
 	for m, allowed := range markers {
 		// The trailing space keeps marker _1 from matching _10.
 		logged := strings.Contains(log, m+" ")

@@ -562,3 +562,26 @@ func psql(t *testing.T, stdin string, args ...string) psqlResult {
 		"-v", "VERBOSITY=verbose"}
 	return runTool(t, 60*time.Second, stdin, nil, "psql", append(base, args...)...)
 }
+
+// serverLog sends a sentinel straight to PostgreSQL, waits until its
+// statement log (log_statement=all, SQLFW_PG_LOG) holds it, and returns the
+// log: whatever a test sent and had answered before the call is in it.
+func serverLog(t *testing.T) string {
+	t.Helper()
+	sentinel := "sentinel" + randomHex(t)
+	directExec(t, fmt.Sprintf("SELECT '%s'", sentinel))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(pg.Log)
+		if err != nil {
+			t.Fatalf("reading the server log: %v", err)
+		}
+		if strings.Contains(string(b), sentinel) {
+			return string(b)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sentinel %q never reached %s: is log_statement=all set (scripts/pg.sh start --log-statements)?", sentinel, pg.Log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
