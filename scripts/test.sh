@@ -60,7 +60,10 @@ fi
 # passing tests is filtered out of the terminal and kept in the log.
 log="$work/go-test.log"
 set +e
-go test -count=1 -v -timeout "${SQLFW_TEST_TIMEOUT:-30m}" "${args[@]}" 2>&1 |
+# -p 1: one package at a time. The e2e tests measure CPU-quota and
+# run-queue wait (TestStatsThrottling); another package's tests on the same
+# two cores would show up as run-queue wait and make that attribution flaky.
+go test -p 1 -count=1 -v -timeout "${SQLFW_TEST_TIMEOUT:-30m}" "${args[@]}" 2>&1 |
 	tee "$log" |
 	grep --line-buffered -Ev '^\s*(=== (RUN|PAUSE|CONT|NAME)|--- PASS:)'
 rc=${PIPESTATUS[0]}
