@@ -332,7 +332,7 @@ func (s *pgSession) stmtCands(name []byte, batch uint64) []*stmtRec {
 	} else if r := m.stmts[string(name)]; r != nil {
 		out = append(out, r)
 	}
-	cur, curSet := -1, false // index in out where this batch's definition starts
+	c := candList{out: out}
 	for i := m.qh; i < len(m.q); i++ {
 		p := &m.q[i]
 		var def *stmtRec
@@ -356,26 +356,44 @@ func (s *pgSession) stmtCands(name []byte, batch uint64) []*stmtRec {
 				}
 			}
 		}
-		if def == nil && !rm {
-			continue
-		}
-		if p.batch == batch {
-			if !curSet {
-				cur, curSet = len(out), true
-			}
-			out = out[:cur]
-			if def != nil {
-				out = append(out, def)
-			}
-		} else if def != nil && !curSet {
-			out = append(out, def)
+		if def != nil || rm {
+			c.add(def, p.batch == batch)
 		}
 	}
-	if curSet {
-		out = append(out[:0], out[cur:]...)
+	m.scratch = c.done()
+	return m.scratch
+}
+
+// candList gathers the texts a name may stand for: the remembered one, then
+// the pending definitions and removals in send order. The first pending
+// change in the current batch drops what came before it (the batch replaces
+// it if it succeeds), and changes in the current batch replace each other.
+// A nil def is a removal.
+type candList struct {
+	out    []*stmtRec
+	cur    int // index in out where this batch's definition starts
+	curSet bool
+}
+
+func (c *candList) add(def *stmtRec, sameBatch bool) {
+	if sameBatch {
+		if !c.curSet {
+			c.cur, c.curSet = len(c.out), true
+		}
+		c.out = c.out[:c.cur]
+		if def != nil {
+			c.out = append(c.out, def)
+		}
+	} else if def != nil && !c.curSet {
+		c.out = append(c.out, def)
 	}
-	m.scratch = out
-	return out
+}
+
+func (c *candList) done() []*stmtRec {
+	if c.curSet {
+		c.out = append(c.out[:0], c.out[c.cur:]...)
+	}
+	return c.out
 }
 
 // portalCands is stmtCands for portals and cursors.
@@ -389,7 +407,7 @@ func (s *pgSession) portalCands(name []byte, batch uint64) []*stmtRec {
 	} else if p := m.portals[string(name)]; p != nil && m.live(p) {
 		out = append(out, &p.stmtRec)
 	}
-	cur, curSet := -1, false
+	c := candList{out: out}
 	for i := m.qh; i < len(m.q); i++ {
 		p := &m.q[i]
 		var def *stmtRec
@@ -408,26 +426,12 @@ func (s *pgSession) portalCands(name []byte, batch uint64) []*stmtRec {
 				}
 			}
 		}
-		if def == nil && !rm {
-			continue
-		}
-		if p.batch == batch {
-			if !curSet {
-				cur, curSet = len(out), true
-			}
-			out = out[:cur]
-			if def != nil {
-				out = append(out, def)
-			}
-		} else if def != nil && !curSet {
-			out = append(out, def)
+		if def != nil || rm {
+			c.add(def, p.batch == batch)
 		}
 	}
-	if curSet {
-		out = append(out[:0], out[cur:]...)
-	}
-	m.scratch = out
-	return out
+	m.scratch = c.done()
+	return m.scratch
 }
 
 // memoOps turns a judged text's SQL-level operations into memoOps. The
