@@ -490,6 +490,13 @@ func advise(c CPUWindow, t DBWindow) string {
 			}
 			return fmt.Sprintf("p99 is dominated by CPU-quota wait: %.0f%% of periods throttled; raise CPUQuota or add an instance%s.", frac*100, usage)
 		case "run_queue_wait":
+			if c.ThrottledFraction != nil && *c.ThrottledFraction > 0 {
+				// The sampled tail missed the throttled holds (one batch
+				// in sampleEvery is sampled), but the quota did throttle:
+				// "without throttling" would be false.
+				return fmt.Sprintf("p99's sampled statements waited on the run queue, and %.0f%% of periods were throttled: raise CPUQuota or add an instance%s, or move other work off this host.",
+					*c.ThrottledFraction*100, usage)
+			}
 			return "p99 is dominated by run-queue wait without throttling: the CPUs are busy; give sqlfwd more CPU or move other work off this host."
 		case "evaluation":
 			return fmt.Sprintf("p99 is dominated by rule evaluation (evaluation p99 %s): review the policy's costliest rules; more CPU quota will not help much.",

@@ -39,6 +39,7 @@ type statsJSON struct {
 			Tail struct {
 				Statements   uint64   `json:"statements"`
 				Samples      uint64   `json:"samples"`
+				MeanHeldUs   float64  `json:"mean_held_us"`
 				Evaluation   *float64 `json:"evaluation"`
 				QuotaWait    *float64 `json:"quota_wait"`
 				RunQueueWait *float64 `json:"run_queue_wait"`
@@ -138,7 +139,7 @@ func TestStatsThrottling(t *testing.T) {
 				acct := statsCgroup(t, acctRoot, fmt.Sprintf("acct%d", i))
 				enter += fmt.Sprintf(" && echo $$ > %s/cgroup.procs", acct)
 			}
-			d, err := startDaemonWrapped([]string{"sh", "-c", enter + ` && exec "$0" "$@"`}, "--stats-window", "3s")
+			d, err := startDaemonWrapped([]string{"sh", "-c", enter + ` && exec "$0" "$@"`}, "--stats-window", "2s")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,23 +225,28 @@ func TestStatsThrottling(t *testing.T) {
 				if *thr == 0 {
 					t.Errorf("quota 0.1 vCPU: got 0 throttled periods, want > 0\n%s", js)
 				}
-				// shares weighted by each window's tail samples
-				var samples, quota, runq float64
+				// The windows' sampled tail statements pooled: of their
+				// held time, how much was quota wait. Pooled by held time,
+				// not by sample count: a window whose sampled tail missed
+				// the few throttled holds (one batch in 16 is sampled) has
+				// many short samples and must not outweigh the others.
+				var heldUs, quotaUs, runqUs, samples float64
 				advised := false
 				for _, st := range windows {
 					tl := st.Window.Total.Tail
 					if tl.QuotaWait == nil || tl.RunQueueWait == nil || tl.Samples == 0 {
 						continue
 					}
-					n := float64(tl.Samples)
-					samples += n
-					quota += n * *tl.QuotaWait
-					runq += n * *tl.RunQueueWait
+					h := float64(tl.Samples) * tl.MeanHeldUs
+					samples += float64(tl.Samples)
+					heldUs += h
+					quotaUs += h * *tl.QuotaWait
+					runqUs += h * *tl.RunQueueWait
 					advised = advised || strings.Contains(st.Window.Advice, "CPU-quota wait")
 				}
-				if samples == 0 || quota/samples <= 0.5 || quota <= runq {
-					t.Errorf("quota 0.1 vCPU: over %d windows and %.0f tail samples, quota wait %.0f%%, run-queue wait %.0f%%; want quota wait > 50%% and dominant\n%s",
-						len(windows), samples, 100*quota/max(samples, 1), 100*runq/max(samples, 1), js)
+				if heldUs == 0 || quotaUs/heldUs <= 0.5 || quotaUs <= runqUs {
+					t.Errorf("quota 0.1 vCPU: over %d windows and %.0f tail samples, quota wait %.0f%%, run-queue wait %.0f%% of their held time; want quota wait > 50%% and dominant\n%s",
+						len(windows), samples, 100*quotaUs/max(heldUs, 1), 100*runqUs/max(heldUs, 1), js)
 				}
 				if !advised {
 					t.Errorf("quota 0.1 vCPU: no window's advice names CPU-quota wait (busiest: %q)", w.Advice)
