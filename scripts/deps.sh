@@ -18,6 +18,9 @@ say() { echo "deps.sh: $*" >&2; }
 # for promtool, which tests the alert rules (the server is not started).
 packages=(postgresql-15 postgresql-client-15 postgresql-contrib mariadb-server mariadb-client sysbench iproute2 systemd util-linux prometheus)
 
+# SQLFW_POLICY_RC is for the test of this script (e2e/deps_test.go).
+policy_rc="${SQLFW_POLICY_RC:-/usr/sbin/policy-rc.d}"
+
 missing=()
 for p in "${packages[@]}"; do
 	if ! dpkg -s "$p" >/dev/null 2>&1; then
@@ -33,13 +36,20 @@ if [ "${SQLFW_DEPS_APT:-1}" != 0 ] && [ ${#missing[@]} -gt 0 ]; then
 	say "installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	# Keep package scripts from starting the services: the scripts start
-	# their own throwaway servers.
-	if [ ! -e /usr/sbin/policy-rc.d ]; then
-		printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
-		$sudo chmod +x /usr/sbin/policy-rc.d
+	# their own throwaway servers. The policy-rc.d we put there is removed
+	# again however the install ends: left behind, it would keep every
+	# service the host installs later from starting.
+	if [ ! -e "$policy_rc" ]; then
+		printf '#!/bin/sh\n# sqlfw deps.sh: temporary, removed after its install\nexit 101\n' | $sudo tee "$policy_rc" >/dev/null
+		$sudo chmod +x "$policy_rc"
+		trap '$sudo rm -f "$policy_rc"' EXIT
 	fi
 	$sudo apt-get update -qq
 	$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	if grep -q 'sqlfw deps.sh: temporary' "$policy_rc" 2>/dev/null; then
+		$sudo rm -f "$policy_rc"
+	fi
+	trap - EXIT
 else
 	say "system packages present"
 fi
