@@ -22,9 +22,6 @@ import (
 	"github.com/sqlfw/sqlfw/engine"
 )
 
-// DefaultStatsWindow is the reporting window.
-const DefaultStatsWindow = 10 * time.Second
-
 const (
 	// nShards spreads a database's sessions over independently locked
 	// recorders; a shard's lock is held for a few histogram increments.
@@ -274,67 +271,12 @@ func (rc *ruleCounts) snapshot() map[string]uint64 {
 	return out
 }
 
-// Dist summarises a histogram, in microseconds.
-type Dist struct {
-	Count int64   `json:"count"`
-	P50   float64 `json:"p50_us"`
-	P99   float64 `json:"p99_us"`
-	Max   float64 `json:"max_us"`
-}
-
 func distOf(h *hdrhistogram.Histogram) Dist {
 	if h.TotalCount() == 0 {
 		return Dist{}
 	}
 	us := func(v int64) float64 { return float64(v) / 1e3 }
 	return Dist{Count: h.TotalCount(), P50: us(h.ValueAtQuantile(50)), P99: us(h.ValueAtQuantile(99)), Max: us(h.Max())}
-}
-
-// Attribution splits the held-time tail. Shares are of the tail
-// statements' total held time and add up to 1; null when unknown.
-type Attribution struct {
-	// FromQuantile is where the tail starts: 0.99, or lower when the p99
-	// tail held too few sampled statements (never below 0.90).
-	FromQuantile float64 `json:"from_quantile"`
-	// FromUs is the held time the tail starts at (a bucket boundary).
-	FromUs     float64 `json:"from_us"`
-	Statements uint64  `json:"statements"`
-	// Samples are the tail statements whose CPU time and throttling were
-	// measured; the shares come from them.
-	Samples    uint64  `json:"samples"`
-	MeanHeldUs float64 `json:"mean_held_us"`
-
-	Evaluation   *float64 `json:"evaluation"`
-	QuotaWait    *float64 `json:"quota_wait"`
-	RunQueueWait *float64 `json:"run_queue_wait"`
-	Relay        *float64 `json:"relay"`
-	// OffCPU is QuotaWait + RunQueueWait, also when the split is unknown
-	// (no cgroup cpu.stat to watch).
-	OffCPU *float64 `json:"off_cpu"`
-	// Dominant names the largest share: evaluation, quota_wait,
-	// run_queue_wait, relay, or off_cpu when the wait's cause is unknown.
-	Dominant string `json:"dominant,omitempty"`
-}
-
-// Share returns a named share (as in Dominant), or -1 when unknown.
-func (a *Attribution) Share(name string) float64 {
-	var p *float64
-	switch name {
-	case "evaluation":
-		p = a.Evaluation
-	case "quota_wait":
-		p = a.QuotaWait
-	case "run_queue_wait":
-		p = a.RunQueueWait
-	case "relay":
-		p = a.Relay
-	case "off_cpu":
-		p = a.OffCPU
-	}
-	if p == nil {
-		return -1
-	}
-	return *p
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -388,53 +330,6 @@ func attribute(held *hdrhistogram.Histogram, tail *[nTail]tailBucket, noQuota bo
 		}
 	}
 	return a
-}
-
-// DBWindow is one database's (or all databases') figures over a window.
-type DBWindow struct {
-	Statements       uint64  `json:"statements"`
-	StatementsPerSec float64 `json:"statements_per_sec"`
-	// Held is the time a statement message was held by sqlfw (all of
-	// them); EvalWall the wall time of each engine call; EvalCPU its CPU
-	// time (sampled batches only); Relay a response's time from its first
-	// bytes to its ReadyForQuery forwarded.
-	Held     Dist        `json:"held"`
-	EvalWall Dist        `json:"eval_wall"`
-	EvalCPU  Dist        `json:"eval_cpu"`
-	Relay    Dist        `json:"relay"`
-	Tail     Attribution `json:"tail"`
-}
-
-// CPUWindow is the daemon's cgroup over a window (unknown figures null).
-type CPUWindow struct {
-	Cgroup string   `json:"cgroup,omitempty"`
-	Used   *float64 `json:"used_vcpus"`
-	// UsageSource: "cgroup" (the quota group's own usage) or "process"
-	// (sqlfwd's own CPU time, where the cpuacct group is another group).
-	UsageSource    string   `json:"usage_source,omitempty"`
-	Quota          *float64 `json:"quota_vcpus"`
-	QuotaUnlimited bool     `json:"quota_unlimited"`
-	// QuotaUse is Used ÷ Quota; the sizing rule keeps it near 0.5.
-	QuotaUse          *float64 `json:"quota_use"`
-	PeriodUs          *float64 `json:"period_us"`
-	Periods           *uint64  `json:"periods"`
-	ThrottledPeriods  *uint64  `json:"throttled_periods"`
-	ThrottledFraction *float64 `json:"throttled_fraction"`
-	// ThrottledSeconds is summed over CPUs, as the kernel counts it.
-	ThrottledSeconds *float64 `json:"throttled_seconds"`
-	// RunQueueWaitSeconds sums the daemon's threads' run-queue wait.
-	RunQueueWaitSeconds *float64 `json:"run_queue_wait_seconds"`
-}
-
-// StatsWindow is the latest complete window, in GET /v1/stats.
-type StatsWindow struct {
-	Start       time.Time `json:"start"`
-	Seconds     float64   `json:"seconds"`
-	SampleEvery int       `json:"sample_every"`
-	CPU         CPUWindow `json:"cpu"`
-	Total       DBWindow  `json:"total"`
-	// Advice is one sentence when the figures call for a change.
-	Advice string `json:"advice,omitempty"`
 }
 
 func cpuWindow(w cgroupstats.Window, cgroup string) CPUWindow {

@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sqlfw/sqlfw/control"
 	"github.com/sqlfw/sqlfw/wire/pg"
 )
 
@@ -182,7 +183,7 @@ type Database struct {
 
 // Defaults.
 const (
-	DefaultControlSocket = "/run/sqlfw/control.sock"
+	DefaultControlSocket = control.DefaultSocket
 	// DefaultPinDir: Intercept.PinDir.
 	DefaultPinDir       = "/sys/fs/bpf/sqlfw"
 	DefaultDrainTimeout = 30 * time.Second

@@ -16,7 +16,32 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sqlfw/sqlfw/control"
 )
+
+// The control socket's JSON types live in control/, which fwctl imports
+// without linking the daemon; the daemon computes them under these names.
+type (
+	Status            = control.Status
+	DatabaseStatus    = control.DatabaseStatus
+	Connection        = control.Connection
+	ConnectionOwner   = control.ConnectionOwner
+	Stats             = control.Stats
+	DatabaseStats     = control.DatabaseStats
+	InterceptionStats = control.InterceptionStats
+	StatsWindow       = control.StatsWindow
+	DBWindow          = control.DBWindow
+	CPUWindow         = control.CPUWindow
+	Attribution       = control.Attribution
+	Dist              = control.Dist
+)
+
+// APIVersion is the version of the control socket's JSON (the /v1/ prefix).
+const APIVersion = control.APIVersion
+
+// DefaultStatsWindow is the reporting window.
+const DefaultStatsWindow = control.DefaultStatsWindow
 
 // The control socket speaks HTTP/1.1 over a unix socket, so that fwctl and
 // curl --unix-socket can both use it:

@@ -355,7 +355,7 @@ func (d *Daemon) Snapshot() Stats {
 		s := db.stats.snapshot()
 		s.Name, s.Protocol, s.Listen, s.Upstream = db.cfg.Name, db.cfg.Protocol, db.cfg.Listen, db.cfg.Upstream
 		eng := db.engine.Load()
-		s.Mode = db.mode(&engine.Verdict{Mode: eng.Policy().Mode()})
+		s.Mode = string(db.mode(&engine.Verdict{Mode: eng.Policy().Mode()}))
 		s.ModeOverride = db.override.Load() != nil
 		s.Policy = db.cfg.Policy
 		if s.Policy == "" {

@@ -29,70 +29,6 @@ import (
 	"github.com/sqlfw/sqlfw/engine"
 )
 
-// APIVersion is the version of the control socket's JSON (the /v1/ prefix).
-const APIVersion = 1
-
-// Status is what GET /v1/status returns.
-type Status struct {
-	APIVersion    int               `json:"api_version"`
-	Version       string            `json:"version"`
-	PID           int               `json:"pid"`
-	StartedAt     time.Time         `json:"started_at"`
-	UptimeSeconds float64           `json:"uptime_seconds"`
-	StatsWindow   string            `json:"stats_window"`
-	MetricsListen string            `json:"metrics_listen,omitempty"`
-	Cgroup        string            `json:"cgroup,omitempty"`
-	Interception  InterceptionStats `json:"interception"`
-	Connections   int               `json:"connections"`
-	Databases     []DatabaseStatus  `json:"databases"`
-}
-
-// DatabaseStatus is one database in Status.
-type DatabaseStatus struct {
-	Name         string `json:"name"`
-	Protocol     string `json:"protocol"`
-	Listen       string `json:"listen,omitempty"`
-	Upstream     string `json:"upstream"`
-	Intercept    string `json:"intercept"`
-	Mode         Mode   `json:"mode"`
-	ModeOverride bool   `json:"mode_override"`
-	Policy       string `json:"policy"`
-	// PolicySHA256 is the checksum of the policy file as it is on disk now
-	// (empty for the embedded default, or when the file cannot be read).
-	PolicySHA256 string `json:"policy_sha256,omitempty"`
-	Connections  int64  `json:"connections"`
-}
-
-// Connection is one open session in GET /v1/connections.
-type Connection struct {
-	ID          uint64           `json:"id"`
-	Database    string           `json:"database"`
-	Client      string           `json:"client"`
-	Via         string           `json:"via"`
-	User        string           `json:"user"`
-	DBName      string           `json:"dbname"`
-	Application string           `json:"application,omitempty"`
-	Process     *ConnectionOwner `json:"process,omitempty"`
-	Since       time.Time        `json:"since"`
-	Statements  uint64           `json:"statements"`
-	Allowed     uint64           `json:"allowed"`
-	Denied      uint64           `json:"denied"`
-	Logged      uint64           `json:"logged"`
-	WouldDeny   uint64           `json:"would_deny"`
-	// ClientTLS and ServerTLS name each leg's TLS version and cipher
-	// ("" in clear).
-	ClientTLS string `json:"client_tls,omitempty"`
-	ServerTLS string `json:"server_tls,omitempty"`
-}
-
-// ConnectionOwner is the client process, when interception saw it.
-type ConnectionOwner struct {
-	PID    uint32 `json:"pid"`
-	UID    uint32 `json:"uid"`
-	Comm   string `json:"comm"`
-	Cgroup string `json:"cgroup,omitempty"`
-}
-
 // Status returns the daemon's status.
 func (d *Daemon) Status() Status {
 	st := Status{
@@ -114,7 +50,7 @@ func (d *Daemon) Status() Status {
 		s := db.stats.snapshot()
 		ds := DatabaseStatus{Name: db.cfg.Name, Protocol: db.cfg.Protocol, Listen: db.cfg.Listen, Upstream: db.cfg.Upstream,
 			Intercept: db.cfg.Intercept, ModeOverride: db.override.Load() != nil, Policy: db.cfg.Policy, Connections: s.ConnectionsActive}
-		ds.Mode = db.mode(&engine.Verdict{Mode: db.engine.Load().Policy().Mode()})
+		ds.Mode = string(db.mode(&engine.Verdict{Mode: db.engine.Load().Policy().Mode()}))
 		if db.ln != nil {
 			ds.Listen = db.ln.Addr().String()
 		}

@@ -79,7 +79,7 @@ func TestStatusConnectionsAndMetrics(t *testing.T) {
 	if err := json.Unmarshal(controlGet(t, sock, "/v1/status"), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.APIVersion != 1 || st.Connections != 1 || len(st.Databases) != 1 || st.Databases[0].Mode != ModeEnforce || st.MetricsListen == "" {
+	if st.APIVersion != 1 || st.Connections != 1 || len(st.Databases) != 1 || Mode(st.Databases[0].Mode) != ModeEnforce || st.MetricsListen == "" {
 		t.Errorf("/v1/status: got %+v, want api 1, 1 connection, database t in enforce, metrics listening", st)
 	}
 	var conns []Connection

@@ -6,11 +6,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/sqlfw/sqlfw/daemon"
+	"github.com/sqlfw/sqlfw/control"
 )
 
 func connectionsCmd(args []string, stdout, stderr io.Writer) int {
-	var conns []daemon.Connection
+	var conns []control.Connection
 	if done, code := fetchView("connections", "/v1/connections", args, stdout, stderr, &conns); done {
 		return code
 	}

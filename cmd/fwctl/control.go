@@ -1,50 +1,21 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"time"
 
-	"github.com/sqlfw/sqlfw/daemon"
+	"github.com/sqlfw/sqlfw/control"
 )
 
 // controlCall makes one request to sqlfwd's control socket and returns the
 // body of a 200 answer; any other answer is an error carrying its body.
 func controlCall(sock, method, path string, query url.Values) ([]byte, error) {
-	client := &http.Client{
-		Timeout: 10 * time.Second,
-		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		}},
-	}
-	u := "http://sqlfwd" + path
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	req, err := http.NewRequest(method, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("cannot reach sqlfwd at %s: %w", sock, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", resp.Status, body)
-	}
-	return body, nil
+	c := control.Client{Socket: sock}
+	return c.Call(method, path, query)
 }
 
 // fetchView runs the common part of a read-only view command (status,
@@ -54,7 +25,7 @@ func controlCall(sock, method, path string, query url.Values) ([]byte, error) {
 func fetchView(name, path string, args []string, stdout, stderr io.Writer, v any) (done bool, code int) {
 	fs := flag.NewFlagSet("fwctl "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	sock := fs.String("control-socket", daemon.DefaultControlSocket, "sqlfwd's control socket `path`")
+	sock := fs.String("control-socket", control.DefaultSocket, "sqlfwd's control socket `path`")
 	asJSON := fs.Bool("json", false, "print the raw JSON")
 	if err := fs.Parse(args); err != nil {
 		return true, 2

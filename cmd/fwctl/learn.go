@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/sqlfw/sqlfw/daemon"
+	"github.com/sqlfw/sqlfw/control"
 	"github.com/sqlfw/sqlfw/engine"
 )
 
@@ -28,7 +28,7 @@ func learn(args []string, stdout, stderr io.Writer) int {
 	sub := args[0]
 	fs := flag.NewFlagSet("fwctl learn "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	sock := fs.String("control-socket", daemon.DefaultControlSocket, "sqlfwd's control socket `path`")
+	sock := fs.String("control-socket", control.DefaultSocket, "sqlfwd's control socket `path`")
 	user := fs.String("user", "", "database user (offline)")
 	database := fs.String("database", "", "database: the protected database's name (start/stop/export) or the session's (offline)")
 	file := fs.String("file", "", "statements, one per line or ;-terminated (offline)")

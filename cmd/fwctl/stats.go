@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"github.com/sqlfw/sqlfw/cgroupstats"
-	"github.com/sqlfw/sqlfw/daemon"
+	"github.com/sqlfw/sqlfw/control"
 )
 
 func stats(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fwctl stats", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	sock := fs.String("control-socket", daemon.DefaultControlSocket, "sqlfwd's control socket `path`")
+	sock := fs.String("control-socket", control.DefaultSocket, "sqlfwd's control socket `path`")
 	asJSON := fs.Bool("json", false, "print the raw JSON")
 	watch := fs.Bool("watch", false, "print again every stats window until interrupted")
 	count := fs.Int("watch-count", 0, "with --watch: stop after `N` prints (0: until Ctrl-C)")
@@ -42,7 +42,7 @@ func stats(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fwctl: stats: %v\n", err)
 			return 2
 		}
-		var st daemon.Stats
+		var st control.Stats
 		if err := json.Unmarshal(body, &st); err != nil {
 			fmt.Fprintf(stderr, "fwctl: stats: %v\n", err)
 			return 2
@@ -60,7 +60,7 @@ func stats(args []string, stdout, stderr io.Writer) int {
 		}
 		wait := *interval
 		if wait <= 0 {
-			wait = daemon.DefaultStatsWindow
+			wait = control.DefaultStatsWindow
 			if st.Window != nil && st.Window.Seconds > 0 {
 				wait = time.Duration(st.Window.Seconds * float64(time.Second))
 			}
@@ -73,7 +73,7 @@ func stats(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-func printStats(w io.Writer, st *daemon.Stats) {
+func printStats(w io.Writer, st *control.Stats) {
 	fmt.Fprintf(w, "sqlfwd %s, up %s\n", st.Version, st.Uptime)
 	ic := st.Interception
 	switch {
@@ -107,7 +107,7 @@ func printStats(w io.Writer, st *daemon.Stats) {
 
 // printWindow prints the latest stats window: a row per database and the
 // total, the CPU and throttling figures, the tail attribution and advice.
-func printWindow(w io.Writer, st *daemon.Stats) {
+func printWindow(w io.Writer, st *control.Stats) {
 	win := st.Window
 	if win == nil {
 		fmt.Fprintln(w, "\nno complete stats window yet")
@@ -117,7 +117,7 @@ func printWindow(w io.Writer, st *daemon.Stats) {
 		win.Seconds, win.Start.Local().Format("15:04:05"), win.SampleEvery)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "database\tstmts/s\theld p50\theld p99\teval p50\teval p99\teval CPU p99\trelay p50\trelay p99\t")
-	row := func(name string, d *daemon.DBWindow) {
+	row := func(name string, d *control.DBWindow) {
 		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, d.StatementsPerSec,
 			us(d.Held.P50, d.Held.Count), us(d.Held.P99, d.Held.Count), us(d.EvalWall.P50, d.EvalWall.Count), us(d.EvalWall.P99, d.EvalWall.Count),
 			us(d.EvalCPU.P99, d.EvalCPU.Count), us(d.Relay.P50, d.Relay.Count), us(d.Relay.P99, d.Relay.Count))

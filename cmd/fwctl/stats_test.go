@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sqlfw/sqlfw/daemon"
+	"github.com/sqlfw/sqlfw/control"
 )
 
 // fakeControl serves a canned /v1/stats on a unix socket and counts calls.
-func fakeControl(t *testing.T, st daemon.Stats) (string, *atomic.Int64) {
+func fakeControl(t *testing.T, st control.Stats) (string, *atomic.Int64) {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "control.sock")
 	ln, err := net.Listen("unix", sock)
@@ -38,13 +38,13 @@ func f(v float64) *float64 { return &v }
 func u(v uint64) *uint64   { return &v }
 
 func TestStatsTableAndWatch(t *testing.T) {
-	win := &daemon.StatsWindow{Start: time.Now(), Seconds: 0.05, SampleEvery: 16,
-		CPU: daemon.CPUWindow{Used: f(0.1), Quota: f(0.1), QuotaUse: f(0.99), Periods: u(20), ThrottledPeriods: u(8), ThrottledFraction: f(0.4), ThrottledSeconds: f(1.5), RunQueueWaitSeconds: f(2)},
-		Total: daemon.DBWindow{Statements: 1000, StatementsPerSec: 500, Held: daemon.Dist{Count: 1000, P50: 60, P99: 80000},
-			Tail: daemon.Attribution{FromQuantile: 0.99, FromUs: 65536, Statements: 10, Samples: 5, MeanHeldUs: 81000,
+	win := &control.StatsWindow{Start: time.Now(), Seconds: 0.05, SampleEvery: 16,
+		CPU: control.CPUWindow{Used: f(0.1), Quota: f(0.1), QuotaUse: f(0.99), Periods: u(20), ThrottledPeriods: u(8), ThrottledFraction: f(0.4), ThrottledSeconds: f(1.5), RunQueueWaitSeconds: f(2)},
+		Total: control.DBWindow{Statements: 1000, StatementsPerSec: 500, Held: control.Dist{Count: 1000, P50: 60, P99: 80000},
+			Tail: control.Attribution{FromQuantile: 0.99, FromUs: 65536, Statements: 10, Samples: 5, MeanHeldUs: 81000,
 				Evaluation: f(0.01), QuotaWait: f(0.95), RunQueueWait: f(0.03), Relay: f(0.01), OffCPU: f(0.98), Dominant: "quota_wait"}},
 		Advice: "p99 is dominated by CPU-quota wait: 40% of periods throttled; raise CPUQuota or add an instance."}
-	st := daemon.Stats{Version: "test", Window: win, Databases: []daemon.DatabaseStats{{Name: "app", Protocol: "postgres", Window: &win.Total}}}
+	st := control.Stats{Version: "test", Window: win, Databases: []control.DatabaseStats{{Name: "app", Protocol: "postgres", Window: &win.Total}}}
 	sock, calls := fakeControl(t, st)
 
 	var out, errb bytes.Buffer

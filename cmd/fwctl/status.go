@@ -6,11 +6,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/sqlfw/sqlfw/daemon"
+	"github.com/sqlfw/sqlfw/control"
 )
 
 func statusCmd(args []string, stdout, stderr io.Writer) int {
-	var st daemon.Status
+	var st control.Status
 	if done, code := fetchView("status", "/v1/status", args, stdout, stderr, &st); done {
 		return code
 	}

@@ -1,0 +1,62 @@
+package control
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// DefaultSocket is where sqlfwd listens unless control_socket says
+// otherwise.
+const DefaultSocket = "/run/sqlfw/control.sock"
+
+// Client calls sqlfwd's control socket: HTTP/1.1 over a unix socket
+// (daemon/control.go lists the routes).
+type Client struct {
+	// Socket is the control socket's path.
+	Socket string
+	// Timeout bounds one call (default 10s).
+	Timeout time.Duration
+}
+
+// Call makes one request and returns the body of a 200 answer; any other
+// answer is an error carrying its status and body, which is where the
+// daemon says what was wrong.
+func (c *Client) Call(method, path string, query url.Values) ([]byte, error) {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	hc := &http.Client{
+		Timeout: timeout,
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", c.Socket)
+		}},
+	}
+	u := "http://sqlfwd" + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequest(method, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach sqlfwd at %s: %w", c.Socket, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", resp.Status, body)
+	}
+	return body, nil
+}
