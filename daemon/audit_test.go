@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sqlfw/sqlfw/audit"
 )
 
 // auditRun opens the trail at path, writes n plain events and stops, as a
@@ -36,21 +38,21 @@ func auditRun(t *testing.T, path string, key string, anchor, n int) string {
 	return logBuf.String()
 }
 
-func verifyFile(t *testing.T, path string, opt VerifyOptions) (VerifyResult, error) {
+func verifyFile(t *testing.T, path string, opt audit.VerifyOptions) (audit.VerifyResult, error) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	return VerifyAudit(f, opt)
+	return audit.Verify(f, opt)
 }
 
-func anchorsOf(t *testing.T, log string) []AuditAnchor {
+func anchorsOf(t *testing.T, log string) []audit.Anchor {
 	t.Helper()
-	a, err := ParseAuditAnchors(strings.NewReader(log))
+	a, err := audit.ParseAnchors(strings.NewReader(log))
 	if err != nil {
-		t.Fatalf("ParseAuditAnchors: %v\n%s", err, log)
+		t.Fatalf("audit.ParseAnchors: %v\n%s", err, log)
 	}
 	return a
 }
@@ -93,7 +95,7 @@ func TestAuditTornTailRecovered(t *testing.T) {
 			if !strings.Contains(log2, "cut a tail") {
 				t.Errorf("the daemon log does not say it cut the tail:\n%s", log2)
 			}
-			res, err := verifyFile(t, path, VerifyOptions{Anchors: anchorsOf(t, log1+log2)})
+			res, err := verifyFile(t, path, audit.VerifyOptions{Anchors: anchorsOf(t, log1+log2)})
 			if err != nil {
 				t.Fatalf("verify after repair: %v", err)
 			}
@@ -144,7 +146,7 @@ func TestAuditTornFirstWriteCut(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	os.WriteFile(path, []byte(`{"seq":1,"time":"2026-`), 0o600)
 	auditRun(t, path, "", 0, 1)
-	res, err := verifyFile(t, path, VerifyOptions{})
+	res, err := verifyFile(t, path, audit.VerifyOptions{})
 	if err != nil || res.Repairs != 1 || res.LastSeq != 4 {
 		t.Fatalf("got %+v, %v; want intact, 1 repair, last seq 4 (start, repair, probe, stop)", res, err)
 	}
@@ -168,11 +170,11 @@ func rewrite(t *testing.T, path string, edit func([]auditLine) []auditLine) {
 }
 
 func TestAuditVerifyAgainstAnchors(t *testing.T) {
-	setup := func(t *testing.T) (string, []AuditAnchor) {
+	setup := func(t *testing.T) (string, []audit.Anchor) {
 		path := filepath.Join(t.TempDir(), "audit.jsonl")
 		log := auditRun(t, path, "", 4, 10) + auditRun(t, path, "", 4, 3)
 		a := anchorsOf(t, log)
-		if _, err := verifyFile(t, path, VerifyOptions{Anchors: a}); err != nil {
+		if _, err := verifyFile(t, path, audit.VerifyOptions{Anchors: a}); err != nil {
 			t.Fatalf("intact trail: %v", err)
 		}
 		return path, a
@@ -206,10 +208,10 @@ func TestAuditVerifyAgainstAnchors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path, a := setup(t)
 			rewrite(t, path, tc.edit)
-			if _, err := verifyFile(t, path, VerifyOptions{}); (err == nil) == tc.chainOnly {
+			if _, err := verifyFile(t, path, audit.VerifyOptions{}); (err == nil) == tc.chainOnly {
 				t.Fatalf("without anchors: %v (the file alone should give it away: %v)", err, tc.chainOnly)
 			}
-			_, err := verifyFile(t, path, VerifyOptions{Anchors: a})
+			_, err := verifyFile(t, path, audit.VerifyOptions{Anchors: a})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("verify with anchors: %v, want an error with %q", err, tc.want)
 			}
@@ -221,7 +223,7 @@ func TestAuditKeyedChain(t *testing.T) {
 	dir := t.TempDir()
 	keyPath := filepath.Join(dir, "key")
 	os.WriteFile(keyPath, []byte("0123456789abcdef0123456789abcdef\n"), 0o600)
-	key, err := ReadAuditKey(keyPath)
+	key, err := audit.ReadKey(keyPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,48 +233,33 @@ func TestAuditKeyedChain(t *testing.T) {
 	if strings.Contains(log, string(key)) {
 		t.Fatal("the daemon log carries the key")
 	}
-	if _, err := verifyFile(t, path, VerifyOptions{}); err == nil || !strings.Contains(err.Error(), "keyed") {
+	if _, err := verifyFile(t, path, audit.VerifyOptions{}); err == nil || !strings.Contains(err.Error(), "keyed") {
 		t.Errorf("verify without the key: %v, want it to ask for the key", err)
 	}
-	res, err := verifyFile(t, path, VerifyOptions{Key: key, Anchors: anchorsOf(t, log)})
-	if err != nil || res.Chain != chainHMAC || res.Unkeyed != 4 {
+	res, err := verifyFile(t, path, audit.VerifyOptions{Key: key, Anchors: anchorsOf(t, log)})
+	if err != nil || res.Chain != audit.ChainHMAC || res.Unkeyed != 4 {
 		t.Fatalf("verify with the key: %+v, %v; want intact, hmac, 4 unkeyed records", res, err)
 	}
-	if _, err := verifyFile(t, path, VerifyOptions{Key: []byte("another key of 32 bytes........")}); err == nil {
+	if _, err := verifyFile(t, path, audit.VerifyOptions{Key: []byte("another key of 32 bytes........")}); err == nil {
 		t.Error("verify with a wrong key passed")
 	}
 	// An attacker rebuilds the whole chain unkeyed.
 	rewrite(t, path, func(ls []auditLine) []auditLine {
 		for i := range ls {
 			if ls[i].Event == "start" {
-				ls[i].Extra = map[string]any{"chain": chainSHA256}
+				ls[i].Extra = map[string]any{"chain": audit.ChainSHA256}
 			}
 		}
 		return ls
 	})
-	if _, err := verifyFile(t, path, VerifyOptions{Key: key}); err == nil {
+	if _, err := verifyFile(t, path, audit.VerifyOptions{Key: key}); err == nil {
 		t.Error("an unkeyed rebuild passed verification with the key")
 	}
-	if _, err := ReadAuditKey(filepath.Join(dir, "missing")); err == nil {
+	if _, err := audit.ReadKey(filepath.Join(dir, "missing")); err == nil {
 		t.Error("a missing key file was accepted")
 	}
 	os.WriteFile(keyPath, []byte("short"), 0o600)
-	if _, err := ReadAuditKey(keyPath); err == nil || strings.Contains(err.Error(), "short") {
+	if _, err := audit.ReadKey(keyPath); err == nil || strings.Contains(err.Error(), "short") {
 		t.Errorf("short key: %v (want an error that does not quote the key)", err)
-	}
-}
-
-func TestParseAuditAnchorsFormats(t *testing.T) {
-	head := strings.Repeat("ab", 32)
-	in := `time=2026-12-01T10:00:00Z level=INFO msg="audit chain head" seq=7 chain=sha256 head=` + head + "\n" +
-		`{"time":"2026-12-01T10:00:01Z","level":"INFO","msg":"audit chain head","seq":9,"chain":"sha256","head":"` + head + `"}` + "\n" +
-		`level=INFO msg="audit chain head" seq=11 sha256=` + head + "\n" +
-		"level=INFO msg=other seq=3\n"
-	a, err := ParseAuditAnchors(strings.NewReader(in))
-	if err != nil || len(a) != 3 || a[0].Seq != 7 || a[1].Seq != 9 || a[2].Seq != 11 || a[1].Line != 2 {
-		t.Fatalf("got %+v, %v", a, err)
-	}
-	if _, err := ParseAuditAnchors(strings.NewReader(`msg="audit chain head" seq=x` + "\n")); err == nil {
-		t.Error("a malformed anchor line was accepted")
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/sqlfw/sqlfw/daemon"
+	"github.com/sqlfw/sqlfw/audit"
 )
 
 // auditCmd: fwctl audit verify [--anchors LOG] [--key-file K] FILE — check
@@ -30,9 +30,9 @@ func auditCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	path := pos[0]
-	var opt daemon.VerifyOptions
+	var opt audit.VerifyOptions
 	if *keyFile != "" {
-		k, err := daemon.ReadAuditKey(*keyFile)
+		k, err := audit.ReadKey(*keyFile)
 		if err != nil {
 			fmt.Fprintf(stderr, "fwctl: %v\n", err)
 			return 2
@@ -50,7 +50,7 @@ func auditCmd(args []string, stdout, stderr io.Writer) int {
 			defer f.Close()
 			r = f
 		}
-		a, err := daemon.ParseAuditAnchors(r)
+		a, err := audit.ParseAnchors(r)
 		if err != nil {
 			fmt.Fprintf(stderr, "fwctl: anchors: %v\n", err)
 			return 2
@@ -67,7 +67,7 @@ func auditCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer f.Close()
-	res, err := daemon.VerifyAudit(f, opt)
+	res, err := audit.Verify(f, opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "fwctl: audit %s: %v (after %d intact records)\n", path, err, res.Records)
 		return 1
