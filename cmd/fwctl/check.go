@@ -20,12 +20,18 @@ const checkUsage = `usage: fwctl check [--policy FILE] [--protocol postgres] [--
                    [--standard-conforming-strings on|off] [--client-encoding NAME] "SQL"
        fwctl check [flags] --file queries.sql
        fwctl check [flags] --jsonl queries.jsonl     ("-" reads standard input)
+       fwctl check [flags] --pg-log postgresql.log [--verbose]
 
 --file takes one statement per line, or, when some line ends with ";",
 statements ending with ";" at the end of a line (so they may span lines).
 Lines starting with "--" outside a statement are skipped. --jsonl takes one
 {"sql": ..., "user": ..., "database": ...} object per line; user and database
-default to the flags. --standard-conforming-strings and --client-encoding judge
+default to the flags. --pg-log takes a PostgreSQL server log (stderr format
+with any log_line_prefix, or jsonlog) and judges the statements it logged
+(log_statement = all, or log_min_duration_statement), with the user and
+database the log names (user= and db= fields in log_line_prefix, or jsonlog),
+and prints a summary by rule; --verbose adds one line per statement.
+--standard-conforming-strings and --client-encoding judge
 the text as a session with those settings sends it (the bytes as given, in
 that encoding), as sqlfwd does with what the server reports. Exit status: 0 all
 allowed, 1 any denied, 2 error.`
@@ -41,6 +47,8 @@ func check(args []string, stdout, stderr io.Writer) int {
 	clientAddr := fs.String("client-addr", "", "client `address` of the session")
 	file := fs.String("file", "", "judge the statements of this `file`")
 	jsonl := fs.String("jsonl", "", "judge the statements of this JSON-lines `file`")
+	pgLog := fs.String("pg-log", "", "judge the statements of this PostgreSQL server log `file` and summarise by rule")
+	verbose := fs.Bool("verbose", false, "with --pg-log: also one line per statement")
 	scs := fs.String("standard-conforming-strings", "on", "the session's standard_conforming_strings (`on|off`)")
 	clientEncoding := fs.String("client-encoding", "UTF8", "the session's client_encoding `name`")
 	if err := fs.Parse(args); err != nil {
@@ -50,8 +58,14 @@ func check(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fwctl: protocol %q is not supported yet (postgres)\n", *protocol)
 		return 2
 	}
-	bulk := *file != "" || *jsonl != ""
-	if (*file != "" && *jsonl != "") || (bulk && fs.NArg() != 0) || (!bulk && fs.NArg() != 1) {
+	inputs := 0
+	for _, in := range []string{*file, *jsonl, *pgLog} {
+		if in != "" {
+			inputs++
+		}
+	}
+	bulk := inputs > 0
+	if inputs > 1 || (bulk && fs.NArg() != 0) || (!bulk && fs.NArg() != 1) {
 		fmt.Fprintln(stderr, checkUsage)
 		return 2
 	}
@@ -99,6 +113,24 @@ func check(args []string, stdout, stderr io.Writer) int {
 	}
 	var items []checkItem
 	switch {
+	case *pgLog != "":
+		text, err := readInput(*pgLog)
+		if err != nil {
+			fmt.Fprintf(stderr, "fwctl: %v\n", err)
+			return 2
+		}
+		stmts, err := readPGLog(bytes.NewReader(text))
+		if err != nil {
+			fmt.Fprintf(stderr, "fwctl: %s: %v\n", *pgLog, err)
+			return 2
+		}
+		if len(stmts) == 0 {
+			fmt.Fprintf(stderr, "fwctl: %s: no logged statements (the server logs them with log_statement = all)\n", *pgLog)
+			return 2
+		}
+		for _, st := range stmts {
+			items = append(items, checkItem{SQL: st.SQL, User: st.User, Database: st.Database, line: st.Line})
+		}
 	case *file != "":
 		text, err := readInput(*file)
 		if err != nil {
@@ -121,6 +153,8 @@ func check(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	rc, denied := 0, 0
+	perStatement := *pgLog == "" || *verbose
+	sums := map[string]*ruleSummary{}
 	for i, it := range items {
 		sess := base
 		if it.User != "" {
@@ -137,11 +171,27 @@ func check(args []string, stdout, stderr io.Writer) int {
 		if rule == "" {
 			rule = "-"
 		}
-		fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\t%s\n", i+1, v.Action, rule, el.Round(time.Microsecond), v.Reason, oneLine(it.SQL, 120))
+		if perStatement {
+			fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\t%s\n", i+1, v.Action, rule, el.Round(time.Microsecond), v.Reason, oneLine(it.SQL, 120))
+		}
+		key := rule + "\x00" + v.Action.String()
+		sum := sums[key]
+		if sum == nil {
+			sum = &ruleSummary{rule: rule, action: v.Action.String(), distinct: map[string]struct{}{}, example: it.SQL, line: it.line}
+			sums[key] = sum
+		}
+		sum.statements++
+		sum.distinct[it.SQL] = struct{}{}
 		if v.Action.Denies() {
 			rc = 1
 			denied++
 		}
+	}
+	if *pgLog != "" {
+		if perStatement {
+			fmt.Fprintln(stdout)
+		}
+		summarizeByRule(stdout, sums)
 	}
 	fmt.Fprintf(stderr, "fwctl: %d statements, %d denied\n", len(items), denied)
 	return rc
@@ -151,6 +201,7 @@ type checkItem struct {
 	SQL      string `json:"sql"`
 	User     string `json:"user"`
 	Database string `json:"database"`
+	line     int    // --pg-log: where the statement starts in the log
 }
 
 func loadPolicy(path string) (*engine.Policy, error) {
