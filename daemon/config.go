@@ -1,389 +1,55 @@
 package daemon
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-	"io"
-	"net"
-	"net/netip"
-	"os"
-	"strings"
-	"time"
+	"crypto/tls"
 
-	"go.yaml.in/yaml/v3"
-
-	"github.com/sqlfw/sqlfw/control"
-	"github.com/sqlfw/sqlfw/wire/pg"
+	"github.com/sqlfw/sqlfw/config"
+	"github.com/sqlfw/sqlfw/engine"
 )
 
-// Mode says what a deny verdict does.
-type Mode string
+// The configuration lives in config/ (which fwctl config validate uses
+// without the daemon); the daemon knows it under these names.
+type (
+	Config      = config.Config
+	Database    = config.Database
+	Intercept   = config.Intercept
+	AuditConfig = config.AuditConfig
+	TLSConfig   = config.TLSConfig
+	UpstreamTLS = config.UpstreamTLS
+	Mode        = config.Mode
+)
 
 const (
-	// ModeEnforce blocks denied statements.
-	ModeEnforce Mode = "enforce"
-	// ModeMonitor lets every statement through and logs the denied ones.
-	ModeMonitor Mode = "monitor"
-	// ModeDetect lets every statement through and reports what enforce
-	// would have done, with the evaluation time.
-	ModeDetect Mode = "detect"
+	ModeEnforce = config.ModeEnforce
+	ModeMonitor = config.ModeMonitor
+	ModeDetect  = config.ModeDetect
+
+	InterceptOff     = config.InterceptOff
+	InterceptAppHost = config.InterceptAppHost
+	InterceptDBHost  = config.InterceptDBHost
+
+	DefaultMark               = config.DefaultMark
+	DefaultControlSocket      = config.DefaultControlSocket
+	DefaultPinDir             = config.DefaultPinDir
+	DefaultDrainTimeout       = config.DefaultDrainTimeout
+	DefaultControlIdleTimeout = config.DefaultControlIdleTimeout
+	DefaultConnectTimeout     = config.DefaultConnectTimeout
+	DefaultStartupTimeout     = config.DefaultStartupTimeout
+	DefaultServerReplyTimeout = config.DefaultServerReplyTimeout
+	DefaultAuthTimeout        = config.DefaultAuthTimeout
+	DefaultMaxBufferedBytes   = config.DefaultMaxBufferedBytes
+
+	upstreamTLSPrefer = config.UpstreamTLSPrefer
 )
 
-// Config is sqlfwd's configuration: global settings and the databases it
-// protects. docs/config.md documents every key.
-type Config struct {
-	LogLevel      string `yaml:"log_level"`
-	LogFormat     string `yaml:"log_format"`
-	ControlSocket string `yaml:"control_socket"`
-	// ControlGroup may use the control socket besides root and sqlfwd's
-	// own user (the socket becomes 0660, owned by the group).
-	ControlGroup string        `yaml:"control_group"`
-	DrainTimeout time.Duration `yaml:"drain_timeout"`
-	// MaxClientConnections bounds the client connections of all databases
-	// together (0: no bound).
-	MaxClientConnections int `yaml:"max_client_connections"`
-	// MaxBufferedBytes bounds the memory all sessions together may hold
-	// beyond their relay buffers for client messages being read whole to be
-	// judged (default 256 MiB). A session that would exceed it waits up to
-	// a second for others to finish, then is closed with SQLSTATE 53200.
-	MaxBufferedBytes int64 `yaml:"max_buffered_bytes"`
-	// ControlIdleTimeout closes control-socket connections idle this long
-	// between requests (default 15s).
-	ControlIdleTimeout time.Duration `yaml:"control_idle_timeout"`
-	// StatsWindow is the reporting window of fwctl stats (default 10s).
-	StatsWindow time.Duration `yaml:"stats_window"`
-	// MetricsListen serves Prometheus metrics on host:port (default off).
-	MetricsListen string `yaml:"metrics_listen"`
-	// Intercept holds the settings of transparent interception shared by
-	// every database that uses it.
-	Intercept Intercept `yaml:"intercept"`
-	// Audit is the tamper-evident audit trail (off when Path is empty).
-	Audit     AuditConfig `yaml:"audit"`
-	Databases []Database  `yaml:"databases"`
-}
+// ParseConfig reads a YAML configuration (config.Parse).
+func ParseConfig(text []byte) (*Config, error) { return config.Parse(text) }
 
-// AuditConfig configures the audit trail (daemon/audit.go).
-type AuditConfig struct {
-	// Path of the JSON-lines file; appended to, its hash chain continued.
-	Path string `yaml:"path"`
-	// IncludeAllowed records allowed verdicts too (default: sessions and
-	// every verdict that is not a plain allow).
-	IncludeAllowed bool `yaml:"include_allowed"`
-	// Queue bounds the records waiting for the writer (default 8192).
-	Queue int `yaml:"queue"`
-	// Anchor: every this many records the chain head goes to the daemon's
-	// log (default 10000).
-	Anchor int `yaml:"anchor"`
-	// KeyFile holds a secret key (at least 16 bytes): the chain is then
-	// HMAC-SHA256 under it, which only a key holder can extend or rebuild.
-	KeyFile string `yaml:"key_file"`
-}
+// LoadConfig reads and parses a configuration file (config.Load).
+func LoadConfig(path string) (*Config, error) { return config.Load(path) }
 
-// Interception modes of a database.
-const (
-	// InterceptOff: clients connect to the database's listen address.
-	InterceptOff = "off"
-	// InterceptAppHost: local clients' connects to the database's address
-	// (and unix socket) are redirected to sqlfwd by cgroup programs.
-	InterceptAppHost = "app-host"
-	// InterceptDBHost: inbound connections to the database's port on
-	// non-loopback addresses are steered to sqlfwd by an sk_lookup program.
-	InterceptDBHost = "db-host"
-)
+// buildEngine reads and checks a database's policy and builds its engine.
+func buildEngine(dc *Database) (*engine.Engine, error) { return dc.Engine() }
 
-// Intercept is the kernel side's configuration.
-type Intercept struct {
-	// Cgroup is the cgroup2 directory whose processes are intercepted in
-	// app-host mode; default the cgroup2 mount point (every process).
-	Cgroup string `yaml:"cgroup"`
-	// Netns is the network namespace steered in db-host mode; default
-	// /proc/self/ns/net.
-	Netns string `yaml:"netns"`
-	// Mark is the SO_MARK of sqlfwd's own upstream sockets, which are
-	// never redirected.
-	Mark uint32 `yaml:"mark"`
-	// Sockmap splices the local client leg in the kernel (default true).
-	Sockmap *bool `yaml:"sockmap"`
-	// FailClosed refuses a protected connect() whose origin cannot be
-	// recorded instead of letting it go directly to the database, and pins
-	// the programs in PinDir so that a daemon that dies leaves protected
-	// connects refused rather than unjudged. A clean stop (SIGTERM) still
-	// detaches.
-	FailClosed bool `yaml:"fail_closed"`
-	// PinDir is where fail_closed pins the programs (default
-	// /sys/fs/bpf/sqlfw; bpffs is mounted there when needed).
-	PinDir string `yaml:"pin_dir"`
-	// Listen4 and Listen6 are the redirect listeners (default
-	// 127.0.0.1:0 and [::1]:0, any free port).
-	Listen4 string `yaml:"listen4"`
-	Listen6 string `yaml:"listen6"`
-	// SocketDir holds the unix listeners that unix-socket clients are
-	// redirected to (default the control socket's directory).
-	SocketDir string `yaml:"socket_dir"`
-}
-
-// DefaultMark is sqlfwd's SO_MARK ("sq" in ASCII, with a high bit so it is
-// unlikely to collide with routing marks).
-const DefaultMark = 0x80007371
-
-// Database is one protected database: where clients come in, where the
-// server is, and the policy that judges its statements.
-type Database struct {
-	Name     string `yaml:"name"`
-	Protocol string `yaml:"protocol"`
-	// Listen is the explicit listener; optional when Intercept is set.
-	Listen   string `yaml:"listen"`
-	Upstream string `yaml:"upstream"`
-	// Intercept is off (default), app-host or db-host.
-	Intercept string `yaml:"intercept"`
-	// Protect lists the addresses redirected in app-host mode; default the
-	// upstream address, plus the other loopback family's address when the
-	// upstream is on loopback.
-	Protect []string `yaml:"protect"`
-	// UnixSocket is the database's unix socket path, redirected too in
-	// app-host mode (kernel 6.7 or later); sqlfwd connects to it for
-	// unix-socket clients.
-	UnixSocket string `yaml:"unix_socket"`
-	// Policy is a policy file; empty means the embedded default policy.
-	Policy string `yaml:"policy"`
-	Mode   Mode   `yaml:"mode"`
-	// ReusePort sets SO_REUSEPORT on the explicit listener, so that several
-	// sqlfwd processes can serve one address (scale-out).
-	ReusePort bool `yaml:"reuse_port"`
-	// MaxMessageBytes bounds a client message held whole to be judged.
-	MaxMessageBytes int `yaml:"max_message_bytes"`
-	// BufferBytes is the relay buffer per direction and connection.
-	BufferBytes    int           `yaml:"buffer_bytes"`
-	ConnectTimeout time.Duration `yaml:"connect_timeout"`
-	// StartupTimeout bounds the time a client may take to send its
-	// startup packet.
-	StartupTimeout time.Duration `yaml:"startup_timeout"`
-	// ServerReplyTimeout bounds the wait for the server's first answer to
-	// the startup packet; AuthTimeout the whole authentication, up to the
-	// server's first ReadyForQuery (PostgreSQL's own authentication_timeout
-	// is 60s). A server that does not answer in time gets the client an
-	// 08006 error instead of a wait without end.
-	ServerReplyTimeout time.Duration `yaml:"server_reply_timeout"`
-	AuthTimeout        time.Duration `yaml:"auth_timeout"`
-	// TLS is the client leg, UpstreamTLS the server leg (tls.go).
-	TLS         *TLSConfig   `yaml:"tls"`
-	UpstreamTLS *UpstreamTLS `yaml:"upstream_tls"`
-	// MaxConnections bounds this database's client connections (0: no
-	// bound); more get FATAL 53300, as PostgreSQL answers beyond its own.
-	MaxConnections int `yaml:"max_connections"`
-	// IdleTimeout closes a session idle outside a transaction this long,
-	// IdleInTransactionTimeout one idle inside a transaction (0: never),
-	// with PostgreSQL's own errors (57P05, 25P03).
-	IdleTimeout              time.Duration `yaml:"idle_timeout"`
-	IdleInTransactionTimeout time.Duration `yaml:"idle_in_transaction_timeout"`
-	// PolicyCacheBytes bounds the engine's cache of analysed statements.
-	PolicyCacheBytes int64 `yaml:"policy_cache_bytes"`
-}
-
-// Defaults.
-const (
-	DefaultControlSocket = control.DefaultSocket
-	// DefaultPinDir: Intercept.PinDir.
-	DefaultPinDir       = "/sys/fs/bpf/sqlfw"
-	DefaultDrainTimeout = 30 * time.Second
-	// DefaultControlIdleTimeout: Config.ControlIdleTimeout.
-	DefaultControlIdleTimeout = 15 * time.Second
-	DefaultConnectTimeout     = 5 * time.Second
-	DefaultStartupTimeout     = 10 * time.Second
-	DefaultServerReplyTimeout = 10 * time.Second
-	DefaultAuthTimeout        = 70 * time.Second
-	// DefaultMaxBufferedBytes: Config.MaxBufferedBytes.
-	DefaultMaxBufferedBytes = 256 << 20
-)
-
-// ParseConfig reads a YAML configuration. Unknown keys are errors.
-func ParseConfig(text []byte) (*Config, error) {
-	var c Config
-	dec := yaml.NewDecoder(bytes.NewReader(text))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, errors.New("configuration is empty")
-		}
-		return nil, fmt.Errorf("parsing configuration: %w", err)
-	}
-	return &c, nil
-}
-
-// LoadConfig reads and parses a configuration file.
-func LoadConfig(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading configuration: %w", err)
-	}
-	c, err := ParseConfig(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, nil
-}
-
-// Normalize fills defaults and checks the configuration. It reports every
-// problem it finds, not only the first.
-func (c *Config) Normalize() error {
-	var errs []error
-	if c.LogLevel == "" {
-		c.LogLevel = "info"
-	}
-	switch c.LogLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		errs = append(errs, fmt.Errorf("log_level %q: want debug, info, warn or error", c.LogLevel))
-	}
-	if c.LogFormat == "" {
-		c.LogFormat = "auto"
-	}
-	switch c.LogFormat {
-	case "auto", "text", "json":
-	default:
-		errs = append(errs, fmt.Errorf("log_format %q: want auto, text or json", c.LogFormat))
-	}
-	if c.ControlSocket == "" {
-		c.ControlSocket = DefaultControlSocket
-	}
-	if c.MaxBufferedBytes == 0 {
-		c.MaxBufferedBytes = DefaultMaxBufferedBytes
-	} else if c.MaxBufferedBytes < 1<<20 {
-		errs = append(errs, fmt.Errorf("max_buffered_bytes %d is below 1 MiB", c.MaxBufferedBytes))
-	}
-	if c.ControlIdleTimeout <= 0 {
-		c.ControlIdleTimeout = DefaultControlIdleTimeout
-	}
-	if c.DrainTimeout == 0 {
-		c.DrainTimeout = DefaultDrainTimeout
-	}
-	if c.StatsWindow == 0 {
-		c.StatsWindow = DefaultStatsWindow
-	} else if c.StatsWindow < 100*time.Millisecond {
-		errs = append(errs, fmt.Errorf("stats_window %v is below 100ms", c.StatsWindow))
-	}
-	if c.MetricsListen != "" {
-		if err := checkHostPort(c.MetricsListen); err != nil {
-			errs = append(errs, fmt.Errorf("metrics_listen: %w", err))
-		}
-	}
-	if len(c.Databases) == 0 {
-		errs = append(errs, errors.New("no databases configured"))
-	}
-	names := map[string]bool{}
-	listens := map[string]bool{}
-	for i := range c.Databases {
-		db := &c.Databases[i]
-		if db.Name == "" {
-			db.Name = fmt.Sprintf("db%d", i)
-		}
-		where := fmt.Sprintf("databases[%d] (%s)", i, db.Name)
-		if names[db.Name] {
-			errs = append(errs, fmt.Errorf("%s: duplicate name", where))
-		}
-		names[db.Name] = true
-		if db.Protocol == "" {
-			errs = append(errs, fmt.Errorf("%s: protocol is required (postgres)", where))
-		} else if db.Protocol != "postgres" {
-			errs = append(errs, fmt.Errorf("%s: protocol %q is not supported yet (postgres)", where, db.Protocol))
-		}
-		switch db.Intercept {
-		case "":
-			db.Intercept = InterceptOff
-		case InterceptOff, InterceptAppHost, InterceptDBHost:
-		default:
-			errs = append(errs, fmt.Errorf("%s: intercept %q: want off, app-host or db-host", where, db.Intercept))
-		}
-		if db.Intercept != InterceptAppHost && (len(db.Protect) > 0 || db.UnixSocket != "") {
-			errs = append(errs, fmt.Errorf("%s: protect and unix_socket need intercept: app-host", where))
-		}
-		for _, p := range db.Protect {
-			if _, err := netip.ParseAddrPort(p); err != nil {
-				errs = append(errs, fmt.Errorf("%s: protect %q: want an IP address and port: %w", where, p, err))
-			}
-		}
-		if db.Listen == "" && db.Intercept != InterceptOff {
-			// interception alone: no explicit listener
-		} else if err := checkHostPort(db.Listen); err != nil {
-			errs = append(errs, fmt.Errorf("%s: listen: %w", where, err))
-		} else if listens[db.Listen] && !strings.HasSuffix(db.Listen, ":0") {
-			errs = append(errs, fmt.Errorf("%s: listen %s is used twice", where, db.Listen))
-		}
-		listens[db.Listen] = true
-		if err := checkHostPort(db.Upstream); err != nil {
-			errs = append(errs, fmt.Errorf("%s: upstream: %w", where, err))
-		}
-		if db.Mode == "" {
-			db.Mode = ModeEnforce
-		}
-		switch db.Mode {
-		case ModeEnforce, ModeMonitor, ModeDetect:
-		default:
-			errs = append(errs, fmt.Errorf("%s: mode %q: want enforce, monitor or detect", where, db.Mode))
-		}
-		if db.MaxMessageBytes == 0 {
-			db.MaxMessageBytes = pg.DefaultMaxMessage
-		} else if db.MaxMessageBytes < 1024 {
-			errs = append(errs, fmt.Errorf("%s: max_message_bytes %d is below 1024", where, db.MaxMessageBytes))
-		}
-		if db.BufferBytes == 0 {
-			db.BufferBytes = pg.DefaultBufferSize
-		} else if db.BufferBytes < 512 {
-			errs = append(errs, fmt.Errorf("%s: buffer_bytes %d is below 512", where, db.BufferBytes))
-		}
-		if db.ConnectTimeout == 0 {
-			db.ConnectTimeout = DefaultConnectTimeout
-		}
-		if db.UpstreamTLS != nil {
-			if err := db.UpstreamTLS.check(); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", where, err))
-			}
-		}
-		if db.ServerReplyTimeout <= 0 {
-			db.ServerReplyTimeout = DefaultServerReplyTimeout
-		}
-		if db.AuthTimeout <= 0 {
-			db.AuthTimeout = DefaultAuthTimeout
-		}
-		if db.StartupTimeout == 0 {
-			db.StartupTimeout = DefaultStartupTimeout
-		}
-	}
-	if c.Audit.Queue == 0 {
-		c.Audit.Queue = 8192
-	}
-	if c.Audit.Anchor == 0 {
-		c.Audit.Anchor = 10000
-	}
-	if c.Intercept.Mark == 0 {
-		c.Intercept.Mark = DefaultMark
-	}
-	if c.Intercept.Sockmap == nil {
-		on := true
-		c.Intercept.Sockmap = &on
-	}
-	if c.Intercept.Netns == "" {
-		c.Intercept.Netns = "/proc/self/ns/net"
-	}
-	if c.Intercept.PinDir == "" {
-		c.Intercept.PinDir = DefaultPinDir
-	}
-	if c.Intercept.Listen4 == "" {
-		c.Intercept.Listen4 = "127.0.0.1:0"
-	}
-	if c.Intercept.Listen6 == "" {
-		c.Intercept.Listen6 = "[::1]:0"
-	}
-	return errors.Join(errs...)
-}
-
-func checkHostPort(s string) error {
-	if s == "" {
-		return errors.New("address is required (host:port)")
-	}
-	if _, _, err := net.SplitHostPort(s); err != nil {
-		return err
-	}
-	return nil
-}
+// buildTLS reads the certificates of a database's TLS settings.
+func buildTLS(dc *Database) (server, client *tls.Config, err error) { return dc.BuildTLS() }

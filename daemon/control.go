@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sqlfw/sqlfw/config"
 	"github.com/sqlfw/sqlfw/control"
 )
 
@@ -41,7 +42,7 @@ type (
 const APIVersion = control.APIVersion
 
 // DefaultStatsWindow is the reporting window.
-const DefaultStatsWindow = control.DefaultStatsWindow
+const DefaultStatsWindow = config.DefaultStatsWindow
 
 // The control socket speaks HTTP/1.1 over a unix socket, so that fwctl and
 // curl --unix-socket can both use it:

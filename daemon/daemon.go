@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,26 +94,6 @@ func (db *database) mode(v *engine.Verdict) Mode {
 		return Mode(v.Mode)
 	}
 	return db.cfg.Mode
-}
-
-// buildEngine reads and checks a database's policy and builds its engine.
-func buildEngine(dc *Database) (*engine.Engine, error) {
-	pol := engine.DefaultPolicy()
-	if dc.Policy != "" {
-		text, err := os.ReadFile(dc.Policy)
-		if err != nil {
-			return nil, fmt.Errorf("database %s: reading policy: %w", dc.Name, err)
-		}
-		pol, err = engine.ParsePolicy(text)
-		if err != nil {
-			return nil, fmt.Errorf("database %s: policy %s: %w", dc.Name, dc.Policy, err)
-		}
-	}
-	eng, err := engine.New(pol, engine.Options{CacheBytes: dc.PolicyCacheBytes})
-	if err != nil {
-		return nil, fmt.Errorf("database %s: building engine: %w", dc.Name, err)
-	}
-	return eng, nil
 }
 
 // New provisions a daemon: it normalizes the configuration and builds every

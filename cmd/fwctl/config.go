@@ -3,9 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"log/slog"
 
-	"github.com/sqlfw/sqlfw/daemon"
+	"github.com/sqlfw/sqlfw/config"
 )
 
 const configUsage = `usage: fwctl config validate FILE    check a sqlfwd configuration and the policies it names: errors (exit 2)`
@@ -21,14 +20,14 @@ func configCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, configUsage)
 		return 2
 	}
-	cfg, err := daemon.LoadConfig(args[1])
+	cfg, err := config.Load(args[1])
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", args[1], err)
 		return 2
 	}
-	// New normalizes the configuration and builds every policy's engine;
-	// it opens nothing.
-	if _, err := daemon.New(cfg, slog.New(slog.DiscardHandler), version); err != nil {
+	// Check normalizes the configuration and builds every policy's engine
+	// and TLS, as the daemon's New does; it opens nothing.
+	if err := cfg.Check(); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", args[1], err)
 		return 2
 	}

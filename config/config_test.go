@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func TestParseConfig(t *testing.T) {
+func TestParse(t *testing.T) {
 	tests := []struct {
 		name    string
 		yaml    string
@@ -44,7 +44,7 @@ func TestParseConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := ParseConfig([]byte(tt.yaml))
+			c, err := Parse([]byte(tt.yaml))
 			if err == nil {
 				err = c.Normalize()
 			}
@@ -67,7 +67,7 @@ func TestExampleConfigIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := ParseConfig(b)
+	c, err := Parse(b)
 	if err != nil {
 		t.Fatal(err)
 	}
