@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -169,10 +168,11 @@ func (d *Daemon) Start() error {
 			"listen", ln.Addr().String(), "upstream", db.cfg.Upstream, "mode", string(db.cfg.Mode))
 	}
 	if err := d.startIntercept(); err != nil {
-		if !errors.Is(err, errInterceptUnavailable) || !d.canFallBack() {
+		var unavailable *interceptUnavailableError
+		if !errors.As(err, &unavailable) || !d.canFallBack() {
 			return fmt.Errorf("interception: %w", err)
 		}
-		d.interceptNote = strings.TrimPrefix(err.Error(), errInterceptUnavailable.Error()+": ")
+		d.interceptNote = unavailable.Reason.Error()
 		d.log.Warn("interception unavailable, falling back to the explicit listeners", "reason", d.interceptNote)
 		for _, db := range d.dbs {
 			db.cfg.Intercept = InterceptOff

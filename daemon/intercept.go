@@ -80,9 +80,19 @@ type interceptor struct {
 	stop    chan struct{}
 }
 
-// errInterceptUnavailable marks a failure to set up interception that a
-// fallback to the explicit listener may absorb.
-var errInterceptUnavailable = errors.New("interception unavailable")
+// interceptUnavailableError is a failure to set up interception that a
+// fallback to the explicit listener may absorb. Reason is why, as the
+// fallback's log line and fwctl status say it.
+type interceptUnavailableError struct{ Reason error }
+
+func (e *interceptUnavailableError) Error() string {
+	return "interception unavailable: " + e.Reason.Error()
+}
+
+func (e *interceptUnavailableError) Unwrap() error { return e.Reason }
+
+// interceptUnavailable marks err as an interceptUnavailableError.
+func interceptUnavailable(err error) error { return &interceptUnavailableError{Reason: err} }
 
 // startIntercept loads and attaches what the databases' intercept modes
 // need. On error everything it set up is released.
@@ -107,16 +117,16 @@ func (d *Daemon) startIntercept() (err error) {
 		}
 	}()
 	if err := bpf.Probe(); err != nil {
-		return fmt.Errorf("%w: %w", errInterceptUnavailable, err)
+		return interceptUnavailable(err)
 	}
 	mi, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return fmt.Errorf("%w: %w", errInterceptUnavailable, err)
+		return interceptUnavailable(err)
 	}
 	it.cgroup2, err = cgroupstats.Cgroup2Mount(mi)
 	mi.Close()
 	if err != nil && len(appHost) > 0 {
-		return fmt.Errorf("%w: no cgroup2 mount: %w", errInterceptUnavailable, err)
+		return interceptUnavailable(fmt.Errorf("no cgroup2 mount: %w", err))
 	}
 
 	var lc net.ListenConfig
@@ -146,11 +156,11 @@ func (d *Daemon) startIntercept() (err error) {
 			d.log.Warn("no IPv6 redirect listener: IPv6 clients will not be intercepted", "listen", ic.Listen6, "err", err)
 		}
 		if rc.NetnsCookie, err = bpf.NetnsCookie(ln4.(*net.TCPListener)); err != nil {
-			return fmt.Errorf("%w: %w", errInterceptUnavailable, err)
+			return interceptUnavailable(err)
 		}
 		if ic.FailClosed {
 			if err := bpf.EnsureBPFFS(ic.PinDir); err != nil {
-				return fmt.Errorf("%w: fail_closed: %w", errInterceptUnavailable, err)
+				return interceptUnavailable(fmt.Errorf("fail_closed: %w", err))
 			}
 			rc.PinDir = ic.PinDir
 		}
@@ -170,7 +180,7 @@ func (d *Daemon) startIntercept() (err error) {
 			}
 		}
 		if it.redirect, err = bpf.LoadRedirect(rc); err != nil {
-			return fmt.Errorf("%w: %w", errInterceptUnavailable, err)
+			return interceptUnavailable(err)
 		}
 		for _, db := range appHost {
 			addrs, _ := protectedAddrs(db.cfg)
@@ -209,7 +219,7 @@ func (d *Daemon) startIntercept() (err error) {
 			d.log.Info("intercepting", "database", db.cfg.Name, "mode", InterceptDBHost, "port", ap.Port(), "netns", ic.Netns)
 		}
 		if it.steer, err = bpf.LoadSteer(bpf.SteerConfig{Netns: ic.Netns, Ports: ports, Listener: ln.(*net.TCPListener)}); err != nil {
-			return fmt.Errorf("%w: %w", errInterceptUnavailable, err)
+			return interceptUnavailable(err)
 		}
 		d.wg.Add(1)
 		go d.acceptLoop(ln, it.fromSteer)
@@ -239,14 +249,14 @@ func (it *interceptor) startUnix(dbs []*database, cg string) error {
 			}
 			return nil
 		}
-		return fmt.Errorf("%w: unix sockets: %w", errInterceptUnavailable, err)
+		return interceptUnavailable(fmt.Errorf("unix sockets: %w", err))
 	}
 	ur, err := bpf.LoadUnixRedirect(bpf.UnixConfig{
 		Cgroup: cg, DaemonTgid: uint32(os.Getpid()), Mark: d.cfg.Intercept.Mark,
 		NetnsCookie: mustCookie(it.lns[0]),
 	})
 	if err != nil {
-		return fmt.Errorf("%w: unix sockets: %w", errInterceptUnavailable, err)
+		return interceptUnavailable(fmt.Errorf("unix sockets: %w", err))
 	}
 	it.unixRd = ur
 	dir := d.cfg.Intercept.SocketDir
