@@ -55,9 +55,24 @@ func (d *Daemon) acceptLoop(ln net.Listener, identify func(net.Conn) (arrival, e
 		}
 		go func() {
 			defer d.wg.Done()
-			d.servePG(a)
+			d.serve(a)
 		}()
 	}
+}
+
+// serve hands an arrival to its database's protocol, which owns the
+// connection from then on.
+func (d *Daemon) serve(a arrival) {
+	db := a.db
+	db.stats.connTotal.Add(1)
+	db.stats.connActive.Add(1)
+	defer db.stats.connActive.Add(-1)
+	c := a.conn
+	c.ID = d.nextID.Add(1)
+	if cfg := db.tls.client.Load(); cfg != nil {
+		c.Upstream.TLS, c.Upstream.TLSMode = cfg, db.cfg.UpstreamTLS.Mode
+	}
+	db.proto.Serve(&db.env, &c)
 }
 
 // acceptBackoff is the state of one loop's run of failures.

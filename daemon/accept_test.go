@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sqlfw/sqlfw/relay"
 )
 
 // failingListener fails Accept with EMFILE fails times, then hands out one
@@ -38,7 +40,7 @@ func (l *failingListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127
 func TestAcceptBacksOffAndLogsSparingly(t *testing.T) {
 	var logBuf bytes.Buffer
 	var sleeps []time.Duration
-	d := &Daemon{log: slog.New(slog.NewTextHandler(&logBuf, nil)), sessions: map[*pgSession]struct{}{}}
+	d := &Daemon{log: slog.New(slog.NewTextHandler(&logBuf, nil)), sessions: map[relay.Session]*sessionObserver{}}
 	d.sleep = func(w time.Duration) { sleeps = append(sleeps, w) }
 	c1, c2 := net.Pipe()
 	defer c2.Close()

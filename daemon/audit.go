@@ -37,6 +37,7 @@ import (
 
 	"github.com/sqlfw/sqlfw/audit"
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/relay"
 )
 
 // auditLine is one event's JSON line (the format and its verification
@@ -48,7 +49,7 @@ type auditLine = audit.Line
 type auditRecord struct {
 	at      time.Time
 	event   string // verdict, session_start, session_end
-	s       *pgSession
+	s       relay.Session
 	outcome string // blocked, allowed, logged, would_block
 	v       engine.Verdict
 }
@@ -202,7 +203,7 @@ func (a *auditor) record(r auditRecord) {
 }
 
 // verdict queues a verdict event when the trail records that outcome.
-func (a *auditor) verdict(s *pgSession, at time.Time, v *engine.Verdict, outcome string) {
+func (a *auditor) verdict(s relay.Session, at time.Time, v *engine.Verdict, outcome string) {
 	if outcome == "allowed" && !a.allowed {
 		return
 	}
@@ -241,12 +242,12 @@ func (a *auditor) run() {
 }
 
 func (a *auditor) line(r auditRecord) auditLine {
-	s := r.s
-	l := auditLine{Time: r.at.UTC().Format(time.RFC3339Nano), Event: r.event, Database: s.db.cfg.Name,
-		Session: s.id, User: s.sess.User, DB: s.sess.Database, App: s.sess.Application,
-		Client: s.client.RemoteAddr().String(), Via: s.via}
-	if s.proc.Known {
-		l.Process = &audit.Process{Pid: s.proc.Tgid, UID: s.proc.UID, Comm: s.proc.Comm, Cgroup: s.proc.Cgroup}
+	s := r.s.Info()
+	l := auditLine{Time: r.at.UTC().Format(time.RFC3339Nano), Event: r.event, Database: s.Database,
+		Session: s.ID, User: s.User, DB: s.DBName, App: s.Application,
+		Client: s.Client, Via: string(s.Via)}
+	if p := s.Process; p.Known {
+		l.Process = &audit.Process{Pid: p.PID, UID: p.UID, Comm: p.Comm, Cgroup: p.Cgroup}
 	}
 	if r.event == "verdict" {
 		l.Outcome, l.Action, l.Rule, l.Reason = r.outcome, r.v.Action.String(), r.v.RuleID, r.v.Reason

@@ -14,7 +14,15 @@ import (
 	"time"
 
 	"github.com/sqlfw/sqlfw/audit"
+	"github.com/sqlfw/sqlfw/relay"
 )
+
+// infoSession is a relay.Session that only describes itself.
+type infoSession struct{ info relay.Info }
+
+func (s infoSession) Info() relay.Info { return s.info }
+func (s infoSession) Drain()           {}
+func (s infoSession) Close()           {}
 
 // auditRun opens the trail at path, writes n plain events and stops, as a
 // daemon run would. It returns what the daemon logged.
@@ -30,7 +38,7 @@ func auditRun(t *testing.T, path string, key string, anchor, n int) string {
 	c1, c2 := net.Pipe()
 	defer c1.Close()
 	defer c2.Close()
-	s := &pgSession{db: &database{cfg: Database{Name: "main"}}, id: 1, client: c1, via: "listen"}
+	s := infoSession{relay.Info{ID: 1, Database: "main", Client: c1.RemoteAddr().String(), Via: relay.ViaListen}}
 	for i := 0; i < n; i++ {
 		a.record(auditRecord{at: time.Now(), event: "session_start", s: s})
 	}

@@ -212,19 +212,6 @@ func (r *recorder) collect(w *timings) {
 	}
 }
 
-// initTiming points a new session's timers at its database's recorder.
-func (s *pgSession) initTiming() {
-	s.tally.since = time.Now()
-	if s.db.rec == nil {
-		return
-	}
-	sh := s.db.rec.shardFor(s.id)
-	s.hold.rec, s.relay.rec = sh, sh
-	if st := s.d.statsState; st != nil {
-		s.hold.probe = st.probe
-	}
-}
-
 // ruleCounts counts verdicts per rule without a lock: the map is replaced
 // whole when a rule is seen for the first time.
 type ruleCounts struct {

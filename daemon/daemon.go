@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/relay"
 )
 
 // Daemon is a running sqlfwd: its databases, listeners, sessions and
@@ -27,7 +28,6 @@ type Daemon struct {
 
 	dbs       []*database
 	audit     *auditor // nil when no audit trail is configured
-	cancels   cancelKeys
 	control   *controlServer
 	intercept *interceptor
 	// interceptNote says why interception is not active, when it was
@@ -52,7 +52,7 @@ type Daemon struct {
 	// reloadMu serialises reloads and learner changes.
 	reloadMu sync.Mutex
 	mu       sync.Mutex
-	sessions map[*pgSession]struct{}
+	sessions map[relay.Session]*sessionObserver
 	draining bool
 	wg       sync.WaitGroup // accept loops and sessions
 	nextID   atomic.Uint64
@@ -81,6 +81,9 @@ type database struct {
 	rules ruleCounts
 	// tls is the built TLS of both legs (tls.go); a reload swaps it.
 	tls dbTLS
+	// proto serves the database's sessions with env.
+	proto relay.Protocol
+	env   relay.Env
 }
 
 // mode is the mode that applies to a verdict: the live override, else the
@@ -101,8 +104,11 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 	if err := cfg.Normalize(); err != nil {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
 	}
-	d := &Daemon{cfg: cfg, log: log, version: version, sessions: map[*pgSession]struct{}{}, sleep: time.Sleep,
+	d := &Daemon{cfg: cfg, log: log, version: version, sessions: map[relay.Session]*sessionObserver{}, sleep: time.Sleep,
 		budget: newBufferBudget(cfg.MaxBufferedBytes)}
+	// One relay per protocol, so that a PostgreSQL cancel request reaches
+	// the session of any database.
+	pgRelay := &pgProtocol{}
 	for i := range cfg.Databases {
 		dc := &cfg.Databases[i]
 		eng, err := buildEngine(dc)
@@ -116,13 +122,38 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 		if err != nil {
 			return nil, err
 		}
-		db := &database{cfg: *dc, rec: newRecorder()}
+		db := &database{cfg: *dc, rec: newRecorder(), proto: pgRelay}
+		d.lend(db)
 		db.engine.Store(eng)
 		db.tls.server.Store(srvTLS)
 		db.tls.client.Store(cliTLS)
 		d.dbs = append(d.dbs, db)
 	}
 	return d, nil
+}
+
+// lend builds what db lends its sessions.
+func (d *Daemon) lend(db *database) {
+	c := &db.cfg
+	db.env = relay.Env{
+		Database:  c.Name,
+		Engine:    db.engine.Load,
+		Enforces:  func(mode string) bool { return db.mode(&engine.Verdict{Mode: mode}) == ModeEnforce },
+		Dial:      d.dialer.DialContext,
+		ServerTLS: db.tls.server.Load,
+		Limits: relay.Limits{
+			StartupTimeout: c.StartupTimeout, ConnectTimeout: c.ConnectTimeout,
+			ServerReplyTimeout: c.ServerReplyTimeout, AuthTimeout: c.AuthTimeout,
+			IdleTimeout: c.IdleTimeout, IdleInTransactionTimeout: c.IdleInTransactionTimeout,
+			BufferBytes: c.BufferBytes, MaxMessageBytes: c.MaxMessageBytes,
+			RequireTLS: c.TLS != nil && c.TLS.Require,
+		},
+		Budget:   d.budget,
+		Admit:    func() (func(), error) { return d.admit(db) },
+		Log:      d.log.With("database", c.Name),
+		Observer: &observer{d: d, db: db},
+		Meter:    func(id uint64) relay.Meter { return d.newMeter(db, id) },
+	}
 }
 
 // Start opens the listeners and the control socket and starts accepting.
@@ -253,21 +284,21 @@ func (d *Daemon) Addr(name string) net.Addr {
 // listenArrival makes an arrival of a connection to db's explicit listener.
 func listenArrival(db *database) func(net.Conn) (arrival, error) {
 	return func(c net.Conn) (arrival, error) {
-		return arrival{db: db, conn: c, via: "listen", upNet: "tcp", upAddr: db.cfg.Upstream}, nil
+		return arrival{db: db, conn: relay.Conn{Client: c, Via: relay.ViaListen, Upstream: relay.Upstream{Network: "tcp", Addr: db.cfg.Upstream}}}, nil
 	}
 }
 
-func (d *Daemon) register(s *pgSession) bool {
+func (d *Daemon) register(s relay.Session, so *sessionObserver) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.draining {
 		return false
 	}
-	d.sessions[s] = struct{}{}
+	d.sessions[s] = so
 	return true
 }
 
-func (d *Daemon) unregister(s *pgSession) {
+func (d *Daemon) unregister(s relay.Session) {
 	d.mu.Lock()
 	delete(d.sessions, s)
 	d.mu.Unlock()
@@ -281,7 +312,7 @@ func (d *Daemon) Stop(ctx context.Context) error {
 	d.ready.Store(false)
 	d.mu.Lock()
 	d.draining = true
-	sessions := make([]*pgSession, 0, len(d.sessions))
+	sessions := make([]relay.Session, 0, len(d.sessions))
 	for s := range d.sessions {
 		sessions = append(sessions, s)
 	}
@@ -297,7 +328,7 @@ func (d *Daemon) Stop(ctx context.Context) error {
 		}
 	}
 	for _, s := range sessions {
-		s.drain()
+		s.Drain()
 	}
 	done := make(chan struct{})
 	go func() { d.wg.Wait(); close(done) }()
@@ -308,7 +339,7 @@ func (d *Daemon) Stop(ctx context.Context) error {
 		d.mu.Lock()
 		n := len(d.sessions)
 		for s := range d.sessions {
-			s.closeBoth()
+			s.Close()
 		}
 		d.mu.Unlock()
 		d.log.Warn("drain timeout: closing busy sessions", "sessions", n)

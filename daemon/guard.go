@@ -10,7 +10,7 @@ package daemon
 //     limits once the server's first ReadyForQuery has been seen.
 //   - All sessions together hold at most max_buffered_bytes for client
 //     messages read whole to be judged, beyond their fixed relay buffers
-//     (bufferBudget). A session that would exceed it waits (its client is
+//     (relay.Env's Budget, the daemon's bufferBudget). A session that would exceed it waits (its client is
 //     not read meanwhile) and is closed with SQLSTATE 53200 if the memory
 //     does not come free in time.
 //   - The server's first reply to the startup packet and the end of
@@ -28,87 +28,15 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/sqlfw/sqlfw/relay"
 	"github.com/sqlfw/sqlfw/wire/pg"
 )
 
 // preAuthMaxMessage bounds every client message before authentication ends.
 const preAuthMaxMessage = 65535 + 4
-
-// budgetWait is how long a session waits for buffer memory to come free.
-const budgetWait = time.Second
-
-// sqlstateOutOfMemory is what a session gets when the buffer budget is spent.
-const sqlstateOutOfMemory = "53200"
-
-// bufferBudget is the memory all sessions' framers may hold beyond their
-// initial buffers (pg.Budget).
-type bufferBudget struct {
-	max  int64
-	mu   sync.Mutex
-	used int64
-	// freed is closed and replaced whenever memory is released, waking
-	// every waiter to try again.
-	freed chan struct{}
-	wait  time.Duration
-}
-
-func newBufferBudget(max int64) *bufferBudget {
-	if max <= 0 {
-		max = DefaultMaxBufferedBytes
-	}
-	return &bufferBudget{max: max, freed: make(chan struct{}), wait: budgetWait}
-}
-
-var errBudgetSpent = errors.New("all sessions together hold the configured max_buffered_bytes")
-
-// Reserve takes n bytes, waiting up to b.wait for them to come free.
-func (b *bufferBudget) Reserve(n int) error {
-	var deadline *time.Timer
-	for {
-		b.mu.Lock()
-		if b.used+int64(n) <= b.max {
-			b.used += int64(n)
-			b.mu.Unlock()
-			if deadline != nil {
-				deadline.Stop()
-			}
-			return nil
-		}
-		freed := b.freed
-		b.mu.Unlock()
-		if int64(n) > b.max {
-			return fmt.Errorf("%w (%d bytes, the message needs %d more)", errBudgetSpent, b.max, n)
-		}
-		if deadline == nil {
-			deadline = time.NewTimer(b.wait)
-		}
-		select {
-		case <-freed:
-		case <-deadline.C:
-			return fmt.Errorf("%w (%d bytes) for %v", errBudgetSpent, b.max, b.wait)
-		}
-	}
-}
-
-// Release gives back n bytes.
-func (b *bufferBudget) Release(n int) {
-	b.mu.Lock()
-	b.used -= int64(n)
-	close(b.freed)
-	b.freed = make(chan struct{})
-	b.mu.Unlock()
-}
-
-// inUse reports the bytes reserved now.
-func (b *bufferBudget) inUse() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
-}
 
 // halfClose is toServer's answer to the client's EOF: the server gets EOF
 // too, after everything the client sent, and toClient relays the rest of
@@ -129,21 +57,21 @@ func (s *pgSession) halfClose() bool {
 // of authentication within auth_timeout of the session's start.
 func (s *pgSession) startupDeadline(replied bool) time.Time {
 	if !replied {
-		return time.Now().Add(s.db.cfg.ServerReplyTimeout)
+		return time.Now().Add(s.env.Limits.ServerReplyTimeout)
 	}
-	return s.begun.Add(s.db.cfg.AuthTimeout)
+	return s.begun.Add(s.env.Limits.AuthTimeout)
 }
 
 // startupTimedOut tells the client that the server did not answer in time,
 // when the client is between messages (nothing of a message was relayed
 // half), and logs it.
 func (s *pgSession) startupTimedOut(replied, midMessage bool) {
-	s.db.stats.connRefused.Add(1)
-	what := fmt.Sprintf("sqlfw: the database server did not answer the connection within %v", s.db.cfg.ServerReplyTimeout)
+	s.env.Observer.Count(relay.ConnRefused, 1)
+	what := fmt.Sprintf("sqlfw: the database server did not answer the connection within %v", s.env.Limits.ServerReplyTimeout)
 	if replied {
-		what = fmt.Sprintf("sqlfw: the database server did not complete authentication within %v", s.db.cfg.AuthTimeout)
+		what = fmt.Sprintf("sqlfw: the database server did not complete authentication within %v", s.env.Limits.AuthTimeout)
 	}
-	s.log.Error("closing connection: "+what[len("sqlfw: "):], "upstream", s.upstream.addr)
+	s.log.Error("closing connection: "+what[len("sqlfw: "):], "upstream", s.conn.Upstream.Addr)
 	if !midMessage {
 		s.cw.Lock()
 		writeFatal(s.client, sqlstateConnectionFailure, what)
@@ -167,33 +95,10 @@ func (s *pgSession) outOfMemory(err error) {
 
 // Connection limits and idle timeouts.
 const (
-	sqlstateTooManyConnections = "53300" // too_many_connections
+	sqlstateTooManyConnections = "53300" // too_many_connections (a relay.Refusal)
 	sqlstateIdleSession        = "57P05" // idle_session_timeout
 	sqlstateIdleInTransaction  = "25P03" // idle_in_transaction_session_timeout
 )
-
-// admit counts a new client connection against max_connections and
-// max_client_connections. When it reports false the client has its error
-// and release must not be called.
-func (d *Daemon) admit(db *database, conn net.Conn, log interface{ Warn(string, ...any) }) (release func(), ok bool) {
-	n := d.clients.Add(1)
-	active := db.stats.connActive.Load()
-	var why string
-	switch {
-	case d.cfg.MaxClientConnections > 0 && n > int64(d.cfg.MaxClientConnections):
-		why = fmt.Sprintf("sqlfw: too many clients already (max_client_connections %d)", d.cfg.MaxClientConnections)
-	case db.cfg.MaxConnections > 0 && active > int64(db.cfg.MaxConnections):
-		why = fmt.Sprintf("sqlfw: too many clients already for database %s (max_connections %d)", db.cfg.Name, db.cfg.MaxConnections)
-	}
-	if why != "" {
-		d.clients.Add(-1)
-		db.stats.connLimited.Add(1)
-		log.Warn("refusing connection: " + why[len("sqlfw: "):])
-		writeFatal(conn, sqlstateTooManyConnections, why)
-		return nil, false
-	}
-	return func() { d.clients.Add(-1) }, true
-}
 
 // idle holds a session's idle-timeout state: toClient arms it at a
 // ReadyForQuery that leaves nothing outstanding, toServer disarms it when
@@ -207,9 +112,9 @@ type idleState struct {
 
 func (s *pgSession) idleTimeout(status byte) time.Duration {
 	if status == pg.TxIdle {
-		return s.db.cfg.IdleTimeout
+		return s.env.Limits.IdleTimeout
 	}
-	return s.db.cfg.IdleInTransactionTimeout
+	return s.env.Limits.IdleInTransactionTimeout
 }
 
 // armIdle is toClient's, after a ReadyForQuery.
@@ -257,7 +162,7 @@ func (s *pgSession) idleExpired() bool {
 	if status != pg.TxIdle {
 		code, what = sqlstateIdleInTransaction, "terminating connection due to idle-in-transaction timeout"
 	}
-	s.db.stats.idleClosed.Add(1)
+	s.env.Observer.Count(relay.IdleClosed, 1)
 	s.log.Info("closing connection: "+what, "timeout", t)
 	s.cw.Lock()
 	writeFatal(s.client, code, "sqlfw: "+what)

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"maps"
 	"net"
 	"net/netip"
@@ -27,36 +26,14 @@ import (
 
 	"github.com/sqlfw/sqlfw/bpf"
 	"github.com/sqlfw/sqlfw/cgroupstats"
+	"github.com/sqlfw/sqlfw/relay"
 )
 
-// arrival is an accepted client connection and what is known about it.
+// arrival is an accepted client connection, the database it is for, and
+// what is known about it.
 type arrival struct {
 	db   *database
-	conn net.Conn
-	// via says how the client got here: listen, redirect, steer or unix.
-	via string
-	// upNet and upAddr are what the session dials.
-	upNet, upAddr string
-	// origin is the address the client asked for (interception only).
-	origin string
-	proc   clientProcess
-}
-
-// clientProcess is the process behind a connection, when interception
-// could see it (the connect() call, or SO_PEERCRED of a unix socket).
-type clientProcess struct {
-	Known  bool
-	Tgid   uint32
-	UID    uint32
-	Comm   string
-	Cgroup string // cgroup2 path relative to the mount, e.g. /system.slice/billing.service
-}
-
-func (p clientProcess) logAttrs() []any {
-	if !p.Known {
-		return nil
-	}
-	return []any{slog.Group("process", "pid", p.Tgid, "uid", p.UID, "comm", p.Comm, "cgroup", p.Cgroup)}
+	conn relay.Conn
 }
 
 // interceptor holds the loaded programs and their listeners.
@@ -354,10 +331,10 @@ func (it *interceptor) fromRedirect(c net.Conn) (arrival, error) {
 	if db == nil {
 		return arrival{}, fmt.Errorf("original destination %s is not protected", o.Dst)
 	}
-	return arrival{
-		db: db, conn: c, via: "redirect", upNet: "tcp", upAddr: db.cfg.Upstream, origin: o.Dst.String(),
-		proc: clientProcess{Known: true, Tgid: o.Client.Tgid, UID: o.Client.Uid, Comm: o.Client.Comm, Cgroup: it.cgroupPath(o.Client.CgroupID)},
-	}, nil
+	return arrival{db: db, conn: relay.Conn{
+		Client: c, Via: relay.ViaRedirect, Upstream: relay.Upstream{Network: "tcp", Addr: db.cfg.Upstream}, Origin: o.Dst.String(),
+		Process: relay.Process{Known: true, PID: o.Client.Tgid, UID: o.Client.Uid, Comm: o.Client.Comm, Cgroup: it.cgroupPath(o.Client.CgroupID)},
+	}}, nil
 }
 
 // fromSteer identifies a connection the sk_lookup program steered: the
@@ -368,12 +345,12 @@ func (it *interceptor) fromSteer(c net.Conn) (arrival, error) {
 	if db == nil || local.Addr().Unmap().IsLoopback() {
 		return arrival{}, fmt.Errorf("connection to %s was not steered", local)
 	}
-	return arrival{db: db, conn: c, via: "steer", upNet: "tcp", upAddr: db.cfg.Upstream, origin: local.String()}, nil
+	return arrival{db: db, conn: relay.Conn{Client: c, Via: relay.ViaSteer, Upstream: relay.Upstream{Network: "tcp", Addr: db.cfg.Upstream}, Origin: local.String()}}, nil
 }
 
 // fromUnix identifies a unix-socket client by its peer credentials.
 func (it *interceptor) fromUnix(db *database, c net.Conn) (arrival, error) {
-	a := arrival{db: db, conn: c, via: "unix", upNet: "unix", upAddr: db.cfg.UnixSocket, origin: db.cfg.UnixSocket}
+	a := arrival{db: db, conn: relay.Conn{Client: c, Via: relay.ViaUnix, Upstream: relay.Upstream{Network: "unix", Addr: db.cfg.UnixSocket}, Origin: db.cfg.UnixSocket}}
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return a, nil
@@ -387,7 +364,7 @@ func (it *interceptor) fromUnix(db *database, c net.Conn) (arrival, error) {
 		if err != nil {
 			return
 		}
-		a.proc = clientProcess{Known: true, Tgid: uint32(cred.Pid), UID: cred.Uid, Comm: readComm(cred.Pid), Cgroup: it.procCgroup(cred.Pid)}
+		a.conn.Process = relay.Process{Known: true, PID: uint32(cred.Pid), UID: cred.Uid, Comm: readComm(cred.Pid), Cgroup: it.procCgroup(cred.Pid)}
 	})
 	return a, nil
 }

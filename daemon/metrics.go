@@ -68,21 +68,21 @@ func (d *Daemon) Status() Status {
 // Connections lists the open sessions, oldest first.
 func (d *Daemon) Connections() []Connection {
 	d.mu.Lock()
-	sessions := make([]*pgSession, 0, len(d.sessions))
-	for s := range d.sessions {
-		sessions = append(sessions, s)
+	sessions := make([]*sessionObserver, 0, len(d.sessions))
+	for _, so := range d.sessions {
+		sessions = append(sessions, so)
 	}
 	d.mu.Unlock()
 	out := make([]Connection, 0, len(sessions))
-	for _, s := range sessions {
-		// The fields read here are set before the session is registered.
-		c := Connection{ID: s.id, Database: s.db.cfg.Name, Client: s.client.RemoteAddr().String(), Via: s.via,
-			User: s.sess.User, DBName: s.sess.Database, Application: s.sess.Application, Since: s.tally.since,
-			Statements: s.tally.statements.Load(), Allowed: s.tally.allowed.Load(), Denied: s.tally.denied.Load(),
-			Logged: s.tally.logged.Load(), WouldDeny: s.tally.wouldDeny.Load(),
-			ClientTLS: tlsInfo(s.client), ServerTLS: tlsInfo(s.server)}
-		if s.proc.Known {
-			c.Process = &ConnectionOwner{PID: s.proc.Tgid, UID: s.proc.UID, Comm: s.proc.Comm, Cgroup: s.proc.Cgroup}
+	for _, so := range sessions {
+		s, t := so.s.Info(), &so.tally
+		c := Connection{ID: s.ID, Database: s.Database, Client: s.Client, Via: string(s.Via),
+			User: s.User, DBName: s.DBName, Application: s.Application, Since: t.since,
+			Statements: t.statements.Load(), Allowed: t.allowed.Load(), Denied: t.denied.Load(),
+			Logged: t.logged.Load(), WouldDeny: t.wouldDeny.Load(),
+			ClientTLS: s.ClientTLS, ServerTLS: s.ServerTLS}
+		if p := s.Process; p.Known {
+			c.Process = &ConnectionOwner{PID: p.PID, UID: p.UID, Comm: p.Comm, Cgroup: p.Cgroup}
 		}
 		out = append(out, c)
 	}

@@ -39,11 +39,13 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/relay"
 	"github.com/sqlfw/sqlfw/wire/pg"
 )
 
@@ -55,6 +57,7 @@ const (
 	sqlstateSyntaxError       = "42601" // what a poison Query or Parse provokes
 	sqlstateNoStatement       = "26000" // what a poison Bind provokes
 	sqlstateNoPortal          = "34000" // what a poison Execute provokes
+	sqlstateAdminShutdown     = "57P01" // the firewall is shutting down
 )
 
 var (
@@ -82,17 +85,18 @@ func wantAll() *[256]bool {
 }
 
 type pgSession struct {
-	d      *Daemon
-	db     *database
+	env    *relay.Env
+	proto  *pgProtocol
+	conn   *relay.Conn
 	id     uint64
 	client net.Conn
 	server net.Conn
 	sess   engine.Session
-	proc   clientProcess
-	via    string
-	// upstream is where server is connected, for routing cancel requests.
-	upstream upstream
-	log      *slog.Logger
+	log    *slog.Logger
+	// obs hears the session's verdicts once it is registered; meter times
+	// its statements and responses.
+	obs   relay.SessionObserver
+	meter relay.Meter
 	// nonce prefixes every poison of this session; the client cannot guess
 	// it, so it cannot make sqlfw rewrite one of the server's own errors.
 	nonce []byte
@@ -139,14 +143,6 @@ type pgSession struct {
 
 	// lex follows the settings the server lexes with (lexstate.go).
 	lex lexTracker
-
-	// logs limits repeated verdict lines (logrl.go); toServer's.
-	logs logLimiter
-
-	// timing (timing.go): hold is toServer's, relay toClient's.
-	hold  holdTimer
-	relay relayTimer
-	tally sessionTally
 }
 
 // poison is a blocked message replaced by a failing statement.
@@ -162,51 +158,106 @@ type poison struct {
 	closeAfter bool
 }
 
-func (d *Daemon) servePG(a arrival) {
-	db, conn := a.db, a.conn
-	db.stats.connTotal.Add(1)
-	db.stats.connActive.Add(1)
-	defer db.stats.connActive.Add(-1)
-	defer conn.Close()
+// pgProtocol is the PostgreSQL relay: it serves sessions and routes
+// cancel requests between them.
+type pgProtocol struct {
+	cancels cancelKeys
+}
 
-	id := d.nextID.Add(1)
-	log := d.log.With("database", db.cfg.Name, "session", id, "client", conn.RemoteAddr().String(), "via", a.via)
-	if a.origin != "" {
-		log = log.With("origin", a.origin)
+// Refuse answers a client turned away before its session starts with a
+// FATAL error.
+func (p *pgProtocol) Refuse(conn net.Conn, r *relay.Refusal) {
+	code := sqlstateTooManyConnections
+	if r.Reason == relay.ShuttingDown {
+		code = sqlstateAdminShutdown
 	}
-	log = log.With(a.proc.logAttrs()...)
+	writeFatal(conn, code, r.Msg)
+}
 
-	_ = conn.SetReadDeadline(time.Now().Add(db.cfg.StartupTimeout))
+// newSession is a session of c, before its startup.
+func (p *pgProtocol) newSession(env *relay.Env, c *relay.Conn) *pgSession {
+	s := &pgSession{env: env, proto: p, conn: c, id: c.ID, client: c.Client, outstanding: 1}
+	s.meter = env.Meter(s.id)
+	s.lex.init()
+	return s
+}
+
+// Serve runs one session: the encryption phase (SSLRequest, GSSENCRequest,
+// TLS), the startup packet, the dial, then the two relay loops, which
+// carry the authentication exchange first.
+func (p *pgProtocol) Serve(env *relay.Env, c *relay.Conn) {
+	defer c.Client.Close()
+	s := p.newSession(env, c)
+	s.log = c.Logger(env.Log)
+	startup, ok := s.negotiate()
+	if !ok {
+		return
+	}
+	release, ok := s.start(startup)
+	if !ok {
+		return
+	}
+	defer release()
+	defer s.obs.Close()
+	if _, err := s.server.Write(startup.Raw); err != nil {
+		s.log.Error("upstream write failed", "err", err)
+		s.closeBoth()
+		return
+	}
+	s.log.Debug("session started", "application", s.sess.Application)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.toClient()
+	}()
+	s.toServer()
+	<-done
+	if s.cancelKey != "" {
+		p.cancels.remove(s.cancelKey)
+	}
+	s.log.Debug("session ended")
+}
+
+// negotiate is the encryption phase: it answers SSLRequest (with TLS when
+// the database has a certificate) and GSSENCRequest, runs a direct TLS
+// handshake, forwards a CancelRequest, and returns the startup message. It
+// reports false when the session ends here.
+func (s *pgSession) negotiate() (pg.Startup, bool) {
+	env, conn, log := s.env, s.client, s.log
+	lim := &env.Limits
+	_ = conn.SetReadDeadline(time.Now().Add(lim.StartupTimeout))
 	var startup pg.Startup
 	buf := make([]byte, 0, 512)
-	// A TLS record first is TLS without an SSLRequest (tls.go); otherwise
+	// A TLS record first is TLS without an SSLRequest (pgtls.go); otherwise
 	// the four bytes read to tell are the startup packet's length.
 	var first io.Reader = conn
 	var head [4]byte
 	if _, err := io.ReadFull(conn, head[:]); err != nil {
-		return
+		return startup, false
 	}
 	isTLS := false
 	if head[0] == tlsRecordByte {
-		cfg := db.tls.server.Load()
+		cfg := env.ServerTLS()
 		if cfg == nil {
-			db.stats.protocolErrs.Add(1)
+			env.Observer.Count(relay.ProtocolErrors, 1)
 			log.Warn("closing connection: a TLS handshake, but no tls.cert is configured for this database")
-			return
+			return startup, false
 		}
 		tc, err := acceptTLS(&peekConn{Conn: conn, head: head[:]}, cfg)
 		if err != nil || tc.ConnectionState().NegotiatedProtocol != "postgresql" {
-			db.stats.tlsClientFail.Add(1)
-			db.stats.protocolErrs.Add(1)
+			env.Observer.Count(relay.TLSClientFail, 1)
+			env.Observer.Count(relay.ProtocolErrors, 1)
 			log.Warn("closing connection: direct TLS negotiation failed (it needs ALPN postgresql)", "err", err)
-			return
+			return startup, false
 		}
-		db.stats.tlsClientOK.Add(1)
+		env.Observer.Count(relay.TLSClientOK, 1)
 		conn, first, isTLS = tc, tc, true
-		_ = conn.SetReadDeadline(time.Now().Add(db.cfg.StartupTimeout))
+		_ = conn.SetReadDeadline(time.Now().Add(lim.StartupTimeout))
 	} else {
 		first = io.MultiReader(bytes.NewReader(head[:]), conn)
 	}
+	// the session's client is the TLS connection from here on
+	defer func() { s.client, s.log = conn, log }()
 	for attempt := 0; ; attempt++ {
 		src := first // the bytes read ahead, once; then conn, which TLS may have replaced
 		if src == nil {
@@ -216,29 +267,29 @@ func (d *Daemon) servePG(a arrival) {
 		st, err := pg.ReadStartup(src, buf)
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
-				db.stats.protocolErrs.Add(1)
+				env.Observer.Count(relay.ProtocolErrors, 1)
 				log.Warn("closing connection: bad startup packet", "err", err)
 				if errors.Is(err, pg.ErrFrame) {
 					writeFatal(conn, sqlstateProtocolViolation, "sqlfw: invalid startup packet")
 				}
 			}
-			return
+			return startup, false
 		}
 		switch {
-		case st.Code == pg.CodeSSLRequest && !isTLS && db.tls.server.Load() != nil:
+		case st.Code == pg.CodeSSLRequest && !isTLS && env.ServerTLS() != nil:
 			if _, err := conn.Write([]byte{'S'}); err != nil {
-				return
+				return startup, false
 			}
-			tc, err := acceptTLS(conn, db.tls.server.Load())
+			tc, err := acceptTLS(conn, env.ServerTLS())
 			if err != nil {
-				db.stats.tlsClientFail.Add(1)
-				db.stats.protocolErrs.Add(1)
+				env.Observer.Count(relay.TLSClientFail, 1)
+				env.Observer.Count(relay.ProtocolErrors, 1)
 				log.Warn("closing connection: TLS handshake failed", "err", err)
-				return
+				return startup, false
 			}
-			db.stats.tlsClientOK.Add(1)
+			env.Observer.Count(relay.TLSClientOK, 1)
 			conn, isTLS = tc, true
-			_ = conn.SetReadDeadline(time.Now().Add(db.cfg.StartupTimeout))
+			_ = conn.SetReadDeadline(time.Now().Add(lim.StartupTimeout))
 			log = log.With("client_tls", tlsInfo(conn))
 			continue
 		case st.Code == pg.CodeSSLRequest || st.Code == pg.CodeGSSENCRequest:
@@ -246,37 +297,42 @@ func (d *Daemon) servePG(a arrival) {
 			// sslmode=prefer clients go on in clear and sslmode=require
 			// clients stop with their own clear message.
 			if attempt >= 2 || isTLS {
-				db.stats.protocolErrs.Add(1)
+				env.Observer.Count(relay.ProtocolErrors, 1)
 				log.Warn("closing connection: too many encryption requests")
-				return
+				return startup, false
 			}
 			if _, err := conn.Write([]byte{'N'}); err != nil {
-				return
+				return startup, false
 			}
 			continue
 		case st.Code == pg.CodeCancelRequest:
-			d.forwardCancel(db, st, log)
-			return
+			s.proto.forwardCancel(env, st, log)
+			return startup, false
 		case st.IsStartupMessage():
 			startup = st
 		default:
-			db.stats.protocolErrs.Add(1)
+			env.Observer.Count(relay.ProtocolErrors, 1)
 			log.Warn("closing connection: unsupported protocol", "code", st.Code)
 			writeFatal(conn, sqlstateProtocolViolation, fmt.Sprintf("sqlfw: unsupported frontend protocol %d.%d", st.Code>>16, st.Code&0xffff))
-			return
+			return startup, false
 		}
 		break
 	}
 	_ = conn.SetReadDeadline(time.Time{})
-	if db.cfg.TLS != nil && db.cfg.TLS.Require && !isTLS {
+	if lim.RequireTLS && !isTLS {
 		log.Warn("refusing connection: tls.require and the client did not ask for TLS")
 		writeFatal(conn, "28000", "sqlfw: this database accepts TLS connections only (set sslmode=require or stronger)")
-		return
+		return startup, false
 	}
+	return startup, true
+}
 
-	s := &pgSession{d: d, db: db, id: id, client: conn, outstanding: 1, proc: a.proc, via: a.via, begun: time.Now()}
-	s.initTiming()
-	s.lex.init()
+// start reads the startup message's parameters and judges them, admits
+// the client, dials the server (with TLS when the upstream asks for it) and
+// registers the session. When it reports false the client has its error.
+func (s *pgSession) start(startup pg.Startup) (release func(), ok bool) {
+	env, conn, c := s.env, s.client, s.conn
+	s.begun = time.Now()
 	var params [][2]string // judged as the SET statements they amount to (engine/startup.go)
 	if err := pg.StartupParams(startup, func(name, value []byte) {
 		params = append(params, [2]string{string(name), string(value)})
@@ -289,10 +345,10 @@ func (d *Daemon) servePG(a arrival) {
 			s.sess.Application = string(value)
 		}
 	}); err != nil {
-		db.stats.protocolErrs.Add(1)
-		log.Warn("closing connection: bad startup message", "err", err)
+		env.Observer.Count(relay.ProtocolErrors, 1)
+		s.log.Warn("closing connection: bad startup message", "err", err)
 		writeFatal(conn, sqlstateProtocolViolation, "sqlfw: invalid startup packet layout")
-		return
+		return nil, false
 	}
 	if s.sess.Database == "" {
 		s.sess.Database = s.sess.User
@@ -300,89 +356,80 @@ func (d *Daemon) servePG(a arrival) {
 	if ap, err := netip.ParseAddrPort(conn.RemoteAddr().String()); err == nil {
 		s.sess.ClientAddr = ap.Addr().Unmap()
 	}
-	if a.proc.Known {
-		s.sess.Process = engine.ProcessInfo{Known: true, Tgid: a.proc.Tgid, UID: a.proc.UID, Comm: a.proc.Comm, Cgroup: a.proc.Cgroup}
+	if p := c.Process; p.Known {
+		s.sess.Process = engine.ProcessInfo{Known: true, Tgid: p.PID, UID: p.UID, Comm: p.Comm, Cgroup: p.Cgroup}
 	}
-	s.log = log.With("user", s.sess.User, "db", s.sess.Database)
-	if v := db.engine.Load().JudgeStartup(params, &s.sess); v.Action.Denies() {
+	s.log = s.log.With("user", s.sess.User, "db", s.sess.Database)
+	if v := env.Engine().JudgeStartup(params, &s.sess); v.Action.Denies() {
 		// Parameters in the startup packet (options=-c log_statement=none)
 		// take effect before any statement.
-		if db.mode(&v) == ModeEnforce {
+		if env.Enforces(v.Mode) {
 			s.log.Warn("connection blocked: startup parameters", "rule", v.RuleID, "reason", v.Reason)
 			writeFatal(conn, sqlstateBlocked, "sqlfw: startup parameters blocked by rule "+v.RuleID+": "+v.Reason)
-			return
+			return nil, false
 		}
 		s.log.Warn("startup parameters match a deny rule (not enforced)", "rule", v.RuleID, "reason", v.Reason)
 	}
-	release, ok := d.admit(db, conn, s.log) // max_connections (guard.go)
-	if !ok {
-		return
+	release, err := env.Admit() // max_connections
+	if err != nil {
+		var r *relay.Refusal
+		if errors.As(err, &r) {
+			s.log.Warn("refusing connection: " + strings.TrimPrefix(r.Msg, "sqlfw: "))
+			s.proto.Refuse(conn, r)
+		}
+		return nil, false
 	}
-	defer release()
-	s.idle.on = db.cfg.IdleTimeout > 0 || db.cfg.IdleInTransactionTimeout > 0
+	lim := &env.Limits
+	s.idle.on = lim.IdleTimeout > 0 || lim.IdleInTransactionTimeout > 0
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
 	s.nonce = []byte("sqlfw_blocked_" + hex.EncodeToString(nonce[:]) + "_")
 
-	ctx, cancel := context.WithTimeout(context.Background(), db.cfg.ConnectTimeout)
-	server, err := d.dialer.DialContext(ctx, a.upNet, a.upAddr)
+	up := &c.Upstream
+	ctx, cancel := context.WithTimeout(context.Background(), lim.ConnectTimeout)
+	server, err := env.Dial(ctx, up.Network, up.Addr)
 	cancel()
 	if err != nil {
-		db.stats.connRefused.Add(1)
-		s.log.Error("cannot reach the database server", "upstream", a.upAddr, "err", err)
+		env.Observer.Count(relay.ConnRefused, 1)
+		s.log.Error("cannot reach the database server", "upstream", up.Addr, "err", err)
 		writeFatal(conn, sqlstateConnectionFailure, "sqlfw: cannot reach the database server")
-		return
+		release()
+		return nil, false
 	}
-	if cfg := db.tls.client.Load(); cfg != nil && a.upNet == "tcp" { // PostgreSQL has no TLS on unix sockets
-		tc, err := dialTLS(server, cfg, db.cfg.UpstreamTLS.Mode)
+	if up.TLS != nil && up.Network == "tcp" { // PostgreSQL has no TLS on unix sockets
+		tc, err := dialTLS(server, up.TLS, up.TLSMode)
 		if err != nil {
 			server.Close()
-			db.stats.tlsServerFail.Add(1)
-			db.stats.connRefused.Add(1)
-			s.log.Error("cannot reach the database server over TLS", "upstream", a.upAddr, "err", err)
+			env.Observer.Count(relay.TLSServerFail, 1)
+			env.Observer.Count(relay.ConnRefused, 1)
+			s.log.Error("cannot reach the database server over TLS", "upstream", up.Addr, "err", err)
 			writeFatal(conn, sqlstateConnectionFailure, "sqlfw: cannot reach the database server over TLS (upstream_tls)")
-			return
+			release()
+			return nil, false
 		}
 		server = tc
 		if info := tlsInfo(server); info != "" {
-			db.stats.tlsServerOK.Add(1)
+			env.Observer.Count(relay.TLSServerOK, 1)
 			s.log = s.log.With("server_tls", info)
 		}
 	}
 	s.server = server
-	s.upstream = upstream{a.upNet, a.upAddr}
-	if !d.register(s) {
+	obs, ok := env.Observer.Open(s, s.log)
+	if !ok {
 		server.Close()
-		writeFatal(conn, "57P01", "sqlfw: the firewall is shutting down")
-		return
+		s.proto.Refuse(conn, &relay.Refusal{Reason: relay.ShuttingDown, Msg: "sqlfw: the firewall is shutting down"})
+		release()
+		return nil, false
 	}
-	defer d.unregister(s)
-	if _, err := server.Write(startup.Raw); err != nil {
-		s.log.Error("upstream write failed", "err", err)
-		s.closeBoth()
-		return
-	}
-	s.log.Debug("session started", "application", s.sess.Application)
+	s.obs = obs
+	return release, true
+}
 
-	if d.audit != nil {
-		d.audit.record(auditRecord{at: time.Now(), event: "session_start", s: s})
-		// A closure: the end time is read when the session ends.
-		defer func() { d.audit.record(auditRecord{at: time.Now(), event: "session_end", s: s}) }()
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.toClient()
-	}()
-	s.toServer()
-	<-done
-	if s.cancelKey != "" {
-		d.cancels.remove(s.cancelKey)
-	}
-	s.logs.flush(func(k logKey, n int) {
-		s.log.Info("verdict lines held back at the end of the session", "outcome", k.outcome, "rule", k.rule, "repeated", n)
-	})
-	s.log.Debug("session ended")
+// Info describes the session for fwctl connections and the audit trail.
+func (s *pgSession) Info() relay.Info {
+	return relay.Info{ID: s.id, Database: s.env.Database, Client: s.client.RemoteAddr().String(), Via: s.conn.Via,
+		Process: s.conn.Process, User: s.sess.User, DBName: s.sess.Database, Application: s.sess.Application,
+		Since: s.begun, ClientTLS: tlsInfo(s.client), ServerTLS: tlsInfo(s.server)}
 }
 
 func writeFatal(conn net.Conn, sqlstate, msg string) {
@@ -392,20 +439,20 @@ func writeFatal(conn net.Conn, sqlstate, msg string) {
 
 // forwardCancel sends a CancelRequest to the server that issued its key.
 // As PostgreSQL does, it answers nothing either way.
-func (d *Daemon) forwardCancel(db *database, st pg.Startup, log *slog.Logger) {
-	db.stats.cancels.Add(1)
+func (p *pgProtocol) forwardCancel(env *relay.Env, st pg.Startup, log *slog.Logger) {
+	env.Observer.Count(relay.CancelRequests, 1)
 	key, err := pg.CancelKey(st)
 	if err != nil {
 		log.Warn("bad cancel request", "err", err)
 		return
 	}
-	up, ok := d.cancels.lookup(key)
+	up, ok := p.cancels.lookup(key)
 	if !ok {
 		log.Info("cancel request for an unknown backend key")
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), db.cfg.ConnectTimeout)
-	c, err := d.dialer.DialContext(ctx, up.net, up.addr)
+	ctx, cancel := context.WithTimeout(context.Background(), env.Limits.ConnectTimeout)
+	c, err := env.Dial(ctx, up.net, up.addr)
 	cancel()
 	if err != nil {
 		log.Warn("cancel request: cannot reach the database server", "upstream", up.addr, "err", err)
@@ -418,10 +465,16 @@ func (d *Daemon) forwardCancel(db *database, st pg.Startup, log *slog.Logger) {
 	}
 	// Wait for the server to close, so the cancel has been read before
 	// the client's next step.
-	_ = c.SetReadDeadline(time.Now().Add(db.cfg.ConnectTimeout))
+	_ = c.SetReadDeadline(time.Now().Add(env.Limits.ConnectTimeout))
 	var b [1]byte
 	_, _ = c.Read(b[:])
 }
+
+// Close closes both connections now.
+func (s *pgSession) Close() { s.closeBoth() }
+
+// Drain closes the session now if it is idle, or when it next becomes idle.
+func (s *pgSession) Drain() { s.drain() }
 
 func (s *pgSession) closeBoth() {
 	s.closeOnce.Do(func() {
@@ -453,13 +506,13 @@ func (s *pgSession) toServer() {
 			s.closeBoth()
 		}
 	}()
-	defer s.hold.abort() // timing
-	db := s.db
+	defer s.meter.HoldAbort() // timing
+	lim := &s.env.Limits
 	// Until the server's first ReadyForQuery the client may send only
 	// what PostgreSQL accepts before authentication (guard.go).
-	fr := pg.NewFramer(s.client, db.cfg.BufferBytes, preAuthMaxMessage, preAuthMaxMessage)
+	fr := pg.NewFramer(s.client, lim.BufferBytes, preAuthMaxMessage, preAuthMaxMessage)
 	fr.SetTypes(pg.FrontendTypes)
-	fr.SetBudget(s.d.budget)
+	fr.SetBudget(s.env.Budget)
 	defer fr.Close()
 	authed := false
 	var scratch []byte
@@ -484,12 +537,12 @@ func (s *pgSession) toServer() {
 		}
 		if !authed && s.authed.Load() {
 			authed = true
-			fr.SetLimits(db.cfg.MaxMessageBytes, db.cfg.MaxMessageBytes)
+			fr.SetLimits(lim.MaxMessageBytes, lim.MaxMessageBytes)
 		}
 		if s.idle.on {
 			s.disarmIdle()
 		}
-		s.hold.begin() // timing
+		s.meter.HoldBegin() // timing
 		syncs := 0
 		for {
 			want := wantClient
@@ -578,10 +631,10 @@ func (s *pgSession) toServer() {
 				if typ == pg.MsgParse || (typ == pg.MsgQuery && (v.SessionOps || v.Action.Denies() || v.ParseError)) {
 					v, blocked = s.memoJudged(msg, v, eng, batch)
 				} else {
-					blocked = v.Action.Denies() && db.mode(&v) == ModeEnforce
+					blocked = s.enforced(&v)
 				}
 			}
-			s.hold.statement() // timing
+			s.meter.HoldStatement() // timing
 			if !blocked {
 				continue // stays pending: forwarded as it came
 			}
@@ -653,7 +706,7 @@ func (s *pgSession) toServer() {
 		if err := s.writeServer(out); err != nil {
 			return
 		}
-		s.hold.end() // timing
+		s.meter.HoldEnd() // timing
 	}
 }
 
@@ -661,7 +714,7 @@ func (s *pgSession) writeServer(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	s.db.stats.bytesToServer.Add(uint64(len(b)))
+	s.env.Observer.Count(relay.BytesToServer, uint64(len(b)))
 	_, err := s.server.Write(b)
 	return err
 }
@@ -670,8 +723,8 @@ func (s *pgSession) writeServer(b []byte) error {
 // counts and logs the verdict.
 func (s *pgSession) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 	var v engine.Verdict
-	eng := s.db.engine.Load()
-	cpu0 := s.hold.evalStart() // timing
+	eng := s.env.Engine()
+	cpu0 := s.meter.EvalStart() // timing
 	t0 := time.Now()
 	if eng.Policy().UsesTime() {
 		s.sess.At = t0
@@ -698,65 +751,15 @@ func (s *pgSession) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 		v = eng.JudgeFastpath(oid, &s.sess)
 	}
 	el := time.Since(t0)
-	s.hold.evalEnd(cpu0, el) // timing
-	s.account(&v, msg[0], t0, el)
+	s.meter.EvalEnd(cpu0, el) // timing
+	s.obs.Judged(v, msg[0], t0, el)
 	return v, eng, nil
-}
-
-// account counts, logs and audits a verdict.
-func (s *pgSession) account(v *engine.Verdict, typ byte, at time.Time, el time.Duration) {
-	st := &s.db.stats
-	st.evalNanos.Add(uint64(el))
-	st.messages.Add(1)
-	st.statements.Add(uint64(v.Statements))
-	s.tally.count(v, s.db.mode(v)) // per connection and per rule
-	s.db.rules.count(v)
-	if v.ParseError {
-		st.parseErrors.Add(1)
-	}
-	outcome := "allowed"
-	switch {
-	case v.Action == engine.ActionAllow:
-		st.allowed.Add(1)
-	case v.Action == engine.ActionLog:
-		st.logged.Add(1)
-		outcome = "logged"
-		if ok, n := s.logs.allow(logKey{outcome, v.RuleID}, at); ok {
-			s.log.Info("statement logged", "rule", v.RuleID, "reason", v.Reason, "message", string(typ), "repeated", n)
-		}
-	case v.Action.Denies():
-		mode := s.db.mode(v)
-		if mode == ModeEnforce {
-			st.denied.Add(1)
-			outcome = "blocked"
-		} else {
-			st.wouldDeny.Add(1)
-			outcome = "would_block"
-		}
-		// one line per rule and session every logRepeatEvery, with the
-		// count of those in between (logrl.go)
-		ok, n := s.logs.allow(logKey{outcome, v.RuleID}, at)
-		if !ok {
-			break
-		}
-		switch mode {
-		case ModeEnforce:
-			s.log.Warn("statement blocked", "rule", v.RuleID, "action", v.Action.String(), "reason", v.Reason, "message", string(typ), "statements", v.Statements, "repeated", n)
-		case ModeMonitor:
-			s.log.Warn("statement denied by policy, allowed by monitor mode", "rule", v.RuleID, "reason", v.Reason, "message", string(typ), "repeated", n)
-		default:
-			s.log.Warn("detect: enforce would block this statement", "rule", v.RuleID, "action", v.Action.String(), "reason", v.Reason, "message", string(typ), "eval", el, "repeated", n)
-		}
-	}
-	if a := s.d.audit; a != nil {
-		a.verdict(s, at, v, outcome)
-	}
 }
 
 // protocolError closes the session after a malformed client message, with a
 // FATAL error the client can read (as PostgreSQL does).
 func (s *pgSession) protocolError(err error) {
-	s.db.stats.protocolErrs.Add(1)
+	s.env.Observer.Count(relay.ProtocolErrors, 1)
 	s.log.Warn("closing connection: protocol violation from client", "err", err)
 	s.cw.Lock()
 	writeFatal(s.client, sqlstateProtocolViolation, "sqlfw: invalid frontend message: "+err.Error())
@@ -766,7 +769,7 @@ func (s *pgSession) protocolError(err error) {
 // toClient relays server messages to the client.
 func (s *pgSession) toClient() {
 	defer s.closeBoth()
-	fr := pg.NewFramer(s.server, s.db.cfg.BufferBytes, s.db.cfg.MaxMessageBytes, 0)
+	fr := pg.NewFramer(s.server, s.env.Limits.BufferBytes, s.env.Limits.MaxMessageBytes, 0)
 	var scratch []byte
 	// The startup phase is bounded (guard.go): the first reply, then the
 	// end of authentication.
@@ -786,7 +789,7 @@ func (s *pgSession) toClient() {
 			replied = true
 			_ = s.server.SetReadDeadline(s.startupDeadline(true))
 		}
-		s.relay.arrived() // timing
+		s.meter.ResponseArrived() // timing
 		closeAfter := false
 		for {
 			want := wantServer
@@ -795,7 +798,7 @@ func (s *pgSession) toClient() {
 			}
 			msg, err := fr.Next(want)
 			if err != nil {
-				s.db.stats.protocolErrs.Add(1)
+				s.env.Observer.Count(relay.ProtocolErrors, 1)
 				s.log.Error("closing connection: malformed message from the server", "err", err)
 				return
 			}
@@ -817,7 +820,7 @@ func (s *pgSession) toClient() {
 					s.authed.Store(true) // before the client can see it
 					_ = s.server.SetReadDeadline(time.Time{})
 				}
-				s.relay.readyForQuery() // timing
+				s.meter.ResponseReady() // timing
 				if s.ready(st) {
 					closeAfter = true
 				}
@@ -832,7 +835,7 @@ func (s *pgSession) toClient() {
 			case pg.MsgBackendKeyData:
 				if s.cancelKey == "" {
 					s.cancelKey = string(msg[pg.HeaderLen:])
-					s.d.cancels.add(s.cancelKey, s.upstream)
+					s.proto.cancels.add(s.cancelKey, upstream{s.conn.Upstream.Network, s.conn.Upstream.Addr})
 				}
 			case pg.MsgErrorResponse:
 				s.memoError()
@@ -854,7 +857,7 @@ func (s *pgSession) toClient() {
 		if err := s.writeClient(fr.Take()); err != nil {
 			return
 		}
-		s.relay.forwarded() // timing
+		s.meter.ResponseForwarded() // timing
 		if closeAfter {
 			s.log.Info("session closed by drain")
 			return
@@ -949,7 +952,7 @@ func (s *pgSession) writeClient(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	s.db.stats.bytesToClient.Add(uint64(len(b)))
+	s.env.Observer.Count(relay.BytesToClient, uint64(len(b)))
 	s.cw.Lock()
 	_, err := s.client.Write(b)
 	s.cw.Unlock()

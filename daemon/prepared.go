@@ -236,7 +236,7 @@ func (m *memo) recycle(r *stmtRec) {
 }
 
 func (s *pgSession) enforced(v *engine.Verdict) bool {
-	return v.Action.Denies() && s.db.mode(v) == ModeEnforce
+	return v.Action.Denies() && s.env.Enforces(v.Mode)
 }
 
 // stronger is the verdict of a message when b is also run: an enforced
@@ -252,7 +252,7 @@ func (s *pgSession) stronger(a, b engine.Verdict) engine.Verdict {
 // rejudge judges a remembered text, lexed as the server lexed it, and
 // counts the verdict.
 func (s *pgSession) rejudge(eng *engine.Engine, r *stmtRec, typ byte) engine.Verdict {
-	cpu0 := s.hold.evalStart() // timing
+	cpu0 := s.meter.EvalStart() // timing
 	t0 := time.Now()
 	if eng.Policy().UsesTime() {
 		s.sess.At = t0
@@ -261,8 +261,8 @@ func (s *pgSession) rejudge(eng *engine.Engine, r *stmtRec, typ byte) engine.Ver
 	sess.Lex = r.lex
 	v := eng.JudgePostgres(r.sql, &sess)
 	el := time.Since(t0)
-	s.hold.evalEnd(cpu0, el) // timing
-	s.account(&v, typ, t0, el)
+	s.meter.EvalEnd(cpu0, el) // timing
+	s.obs.Judged(v, typ, t0, el)
 	return v
 }
 
@@ -546,7 +546,7 @@ func (s *pgSession) memoBind(msg []byte, batch uint64) (v engine.Verdict, known,
 	if err != nil {
 		return v, false, false, err
 	}
-	eng := s.db.engine.Load()
+	eng := s.env.Engine()
 	m := &s.memo
 	defer m.unlock(m.lock())
 	cands := s.stmtCands(name, batch)
@@ -637,7 +637,7 @@ func (s *pgSession) memoExecute(msg []byte, batch uint64) (v engine.Verdict, kno
 	if err != nil {
 		return v, false, false, err
 	}
-	eng := s.db.engine.Load()
+	eng := s.env.Engine()
 	m := &s.memo
 	locked := m.lock()
 	defer func() { m.unlock(locked) }()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/sqlfw/sqlfw/relay"
 	"github.com/sqlfw/sqlfw/wire/pg"
 )
 
@@ -321,11 +322,10 @@ func BenchmarkMemoNamed(b *testing.B)   { benchMemo(b, true) }
 func benchMemo(b *testing.B, named bool) {
 	fs := newFakeServer(b, cannedResult(1))
 	d, _ := startDaemon(b, fs.ln.Addr().String(), ModeEnforce)
-	s := &pgSession{d: d, db: d.dbs[0]}
-	s.initTiming()
+	s := benchSessionOf(d)
 	s.memoReady(pg.TxIdle) // the end of the startup phase
 	const sql = "SELECT abalance FROM pgbench_accounts WHERE aid = $1"
-	eng := s.db.engine.Load()
+	eng := s.env.Engine()
 	parse := parseMsg("", sql)
 	stmt := ""
 	if named {
@@ -381,10 +381,9 @@ func TestBesideBounded(t *testing.T) {
 func BenchmarkMemoExecuteQuery(b *testing.B) {
 	fs := newFakeServer(b, cannedResult(1))
 	d, _ := startDaemon(b, fs.ln.Addr().String(), ModeEnforce)
-	s := &pgSession{d: d, db: d.dbs[0]}
-	s.initTiming()
+	s := benchSessionOf(d)
 	s.memoReady(pg.TxIdle)
-	eng := s.db.engine.Load()
+	eng := s.env.Engine()
 	prep := q("PREPARE get_account (int) AS SELECT * FROM accounts WHERE id = $1")
 	s.memoJudged(prep, eng.JudgePostgres(prep[5:len(prep)-1], &s.sess), eng, 0)
 	s.memoReady(pg.TxIdle)
@@ -522,4 +521,13 @@ func TestVerdictMemoryRandom(t *testing.T) {
 		}
 		rc.c.Close()
 	}
+}
+
+// benchSessionOf is a session of d's first database that is not connected,
+// for calling the verdict memory directly.
+func benchSessionOf(d *Daemon) *pgSession {
+	db := d.dbs[0]
+	s := db.proto.(*pgProtocol).newSession(&db.env, &relay.Conn{ID: 1})
+	s.obs = &sessionObserver{d: d, db: db, log: d.log}
+	return s
 }

@@ -41,6 +41,7 @@ import (
 
 	"github.com/sqlfw/sqlfw/cgroupstats"
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/relay"
 )
 
 // sampleEvery is how often toServer samples a batch for CPU and throttling.
@@ -287,6 +288,37 @@ func (r *relayTimer) forwarded() {
 		r.first, r.ready, r.skip = 0, 0, false
 	}
 }
+
+// sessionMeter is one session's relay.Meter: its hold and response timers,
+// recording into its shard of the database's recorder.
+type sessionMeter struct {
+	hold  holdTimer
+	relay relayTimer
+}
+
+// newMeter is relay.Env's Meter for db.
+func (d *Daemon) newMeter(db *database, id uint64) relay.Meter {
+	m := &sessionMeter{}
+	if db.rec == nil {
+		return m
+	}
+	sh := db.rec.shardFor(id)
+	m.hold.rec, m.relay.rec = sh, sh
+	if st := d.statsState; st != nil {
+		m.hold.probe = st.probe
+	}
+	return m
+}
+
+func (m *sessionMeter) HoldBegin()                             { m.hold.begin() }
+func (m *sessionMeter) HoldStatement()                         { m.hold.statement() }
+func (m *sessionMeter) EvalStart() int64                       { return m.hold.evalStart() }
+func (m *sessionMeter) EvalEnd(cpu0 int64, wall time.Duration) { m.hold.evalEnd(cpu0, wall) }
+func (m *sessionMeter) HoldEnd()                               { m.hold.end() }
+func (m *sessionMeter) HoldAbort()                             { m.hold.abort() }
+func (m *sessionMeter) ResponseArrived()                       { m.relay.arrived() }
+func (m *sessionMeter) ResponseReady()                         { m.relay.readyForQuery() }
+func (m *sessionMeter) ResponseForwarded()                     { m.relay.forwarded() }
 
 // sessionTally is one connection's counters for /v1/connections, written by
 // toServer and read by the control socket.

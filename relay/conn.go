@@ -1,0 +1,77 @@
+package relay
+
+import (
+	"crypto/tls"
+	"log/slog"
+	"net"
+)
+
+// Via says how a client connection reached the daemon.
+type Via string
+
+const (
+	// ViaListen: the database's explicit listener.
+	ViaListen Via = "listen"
+	// ViaRedirect: a cgroup connect program redirected it (app host).
+	ViaRedirect Via = "redirect"
+	// ViaSteer: the sk_lookup program steered it (database host).
+	ViaSteer Via = "steer"
+	// ViaUnix: the unix-socket redirect.
+	ViaUnix Via = "unix"
+)
+
+// Process is the client process behind a connection, when interception
+// could see it (the connect() call, or SO_PEERCRED of a unix socket). It is
+// also the "process" of an audit record.
+type Process struct {
+	Known bool   `json:"-"`
+	PID   uint32 `json:"pid"` // the thread group id
+	UID   uint32 `json:"uid"`
+	Comm  string `json:"comm"`
+	// Cgroup is the cgroup2 path relative to the mount, e.g.
+	// /system.slice/billing.service.
+	Cgroup string `json:"cgroup,omitempty"`
+}
+
+// LogAttrs are the process's attributes for a session's log lines (none
+// when unknown).
+func (p Process) LogAttrs() []any {
+	if !p.Known {
+		return nil
+	}
+	return []any{slog.Group("process", "pid", p.PID, "uid", p.UID, "comm", p.Comm, "cgroup", p.Cgroup)}
+}
+
+// Upstream is the server a session dials.
+type Upstream struct {
+	// Network is "tcp" or "unix".
+	Network, Addr string
+	// TLS is the server leg's configuration (nil: plaintext), TLSMode the
+	// configured upstream_tls.mode (libpq's sslmode names: with "prefer"
+	// the session goes on in clear when the server declines).
+	TLS     *tls.Config
+	TLSMode string
+}
+
+// Conn is a client connection as it arrived. Serve owns Client from the
+// moment it is called and closes it.
+type Conn struct {
+	Client net.Conn
+	// ID numbers the daemon's sessions (logs, audit, fwctl connections).
+	ID  uint64
+	Via Via
+	// Origin is the address the client asked for (interception only).
+	Origin   string
+	Process  Process
+	Upstream Upstream
+}
+
+// Logger is base with the connection's attributes: session, client, via,
+// origin and process.
+func (c *Conn) Logger(base *slog.Logger) *slog.Logger {
+	log := base.With("session", c.ID, "client", c.Client.RemoteAddr().String(), "via", string(c.Via))
+	if c.Origin != "" {
+		log = log.With("origin", c.Origin)
+	}
+	return log.With(c.Process.LogAttrs()...)
+}
