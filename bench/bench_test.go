@@ -406,11 +406,24 @@ sqlfwd 127.0.0.1:6432 start="exec bin/sqlfwd --listen 127.0.0.1:6432" cpu_cgroup
 	if len(ts) != 2 || ts[0].Version != "PostgreSQL 15.18" || ts[1].Start != "exec bin/sqlfwd --listen 127.0.0.1:6432" || !ts[1].Owned() || ts[0].Owned() {
 		t.Errorf("targets = %+v %+v", *ts[0], *ts[1])
 	}
+	// sslmode reaches the connection string of that target only
+	ts, err = ParseTargets(strings.NewReader("direct 127.0.0.1:5432\nsqlfwd 127.0.0.1:6432 sslmode=verify-full sslrootcert=/tmp/ca.pem\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Experiment{DB: DBConfig{User: "u", Database: "d"}}
+	if got := e.db(ts[0]).connString(ts[0].Addr); got != "postgres://u@127.0.0.1:5432/d?sslmode=disable" {
+		t.Errorf("direct: %s", got)
+	}
+	if got := e.db(ts[1]).connString(ts[1].Addr); got != "postgres://u@127.0.0.1:6432/d?sslmode=verify-full&sslrootcert=%2Ftmp%2Fca.pem" {
+		t.Errorf("sqlfwd with sslmode: %s", got)
+	}
 	bad := map[string]string{
 		"no direct":   "sqlfwd 127.0.0.1:1\n",
 		"bad address": "direct nowhere\n",
 		"unknown key": "direct 127.0.0.1:1 colour=red\n",
 		"duplicate":   "direct 127.0.0.1:1\ndirect 127.0.0.1:2\n",
+		"bad sslmode": "direct 127.0.0.1:1 sslmode=always\n",
 	}
 	for name, in := range bad {
 		if _, err := ParseTargets(strings.NewReader(in)); err == nil {

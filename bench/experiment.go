@@ -33,6 +33,16 @@ type Experiment struct {
 	Log      io.Writer // target start/stop output and notes
 }
 
+// db is how the workloads log in through target t: its sslmode (and CA),
+// if it names one.
+func (e *Experiment) db(t *Target) DBConfig {
+	c := e.DB
+	if t.SSLMode != "" {
+		c.SSLMode, c.SSLRootCert = t.SSLMode, t.SSLRootCert
+	}
+	return c
+}
+
 type cellKey struct {
 	workload string
 	rate     int
@@ -99,7 +109,7 @@ func (e *Experiment) Run(ctx context.Context) (*Results, error) {
 		protocol = w.Protocol
 	}
 	res.Protocol = protocol
-	if v, err := ServerVersion(ctx, protocol, e.DB, direct.Addr); err == nil {
+	if v, err := ServerVersion(ctx, protocol, e.db(direct), direct.Addr); err == nil {
 		res.Meta.ServerVersion = v
 	} else {
 		return nil, fmt.Errorf("direct target: %w", err)
@@ -110,7 +120,7 @@ func (e *Experiment) Run(ctx context.Context) (*Results, error) {
 		// Workloads share schemas; set each up once.
 		if w.Setup != nil && !setups[w.Schema] {
 			setups[w.Schema] = true
-			if err := w.Setup(ctx, e.DB, direct.Addr); err != nil {
+			if err := w.Setup(ctx, e.db(direct), direct.Addr); err != nil {
 				return nil, err
 			}
 		}
@@ -143,11 +153,11 @@ func (e *Experiment) Run(ctx context.Context) (*Results, error) {
 		if len(rates) == 0 {
 			prog.note(fmt.Sprintf("%s: closed-loop maximum on %s", w.Name, sTarget.Name))
 			if w.BeforeCell != nil {
-				if err := w.BeforeCell(ctx, e.DB, direct.Addr); err != nil {
+				if err := w.BeforeCell(ctx, e.db(direct), direct.Addr); err != nil {
 					return nil, err
 				}
 			}
-			s, errs, err := ClosedLoop(ctx, w.Open(e.DB, sTarget.Addr), p.ClosedConns, time.Second, p.ClosedLoop)
+			s, errs, err := ClosedLoop(ctx, w.Open(e.db(sTarget), sTarget.Addr), p.ClosedConns, time.Second, p.ClosedLoop)
 			prog.closedDone()
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", w.Name, err)
@@ -251,7 +261,7 @@ func (e *Experiment) selfCheck(ctx context.Context, res *Results, direct *Target
 		rate = math.Round(s / 2)
 	}
 	prog.note(fmt.Sprintf("self-check: %s on %s at %.0f/s, server paused %v at %v", w.Name, direct.Name, rate, p.PauseLen, p.Pauses))
-	sc, err := SelfCheck(ctx, w.Open(e.DB, direct.Addr), pauser, SelfCheckSpec{
+	sc, err := SelfCheck(ctx, w.Open(e.db(direct), direct.Addr), pauser, SelfCheckSpec{
 		Rate: rate, Conns: p.Conns, Duration: p.SelfCheck, Pauses: p.Pauses, PauseLen: p.PauseLen,
 	})
 	if err != nil {
@@ -264,7 +274,7 @@ func (e *Experiment) selfCheck(ctx context.Context, res *Results, direct *Target
 // runCell runs one cell and fills in everything but its coordinates.
 func (e *Experiment) runCell(ctx context.Context, w Workload, t, direct *Target, meter CPUMeter, spec RunSpec) (Cell, error) {
 	if w.BeforeCell != nil {
-		if err := w.BeforeCell(ctx, e.DB, direct.Addr); err != nil {
+		if err := w.BeforeCell(ctx, e.db(direct), direct.Addr); err != nil {
 			return Cell{}, err
 		}
 	}
@@ -275,7 +285,7 @@ func (e *Experiment) runCell(ctx context.Context, w Workload, t, direct *Target,
 	if meter != nil {
 		tc0, meterErr = meter.ReadCPU()
 	}
-	m, err := Run(ctx, w.Open(e.DB, t.Addr), spec)
+	m, err := Run(ctx, w.Open(e.db(t), t.Addr), spec)
 	if err != nil {
 		if ctx.Err() != nil {
 			return c, ctx.Err()

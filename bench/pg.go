@@ -17,10 +17,21 @@ type DBConfig struct {
 	User     string
 	Password string
 	Database string
+	// SSLMode is libpq's sslmode for PostgreSQL workloads (pgx reads it
+	// the same way); "" is disable. A target's sslmode key sets it.
+	SSLMode, SSLRootCert string
 }
 
 func (c DBConfig) connString(addr string) string {
-	u := url.URL{Scheme: "postgres", Host: addr, Path: "/" + c.Database, RawQuery: "sslmode=disable"}
+	mode := c.SSLMode
+	if mode == "" {
+		mode = "disable"
+	}
+	q := url.Values{"sslmode": {mode}}
+	if c.SSLRootCert != "" {
+		q.Set("sslrootcert", c.SSLRootCert)
+	}
+	u := url.URL{Scheme: "postgres", Host: addr, Path: "/" + c.Database, RawQuery: q.Encode()}
 	if c.Password != "" {
 		u.User = url.UserPassword(c.User, c.Password)
 	} else {

@@ -35,6 +35,10 @@ import (
 //	cpu_cgroup     read CPU use and throttling from this cgroup v1 cpu dir
 //	cpu_acct       its cpuacct dir, when cpuacct is mounted separately
 //	pause_pidfile  the server to pause for the generator self-check
+//	sslmode        the PostgreSQL clients' sslmode for this target (libpq's
+//	               names: disable, require, verify-ca, verify-full; the
+//	               default is disable)
+//	sslrootcert    the CA file verify-ca and verify-full check against
 //
 // The target named "direct" is the baseline every other one is compared to.
 // Without a cpu_* key, a target the harness starts is measured by the pid
@@ -45,6 +49,7 @@ type Target struct {
 	CPUPIDFile, CPUCgroup string
 	CPUAcct               string
 	PausePIDFile          string
+	SSLMode, SSLRootCert  string
 
 	cmd *exec.Cmd
 }
@@ -113,6 +118,15 @@ func parseTargetLine(line string) (*Target, error) {
 			t.CPUAcct = v
 		case "pause_pidfile":
 			t.PausePIDFile = v
+		case "sslmode":
+			switch v {
+			case "disable", "allow", "prefer", "require", "verify-ca", "verify-full":
+			default:
+				return nil, fmt.Errorf("sslmode %q: want one of libpq's (disable, require, verify-ca, verify-full, …)", v)
+			}
+			t.SSLMode = v
+		case "sslrootcert":
+			t.SSLRootCert = v
 		default:
 			return nil, fmt.Errorf("unknown key %q", k)
 		}

@@ -12,7 +12,7 @@
 #                    [--no-haproxy] [--no-pgbouncer] [--no-mysql] [--no-intercept]
 #                    [--scale-out N[,N...]] [--base-bin FILE]
 #                    [--bin DIR] [--baseline FILE]
-#                    [--update-baseline] [-- fwctl bench run flags...]
+#                    [--update-baseline] [--tls] [-- fwctl bench run flags...]
 #
 # quick takes about ten minutes, full about an hour and a quarter. Results go to
 # bench/results/<date>-<profile>/ and <date>-<profile>-mysql/
@@ -31,6 +31,14 @@
 # bench/baseline-ci.json; the exit status is the gate's.
 # --update-baseline rewrites the baseline instead, from three runs (each
 # entry keeps its highest ratio: load compresses ratios toward 1).
+#
+# --tls: every client connects with sslmode=require. PostgreSQL serves TLS
+# (a certificate from a CA made for the run); sqlfwd terminates the client's
+# TLS and opens its own to the server (--upstream-tls require): both legs
+# encrypted, as the commercial anchor measures it; HAProxy in TCP mode
+# relays the client's TLS to the server untouched; PgBouncer terminates and
+# re-encrypts like sqlfwd. The MySQL half is skipped. Results go to
+# <date>-<profile>-tls/.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -42,7 +50,7 @@ if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
 	export PATH="/usr/local/go/bin:$PATH"
 fi
 
-profile=quick out="" quota=0.5 haproxy=auto pgbouncer=auto mysql=auto basebin="" intercept=auto scale=1 bindir="" baseline=bench/baseline-ci.json update=0
+profile=quick out="" quota=0.5 haproxy=auto pgbouncer=auto mysql=auto basebin="" intercept=auto scale=1 bindir="" baseline=bench/baseline-ci.json update=0 tls=0
 extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -58,8 +66,9 @@ while [ $# -gt 0 ]; do
 	--bin) bindir=$2; shift 2 ;;
 	--baseline) baseline=$2; shift 2 ;;
 	--update-baseline) update=1; shift ;;
+	--tls) tls=1; shift ;;
 	--) shift; extra=("$@"); break ;;
-	*) sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+	*) sed -n '2,42p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
 say() { echo "bench.sh: $*" >&2; }
@@ -123,6 +132,33 @@ trap cleanup EXIT
 "$here/pg.sh" start --dir "$work/pg" >/dev/null
 eval "$("$here/pg.sh" env --dir "$work/pg")"
 pgport=$SQLFW_PG_PORT
+# --tls: a CA and a certificate for 127.0.0.1 and localhost, PostgreSQL
+# switched to TLS (ssl is reloadable), and what every target line and
+# sqlfwd command gets (tls_key, fwtls).
+tls_key="" fwtls=""
+if [ "$tls" = 1 ]; then
+	mysql=0
+	t="$work/tls"
+	mkdir -p "$t"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=sqlfw-bench-ca \
+		-keyout "$t/ca.key" -out "$t/ca.pem" 2>/dev/null
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+		-keyout "$t/server.key" -out "$t/server.csr" 2>/dev/null
+	printf 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:127.0.0.2,IP:127.0.0.3\n' >"$t/san.ext"
+	openssl x509 -req -in "$t/server.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" -CAcreateserial -days 2 \
+		-extfile "$t/san.ext" -out "$t/server.pem" 2>/dev/null
+	chmod 600 "$t/server.key"
+	cp "$t/server.pem" "$work/pg/data/bench-server.pem"
+	install -m 600 "$t/server.key" "$work/pg/data/bench-server.key"
+	if [ "$(id -u)" = 0 ]; then chown postgres: "$work/pg/data/bench-server.pem" "$work/pg/data/bench-server.key"; fi
+	"$SQLFW_PG_BIN/psql" -X -q -h 127.0.0.1 -p "$pgport" -U "$SQLFW_PG_USER" -d "$SQLFW_PG_DATABASE" \
+		-c "ALTER SYSTEM SET ssl_cert_file = 'bench-server.pem'" -c "ALTER SYSTEM SET ssl_key_file = 'bench-server.key'" \
+		-c "ALTER SYSTEM SET ssl = on" -c "SELECT pg_reload_conf()" >/dev/null
+	sleep 1
+	tls_key="sslmode=require"
+	fwtls=" --tls-cert $t/server.pem --tls-key $t/server.key --upstream-tls require"
+	say "TLS: clients sslmode=require; sqlfwd and PgBouncer terminate and re-encrypt, HAProxy relays TLS"
+fi
 fwport="$(free_port)"
 hpport="$(free_port)"
 for _ in 1 2 3 4 5; do [ "$hpport" != "$fwport" ] && break; hpport="$(free_port)"; done
@@ -166,15 +202,15 @@ pgver="$("$SQLFW_PG_BIN/postgres" --version | awk '{print $3}')"
 fwver="$("$bindir/sqlfwd" --version 2>&1 | head -n1)"
 targets="$work/targets"
 {
-	printf 'direct 127.0.0.1:%s version="PostgreSQL %s" pause_pidfile=%s\n' "$pgport" "$pgver" "$work/pg/data/postmaster.pid"
+	printf 'direct 127.0.0.1:%s version="PostgreSQL %s" pause_pidfile=%s '"$tls_key"'\n' "$pgport" "$pgver" "$work/pg/data/postmaster.pid"
 	sqlfw_cg explicit
-	printf 'sqlfwd 127.0.0.1:%s version="%s, enforce, default policy, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl.sock --log-level warn"\n' \
+	printf 'sqlfwd 127.0.0.1:%s version="%s, enforce, default policy, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
 		"$fwport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$fwport" "$pgport" "$work"
 	if [ -n "$basebin" ]; then
 		baseport="$(free_port)"
 		basever="$("$basebin" --version 2>&1 | head -n1)"
 		sqlfw_cg base
-		printf 'sqlfwd-base 127.0.0.1:%s version="%s (--base-bin), enforce, default policy, quota %s vCPU" %s start="%sexec %s --protocol postgres --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl-base.sock --log-level warn"\n' \
+		printf 'sqlfwd-base 127.0.0.1:%s version="%s (--base-bin), enforce, default policy, quota %s vCPU" %s start="%sexec %s --protocol postgres --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl-base.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
 			"$baseport" "$basever" "$quota" "$cpu_keys" "$into_cg" "$(cd "$(dirname "$basebin")" && pwd)/$(basename "$basebin")" "$baseport" "$pgport" "$work"
 	fi
 	for n in ${scale//,/ }; do
@@ -203,7 +239,7 @@ targets="$work/targets"
 					awk -v q="$quota" 'BEGIN {printf "%d\n", q * 100000}' >"$child_cpu/cpu.cfs_quota_us"
 					cgdirs=("$child_cpu" "${cgdirs[@]}")
 				fi
-				printf "sh -c 'for c in %s; do echo \$\$ > \$c/cgroup.procs; done; exec %s/sqlfwd --protocol postgres --listen 127.0.0.1:%s --reuse-port --upstream 127.0.0.1:%s --control-socket %s/ctl-x%s.sock --log-level warn' &\n" \
+				printf "sh -c 'for c in %s; do echo \$\$ > \$c/cgroup.procs; done; exec %s/sqlfwd --protocol postgres --listen 127.0.0.1:%s --reuse-port --upstream 127.0.0.1:%s --control-socket %s/ctl-x%s.sock --log-level warn $fwtls' &\n" \
 					"$child_cpu" "$bindir" "$xport" "$pgport" "$work" "$i"
 				echo 'pids+=($!)'
 			done
@@ -217,7 +253,7 @@ targets="$work/targets"
 		if [ -n "$acct_key" ]; then
 			sed -i "s#for c in \([^;]*\);#for c in \1 ${acct_key#cpu_acct=};#" "$work/start-x$n.sh"
 		fi
-		printf 'sqlfwd-x%s 127.0.0.1:%s version="%s, enforce, default policy, %s processes on one port (SO_REUSEPORT), quota %s vCPU each" %s start="exec bash %s/start-x%s.sh"\n' \
+		printf 'sqlfwd-x%s 127.0.0.1:%s version="%s, enforce, default policy, %s processes on one port (SO_REUSEPORT), quota %s vCPU each" %s start="exec bash %s/start-x%s.sh" '"$tls_key"'\n' \
 			"$n" "$xport" "$fwver" "$n" "$quota" "$cpu_keys" "$work" "$n"
 	done
 	if [ "$intercept" = 1 ]; then
@@ -228,7 +264,7 @@ targets="$work/targets"
 		for v in "on 127.0.0.2" "off 127.0.0.3"; do
 			set -- $v
 			sqlfw_cg "intercept-$1"
-			printf 'sqlfwd-intercept-sockmap-%s %s:%s version="%s, enforce, default policy, app-host interception, sockmap %s, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --upstream 127.0.0.1:%s --intercept --protect %s:%s --sockmap %s --control-socket %s/ctl-%s.sock --log-level warn"\n' \
+			printf 'sqlfwd-intercept-sockmap-%s %s:%s version="%s, enforce, default policy, app-host interception, sockmap %s, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --upstream 127.0.0.1:%s --intercept --protect %s:%s --sockmap %s --control-socket %s/ctl-%s.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
 				"$1" "$2" "$pgport" "$fwver" "$1" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$pgport" "$2" "$pgport" "$1" "$work" "$1"
 		done
 	fi
@@ -247,7 +283,7 @@ listen pg
 	server pg 127.0.0.1:$pgport
 CFG
 		hpver="$(haproxy -v | head -n1 | awk '{print $1, $3}')"
-		printf 'haproxy 127.0.0.1:%s version="%s, TCP mode" start="exec haproxy -db -f %s/haproxy.cfg"\n' "$hpport" "$hpver" "$work"
+		printf 'haproxy 127.0.0.1:%s version="%s, TCP mode" start="exec haproxy -db -f %s/haproxy.cfg" '"$tls_key"'\n' "$hpport" "$hpver" "$work"
 	fi
 	if [ "$pgbouncer" = 1 ]; then
 		# Session pooling: each client keeps its server connection, so
@@ -271,13 +307,18 @@ ignore_startup_parameters = extra_float_digits
 log_connections = 0
 log_disconnections = 0
 CFG
+		if [ "$tls" = 1 ]; then
+			cp "$work/tls/server.pem" "$work/tls/server.key" "$work/pgbouncer/"
+			printf 'client_tls_sslmode = require\nclient_tls_cert_file = %s\nclient_tls_key_file = %s\nserver_tls_sslmode = require\n' \
+				"$work/pgbouncer/server.pem" "$work/pgbouncer/server.key" >>"$work/pgbouncer/pgbouncer.ini"
+		fi
 		asuser=""
 		if [ "$(id -u)" = 0 ]; then
 			chown -R postgres: "$work/pgbouncer"
 			asuser="setpriv --reuid=postgres --regid=postgres --init-groups "
 		fi
 		pbver="$("$pb" --version | head -n1)"
-		printf 'pgbouncer 127.0.0.1:%s version="%s, session pooling" start="exec %s%s %s/pgbouncer/pgbouncer.ini"\n' "$pbport" "$pbver" "$asuser" "$pb" "$work"
+		printf 'pgbouncer 127.0.0.1:%s version="%s, session pooling" start="exec %s%s %s/pgbouncer/pgbouncer.ini" '"$tls_key"'\n' "$pbport" "$pbver" "$asuser" "$pb" "$work"
 	fi
 } >"$targets"
 
@@ -286,6 +327,7 @@ if [ -z "$out" ]; then
 		out="$work/ci"
 	else
 		out="bench/results/$(date -u +%Y-%m-%d)-$profile"
+		[ "$tls" = 0 ] || out="$out-tls"
 	fi
 fi
 say "profile $profile: $(grep -c . "$targets") targets, results in $out"
