@@ -225,7 +225,7 @@ func BenchmarkBulkInsert(b *testing.B) {
 				b.SetBytes(int64(len(texts[0])))
 				i := 0
 				for b.Loop() {
-					if tf := e.analyze(texts[i%len(texts)]); tf.parseError || len(tf.stmts) != 1 {
+					if tf := e.analyze(texts[i%len(texts)]); tf.ParseError || len(tf.Stmts) != 1 {
 						b.Fatal("not analysed")
 					}
 					i++

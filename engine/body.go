@@ -56,7 +56,7 @@ const maxCodeBytes = 16 << 20
 // functions created in it (called later in the same message, their bodies
 // run now) and cursors declared in it.
 type msgState struct {
-	created       map[string][]*stmtFacts // by lower-cased function name: the bodies' facts as if they ran
+	created       map[string][]*StmtFacts // by lower-cased function name: the bodies' facts as if they ran
 	triggers      map[string][]string     // table name → trigger functions created on it
 	eventTriggers []string                // functions of event triggers
 	cursors       map[string]struct{}
@@ -86,13 +86,13 @@ func (w *walker) subWalker() *walker {
 }
 
 // accumulator returns a walker whose facts collect merged statements.
-func (w *walker) accumulator(f *stmtFacts) *walker {
+func (w *walker) accumulator(f *StmtFacts) *walker {
 	a := w.subWalker()
 	a.depth = w.depth // it only collects: the statements it merges are one level deeper
 	a.f = f
-	a.seenT = map[tableRef]struct{}{}
-	a.seenF = map[funcRef]struct{}{}
-	a.seenC = map[colRef]struct{}{}
+	a.seenT = map[TableRef]struct{}{}
+	a.seenF = map[FuncRef]struct{}{}
+	a.seenC = map[ColRef]struct{}{}
 	return a
 }
 
@@ -100,15 +100,15 @@ func (w *walker) accumulator(f *stmtFacts) *walker {
 // the limits (the message's prescan sees the string as one token).
 func (w *walker) measure(text string) {
 	st := prescan(text, 0)
-	w.f.codeList = max(w.f.codeList, int32(min(st.maxList, 1<<30)))
-	w.f.codeDepth = max(w.f.codeDepth, int32(min(st.maxDepth, 1<<30)))
+	w.f.CodeList = max(w.f.CodeList, int32(min(st.MaxList, 1<<30)))
+	w.f.CodeDepth = max(w.f.CodeDepth, int32(min(st.MaxDepth, 1<<30)))
 }
 
 // setUnparsed records why code could not be analysed. Of several reasons
 // the least is kept, so that the reason does not depend on the order the
 // parts of a body are visited in.
 func (w *walker) setUnparsed(why string) {
-	w.f.unparsed = leastReason(w.f.unparsed, why)
+	w.f.Unparsed = leastReason(w.f.Unparsed, why)
 }
 
 func leastReason(have, why string) string {
@@ -131,7 +131,7 @@ func (w *walker) doStmt(n *pg_query.DoStmt) {
 			}
 		}
 	}
-	w.f.languages = appendUnique(w.f.languages, lang)
+	w.f.Languages = appendUnique(w.f.Languages, lang)
 	if !have {
 		return
 	}
@@ -169,13 +169,13 @@ func (w *walker) plpgsqlBody(body string, create func(string) (string, bool)) {
 		w.setUnparsed(unparsedPLpgSQL)
 		return
 	}
-	var bf stmtFacts
+	var bf StmtFacts
 	acc := w.accumulator(&bf)
 	acc.plpgsql(text)
-	if bf.unparsed == unparsedPLpgSQL {
+	if bf.Unparsed == unparsedPLpgSQL {
 		if rw, changed := pgRewrite(body); changed {
 			if text, ok := create(rw); ok {
-				bf = stmtFacts{}
+				bf = StmtFacts{}
 				acc = w.accumulator(&bf)
 				acc.plpgsql(text)
 			}
@@ -210,13 +210,13 @@ func (w *walker) createFunction(n *pg_query.CreateFunctionStmt) {
 		// language of a BEGIN ATOMIC body).
 		lang = "sql"
 	}
-	w.f.languages = appendUnique(w.f.languages, lang)
+	w.f.Languages = appendUnique(w.f.Languages, lang)
 	if n.SqlBody != nil {
 		// The walker goes on into the body with inFuncBody set (visit);
 		// for same-message calls it is also walked as if it ran.
 		w.markChildren(inFuncBody, n.SqlBody)
 	}
-	var bf stmtFacts
+	var bf StmtFacts
 	acc := w.accumulator(&bf)
 	switch {
 	case n.SqlBody != nil:
@@ -260,7 +260,7 @@ func (w *walker) createFunction(n *pg_query.CreateFunctionStmt) {
 	w.merge(&bf, true)
 	if len(n.Funcname) > 0 {
 		if w.msg.created == nil {
-			w.msg.created = map[string][]*stmtFacts{}
+			w.msg.created = map[string][]*StmtFacts{}
 		}
 		// Overloads share the name: a call may run any of them.
 		name := lastName(n.Funcname)
@@ -461,7 +461,7 @@ func (w *walker) plpgsqlExpr(q string, mode int, dyn bool) {
 		// The expression itself is walked too (its functions, subqueries).
 		w.mergeTree(tree, false)
 		if len(tree.Stmts) != 1 {
-			w.f.dynamicSQL = true
+			w.f.DynamicSQL = true
 			return
 		}
 		if s := tree.Stmts[0].GetStmt().GetSelectStmt(); s != nil && len(s.TargetList) == 1 && len(s.FromClause) == 0 {
@@ -470,7 +470,7 @@ func (w *walker) plpgsqlExpr(q string, mode int, dyn bool) {
 				return
 			}
 		}
-		w.f.dynamicSQL = true
+		w.f.DynamicSQL = true
 		return
 	}
 	switch {
@@ -587,65 +587,65 @@ func (w *walker) mergeTree(tree *pg_query.ParseResult, later bool) {
 // merge adds what a nested statement does to the statement being walked.
 // later: the nested statement runs when a function is called, not now, so
 // only its capabilities count, not its kinds or shapes.
-func (w *walker) merge(s *stmtFacts, later bool) {
+func (w *walker) merge(s *StmtFacts, later bool) {
 	f := w.f
 	if !later {
-		f.kinds |= s.kinds &^ (1<<kindSelect | 1<<kindUtility)
-		f.unfiltered |= s.unfiltered
-		f.tautology = f.tautology || s.tautology
-		f.catalogUnion = f.catalogUnion || s.catalogUnion
-		f.timeProbe = f.timeProbe || s.timeProbe
-		f.joins += s.joins
-		f.unionArms += s.unionArms
-		f.ctes += s.ctes
-		f.sleepSeconds += s.sleepSeconds
-		if f.sleepSeconds > longSleepSeconds {
-			f.effects |= effLongSleep
+		f.Kinds |= s.Kinds &^ (1<<KindSelect | 1<<KindUtility)
+		f.Unfiltered |= s.Unfiltered
+		f.Tautology = f.Tautology || s.Tautology
+		f.CatalogUnion = f.CatalogUnion || s.CatalogUnion
+		f.TimeProbe = f.TimeProbe || s.TimeProbe
+		f.Joins += s.Joins
+		f.UnionArms += s.UnionArms
+		f.CTEs += s.CTEs
+		f.SleepSeconds += s.SleepSeconds
+		if f.SleepSeconds > longSleepSeconds {
+			f.Effects |= EffLongSleep
 		}
-		f.boolTerms += s.boolTerms
-		f.seriesRows = max(f.seriesRows, s.seriesRows)
-		f.stringBytes = max(f.stringBytes, s.stringBytes)
+		f.BoolTerms += s.BoolTerms
+		f.SeriesRows = max(f.SeriesRows, s.SeriesRows)
+		f.StringBytes = max(f.StringBytes, s.StringBytes)
 	}
-	f.copy |= s.copy
-	f.copyDir |= s.copyDir
-	f.roleAttrs |= s.roleAttrs
-	f.dynamicSQL = f.dynamicSQL || s.dynamicSQL
-	f.codeList = max(f.codeList, s.codeList)
-	f.codeDepth = max(f.codeDepth, s.codeDepth)
-	f.unparsed = leastReason(f.unparsed, s.unparsed)
-	f.effects |= s.effects
-	for _, t := range s.tables {
-		if t.cte {
+	f.Copy |= s.Copy
+	f.CopyDir |= s.CopyDir
+	f.RoleAttrs |= s.RoleAttrs
+	f.DynamicSQL = f.DynamicSQL || s.DynamicSQL
+	f.CodeList = max(f.CodeList, s.CodeList)
+	f.CodeDepth = max(f.CodeDepth, s.CodeDepth)
+	f.Unparsed = leastReason(f.Unparsed, s.Unparsed)
+	f.Effects |= s.Effects
+	for _, t := range s.Tables {
+		if t.CTE {
 			continue // a CTE of the nested statement, not a relation
 		}
-		w.table(t.schema, t.name, t.alias, t.write)
+		w.table(t.Schema, t.Name, t.Alias, t.Write)
 	}
-	for _, fn := range s.funcs {
-		w.addFunc(fn.schema, fn.name)
+	for _, fn := range s.Funcs {
+		w.addFunc(fn.Schema, fn.Name)
 	}
 	// Columns only of statements that read a relation: in a PL/pgSQL
 	// expression without FROM (IF v > 1, RAISE ... password) a name is a
 	// variable, not a column.
-	for _, c := range s.cols {
-		if len(s.tables) == 0 {
+	for _, c := range s.Cols {
+		if len(s.Tables) == 0 {
 			break
 		}
 		if _, ok := w.seenC[c]; !ok {
 			w.seenC[c] = struct{}{}
-			f.cols = append(f.cols, c)
+			f.Cols = append(f.Cols, c)
 		}
 	}
-	for _, l := range s.languages {
-		f.languages = appendUnique(f.languages, l)
+	for _, l := range s.Languages {
+		f.Languages = appendUnique(f.Languages, l)
 	}
-	for _, x := range s.extensions {
-		f.extensions = appendUnique(f.extensions, x)
+	for _, x := range s.Extensions {
+		f.Extensions = appendUnique(f.Extensions, x)
 	}
-	for _, x := range s.settings {
-		f.settings = appendUnique(f.settings, x)
+	for _, x := range s.Settings {
+		f.Settings = appendUnique(f.Settings, x)
 	}
-	for _, x := range s.roles {
-		f.roles = appendUnique(f.roles, x)
+	for _, x := range s.Roles {
+		f.Roles = appendUnique(f.Roles, x)
 	}
 }
 
@@ -664,7 +664,7 @@ func containsString(list []string, s string) bool {
 // write to a table given a trigger earlier runs the trigger function now,
 // and so does any DDL after an event trigger. A cursor declared here may be
 // read by cursor_to_xml further on.
-func (w *walker) afterStatement(n *pg_query.Node, f *stmtFacts) {
+func (w *walker) afterStatement(n *pg_query.Node, f *StmtFacts) {
 	switch n.GetNode().(type) {
 	case *pg_query.Node_DeclareCursorStmt, *pg_query.Node_CreateTrigStmt, *pg_query.Node_CreateEventTrigStmt:
 		if w.msg == nil {
@@ -678,7 +678,7 @@ func (w *walker) afterStatement(n *pg_query.Node, f *stmtFacts) {
 	if m.codeBytes > maxCodeBytes {
 		// Marked here too: a reading that alsoOff takes back must not
 		// take the mark with it.
-		f.unparsed = leastReason(f.unparsed, unparsedVolume)
+		f.Unparsed = leastReason(f.Unparsed, unparsedVolume)
 	}
 	switch s := n.GetNode().(type) {
 	case *pg_query.Node_DeclareCursorStmt:
@@ -712,7 +712,7 @@ func (w *walker) afterStatement(n *pg_query.Node, f *stmtFacts) {
 	if len(m.created) == 0 {
 		return
 	}
-	ddl := f.kind == kindDDL || f.kind == kindDCL
+	ddl := f.Kind == KindDDL || f.Kind == KindDCL
 	w.f = f
 	done := map[string]bool{}
 	run := func(name string, later bool) {
@@ -730,14 +730,14 @@ func (w *walker) afterStatement(n *pg_query.Node, f *stmtFacts) {
 	}
 	// f.funcs and f.tables grow as bodies are merged: bodies calling
 	// other functions, or writing tables with triggers, are followed too.
-	for i, j := 0, 0; i < len(f.funcs) || j < len(f.tables); {
-		if i < len(f.funcs) {
-			run(f.funcs[i].name, ddl)
+	for i, j := 0, 0; i < len(f.Funcs) || j < len(f.Tables); {
+		if i < len(f.Funcs) {
+			run(f.Funcs[i].Name, ddl)
 			i++
 			continue
 		}
-		if t := f.tables[j]; t.write {
-			for _, name := range m.triggers[t.name] {
+		if t := f.Tables[j]; t.Write {
+			for _, name := range m.triggers[t.Name] {
 				run(name, ddl)
 			}
 		}
@@ -909,12 +909,12 @@ func (w *walker) execArgs(n *pg_query.FuncCall) {
 			continue
 		}
 		if r == argAll {
-			w.f.dynamicSQL = true
+			w.f.DynamicSQL = true
 			continue
 		}
 		text, ok := constText(a)
 		if !ok {
-			w.f.dynamicSQL = true
+			w.f.DynamicSQL = true
 			continue
 		}
 		switch r {
@@ -945,7 +945,7 @@ func (w *walker) execArgs(n *pg_query.FuncCall) {
 			// was earlier in this message; otherwise (another message, a
 			// cursor a function opened) the engine cannot see what it runs.
 			if _, ok := w.msg.cursorDeclared(text); !ok {
-				w.f.dynamicSQL = true
+				w.f.DynamicSQL = true
 			}
 		}
 	}
@@ -956,13 +956,13 @@ func (w *walker) execArgs(n *pg_query.FuncCall) {
 func (w *walker) xpathTable(n *pg_query.FuncCall) {
 	var parts [5]string
 	if len(n.Args) != 5 {
-		w.f.dynamicSQL = true
+		w.f.DynamicSQL = true
 		return
 	}
 	for i, a := range n.Args {
 		t, ok := constText(a)
 		if !ok {
-			w.f.dynamicSQL = true
+			w.f.DynamicSQL = true
 			return
 		}
 		parts[i] = t
@@ -992,7 +992,7 @@ func (w *walker) relationText(text string) {
 			}
 		}
 	}
-	w.f.dynamicSQL = true
+	w.f.DynamicSQL = true
 }
 
 // constText returns the value of an expression that is a text constant: a
@@ -1130,7 +1130,7 @@ func (w *walker) scanBody(src string) {
 		case strings.EqualFold(word, "copy"):
 			sawCopy = true
 		case sawCopy && strings.EqualFold(word, "program"):
-			w.f.copy |= copyProgram
+			w.f.Copy |= CopyProgram
 		}
 		j := i
 		for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\n' || src[j] == '\r' || src[j] == '\f' || src[j] == '\v' || src[j] == '"') {

@@ -10,27 +10,27 @@ import (
 // codeFacts renders the facts code in strings contributes: nested kinds,
 // WHERE-less writes, COPY ends, relations (+w: written), functions, and the
 // dynamic/unparsed facts.
-func codeFacts(f *stmtFacts) string {
+func codeFacts(f *StmtFacts) string {
 	var parts []string
-	if extra := f.kinds &^ (1 << f.kind); extra != 0 {
+	if extra := f.Kinds &^ (1 << f.Kind); extra != 0 {
 		parts = append(parts, "nested="+kindList(extra))
 	}
-	if f.unfiltered != 0 {
-		parts = append(parts, "unfiltered="+kindList(f.unfiltered))
+	if f.Unfiltered != 0 {
+		parts = append(parts, "unfiltered="+kindList(f.Unfiltered))
 	}
-	if f.copy&copyProgram != 0 {
+	if f.Copy&CopyProgram != 0 {
 		parts = append(parts, "copy=program")
 	}
-	if f.copy&copyFile != 0 {
+	if f.Copy&CopyFile != 0 {
 		parts = append(parts, "copy=file")
 	}
 	var ts []string
-	for _, t := range f.tables {
-		s := t.name
-		if t.schema != "" {
-			s = t.schema + "." + s
+	for _, t := range f.Tables {
+		s := t.Name
+		if t.Schema != "" {
+			s = t.Schema + "." + s
 		}
-		if t.write {
+		if t.Write {
 			s += "+w"
 		}
 		ts = append(ts, s)
@@ -40,18 +40,18 @@ func codeFacts(f *stmtFacts) string {
 		parts = append(parts, "tables="+strings.Join(ts, ","))
 	}
 	var fs []string
-	for _, fn := range f.funcs {
-		fs = append(fs, fn.name)
+	for _, fn := range f.Funcs {
+		fs = append(fs, fn.Name)
 	}
 	slices.Sort(fs)
 	if len(fs) > 0 {
 		parts = append(parts, "funcs="+strings.Join(fs, ","))
 	}
-	if f.dynamicSQL {
+	if f.DynamicSQL {
 		parts = append(parts, "dynamic")
 	}
-	if f.unparsed != "" {
-		parts = append(parts, "unparsed="+f.unparsed)
+	if f.Unparsed != "" {
+		parts = append(parts, "unparsed="+f.Unparsed)
 	}
 	return strings.Join(parts, " ")
 }
@@ -158,10 +158,10 @@ func TestCodeInStringsFacts(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tf := analyze(tc.sql)
-			if tf.parseError {
-				t.Fatalf("%q: parse error: %s", tc.sql, tf.parseReason)
+			if tf.ParseError {
+				t.Fatalf("%q: parse error: %s", tc.sql, tf.ParseReason)
 			}
-			got := codeFacts(&tf.stmts[len(tf.stmts)-1])
+			got := codeFacts(&tf.Stmts[len(tf.Stmts)-1])
 			if got != tc.want {
 				t.Errorf("%q\n got: %s\nwant: %s", tc.sql, got, tc.want)
 			}
@@ -217,17 +217,17 @@ func FuzzCodeInStrings(f *testing.F) {
 	known := map[string]bool{"": true, unparsedPLpgSQL: true, unparsedSQL: true, unparsedLanguage: true, unparsedDepth: true, unparsedVolume: true}
 	f.Fuzz(func(t *testing.T, sql string) {
 		a, b := analyze(sql), analyze(sql)
-		if len(a.stmts) != len(b.stmts) {
-			t.Fatalf("%q: %d then %d statements", sql, len(a.stmts), len(b.stmts))
+		if len(a.Stmts) != len(b.Stmts) {
+			t.Fatalf("%q: %d then %d statements", sql, len(a.Stmts), len(b.Stmts))
 		}
-		for i := range a.stmts {
+		for i := range a.Stmts {
 			// codeFacts sorts names; the order of tables and functions
 			// does not matter, which reason comes first does.
-			if x, y := codeFacts(&a.stmts[i]), codeFacts(&b.stmts[i]); x != y {
+			if x, y := codeFacts(&a.Stmts[i]), codeFacts(&b.Stmts[i]); x != y {
 				t.Fatalf("%q: facts differ between two analyses:\n%s\n%s", sql, x, y)
 			}
-			if !known[a.stmts[i].unparsed] {
-				t.Fatalf("%q: unparsed reason %q is not one of the constants", sql, a.stmts[i].unparsed)
+			if !known[a.Stmts[i].Unparsed] {
+				t.Fatalf("%q: unparsed reason %q is not one of the constants", sql, a.Stmts[i].Unparsed)
 			}
 		}
 	})
@@ -243,10 +243,10 @@ func TestCodeVolumeBound(t *testing.T) {
 		s = "DO " + tag + " BEGIN PERFORM 'x\\y'; EXECUTE '" + strings.ReplaceAll(s, "'", "''") + "'; END " + tag
 	}
 	tf := analyze(s)
-	if tf.parseError {
-		t.Fatalf("parse error: %s", tf.parseReason)
+	if tf.ParseError {
+		t.Fatalf("parse error: %s", tf.ParseReason)
 	}
-	if got := tf.stmts[0].unparsed; got != unparsedVolume {
+	if got := tf.Stmts[0].Unparsed; got != unparsedVolume {
 		t.Errorf("7 levels of 1 MiB with two readings each: unparsed = %q, want %q", got, unparsedVolume)
 	}
 }

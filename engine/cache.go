@@ -32,7 +32,7 @@ type cacheShard struct {
 type cacheSlot struct {
 	hash  uint64
 	text  string
-	facts *textFacts
+	facts *TextFacts
 	size  int64
 	ref   atomic.Bool
 }
@@ -73,7 +73,7 @@ func (c *factCache) shard(h uint64) *cacheShard {
 }
 
 // get returns the facts cached for exactly this text.
-func (c *factCache) get(text []byte) (*textFacts, uint64, bool) {
+func (c *factCache) get(text []byte) (*TextFacts, uint64, bool) {
 	h := c.hash(text)
 	s := c.shard(h)
 	s.mu.RLock()
@@ -95,7 +95,7 @@ func (c *factCache) get(text []byte) (*textFacts, uint64, bool) {
 
 // put stores facts for text under hash h (from get). An entry with the same
 // hash but another text is replaced.
-func (c *factCache) put(h uint64, text string, f *textFacts) {
+func (c *factCache) put(h uint64, text string, f *TextFacts) {
 	size := entrySize(text, f)
 	s := c.shard(h)
 	if size > s.limit/4 {
@@ -159,19 +159,19 @@ func (s *cacheShard) evict(keep int) {
 	}
 }
 
-func entrySize(text string, f *textFacts) int64 {
-	n := int64(entryOverhead + len(text) + len(f.parseReason))
-	for i := range f.stmts {
-		st := &f.stmts[i]
+func entrySize(text string, f *TextFacts) int64 {
+	n := int64(entryOverhead + len(text) + len(f.ParseReason))
+	for i := range f.Stmts {
+		st := &f.Stmts[i]
 		n += stmtOverhead
-		for _, t := range st.tables {
-			n += refOverhead + int64(len(t.schema)+len(t.name))
+		for _, t := range st.Tables {
+			n += refOverhead + int64(len(t.Schema)+len(t.Name))
 		}
-		for _, fn := range st.funcs {
-			n += refOverhead + int64(len(fn.schema)+len(fn.name))
+		for _, fn := range st.Funcs {
+			n += refOverhead + int64(len(fn.Schema)+len(fn.Name))
 		}
-		for _, c := range st.cols {
-			n += refOverhead + int64(len(c.qual)+len(c.name))
+		for _, c := range st.Cols {
+			n += refOverhead + int64(len(c.Qual)+len(c.Name))
 		}
 		n += int64(len(st.matched)) * refOverhead
 	}

@@ -6,31 +6,31 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v5"
 )
 
-// ddlVerb is what a DDL or DCL statement does to its object, as rules name
+// DDLVerb is what a DDL or DCL statement does to its object, as rules name
 // it in `verbs:`.
-type ddlVerb uint8
+type DDLVerb uint8
 
 const (
-	verbNone ddlVerb = iota
-	verbCreate
-	verbAlter
-	verbDrop
-	verbGrant
-	verbRevoke
-	verbComment
-	verbRefresh
-	numVerbs
+	VerbNone DDLVerb = iota
+	VerbCreate
+	VerbAlter
+	VerbDrop
+	VerbGrant
+	VerbRevoke
+	VerbComment
+	VerbRefresh
+	NumVerbs
 )
 
-var verbNames = [numVerbs]string{
-	verbNone:    "",
-	verbCreate:  "create",
-	verbAlter:   "alter",
-	verbDrop:    "drop",
-	verbGrant:   "grant",
-	verbRevoke:  "revoke",
-	verbComment: "comment",
-	verbRefresh: "refresh",
+var verbNames = [NumVerbs]string{
+	VerbNone:    "",
+	VerbCreate:  "create",
+	VerbAlter:   "alter",
+	VerbDrop:    "drop",
+	VerbGrant:   "grant",
+	VerbRevoke:  "revoke",
+	VerbComment: "comment",
+	VerbRefresh: "refresh",
 }
 
 // objectName turns pg_query's OBJECT_FOREIGN_TABLE into "foreign_table".
@@ -41,163 +41,163 @@ func objectName(t pg_query.ObjectType) string {
 // ddlInfo classifies a DDL or DCL statement by verb and object type
 // ("table", "function", "role", ...: PostgreSQL's ObjectType names in lower
 // case). Statements that are neither get verbNone and "".
-func ddlInfo(n *pg_query.Node) (ddlVerb, string) {
+func ddlInfo(n *pg_query.Node) (DDLVerb, string) {
 	switch s := n.Node.(type) {
 	case *pg_query.Node_CreateStmt:
-		return verbCreate, "table"
+		return VerbCreate, "table"
 	case *pg_query.Node_CreateTableAsStmt:
-		return verbCreate, objectName(s.CreateTableAsStmt.Objtype)
+		return VerbCreate, objectName(s.CreateTableAsStmt.Objtype)
 	case *pg_query.Node_ViewStmt:
-		return verbCreate, "view"
+		return VerbCreate, "view"
 	case *pg_query.Node_IndexStmt:
-		return verbCreate, "index"
+		return VerbCreate, "index"
 	case *pg_query.Node_CreateSeqStmt:
-		return verbCreate, "sequence"
+		return VerbCreate, "sequence"
 	case *pg_query.Node_AlterSeqStmt:
-		return verbAlter, "sequence"
+		return VerbAlter, "sequence"
 	case *pg_query.Node_CreateSchemaStmt:
-		return verbCreate, "schema"
+		return VerbCreate, "schema"
 	case *pg_query.Node_CreateFunctionStmt:
 		if s.CreateFunctionStmt.IsProcedure {
-			return verbCreate, "procedure"
+			return VerbCreate, "procedure"
 		}
-		return verbCreate, "function"
+		return VerbCreate, "function"
 	case *pg_query.Node_AlterFunctionStmt:
-		return verbAlter, objectName(s.AlterFunctionStmt.Objtype)
+		return VerbAlter, objectName(s.AlterFunctionStmt.Objtype)
 	case *pg_query.Node_CreateTrigStmt:
-		return verbCreate, "trigger"
+		return VerbCreate, "trigger"
 	case *pg_query.Node_CreateEventTrigStmt:
-		return verbCreate, "event_trigger"
+		return VerbCreate, "event_trigger"
 	case *pg_query.Node_AlterEventTrigStmt:
-		return verbAlter, "event_trigger"
+		return VerbAlter, "event_trigger"
 	case *pg_query.Node_CreateExtensionStmt:
-		return verbCreate, "extension"
+		return VerbCreate, "extension"
 	case *pg_query.Node_AlterExtensionStmt, *pg_query.Node_AlterExtensionContentsStmt:
-		return verbAlter, "extension"
+		return VerbAlter, "extension"
 	case *pg_query.Node_CreatePlangStmt:
-		return verbCreate, "language"
+		return VerbCreate, "language"
 	case *pg_query.Node_CreateRoleStmt:
-		return verbCreate, "role"
+		return VerbCreate, "role"
 	case *pg_query.Node_AlterRoleStmt, *pg_query.Node_AlterRoleSetStmt:
-		return verbAlter, "role"
+		return VerbAlter, "role"
 	case *pg_query.Node_DropRoleStmt:
-		return verbDrop, "role"
+		return VerbDrop, "role"
 	case *pg_query.Node_GrantRoleStmt:
 		if s.GrantRoleStmt.IsGrant {
-			return verbGrant, "role"
+			return VerbGrant, "role"
 		}
-		return verbRevoke, "role"
+		return VerbRevoke, "role"
 	case *pg_query.Node_GrantStmt:
 		if s.GrantStmt.IsGrant {
-			return verbGrant, objectName(s.GrantStmt.Objtype)
+			return VerbGrant, objectName(s.GrantStmt.Objtype)
 		}
-		return verbRevoke, objectName(s.GrantStmt.Objtype)
+		return VerbRevoke, objectName(s.GrantStmt.Objtype)
 	case *pg_query.Node_AlterDefaultPrivilegesStmt:
 		if a := s.AlterDefaultPrivilegesStmt.Action; a != nil && !a.IsGrant {
-			return verbRevoke, "defacl"
+			return VerbRevoke, "defacl"
 		}
-		return verbGrant, "defacl"
+		return VerbGrant, "defacl"
 	case *pg_query.Node_ReassignOwnedStmt, *pg_query.Node_DropOwnedStmt:
-		return verbAlter, "role"
+		return VerbAlter, "role"
 	case *pg_query.Node_CreatedbStmt:
-		return verbCreate, "database"
+		return VerbCreate, "database"
 	case *pg_query.Node_AlterDatabaseStmt, *pg_query.Node_AlterDatabaseSetStmt, *pg_query.Node_AlterDatabaseRefreshCollStmt:
-		return verbAlter, "database"
+		return VerbAlter, "database"
 	case *pg_query.Node_DropdbStmt:
-		return verbDrop, "database"
+		return VerbDrop, "database"
 	case *pg_query.Node_CreateTableSpaceStmt:
-		return verbCreate, "tablespace"
+		return VerbCreate, "tablespace"
 	case *pg_query.Node_DropTableSpaceStmt:
-		return verbDrop, "tablespace"
+		return VerbDrop, "tablespace"
 	case *pg_query.Node_AlterTableSpaceOptionsStmt:
-		return verbAlter, "tablespace"
+		return VerbAlter, "tablespace"
 	case *pg_query.Node_DropStmt:
-		return verbDrop, objectName(s.DropStmt.RemoveType)
+		return VerbDrop, objectName(s.DropStmt.RemoveType)
 	case *pg_query.Node_AlterTableStmt:
-		return verbAlter, objectName(s.AlterTableStmt.Objtype)
+		return VerbAlter, objectName(s.AlterTableStmt.Objtype)
 	case *pg_query.Node_RenameStmt:
-		return verbAlter, objectName(s.RenameStmt.RenameType)
+		return VerbAlter, objectName(s.RenameStmt.RenameType)
 	case *pg_query.Node_AlterOwnerStmt:
-		return verbAlter, objectName(s.AlterOwnerStmt.ObjectType)
+		return VerbAlter, objectName(s.AlterOwnerStmt.ObjectType)
 	case *pg_query.Node_AlterObjectSchemaStmt:
-		return verbAlter, objectName(s.AlterObjectSchemaStmt.ObjectType)
+		return VerbAlter, objectName(s.AlterObjectSchemaStmt.ObjectType)
 	case *pg_query.Node_CommentStmt:
-		return verbComment, objectName(s.CommentStmt.Objtype)
+		return VerbComment, objectName(s.CommentStmt.Objtype)
 	case *pg_query.Node_SecLabelStmt:
-		return verbComment, objectName(s.SecLabelStmt.Objtype)
+		return VerbComment, objectName(s.SecLabelStmt.Objtype)
 	case *pg_query.Node_DefineStmt:
-		return verbCreate, objectName(s.DefineStmt.Kind)
+		return VerbCreate, objectName(s.DefineStmt.Kind)
 	case *pg_query.Node_CompositeTypeStmt, *pg_query.Node_CreateEnumStmt, *pg_query.Node_CreateRangeStmt:
-		return verbCreate, "type"
+		return VerbCreate, "type"
 	case *pg_query.Node_AlterEnumStmt:
-		return verbAlter, "type"
+		return VerbAlter, "type"
 	case *pg_query.Node_CreateDomainStmt:
-		return verbCreate, "domain"
+		return VerbCreate, "domain"
 	case *pg_query.Node_AlterDomainStmt:
-		return verbAlter, "domain"
+		return VerbAlter, "domain"
 	case *pg_query.Node_RuleStmt:
-		return verbCreate, "rule"
+		return VerbCreate, "rule"
 	case *pg_query.Node_CreatePolicyStmt:
-		return verbCreate, "policy"
+		return VerbCreate, "policy"
 	case *pg_query.Node_AlterPolicyStmt:
-		return verbAlter, "policy"
+		return VerbAlter, "policy"
 	case *pg_query.Node_CreateForeignTableStmt:
-		return verbCreate, "foreign_table"
+		return VerbCreate, "foreign_table"
 	case *pg_query.Node_ImportForeignSchemaStmt:
-		return verbCreate, "foreign_table"
+		return VerbCreate, "foreign_table"
 	case *pg_query.Node_CreateFdwStmt:
-		return verbCreate, "fdw"
+		return VerbCreate, "fdw"
 	case *pg_query.Node_AlterFdwStmt:
-		return verbAlter, "fdw"
+		return VerbAlter, "fdw"
 	case *pg_query.Node_CreateForeignServerStmt:
-		return verbCreate, "foreign_server"
+		return VerbCreate, "foreign_server"
 	case *pg_query.Node_AlterForeignServerStmt:
-		return verbAlter, "foreign_server"
+		return VerbAlter, "foreign_server"
 	case *pg_query.Node_CreateUserMappingStmt:
-		return verbCreate, "user_mapping"
+		return VerbCreate, "user_mapping"
 	case *pg_query.Node_AlterUserMappingStmt:
-		return verbAlter, "user_mapping"
+		return VerbAlter, "user_mapping"
 	case *pg_query.Node_DropUserMappingStmt:
-		return verbDrop, "user_mapping"
+		return VerbDrop, "user_mapping"
 	case *pg_query.Node_CreatePublicationStmt:
-		return verbCreate, "publication"
+		return VerbCreate, "publication"
 	case *pg_query.Node_AlterPublicationStmt:
-		return verbAlter, "publication"
+		return VerbAlter, "publication"
 	case *pg_query.Node_CreateSubscriptionStmt:
-		return verbCreate, "subscription"
+		return VerbCreate, "subscription"
 	case *pg_query.Node_AlterSubscriptionStmt:
-		return verbAlter, "subscription"
+		return VerbAlter, "subscription"
 	case *pg_query.Node_DropSubscriptionStmt:
-		return verbDrop, "subscription"
+		return VerbDrop, "subscription"
 	case *pg_query.Node_CreateCastStmt:
-		return verbCreate, "cast"
+		return VerbCreate, "cast"
 	case *pg_query.Node_CreateConversionStmt:
-		return verbCreate, "conversion"
+		return VerbCreate, "conversion"
 	case *pg_query.Node_CreateStatsStmt:
-		return verbCreate, "statistic_ext"
+		return VerbCreate, "statistic_ext"
 	case *pg_query.Node_CreateTransformStmt:
-		return verbCreate, "transform"
+		return VerbCreate, "transform"
 	case *pg_query.Node_CreateAmStmt:
-		return verbCreate, "access_method"
+		return VerbCreate, "access_method"
 	case *pg_query.Node_CreateOpClassStmt:
-		return verbCreate, "opclass"
+		return VerbCreate, "opclass"
 	case *pg_query.Node_CreateOpFamilyStmt:
-		return verbCreate, "opfamily"
+		return VerbCreate, "opfamily"
 	case *pg_query.Node_RefreshMatViewStmt:
-		return verbRefresh, "matview"
+		return VerbRefresh, "matview"
 	case *pg_query.Node_TruncateStmt:
-		return verbNone, "table"
+		return VerbNone, "table"
 	}
 	name := string(n.ProtoReflect().WhichOneof(nodeOneof).Message().Name())
 	switch {
 	case strings.HasPrefix(name, "Create"):
-		return verbCreate, ""
+		return VerbCreate, ""
 	case strings.HasPrefix(name, "Alter"):
-		return verbAlter, ""
+		return VerbAlter, ""
 	case strings.HasPrefix(name, "Drop"):
-		return verbDrop, ""
+		return VerbDrop, ""
 	}
-	return verbNone, ""
+	return VerbNone, ""
 }
 
 // isDCL reports whether a top-level statement manages privileges or roles.

@@ -18,28 +18,28 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v5"
 )
 
-// effectSet is a bit set of effects.
-type effectSet uint32
+// EffectSet is a bit set of effects.
+type EffectSet uint32
 
 const (
-	effReadsServerFile   effectSet = 1 << iota // reads or lists files of the database server
-	effWritesServerFile                        // writes, renames or removes files of the database server
-	effRunsProgram                             // runs a shell command on the database server
-	effLoadsCode                               // loads a shared library or runs code in an untrusted language
-	effGrantsPrivilege                         // hands out superuser-like power: privileged roles, role attributes, rights on pg_catalog
-	effWritesCatalog                           // changes pg_catalog / information_schema directly
-	effDisablesLogging                         // changes the server's own logging or auditing
-	effChangesResolution                       // makes a name resolve to something else: search_path, shadowing built-ins
-	effOpensConnection                         // connects from the server to another server
-	effReadsCredentials                        // reads password hashes or user-mapping options
-	effChangesIdentity                         // switches the session's user (SET SESSION AUTHORIZATION, SET ROLE to a privileged role)
-	effSignalsServer                           // terminates or cancels sessions, reloads the configuration, rotates logs
-	effLongSleep                               // sleeps longer than longSleepSeconds, or for a duration not known from the text
-	effUnnamedSetting                          // sets a parameter whose name is computed at run time (set_config(expr, ...))
-	numEffects           = iota
+	EffReadsServerFile   EffectSet = 1 << iota // reads or lists files of the database server
+	EffWritesServerFile                        // writes, renames or removes files of the database server
+	EffRunsProgram                             // runs a shell command on the database server
+	EffLoadsCode                               // loads a shared library or runs code in an untrusted language
+	EffGrantsPrivilege                         // hands out superuser-like power: privileged roles, role attributes, rights on pg_catalog
+	EffWritesCatalog                           // changes pg_catalog / information_schema directly
+	EffDisablesLogging                         // changes the server's own logging or auditing
+	EffChangesResolution                       // makes a name resolve to something else: search_path, shadowing built-ins
+	EffOpensConnection                         // connects from the server to another server
+	EffReadsCredentials                        // reads password hashes or user-mapping options
+	EffChangesIdentity                         // switches the session's user (SET SESSION AUTHORIZATION, SET ROLE to a privileged role)
+	EffSignalsServer                           // terminates or cancels sessions, reloads the configuration, rotates logs
+	EffLongSleep                               // sleeps longer than longSleepSeconds, or for a duration not known from the text
+	EffUnnamedSetting                          // sets a parameter whose name is computed at run time (set_config(expr, ...))
+	NumEffects           = iota
 )
 
-var effectNames = [numEffects]string{
+var effectNames = [NumEffects]string{
 	"reads_server_file",
 	"writes_server_file",
 	"runs_program",
@@ -56,9 +56,9 @@ var effectNames = [numEffects]string{
 	"sets_unnamed_setting",
 }
 
-func (s effectSet) String() string {
+func (s EffectSet) String() string {
 	var out []string
-	for i := 0; i < numEffects; i++ {
+	for i := 0; i < NumEffects; i++ {
 		if s&(1<<i) != 0 {
 			out = append(out, effectNames[i])
 		}
@@ -72,41 +72,41 @@ const longSleepSeconds = 5
 
 // funcEffects: functions that have an effect wherever they are named
 // (any schema: a same-named function elsewhere is as suspect).
-var funcEffects = map[string]effectSet{
+var funcEffects = map[string]EffectSet{
 	// core (pg_catalog)
-	"pg_read_file":              effReadsServerFile,
-	"pg_read_binary_file":       effReadsServerFile,
-	"pg_ls_dir":                 effReadsServerFile,
-	"pg_stat_file":              effReadsServerFile,
-	"pg_ls_logdir":              effReadsServerFile,
-	"pg_ls_waldir":              effReadsServerFile,
-	"pg_ls_tmpdir":              effReadsServerFile,
-	"pg_ls_archive_statusdir":   effReadsServerFile,
-	"pg_ls_logicalsnapdir":      effReadsServerFile,
-	"pg_ls_logicalmapdir":       effReadsServerFile,
-	"pg_ls_replslotdir":         effReadsServerFile,
-	"pg_hba_file_rules":         effReadsServerFile,
-	"pg_ident_file_mappings":    effReadsServerFile,
-	"pg_show_all_file_settings": effReadsServerFile,
-	"lo_import":                 effReadsServerFile,
-	"lo_export":                 effWritesServerFile,
+	"pg_read_file":              EffReadsServerFile,
+	"pg_read_binary_file":       EffReadsServerFile,
+	"pg_ls_dir":                 EffReadsServerFile,
+	"pg_stat_file":              EffReadsServerFile,
+	"pg_ls_logdir":              EffReadsServerFile,
+	"pg_ls_waldir":              EffReadsServerFile,
+	"pg_ls_tmpdir":              EffReadsServerFile,
+	"pg_ls_archive_statusdir":   EffReadsServerFile,
+	"pg_ls_logicalsnapdir":      EffReadsServerFile,
+	"pg_ls_logicalmapdir":       EffReadsServerFile,
+	"pg_ls_replslotdir":         EffReadsServerFile,
+	"pg_hba_file_rules":         EffReadsServerFile,
+	"pg_ident_file_mappings":    EffReadsServerFile,
+	"pg_show_all_file_settings": EffReadsServerFile,
+	"lo_import":                 EffReadsServerFile,
+	"lo_export":                 EffWritesServerFile,
 	// adminpack
-	"pg_file_read":   effReadsServerFile,
-	"pg_file_length": effReadsServerFile,
-	"pg_logdir_ls":   effReadsServerFile,
-	"pg_file_write":  effWritesServerFile,
-	"pg_file_rename": effWritesServerFile,
-	"pg_file_unlink": effWritesServerFile,
-	"pg_file_sync":   effWritesServerFile,
+	"pg_file_read":   EffReadsServerFile,
+	"pg_file_length": EffReadsServerFile,
+	"pg_logdir_ls":   EffReadsServerFile,
+	"pg_file_write":  EffWritesServerFile,
+	"pg_file_rename": EffWritesServerFile,
+	"pg_file_unlink": EffWritesServerFile,
+	"pg_file_sync":   EffWritesServerFile,
 	// signals to server processes
-	"pg_terminate_backend":           effSignalsServer,
-	"pg_cancel_backend":              effSignalsServer,
-	"pg_reload_conf":                 effSignalsServer,
-	"pg_rotate_logfile":              effSignalsServer,
-	"pg_promote":                     effSignalsServer,
-	"pg_log_backend_memory_contexts": effSignalsServer,
+	"pg_terminate_backend":           EffSignalsServer,
+	"pg_cancel_backend":              EffSignalsServer,
+	"pg_reload_conf":                 EffSignalsServer,
+	"pg_rotate_logfile":              EffSignalsServer,
+	"pg_promote":                     EffSignalsServer,
+	"pg_log_backend_memory_contexts": EffSignalsServer,
 	// pageinspect: raw pages of any relation, pg_authid's included
-	"get_raw_page": effReadsCredentials,
+	"get_raw_page": EffReadsCredentials,
 }
 
 // credentialColumns: the column of each credential catalog that holds the
@@ -127,10 +127,10 @@ var infoSchemaCredentials = map[string]string{
 }
 
 // tableEffects: relations whose reading has an effect.
-var tableEffects = map[string]effectSet{
-	"pg_hba_file_rules":      effReadsServerFile,
-	"pg_ident_file_mappings": effReadsServerFile,
-	"pg_file_settings":       effReadsServerFile,
+var tableEffects = map[string]EffectSet{
+	"pg_hba_file_rules":      EffReadsServerFile,
+	"pg_ident_file_mappings": EffReadsServerFile,
+	"pg_file_settings":       EffReadsServerFile,
 }
 
 // untrustedLanguages: CREATE FUNCTION / DO in these languages runs arbitrary
@@ -141,39 +141,39 @@ var untrustedLanguages = map[string]struct{}{
 }
 
 // extensionEffects: what an extension hands out once created.
-var extensionEffects = map[string]effectSet{
-	"adminpack":    effReadsServerFile | effWritesServerFile,
-	"file_fdw":     effReadsServerFile | effRunsProgram,
-	"dblink":       effOpensConnection,
-	"postgres_fdw": effOpensConnection,
-	"plperlu":      effLoadsCode,
-	"plpythonu":    effLoadsCode,
-	"plpython2u":   effLoadsCode,
-	"plpython3u":   effLoadsCode,
-	"pltclu":       effLoadsCode,
-	"plsh":         effLoadsCode,
-	"pageinspect":  effReadsCredentials, // raw pages of any relation, pg_authid's included
+var extensionEffects = map[string]EffectSet{
+	"adminpack":    EffReadsServerFile | EffWritesServerFile,
+	"file_fdw":     EffReadsServerFile | EffRunsProgram,
+	"dblink":       EffOpensConnection,
+	"postgres_fdw": EffOpensConnection,
+	"plperlu":      EffLoadsCode,
+	"plpythonu":    EffLoadsCode,
+	"plpython2u":   EffLoadsCode,
+	"plpython3u":   EffLoadsCode,
+	"pltclu":       EffLoadsCode,
+	"plsh":         EffLoadsCode,
+	"pageinspect":  EffReadsCredentials, // raw pages of any relation, pg_authid's included
 }
 
 // settingEffects: parameters whose change has an effect whatever the value.
 // search_path and role depend on the value (walker.setting).
-var settingEffects = map[string]effectSet{
-	"session_preload_libraries": effLoadsCode,
-	"local_preload_libraries":   effLoadsCode,
-	"shared_preload_libraries":  effLoadsCode,
-	"dynamic_library_path":      effLoadsCode,
-	"jit_provider":              effLoadsCode,
-	"archive_library":           effLoadsCode,
-	"archive_command":           effRunsProgram,
-	"restore_command":           effRunsProgram,
-	"ssl_passphrase_command":    effRunsProgram,
-	"allow_system_table_mods":   effWritesCatalog,
-	"lo_compat_privileges":      effGrantsPrivilege,
-	"logging_collector":         effDisablesLogging,
-	"event_source":              effDisablesLogging,
-	"track_activities":          effDisablesLogging, // empties pg_stat_activity's query column
-	"pg_stat_statements.track":  effDisablesLogging,
-	"session_authorization":     effChangesIdentity,
+var settingEffects = map[string]EffectSet{
+	"session_preload_libraries": EffLoadsCode,
+	"local_preload_libraries":   EffLoadsCode,
+	"shared_preload_libraries":  EffLoadsCode,
+	"dynamic_library_path":      EffLoadsCode,
+	"jit_provider":              EffLoadsCode,
+	"archive_library":           EffLoadsCode,
+	"archive_command":           EffRunsProgram,
+	"restore_command":           EffRunsProgram,
+	"ssl_passphrase_command":    EffRunsProgram,
+	"allow_system_table_mods":   EffWritesCatalog,
+	"lo_compat_privileges":      EffGrantsPrivilege,
+	"logging_collector":         EffDisablesLogging,
+	"event_source":              EffDisablesLogging,
+	"track_activities":          EffDisablesLogging, // empties pg_stat_activity's query column
+	"pg_stat_statements.track":  EffDisablesLogging,
+	"session_authorization":     EffChangesIdentity,
 }
 
 // settingPrefixEffects: families of parameters (log_statement,
@@ -181,11 +181,11 @@ var settingEffects = map[string]effectSet{
 // pgaudit.log, ...).
 var settingPrefixEffects = []struct {
 	prefix string
-	eff    effectSet
+	eff    EffectSet
 }{
-	{"log_", effDisablesLogging},
-	{"syslog_", effDisablesLogging},
-	{"pgaudit.", effDisablesLogging},
+	{"log_", EffDisablesLogging},
+	{"syslog_", EffDisablesLogging},
+	{"pgaudit.", EffDisablesLogging},
 }
 
 // unknownSetting stands for a parameter whose name is not in the text
@@ -212,64 +212,64 @@ func isPrivilegedRole(name string) bool {
 
 // effectsOf adds the effects that follow from the recorded facts to what
 // the walker found directly (f.effects).
-func effectsOf(f *stmtFacts) effectSet {
-	e := f.effects
-	for i := range f.funcs {
-		fn := &f.funcs[i]
-		e |= funcEffects[fn.name]
-		if strings.HasPrefix(fn.name, "dblink") {
-			e |= effOpensConnection
+func effectsOf(f *StmtFacts) EffectSet {
+	e := f.Effects
+	for i := range f.Funcs {
+		fn := &f.Funcs[i]
+		e |= funcEffects[fn.Name]
+		if strings.HasPrefix(fn.Name, "dblink") {
+			e |= EffOpensConnection
 		}
 	}
-	if f.copy&copyProgram != 0 {
-		e |= effRunsProgram
+	if f.Copy&CopyProgram != 0 {
+		e |= EffRunsProgram
 	}
-	if f.copy&copyFile != 0 {
-		if f.copyDir&copyFrom != 0 {
-			e |= effReadsServerFile
+	if f.Copy&CopyFile != 0 {
+		if f.CopyDir&CopyFrom != 0 {
+			e |= EffReadsServerFile
 		}
-		if f.copyDir&copyTo != 0 {
-			e |= effWritesServerFile
+		if f.CopyDir&CopyTo != 0 {
+			e |= EffWritesServerFile
 		}
 	}
-	for _, l := range f.languages {
+	for _, l := range f.Languages {
 		if _, ok := untrustedLanguages[l]; ok {
-			e |= effLoadsCode
+			e |= EffLoadsCode
 		}
 	}
-	for _, x := range f.extensions {
+	for _, x := range f.Extensions {
 		e |= extensionEffects[x]
 	}
-	for _, r := range f.roles {
+	for _, r := range f.Roles {
 		if isPrivilegedRole(r) {
-			e |= effGrantsPrivilege
+			e |= EffGrantsPrivilege
 		}
 	}
-	if f.roleAttrs&(roleSuperuser|roleBypassRLS|roleReplication|roleCreateRole) != 0 {
-		e |= effGrantsPrivilege
+	if f.RoleAttrs&(RoleSuperuser|RoleBypassRLS|RoleReplication|RoleCreateRole) != 0 {
+		e |= EffGrantsPrivilege
 	}
-	for i := range f.tables {
-		t := &f.tables[i]
-		if t.cte {
+	for i := range f.Tables {
+		t := &f.Tables[i]
+		if t.CTE {
 			continue
 		}
-		if t.schema != "" && t.schema != "pg_catalog" {
-			if t.schema == "information_schema" {
-				if t.write {
-					e |= effWritesCatalog
+		if t.Schema != "" && t.Schema != "pg_catalog" {
+			if t.Schema == "information_schema" {
+				if t.Write {
+					e |= EffWritesCatalog
 				}
-				if col, ok := infoSchemaCredentials[t.name]; ok && readsColumn(f, t, col) {
-					e |= effReadsCredentials
+				if col, ok := infoSchemaCredentials[t.Name]; ok && readsColumn(f, t, col) {
+					e |= EffReadsCredentials
 				}
 			}
 			continue
 		}
-		e |= tableEffects[t.name]
-		if col, ok := credentialColumns[t.name]; ok && readsColumn(f, t, col) {
-			e |= effReadsCredentials
+		e |= tableEffects[t.Name]
+		if col, ok := credentialColumns[t.Name]; ok && readsColumn(f, t, col) {
+			e |= EffReadsCredentials
 		}
-		if t.write && isCatalog(t.schema, t.name) {
-			e |= effWritesCatalog
+		if t.Write && isCatalog(t.Schema, t.Name) {
+			e |= EffWritesCatalog
 		}
 	}
 	return e
@@ -278,28 +278,28 @@ func effectsOf(f *stmtFacts) effectSet {
 // readsColumn reports whether the statement may read column col of t: by
 // name (unqualified, or qualified by t's name or alias), through a star or
 // a whole-row reference, or by a COPY of the table itself.
-func readsColumn(f *stmtFacts, t *tableRef, col string) bool {
-	if f.kind == kindCopy && f.copyDir&copyTo != 0 {
+func readsColumn(f *StmtFacts, t *TableRef, col string) bool {
+	if f.Kind == KindCopy && f.CopyDir&CopyTo != 0 {
 		return true
 	}
-	for i := range f.cols {
-		c := &f.cols[i]
-		if c.qual != "" && c.qual != t.name && c.qual != t.alias {
+	for i := range f.Cols {
+		c := &f.Cols[i]
+		if c.Qual != "" && c.Qual != t.Name && c.Qual != t.Alias {
 			continue
 		}
-		if c.name == col || c.name == "*" {
+		if c.Name == col || c.Name == "*" {
 			return true
 		}
-		if c.qual == "" && (c.name == t.name || (t.alias != "" && c.name == t.alias)) {
+		if c.Qual == "" && (c.Name == t.Name || (t.Alias != "" && c.Name == t.Alias)) {
 			return true
 		}
 	}
 	return false
 }
 
-func settingEffect(name string) effectSet {
+func settingEffect(name string) EffectSet {
 	if name == unknownSetting {
-		return effUnnamedSetting | effLoadsCode | effDisablesLogging | effChangesResolution | effChangesIdentity
+		return EffUnnamedSetting | EffLoadsCode | EffDisablesLogging | EffChangesResolution | EffChangesIdentity
 	}
 	e := settingEffects[name]
 	for _, p := range settingPrefixEffects {
@@ -315,18 +315,18 @@ func settingEffect(name string) effectSet {
 // run time), and its effects.
 func (w *walker) setting(name string, values []string, known bool) {
 	f := w.f
-	f.settings = appendUnique(f.settings, name)
-	f.effects |= settingEffect(name)
+	f.Settings = appendUnique(f.Settings, name)
+	f.Effects |= settingEffect(name)
 	switch name {
 	case "search_path":
 		if !known || searchPathShadows(values) {
-			f.effects |= effChangesResolution
+			f.Effects |= EffChangesResolution
 		}
 	case "role":
 		if known {
 			for _, v := range values {
 				if isPrivilegedRole(strings.ToLower(v)) {
-					f.effects |= effChangesIdentity
+					f.Effects |= EffChangesIdentity
 				}
 			}
 		}
@@ -496,7 +496,7 @@ func splitQualified(s string) []string {
 func (w *walker) sleepCall(name string, args []*pg_query.Node) {
 	f := w.f
 	if w.flags&(inPredicate|inConditional) != 0 {
-		f.timeProbe = true
+		f.TimeProbe = true
 	}
 	if len(args) == 0 {
 		return
@@ -505,10 +505,10 @@ func (w *walker) sleepCall(name string, args []*pg_query.Node) {
 	switch kind {
 	case constNone:
 		// A computed duration (pg_sleep(ascii(substr(...)))) carries data.
-		f.timeProbe = true
+		f.TimeProbe = true
 		return
 	case constParam:
-		f.effects |= effLongSleep
+		f.Effects |= EffLongSleep
 		return
 	}
 	var secs float64
@@ -525,10 +525,10 @@ func (w *walker) sleepCall(name string, args []*pg_query.Node) {
 	if math.IsNaN(secs) || math.IsInf(secs, 0) {
 		ok = false
 	} else {
-		f.sleepSeconds += max(secs, 0)
+		f.SleepSeconds += max(secs, 0)
 	}
-	if !ok || f.sleepSeconds > longSleepSeconds {
-		f.effects |= effLongSleep
+	if !ok || f.SleepSeconds > longSleepSeconds {
+		f.Effects |= EffLongSleep
 	}
 }
 
@@ -736,9 +736,9 @@ func loneSleepDo(n *pg_query.Node) bool {
 }
 
 // sleeps reports whether the statement calls a sleep function.
-func (f *stmtFacts) sleeps() bool {
-	for i := range f.funcs {
-		if isSleep(f.funcs[i].name) {
+func (f *StmtFacts) sleeps() bool {
+	for i := range f.Funcs {
+		if isSleep(f.Funcs[i].Name) {
 			return true
 		}
 	}
@@ -778,7 +778,7 @@ func (w *walker) call(n *pg_query.FuncCall) {
 	case name == "table_to_xml" || name == "table_to_xmlschema" || name == "table_to_xml_and_xmlschema":
 		// body.go records the table a constant argument names; the
 		// function returns all of its columns.
-		w.addColumn(colRef{name: "*"})
+		w.addColumn(ColRef{Name: "*"})
 	case name == "to_regproc" || name == "to_regprocedure" || name == "regproc" || name == "regprocedure":
 		if len(n.Args) > 0 {
 			if s, k := constValue(n.Args[0]); k == constLiteral {
@@ -884,13 +884,13 @@ func (w *walker) visitEffects(m any) {
 		schema, name := lastTwo(n.Defnames)
 		switch {
 		case schema == "pg_catalog":
-			f.effects |= effWritesCatalog
+			f.Effects |= EffWritesCatalog
 		case schema == "pg_temp":
 		case n.Kind == pg_query.ObjectType_OBJECT_OPERATOR && isBuiltinOp(name),
 			n.Kind == pg_query.ObjectType_OBJECT_AGGREGATE && isBuiltinFunc(name):
 			// public.=(text, text) or public.sum(int) wins over pg_catalog's
 			// where its argument types match better.
-			f.effects |= effChangesResolution
+			f.Effects |= EffChangesResolution
 		}
 	case *pg_query.CreateRangeStmt:
 		w.funcDefs(n.Params)
@@ -922,7 +922,7 @@ func (w *walker) visitEffects(m any) {
 		if n.Def {
 			// CREATE DEFAULT CONVERSION: every session with that client
 			// encoding converts its text through the function.
-			f.effects |= effChangesResolution
+			f.Effects |= EffChangesResolution
 		}
 	case *pg_query.CreateAmStmt:
 		w.funcName(n.HandlerName)
@@ -940,33 +940,33 @@ func (w *walker) visitEffects(m any) {
 		// A file_fdw server exists for tables that read files or run
 		// programs; any other server for tables on another server.
 		if strings.ToLower(n.Fdwname) == "file_fdw" {
-			f.effects |= effReadsServerFile | effRunsProgram
+			f.Effects |= EffReadsServerFile | EffRunsProgram
 		} else {
-			f.effects |= effOpensConnection
+			f.Effects |= EffOpensConnection
 		}
 	case *pg_query.CreateSubscriptionStmt, *pg_query.ImportForeignSchemaStmt:
-		f.effects |= effOpensConnection
+		f.Effects |= EffOpensConnection
 	case *pg_query.AlterSubscriptionStmt:
 		if n.Conninfo != "" {
-			f.effects |= effOpensConnection
+			f.Effects |= EffOpensConnection
 		}
 	case *pg_query.LoadStmt:
-		f.effects |= effLoadsCode
+		f.Effects |= EffLoadsCode
 	case *pg_query.CreateTableSpaceStmt:
 		// The server creates its directories under the location given.
-		f.effects |= effWritesServerFile
+		f.Effects |= EffWritesServerFile
 	case *pg_query.CreatePLangStmt:
 		// A language with its own handler: CREATE TRUSTED LANGUAGE x
 		// HANDLER plperlu_call_handler hands an untrusted language to every
 		// user under a new name.
 		if len(n.Plhandler) > 0 {
-			f.effects |= effLoadsCode
+			f.Effects |= EffLoadsCode
 		}
 	case *pg_query.CreateExtensionStmt:
 		for _, o := range n.Options {
 			// plpgsql lives there already (old dumps say so).
 			if d := o.GetDefElem(); d != nil && d.Defname == "schema" && strings.ToLower(d.Arg.GetString_().GetSval()) == "pg_catalog" && strings.ToLower(n.Extname) != "plpgsql" {
-				f.effects |= effWritesCatalog
+				f.Effects |= EffWritesCatalog
 			}
 		}
 	case *pg_query.AlterRoleStmt:
@@ -975,7 +975,7 @@ func (w *walker) visitEffects(m any) {
 		if n.Role != nil && isPrivilegedRole(strings.ToLower(n.Role.Rolename)) {
 			for _, o := range n.Options {
 				if d := o.GetDefElem(); d != nil && (d.Defname == "password" || d.Defname == "canlogin" || d.Defname == "validUntil") {
-					f.effects |= effGrantsPrivilege
+					f.Effects |= EffGrantsPrivilege
 				}
 			}
 		}
@@ -994,18 +994,18 @@ func (w *walker) visitEffects(m any) {
 		w.catalogObjects(n.Object)
 		if routine(n.RenameType) && isBuiltinFunc(strings.ToLower(n.Newname)) ||
 			n.RenameType == pg_query.ObjectType_OBJECT_OPERATOR && isBuiltinOp(n.Newname) {
-			f.effects |= effChangesResolution // renamed into a built-in's name
+			f.Effects |= EffChangesResolution // renamed into a built-in's name
 		}
 	case *pg_query.AlterObjectSchemaStmt:
 		w.catalogObjects(n.Object)
 		if ns := strings.ToLower(n.Newschema); ns != "pg_temp" && ns != "pg_catalog" {
 			_, name := lastTwo(nameParts(n.Object))
 			if routine(n.ObjectType) && isBuiltinFunc(name) || n.ObjectType == pg_query.ObjectType_OBJECT_OPERATOR && isBuiltinOp(name) {
-				f.effects |= effChangesResolution // moved next to the callers
+				f.Effects |= EffChangesResolution // moved next to the callers
 			}
 		}
 		if strings.ToLower(n.Newschema) == "pg_catalog" {
-			f.effects |= effWritesCatalog
+			f.Effects |= EffWritesCatalog
 		}
 	}
 }
@@ -1026,10 +1026,10 @@ func (w *walker) createdFunc(parts []*pg_query.Node) {
 	schema, name := lastTwo(parts)
 	switch {
 	case schema == "pg_catalog":
-		w.f.effects |= effWritesCatalog
+		w.f.Effects |= EffWritesCatalog
 	case schema == "pg_temp":
 	case isBuiltinFunc(name):
-		w.f.effects |= effChangesResolution
+		w.f.Effects |= EffChangesResolution
 	}
 }
 
@@ -1052,7 +1052,7 @@ func (w *walker) catalogObjects(objs ...*pg_query.Node) {
 		case *pg_query.Node_String_:
 			// a schema, language, role, ... named by itself
 			if s := strings.ToLower(x.String_.Sval); s == "pg_catalog" || s == "information_schema" {
-				w.f.effects |= effWritesCatalog
+				w.f.Effects |= EffWritesCatalog
 			}
 		default:
 			w.catalogName(nameParts(o), true)
@@ -1068,7 +1068,7 @@ func (w *walker) catalogName(parts []*pg_query.Node, bare bool) {
 	}
 	schema, name := lastTwo(parts)
 	if (schema != "" && isCatalog(schema, name)) || (bare && schema == "" && len(parts) == 1 && strings.HasPrefix(name, "pg_")) {
-		w.f.effects |= effWritesCatalog
+		w.f.Effects |= EffWritesCatalog
 	}
 }
 
@@ -1082,9 +1082,9 @@ func (w *walker) fdwOptions(opts []*pg_query.Node) {
 		}
 		switch strings.ToLower(d.Defname) {
 		case "program":
-			w.f.effects |= effRunsProgram
+			w.f.Effects |= EffRunsProgram
 		case "filename":
-			w.f.effects |= effReadsServerFile
+			w.f.Effects |= EffReadsServerFile
 		}
 	}
 }
@@ -1101,18 +1101,18 @@ func (w *walker) granted(n *pg_query.GrantStmt) {
 		case *pg_query.Node_String_:
 			// ALL ... IN SCHEMA s, SCHEMA s
 			if s := strings.ToLower(x.String_.Sval); (s == "pg_catalog" || s == "information_schema") && n.Objtype != pg_query.ObjectType_OBJECT_SCHEMA {
-				w.f.effects |= effGrantsPrivilege
+				w.f.Effects |= EffGrantsPrivilege
 			}
 		case *pg_query.Node_RangeVar:
 			if probesCatalog(strings.ToLower(x.RangeVar.Schemaname), strings.ToLower(x.RangeVar.Relname)) {
-				w.f.effects |= effGrantsPrivilege
+				w.f.Effects |= EffGrantsPrivilege
 			}
 		case *pg_query.Node_ObjectWithArgs:
 			if fn {
 				w.funcName(x.ObjectWithArgs.Objname)
 			}
 			if schema, name := lastTwo(x.ObjectWithArgs.Objname); isCatalog(schema, name) {
-				w.f.effects |= effGrantsPrivilege
+				w.f.Effects |= EffGrantsPrivilege
 			}
 		}
 	}
@@ -1130,11 +1130,11 @@ func (w *walker) roleMembership(opts []*pg_query.Node, group string) {
 		case group == "" && d.Defname == "addroleto":
 			for _, r := range d.Arg.GetList().GetItems() {
 				if rs := r.GetRoleSpec(); rs != nil {
-					w.f.roles = appendUnique(w.f.roles, strings.ToLower(rs.Rolename))
+					w.f.Roles = appendUnique(w.f.Roles, strings.ToLower(rs.Rolename))
 				}
 			}
 		case group != "" && d.Defname == "rolemembers":
-			w.f.roles = appendUnique(w.f.roles, group)
+			w.f.Roles = appendUnique(w.f.Roles, group)
 		}
 	}
 }

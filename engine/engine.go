@@ -104,23 +104,23 @@ func (e *Engine) JudgePostgres(sql []byte, s *Session) Verdict {
 		}
 	}
 	tf := e.facts(sql)
-	if tf.unparsed {
+	if tf.Unparsed {
 		if v, ok := e.judgeUnparsed(tf, s); ok {
 			return v
 		}
 		// No limit rule applies to this session: parse after all, once.
-		tf = analyzeLex(string(sql), tf.lex)
+		tf = analyzeLex(string(sql), tf.Lex)
 		e.policy.precompute(tf, string(sql))
 	}
 	v := e.judge(tf, s)
-	v.SessionOps = len(tf.sqlOps) > 0 // sqlprepare.go
+	v.SessionOps = len(tf.SQLOps) > 0 // sqlprepare.go
 	if l := e.learner.Load(); l != nil {
 		l.record(tf, string(sql), s)
 	}
 	return v
 }
 
-func (e *Engine) facts(sql []byte) *textFacts {
+func (e *Engine) facts(sql []byte) *TextFacts {
 	if e.cache == nil || e.cache.tooBig(len(sql)) {
 		return e.analyze(string(sql))
 	}
@@ -132,7 +132,7 @@ func (e *Engine) facts(sql []byte) *textFacts {
 	f = e.analyze(text)
 	// A text analysed through its shape enters the exact cache only when
 	// it repeats: bulk INSERTs rarely do, and would evict what does.
-	if !f.shaped || e.textSeen.admit(h) {
+	if !f.Shaped || e.textSeen.admit(h) {
 		e.cache.put(h, text, f)
 	}
 	return f
@@ -140,11 +140,11 @@ func (e *Engine) facts(sql []byte) *textFacts {
 
 // analyze measures, parses (unless a pre-parse limit is exceeded) and
 // matches the policy's text conditions.
-func (e *Engine) analyze(text string) *textFacts {
+func (e *Engine) analyze(text string) *TextFacts {
 	p := e.policy
 	lex := prescan(text, p.guard.bytes)
 	if p.beyondGuard(&lex) {
-		return &textFacts{unparsed: true, lex: lex}
+		return &TextFacts{Unparsed: true, Lex: lex}
 	}
 	if e.shapes != nil && startsWithInsert(text) {
 		if tf := e.analyzeShaped(text, lex); tf != nil {
@@ -159,14 +159,14 @@ func (e *Engine) analyze(text string) *textFacts {
 // judgeUnparsed decides a text that was not parsed because it exceeds a
 // pre-parse limit: the first limit rule that applies to the session and is
 // exceeded decides.
-func (e *Engine) judgeUnparsed(tf *textFacts, s *Session) (Verdict, bool) {
+func (e *Engine) judgeUnparsed(tf *TextFacts, s *Session) (Verdict, bool) {
 	p := e.policy
 	for i := range p.rules {
 		r := &p.rules[i]
 		if !r.limits.set() || !r.scope.applies(s) {
 			continue
 		}
-		if m := exceededLex(&r.limits.lexLimits, &tf.lex); m != "" {
+		if m := exceededLex(&r.limits.lexLimits, &tf.Lex); m != "" {
 			return Verdict{Action: r.action, RuleID: r.id, Reason: r.reason + " (" + m + ")", Mode: p.modeOf(r), Statements: 1}, true
 		}
 	}
@@ -197,17 +197,17 @@ func denyRank(a Action, mode string) int {
 	return r
 }
 
-func (e *Engine) judge(tf *textFacts, s *Session) Verdict {
+func (e *Engine) judge(tf *TextFacts, s *Session) Verdict {
 	p := e.policy
-	if tf.parseError {
-		return Verdict{Action: p.onParseError, RuleID: "parse-error", Reason: tf.parseReason, ParseError: true, Mode: p.mode}
+	if tf.ParseError {
+		return Verdict{Action: p.onParseError, RuleID: "parse-error", Reason: tf.ParseReason, ParseError: true, Mode: p.mode}
 	}
-	n := len(tf.stmts)
+	n := len(tf.Stmts)
 	var deny, logged, allowed *rule
 	var denyReason, logReason, allowReason string
 	denyR := -1
-	for i := range tf.stmts {
-		st := &tf.stmts[i]
+	for i := range tf.Stmts {
+		st := &tf.Stmts[i]
 		for _, m := range st.matched {
 			r := &p.rules[m.rule]
 			if !r.scope.applies(s) {

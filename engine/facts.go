@@ -11,173 +11,173 @@ import (
 	pgparser "github.com/pganalyze/pg_query_go/v5/parser"
 )
 
-// stmtKind is the coarse class of a statement, as rules name it in `kind:`.
-type stmtKind uint8
+// StmtKind is the coarse class of a statement, as rules name it in `kind:`.
+type StmtKind uint8
 
 const (
-	kindUtility     stmtKind = iota // anything not listed below (SHOW, LOCK, PREPARE, LISTEN, CHECKPOINT, ...)
-	kindSelect                      // SELECT, VALUES, TABLE
-	kindInsert                      // INSERT
-	kindUpdate                      // UPDATE
-	kindDelete                      // DELETE
-	kindMerge                       // MERGE
-	kindTruncate                    // TRUNCATE
-	kindCopy                        // COPY
-	kindDDL                         // CREATE, ALTER, DROP, COMMENT, ... (not roles or privileges: see kindDCL)
-	kindSetStmt                     // SET, RESET
-	kindTransaction                 // BEGIN, COMMIT, ROLLBACK, SAVEPOINT, ...
-	kindCall                        // CALL
-	kindDo                          // DO
-	kindExplain                     // EXPLAIN (EXPLAIN ANALYZE takes its statement's kind, plus this bit)
-	kindAlterSystem                 // ALTER SYSTEM (writes postgresql.auto.conf)
-	kindDCL                         // GRANT, REVOKE, CREATE/ALTER/DROP ROLE, ALTER DEFAULT PRIVILEGES, REASSIGN/DROP OWNED
-	kindVacuum                      // VACUUM (also VACUUM ANALYZE)
-	kindAnalyze                     // ANALYZE
-	numKinds
+	KindUtility     StmtKind = iota // anything not listed below (SHOW, LOCK, PREPARE, LISTEN, CHECKPOINT, ...)
+	KindSelect                      // SELECT, VALUES, TABLE
+	KindInsert                      // INSERT
+	KindUpdate                      // UPDATE
+	KindDelete                      // DELETE
+	KindMerge                       // MERGE
+	KindTruncate                    // TRUNCATE
+	KindCopy                        // COPY
+	KindDDL                         // CREATE, ALTER, DROP, COMMENT, ... (not roles or privileges: see kindDCL)
+	KindSetStmt                     // SET, RESET
+	KindTransaction                 // BEGIN, COMMIT, ROLLBACK, SAVEPOINT, ...
+	KindCall                        // CALL
+	KindDo                          // DO
+	KindExplain                     // EXPLAIN (EXPLAIN ANALYZE takes its statement's kind, plus this bit)
+	KindAlterSystem                 // ALTER SYSTEM (writes postgresql.auto.conf)
+	KindDCL                         // GRANT, REVOKE, CREATE/ALTER/DROP ROLE, ALTER DEFAULT PRIVILEGES, REASSIGN/DROP OWNED
+	KindVacuum                      // VACUUM (also VACUUM ANALYZE)
+	KindAnalyze                     // ANALYZE
+	NumKinds
 )
 
-var kindNames = [numKinds]string{
-	kindUtility:     "utility",
-	kindSelect:      "select",
-	kindInsert:      "insert",
-	kindUpdate:      "update",
-	kindDelete:      "delete",
-	kindMerge:       "merge",
-	kindTruncate:    "truncate",
-	kindCopy:        "copy",
-	kindDDL:         "ddl",
-	kindSetStmt:     "set",
-	kindTransaction: "transaction",
-	kindCall:        "call",
-	kindDo:          "do",
-	kindExplain:     "explain",
-	kindAlterSystem: "alter_system",
-	kindDCL:         "dcl",
-	kindVacuum:      "vacuum",
-	kindAnalyze:     "analyze",
+var kindNames = [NumKinds]string{
+	KindUtility:     "utility",
+	KindSelect:      "select",
+	KindInsert:      "insert",
+	KindUpdate:      "update",
+	KindDelete:      "delete",
+	KindMerge:       "merge",
+	KindTruncate:    "truncate",
+	KindCopy:        "copy",
+	KindDDL:         "ddl",
+	KindSetStmt:     "set",
+	KindTransaction: "transaction",
+	KindCall:        "call",
+	KindDo:          "do",
+	KindExplain:     "explain",
+	KindAlterSystem: "alter_system",
+	KindDCL:         "dcl",
+	KindVacuum:      "vacuum",
+	KindAnalyze:     "analyze",
 }
 
-func (k stmtKind) String() string {
-	if k < numKinds {
+func (k StmtKind) String() string {
+	if k < NumKinds {
 		return kindNames[k]
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// kindSet is a bit set of stmtKind.
-type kindSet uint32
+// KindSet is a bit set of stmtKind.
+type KindSet uint32
 
-func (s kindSet) has(k stmtKind) bool { return s&(1<<k) != 0 }
+func (s KindSet) Has(k StmtKind) bool { return s&(1<<k) != 0 }
 
-// copyTarget is a bit set of where a COPY reads from or writes to.
-type copyTarget uint8
+// CopyTarget is a bit set of where a COPY reads from or writes to.
+type CopyTarget uint8
 
 const (
-	copyStdio   copyTarget = 1 << iota // FROM STDIN / TO STDOUT: data travels over the connection
-	copyFile                           // a file on the database server
-	copyProgram                        // a shell command run by the database server
+	CopyStdio   CopyTarget = 1 << iota // FROM STDIN / TO STDOUT: data travels over the connection
+	CopyFile                           // a file on the database server
+	CopyProgram                        // a shell command run by the database server
 )
 
-// copyDirection is a bit set: COPY FROM (into a table) and/or COPY TO.
-type copyDirection uint8
+// CopyDirection is a bit set: COPY FROM (into a table) and/or COPY TO.
+type CopyDirection uint8
 
 const (
-	copyFrom copyDirection = 1 << iota
-	copyTo
+	CopyFrom CopyDirection = 1 << iota
+	CopyTo
 )
 
 // Role attributes a CREATE/ALTER ROLE grants (role_attributes:).
 const (
-	roleSuperuser uint8 = 1 << iota
-	roleBypassRLS
-	roleReplication
-	roleCreateRole
-	roleCreateDB
+	RoleSuperuser uint8 = 1 << iota
+	RoleBypassRLS
+	RoleReplication
+	RoleCreateRole
+	RoleCreateDB
 )
 
 var roleAttrNames = map[string]uint8{
-	"superuser":   roleSuperuser,
-	"bypassrls":   roleBypassRLS,
-	"replication": roleReplication,
-	"createrole":  roleCreateRole,
-	"createdb":    roleCreateDB,
+	"superuser":   RoleSuperuser,
+	"bypassrls":   RoleBypassRLS,
+	"replication": RoleReplication,
+	"createrole":  RoleCreateRole,
+	"createdb":    RoleCreateDB,
 }
 
-// tableRef is one relation a statement names. Names are lower-cased.
-type tableRef struct {
-	schema string // "" when the statement did not qualify the name
-	name   string
-	alias  string // "" without AS alias
-	write  bool
-	cte    bool // the name is a WITH query in scope where it is read, not a relation
+// TableRef is one relation a statement names. Names are lower-cased.
+type TableRef struct {
+	Schema string // "" when the statement did not qualify the name
+	Name   string
+	Alias  string // "" without AS alias
+	Write  bool
+	CTE    bool // the name is a WITH query in scope where it is read, not a relation
 }
 
-// funcRef is one function a statement calls. Names are lower-cased.
-type funcRef struct {
-	schema string // "" when unqualified
-	name   string
+// FuncRef is one function a statement calls. Names are lower-cased.
+type FuncRef struct {
+	Schema string // "" when unqualified
+	Name   string
 }
 
-// colRef is one column reference: qual is the table name or alias that
+// ColRef is one column reference: qual is the table name or alias that
 // qualifies it ("" when unqualified); name is "*" for a star.
-type colRef struct {
-	qual string
-	name string
+type ColRef struct {
+	Qual string
+	Name string
 }
 
-// stmtFacts is what rules look at for one statement. It depends only on the
+// StmtFacts is what rules look at for one statement. It depends only on the
 // statement text, so it is cached by text; rules add the session each time.
-type stmtFacts struct {
-	kind  stmtKind // the top-level statement's kind (EXPLAIN ANALYZE: its statement's)
-	kinds kindSet  // kind plus every data-modifying statement nested inside (CTE, EXPLAIN, PREPARE, RULE, DO body)
-	// prevKinds holds the top-level kinds of the statements before this one
+type StmtFacts struct {
+	Kind  StmtKind // the top-level statement's kind (EXPLAIN ANALYZE: its statement's)
+	Kinds KindSet  // kind plus every data-modifying statement nested inside (CTE, EXPLAIN, PREPARE, RULE, DO body)
+	// PrevKinds holds the top-level kinds of the statements before this one
 	// in the same message (for stacked-statement rules).
-	prevKinds kindSet
-	// unfiltered holds kindUpdate and/or kindDelete when an UPDATE or
+	PrevKinds KindSet
+	// Unfiltered holds kindUpdate and/or kindDelete when an UPDATE or
 	// DELETE without WHERE, or with an always-true WHERE, occurs anywhere.
-	unfiltered kindSet
-	copy       copyTarget
-	copyDir    copyDirection
-	verb       ddlVerb
-	object     string // DDL/DCL object type, "" otherwise
-	roleAttrs  uint8
+	Unfiltered KindSet
+	Copy       CopyTarget
+	CopyDir    CopyDirection
+	Verb       DDLVerb
+	Object     string // DDL/DCL object type, "" otherwise
+	RoleAttrs  uint8
 
-	tautology    bool // an OR with an always-true arm in WHERE/HAVING/ON
-	catalogUnion bool // a set operation mixing system-catalog and other arms
-	timeProbe    bool // a sleep whose running or length depends on data, or next to a table read
-	// effects is what the statement makes the server do (effects.go).
-	effects effectSet
-	// sleepSeconds sums the constant durations of its sleeps.
-	sleepSeconds float64
+	Tautology    bool // an OR with an always-true arm in WHERE/HAVING/ON
+	CatalogUnion bool // a set operation mixing system-catalog and other arms
+	TimeProbe    bool // a sleep whose running or length depends on data, or next to a table read
+	// Effects is what the statement makes the server do (effects.go).
+	Effects EffectSet
+	// SleepSeconds sums the constant durations of its sleeps.
+	SleepSeconds float64
 
-	// dynamicSQL: SQL text assembled at run time is run (EXECUTE of a
+	// DynamicSQL: SQL text assembled at run time is run (EXECUTE of a
 	// variable, a non-constant query_to_xml or dblink argument; body.go).
-	dynamicSQL bool
-	// unparsed says why code the statement carries (a body, SQL text in a
+	DynamicSQL bool
+	// Unparsed says why code the statement carries (a body, SQL text in a
 	// string) could not be analysed; "" when all of it was.
-	unparsed string
-	// codeList and codeDepth are the largest list and deepest nesting of
+	Unparsed string
+	// CodeList and CodeDepth are the largest list and deepest nesting of
 	// code in strings (bodies, EXECUTE text), which the prescan of the
 	// message does not look into (body.go).
-	codeList, codeDepth int32
+	CodeList, CodeDepth int32
 
-	joins, unionArms, ctes int32
-	boolTerms              int32 // operands of AND/OR plus CASE arms (limits.go)
-	seriesRows             int64 // rows of the largest constant generator; unboundedRows: no end
-	stringBytes            int64 // bytes repeat/lpad/rpad build from a constant count
+	Joins, UnionArms, CTEs int32
+	BoolTerms              int32 // operands of AND/OR plus CASE arms (limits.go)
+	SeriesRows             int64 // rows of the largest constant generator; unboundedRows: no end
+	StringBytes            int64 // bytes repeat/lpad/rpad build from a constant count
 
-	tables     []tableRef
-	funcs      []funcRef
-	cols       []colRef
-	languages  []string // CREATE FUNCTION / DO / CREATE LANGUAGE
-	extensions []string // CREATE EXTENSION
-	settings   []string // SET / RESET / ALTER SYSTEM parameter names
-	roles      []string // roles granted by GRANT role TO ...
-	cteNames   []string // WITH names: references to them are not relations
+	Tables     []TableRef
+	Funcs      []FuncRef
+	Cols       []ColRef
+	Languages  []string // CREATE FUNCTION / DO / CREATE LANGUAGE
+	Extensions []string // CREATE EXTENSION
+	Settings   []string // SET / RESET / ALTER SYSTEM parameter names
+	Roles      []string // roles granted by GRANT role TO ...
+	CTENames   []string // WITH names: references to them are not relations
 
-	// loc and length locate the statement in the message text (length 0:
+	// Loc and Length locate the statement in the message text (Length 0:
 	// to the end), for fingerprints.
-	loc, length int32
+	Loc, Length int32
 
 	// matched lists, in policy order, the rules whose conditions on the
 	// text hold; scope, time and rate are checked per call.
@@ -191,24 +191,24 @@ type ruleMatch struct {
 	reason string
 }
 
-// textFacts is the analysis of one protocol message's SQL text.
-type textFacts struct {
-	stmts      []stmtFacts
-	parseError bool
-	// parseReason is literal-free: it carries the cursor position only.
-	parseReason string
-	// lex holds the measures taken before parsing (bytes, list size,
+// TextFacts is the analysis of one protocol message's SQL text.
+type TextFacts struct {
+	Stmts      []StmtFacts
+	ParseError bool
+	// ParseReason is literal-free: it carries the cursor position only.
+	ParseReason string
+	// Lex holds the measures taken before parsing (bytes, list size,
 	// nesting) and the comment check.
-	lex lexStats
-	// unparsed is set when a pre-parse measure exceeds a limit of the
+	Lex LexStats
+	// Unparsed is set when a pre-parse measure exceeds a limit of the
 	// policy: the text was not parsed, stmts is empty.
-	unparsed bool
-	// shaped: the facts came from, or went into, the shape cache
+	Unparsed bool
+	// Shaped: the facts came from, or went into, the shape cache
 	// (shape.go); such a text is cached by its exact text only once it
 	// repeats.
-	shaped bool
-	// sqlOps: what the text does to named session objects (sqlprepare.go).
-	sqlOps []SQLOp
+	Shaped bool
+	// SQLOps: what the text does to named session objects (sqlprepare.go).
+	SQLOps []SQLOp
 
 	// Fingerprints are computed at most once per text, when a policy or a
 	// learner first needs them.
@@ -219,11 +219,11 @@ type textFacts struct {
 const parseErrorReason = "statement could not be parsed"
 
 // fingerprints returns the pg_query fingerprint of each statement.
-func (tf *textFacts) fingerprints(text string) []uint64 {
+func (tf *TextFacts) fingerprints(text string) []uint64 {
 	tf.printOnce.Do(func() {
-		out := make([]uint64, len(tf.stmts))
-		for i := range tf.stmts {
-			st := &tf.stmts[i]
+		out := make([]uint64, len(tf.Stmts))
+		for i := range tf.Stmts {
+			st := &tf.Stmts[i]
 			fp, err := pg_query.FingerprintToUInt64(stmtText(text, st))
 			if err == nil {
 				out[i] = fp
@@ -235,40 +235,40 @@ func (tf *textFacts) fingerprints(text string) []uint64 {
 }
 
 // stmtText cuts one statement out of the message text.
-func stmtText(text string, st *stmtFacts) string {
-	lo := int(st.loc)
+func stmtText(text string, st *StmtFacts) string {
+	lo := int(st.Loc)
 	if lo < 0 || lo > len(text) {
 		return text
 	}
 	hi := len(text)
-	if st.length > 0 && lo+int(st.length) <= len(text) {
-		hi = lo + int(st.length)
+	if st.Length > 0 && lo+int(st.Length) <= len(text) {
+		hi = lo + int(st.Length)
 	}
 	return text[lo:hi]
 }
 
 // analyze parses text and collects the facts of every statement in it.
-func analyze(text string) *textFacts {
+func analyze(text string) *TextFacts {
 	return analyzeLex(text, prescan(text, 0))
 }
 
-func analyzeLex(text string, lex lexStats) *textFacts {
+func analyzeLex(text string, lex LexStats) *TextFacts {
 	tree, bad := parseText(text, lex)
 	if bad != nil {
 		return bad
 	}
 	tf := treeFacts(tree, lex)
-	tf.sqlOps = sqlOps(tree, text) // sqlprepare.go
+	tf.SQLOps = sqlOps(tree, text) // sqlprepare.go
 	return tf
 }
 
 // parseText parses text; when it cannot, it returns the facts of a parse
 // error instead of a tree.
-func parseText(text string, lex lexStats) (*pg_query.ParseResult, *textFacts) {
+func parseText(text string, lex LexStats) (*pg_query.ParseResult, *TextFacts) {
 	// The parser reads a C string: it would stop at a NUL byte and judge only
 	// the text before it. PostgreSQL rejects such messages too.
 	if strings.IndexByte(text, 0) >= 0 {
-		return nil, &textFacts{parseError: true, parseReason: parseErrorReason + " (NUL byte)", lex: lex}
+		return nil, &TextFacts{ParseError: true, ParseReason: parseErrorReason + " (NUL byte)", Lex: lex}
 	}
 	tree, err := pg_query.Parse(text)
 	if err != nil {
@@ -284,44 +284,44 @@ func parseText(text string, lex lexStats) (*pg_query.ParseResult, *textFacts) {
 				reason += " (at byte " + strconv.Itoa(pe.Cursorpos) + ")"
 			}
 		}
-		return nil, &textFacts{parseError: true, parseReason: reason, lex: lex}
+		return nil, &TextFacts{ParseError: true, ParseReason: reason, Lex: lex}
 	}
 	return tree, nil
 }
 
 // treeFacts collects the facts of every statement of a parse tree.
-func treeFacts(tree *pg_query.ParseResult, lex lexStats) *textFacts {
-	tf := &textFacts{stmts: make([]stmtFacts, 0, len(tree.Stmts)), lex: lex}
+func treeFacts(tree *pg_query.ParseResult, lex LexStats) *TextFacts {
+	tf := &TextFacts{Stmts: make([]StmtFacts, 0, len(tree.Stmts)), Lex: lex}
 	var w walker
-	var prev kindSet
+	var prev KindSet
 	var slept float64
 	stacked := false
 	for _, raw := range tree.Stmts {
 		f := w.statement(raw.GetStmt())
-		f.loc, f.length = raw.StmtLocation, raw.StmtLen
-		f.prevKinds = prev
+		f.Loc, f.Length = raw.StmtLocation, raw.StmtLen
+		f.PrevKinds = prev
 		w.afterStatement(raw.GetStmt(), &f) // body.go
 		// A SELECT that reads no relation (SELECT pg_advisory_lock(1),
 		// SELECT set_config(...)) is how migration scripts start, not an
 		// application query an injection could extend.
-		if f.kind != kindSelect || len(f.tables) > 0 {
-			prev |= 1 << f.kind
+		if f.Kind != KindSelect || len(f.Tables) > 0 {
+			prev |= 1 << f.Kind
 		}
 		// A sleep stacked after another statement (not BEGIN, SET or a
 		// sleep) tells an injection's author that stacking works, and how
 		// long the first one took.
 		if stacked && f.sleeps() {
-			f.timeProbe = true
+			f.TimeProbe = true
 		}
-		if f.kind != kindTransaction && f.kind != kindSetStmt && !(f.sleeps() && loneSleep(raw.GetStmt())) {
+		if f.Kind != KindTransaction && f.Kind != KindSetStmt && !(f.sleeps() && loneSleep(raw.GetStmt())) {
 			stacked = true
 		}
 		// Sleeps of one message add up: five lone pg_sleep(5) are 25 s.
-		slept += f.sleepSeconds
+		slept += f.SleepSeconds
 		if slept > longSleepSeconds {
-			f.effects |= effLongSleep
+			f.Effects |= EffLongSleep
 		}
-		tf.stmts = append(tf.stmts, f)
+		tf.Stmts = append(tf.Stmts, f)
 	}
 	return tf
 }
@@ -368,7 +368,7 @@ type walker struct {
 	stack   []frame
 	flags   uint8                // flags of the node whose children are being pushed
 	targets []*pg_query.RangeVar // relations a statement writes, seen before their RangeVar is visited
-	f       *stmtFacts
+	f       *StmtFacts
 	// Children of the current node that get extra flags (set by visit).
 	mark      [3]*pg_query.Node
 	markFlags uint8
@@ -385,9 +385,9 @@ type walker struct {
 	// row's name fixed by the WHERE (walker.settingRow).
 	settingRows map[*pg_query.FuncCall]string
 
-	seenT  map[tableRef]struct{}
-	seenF  map[funcRef]struct{}
-	seenC  map[colRef]struct{}
+	seenT  map[TableRef]struct{}
+	seenF  map[FuncRef]struct{}
+	seenC  map[ColRef]struct{}
 	setops map[*pg_query.SelectStmt]struct{} // set-operation nodes already counted
 	sub    *walker                           // for subtree scans and DO bodies
 	depth  int                               // nesting of code in strings (body.go)
@@ -396,28 +396,28 @@ type walker struct {
 
 func (w *walker) push(m any) { w.stack = append(w.stack, frame{m: m, flags: w.flags, scope: w.scope}) }
 
-func (w *walker) statement(n *pg_query.Node) stmtFacts {
-	var f stmtFacts
+func (w *walker) statement(n *pg_query.Node) StmtFacts {
+	var f StmtFacts
 	if n == nil {
 		return f
 	}
-	f.kind = topKind(n)
-	f.kinds = 1 << f.kind
-	if f.kind == kindDDL || f.kind == kindDCL || f.kind == kindTruncate {
-		f.verb, f.object = ddlInfo(n)
+	f.Kind = topKind(n)
+	f.Kinds = 1 << f.Kind
+	if f.Kind == KindDDL || f.Kind == KindDCL || f.Kind == KindTruncate {
+		f.Verb, f.Object = ddlInfo(n)
 	}
 	if n.GetExplainStmt() != nil {
-		f.kinds |= 1 << kindExplain
+		f.Kinds |= 1 << KindExplain
 	}
-	if f.kind == kindDDL && f.verb == verbNone && selectInto(n) {
-		f.verb, f.object = verbCreate, "table"
+	if f.Kind == KindDDL && f.Verb == VerbNone && selectInto(n) {
+		f.Verb, f.Object = VerbCreate, "table"
 	}
 	w.f = &f
 	w.targets = w.targets[:0]
 	if w.seenT == nil {
-		w.seenT = map[tableRef]struct{}{}
-		w.seenF = map[funcRef]struct{}{}
-		w.seenC = map[colRef]struct{}{}
+		w.seenT = map[TableRef]struct{}{}
+		w.seenF = map[FuncRef]struct{}{}
+		w.seenC = map[ColRef]struct{}{}
 		w.setops = map[*pg_query.SelectStmt]struct{}{}
 		w.cteDefs = map[string][]*pg_query.Node{}
 	} else {
@@ -464,10 +464,10 @@ func (w *walker) statement(n *pg_query.Node) stmtFacts {
 	}
 	// A sleep that runs now is a probe unless the statement is nothing
 	// but the sleep (a DDL statement's sleeps run when its object is used).
-	if !f.timeProbe && f.sleeps() && (len(f.tables) > 0 || (f.kind != kindDDL && !loneSleep(n) && !loneSleepDo(n))) {
-		f.timeProbe = true
+	if !f.TimeProbe && f.sleeps() && (len(f.Tables) > 0 || (f.Kind != KindDDL && !loneSleep(n) && !loneSleepDo(n))) {
+		f.TimeProbe = true
 	}
-	f.effects = effectsOf(&f)
+	f.Effects = effectsOf(&f)
 	w.f = nil
 	return f
 }
@@ -535,8 +535,8 @@ func (w *walker) visit(m any) {
 			alias = n.Alias.Aliasname
 		}
 		write := w.isTarget(n)
-		t := tableRef{schema: strings.ToLower(n.Schemaname), name: strings.ToLower(n.Relname), alias: strings.ToLower(alias), write: write}
-		t.cte = !write && t.schema == "" && w.scope.has(t.name)
+		t := TableRef{Schema: strings.ToLower(n.Schemaname), Name: strings.ToLower(n.Relname), Alias: strings.ToLower(alias), Write: write}
+		t.CTE = !write && t.Schema == "" && w.scope.has(t.Name)
 		w.addTable(t)
 	case *pg_query.ColumnRef:
 		w.column(n.Fields)
@@ -562,11 +562,11 @@ func (w *walker) visit(m any) {
 			w.setOperation(n)
 		}
 		if len(n.FromClause) > 1 {
-			f.joins += int32(len(n.FromClause) - 1)
+			f.Joins += int32(len(n.FromClause) - 1)
 		}
 		w.predicates(n.WhereClause, n.HavingClause)
 	case *pg_query.JoinExpr:
-		f.joins++
+		f.Joins++
 		w.predicates(n.Quals, nil)
 	case *pg_query.CaseWhen:
 		w.markChildren(inPredicate, n.Expr)
@@ -574,15 +574,15 @@ func (w *walker) visit(m any) {
 	case *pg_query.WithClause:
 		w.cteList = n
 	case *pg_query.CommonTableExpr:
-		f.ctes++
-		f.cteNames = appendUnique(f.cteNames, strings.ToLower(n.Ctename))
+		f.CTEs++
+		f.CTENames = appendUnique(f.CTENames, strings.ToLower(n.Ctename))
 	case *pg_query.InsertStmt:
 		w.with(n.WithClause)
 		if n.WithClause != nil {
 			w.withScope = n.WithClause
 		}
 		if !later {
-			f.kinds |= 1 << kindInsert
+			f.Kinds |= 1 << KindInsert
 		}
 		w.target(n.Relation)
 	case *pg_query.UpdateStmt:
@@ -591,9 +591,9 @@ func (w *walker) visit(m any) {
 			w.withScope = n.WithClause
 		}
 		if !later {
-			f.kinds |= 1 << kindUpdate
+			f.Kinds |= 1 << KindUpdate
 			if unfilteredWhere(n.WhereClause, n.Relation) {
-				f.unfiltered |= 1 << kindUpdate
+				f.Unfiltered |= 1 << KindUpdate
 			}
 		}
 		w.target(n.Relation)
@@ -604,9 +604,9 @@ func (w *walker) visit(m any) {
 			w.withScope = n.WithClause
 		}
 		if !later {
-			f.kinds |= 1 << kindDelete
+			f.Kinds |= 1 << KindDelete
 			if unfilteredWhere(n.WhereClause, n.Relation) {
-				f.unfiltered |= 1 << kindDelete
+				f.Unfiltered |= 1 << KindDelete
 			}
 		}
 		w.target(n.Relation)
@@ -617,25 +617,25 @@ func (w *walker) visit(m any) {
 			w.withScope = n.WithClause
 		}
 		if !later {
-			f.kinds |= 1<<kindMerge | mergeUnfiltered(n) // an update or delete of every row is one
-			f.unfiltered |= mergeUnfiltered(n)
+			f.Kinds |= 1<<KindMerge | mergeUnfiltered(n) // an update or delete of every row is one
+			f.Unfiltered |= mergeUnfiltered(n)
 		}
 		w.target(n.Relation)
 		w.predicates(n.JoinCondition, nil)
 	case *pg_query.CopyStmt:
 		switch {
 		case n.IsProgram:
-			f.copy |= copyProgram
+			f.Copy |= CopyProgram
 		case n.Filename != "":
-			f.copy |= copyFile
+			f.Copy |= CopyFile
 		default:
-			f.copy |= copyStdio
+			f.Copy |= CopyStdio
 		}
 		if n.IsFrom {
-			f.copyDir |= copyFrom
+			f.CopyDir |= CopyFrom
 			w.target(n.Relation)
 		} else {
-			f.copyDir |= copyTo
+			f.CopyDir |= CopyTo
 		}
 	case *pg_query.TruncateStmt:
 		for _, r := range n.Relations {
@@ -671,7 +671,7 @@ func (w *walker) visit(m any) {
 				values, known := constStrings(n.Args)
 				w.setting(name, values, known)
 			} else {
-				f.settings = appendUnique(f.settings, name)
+				f.Settings = appendUnique(f.Settings, name)
 			}
 		}
 	case *pg_query.ExplainStmt:
@@ -679,9 +679,9 @@ func (w *walker) visit(m any) {
 			w.markChildren(inPlanOnly, n.Query)
 		}
 	case *pg_query.CreateExtensionStmt:
-		f.extensions = appendUnique(f.extensions, strings.ToLower(n.Extname))
+		f.Extensions = appendUnique(f.Extensions, strings.ToLower(n.Extname))
 	case *pg_query.CreatePLangStmt:
-		f.languages = appendUnique(f.languages, strings.ToLower(n.Plname))
+		f.Languages = appendUnique(f.Languages, strings.ToLower(n.Plname))
 		w.funcName(n.Plhandler)
 		w.funcName(n.Plinline)
 		w.funcName(n.Plvalidator)
@@ -689,9 +689,9 @@ func (w *walker) visit(m any) {
 		if n.IsGrant {
 			for _, r := range n.GrantedRoles {
 				if ap := r.GetAccessPriv(); ap != nil {
-					f.roles = appendUnique(f.roles, strings.ToLower(ap.PrivName))
+					f.Roles = appendUnique(f.Roles, strings.ToLower(ap.PrivName))
 				} else if rs := r.GetRoleSpec(); rs != nil {
-					f.roles = appendUnique(f.roles, strings.ToLower(rs.Rolename))
+					f.Roles = appendUnique(f.Roles, strings.ToLower(rs.Rolename))
 				}
 			}
 		}
@@ -715,7 +715,7 @@ func (w *walker) visit(m any) {
 // so that functions called inside are known to be in a predicate.
 func (w *walker) predicates(a, b *pg_query.Node) {
 	if orTautology(a, 0) || orTautology(b, 0) {
-		w.f.tautology = true
+		w.f.Tautology = true
 	}
 	if a != nil || b != nil {
 		w.markChildren(inPredicate, a, b)
@@ -744,7 +744,7 @@ func (w *walker) roleOptions(opts []*pg_query.Node) {
 			on = a.Integer.Ival != 0
 		}
 		if on {
-			w.f.roleAttrs |= bit
+			w.f.RoleAttrs |= bit
 		}
 	}
 }
@@ -782,7 +782,7 @@ func (w *walker) setOperation(root *pg_query.SelectStmt) {
 			todo = append(todo, s.Larg, s.Rarg)
 			continue
 		}
-		w.f.unionArms++
+		w.f.UnionArms++
 		if w.touchesCatalog(s) {
 			catalog = true
 		} else if len(s.FromClause) > 0 {
@@ -792,7 +792,7 @@ func (w *walker) setOperation(root *pg_query.SelectStmt) {
 		}
 	}
 	if catalog && other {
-		w.f.catalogUnion = true
+		w.f.CatalogUnion = true
 	}
 }
 
@@ -933,33 +933,33 @@ func (w *walker) isTarget(r *pg_query.RangeVar) bool {
 }
 
 func (w *walker) table(schema, name, alias string, write bool) {
-	w.addTable(tableRef{schema: strings.ToLower(schema), name: strings.ToLower(name), alias: strings.ToLower(alias), write: write})
+	w.addTable(TableRef{Schema: strings.ToLower(schema), Name: strings.ToLower(name), Alias: strings.ToLower(alias), Write: write})
 }
 
-func (w *walker) addTable(t tableRef) {
+func (w *walker) addTable(t TableRef) {
 	if _, ok := w.seenT[t]; ok {
 		return
 	}
 	w.seenT[t] = struct{}{}
-	w.f.tables = append(w.f.tables, t)
+	w.f.Tables = append(w.f.Tables, t)
 }
 
 func (w *walker) addFunc(schema, name string) {
-	fr := funcRef{schema: strings.ToLower(schema), name: strings.ToLower(name)}
+	fr := FuncRef{Schema: strings.ToLower(schema), Name: strings.ToLower(name)}
 	if _, ok := w.seenF[fr]; ok {
 		return
 	}
 	w.seenF[fr] = struct{}{}
-	w.f.funcs = append(w.f.funcs, fr)
+	w.f.Funcs = append(w.f.Funcs, fr)
 }
 
 // addColumn records a column reference once.
-func (w *walker) addColumn(c colRef) {
+func (w *walker) addColumn(c ColRef) {
 	if _, ok := w.seenC[c]; ok {
 		return
 	}
 	w.seenC[c] = struct{}{}
-	w.f.cols = append(w.f.cols, c)
+	w.f.Cols = append(w.f.Cols, c)
 }
 
 // column records a column reference: [[schema.]table.]column or a star.
@@ -967,21 +967,21 @@ func (w *walker) column(fields []*pg_query.Node) {
 	if len(fields) == 0 {
 		return
 	}
-	var c colRef
+	var c ColRef
 	last := fields[len(fields)-1]
 	if last.GetAStar() != nil {
-		c.name = "*"
+		c.Name = "*"
 	} else {
-		c.name = strings.ToLower(last.GetString_().GetSval())
+		c.Name = strings.ToLower(last.GetString_().GetSval())
 	}
 	if len(fields) >= 2 {
-		c.qual = strings.ToLower(fields[len(fields)-2].GetString_().GetSval())
+		c.Qual = strings.ToLower(fields[len(fields)-2].GetString_().GetSval())
 	}
 	if _, ok := w.seenC[c]; ok {
 		return
 	}
 	w.seenC[c] = struct{}{}
-	w.f.cols = append(w.f.cols, c)
+	w.f.Cols = append(w.f.Cols, c)
 }
 
 // funcName records a function named by a list of String nodes
@@ -1031,61 +1031,61 @@ func isIdentPart(c byte) bool {
 }
 
 // topKind classifies a top-level statement.
-func topKind(n *pg_query.Node) stmtKind {
+func topKind(n *pg_query.Node) StmtKind {
 	switch s := n.Node.(type) {
 	case *pg_query.Node_SelectStmt:
 		if s.SelectStmt.IntoClause != nil {
-			return kindDDL // SELECT ... INTO creates a table
+			return KindDDL // SELECT ... INTO creates a table
 		}
-		return kindSelect
+		return KindSelect
 	case *pg_query.Node_InsertStmt:
-		return kindInsert
+		return KindInsert
 	case *pg_query.Node_UpdateStmt:
-		return kindUpdate
+		return KindUpdate
 	case *pg_query.Node_DeleteStmt:
-		return kindDelete
+		return KindDelete
 	case *pg_query.Node_MergeStmt:
-		return kindMerge
+		return KindMerge
 	case *pg_query.Node_TruncateStmt:
-		return kindTruncate
+		return KindTruncate
 	case *pg_query.Node_CopyStmt:
-		return kindCopy
+		return KindCopy
 	case *pg_query.Node_VariableSetStmt:
-		return kindSetStmt
+		return KindSetStmt
 	case *pg_query.Node_TransactionStmt:
-		return kindTransaction
+		return KindTransaction
 	case *pg_query.Node_CallStmt:
-		return kindCall
+		return KindCall
 	case *pg_query.Node_DoStmt:
-		return kindDo
+		return KindDo
 	case *pg_query.Node_ExplainStmt:
 		// EXPLAIN ANALYZE runs its statement: judge it as that statement.
 		if explainAnalyze(s.ExplainStmt) && s.ExplainStmt.Query != nil {
 			return topKind(s.ExplainStmt.Query)
 		}
-		return kindExplain
+		return KindExplain
 	case *pg_query.Node_AlterSystemStmt:
-		return kindAlterSystem
+		return KindAlterSystem
 	case *pg_query.Node_VacuumStmt:
 		if s.VacuumStmt.IsVacuumcmd {
-			return kindVacuum
+			return KindVacuum
 		}
-		return kindAnalyze
+		return KindAnalyze
 	case *pg_query.Node_IndexStmt, *pg_query.Node_ViewStmt, *pg_query.Node_RuleStmt,
 		*pg_query.Node_DefineStmt, *pg_query.Node_RenameStmt, *pg_query.Node_CommentStmt, *pg_query.Node_SecLabelStmt,
 		*pg_query.Node_CompositeTypeStmt,
 		*pg_query.Node_ImportForeignSchemaStmt, *pg_query.Node_RefreshMatViewStmt:
-		return kindDDL
+		return KindDDL
 	}
 	if isDCL(n) {
-		return kindDCL
+		return KindDCL
 	}
 	// The remaining DDL statements are all named Create*, Alter* or Drop*.
 	name := string(n.ProtoReflect().WhichOneof(nodeOneof).Message().Name())
 	if strings.HasPrefix(name, "Create") || strings.HasPrefix(name, "Alter") || strings.HasPrefix(name, "Drop") {
-		return kindDDL
+		return KindDDL
 	}
-	return kindUtility
+	return KindUtility
 }
 
 func explainAnalyze(e *pg_query.ExplainStmt) bool {

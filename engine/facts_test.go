@@ -9,19 +9,19 @@ import (
 
 // describe renders facts compactly for table tests: "kind kinds=[..] unfiltered=[..]
 // copy=.. tables=[..] funcs=[..]". Tables written carry a "+w" suffix.
-func describe(f *stmtFacts) string {
+func describe(f *StmtFacts) string {
 	var b strings.Builder
-	b.WriteString(f.kind.String())
-	if extra := f.kinds &^ (1 << f.kind); extra != 0 {
+	b.WriteString(f.Kind.String())
+	if extra := f.Kinds &^ (1 << f.Kind); extra != 0 {
 		fmt.Fprintf(&b, " nested=%s", kindList(extra))
 	}
-	if f.unfiltered != 0 {
-		fmt.Fprintf(&b, " unfiltered=%s", kindList(f.unfiltered))
+	if f.Unfiltered != 0 {
+		fmt.Fprintf(&b, " unfiltered=%s", kindList(f.Unfiltered))
 	}
-	if f.copy != 0 {
+	if f.Copy != 0 {
 		var c []string
-		for bit, name := range map[copyTarget]string{copyStdio: "stdio", copyFile: "file", copyProgram: "program"} {
-			if f.copy&bit != 0 {
+		for bit, name := range map[CopyTarget]string{CopyStdio: "stdio", CopyFile: "file", CopyProgram: "program"} {
+			if f.Copy&bit != 0 {
 				c = append(c, name)
 			}
 		}
@@ -29,12 +29,12 @@ func describe(f *stmtFacts) string {
 		fmt.Fprintf(&b, " copy=%s", strings.Join(c, ","))
 	}
 	var ts []string
-	for _, t := range f.tables {
-		s := t.name
-		if t.schema != "" {
-			s = t.schema + "." + s
+	for _, t := range f.Tables {
+		s := t.Name
+		if t.Schema != "" {
+			s = t.Schema + "." + s
 		}
-		if t.write {
+		if t.Write {
 			s += "+w"
 		}
 		ts = append(ts, s)
@@ -44,10 +44,10 @@ func describe(f *stmtFacts) string {
 		fmt.Fprintf(&b, " tables=%s", strings.Join(ts, ","))
 	}
 	var fs []string
-	for _, fn := range f.funcs {
-		s := fn.name
-		if fn.schema != "" {
-			s = fn.schema + "." + s
+	for _, fn := range f.Funcs {
+		s := fn.Name
+		if fn.Schema != "" {
+			s = fn.Schema + "." + s
 		}
 		fs = append(fs, s)
 	}
@@ -58,10 +58,10 @@ func describe(f *stmtFacts) string {
 	return b.String()
 }
 
-func kindList(s kindSet) string {
+func kindList(s KindSet) string {
 	var out []string
-	for k := stmtKind(0); k < numKinds; k++ {
-		if s.has(k) {
+	for k := StmtKind(0); k < NumKinds; k++ {
+		if s.Has(k) {
 			out = append(out, k.String())
 		}
 	}
@@ -123,13 +123,13 @@ func TestAnalyzeFacts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tf := analyze(tt.sql)
-			if tf.parseError {
-				t.Fatalf("analyze(%q): parse error %s", tt.sql, tf.parseReason)
+			if tf.ParseError {
+				t.Fatalf("analyze(%q): parse error %s", tt.sql, tf.ParseReason)
 			}
-			if len(tf.stmts) != 1 {
-				t.Fatalf("analyze(%q): %d statements, want 1", tt.sql, len(tf.stmts))
+			if len(tf.Stmts) != 1 {
+				t.Fatalf("analyze(%q): %d statements, want 1", tt.sql, len(tf.Stmts))
 			}
-			if got := describe(&tf.stmts[0]); got != tt.want {
+			if got := describe(&tf.Stmts[0]); got != tt.want {
 				t.Errorf("analyze(%q)\n got: %s\nwant: %s", tt.sql, got, tt.want)
 			}
 		})
@@ -143,13 +143,13 @@ func TestAnalyzeDeepNesting(t *testing.T) {
 		t.Run(fmt.Sprint(depth), func(t *testing.T) {
 			parens := "SELECT " + strings.Repeat("(", depth) + "pg_read_file('x')" + strings.Repeat(")", depth)
 			tf := analyze(parens)
-			if !tf.parseError && (len(tf.stmts) != 1 || len(tf.stmts[0].funcs) != 1) {
-				t.Errorf("parenthesised depth %d: got %+v, want one function or a parse error", depth, tf.stmts)
+			if !tf.ParseError && (len(tf.Stmts) != 1 || len(tf.Stmts[0].Funcs) != 1) {
+				t.Errorf("parenthesised depth %d: got %+v, want one function or a parse error", depth, tf.Stmts)
 			}
 			subq := strings.Repeat("SELECT * FROM (", depth) + "SELECT pg_read_file('x')" + strings.Repeat(") s", depth)
 			tf = analyze(subq)
-			if !tf.parseError && (len(tf.stmts) != 1 || len(tf.stmts[0].funcs) != 1) {
-				t.Errorf("subquery depth %d: got %+v, want one function or a parse error", depth, tf.stmts)
+			if !tf.ParseError && (len(tf.Stmts) != 1 || len(tf.Stmts[0].Funcs) != 1) {
+				t.Errorf("subquery depth %d: got %+v, want one function or a parse error", depth, tf.Stmts)
 			}
 		})
 	}
@@ -232,10 +232,10 @@ func TestAnalyzeEffects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tf := analyze(tt.sql)
-			if tf.parseError || len(tf.stmts) != 1 {
-				t.Fatalf("analyze(%q): parse error %v, %d statements", tt.sql, tf.parseError, len(tf.stmts))
+			if tf.ParseError || len(tf.Stmts) != 1 {
+				t.Fatalf("analyze(%q): parse error %v, %d statements", tt.sql, tf.ParseError, len(tf.Stmts))
 			}
-			if got := tf.stmts[0].effects.String(); got != tt.want {
+			if got := tf.Stmts[0].Effects.String(); got != tt.want {
 				t.Errorf("analyze(%q) effects\n got: %s\nwant: %s", tt.sql, got, tt.want)
 			}
 		})
@@ -248,37 +248,37 @@ func TestAnalyzeProbes(t *testing.T) {
 		name, sql string
 		union     bool
 		probe     bool
-		kind      stmtKind
+		kind      StmtKind
 	}{
-		{"union with catalog", "SELECT a FROM t UNION SELECT relname FROM pg_class", true, false, kindSelect},
-		{"union with catalog cte", "WITH c AS (SELECT relname FROM pg_class) SELECT a FROM t UNION SELECT * FROM c", true, false, kindSelect},
-		{"union with nested catalog cte", "WITH c AS (SELECT relname FROM pg_class), d AS (SELECT * FROM c) SELECT a FROM t UNION SELECT * FROM d", true, false, kindSelect},
-		{"union with recursive cte", "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT * FROM r", false, false, kindSelect},
-		{"union with catalog function", "SELECT a FROM t UNION SELECT version()", true, false, kindSelect},
-		{"union with current_user", "SELECT a FROM t UNION SELECT current_user", true, false, kindSelect},
-		{"union with statistics view", "SELECT a FROM t UNION ALL SELECT relname FROM pg_stat_user_tables", false, false, kindSelect},
-		{"all catalog union", "SELECT relname FROM pg_class UNION SELECT viewname FROM pg_views", false, false, kindSelect},
-		{"sleep in case result", "SELECT CASE WHEN current_user = 'x' THEN pg_sleep(1) END", false, true, kindSelect},
-		{"sleep under and", "SELECT current_user = 'x' AND pg_sleep(1) IS NULL", false, true, kindSelect},
-		{"sleep under coalesce", "SELECT coalesce(NULL, pg_sleep(1)::text)", false, true, kindSelect},
-		{"computed sleep", "SELECT pg_sleep(length(current_user))", false, true, kindSelect},
-		{"constant sleep", "SELECT pg_sleep(1)", false, false, kindSelect},
-		{"sleep under where", "SELECT pg_sleep(1) WHERE current_user = 'x'", false, true, kindSelect},
-		{"sleep with limit", "SELECT pg_sleep(1) LIMIT length(current_user)", false, true, kindSelect},
-		{"sleep in do", "DO $$ BEGIN IF current_user = 'x' THEN PERFORM pg_sleep(1); END IF; END $$", false, true, kindDo},
-		{"sleep in function body", "CREATE FUNCTION w() RETURNS void LANGUAGE sql AS 'select pg_sleep(1)'", false, false, kindDDL},
-		{"select into", "SELECT * INTO n FROM t", false, false, kindDDL},
-		{"explain analyze select into", "EXPLAIN ANALYZE SELECT * INTO n FROM t", false, false, kindDDL},
+		{"union with catalog", "SELECT a FROM t UNION SELECT relname FROM pg_class", true, false, KindSelect},
+		{"union with catalog cte", "WITH c AS (SELECT relname FROM pg_class) SELECT a FROM t UNION SELECT * FROM c", true, false, KindSelect},
+		{"union with nested catalog cte", "WITH c AS (SELECT relname FROM pg_class), d AS (SELECT * FROM c) SELECT a FROM t UNION SELECT * FROM d", true, false, KindSelect},
+		{"union with recursive cte", "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT * FROM r", false, false, KindSelect},
+		{"union with catalog function", "SELECT a FROM t UNION SELECT version()", true, false, KindSelect},
+		{"union with current_user", "SELECT a FROM t UNION SELECT current_user", true, false, KindSelect},
+		{"union with statistics view", "SELECT a FROM t UNION ALL SELECT relname FROM pg_stat_user_tables", false, false, KindSelect},
+		{"all catalog union", "SELECT relname FROM pg_class UNION SELECT viewname FROM pg_views", false, false, KindSelect},
+		{"sleep in case result", "SELECT CASE WHEN current_user = 'x' THEN pg_sleep(1) END", false, true, KindSelect},
+		{"sleep under and", "SELECT current_user = 'x' AND pg_sleep(1) IS NULL", false, true, KindSelect},
+		{"sleep under coalesce", "SELECT coalesce(NULL, pg_sleep(1)::text)", false, true, KindSelect},
+		{"computed sleep", "SELECT pg_sleep(length(current_user))", false, true, KindSelect},
+		{"constant sleep", "SELECT pg_sleep(1)", false, false, KindSelect},
+		{"sleep under where", "SELECT pg_sleep(1) WHERE current_user = 'x'", false, true, KindSelect},
+		{"sleep with limit", "SELECT pg_sleep(1) LIMIT length(current_user)", false, true, KindSelect},
+		{"sleep in do", "DO $$ BEGIN IF current_user = 'x' THEN PERFORM pg_sleep(1); END IF; END $$", false, true, KindDo},
+		{"sleep in function body", "CREATE FUNCTION w() RETURNS void LANGUAGE sql AS 'select pg_sleep(1)'", false, false, KindDDL},
+		{"select into", "SELECT * INTO n FROM t", false, false, KindDDL},
+		{"explain analyze select into", "EXPLAIN ANALYZE SELECT * INTO n FROM t", false, false, KindDDL},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tf := analyze(tt.sql)
-			if tf.parseError || len(tf.stmts) != 1 {
-				t.Fatalf("analyze(%q): parse error %v, %d statements", tt.sql, tf.parseError, len(tf.stmts))
+			if tf.ParseError || len(tf.Stmts) != 1 {
+				t.Fatalf("analyze(%q): parse error %v, %d statements", tt.sql, tf.ParseError, len(tf.Stmts))
 			}
-			f := &tf.stmts[0]
-			if f.catalogUnion != tt.union || f.timeProbe != tt.probe || f.kind != tt.kind {
-				t.Errorf("analyze(%q)\n got: union=%v probe=%v kind=%v\nwant: union=%v probe=%v kind=%v", tt.sql, f.catalogUnion, f.timeProbe, f.kind, tt.union, tt.probe, tt.kind)
+			f := &tf.Stmts[0]
+			if f.CatalogUnion != tt.union || f.TimeProbe != tt.probe || f.Kind != tt.kind {
+				t.Errorf("analyze(%q)\n got: union=%v probe=%v kind=%v\nwant: union=%v probe=%v kind=%v", tt.sql, f.CatalogUnion, f.TimeProbe, f.Kind, tt.union, tt.probe, tt.kind)
 			}
 		})
 	}
@@ -325,14 +325,14 @@ func TestCTEScope(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tf := analyze(tt.sql)
-			if tf.parseError || len(tf.stmts) != 1 {
-				t.Fatalf("analyze(%q): parse error %v", tt.sql, tf.parseError)
+			if tf.ParseError || len(tf.Stmts) != 1 {
+				t.Fatalf("analyze(%q): parse error %v", tt.sql, tf.ParseError)
 			}
 			var rel []string
-			for _, r := range tf.stmts[0].tables {
-				if !r.cte {
-					s := r.name
-					if r.write {
+			for _, r := range tf.Stmts[0].Tables {
+				if !r.CTE {
+					s := r.Name
+					if r.Write {
 						s += "+w"
 					}
 					rel = append(rel, s)

@@ -57,8 +57,8 @@ func (l *Learner) Record(sql string, s *Session) {
 	l.record(tf, sql, s)
 }
 
-func (l *Learner) record(tf *textFacts, text string, s *Session) {
-	if tf.parseError || tf.unparsed || len(tf.stmts) == 0 {
+func (l *Learner) record(tf *TextFacts, text string, s *Session) {
+	if tf.ParseError || tf.Unparsed || len(tf.Stmts) == 0 {
 		return
 	}
 	if s == nil {
@@ -85,7 +85,7 @@ func (l *Learner) record(tf *textFacts, text string, s *Session) {
 		if full {
 			continue
 		}
-		norm, err := pg_query.Normalize(stmtText(text, &tf.stmts[i]))
+		norm, err := pg_query.Normalize(stmtText(text, &tf.Stmts[i]))
 		if err != nil {
 			continue
 		}

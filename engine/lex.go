@@ -30,17 +30,17 @@ import "strings"
 // measured: each level re-reads its text once.
 const maxDollarNesting = 8
 
-// lexStats are the pre-parse measures of one message's text.
-type lexStats struct {
-	bytes    int
-	maxList  int // elements of the largest parenthesised or bracketed list
-	maxDepth int // deepest nesting of parentheses and brackets
-	// commentTrick: a comment glued to the tokens around it (SELECT/**/1,
+// LexStats are the pre-parse measures of one message's text.
+type LexStats struct {
+	Bytes    int
+	MaxList  int // elements of the largest parenthesised or bracketed list
+	MaxDepth int // deepest nesting of parentheses and brackets
+	// CommentTrick: a comment glued to the tokens around it (SELECT/**/1,
 	// UNION/**/SELECT), a -- comment glued to the token before it
 	// ('admin'--), or a MySQL-style /*! comment. A -- comment right after
 	// ",", "(" or ";" is how scripts annotate lines (a,-- note): it counts
 	// only after a ";" that it cuts off the end of the text at (id = 1;--).
-	commentTrick bool
+	CommentTrick bool
 }
 
 // lexSpan is one comment, literal or statement end prescan found, for the
@@ -58,8 +58,8 @@ const (
 
 // prescan measures text. It stops early (returning what it has, with
 // bytes set) once stopBytes > 0 and len(text) > stopBytes.
-func prescan(text string, stopBytes int) lexStats {
-	st := lexStats{bytes: len(text)}
+func prescan(text string, stopBytes int) LexStats {
+	st := LexStats{Bytes: len(text)}
 	if stopBytes > 0 && len(text) > stopBytes {
 		return st
 	}
@@ -71,7 +71,7 @@ func prescan(text string, stopBytes int) lexStats {
 // its lists and nesting count, its comments do not (a function body's
 // comments are the function's own). trace, when not nil, collects spans
 // (only at level 0).
-func scanLex(text string, st *lexStats, level int, trace *[]lexSpan) {
+func scanLex(text string, st *LexStats, level int, trace *[]lexSpan) {
 	// counts[d] is the element count of the open list at depth d; nonEmpty
 	// says whether anything but blanks came since it opened.
 	var counts []int
@@ -90,7 +90,7 @@ func scanLex(text string, st *lexStats, level int, trace *[]lexSpan) {
 	}
 	token := func(end int) {
 		if gluedLeft >= 0 && gluedLeft == tokStart && top {
-			st.commentTrick = true
+			st.CommentTrick = true
 		}
 		gluedLeft = -1
 		lastEnd = end
@@ -126,17 +126,17 @@ func scanLex(text string, st *lexStats, level int, trace *[]lexSpan) {
 					// (WHERE id = 1;-- AND owner = 2) is the trick; a
 					// comment on a script's line, with more after it, is not.
 					if strings.TrimLeft(text[i:], " \t\n\r\f\v") == "" {
-						st.commentTrick = true
+						st.CommentTrick = true
 					}
 				default:
-					st.commentTrick = true
+					st.CommentTrick = true
 				}
 			}
 			gluedLeft = -1
 		case c == '/' && i+1 < n && text[i+1] == '*':
 			start := i
 			if i+2 < n && text[i+2] == '!' && top {
-				st.commentTrick = true
+				st.CommentTrick = true
 			}
 			depth := 0
 			for i < n {
@@ -246,8 +246,8 @@ func scanLex(text string, st *lexStats, level int, trace *[]lexSpan) {
 			token(i + 1)
 			counts = append(counts, 0)
 			nonEmpty = append(nonEmpty, false)
-			if len(counts) > st.maxDepth {
-				st.maxDepth = len(counts)
+			if len(counts) > st.MaxDepth {
+				st.MaxDepth = len(counts)
 			}
 			i++
 		case c == ')' || c == ']':
@@ -256,8 +256,8 @@ func scanLex(text string, st *lexStats, level int, trace *[]lexSpan) {
 				if nonEmpty[d-1] {
 					elems++
 				}
-				if elems > st.maxList {
-					st.maxList = elems
+				if elems > st.MaxList {
+					st.MaxList = elems
 				}
 				counts, nonEmpty = counts[:d-1], nonEmpty[:d-1]
 			}

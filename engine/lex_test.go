@@ -47,8 +47,8 @@ func TestPrescan(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := prescan(c.sql, 0)
-			if st.maxList != c.list || st.maxDepth != c.depth || st.commentTrick != c.commentTrick {
-				t.Errorf("prescan(%q) = list %d depth %d trick %v, want %d %d %v", c.sql, st.maxList, st.maxDepth, st.commentTrick, c.list, c.depth, c.commentTrick)
+			if st.MaxList != c.list || st.MaxDepth != c.depth || st.CommentTrick != c.commentTrick {
+				t.Errorf("prescan(%q) = list %d depth %d trick %v, want %d %d %v", c.sql, st.MaxList, st.MaxDepth, st.CommentTrick, c.list, c.depth, c.commentTrick)
 			}
 		})
 	}
@@ -101,7 +101,7 @@ func lexDisagreement(text string) string {
 		return ""
 	}
 	var got []lexSpan
-	var st lexStats
+	var st LexStats
 	scanLex(text, &st, 0, &got)
 	if len(got) != len(want) {
 		return fmt.Sprintf("prescan %v, scanner %v", got, want)

@@ -739,9 +739,9 @@ func (w *walker) alsoOff(text string, judge func(alt string)) {
 	if !differs {
 		return
 	}
-	before := w.f.unparsed
+	before := w.f.Unparsed
 	judge(alt)
-	w.f.unparsed = before
+	w.f.Unparsed = before
 }
 
 // withOffReadings returns PL/pgSQL bodies together with their readings

@@ -18,8 +18,8 @@ import (
 // reads only itself, without WHERE or LIMIT, produces rows without end
 // (unboundedRows).
 
-// unboundedRows is the row count of a generator without an end.
-const unboundedRows = math.MaxInt64
+// UnboundedRows is the row count of a generator without an end.
+const UnboundedRows = math.MaxInt64
 
 // measureNode adds what node m contributes to the statement's measures.
 // (Lists and nesting of code in strings: walker.measure in body.go.)
@@ -28,21 +28,21 @@ func (w *walker) measureNode(m any) {
 	switch n := m.(type) {
 	case *pg_query.BoolExpr:
 		if n.Boolop != pg_query.BoolExprType_NOT_EXPR {
-			f.boolTerms += int32(len(n.Args))
+			f.BoolTerms += int32(len(n.Args))
 		}
 	case *pg_query.CaseExpr:
-		f.boolTerms += int32(len(n.Args))
+		f.BoolTerms += int32(len(n.Args))
 	case *pg_query.FuncCall:
 		name := funcName(n.Funcname)
 		switch name {
 		case "generate_series":
-			f.seriesRows = max(f.seriesRows, seriesRows(n))
+			f.SeriesRows = max(f.SeriesRows, seriesRows(n))
 		case "repeat", "lpad", "rpad":
-			f.stringBytes = max(f.stringBytes, builtBytes(name, n))
+			f.StringBytes = max(f.StringBytes, builtBytes(name, n))
 		}
 	case *pg_query.SelectStmt:
 		if n.WithClause != nil && n.WithClause.Recursive && unboundedRecursion(n.WithClause, limitBounds(n)) {
-			f.seriesRows = unboundedRows
+			f.SeriesRows = UnboundedRows
 		}
 		// A FROM list of generators is their cross product.
 		if len(n.FromClause) > 1 {
@@ -56,7 +56,7 @@ func (w *walker) measureNode(m any) {
 				prod = mulSat(prod, r)
 			}
 			if all {
-				f.seriesRows = max(f.seriesRows, prod)
+				f.SeriesRows = max(f.SeriesRows, prod)
 			}
 		}
 	case *pg_query.InsertStmt:
@@ -72,7 +72,7 @@ func (w *walker) measureNode(m any) {
 
 func (w *walker) recursiveWith(wc *pg_query.WithClause) {
 	if wc != nil && wc.Recursive && unboundedRecursion(wc, false) {
-		w.f.seriesRows = unboundedRows
+		w.f.SeriesRows = UnboundedRows
 	}
 }
 

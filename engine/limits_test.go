@@ -23,12 +23,12 @@ func TestLimitMeasures(t *testing.T) {
 		{"SELECT * FROM generate_series(1, $1)", 0, 0, 0, 0, 0},
 		{"SELECT * FROM generate_series(1, 1000) a, generate_series(1, 1000) b", 0, 1000000, 0, 0, 0},
 		{"SELECT * FROM generate_series(1, 1e10) a, generate_series(1, 1e10) b", 0, 9223372036854775807, 0, 0, 0},
-		{"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT * FROM r", 0, unboundedRows, 0, 0, 0},
+		{"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT * FROM r", 0, UnboundedRows, 0, 0, 0},
 		{"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT * FROM r LIMIT 3", 0, 0, 0, 0, 0},
-		{"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r LIMIT 3", 0, unboundedRows, 0, 0, 0},
-		{"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT * FROM r ORDER BY 1 LIMIT 3", 0, unboundedRows, 0, 0, 0},
+		{"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r LIMIT 3", 0, UnboundedRows, 0, 0, 0},
+		{"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT * FROM r ORDER BY 1 LIMIT 3", 0, UnboundedRows, 0, 0, 0},
 		{"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 9) SELECT * FROM r", 0, 0, 0, 0, 0},
-		{"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE 2 > 1) SELECT * FROM r", 0, unboundedRows, 0, 0, 0},
+		{"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE 2 > 1) SELECT * FROM r", 0, UnboundedRows, 0, 0, 0},
 		{"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT t.id FROM t JOIN r ON t.p = r.n) SELECT * FROM r", 0, 0, 0, 0, 0},
 		{"WITH r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT * FROM r", 0, 0, 0, 0, 0},
 		{"SELECT repeat('ab', 10)", 0, 0, 20, 0, 0},
@@ -41,13 +41,13 @@ func TestLimitMeasures(t *testing.T) {
 	} {
 		t.Run(c.sql, func(t *testing.T) {
 			tf := analyze(c.sql)
-			if tf.parseError {
-				t.Fatalf("%s: %s", c.sql, tf.parseReason)
+			if tf.ParseError {
+				t.Fatalf("%s: %s", c.sql, tf.ParseReason)
 			}
-			f := tf.stmts[0]
-			if f.boolTerms != c.boolTerms || f.seriesRows != c.seriesRows || f.stringBytes != c.strBytes || f.codeList != c.bodyList || f.codeDepth != c.bodyDepth {
+			f := tf.Stmts[0]
+			if f.BoolTerms != c.boolTerms || f.SeriesRows != c.seriesRows || f.StringBytes != c.strBytes || f.CodeList != c.bodyList || f.CodeDepth != c.bodyDepth {
 				t.Errorf("%s: bool_terms %d series_rows %d string_bytes %d body list/depth %d/%d, want %d %d %d %d/%d",
-					c.sql, f.boolTerms, f.seriesRows, f.stringBytes, f.codeList, f.codeDepth, c.boolTerms, c.seriesRows, c.strBytes, c.bodyList, c.bodyDepth)
+					c.sql, f.BoolTerms, f.SeriesRows, f.StringBytes, f.CodeList, f.CodeDepth, c.boolTerms, c.seriesRows, c.strBytes, c.bodyList, c.bodyDepth)
 			}
 		})
 	}

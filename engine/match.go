@@ -10,8 +10,8 @@ import (
 // the policy, so they are computed once per cached text; a cache hit then
 // checks only scope, time and rate, and its cost does not grow with the
 // number of rules a statement does not match.
-func (p *Policy) precompute(tf *textFacts, text string) {
-	if tf.parseError || tf.unparsed {
+func (p *Policy) precompute(tf *TextFacts, text string) {
+	if tf.ParseError || tf.Unparsed {
 		return
 	}
 	var prints []uint64
@@ -19,8 +19,8 @@ func (p *Policy) precompute(tf *textFacts, text string) {
 		prints = tf.fingerprints(text)
 	}
 	var cand []int32
-	for i := range tf.stmts {
-		st := &tf.stmts[i]
+	for i := range tf.Stmts {
+		st := &tf.Stmts[i]
 		cand = p.candidates(st, cand[:0])
 		var fp uint64
 		if prints != nil {
@@ -36,20 +36,20 @@ func (p *Policy) precompute(tf *textFacts, text string) {
 }
 
 // candidates returns, in policy order, the rules that could match st.
-func (p *Policy) candidates(st *stmtFacts, out []int32) []int32 {
-	for k := stmtKind(0); k < numKinds; k++ {
-		if st.kinds.has(k) {
+func (p *Policy) candidates(st *StmtFacts, out []int32) []int32 {
+	for k := StmtKind(0); k < NumKinds; k++ {
+		if st.Kinds.Has(k) {
 			out = append(out, p.index.byKind[k]...)
 		}
 	}
 	if len(p.index.byTable) > 0 {
-		for i := range st.tables {
-			out = append(out, p.index.byTable[st.tables[i].name]...)
+		for i := range st.Tables {
+			out = append(out, p.index.byTable[st.Tables[i].Name]...)
 		}
 	}
 	if len(p.index.byFunc) > 0 {
-		for i := range st.funcs {
-			out = append(out, p.index.byFunc[st.funcs[i].name]...)
+		for i := range st.Funcs {
+			out = append(out, p.index.byFunc[st.Funcs[i].Name]...)
 		}
 	}
 	slices.Sort(out)
@@ -58,83 +58,83 @@ func (p *Policy) candidates(st *stmtFacts, out []int32) []int32 {
 
 // staticMatch reports whether the statement satisfies every condition of
 // the rule that depends on the text alone, and the verdict reason.
-func (p *Policy) staticMatch(r *rule, f *stmtFacts, tf *textFacts, fp uint64) (bool, string) {
-	if r.kinds != 0 && f.kinds&r.kinds == 0 {
+func (p *Policy) staticMatch(r *rule, f *StmtFacts, tf *TextFacts, fp uint64) (bool, string) {
+	if r.kinds != 0 && f.Kinds&r.kinds == 0 {
 		return false, ""
 	}
 	if r.kinds != 0 && r.action == ActionAllow {
 		// An allow rule lets through only what it names: a WITH (DELETE
 		// ...) SELECT is not allowed by kind [select].
-		rest := f.kinds &^ r.kinds
-		if f.kind != kindExplain {
-			rest &^= 1 << kindExplain
+		rest := f.Kinds &^ r.kinds
+		if f.Kind != KindExplain {
+			rest &^= 1 << KindExplain
 		}
 		if rest != 0 {
 			return false, ""
 		}
 	}
-	if r.verbs != 0 && (f.verb == verbNone || r.verbs&(1<<f.verb) == 0) {
+	if r.verbs != 0 && (f.Verb == VerbNone || r.verbs&(1<<f.Verb) == 0) {
 		return false, ""
 	}
 	if r.objects != nil {
-		if _, ok := r.objects[f.object]; !ok || f.object == "" {
+		if _, ok := r.objects[f.Object]; !ok || f.Object == "" {
 			return false, ""
 		}
 	}
 	if r.withoutWhere {
-		want := r.kinds & (1<<kindUpdate | 1<<kindDelete)
+		want := r.kinds & (1<<KindUpdate | 1<<KindDelete)
 		if want == 0 {
-			want = 1<<kindUpdate | 1<<kindDelete
+			want = 1<<KindUpdate | 1<<KindDelete
 		}
-		if f.unfiltered&want == 0 {
+		if f.Unfiltered&want == 0 {
 			return false, ""
 		}
 	}
-	if r.copy != 0 && f.copy&r.copy == 0 {
+	if r.copy != 0 && f.Copy&r.copy == 0 {
 		return false, ""
 	}
-	if r.copyDir != 0 && f.copyDir&r.copyDir == 0 {
+	if r.copyDir != 0 && f.CopyDir&r.copyDir == 0 {
 		return false, ""
 	}
-	if r.tautology && !f.tautology {
+	if r.tautology && !f.Tautology {
 		return false, ""
 	}
-	if r.catalogUnion && !f.catalogUnion {
+	if r.catalogUnion && !f.CatalogUnion {
 		return false, ""
 	}
-	if r.timeProbe && !f.timeProbe {
+	if r.timeProbe && !f.TimeProbe {
 		return false, ""
 	}
-	if r.commentTrick && !tf.lex.commentTrick {
+	if r.commentTrick && !tf.Lex.CommentTrick {
 		return false, ""
 	}
-	if r.dynamicSQL && !f.dynamicSQL {
+	if r.dynamicSQL && !f.DynamicSQL {
 		return false, ""
 	}
-	if r.unparsedBody && f.unparsed == "" {
+	if r.unparsedBody && f.Unparsed == "" {
 		return false, ""
 	}
-	if r.roleAttrs != 0 && f.roleAttrs&r.roleAttrs == 0 {
+	if r.roleAttrs != 0 && f.RoleAttrs&r.roleAttrs == 0 {
 		return false, ""
 	}
-	if r.effects != 0 && f.effects&r.effects == 0 {
+	if r.effects != 0 && f.Effects&r.effects == 0 {
 		return false, ""
 	}
 	if r.stackedAfter != 0 {
 		// Judged by everything the statement does: a WITH (DELETE ...)
 		// SELECT after a SELECT is a delete.
-		exempt := r.stackedAfter | 1<<kindTransaction | 1<<kindSetStmt
-		if f.kind != kindExplain {
-			exempt |= 1 << kindExplain
+		exempt := r.stackedAfter | 1<<KindTransaction | 1<<KindSetStmt
+		if f.Kind != KindExplain {
+			exempt |= 1 << KindExplain
 		}
-		if f.prevKinds&r.stackedAfter == 0 || f.kinds&^exempt == 0 {
+		if f.PrevKinds&r.stackedAfter == 0 || f.Kinds&^exempt == 0 {
 			return false, ""
 		}
 	}
 	if !r.functions.empty() {
 		found := false
-		for i := range f.funcs {
-			if r.functions.match(f.funcs[i].schema, f.funcs[i].name) {
+		for i := range f.Funcs {
+			if r.functions.match(f.Funcs[i].Schema, f.Funcs[i].Name) {
 				found = true
 				break
 			}
@@ -143,22 +143,22 @@ func (p *Policy) staticMatch(r *rule, f *stmtFacts, tf *textFacts, fp uint64) (b
 			return false, ""
 		}
 	}
-	if !r.tables.empty() && !p.anyTable(r, f, func(t *tableRef) bool { return r.tables.match(t.schema, t.name) }) {
+	if !r.tables.empty() && !p.anyTable(r, f, func(t *TableRef) bool { return r.tables.match(t.Schema, t.Name) }) {
 		return false, ""
 	}
-	if !r.tablesOutside.empty() && !p.anyTable(r, f, func(t *tableRef) bool { return !r.tablesOutside.match(t.schema, t.name) }) {
+	if !r.tablesOutside.empty() && !p.anyTable(r, f, func(t *TableRef) bool { return !r.tablesOutside.match(t.Schema, t.Name) }) {
 		return false, ""
 	}
-	if !r.languages.empty() && !r.languages.matchAny(f.languages) {
+	if !r.languages.empty() && !r.languages.matchAny(f.Languages) {
 		return false, ""
 	}
-	if !r.extensions.empty() && !r.extensions.matchAny(f.extensions) {
+	if !r.extensions.empty() && !r.extensions.matchAny(f.Extensions) {
 		return false, ""
 	}
-	if !r.settings.empty() && !r.settings.matchAny(f.settings) {
+	if !r.settings.empty() && !r.settings.matchAny(f.Settings) {
 		return false, ""
 	}
-	if !r.grantedRoles.empty() && !r.grantedRoles.matchAny(f.roles) {
+	if !r.grantedRoles.empty() && !r.grantedRoles.matchAny(f.Roles) {
 		return false, ""
 	}
 	if len(r.columns) > 0 && !p.columnsMatch(r, f) {
@@ -171,27 +171,27 @@ func (p *Policy) staticMatch(r *rule, f *stmtFacts, tf *textFacts, fp uint64) (b
 	}
 	reason := r.reason
 	if r.limits.set() {
-		m := exceeded(&r.limits, f, &tf.lex)
+		m := exceeded(&r.limits, f, &tf.Lex)
 		if m == "" {
 			return false, ""
 		}
 		reason += " (" + m + ")"
 	}
 	if r.unparsedBody {
-		reason += " (" + f.unparsed + ")"
+		reason += " (" + f.Unparsed + ")"
 	}
 	return true, reason
 }
 
 // anyTable reports whether some relation of the statement, with the rule's
 // access, satisfies pred. CTE names are not relations.
-func (p *Policy) anyTable(r *rule, f *stmtFacts, pred func(*tableRef) bool) bool {
-	for i := range f.tables {
-		t := &f.tables[i]
-		if (r.access == accessRead && t.write) || (r.access == accessWrite && !t.write) {
+func (p *Policy) anyTable(r *rule, f *StmtFacts, pred func(*TableRef) bool) bool {
+	for i := range f.Tables {
+		t := &f.Tables[i]
+		if (r.access == accessRead && t.Write) || (r.access == accessWrite && !t.Write) {
 			continue
 		}
-		if t.cte {
+		if t.CTE {
 			continue
 		}
 		if pred(t) {
@@ -205,24 +205,24 @@ func (p *Policy) anyTable(r *rule, f *stmtFacts, pred func(*tableRef) bool) bool
 // (unqualified, or qualified by the table's name or alias), through a star
 // or a whole-row reference to the table, unless table_columns lists the
 // table's columns and none of them is denied.
-func (p *Policy) columnsMatch(r *rule, f *stmtFacts) bool {
-	for ti := range f.tables {
-		t := &f.tables[ti]
-		if t.cte {
+func (p *Policy) columnsMatch(r *rule, f *StmtFacts) bool {
+	for ti := range f.Tables {
+		t := &f.Tables[ti]
+		if t.CTE {
 			continue
 		}
 		for ci := range r.columns {
 			cp := &r.columns[ci]
-			if !cp.table.empty() && !cp.table.match(t.schema, t.name) {
+			if !cp.table.empty() && !cp.table.match(t.Schema, t.Name) {
 				continue
 			}
-			for k := range f.cols {
-				c := &f.cols[k]
-				ours := c.qual == "" || c.qual == t.name || (t.alias != "" && c.qual == t.alias)
+			for k := range f.Cols {
+				c := &f.Cols[k]
+				ours := c.Qual == "" || c.Qual == t.Name || (t.Alias != "" && c.Qual == t.Alias)
 				if !ours {
 					continue
 				}
-				star := c.name == "*" || (c.qual == "" && (c.name == t.name || (t.alias != "" && c.name == t.alias)))
+				star := c.Name == "*" || (c.Qual == "" && (c.Name == t.Name || (t.Alias != "" && c.Name == t.Alias)))
 				if star {
 					if cols, ok := p.columnsOf(t); ok {
 						if slices.ContainsFunc(cols, func(col string) bool { return glob(cp.column, col) }) {
@@ -232,7 +232,7 @@ func (p *Policy) columnsMatch(r *rule, f *stmtFacts) bool {
 					}
 					return true
 				}
-				if glob(cp.column, c.name) {
+				if glob(cp.column, c.Name) {
 					return true
 				}
 			}
@@ -241,22 +241,22 @@ func (p *Policy) columnsMatch(r *rule, f *stmtFacts) bool {
 	return false
 }
 
-func (p *Policy) columnsOf(t *tableRef) ([]string, bool) {
+func (p *Policy) columnsOf(t *TableRef) ([]string, bool) {
 	if p.tableColumns == nil {
 		return nil, false
 	}
-	if t.schema != "" {
-		if c, ok := p.tableColumns[t.schema+"."+t.name]; ok {
+	if t.Schema != "" {
+		if c, ok := p.tableColumns[t.Schema+"."+t.Name]; ok {
 			return c, true
 		}
 	}
-	c, ok := p.tableColumns[t.name]
+	c, ok := p.tableColumns[t.Name]
 	return c, ok
 }
 
 // exceeded names the first limit the statement exceeds, with the measured
 // value ("in_list 10000 > 5000"), or "".
-func exceeded(l *limits, f *stmtFacts, lex *lexStats) string {
+func exceeded(l *limits, f *StmtFacts, lex *LexStats) string {
 	if m := exceededLex(&l.lexLimits, lex); m != "" {
 		return m
 	}
@@ -264,36 +264,36 @@ func exceeded(l *limits, f *stmtFacts, lex *lexStats) string {
 		return ""
 	}
 	switch {
-	case l.list > 0 && int(f.codeList) > l.list: // in code in strings (body.go)
-		return limitText("in_list", int(f.codeList), l.list)
-	case l.depth > 0 && int(f.codeDepth) > l.depth:
-		return limitText("depth", int(f.codeDepth), l.depth)
-	case l.joins > 0 && int(f.joins) > l.joins:
-		return limitText("joins", int(f.joins), l.joins)
-	case l.unionArms > 0 && int(f.unionArms) > l.unionArms:
-		return limitText("union_arms", int(f.unionArms), l.unionArms)
-	case l.ctes > 0 && int(f.ctes) > l.ctes:
-		return limitText("ctes", int(f.ctes), l.ctes)
-	case l.boolTerms > 0 && int(f.boolTerms) > l.boolTerms:
-		return limitText("bool_terms", int(f.boolTerms), l.boolTerms)
-	case l.seriesRows > 0 && f.seriesRows == unboundedRows:
+	case l.list > 0 && int(f.CodeList) > l.list: // in code in strings (body.go)
+		return limitText("in_list", int(f.CodeList), l.list)
+	case l.depth > 0 && int(f.CodeDepth) > l.depth:
+		return limitText("depth", int(f.CodeDepth), l.depth)
+	case l.joins > 0 && int(f.Joins) > l.joins:
+		return limitText("joins", int(f.Joins), l.joins)
+	case l.unionArms > 0 && int(f.UnionArms) > l.unionArms:
+		return limitText("union_arms", int(f.UnionArms), l.unionArms)
+	case l.ctes > 0 && int(f.CTEs) > l.ctes:
+		return limitText("ctes", int(f.CTEs), l.ctes)
+	case l.boolTerms > 0 && int(f.BoolTerms) > l.boolTerms:
+		return limitText("bool_terms", int(f.BoolTerms), l.boolTerms)
+	case l.seriesRows > 0 && f.SeriesRows == UnboundedRows:
 		return "series_rows unbounded (recursive CTE without a terminating condition) > " + strconv.FormatInt(l.seriesRows, 10)
-	case l.seriesRows > 0 && f.seriesRows > l.seriesRows:
-		return "series_rows " + strconv.FormatInt(f.seriesRows, 10) + " > " + strconv.FormatInt(l.seriesRows, 10)
-	case l.stringBytes > 0 && f.stringBytes > l.stringBytes:
-		return "string_bytes " + strconv.FormatInt(f.stringBytes, 10) + " > " + strconv.FormatInt(l.stringBytes, 10)
+	case l.seriesRows > 0 && f.SeriesRows > l.seriesRows:
+		return "series_rows " + strconv.FormatInt(f.SeriesRows, 10) + " > " + strconv.FormatInt(l.seriesRows, 10)
+	case l.stringBytes > 0 && f.StringBytes > l.stringBytes:
+		return "string_bytes " + strconv.FormatInt(f.StringBytes, 10) + " > " + strconv.FormatInt(l.stringBytes, 10)
 	}
 	return ""
 }
 
-func exceededLex(l *lexLimits, lex *lexStats) string {
+func exceededLex(l *lexLimits, lex *LexStats) string {
 	switch {
-	case l.bytes > 0 && lex.bytes > l.bytes:
-		return limitText("bytes", lex.bytes, l.bytes)
-	case l.list > 0 && lex.maxList > l.list:
-		return limitText("in_list", lex.maxList, l.list)
-	case l.depth > 0 && lex.maxDepth > l.depth:
-		return limitText("depth", lex.maxDepth, l.depth)
+	case l.bytes > 0 && lex.Bytes > l.bytes:
+		return limitText("bytes", lex.Bytes, l.bytes)
+	case l.list > 0 && lex.MaxList > l.list:
+		return limitText("in_list", lex.MaxList, l.list)
+	case l.depth > 0 && lex.MaxDepth > l.depth:
+		return limitText("depth", lex.MaxDepth, l.depth)
 	}
 	return ""
 }
@@ -304,6 +304,6 @@ func limitText(name string, got, limit int) string {
 
 // beyondGuard reports whether a pre-parse measure exceeds the smallest
 // limit of any rule, so the text is judged without parsing.
-func (p *Policy) beyondGuard(lex *lexStats) bool {
+func (p *Policy) beyondGuard(lex *LexStats) bool {
 	return exceededLex(&p.guard, lex) != ""
 }

@@ -62,12 +62,12 @@ type rule struct {
 
 	scope scope
 
-	kinds         kindSet // 0: any kind
+	kinds         KindSet // 0: any kind
 	verbs         uint16  // bit per ddlVerb; 0: any
 	objects       map[string]struct{}
 	withoutWhere  bool
-	copy          copyTarget // 0: no COPY condition
-	copyDir       copyDirection
+	copy          CopyTarget // 0: no COPY condition
+	copyDir       CopyDirection
 	functions     nameSet
 	tables        nameSet
 	tablesOutside nameSet
@@ -84,8 +84,8 @@ type rule struct {
 	commentTrick  bool
 	dynamicSQL    bool // dynamic_sql (body.go)
 	unparsedBody  bool // unparsed_body (body.go)
-	stackedAfter  kindSet
-	effects       effectSet
+	stackedAfter  KindSet
+	effects       EffectSet
 	limits        limits
 	fingerprints  map[uint64]struct{}
 	rate          *rateSpec
@@ -243,7 +243,7 @@ func unitOf(cgroup string) string {
 // them: rules that name exact tables or functions are found by those names;
 // the others by statement kind.
 type ruleIndex struct {
-	byKind  [numKinds][]int32
+	byKind  [NumKinds][]int32
 	byTable map[string][]int32
 	byFunc  map[string][]int32
 }
@@ -361,7 +361,7 @@ func (m *yamlMode) UnmarshalYAML(n *yaml.Node) error {
 	return posErr(n, "unknown mode %q (want enforce, monitor or detect)", n.Value)
 }
 
-type yamlKind stmtKind
+type yamlKind StmtKind
 
 func (k *yamlKind) UnmarshalYAML(n *yaml.Node) error {
 	for i, name := range kindNames {
@@ -373,7 +373,7 @@ func (k *yamlKind) UnmarshalYAML(n *yaml.Node) error {
 	return posErr(n, "unknown statement kind %q (want one of %s)", n.Value, strings.Join(kindNames[:], ", "))
 }
 
-type yamlVerb ddlVerb
+type yamlVerb DDLVerb
 
 func (v *yamlVerb) UnmarshalYAML(n *yaml.Node) error {
 	for i, name := range verbNames {
@@ -411,30 +411,30 @@ func (a *yamlAccess) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-type yamlCopy copyTarget
+type yamlCopy CopyTarget
 
 func (c *yamlCopy) UnmarshalYAML(n *yaml.Node) error {
 	switch n.Value {
 	case "program":
-		*c = yamlCopy(copyProgram)
+		*c = yamlCopy(CopyProgram)
 	case "file":
-		*c = yamlCopy(copyFile)
+		*c = yamlCopy(CopyFile)
 	case "stdio":
-		*c = yamlCopy(copyStdio)
+		*c = yamlCopy(CopyStdio)
 	default:
 		return posErr(n, "unknown copy target %q (want program, file or stdio)", n.Value)
 	}
 	return nil
 }
 
-type yamlCopyDir copyDirection
+type yamlCopyDir CopyDirection
 
 func (c *yamlCopyDir) UnmarshalYAML(n *yaml.Node) error {
 	switch n.Value {
 	case "from":
-		*c = yamlCopyDir(copyFrom)
+		*c = yamlCopyDir(CopyFrom)
 	case "to":
-		*c = yamlCopyDir(copyTo)
+		*c = yamlCopyDir(CopyTo)
 	default:
 		return posErr(n, "unknown copy direction %q (want from or to)", n.Value)
 	}
@@ -452,7 +452,7 @@ func (r *yamlRoleAttr) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-type yamlEffect effectSet
+type yamlEffect EffectSet
 
 func (e *yamlEffect) UnmarshalYAML(n *yaml.Node) error {
 	for i, name := range effectNames {
@@ -622,10 +622,10 @@ func compileRule(yr yamlRule) (rule, error) {
 	}
 	m := yr.Match
 	for _, k := range m.Kind {
-		r.kinds |= 1 << stmtKind(k)
+		r.kinds |= 1 << StmtKind(k)
 	}
 	for _, v := range m.Verbs {
-		r.verbs |= 1 << ddlVerb(v)
+		r.verbs |= 1 << DDLVerb(v)
 	}
 	if len(m.Objects) > 0 {
 		r.objects = map[string]struct{}{}
@@ -634,13 +634,13 @@ func compileRule(yr yamlRule) (rule, error) {
 		}
 	}
 	for _, c := range m.Copy {
-		r.copy |= copyTarget(c)
+		r.copy |= CopyTarget(c)
 	}
 	for _, c := range m.CopyDirection {
-		r.copyDir |= copyDirection(c)
+		r.copyDir |= CopyDirection(c)
 	}
 	r.withoutWhere = m.WithoutWhere
-	if r.withoutWhere && r.kinds&(1<<kindUpdate|1<<kindDelete) == 0 && r.kinds != 0 {
+	if r.withoutWhere && r.kinds&(1<<KindUpdate|1<<KindDelete) == 0 && r.kinds != 0 {
 		return r, fmt.Errorf("rule %q: without_where needs kind update or delete", r.id)
 	}
 	lists := []struct {
@@ -683,10 +683,10 @@ func compileRule(yr yamlRule) (rule, error) {
 	r.tautology, r.catalogUnion, r.timeProbe, r.commentTrick = m.Tautology, m.CatalogUnion, m.TimeProbe, m.CommentTrick
 	r.dynamicSQL, r.unparsedBody = m.DynamicSQL, m.UnparsedBody
 	for _, k := range m.StackedAfter {
-		r.stackedAfter |= 1 << stmtKind(k)
+		r.stackedAfter |= 1 << StmtKind(k)
 	}
 	for _, e := range m.Effects {
-		r.effects |= effectSet(e)
+		r.effects |= EffectSet(e)
 	}
 	if l := m.Limits; l != nil {
 		for _, v := range []int64{int64(l.Bytes), int64(l.InList), int64(l.Depth), int64(l.Joins), int64(l.UnionArms), int64(l.CTEs), int64(l.BoolTerms), l.SeriesRows, l.StringBytes} {
@@ -849,8 +849,8 @@ func (p *Policy) build() {
 			}
 			continue
 		}
-		for k := stmtKind(0); k < numKinds; k++ {
-			if r.kinds == 0 || r.kinds.has(k) {
+		for k := StmtKind(0); k < NumKinds; k++ {
+			if r.kinds == 0 || r.kinds.Has(k) {
 				p.index.byKind[k] = append(p.index.byKind[k], ri)
 			}
 		}

@@ -366,19 +366,19 @@ func startsWithInsert(text string) bool {
 // template is the shape-cache entry made from tf: the statement facts
 // without the text-dependent parts (matched rules, the statement's place
 // in its text), and the fingerprints, which ignore constants.
-func (tf *textFacts) template() *textFacts {
-	t := &textFacts{stmts: slices.Clone(tf.stmts), shaped: true, prints: tf.prints}
-	for i := range t.stmts {
-		st := &t.stmts[i]
-		st.matched, st.loc, st.length = nil, 0, 0
+func (tf *TextFacts) template() *TextFacts {
+	t := &TextFacts{Stmts: slices.Clone(tf.Stmts), Shaped: true, prints: tf.prints}
+	for i := range t.Stmts {
+		st := &t.Stmts[i]
+		st.matched, st.Loc, st.Length = nil, 0, 0
 	}
 	return t
 }
 
 // instance returns facts for a text of t's shape measured as lex; the
 // caller precomputes the rules on the text.
-func (t *textFacts) instance(lex lexStats) *textFacts {
-	tf := &textFacts{stmts: slices.Clone(t.stmts), lex: lex, shaped: true}
+func (t *TextFacts) instance(lex LexStats) *TextFacts {
+	tf := &TextFacts{Stmts: slices.Clone(t.Stmts), Lex: lex, Shaped: true}
 	if prints := t.prints; prints != nil {
 		tf.printOnce.Do(func() { tf.prints = prints })
 	}
@@ -389,7 +389,7 @@ func (t *textFacts) instance(lex lexStats) *textFacts {
 // the facts of an earlier text of the same shape, a miss parses and, when
 // the literals turn out inert, adds the shape. nil means the text has no
 // shape; analyse it the ordinary way.
-func (e *Engine) analyzeShaped(text string, lex lexStats) *textFacts {
+func (e *Engine) analyzeShaped(text string, lex LexStats) *TextFacts {
 	// A key is at most twice its text; a text whose key could never be
 	// cached is not worth a shape, nor its buffers.
 	if e.shapes.tooBig(len(text)/2) || !utf8.ValidString(text) {
@@ -413,10 +413,10 @@ func (e *Engine) analyzeShaped(text string, lex lexStats) *textFacts {
 		return bad
 	}
 	tf := treeFacts(tree, lex)
-	tf.sqlOps = sqlOps(tree, text) // sqlprepare.go; their spans are not shapes
+	tf.SQLOps = sqlOps(tree, text) // sqlprepare.go; their spans are not shapes
 	e.policy.precompute(tf, text)
-	if tf.sqlOps == nil && inertLiterals(tree, text, spans) {
-		tf.shaped = true
+	if tf.SQLOps == nil && inertLiterals(tree, text, spans) {
+		tf.Shaped = true
 		if e.shapeSeen.admit(h) {
 			e.shapes.put(h, string(key), tf.template())
 		}

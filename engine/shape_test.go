@@ -158,8 +158,8 @@ func FuzzShapeSound(f *testing.F) {
 				t.Fatalf("variant %q of %q: literals not inert", b, text)
 			}
 			got := treeFacts(treeB, prescan(b, 0)).template()
-			if !reflect.DeepEqual(got.stmts, want.stmts) {
-				t.Fatalf("variant %q of %q: facts\n%+v\nwant\n%+v", b, text, got.stmts, want.stmts)
+			if !reflect.DeepEqual(got.Stmts, want.Stmts) {
+				t.Fatalf("variant %q of %q: facts\n%+v\nwant\n%+v", b, text, got.Stmts, want.Stmts)
 			}
 			if fpB, errB := pg_query.FingerprintToUInt64(b); errA == nil && (errB != nil || fpB != fpA) {
 				t.Fatalf("variant %q of %q: fingerprint %x, want %x", b, text, fpB, fpA)

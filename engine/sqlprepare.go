@@ -68,7 +68,7 @@ func (e *Engine) SQLOps(sql []byte, s *Session) ([]SQLOp, []byte) {
 			return nil, nil
 		}
 	}
-	return e.facts(sql).sqlOps, sql
+	return e.facts(sql).SQLOps, sql
 }
 
 // sqlOps finds the operations of a parsed text. It looks only at each

@@ -56,11 +56,11 @@ func (e *Engine) JudgeStartup(params [][2]string, s *Session) Verdict {
 	for _, kv := range settings {
 		sql := setStatement(kv[0], kv[1])
 		tf := e.facts([]byte(sql))
-		if tf.unparsed {
+		if tf.Unparsed {
 			if v, ok := e.judgeUnparsed(tf, &sess); ok {
 				return v
 			}
-			tf = analyzeLex(sql, tf.lex)
+			tf = analyzeLex(sql, tf.Lex)
 			e.policy.precompute(tf, sql)
 		}
 		if v := e.judge(tf, &sess); v.Action.Denies() {

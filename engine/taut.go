@@ -1970,11 +1970,11 @@ func slicesContain(list []string, s string) bool {
 // every row of its target: its ON condition does not tell the target's
 // rows apart (ON true, ON s.x = 1) and a WHEN MATCHED action without a
 // filtering condition updates or deletes.
-func mergeUnfiltered(m *pg_query.MergeStmt) kindSet {
+func mergeUnfiltered(m *pg_query.MergeStmt) KindSet {
 	if !unfilteredWhere(m.JoinCondition, m.Relation) {
 		return 0
 	}
-	var out kindSet
+	var out KindSet
 	for _, c := range m.MergeWhenClauses {
 		wc := c.GetMergeWhenClause()
 		if wc == nil || !wc.Matched {
@@ -1985,9 +1985,9 @@ func mergeUnfiltered(m *pg_query.MergeStmt) kindSet {
 		}
 		switch wc.CommandType {
 		case pg_query.CmdType_CMD_UPDATE:
-			out |= 1 << kindUpdate
+			out |= 1 << KindUpdate
 		case pg_query.CmdType_CMD_DELETE:
-			out |= 1 << kindDelete
+			out |= 1 << KindDelete
 		}
 	}
 	return out

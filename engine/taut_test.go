@@ -255,41 +255,41 @@ func TestOrTautology(t *testing.T) {
 func TestUnfilteredWrites(t *testing.T) {
 	for _, c := range []struct {
 		sql  string
-		want kindSet
+		want KindSet
 	}{
 		{"DELETE FROM t WHERE id = 1", 0},
-		{"DELETE FROM t WHERE 'yes'::bool", 1 << kindDelete},
-		{"DELETE FROM t WHERE EXISTS (SELECT 1)", 1 << kindDelete},
-		{"DELETE FROM t WHERE id IS NULL OR id IS NOT NULL", 1 << kindDelete},
-		{"DELETE FROM t USING u WHERE u.id = 5", 1 << kindDelete},
+		{"DELETE FROM t WHERE 'yes'::bool", 1 << KindDelete},
+		{"DELETE FROM t WHERE EXISTS (SELECT 1)", 1 << KindDelete},
+		{"DELETE FROM t WHERE id IS NULL OR id IS NOT NULL", 1 << KindDelete},
+		{"DELETE FROM t USING u WHERE u.id = 5", 1 << KindDelete},
 		{"DELETE FROM t USING u WHERE t.id = u.id", 0},
 		{"DELETE FROM t AS x USING u WHERE x.id = u.id", 0},
 		{"DELETE FROM s.t USING u WHERE s.t.id = u.id", 0},
 		{"DELETE FROM t WHERE CURRENT OF c", 0},
 		{"DELETE FROM t WHERE id IN (SELECT id FROM u)", 0},
-		{"UPDATE t SET a = 1 FROM u WHERE u.name = 'bob'", 1 << kindUpdate},
+		{"UPDATE t SET a = 1 FROM u WHERE u.name = 'bob'", 1 << KindUpdate},
 		{"UPDATE t SET a = 1 FROM u WHERE t.uid = u.id", 0},
-		{"UPDATE t SET a = 1 WHERE id = id::int", 1 << kindUpdate},
-		{"UPDATE t SET a = 1 WHERE 1 IN (1)", 1 << kindUpdate},
-		{"UPDATE t SET a = 1 WHERE (SELECT 1) = 1", 1 << kindUpdate},
-		{"UPDATE t SET a = 1 WHERE a = NULL OR NULL IS NULL", 1 << kindUpdate},
-		{"MERGE INTO t USING s ON true WHEN MATCHED THEN DELETE", 1 << kindDelete},
-		{"MERGE INTO t USING s ON s.x = 1 WHEN MATCHED THEN UPDATE SET a = 1", 1 << kindUpdate},
+		{"UPDATE t SET a = 1 WHERE id = id::int", 1 << KindUpdate},
+		{"UPDATE t SET a = 1 WHERE 1 IN (1)", 1 << KindUpdate},
+		{"UPDATE t SET a = 1 WHERE (SELECT 1) = 1", 1 << KindUpdate},
+		{"UPDATE t SET a = 1 WHERE a = NULL OR NULL IS NULL", 1 << KindUpdate},
+		{"MERGE INTO t USING s ON true WHEN MATCHED THEN DELETE", 1 << KindDelete},
+		{"MERGE INTO t USING s ON s.x = 1 WHEN MATCHED THEN UPDATE SET a = 1", 1 << KindUpdate},
 		{"MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE", 0},
 		{"MERGE INTO t USING s ON true WHEN MATCHED AND t.a > 5 THEN DELETE", 0},
 		{"MERGE INTO t USING s ON true WHEN NOT MATCHED THEN INSERT VALUES (1)", 0},
-		{"DELETE FROM t WHERE id = 5 OR int4eq(1, 1)", 1 << kindDelete},
-		{"DELETE FROM t WHERE id = 5 OR current_user = 'admin'", 1 << kindDelete},
+		{"DELETE FROM t WHERE id = 5 OR int4eq(1, 1)", 1 << KindDelete},
+		{"DELETE FROM t WHERE id = 5 OR current_user = 'admin'", 1 << KindDelete},
 		{"DELETE FROM t WHERE id = 5 OR 1 = 2", 0},
 		{"DELETE FROM t WHERE id = 5 OR NULL", 0},
 		{"DELETE FROM t WHERE (id = $1 OR $1 IS NULL)", 0},
 		{"DELETE FROM t WHERE (a = 1 OR u.x = 2) AND id = 3", 0},
-		{"DELETE FROM t USING u WHERE (t.a = 1 OR u.x = 2)", 1 << kindDelete},
+		{"DELETE FROM t USING u WHERE (t.a = 1 OR u.x = 2)", 1 << KindDelete},
 		{"UPDATE t SET a = 1 WHERE NOT (id = 5)", 0},
-		{"DELETE FROM t WHERE id IN (SELECT id FROM t)", 1 << kindDelete},
-		{"DELETE FROM t WHERE id = ANY(SELECT id FROM public.t)", 1 << kindDelete},
-		{"DELETE FROM t WHERE EXISTS (SELECT 1 FROM t t2 WHERE t2.id = t.id)", 1 << kindDelete},
-		{"DELETE FROM t x WHERE EXISTS (SELECT 1 FROM t WHERE x.id = t.id)", 1 << kindDelete},
+		{"DELETE FROM t WHERE id IN (SELECT id FROM t)", 1 << KindDelete},
+		{"DELETE FROM t WHERE id = ANY(SELECT id FROM public.t)", 1 << KindDelete},
+		{"DELETE FROM t WHERE EXISTS (SELECT 1 FROM t t2 WHERE t2.id = t.id)", 1 << KindDelete},
+		{"DELETE FROM t x WHERE EXISTS (SELECT 1 FROM t WHERE x.id = t.id)", 1 << KindDelete},
 		{"DELETE FROM t WHERE id IN (SELECT id FROM t WHERE a > 5)", 0},
 		{"DELETE FROM t WHERE id IN (SELECT tid FROM u)", 0},
 		{"DELETE FROM t WHERE id IN (SELECT id FROM t LIMIT 5)", 0},
@@ -297,10 +297,10 @@ func TestUnfilteredWrites(t *testing.T) {
 	} {
 		t.Run(c.sql, func(t *testing.T) {
 			tf := analyze(c.sql)
-			if tf.parseError {
-				t.Fatalf("%s: %s", c.sql, tf.parseReason)
+			if tf.ParseError {
+				t.Fatalf("%s: %s", c.sql, tf.ParseReason)
 			}
-			if got := tf.stmts[0].unfiltered; got != c.want {
+			if got := tf.Stmts[0].Unfiltered; got != c.want {
 				t.Errorf("%s: unfiltered = %s, want %s", c.sql, kindList(got), kindList(c.want))
 			}
 		})
