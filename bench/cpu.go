@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sqlfw/sqlfw/cgroupstats"
 )
 
 // CPUSample is a cumulative CPU reading of a target. Throttling fields are
@@ -132,41 +134,16 @@ func (c CgroupV1CPU) ReadCPU() (CPUSample, error) {
 	return s, nil
 }
 
-// ParseCPUStat reads a cgroup cpu.stat, v1 or v2:
-//
-//	nr_periods 120
-//	nr_throttled 7
-//	throttled_time 81234567      (v1, ns)
-//	throttled_usec 81234         (v2, µs)
-//	usage_usec 5123456           (v2 only)
-//
-// Unknown keys are skipped.
+// ParseCPUStat reads a cgroup cpu.stat, v1 or v2, with cgroupstats' reader
+// (the daemon's too): periods, throttled periods and time, and in v2 the
+// usage. Unknown keys are skipped.
 func ParseCPUStat(r io.Reader) (CPUSample, error) {
-	var s CPUSample
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			continue
-		}
-		switch k {
-		case "nr_periods":
-			s.Periods = n
-		case "nr_throttled":
-			s.Throttled = n
-		case "throttled_time":
-			s.ThrottledTime = time.Duration(n)
-		case "throttled_usec":
-			s.ThrottledTime = time.Duration(n) * time.Microsecond
-		case "usage_usec":
-			s.Usage = time.Duration(n) * time.Microsecond
-		}
+	st, err := cgroupstats.ParseCPUStat(r)
+	if err != nil {
+		return CPUSample{}, fmt.Errorf("cpu.stat: %w", err)
 	}
-	return s, sc.Err()
+	return CPUSample{Usage: st.Usage.V, Periods: int64(st.Periods.V), Throttled: int64(st.Throttled.V),
+		ThrottledTime: st.ThrottledTime.V}, nil
 }
 
 // CPUTimes is the aggregate "cpu" line of /proc/stat, in ticks.

@@ -24,7 +24,8 @@ func FuzzParsers(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		parseCPUStat(strings.NewReader(in))
+		ParseCPUStat(strings.NewReader(in))
+		NrThrottled([]byte(in))
 		parseCPUMax(strings.NewReader(in))
 		parseCFSQuota(strings.NewReader(in))
 		parseSingleUint(strings.NewReader(in))

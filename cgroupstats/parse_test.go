@@ -23,38 +23,38 @@ func checkErr(t *testing.T, input string, err error, want string) bool {
 func TestParseCPUStat(t *testing.T) {
 	tests := []struct {
 		name, in string
-		want     cpuStat
+		want     CPUStat
 		wantErr  string
 	}{
 		{
 			name: "v1 with burst fields",
 			in:   "nr_periods 10\nnr_throttled 4\nthrottled_time 2500000\nnr_bursts 1\nburst_time 700\n",
-			want: cpuStat{periods: Known[uint64](10), throttled: Known[uint64](4), throttledTime: Known(2500 * time.Microsecond),
-				bursts: Known[uint64](1), burstTime: Known(700 * time.Nanosecond)},
+			want: CPUStat{Periods: Known[uint64](10), Throttled: Known[uint64](4), ThrottledTime: Known(2500 * time.Microsecond),
+				Bursts: Known[uint64](1), BurstTime: Known(700 * time.Nanosecond)},
 		},
 		{
 			name: "v1 old kernel without burst fields",
 			in:   "nr_periods 10\nnr_throttled 0\nthrottled_time 0\n",
-			want: cpuStat{periods: Known[uint64](10), throttled: Known[uint64](0), throttledTime: Known(time.Duration(0))},
+			want: CPUStat{Periods: Known[uint64](10), Throttled: Known[uint64](0), ThrottledTime: Known(time.Duration(0))},
 		},
 		{
 			name: "v2 full",
 			in:   "usage_usec 3\nuser_usec 2\nsystem_usec 1\nnr_periods 10\nnr_throttled 4\nthrottled_usec 2500\nnr_bursts 1\nburst_usec 7\n",
-			want: cpuStat{usage: Known(3 * time.Microsecond), user: Known(2 * time.Microsecond), system: Known(time.Microsecond),
-				periods: Known[uint64](10), throttled: Known[uint64](4), throttledTime: Known(2500 * time.Microsecond),
-				bursts: Known[uint64](1), burstTime: Known(7 * time.Microsecond)},
+			want: CPUStat{Usage: Known(3 * time.Microsecond), User: Known(2 * time.Microsecond), System: Known(time.Microsecond),
+				Periods: Known[uint64](10), Throttled: Known[uint64](4), ThrottledTime: Known(2500 * time.Microsecond),
+				Bursts: Known[uint64](1), BurstTime: Known(7 * time.Microsecond)},
 		},
 		{
 			name: "v2 without cpu controller: only the core keys",
 			in:   "usage_usec 3\nuser_usec 2\nsystem_usec 1\n",
-			want: cpuStat{usage: Known(3 * time.Microsecond), user: Known(2 * time.Microsecond), system: Known(time.Microsecond)},
+			want: CPUStat{Usage: Known(3 * time.Microsecond), User: Known(2 * time.Microsecond), System: Known(time.Microsecond)},
 		},
 		{
 			name: "unknown keys skipped, even with odd values",
 			in:   "nice_usec 0\ncore_sched.force_idle_usec 12\nwait_sum 1 2 3\nfuture_key x\n\nnr_periods 5\n",
-			want: cpuStat{periods: Known[uint64](5)},
+			want: CPUStat{Periods: Known[uint64](5)},
 		},
-		{name: "empty", in: "", want: cpuStat{}},
+		{name: "empty", in: "", want: CPUStat{}},
 		{name: "malformed number names the line", in: "nr_periods 10\nnr_throttled 4x\n", wantErr: `line 2: nr_throttled: invalid number "4x"`},
 		{name: "negative", in: "throttled_usec -1\n", wantErr: `line 1: throttled_usec: invalid number "-1"`},
 		{name: "missing value", in: "usage_usec 1\nnr_periods\n", wantErr: `line 2: want "nr_periods value"`},
@@ -63,7 +63,7 @@ func TestParseCPUStat(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseCPUStat(strings.NewReader(tc.in))
+			got, err := ParseCPUStat(strings.NewReader(tc.in))
 			if checkErr(t, tc.in, err, tc.wantErr) {
 				return
 			}

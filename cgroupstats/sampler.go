@@ -251,10 +251,10 @@ func (s *Sampler) readV1(st *Stats, r *reporter) {
 			}
 		}
 		statPath := filepath.Join(cpu, "cpu.stat")
-		cs, err := readFile(statPath, parseCPUStat)
+		cs, err := readFile(statPath, ParseCPUStat)
 		r.note(statPath, err)
-		st.Periods, st.ThrottledPeriods, st.ThrottledTime = cs.periods, cs.throttled, cs.throttledTime
-		st.Bursts, st.BurstTime = cs.bursts, cs.burstTime
+		st.Periods, st.ThrottledPeriods, st.ThrottledTime = cs.Periods, cs.Throttled, cs.ThrottledTime
+		st.Bursts, st.BurstTime = cs.Bursts, cs.BurstTime
 	}
 
 	if !s.layout.AcctIsCPUGroup() {
@@ -303,14 +303,14 @@ func (s *Sampler) readV2(st *Stats, r *reporter) {
 	r.note(maxPath, err)
 
 	statPath := filepath.Join(dir, "cpu.stat")
-	cs, err := readFile(statPath, parseCPUStat)
+	cs, err := readFile(statPath, ParseCPUStat)
 	r.note(statPath, err)
-	st.Usage, st.User, st.System = cs.usage, cs.user, cs.system
+	st.Usage, st.User, st.System = cs.Usage, cs.User, cs.System
 	if st.Usage.OK {
 		st.UsageSource = UsageCgroup
 	}
-	st.Periods, st.ThrottledPeriods, st.ThrottledTime = cs.periods, cs.throttled, cs.throttledTime
-	st.Bursts, st.BurstTime = cs.bursts, cs.burstTime
+	st.Periods, st.ThrottledPeriods, st.ThrottledTime = cs.Periods, cs.Throttled, cs.ThrottledTime
+	st.Bursts, st.BurstTime = cs.Bursts, cs.BurstTime
 	st.PressureSome, st.PressureFull = readPressure(r, filepath.Join(dir, "cpu.pressure"))
 }
 

@@ -413,7 +413,7 @@ func dbWindow(t *timings, statements uint64, elapsed time.Duration, noQuota bool
 type statsState struct {
 	window  time.Duration
 	sampler *cgroupstats.Sampler
-	probe   *throttleProbe
+	probe   *cgroupstats.ThrottleProbe
 	stop    chan struct{}
 	done    chan struct{}
 
@@ -446,7 +446,7 @@ func (d *Daemon) startStats(procRoot, fsRoot string) {
 		done:    make(chan struct{}),
 		total:   newTimings(),
 	}
-	st.probe = openThrottleProbe(st.sampler.Layout())
+	st.probe = cgroupstats.OpenThrottleProbe(st.sampler.Layout())
 	for range d.dbs {
 		st.perDB = append(st.perDB, newTimings())
 		st.hists = append(st.hists, newTimings())
@@ -468,7 +468,7 @@ func (d *Daemon) stopStats() {
 	}
 	close(st.stop)
 	<-st.done
-	st.probe.close()
+	st.probe.Close()
 }
 
 func (d *Daemon) statsLoop(st *statsState) {

@@ -228,27 +228,6 @@ func TestRecordingDoesNotAllocate(t *testing.T) {
 	}
 }
 
-func TestParseNrThrottled(t *testing.T) {
-	tests := []struct {
-		in   string
-		want uint64
-		ok   bool
-	}{
-		{"nr_periods 26\nnr_throttled 19\nthrottled_time 1094655810\n", 19, true},
-		{"usage_usec 1\nnr_periods 3\nnr_throttled 0\nthrottled_usec 0\n", 0, true},
-		{"nr_throttled 7", 7, true},
-		{"nr_periods 1\n", 0, false},
-		{"nr_throttled 4x\n", 0, false},
-		{"", 0, false},
-	}
-	for _, tt := range tests {
-		got, ok := parseNrThrottled([]byte(tt.in))
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("input %q: got %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
 // BenchmarkClocks measures the clocks timing.go uses: the monotonic wall
 // clock (vDSO) on every batch, the thread CPU clock (a system call) and the
 // cpu.stat pread on sampled ones.

@@ -31,8 +31,6 @@ package daemon
 // through the vDSO (about 100 ns per read here).
 
 import (
-	"os"
-	"path/filepath"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -61,84 +59,10 @@ func threadCPU() int64 {
 	return ts.Nano()
 }
 
-// throttleProbe reads nr_throttled from the daemon's cgroup cpu.stat with
-// one pread on a file kept open (a seq_file re-generates its content when
-// read from offset 0). A nil probe reads nothing.
-type throttleProbe struct {
-	f *os.File
-}
-
-// openThrottleProbe opens the cpu.stat of the cgroup layout, or returns nil
-// when there is none (no cpu controller: throttling cannot happen or cannot
-// be seen).
-func openThrottleProbe(l cgroupstats.Layout) *throttleProbe {
-	if l.CPU == "" {
-		return nil
-	}
-	switch l.Version {
-	case cgroupstats.V1, cgroupstats.Hybrid, cgroupstats.V2:
-	default:
-		return nil
-	}
-	f, err := os.Open(filepath.Join(l.CPU, "cpu.stat"))
-	if err != nil {
-		return nil
-	}
-	return &throttleProbe{f: f}
-}
-
-func (p *throttleProbe) close() {
-	if p != nil {
-		p.f.Close()
-	}
-}
-
-// read returns the current nr_throttled.
-func (p *throttleProbe) read(buf *[256]byte) (uint64, bool) {
-	if p == nil {
-		return 0, false
-	}
-	n, err := unix.Pread(int(p.f.Fd()), buf[:], 0)
-	if err != nil || n <= 0 {
-		return 0, false
-	}
-	return parseNrThrottled(buf[:n])
-}
-
-// parseNrThrottled finds the "nr_throttled N" line of a cpu.stat (the same
-// key in v1 and v2) without allocating.
-func parseNrThrottled(b []byte) (uint64, bool) {
-	const key = "nr_throttled "
-	for len(b) > 0 {
-		line := b
-		for i, c := range b {
-			if c == '\n' {
-				line, b = b[:i], b[i+1:]
-				break
-			}
-			if i == len(b)-1 {
-				b = nil
-			}
-		}
-		if len(line) <= len(key) || string(line[:len(key)]) != key {
-			continue
-		}
-		var v uint64
-		for _, c := range line[len(key):] {
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			v = v*10 + uint64(c-'0')
-		}
-		return v, true
-	}
-	return 0, false
-}
-
 // holdTimer is toServer's timing state for the current batch.
 type holdTimer struct {
 	rec   *shard
-	probe *throttleProbe
+	probe *cgroupstats.ThrottleProbe
 	tick  uint32
 
 	start   int64
@@ -163,7 +87,7 @@ func (h *holdTimer) begin() {
 	h.sampled = h.tick%sampleEvery == 0
 	if h.sampled {
 		runtime.LockOSThread()
-		h.thr0, h.thrOK = h.probe.read(&h.buf)
+		h.thr0, h.thrOK = h.probe.Read(&h.buf)
 		h.cpu0 = threadCPU()
 		if h.cpu0 < 0 {
 			h.sampled = false
@@ -221,7 +145,7 @@ func (h *holdTimer) end() {
 			s.evalCalls = int64(h.nEval)
 		}
 		if h.thrOK {
-			thr1, ok := h.probe.read(&h.buf)
+			thr1, ok := h.probe.Read(&h.buf)
 			s.throttleKnown = ok
 			s.throttled = ok && thr1 != h.thr0
 		}
