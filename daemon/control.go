@@ -162,7 +162,7 @@ func startControl(d *Daemon, path string) (*controlServer, error) {
 	registerStatusRoutes(mux, d)
 	var open atomic.Int32
 	cs := &controlServer{ln: ln, srv: &http.Server{
-		Handler:           peerCheck(mux, gid),
+		Handler:           peerCheck(mux, gid, d.proc),
 		ReadHeaderTimeout: 5 * time.Second,
 		// Without IdleTimeout (and ReadTimeout) a keep-alive connection
 		// is never closed: a client could hold any number open.
@@ -206,7 +206,7 @@ type connKey struct{}
 // peerCheck refuses requests from users other than root, the daemon's own
 // and, when gid >= 0, members of that group (primary or supplementary), by
 // the connecting process's SO_PEERCRED.
-func peerCheck(next http.Handler, gid int) http.Handler {
+func peerCheck(next http.Handler, gid int, proc string) http.Handler {
 	self := uint32(os.Geteuid())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, _ := r.Context().Value(connKey{}).(*net.UnixConn)
@@ -215,7 +215,7 @@ func peerCheck(next http.Handler, gid int) http.Handler {
 			return
 		}
 		cred, ok := peerCred(c)
-		if !ok || (cred.Uid != 0 && cred.Uid != self && !inGroup(cred, gid)) {
+		if !ok || (cred.Uid != 0 && cred.Uid != self && !inGroup(proc, cred, gid)) {
 			http.Error(w, "permission denied", http.StatusForbidden)
 			return
 		}
@@ -236,15 +236,16 @@ func peerCred(c *net.UnixConn) (*unix.Ucred, bool) {
 }
 
 // inGroup reports whether the peer process has gid as its primary group or
-// among its supplementary groups (the Groups line of /proc/PID/status).
-func inGroup(cred *unix.Ucred, gid int) bool {
+// among its supplementary groups (the Groups line of /proc/PID/status, read
+// under the procfs root proc).
+func inGroup(proc string, cred *unix.Ucred, gid int) bool {
 	if gid < 0 {
 		return false
 	}
 	if int(cred.Gid) == gid {
 		return true
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(int(cred.Pid)) + "/status")
+	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(int(cred.Pid)), "status"))
 	if err != nil {
 		return false
 	}

@@ -38,6 +38,9 @@ type Daemon struct {
 	dialer  net.Dialer
 	// sleep is the accept loops' back-off (time.Sleep; tests count it).
 	sleep func(time.Duration)
+	// proc is the procfs root every /proc read goes through ("/proc";
+	// tests point it at a fake tree).
+	proc string
 	// budget bounds the message memory of all sessions (guard.go).
 	budget *bufferBudget
 	// clients counts client connections of all databases, for
@@ -104,7 +107,7 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 	if err := cfg.Normalize(); err != nil {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
 	}
-	d := &Daemon{cfg: cfg, log: log, version: version, sessions: map[relay.Session]*sessionObserver{}, sleep: time.Sleep,
+	d := &Daemon{cfg: cfg, log: log, version: version, sessions: map[relay.Session]*sessionObserver{}, sleep: time.Sleep, proc: "/proc",
 		budget: newBufferBudget(cfg.MaxBufferedBytes)}
 	// One relay per protocol, so that a PostgreSQL cancel request reaches
 	// the session of any database.
@@ -227,7 +230,7 @@ func (d *Daemon) Start() error {
 			return serr
 		}
 	}
-	d.startStats("/proc", "/")
+	d.startStats(d.proc, "/")
 	if err := d.startMetrics(); err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ func (d *Daemon) startIntercept() (err error) {
 	if err := bpf.Probe(); err != nil {
 		return interceptUnavailable(err)
 	}
-	mi, err := os.Open("/proc/self/mountinfo")
+	mi, err := os.Open(filepath.Join(d.proc, "self/mountinfo"))
 	if err != nil {
 		return interceptUnavailable(err)
 	}
@@ -364,13 +364,14 @@ func (it *interceptor) fromUnix(db *database, c net.Conn) (arrival, error) {
 		if err != nil {
 			return
 		}
-		a.conn.Process = relay.Process{Known: true, PID: uint32(cred.Pid), UID: cred.Uid, Comm: readComm(cred.Pid), Cgroup: it.procCgroup(cred.Pid)}
+		a.conn.Process = relay.Process{Known: true, PID: uint32(cred.Pid), UID: cred.Uid, Comm: readComm(it.d.proc, cred.Pid), Cgroup: procCgroup(it.d.proc, cred.Pid)}
 	})
 	return a, nil
 }
 
-func readComm(pid int32) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(int(pid)) + "/comm")
+// readComm reads a process's command name (/proc/PID/comm under proc).
+func readComm(proc string, pid int32) string {
+	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(int(pid)), "comm"))
 	if err != nil {
 		return ""
 	}
@@ -380,9 +381,10 @@ func readComm(pid int32) string {
 	return string(b)
 }
 
-// procCgroup reads a process's cgroup2 path ("0::/path" in /proc/PID/cgroup).
-func (it *interceptor) procCgroup(pid int32) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(int(pid)) + "/cgroup")
+// procCgroup reads a process's cgroup2 path ("0::/path" in /proc/PID/cgroup
+// under proc).
+func procCgroup(proc string, pid int32) string {
+	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(int(pid)), "cgroup"))
 	if err != nil {
 		return ""
 	}

@@ -4,7 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // The fallback's note is the reason interception is unavailable, found by
@@ -23,5 +27,44 @@ func TestInterceptUnavailableReason(t *testing.T) {
 	}
 	if errors.As(fmt.Errorf("listening: %w", io.EOF), &u) {
 		t.Error("an error that is not an unavailable interception matched")
+	}
+}
+
+// The client-process readers go through the daemon's procfs root: a fake
+// tree stands in for /proc.
+func TestProcReadersUseTheRoot(t *testing.T) {
+	proc := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		p := filepath.Join(proc, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("4242/comm", "billing-worker\n")
+	write("4242/cgroup", "12:cpu,cpuacct:/legacy\n0::/system.slice/billing.service\n")
+	write("4242/status", "Name:\tbilling-worker\nUid:\t1000\t1000\t1000\t1000\nGid:\t1000\t1000\t1000\t1000\nGroups:\t27 990 1000 \n")
+
+	if got := readComm(proc, 4242); got != "billing-worker" {
+		t.Errorf("readComm = %q, want billing-worker", got)
+	}
+	if got := procCgroup(proc, 4242); got != "/system.slice/billing.service" {
+		t.Errorf("procCgroup = %q, want /system.slice/billing.service", got)
+	}
+	cred := &unix.Ucred{Pid: 4242, Uid: 1000, Gid: 1000}
+	for _, tc := range []struct {
+		gid  int
+		want bool
+	}{{990, true}, {1000, true}, {27, true}, {991, false}, {-1, false}} {
+		if got := inGroup(proc, cred, tc.gid); got != tc.want {
+			t.Errorf("inGroup(gid %d) = %v, want %v", tc.gid, got, tc.want)
+		}
+	}
+	// a process the tree does not have: nothing known, nothing granted
+	if readComm(proc, 7) != "" || procCgroup(proc, 7) != "" || inGroup(proc, &unix.Ucred{Pid: 7, Gid: 1}, 990) {
+		t.Error("a missing process was read")
 	}
 }
