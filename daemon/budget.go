@@ -18,9 +18,6 @@ import (
 // budgetWait is how long a session waits for buffer memory to come free.
 const budgetWait = time.Second
 
-// sqlstateOutOfMemory is what a session gets when the buffer budget is spent.
-const sqlstateOutOfMemory = "53200"
-
 // bufferBudget is the memory all sessions' framers may hold beyond their
 // initial buffers (pg.Budget).
 type bufferBudget struct {

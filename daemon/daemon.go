@@ -109,11 +109,18 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 	}
 	d := &Daemon{cfg: cfg, log: log, version: version, sessions: map[relay.Session]*sessionObserver{}, sleep: time.Sleep, proc: "/proc",
 		budget: newBufferBudget(cfg.MaxBufferedBytes)}
-	// One relay per protocol, so that a PostgreSQL cancel request reaches
-	// the session of any database.
-	pgRelay := &pgProtocol{}
+	// One relay per protocol (protocols.go), so that a PostgreSQL cancel
+	// request reaches the session of any database.
+	relays := map[string]relay.Protocol{}
 	for i := range cfg.Databases {
 		dc := &cfg.Databases[i]
+		p, ok := protocolNamed(dc.Protocol)
+		if !ok {
+			return nil, fmt.Errorf("database %s: protocol %q is not supported", dc.Name, dc.Protocol)
+		}
+		if relays[p.name] == nil {
+			relays[p.name] = p.relay()
+		}
 		eng, err := buildEngine(dc)
 		if err != nil {
 			return nil, err
@@ -125,7 +132,7 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 		if err != nil {
 			return nil, err
 		}
-		db := &database{cfg: *dc, rec: newRecorder(), proto: pgRelay}
+		db := &database{cfg: *dc, rec: newRecorder(), proto: relays[p.name]}
 		d.lend(db)
 		db.engine.Store(eng)
 		db.tls.server.Store(srvTLS)

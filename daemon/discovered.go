@@ -24,11 +24,13 @@ func DiscoveredDatabases(procRoot string) (dbs []Database, notes []string, err e
 	local := localAddrs()
 	for _, s := range servers {
 		what := fmt.Sprintf("%s (pid %d, %s) on %v %v", s.Protocol, s.PID, s.Comm, s.TCP, s.Unix)
-		switch {
-		case s.OtherNetns:
+		if s.OtherNetns {
 			notes = append(notes, "not protected: "+what+": another network namespace")
 			continue
-		case s.Protocol != discover.Postgres:
+		}
+		p, ok := protocolDiscovered(s.Protocol)
+		switch {
+		case !ok:
 			notes = append(notes, "not protected: "+what+": sqlfwd has no "+string(s.Protocol)+" path yet")
 			continue
 		case len(s.TCP) == 0:
@@ -37,8 +39,8 @@ func DiscoveredDatabases(procRoot string) (dbs []Database, notes []string, err e
 		}
 		up, protect := upstreamAndProtect(s.TCP, local)
 		db := Database{
-			Name:      "postgres-" + strconv.Itoa(int(s.TCP[0].Port())),
-			Protocol:  "postgres",
+			Name:      p.name + "-" + strconv.Itoa(int(s.TCP[0].Port())),
+			Protocol:  p.name,
 			Upstream:  up.String(),
 			Intercept: InterceptAppHost,
 		}

@@ -56,7 +56,7 @@ func TestMonitorModeLogsRepeatsOnce(t *testing.T) {
 	fs := newFakeServer(t, cannedResult(1))
 	var logs syncBuffer
 	d, err := New(&Config{ControlSocket: "none", Databases: []Database{{
-		Name: "t", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: fs.ln.Addr().String(), Mode: ModeMonitor,
+		Name: "t", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: fs.Addr(), Mode: ModeMonitor,
 	}}}, slog.New(slog.NewTextHandler(&logs, nil)), "test")
 	if err != nil {
 		t.Fatal(err)
@@ -70,12 +70,12 @@ func TestMonitorModeLogsRepeatsOnce(t *testing.T) {
 		d.Stop(ctx)
 	}()
 	rc := dialRaw(t, d.Addr("t").String())
-	rc.startup()
+	rc.Startup()
 	for i := 0; i < 300; i++ {
-		rc.write(query("delete from t"))
-		rc.readUntilReady()
+		rc.Write(query("delete from t"))
+		rc.ReadUntilReady()
 	}
-	rc.c.Close()
+	rc.Conn.Close()
 	deadline := time.Now().Add(5 * time.Second)
 	for !strings.Contains(logs.String(), "held back") && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)

@@ -22,7 +22,7 @@ func startControlled(t *testing.T) (*Daemon, string) {
 	fs := newFakeServer(t, cannedResult(1))
 	sock := filepath.Join(t.TempDir(), "control.sock")
 	cfg := &Config{ControlSocket: sock, MetricsListen: "127.0.0.1:0", StatsWindow: 200 * time.Millisecond,
-		Databases: []Database{{Name: "t", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: fs.ln.Addr().String()}}}
+		Databases: []Database{{Name: "t", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: fs.Addr()}}}
 	d := startConfig(t, cfg)
 	return d, sock
 }
@@ -69,11 +69,11 @@ func TestControlSocketGarbage(t *testing.T) {
 func TestStatusConnectionsAndMetrics(t *testing.T) {
 	d, sock := startControlled(t)
 	rc := dialRaw(t, d.Addr("t").String())
-	rc.startup()
-	rc.write(query("select 1"))
-	rc.readUntilReady()
-	rc.write(query("delete from accounts"))
-	rc.readUntilReady()
+	rc.Startup()
+	rc.Write(query("select 1"))
+	rc.ReadUntilReady()
+	rc.Write(query("delete from accounts"))
+	rc.ReadUntilReady()
 
 	var st Status
 	if err := json.Unmarshal(controlGet(t, sock, "/v1/status"), &st); err != nil {
@@ -183,7 +183,7 @@ func TestControlSocketIdleAndCap(t *testing.T) {
 	fs := newFakeServer(t, cannedResult(1))
 	sock := filepath.Join(t.TempDir(), "control.sock")
 	startConfig(t, &Config{ControlSocket: sock, ControlIdleTimeout: 300 * time.Millisecond,
-		Databases: []Database{{Name: "t", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: fs.ln.Addr().String()}}})
+		Databases: []Database{{Name: "t", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: fs.Addr()}}})
 
 	c, err := net.Dial("unix", sock)
 	if err != nil {

@@ -1,4 +1,4 @@
-package daemon
+package pg
 
 // Verdict memory: what a PostgreSQL session remembers of the statements and
 // portals the server holds by name, so that a later use of one is judged by
@@ -53,7 +53,7 @@ import (
 	"time"
 
 	"github.com/sqlfw/sqlfw/engine"
-	"github.com/sqlfw/sqlfw/wire/pg"
+	wire "github.com/sqlfw/sqlfw/wire/pg"
 )
 
 // maxAlternatives bounds the texts one name may stand for; past it a use
@@ -235,13 +235,13 @@ func (m *memo) recycle(r *stmtRec) {
 	m.free = append(m.free, r)
 }
 
-func (s *pgSession) enforced(v *engine.Verdict) bool {
+func (s *session) enforced(v *engine.Verdict) bool {
 	return v.Action.Denies() && s.env.Enforces(v.Mode)
 }
 
 // stronger is the verdict of a message when b is also run: an enforced
 // deny, then any deny, then a. It keeps a's statement count.
-func (s *pgSession) stronger(a, b engine.Verdict) engine.Verdict {
+func (s *session) stronger(a, b engine.Verdict) engine.Verdict {
 	if !b.Action.Denies() || s.enforced(&a) || (a.Action.Denies() && !s.enforced(&b)) {
 		return a
 	}
@@ -251,7 +251,7 @@ func (s *pgSession) stronger(a, b engine.Verdict) engine.Verdict {
 
 // rejudge judges a remembered text, lexed as the server lexed it, and
 // counts the verdict.
-func (s *pgSession) rejudge(eng *engine.Engine, r *stmtRec, typ byte) engine.Verdict {
+func (s *session) rejudge(eng *engine.Engine, r *stmtRec, typ byte) engine.Verdict {
 	cpu0 := s.meter.EvalStart() // timing
 	t0 := time.Now()
 	if eng.Policy().UsesTime() {
@@ -268,7 +268,7 @@ func (s *pgSession) rejudge(eng *engine.Engine, r *stmtRec, typ byte) engine.Ver
 
 // verdictOf is the verdict of a remembered text under eng, with what it
 // runs by name. Called with m.mu held.
-func (s *pgSession) verdictOf(r *stmtRec, eng *engine.Engine, typ byte, batch uint64, depth int) engine.Verdict {
+func (s *session) verdictOf(r *stmtRec, eng *engine.Engine, typ byte, batch uint64, depth int) engine.Verdict {
 	if r.eng == eng && r.alt == nil && r.ops == nil && !r.unknown {
 		return r.verdict // the usual case: nothing changed
 	}
@@ -287,7 +287,7 @@ func (s *pgSession) verdictOf(r *stmtRec, eng *engine.Engine, typ byte, batch ui
 
 // refsVerdict adds to v the verdicts of what ops EXECUTE and FETCH. local
 // are the definitions made earlier in the same message.
-func (s *pgSession) refsVerdict(v engine.Verdict, ops, local []memoOp, eng *engine.Engine, typ byte, batch uint64, depth int) engine.Verdict {
+func (s *session) refsVerdict(v engine.Verdict, ops, local []memoOp, eng *engine.Engine, typ byte, batch uint64, depth int) engine.Verdict {
 	for i := range ops {
 		op := &ops[i]
 		var cands []*stmtRec
@@ -322,7 +322,7 @@ func (s *pgSession) refsVerdict(v engine.Verdict, ops, local []memoOp, eng *engi
 
 // stmtCands lists the texts a statement name may stand for when a message
 // of batch uses it. The slice is m.scratch.
-func (s *pgSession) stmtCands(name []byte, batch uint64) []*stmtRec {
+func (s *session) stmtCands(name []byte, batch uint64) []*stmtRec {
 	m := &s.memo
 	out := m.scratch[:0]
 	if len(name) == 0 {
@@ -397,7 +397,7 @@ func (c *candList) done() []*stmtRec {
 }
 
 // portalCands is stmtCands for portals and cursors.
-func (s *pgSession) portalCands(name []byte, batch uint64) []*stmtRec {
+func (s *session) portalCands(name []byte, batch uint64) []*stmtRec {
 	m := &s.memo
 	out := m.scratch[:0]
 	if len(name) == 0 {
@@ -462,12 +462,12 @@ func memoOps(ops []memoOp, eng *engine.Engine, sql []byte, sess *engine.Session)
 // memoJudged adds to a Query's or Parse's verdict what the text runs by
 // name, and, unless the message is blocked, queues what it defines. batch
 // is the number of sync points sent before the message.
-func (s *pgSession) memoJudged(msg []byte, v engine.Verdict, eng *engine.Engine, batch uint64) (engine.Verdict, bool) {
+func (s *session) memoJudged(msg []byte, v engine.Verdict, eng *engine.Engine, batch uint64) (engine.Verdict, bool) {
 	var sql, name []byte
-	if msg[0] == pg.MsgParse {
-		name, sql, _ = pg.ParseFields(msg) // validated by judge
+	if msg[0] == wire.MsgParse {
+		name, sql, _ = wire.ParseFields(msg) // validated by judge
 	} else {
-		sql, _ = pg.QueryText(msg)
+		sql, _ = wire.QueryText(msg)
 	}
 	var ops []memoOp
 	defines := false
@@ -475,7 +475,7 @@ func (s *pgSession) memoJudged(msg []byte, v engine.Verdict, eng *engine.Engine,
 		// in the scratch first: an EXECUTE or FETCH keeps nothing
 		ops, defines = memoOps(s.memo.opsBuf[:0], eng, sql, &s.sess)
 		s.memo.opsBuf = ops[:0]
-		if defines || msg[0] == pg.MsgParse {
+		if defines || msg[0] == wire.MsgParse {
 			ops = append([]memoOp(nil), ops...)
 		}
 	}
@@ -492,7 +492,7 @@ func (s *pgSession) memoJudged(msg []byte, v engine.Verdict, eng *engine.Engine,
 	if s.enforced(&v) {
 		return v, true // the poison leaves the server's records as they were
 	}
-	if msg[0] == pg.MsgQuery {
+	if msg[0] == wire.MsgQuery {
 		if defines {
 			m.push(pending{kind: pendQuery, batch: batch, ops: ops, stmts: v.Statements})
 		}
@@ -515,8 +515,8 @@ func (s *pgSession) memoJudged(msg []byte, v engine.Verdict, eng *engine.Engine,
 }
 
 // memoClose queues a Close.
-func (s *pgSession) memoClose(msg []byte, batch uint64) error {
-	kind, name, err := pg.CloseTarget(msg)
+func (s *session) memoClose(msg []byte, batch uint64) error {
+	kind, name, err := wire.CloseTarget(msg)
 	if err != nil {
 		return err
 	}
@@ -541,8 +541,8 @@ func (s *pgSession) memoClose(msg []byte, batch uint64) error {
 // again when the policy changed since, and records the portal unless the
 // Bind is blocked. known is false for a name the session never saw
 // prepared (the server will reject the Bind).
-func (s *pgSession) memoBind(msg []byte, batch uint64) (v engine.Verdict, known, blocked bool, err error) {
-	portal, name, err := pg.BindNames(msg)
+func (s *session) memoBind(msg []byte, batch uint64) (v engine.Verdict, known, blocked bool, err error) {
+	portal, name, err := wire.BindNames(msg)
 	if err != nil {
 		return v, false, false, err
 	}
@@ -564,9 +564,9 @@ func (s *pgSession) memoBind(msg []byte, batch uint64) (v engine.Verdict, known,
 			more = append(more, c)
 		}
 	}
-	v = s.verdictOf(first, eng, pg.MsgBind, batch, 0)
+	v = s.verdictOf(first, eng, wire.MsgBind, batch, 0)
 	for _, c := range more {
-		v = s.stronger(v, s.verdictOf(c, eng, pg.MsgBind, batch, 0))
+		v = s.stronger(v, s.verdictOf(c, eng, wire.MsgBind, batch, 0))
 	}
 	if s.enforced(&v) {
 		return v, true, true, nil
@@ -609,7 +609,7 @@ func (s *pgSession) memoBind(msg []byte, batch uint64) (v engine.Verdict, known,
 }
 
 // closingPortal: a Close or CLOSE of the portal is pending in this batch.
-func (s *pgSession) closingPortal(name string, batch uint64) bool {
+func (s *session) closingPortal(name string, batch uint64) bool {
 	m := &s.memo
 	for i := m.qh; i < len(m.q); i++ {
 		p := &m.q[i]
@@ -632,8 +632,8 @@ func (s *pgSession) closingPortal(name string, batch uint64) bool {
 // again when the policy changed since the Bind, and queues what the
 // portal's text defines. known is false for a portal the session did not
 // see created.
-func (s *pgSession) memoExecute(msg []byte, batch uint64) (v engine.Verdict, known, blocked bool, err error) {
-	portal, err := pg.ExecutePortal(msg)
+func (s *session) memoExecute(msg []byte, batch uint64) (v engine.Verdict, known, blocked bool, err error) {
+	portal, err := wire.ExecutePortal(msg)
 	if err != nil {
 		return v, false, false, err
 	}
@@ -655,9 +655,9 @@ func (s *pgSession) memoExecute(msg []byte, batch uint64) (v engine.Verdict, kno
 		ops = first.ops
 	}
 	more := append([]*stmtRec(nil), cands[1:]...)
-	v = s.verdictOf(first, eng, pg.MsgExecute, batch, 0)
+	v = s.verdictOf(first, eng, wire.MsgExecute, batch, 0)
 	for _, c := range more {
-		v = s.stronger(v, s.verdictOf(c, eng, pg.MsgExecute, batch, 0))
+		v = s.stronger(v, s.verdictOf(c, eng, wire.MsgExecute, batch, 0))
 	}
 	if s.enforced(&v) {
 		return v, true, true, nil
@@ -673,12 +673,12 @@ func (s *pgSession) memoExecute(msg []byte, batch uint64) (v engine.Verdict, kno
 }
 
 // memoComplete handles a ParseComplete or CloseComplete from the server.
-func (s *pgSession) memoComplete(typ byte) {
+func (s *session) memoComplete(typ byte) {
 	m := &s.memo
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	want := pendParse
-	if typ == pg.MsgCloseComplete {
+	if typ == wire.MsgCloseComplete {
 		want = pendClose
 	}
 	if m.qh < len(m.q) && m.q[m.qh].batch > m.ready {
@@ -712,14 +712,14 @@ func (s *pgSession) memoComplete(typ byte) {
 // skipped by the server if an earlier message of the batch failed, and
 // then answers no ReadyForQuery: the count of sync points may run ahead.
 // No client library does this.
-func (s *pgSession) memoTrack(typ byte) {
+func (s *session) memoTrack(typ byte) {
 	m := &s.memo
 	switch typ {
-	case pg.MsgSync:
+	case wire.MsgSync:
 		m.extOpen = false
-	case pg.MsgParse, pg.MsgBind, pg.MsgExecute, pg.MsgClose, pg.MsgDescribe:
+	case wire.MsgParse, wire.MsgBind, wire.MsgExecute, wire.MsgClose, wire.MsgDescribe:
 		m.extOpen = true
-	case pg.MsgQuery, pg.MsgFunctionCall:
+	case wire.MsgQuery, wire.MsgFunctionCall:
 		if m.extOpen {
 			m.mu.Lock()
 			m.desync = true
@@ -731,7 +731,7 @@ func (s *pgSession) memoTrack(typ byte) {
 // memoCopyIn handles a CopyInResponse: the server ignores the Syncs the
 // client sends until CopyDone or CopyFail, and a client may send one, so
 // the count of sync points may run ahead from here on.
-func (s *pgSession) memoCopyIn() {
+func (s *session) memoCopyIn() {
 	m := &s.memo
 	m.mu.Lock()
 	m.desync = true
@@ -740,7 +740,7 @@ func (s *pgSession) memoCopyIn() {
 
 // memoError handles an ErrorResponse: the server skips the rest of the
 // batch.
-func (s *pgSession) memoError() {
+func (s *session) memoError() {
 	m := &s.memo
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -780,14 +780,14 @@ func (s *pgSession) memoError() {
 }
 
 // memoReady handles a ReadyForQuery: its batch is over.
-func (s *pgSession) memoReady(status byte) {
+func (s *session) memoReady(status byte) {
 	m := &s.memo
 	if !m.started {
 		m.started = true
 		return
 	}
 	m.ready++
-	if status == pg.TxIdle || status == pg.TxFailed {
+	if status == wire.TxIdle || status == wire.TxFailed {
 		// the transaction is over: its portals are gone
 		m.txEnd.Store(m.ready)
 	}
@@ -812,7 +812,7 @@ func (s *pgSession) memoReady(status byte) {
 	}
 }
 
-func (s *pgSession) commitParse(p *pending) {
+func (s *session) commitParse(p *pending) {
 	m := &s.memo
 	if p.name == "" {
 		m.recycle(m.unnamed)
@@ -825,7 +825,7 @@ func (s *pgSession) commitParse(p *pending) {
 	m.stmts[p.name] = p.rec
 }
 
-func (s *pgSession) commitParseUncertain(p *pending) {
+func (s *session) commitParseUncertain(p *pending) {
 	m := &s.memo
 	if p.name == "" {
 		m.unnamed = beside(m.unnamed, p.rec, true)
@@ -837,7 +837,7 @@ func (s *pgSession) commitParseUncertain(p *pending) {
 	m.stmts[p.name] = beside(m.stmts[p.name], p.rec, true)
 }
 
-func (s *pgSession) commitClose(p *pending) {
+func (s *session) commitClose(p *pending) {
 	m := &s.memo
 	if p.closeKind == 'S' {
 		if p.name == "" {
@@ -863,7 +863,7 @@ func (s *pgSession) commitClose(p *pending) {
 // commitOps applies what a text that ran defines. uncertain: it may not
 // have run; a definition is then added beside the old one, a removal not
 // done.
-func (s *pgSession) commitOps(ops []memoOp, batch uint64, uncertain bool) {
+func (s *session) commitOps(ops []memoOp, batch uint64, uncertain bool) {
 	m := &s.memo
 	for i := range ops {
 		op := &ops[i]

@@ -1,4 +1,4 @@
-package daemon
+package pg
 
 // TLS on both legs of a PostgreSQL session (crypto/tls, Go's defaults,
 // TLS 1.2 or later).

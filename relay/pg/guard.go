@@ -1,4 +1,4 @@
-package daemon
+package pg
 
 // Bounds a PostgreSQL session keeps against faults and abuse (docs/design.md,
 // "Faults and abuse"):
@@ -32,17 +32,20 @@ import (
 	"time"
 
 	"github.com/sqlfw/sqlfw/relay"
-	"github.com/sqlfw/sqlfw/wire/pg"
+	wire "github.com/sqlfw/sqlfw/wire/pg"
 )
 
 // preAuthMaxMessage bounds every client message before authentication ends.
 const preAuthMaxMessage = 65535 + 4
 
+// sqlstateOutOfMemory is what a session gets when the buffer budget is spent.
+const sqlstateOutOfMemory = "53200"
+
 // halfClose is toServer's answer to the client's EOF: the server gets EOF
 // too, after everything the client sent, and toClient relays the rest of
 // the answer until the server closes. It reports false when the server
 // connection cannot be half-closed (the session then closes at once).
-func (s *pgSession) halfClose() bool {
+func (s *session) halfClose() bool {
 	cw, ok := s.server.(interface{ CloseWrite() error })
 	if !ok || cw.CloseWrite() != nil {
 		return false
@@ -55,7 +58,7 @@ func (s *pgSession) halfClose() bool {
 // startupDeadline is toClient's read deadline on the server before the
 // startup phase ends: the first reply within server_reply_timeout, the end
 // of authentication within auth_timeout of the session's start.
-func (s *pgSession) startupDeadline(replied bool) time.Time {
+func (s *session) startupDeadline(replied bool) time.Time {
 	if !replied {
 		return time.Now().Add(s.env.Limits.ServerReplyTimeout)
 	}
@@ -65,7 +68,7 @@ func (s *pgSession) startupDeadline(replied bool) time.Time {
 // startupTimedOut tells the client that the server did not answer in time,
 // when the client is between messages (nothing of a message was relayed
 // half), and logs it.
-func (s *pgSession) startupTimedOut(replied, midMessage bool) {
+func (s *session) startupTimedOut(replied, midMessage bool) {
 	s.env.Observer.Count(relay.ConnRefused, 1)
 	what := fmt.Sprintf("sqlfw: the database server did not answer the connection within %v", s.env.Limits.ServerReplyTimeout)
 	if replied {
@@ -86,7 +89,7 @@ func isTimeout(err error) bool {
 }
 
 // outOfMemory closes a session whose message could not be held.
-func (s *pgSession) outOfMemory(err error) {
+func (s *session) outOfMemory(err error) {
 	s.log.Warn("closing connection: no memory for its message", "err", err)
 	s.cw.Lock()
 	writeFatal(s.client, sqlstateOutOfMemory, "sqlfw: out of memory for statements being judged; try again")
@@ -110,15 +113,15 @@ type idleState struct {
 	since atomic.Int64 // unix nanoseconds the session became idle
 }
 
-func (s *pgSession) idleTimeout(status byte) time.Duration {
-	if status == pg.TxIdle {
+func (s *session) idleTimeout(status byte) time.Duration {
+	if status == wire.TxIdle {
 		return s.env.Limits.IdleTimeout
 	}
 	return s.env.Limits.IdleInTransactionTimeout
 }
 
 // armIdle is toClient's, after a ReadyForQuery.
-func (s *pgSession) armIdle(status byte) {
+func (s *session) armIdle(status byte) {
 	t := s.idleTimeout(status)
 	s.mu.Lock()
 	busy := s.outstanding > 0
@@ -133,7 +136,7 @@ func (s *pgSession) armIdle(status byte) {
 }
 
 // disarmIdle is toServer's, after every read from the client.
-func (s *pgSession) disarmIdle() {
+func (s *session) disarmIdle() {
 	if s.idle.armed.Swap(false) {
 		_ = s.client.SetReadDeadline(time.Time{})
 	}
@@ -143,7 +146,7 @@ func (s *pgSession) disarmIdle() {
 // reports true (and has told the client) when the session has been idle for
 // its timeout; otherwise it sets the deadline the state calls for and the
 // read goes on.
-func (s *pgSession) idleExpired() bool {
+func (s *session) idleExpired() bool {
 	status := byte(s.txStatus.Load())
 	t := s.idleTimeout(status)
 	s.mu.Lock()
@@ -159,7 +162,7 @@ func (s *pgSession) idleExpired() bool {
 		return false
 	}
 	code, what := sqlstateIdleSession, "terminating connection due to idle-session timeout"
-	if status != pg.TxIdle {
+	if status != wire.TxIdle {
 		code, what = sqlstateIdleInTransaction, "terminating connection due to idle-in-transaction timeout"
 	}
 	s.env.Observer.Count(relay.IdleClosed, 1)

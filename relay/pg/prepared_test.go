@@ -1,4 +1,4 @@
-package daemon
+package pg
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
-	"github.com/sqlfw/sqlfw/relay"
-	"github.com/sqlfw/sqlfw/wire/pg"
+	"github.com/sqlfw/sqlfw/config"
+	wire "github.com/sqlfw/sqlfw/wire/pg"
 )
 
 // The verdict memory (prepared.go) against a fake server that keeps
@@ -25,17 +25,17 @@ const (
 	benign       = "select 1"
 )
 
-func parseMsg(name, sql string) []byte { return pg.AppendParse(nil, name, sql) }
+func parseMsg(name, sql string) []byte { return wire.AppendParse(nil, name, sql) }
 func bindMsg(portal, stmt string) []byte {
-	return pg.AppendBind(nil, portal, stmt)
+	return wire.AppendBind(nil, portal, stmt)
 }
-func execMsg(portal string) []byte { return pg.AppendExecute(nil, portal) }
+func execMsg(portal string) []byte { return wire.AppendExecute(nil, portal) }
 func closeMsg(kind byte, name string) []byte {
 	b, _ := (&pgproto3.Close{ObjectType: kind, Name: name}).Encode(nil)
 	return b
 }
 
-var syncMsg = []byte{pg.MsgSync, 0, 0, 0, 4}
+var syncMsg = []byte{wire.MsgSync, 0, 0, 0, 4}
 
 // step is one batch the client sends (one or more sync points) and what
 // it must get back.
@@ -49,31 +49,31 @@ type step struct {
 func memoRun(t *testing.T, steps []step, mustRun, mustNotRun []string) {
 	t.Helper()
 	fs := newFakeServer(t, cannedResult(1))
-	fs.named = true
-	d, addr := startDaemon(t, fs.ln.Addr().String(), ModeMonitor)
+	fs.Named = true
+	d, addr := startProxy(t, fs.Addr(), modeMonitor)
 	rc := dialRaw(t, addr)
-	rc.startup()
+	rc.Startup()
 	for i, st := range steps {
 		if st.enforce {
-			if err := d.SetMode("t", ModeEnforce); err != nil {
+			if err := d.SetMode("t", modeEnforce); err != nil {
 				t.Fatal(err)
 			}
-			fs.resetRan()
+			fs.ResetRan()
 		}
 		var b []byte
 		for _, m := range st.send {
 			b = append(b, m...)
 		}
-		rc.write(b)
+		rc.Write(b)
 		n := st.readies
 		if n == 0 {
 			n = 1
 		}
 		var got []string
 		for j := 0; j < n; j++ {
-			for _, m := range rc.readUntilReady() {
-				if m[0] == pg.MsgErrorResponse {
-					got = append(got, string(pg.ErrorField(m, 'C')))
+			for _, m := range rc.ReadUntilReady() {
+				if m[0] == wire.MsgErrorResponse {
+					got = append(got, string(wire.ErrorField(m, 'C')))
 				}
 			}
 		}
@@ -90,18 +90,18 @@ func memoRun(t *testing.T, steps []step, mustRun, mustNotRun []string) {
 		}
 	}
 	for _, sql := range mustRun {
-		if !fs.ranText(sql) {
-			t.Errorf("after the switch the server did not run %q (ran %q)", sql, fs.ran)
+		if !fs.RanText(sql) {
+			t.Errorf("after the switch the server did not run %q (ran %q)", sql, fs.Ran())
 		}
 	}
 	for _, sql := range mustNotRun {
-		if fs.ranText(sql) {
+		if fs.RanText(sql) {
 			t.Errorf("after the switch the server ran %q", sql)
 		}
 	}
 }
 
-func q(sql string) []byte { return pg.AppendQuery(nil, sql) }
+func q(sql string) []byte { return wire.AppendQuery(nil, sql) }
 
 func TestVerdictMemory(t *testing.T) {
 	tests := []struct {
@@ -202,13 +202,13 @@ func TestVerdictMemory(t *testing.T) {
 			{send: [][]byte{q("execute b")}},
 		}, []string{benign}, nil},
 		{"a Sync ignored during COPY FROM STDIN does not lose a record", []step{
-			{send: [][]byte{q("copy t from stdin"), syncMsg, {pg.MsgCopyDone, 0, 0, 0, 4}}},
+			{send: [][]byte{q("copy t from stdin"), syncMsg, {wire.MsgCopyDone, 0, 0, 0, 4}}},
 			{send: [][]byte{parseMsg("s", denied), syncMsg}},
 			{send: [][]byte{bindMsg("", "nosuch"), syncMsg}, want: "26000"},
 			{enforce: true, send: [][]byte{bindMsg("", "s"), execMsg(""), syncMsg}, want: "blocked"},
 		}, nil, []string{denied}},
 		{"a Sync ignored during COPY FROM STDIN does not lose a PREPARE", []step{
-			{send: [][]byte{q("copy t from stdin"), syncMsg, {pg.MsgCopyDone, 0, 0, 0, 4}}},
+			{send: [][]byte{q("copy t from stdin"), syncMsg, {wire.MsgCopyDone, 0, 0, 0, 4}}},
 			{send: [][]byte{q("prepare p as " + denied)}},
 			{send: [][]byte{q("fail")}, want: "22012"},
 			{enforce: true, send: [][]byte{q("execute p")}, want: "blocked"},
@@ -253,7 +253,7 @@ func TestVerdictMemory(t *testing.T) {
 // one, in enforce mode throughout.
 func TestVerdictMemoryReload(t *testing.T) {
 	fs := newFakeServer(t, cannedResult(1))
-	fs.named = true
+	fs.Named = true
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
 	write := func(text string) {
 		if err := os.WriteFile(pol, []byte(text), 0o644); err != nil {
@@ -261,21 +261,21 @@ func TestVerdictMemoryReload(t *testing.T) {
 		}
 	}
 	write("version: 1\nrules: []\n")
-	d := startConfig(t, &Config{ControlSocket: "none", Databases: []Database{{
-		Name: "t", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: fs.ln.Addr().String(), Mode: ModeEnforce, Policy: pol,
-	}}})
-	rc := dialRaw(t, d.Addr("t").String())
-	rc.startup()
+	d := startWith(t, config.Database{
+		Name: "t", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: fs.Addr(), Mode: modeEnforce, Policy: pol,
+	})
+	rc := dialRaw(t, d.ln.Addr().String())
+	rc.Startup()
 	for _, m := range [][]byte{
 		q("prepare p as select secret from vault"),
 		q("declare c cursor with hold for select secret from vault"),
 		q("begin"),
 		append(append(parseMsg("s", "select secret from vault"), bindMsg("b", "s")...), syncMsg...),
 	} {
-		rc.write(m)
-		for _, r := range rc.readUntilReady() {
-			if r[0] == pg.MsgErrorResponse {
-				t.Fatalf("before the reload: %s", pg.ErrorField(r, 'M'))
+		rc.Write(m)
+		for _, r := range rc.ReadUntilReady() {
+			if r[0] == wire.MsgErrorResponse {
+				t.Fatalf("before the reload: %s", wire.ErrorField(r, 'M'))
 			}
 		}
 	}
@@ -283,29 +283,29 @@ func TestVerdictMemoryReload(t *testing.T) {
 	if err := d.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	fs.resetRan()
+	fs.ResetRan()
 	for i, m := range [][]byte{
 		append(execMsg("b"), syncMsg...), // in the open transaction
 		q("execute p"),
 		q("fetch c"),
 		append(append(bindMsg("", "s"), execMsg("")...), syncMsg...),
 	} {
-		rc.write(m)
+		rc.Write(m)
 		blocked := false
-		for _, r := range rc.readUntilReady() {
-			if r[0] == pg.MsgErrorResponse {
-				blocked = string(pg.ErrorField(r, 'C')) == sqlstateBlocked && strings.Contains(string(pg.ErrorField(r, 'M')), "no-vault")
+		for _, r := range rc.ReadUntilReady() {
+			if r[0] == wire.MsgErrorResponse {
+				blocked = string(wire.ErrorField(r, 'C')) == sqlstateBlocked && strings.Contains(string(wire.ErrorField(r, 'M')), "no-vault")
 			}
 		}
 		if !blocked {
 			t.Errorf("after the reload, %q was not blocked by no-vault", m)
 		}
 		if i == 0 {
-			rc.write(q("rollback"))
-			rc.readUntilReady()
+			rc.Write(q("rollback"))
+			rc.ReadUntilReady()
 		}
 	}
-	if fs.ranText("select secret from vault") {
+	if fs.RanText("select secret from vault") {
 		t.Errorf("the server ran the vault query after the reload")
 	}
 }
@@ -321,9 +321,9 @@ func BenchmarkMemoNamed(b *testing.B)   { benchMemo(b, true) }
 
 func benchMemo(b *testing.B, named bool) {
 	fs := newFakeServer(b, cannedResult(1))
-	d, _ := startDaemon(b, fs.ln.Addr().String(), ModeEnforce)
+	d, _ := startProxy(b, fs.Addr(), modeEnforce)
 	s := benchSessionOf(d)
-	s.memoReady(pg.TxIdle) // the end of the startup phase
+	s.memoReady(wire.TxIdle) // the end of the startup phase
 	const sql = "SELECT abalance FROM pgbench_accounts WHERE aid = $1"
 	eng := s.env.Engine()
 	parse := parseMsg("", sql)
@@ -331,8 +331,8 @@ func benchMemo(b *testing.B, named bool) {
 	if named {
 		stmt = "stmtcache_0123456789abcdef0123456789abcdef"
 		s.memoJudged(parseMsg(stmt, sql), eng.JudgePostgres([]byte(sql), &s.sess), eng, 0)
-		s.memoComplete(pg.MsgParseComplete)
-		s.memoReady(pg.TxIdle)
+		s.memoComplete(wire.MsgParseComplete)
+		s.memoReady(wire.TxIdle)
 	}
 	bind, exec := bindMsg("", stmt), execMsg("")
 	batch := s.memo.ready
@@ -350,9 +350,9 @@ func benchMemo(b *testing.B, named bool) {
 			b.Fatal("Execute of an unknown portal")
 		}
 		if !named {
-			s.memoComplete(pg.MsgParseComplete)
+			s.memoComplete(wire.MsgParseComplete)
 		}
-		s.memoReady(pg.TxIdle)
+		s.memoReady(wire.TxIdle)
 		batch++
 	}
 }
@@ -380,13 +380,13 @@ func TestBesideBounded(t *testing.T) {
 // runs.
 func BenchmarkMemoExecuteQuery(b *testing.B) {
 	fs := newFakeServer(b, cannedResult(1))
-	d, _ := startDaemon(b, fs.ln.Addr().String(), ModeEnforce)
+	d, _ := startProxy(b, fs.Addr(), modeEnforce)
 	s := benchSessionOf(d)
-	s.memoReady(pg.TxIdle)
+	s.memoReady(wire.TxIdle)
 	eng := s.env.Engine()
 	prep := q("PREPARE get_account (int) AS SELECT * FROM accounts WHERE id = $1")
 	s.memoJudged(prep, eng.JudgePostgres(prep[5:len(prep)-1], &s.sess), eng, 0)
-	s.memoReady(pg.TxIdle)
+	s.memoReady(wire.TxIdle)
 	exec := q("EXECUTE get_account(42)")
 	sql := exec[5 : len(exec)-1]
 	v := eng.JudgePostgres(sql, &s.sess)
@@ -397,7 +397,7 @@ func BenchmarkMemoExecuteQuery(b *testing.B) {
 		if _, blocked := s.memoJudged(exec, v, eng, batch); blocked {
 			b.Fatal("blocked")
 		}
-		s.memoReady(pg.TxIdle)
+		s.memoReady(wire.TxIdle)
 		batch++
 	}
 }
@@ -410,8 +410,8 @@ func BenchmarkMemoExecuteQuery(b *testing.B) {
 // after an uncertain outcome) is allowed; running a denied text is not.
 func TestVerdictMemoryRandom(t *testing.T) {
 	fs := newFakeServer(t, cannedResult(1))
-	fs.named = true
-	d, addr := startDaemon(t, fs.ln.Addr().String(), ModeMonitor)
+	fs.Named = true
+	d, addr := startProxy(t, fs.Addr(), modeMonitor)
 	names := []string{"", "a", "b"}
 	texts := []string{denied, benign, "select 2"}
 	rng := rand.New(rand.NewSource(10))
@@ -422,11 +422,11 @@ func TestVerdictMemoryRandom(t *testing.T) {
 		}
 	})
 	for seq := 0; seq < 600; seq++ {
-		if err := d.SetMode("t", ModeMonitor); err != nil {
+		if err := d.SetMode("t", modeMonitor); err != nil {
 			t.Fatal(err)
 		}
 		rc := dialRaw(t, addr)
-		rc.startup()
+		rc.Startup()
 		log = log[:0]
 		var b []byte
 		syncs := 0
@@ -435,9 +435,9 @@ func TestVerdictMemoryRandom(t *testing.T) {
 		// answer when the server skips it after an error.
 		flush := func() {
 			sentinel := fmt.Sprintf("sentinel %d", len(log))
-			rc.write(append(append(b, syncMsg...), q(sentinel)...))
+			rc.Write(append(append(b, syncMsg...), q(sentinel)...))
 			for done := false; !done; {
-				for _, m := range rc.readUntilReady() {
+				for _, m := range rc.ReadUntilReady() {
 					if m[0] == 'C' && strings.HasPrefix(string(m[5:]), sentinel+"\x00") {
 						done = true
 					}
@@ -500,10 +500,10 @@ func TestVerdictMemoryRandom(t *testing.T) {
 			}
 		}
 		flush()
-		if err := d.SetMode("t", ModeEnforce); err != nil {
+		if err := d.SetMode("t", modeEnforce); err != nil {
 			t.Fatal(err)
 		}
-		fs.resetRan()
+		fs.ResetRan()
 		// one use per session: a blocked one fails an open transaction
 		probes := [][]byte{
 			append(append(bindMsg("", names[rng.Intn(len(names))]), execMsg("")...), syncMsg...),
@@ -514,20 +514,11 @@ func TestVerdictMemoryRandom(t *testing.T) {
 		}
 		probe := probes[rng.Intn(len(probes))]
 		log = append(log, fmt.Sprintf("after the switch: %q", probe))
-		rc.write(probe)
-		rc.readUntilReady()
-		if fs.ranText(denied) || fs.ranText(deniedCursor) {
+		rc.Write(probe)
+		rc.ReadUntilReady()
+		if fs.RanText(denied) || fs.RanText(deniedCursor) {
 			t.Fatalf("sequence %d: after the switch the server ran the denied text; the session was\n%s", seq, strings.Join(log, "\n"))
 		}
-		rc.c.Close()
+		rc.Conn.Close()
 	}
-}
-
-// benchSessionOf is a session of d's first database that is not connected,
-// for calling the verdict memory directly.
-func benchSessionOf(d *Daemon) *pgSession {
-	db := d.dbs[0]
-	s := db.proto.(*pgProtocol).newSession(&db.env, &relay.Conn{ID: 1})
-	s.obs = &sessionObserver{d: d, db: db, log: d.log}
-	return s
 }

@@ -1,4 +1,4 @@
-package daemon
+package pg
 
 // A PostgreSQL session is two loops over one client and one server socket.
 //
@@ -46,7 +46,7 @@ import (
 
 	"github.com/sqlfw/sqlfw/engine"
 	"github.com/sqlfw/sqlfw/relay"
-	"github.com/sqlfw/sqlfw/wire/pg"
+	wire "github.com/sqlfw/sqlfw/wire/pg"
 )
 
 // SQLSTATEs sqlfw answers with.
@@ -61,11 +61,11 @@ const (
 )
 
 var (
-	wantClient = wantTable(pg.MsgQuery, pg.MsgParse, pg.MsgFunctionCall, pg.MsgSync, pg.MsgBind, pg.MsgClose,
-		pg.MsgExecute, pg.MsgDescribe, pg.MsgFlush, pg.MsgTerminate, pg.MsgCopyDone) // Describe to CopyDone only to check their bodies (guard.go)
+	wantClient = wantTable(wire.MsgQuery, wire.MsgParse, wire.MsgFunctionCall, wire.MsgSync, wire.MsgBind, wire.MsgClose,
+		wire.MsgExecute, wire.MsgDescribe, wire.MsgFlush, wire.MsgTerminate, wire.MsgCopyDone) // Describe to CopyDone only to check their bodies (guard.go)
 	wantClientSkip   = wantAll()
-	wantServer       = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData, pg.MsgParameterStatus, pg.MsgCopyInResponse)
-	wantServerPoison = wantTable(pg.MsgReadyForQuery, pg.MsgBackendKeyData, pg.MsgParameterStatus, pg.MsgCopyInResponse, pg.MsgErrorResponse, pg.MsgParseComplete, pg.MsgCloseComplete)
+	wantServer       = wantTable(wire.MsgReadyForQuery, wire.MsgBackendKeyData, wire.MsgParameterStatus, wire.MsgCopyInResponse)
+	wantServerPoison = wantTable(wire.MsgReadyForQuery, wire.MsgBackendKeyData, wire.MsgParameterStatus, wire.MsgCopyInResponse, wire.MsgErrorResponse, wire.MsgParseComplete, wire.MsgCloseComplete)
 )
 
 func wantTable(types ...byte) *[256]bool {
@@ -84,9 +84,9 @@ func wantAll() *[256]bool {
 	return &t
 }
 
-type pgSession struct {
+type session struct {
 	env    *relay.Env
-	proto  *pgProtocol
+	proto  *Protocol
 	conn   *relay.Conn
 	id     uint64
 	client net.Conn
@@ -158,25 +158,9 @@ type poison struct {
 	closeAfter bool
 }
 
-// pgProtocol is the PostgreSQL relay: it serves sessions and routes
-// cancel requests between them.
-type pgProtocol struct {
-	cancels cancelKeys
-}
-
-// Refuse answers a client turned away before its session starts with a
-// FATAL error.
-func (p *pgProtocol) Refuse(conn net.Conn, r *relay.Refusal) {
-	code := sqlstateTooManyConnections
-	if r.Reason == relay.ShuttingDown {
-		code = sqlstateAdminShutdown
-	}
-	writeFatal(conn, code, r.Msg)
-}
-
 // newSession is a session of c, before its startup.
-func (p *pgProtocol) newSession(env *relay.Env, c *relay.Conn) *pgSession {
-	s := &pgSession{env: env, proto: p, conn: c, id: c.ID, client: c.Client, outstanding: 1}
+func (p *Protocol) newSession(env *relay.Env, c *relay.Conn) *session {
+	s := &session{env: env, proto: p, conn: c, id: c.ID, client: c.Client, outstanding: 1}
 	s.meter = env.Meter(s.id)
 	s.lex.init()
 	return s
@@ -185,7 +169,7 @@ func (p *pgProtocol) newSession(env *relay.Env, c *relay.Conn) *pgSession {
 // Serve runs one session: the encryption phase (SSLRequest, GSSENCRequest,
 // TLS), the startup packet, the dial, then the two relay loops, which
 // carry the authentication exchange first.
-func (p *pgProtocol) Serve(env *relay.Env, c *relay.Conn) {
+func (p *Protocol) Serve(env *relay.Env, c *relay.Conn) {
 	defer c.Client.Close()
 	s := p.newSession(env, c)
 	s.log = c.Logger(env.Log)
@@ -222,13 +206,13 @@ func (p *pgProtocol) Serve(env *relay.Env, c *relay.Conn) {
 // the database has a certificate) and GSSENCRequest, runs a direct TLS
 // handshake, forwards a CancelRequest, and returns the startup message. It
 // reports false when the session ends here.
-func (s *pgSession) negotiate() (pg.Startup, bool) {
+func (s *session) negotiate() (wire.Startup, bool) {
 	env, conn, log := s.env, s.client, s.log
 	lim := &env.Limits
 	_ = conn.SetReadDeadline(time.Now().Add(lim.StartupTimeout))
-	var startup pg.Startup
+	var startup wire.Startup
 	buf := make([]byte, 0, 512)
-	// A TLS record first is TLS without an SSLRequest (pgtls.go); otherwise
+	// A TLS record first is TLS without an SSLRequest (tls.go); otherwise
 	// the four bytes read to tell are the startup packet's length.
 	var first io.Reader = conn
 	var head [4]byte
@@ -264,19 +248,19 @@ func (s *pgSession) negotiate() (pg.Startup, bool) {
 			src = conn
 		}
 		first = nil
-		st, err := pg.ReadStartup(src, buf)
+		st, err := wire.ReadStartup(src, buf)
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				env.Observer.Count(relay.ProtocolErrors, 1)
 				log.Warn("closing connection: bad startup packet", "err", err)
-				if errors.Is(err, pg.ErrFrame) {
+				if errors.Is(err, wire.ErrFrame) {
 					writeFatal(conn, sqlstateProtocolViolation, "sqlfw: invalid startup packet")
 				}
 			}
 			return startup, false
 		}
 		switch {
-		case st.Code == pg.CodeSSLRequest && !isTLS && env.ServerTLS() != nil:
+		case st.Code == wire.CodeSSLRequest && !isTLS && env.ServerTLS() != nil:
 			if _, err := conn.Write([]byte{'S'}); err != nil {
 				return startup, false
 			}
@@ -292,7 +276,7 @@ func (s *pgSession) negotiate() (pg.Startup, bool) {
 			_ = conn.SetReadDeadline(time.Now().Add(lim.StartupTimeout))
 			log = log.With("client_tls", tlsInfo(conn))
 			continue
-		case st.Code == pg.CodeSSLRequest || st.Code == pg.CodeGSSENCRequest:
+		case st.Code == wire.CodeSSLRequest || st.Code == wire.CodeGSSENCRequest:
 			// No TLS configured (or GSS encryption, never): 'N' makes
 			// sslmode=prefer clients go on in clear and sslmode=require
 			// clients stop with their own clear message.
@@ -305,7 +289,7 @@ func (s *pgSession) negotiate() (pg.Startup, bool) {
 				return startup, false
 			}
 			continue
-		case st.Code == pg.CodeCancelRequest:
+		case st.Code == wire.CodeCancelRequest:
 			s.proto.forwardCancel(env, st, log)
 			return startup, false
 		case st.IsStartupMessage():
@@ -330,11 +314,11 @@ func (s *pgSession) negotiate() (pg.Startup, bool) {
 // start reads the startup message's parameters and judges them, admits
 // the client, dials the server (with TLS when the upstream asks for it) and
 // registers the session. When it reports false the client has its error.
-func (s *pgSession) start(startup pg.Startup) (release func(), ok bool) {
+func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 	env, conn, c := s.env, s.client, s.conn
 	s.begun = time.Now()
 	var params [][2]string // judged as the SET statements they amount to (engine/startup.go)
-	if err := pg.StartupParams(startup, func(name, value []byte) {
+	if err := wire.StartupParams(startup, func(name, value []byte) {
 		params = append(params, [2]string{string(name), string(value)})
 		switch string(name) {
 		case "user":
@@ -426,7 +410,7 @@ func (s *pgSession) start(startup pg.Startup) (release func(), ok bool) {
 }
 
 // Info describes the session for fwctl connections and the audit trail.
-func (s *pgSession) Info() relay.Info {
+func (s *session) Info() relay.Info {
 	return relay.Info{ID: s.id, Database: s.env.Database, Client: s.client.RemoteAddr().String(), Via: s.conn.Via,
 		Process: s.conn.Process, User: s.sess.User, DBName: s.sess.Database, Application: s.sess.Application,
 		Since: s.begun, ClientTLS: tlsInfo(s.client), ServerTLS: tlsInfo(s.server)}
@@ -434,14 +418,14 @@ func (s *pgSession) Info() relay.Info {
 
 func writeFatal(conn net.Conn, sqlstate, msg string) {
 	_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = conn.Write(pg.AppendError(nil, pg.SeverityFatal, sqlstate, msg, "", ""))
+	_, _ = conn.Write(wire.AppendError(nil, wire.SeverityFatal, sqlstate, msg, "", ""))
 }
 
 // forwardCancel sends a CancelRequest to the server that issued its key.
 // As PostgreSQL does, it answers nothing either way.
-func (p *pgProtocol) forwardCancel(env *relay.Env, st pg.Startup, log *slog.Logger) {
+func (p *Protocol) forwardCancel(env *relay.Env, st wire.Startup, log *slog.Logger) {
 	env.Observer.Count(relay.CancelRequests, 1)
-	key, err := pg.CancelKey(st)
+	key, err := wire.CancelKey(st)
 	if err != nil {
 		log.Warn("bad cancel request", "err", err)
 		return
@@ -471,12 +455,12 @@ func (p *pgProtocol) forwardCancel(env *relay.Env, st pg.Startup, log *slog.Logg
 }
 
 // Close closes both connections now.
-func (s *pgSession) Close() { s.closeBoth() }
+func (s *session) Close() { s.closeBoth() }
 
 // Drain closes the session now if it is idle, or when it next becomes idle.
-func (s *pgSession) Drain() { s.drain() }
+func (s *session) Drain() { s.drain() }
 
-func (s *pgSession) closeBoth() {
+func (s *session) closeBoth() {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closed = true
@@ -489,10 +473,10 @@ func (s *pgSession) closeBoth() {
 }
 
 // drain closes the session now if it is idle, or when it next becomes idle.
-func (s *pgSession) drain() {
+func (s *session) drain() {
 	s.mu.Lock()
 	s.draining = true
-	idle := s.outstanding == 0 && byte(s.txStatus.Load()) == pg.TxIdle
+	idle := s.outstanding == 0 && byte(s.txStatus.Load()) == wire.TxIdle
 	s.mu.Unlock()
 	if idle {
 		s.closeBoth()
@@ -500,7 +484,7 @@ func (s *pgSession) drain() {
 }
 
 // toServer relays client messages to the server, judging each statement.
-func (s *pgSession) toServer() {
+func (s *session) toServer() {
 	defer func() {
 		if !s.leaveOpen {
 			s.closeBoth()
@@ -510,8 +494,8 @@ func (s *pgSession) toServer() {
 	lim := &s.env.Limits
 	// Until the server's first ReadyForQuery the client may send only
 	// what PostgreSQL accepts before authentication (guard.go).
-	fr := pg.NewFramer(s.client, lim.BufferBytes, preAuthMaxMessage, preAuthMaxMessage)
-	fr.SetTypes(pg.FrontendTypes)
+	fr := wire.NewFramer(s.client, lim.BufferBytes, preAuthMaxMessage, preAuthMaxMessage)
+	fr.SetTypes(wire.FrontendTypes)
 	fr.SetBudget(s.env.Budget)
 	defer fr.Close()
 	authed := false
@@ -527,7 +511,7 @@ func (s *pgSession) toServer() {
 				if s.halfClose() {
 					return
 				}
-			case errors.Is(err, pg.ErrBudget):
+			case errors.Is(err, wire.ErrBudget):
 				s.outOfMemory(err)
 				return
 			case !errors.Is(err, net.ErrClosed):
@@ -558,11 +542,11 @@ func (s *pgSession) toServer() {
 				break
 			}
 			typ := msg[0]
-			if !s.skipping || typ == pg.MsgSync {
+			if !s.skipping || typ == wire.MsgSync {
 				s.memoTrack(typ) // prepared.go: a Query the server may skip
 			}
 			if s.skipping {
-				if typ == pg.MsgSync {
+				if typ == wire.MsgSync {
 					s.skipping = false
 					syncs++
 					continue // the Sync itself goes to the server
@@ -577,35 +561,35 @@ func (s *pgSession) toServer() {
 			var blocked bool
 			batch := s.syncsSent + uint64(syncs) // sync points sent before this message
 			switch typ {
-			case pg.MsgSync:
-				if err := pg.CheckBody(msg); err != nil {
+			case wire.MsgSync:
+				if err := wire.CheckBody(msg); err != nil {
 					s.protocolError(err)
 					return
 				}
 				syncs++
 				continue
-			case pg.MsgDescribe, pg.MsgFlush, pg.MsgTerminate, pg.MsgCopyDone:
-				if err := pg.CheckBody(msg); err != nil {
+			case wire.MsgDescribe, wire.MsgFlush, wire.MsgTerminate, wire.MsgCopyDone:
+				if err := wire.CheckBody(msg); err != nil {
 					s.protocolError(err)
 					return
 				}
 				continue
-			case pg.MsgClose:
+			case wire.MsgClose:
 				if err := s.memoClose(msg, batch); err != nil {
 					s.protocolError(err)
 					return
 				}
 				continue
-			case pg.MsgBind, pg.MsgExecute:
-				if typ == pg.MsgExecute {
-					if err := pg.CheckBody(msg); err != nil {
+			case wire.MsgBind, wire.MsgExecute:
+				if typ == wire.MsgExecute {
+					if err := wire.CheckBody(msg); err != nil {
 						s.protocolError(err)
 						return
 					}
 				}
 				s.lex.sent(s.syncsSent + uint64(syncs)) // planning may run functions
 				var known bool
-				if typ == pg.MsgBind {
+				if typ == wire.MsgBind {
 					v, known, blocked, err = s.memoBind(msg, batch)
 				} else {
 					v, known, blocked, err = s.memoExecute(msg, batch)
@@ -624,11 +608,11 @@ func (s *pgSession) toServer() {
 					s.protocolError(err)
 					return
 				}
-				if typ != pg.MsgParse {
+				if typ != wire.MsgParse {
 					s.lex.sent(s.syncsSent + uint64(syncs))
 					syncs++
 				}
-				if typ == pg.MsgParse || (typ == pg.MsgQuery && (v.SessionOps || v.Action.Denies() || v.ParseError)) {
+				if typ == wire.MsgParse || (typ == wire.MsgQuery && (v.SessionOps || v.Action.Denies() || v.ParseError)) {
 					v, blocked = s.memoJudged(msg, v, eng, batch)
 				} else {
 					blocked = s.enforced(&v)
@@ -651,7 +635,7 @@ func (s *pgSession) toServer() {
 			s.nextPoison++
 			seq := s.nextPoison
 			answeredBy := s.syncsSent + uint64(syncs)
-			if typ == pg.MsgParse || typ == pg.MsgBind || typ == pg.MsgExecute {
+			if typ == wire.MsgParse || typ == wire.MsgBind || typ == wire.MsgExecute {
 				answeredBy++ // by the Sync that ends this batch
 			}
 			hostile := v.Action == engine.ActionDenyClose
@@ -663,21 +647,21 @@ func (s *pgSession) toServer() {
 			syncs = 0
 			poisonSQL := string(strconv.AppendUint(append([]byte(nil), s.nonce...), seq, 10))
 			switch typ {
-			case pg.MsgParse:
-				name, _, _ := pg.ParseFields(msg)
-				scratch = pg.AppendParse(append(scratch[:0], before...), string(name), poisonSQL)
+			case wire.MsgParse:
+				name, _, _ := wire.ParseFields(msg)
+				scratch = wire.AppendParse(append(scratch[:0], before...), string(name), poisonSQL)
 				s.skipping = true
-			case pg.MsgBind:
+			case wire.MsgBind:
 				// binding a statement that does not exist fails before the
 				// portal is touched
-				scratch = pg.AppendBind(append(scratch[:0], before...), "", poisonSQL)
+				scratch = wire.AppendBind(append(scratch[:0], before...), "", poisonSQL)
 				s.skipping = true
-			case pg.MsgExecute:
+			case wire.MsgExecute:
 				// executing a portal that does not exist fails (34000)
-				scratch = pg.AppendExecute(append(scratch[:0], before...), poisonSQL)
+				scratch = wire.AppendExecute(append(scratch[:0], before...), poisonSQL)
 				s.skipping = true
 			default:
-				scratch = pg.AppendQuery(append(scratch[:0], before...), poisonSQL)
+				scratch = wire.AppendQuery(append(scratch[:0], before...), poisonSQL)
 			}
 			if err := s.writeServer(scratch); err != nil {
 				return
@@ -710,7 +694,7 @@ func (s *pgSession) toServer() {
 	}
 }
 
-func (s *pgSession) writeServer(b []byte) error {
+func (s *session) writeServer(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
@@ -721,7 +705,7 @@ func (s *pgSession) writeServer(b []byte) error {
 
 // judge asks the engine about a Query, Parse or FunctionCall message and
 // counts and logs the verdict.
-func (s *pgSession) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
+func (s *session) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 	var v engine.Verdict
 	eng := s.env.Engine()
 	cpu0 := s.meter.EvalStart() // timing
@@ -731,20 +715,20 @@ func (s *pgSession) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 	}
 	s.sess.Lex = s.lex.state()
 	switch msg[0] {
-	case pg.MsgQuery:
-		sql, err := pg.QueryText(msg)
+	case wire.MsgQuery:
+		sql, err := wire.QueryText(msg)
 		if err != nil {
 			return v, eng, err
 		}
 		v = eng.JudgePostgres(sql, &s.sess)
-	case pg.MsgParse:
-		_, sql, err := pg.ParseFields(msg)
+	case wire.MsgParse:
+		_, sql, err := wire.ParseFields(msg)
 		if err != nil {
 			return v, eng, err
 		}
 		v = eng.JudgePostgres(sql, &s.sess)
-	case pg.MsgFunctionCall:
-		oid, err := pg.FunctionCallOID(msg)
+	case wire.MsgFunctionCall:
+		oid, err := wire.FunctionCallOID(msg)
 		if err != nil {
 			return v, eng, err
 		}
@@ -758,7 +742,7 @@ func (s *pgSession) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 
 // protocolError closes the session after a malformed client message, with a
 // FATAL error the client can read (as PostgreSQL does).
-func (s *pgSession) protocolError(err error) {
+func (s *session) protocolError(err error) {
 	s.env.Observer.Count(relay.ProtocolErrors, 1)
 	s.log.Warn("closing connection: protocol violation from client", "err", err)
 	s.cw.Lock()
@@ -767,9 +751,9 @@ func (s *pgSession) protocolError(err error) {
 }
 
 // toClient relays server messages to the client.
-func (s *pgSession) toClient() {
+func (s *session) toClient() {
 	defer s.closeBoth()
-	fr := pg.NewFramer(s.server, s.env.Limits.BufferBytes, s.env.Limits.MaxMessageBytes, 0)
+	fr := wire.NewFramer(s.server, s.env.Limits.BufferBytes, s.env.Limits.MaxMessageBytes, 0)
 	var scratch []byte
 	// The startup phase is bounded (guard.go): the first reply, then the
 	// end of authentication.
@@ -806,10 +790,10 @@ func (s *pgSession) toClient() {
 				break
 			}
 			switch msg[0] {
-			case pg.MsgParameterStatus:
+			case wire.MsgParameterStatus:
 				s.lex.parameterStatus(msg)
-			case pg.MsgReadyForQuery:
-				st, err := pg.ReadyStatus(msg)
+			case wire.MsgReadyForQuery:
+				st, err := wire.ReadyStatus(msg)
 				if err != nil {
 					s.log.Error("closing connection: malformed message from the server", "err", err)
 					return
@@ -828,16 +812,16 @@ func (s *pgSession) toClient() {
 					s.armIdle(st)
 				}
 				s.memoReady(st)
-			case pg.MsgParseComplete, pg.MsgCloseComplete:
+			case wire.MsgParseComplete, wire.MsgCloseComplete:
 				s.memoComplete(msg[0])
-			case pg.MsgCopyInResponse:
+			case wire.MsgCopyInResponse:
 				s.memoCopyIn()
-			case pg.MsgBackendKeyData:
+			case wire.MsgBackendKeyData:
 				if s.cancelKey == "" {
-					s.cancelKey = string(msg[pg.HeaderLen:])
+					s.cancelKey = string(msg[wire.HeaderLen:])
 					s.proto.cancels.add(s.cancelKey, upstream{s.conn.Upstream.Network, s.conn.Upstream.Addr})
 				}
-			case pg.MsgErrorResponse:
+			case wire.MsgErrorResponse:
 				s.memoError()
 				p, ok := s.matchPoison(msg)
 				if !ok {
@@ -867,7 +851,7 @@ func (s *pgSession) toClient() {
 
 // ready records a ReadyForQuery and reports whether a draining session is
 // now idle and must close.
-func (s *pgSession) ready(status byte) bool {
+func (s *session) ready(status byte) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.outstanding > 0 {
@@ -884,20 +868,20 @@ func (s *pgSession) ready(status byte) bool {
 	if len(s.poisons) == 0 {
 		s.havePoison.Store(false)
 	}
-	return s.draining && s.outstanding == 0 && status == pg.TxIdle
+	return s.draining && s.outstanding == 0 && status == wire.TxIdle
 }
 
 // matchPoison reports whether an ErrorResponse is the server's answer to
 // one of our poisons, and removes that poison (and any the server skipped
 // before it).
-func (s *pgSession) matchPoison(msg []byte) (poison, bool) {
+func (s *session) matchPoison(msg []byte) (poison, bool) {
 	// a poison Query or Parse fails to parse (42601); a poison Bind names
 	// a statement that does not exist (26000), a poison Execute a portal
 	// (34000)
-	if c := pg.ErrorField(msg, 'C'); !bytes.Equal(c, []byte(sqlstateSyntaxError)) && !bytes.Equal(c, []byte(sqlstateNoStatement)) && !bytes.Equal(c, []byte(sqlstateNoPortal)) {
+	if c := wire.ErrorField(msg, 'C'); !bytes.Equal(c, []byte(sqlstateSyntaxError)) && !bytes.Equal(c, []byte(sqlstateNoStatement)) && !bytes.Equal(c, []byte(sqlstateNoPortal)) {
 		return poison{}, false
 	}
-	m := pg.ErrorField(msg, 'M')
+	m := wire.ErrorField(msg, 'M')
 	i := bytes.Index(m, s.nonce)
 	if i < 0 {
 		return poison{}, false
@@ -927,7 +911,7 @@ func (s *pgSession) matchPoison(msg []byte) (poison, bool) {
 
 // appendBlocked appends the ErrorResponse a client gets for a blocked
 // message. It names the rule and never the statement's text.
-func (s *pgSession) appendBlocked(dst []byte, v engine.Verdict, closing bool) []byte {
+func (s *session) appendBlocked(dst []byte, v engine.Verdict, closing bool) []byte {
 	rule := v.RuleID
 	if rule == "" {
 		rule = "unnamed"
@@ -936,19 +920,19 @@ func (s *pgSession) appendBlocked(dst []byte, v engine.Verdict, closing bool) []
 	if v.Statements > 1 {
 		msg += fmt.Sprintf(" (none of the %d statements in this query was run)", v.Statements)
 	}
-	severity := pg.SeverityError
+	severity := wire.SeverityError
 	if closing {
 		// FATAL is how a server says the session ends; clients report it
 		// as the statement's error and expect the connection to close.
-		severity = pg.SeverityFatal
+		severity = wire.SeverityFatal
 		msg += "; closing the connection"
 	}
 	detail := v.Reason
 	hint := "The statement did not reach the database. If it should be allowed, ask the operator to review rule " + rule + " of the sqlfw policy (fwctl check shows the verdict)."
-	return pg.AppendError(dst, severity, sqlstateBlocked, msg, detail, hint)
+	return wire.AppendError(dst, severity, sqlstateBlocked, msg, detail, hint)
 }
 
-func (s *pgSession) writeClient(b []byte) error {
+func (s *session) writeClient(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package daemon
+package pg
 
 // The lexing state of a PostgreSQL session: the standard_conforming_strings
 // and client_encoding the server reads the next message with (engine
@@ -23,7 +23,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sqlfw/sqlfw/engine"
-	"github.com/sqlfw/sqlfw/wire/pg"
+	wire "github.com/sqlfw/sqlfw/wire/pg"
 )
 
 type lexTracker struct {
@@ -63,7 +63,7 @@ func (t *lexTracker) sent(syncPoints uint64) {
 
 // parameterStatus records a ParameterStatus from the server.
 func (t *lexTracker) parameterStatus(msg []byte) {
-	name, value, err := pg.ParameterStatusFields(msg)
+	name, value, err := wire.ParameterStatusFields(msg)
 	if err != nil {
 		return
 	}

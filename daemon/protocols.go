@@ -1,0 +1,47 @@
+package daemon
+
+// The protocols sqlfwd relays. This is the one file of the daemon that
+// names a protocol: everything else knows relay.Protocol and relay.Session.
+
+import (
+	"github.com/sqlfw/sqlfw/discover"
+	"github.com/sqlfw/sqlfw/relay"
+	"github.com/sqlfw/sqlfw/relay/pg"
+)
+
+// protocol is one protocol's entry.
+type protocol struct {
+	// name is the configuration's protocol: value.
+	name string
+	// relay makes the protocol's relay; a daemon makes one and serves
+	// every database of the protocol with it.
+	relay func() relay.Protocol
+	// discover is what discovery calls the protocol's servers.
+	discover discover.Protocol
+	// defaultPort is where its servers listen unless told otherwise.
+	defaultPort uint16
+}
+
+var protocols = []protocol{
+	{name: "postgres", relay: func() relay.Protocol { return pg.New() }, discover: discover.Postgres, defaultPort: pg.DefaultPort},
+}
+
+// protocolNamed returns the entry of a configured protocol name.
+func protocolNamed(name string) (protocol, bool) {
+	for _, p := range protocols {
+		if p.name == name {
+			return p, true
+		}
+	}
+	return protocol{}, false
+}
+
+// protocolDiscovered returns the entry of a protocol discovery found.
+func protocolDiscovered(d discover.Protocol) (protocol, bool) {
+	for _, p := range protocols {
+		if p.discover == d {
+			return p, true
+		}
+	}
+	return protocol{}, false
+}
