@@ -44,32 +44,36 @@ func ParseCPUStat(r io.Reader) (CPUStat, error) {
 		return CPUStat{}, err
 	}
 	var s CPUStat
-	if err := parseCPUStat(b, &s); err != nil {
+	if err := parseCPUStat(b, &s, ""); err != nil {
 		return CPUStat{}, err
 	}
 	return s, nil
 }
 
 // NrThrottled returns the nr_throttled of a cpu.stat's bytes (the same key
-// in v1 and v2) without allocating; false when it is absent or the file is
-// malformed.
+// in v1 and v2) without allocating; false when it is absent or malformed.
+// The other lines are skipped unread.
 func NrThrottled(b []byte) (uint64, bool) {
 	var s CPUStat
-	if parseCPUStat(b, &s) != nil {
+	if parseCPUStat(b, &s, "nr_throttled") != nil {
 		return 0, false
 	}
 	return s.Throttled.Get()
 }
 
-// parseCPUStat fills s from the lines of b. It allocates only to build an
-// error.
-func parseCPUStat(b []byte, s *CPUStat) error {
+// parseCPUStat fills s from the lines of b; with only set, from that key's
+// line alone, skipping the others as unknown and stopping there. It
+// allocates only to build an error.
+func parseCPUStat(b []byte, s *CPUStat, only string) error {
 	for n := 1; len(b) > 0; n++ {
 		line := b
 		if i := bytes.IndexByte(b, '\n'); i >= 0 {
 			line, b = b[:i], b[i+1:]
 		} else {
 			b = nil
+		}
+		if only != "" && (len(line) <= len(only) || string(line[:len(only)]) != only || !isSpace(line[len(only)])) {
+			continue // not the one line wanted: not even split
 		}
 		key, rest := nextField(line)
 		if len(key) == 0 {
@@ -115,6 +119,9 @@ func parseCPUStat(b []byte, s *CPUStat) error {
 		}
 		if count != nil {
 			*count = Known(v)
+			if only != "" {
+				return nil
+			}
 			continue
 		}
 		d, err := toDuration(v, unit)
@@ -122,6 +129,9 @@ func parseCPUStat(b []byte, s *CPUStat) error {
 			return fmt.Errorf("line %d: %s: %w", n, key, err)
 		}
 		*dur = Known(d)
+		if only != "" {
+			return nil
+		}
 	}
 	return nil
 }

@@ -64,3 +64,15 @@ func TestThrottleProbeDoesNotAllocate(t *testing.T) {
 	}
 	none.Close()
 }
+
+// BenchmarkNrThrottled is the daemon's throttle probe without the pread,
+// on a v2 cpu.stat as the kernel writes it.
+func BenchmarkNrThrottled(b *testing.B) {
+	stat := []byte("usage_usec 123456789012\nuser_usec 98765432109\nsystem_usec 24691356903\n" +
+		"core_sched.force_idle_usec 0\nnr_periods 1234567\nnr_throttled 4242\nthrottled_usec 987654321\n" +
+		"nr_bursts 0\nburst_usec 0\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		NrThrottled(stat)
+	}
+}
