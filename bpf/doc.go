@@ -16,8 +16,18 @@
 //     not netns-aware: without the cookie check a container's own
 //     127.0.0.1:5432 would be hijacked). An IPv4-mapped IPv6 destination is
 //     matched against the IPv4 entries and sent to the mapped IPv4 listener.
-//     The original destination and the caller (tgid, uid, comm, cgroup id)
-//     go into origin_by_cookie, keyed by socket cookie.
+//     The original destination and the caller (tgid, uid, comm, cgroup id,
+//     network namespace) go into origin_by_cookie, keyed by socket cookie.
+//   - Pods (PodListen4/6): a connect from another network namespace (a pod
+//     on a Kubernetes node, whose cgroup is below the attached one) to a
+//     protected address that is not loopback or unspecified goes to the pod
+//     listener, a node address the daemon listens on in its own namespace
+//     and the pods route to. The rest of the flow is the same: sockops runs
+//     on the pod's socket in the pod's namespace, so the by-client key is
+//     the pod's address, which is the peer the daemon sees (no NAT between
+//     a pod and its node). A pod's loopback is its own and is never
+//     redirected (SkippedNetns), and pod sockets are never spliced: their
+//     traffic keeps crossing the veth and the pod's network policies.
 //   - sockops: on TCP_CONNECT_CB, when the local port is known, the entry is
 //     copied into origin_by_client keyed by the client's local address,
 //     which is the peer address the daemon sees on accept; Redirect.Origin

@@ -188,6 +188,7 @@ type helperOpts struct {
 	Dial     string // address to connect to
 	Mark     int    // SO_MARK on the socket, if non-zero
 	NewNetns bool   // run in a fresh network namespace with only lo up...
+	Netns    string // ...or in this named one (ip netns exec), e.g. a testPod's
 	NSListen string // ...where this address serves "nslocal"
 }
 
@@ -195,6 +196,11 @@ type helperOpts struct {
 func runHelper(tb testing.TB, o helperOpts) (helperResult, int) {
 	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if o.Netns != "" {
+		// ip netns exec switches and execs without forking: the pid and
+		// comm stay the helper's.
+		cmd = exec.Command("ip", "netns", "exec", o.Netns, os.Args[0], "-test.run=^$")
+	}
 	cmd.Env = append(os.Environ(),
 		"SQLFW_BPF_HELPER=dial",
 		"SQLFW_DIAL="+o.Dial,

@@ -19,6 +19,13 @@ volatile const __u32 cfg_listen4_port = 0;
 volatile const __u32 cfg_listen6_ip[4] = {};
 volatile const __u32 cfg_listen6_port = 0;
 volatile const __u8 cfg_sockmap = 0;
+// The pod listener: where connects from other network namespaces (pods on
+// a Kubernetes node) to protected non-loopback destinations go. Port 0: no
+// pod interception for that family.
+volatile const __u32 cfg_pod4_ip = 0;
+volatile const __u32 cfg_pod4_port = 0;
+volatile const __u32 cfg_pod6_ip[4] = {};
+volatile const __u32 cfg_pod6_port = 0;
 volatile const __u8 cfg_fail_closed = 0;
 
 // origin is what the daemon learns about a redirected connection.
@@ -26,6 +33,7 @@ struct origin {
 	struct addr_key dst; // original destination
 	__u64 cookie;        // socket cookie of the client socket
 	__u64 cgroup_id;     // cgroup v2 id of the connecting task
+	__u64 netns_cookie;  // network namespace of the client socket
 	__u32 tgid;
 	__u32 uid;
 	char comm[16];
@@ -48,6 +56,7 @@ enum {
 	CTR_MAP_FULL,
 	CTR_SOCKMAP_ADDED,
 	CTR_SOCKMAP_FALLBACK,
+	CTR_POD_REDIRECTED,
 	CTR_MAX,
 };
 
@@ -131,19 +140,61 @@ static __always_inline int own_socket(struct bpf_sock_addr *ctx)
 	return 0;
 }
 
-// should_redirect applies the checks common to connect4 and connect6 once the
-// destination is known to be protected.
-static __always_inline int should_redirect(struct bpf_sock_addr *ctx)
+// Where a protected connect goes.
+enum {
+	TO_NONE = 0, // left alone
+	TO_HOST,     // the daemon's own-namespace listener (listen4/6)
+	TO_POD,      // the pod listener (pod4/6)
+};
+
+// is_local_only is true for destinations that mean "this network
+// namespace" (loopback, unspecified): from another namespace they are that
+// namespace's own, never the database the daemon protects.
+static __always_inline int is_local_only(const struct addr_key *k)
 {
+	if (k->family == AF_INET)
+		return k->ip[0] == 0 || (bpf_ntohl(k->ip[0]) >> 24) == 127;
+	return k->ip[0] == 0 && k->ip[1] == 0 && k->ip[2] == 0 &&
+	       (k->ip[3] == 0 || k->ip[3] == bpf_htonl(1));
+}
+
+static __always_inline __u32 listen_port(int to, __u32 family)
+{
+	if (family == AF_INET)
+		return to == TO_POD ? cfg_pod4_port : cfg_listen4_port;
+	return to == TO_POD ? cfg_pod6_port : cfg_listen6_port;
+}
+
+// route applies the checks common to connect4 and connect6 once the
+// destination is known to be protected, and picks the listener. A connect
+// from the daemon's network namespace goes to its own listener; one from
+// another namespace (a pod) goes to the pod listener if there is one and
+// the destination is not that namespace's loopback.
+static __always_inline int route(struct bpf_sock_addr *ctx, const struct addr_key *dst)
+{
+	int to = TO_HOST;
+
 	if (bpf_get_netns_cookie(ctx) != cfg_netns_cookie) {
-		COUNTER_ADD(redirect_counters, CTR_SKIPPED_NETNS);
-		return 0;
+		if (listen_port(TO_POD, dst->family) == 0 || is_local_only(dst)) {
+			COUNTER_ADD(redirect_counters, CTR_SKIPPED_NETNS);
+			return TO_NONE;
+		}
+		to = TO_POD;
+	} else if (listen_port(TO_HOST, dst->family) == 0) {
+		return TO_NONE; // no listener of that family: left alone
 	}
 	if (own_socket(ctx)) {
 		COUNTER_ADD(redirect_counters, CTR_SKIPPED_OWN);
-		return 0;
+		return TO_NONE;
 	}
-	return 1;
+	return to;
+}
+
+static __always_inline void count_redirect(int to)
+{
+	COUNTER_ADD(redirect_counters, CTR_REDIRECTED);
+	if (to == TO_POD)
+		COUNTER_ADD(redirect_counters, CTR_POD_REDIRECTED);
 }
 
 // record stores the origin under the socket cookie. A failure means the LRU
@@ -158,6 +209,7 @@ static __always_inline int record(struct bpf_sock_addr *ctx, const struct addr_k
 	o.tgid = bpf_get_current_pid_tgid() >> 32;
 	o.uid = (__u32)bpf_get_current_uid_gid();
 	o.cgroup_id = bpf_get_current_cgroup_id();
+	o.netns_cookie = bpf_get_netns_cookie(ctx);
 	bpf_get_current_comm(o.comm, sizeof(o.comm));
 	if (bpf_map_update_elem(&origin_by_cookie, &cookie, &o, BPF_ANY) != 0) {
 		COUNTER_ADD(redirect_counters, CTR_MAP_FULL);
@@ -170,24 +222,24 @@ SEC("cgroup/connect4")
 int redirect_connect4(struct bpf_sock_addr *ctx)
 {
 	struct addr_key dst = {};
+	int to;
 
 	if (ctx->type != SOCK_STREAM || ctx->protocol != IPPROTO_TCP)
-		return SYSCALL_ALLOW;
-	if (cfg_listen4_port == 0)
 		return SYSCALL_ALLOW;
 	dst.family = AF_INET;
 	dst.port = bpf_ntohs((__u16)ctx->user_port);
 	dst.ip[0] = ctx->user_ip4;
 	if (!bpf_map_lookup_elem(&protected_addrs, &dst))
 		return SYSCALL_ALLOW;
-	if (!should_redirect(ctx))
+	to = route(ctx, &dst);
+	if (to == TO_NONE)
 		return SYSCALL_ALLOW;
 	if (record(ctx, &dst) != 0)
 		return cfg_fail_closed ? SYSCALL_DENY : SYSCALL_ALLOW;
 
-	ctx->user_ip4 = cfg_listen4_ip;
-	ctx->user_port = (__u32)bpf_htons((__u16)cfg_listen4_port);
-	COUNTER_ADD(redirect_counters, CTR_REDIRECTED);
+	ctx->user_ip4 = to == TO_POD ? cfg_pod4_ip : cfg_listen4_ip;
+	ctx->user_port = (__u32)bpf_htons((__u16)listen_port(to, AF_INET));
+	count_redirect(to);
 	return SYSCALL_ALLOW;
 }
 
@@ -196,6 +248,7 @@ int redirect_connect6(struct bpf_sock_addr *ctx)
 {
 	struct addr_key dst = {};
 	__u32 ip6[4];
+	int to;
 
 	if (ctx->type != SOCK_STREAM || ctx->protocol != IPPROTO_TCP)
 		return SYSCALL_ALLOW;
@@ -208,14 +261,8 @@ int redirect_connect6(struct bpf_sock_addr *ctx)
 	set_key(&dst, AF_INET6, 0, ip6, bpf_ntohs((__u16)ctx->user_port));
 	if (!bpf_map_lookup_elem(&protected_addrs, &dst))
 		return SYSCALL_ALLOW;
-
-	if (dst.family == AF_INET) {
-		if (cfg_listen4_port == 0)
-			return SYSCALL_ALLOW;
-	} else if (cfg_listen6_port == 0) {
-		return SYSCALL_ALLOW;
-	}
-	if (!should_redirect(ctx))
+	to = route(ctx, &dst);
+	if (to == TO_NONE)
 		return SYSCALL_ALLOW;
 	if (record(ctx, &dst) != 0)
 		return cfg_fail_closed ? SYSCALL_DENY : SYSCALL_ALLOW;
@@ -225,16 +272,20 @@ int redirect_connect6(struct bpf_sock_addr *ctx)
 		ctx->user_ip6[0] = 0;
 		ctx->user_ip6[1] = 0;
 		ctx->user_ip6[2] = bpf_htonl(0x0000ffff);
-		ctx->user_ip6[3] = cfg_listen4_ip;
-		ctx->user_port = (__u32)bpf_htons((__u16)cfg_listen4_port);
+		ctx->user_ip6[3] = to == TO_POD ? cfg_pod4_ip : cfg_listen4_ip;
+	} else if (to == TO_POD) {
+		ctx->user_ip6[0] = cfg_pod6_ip[0];
+		ctx->user_ip6[1] = cfg_pod6_ip[1];
+		ctx->user_ip6[2] = cfg_pod6_ip[2];
+		ctx->user_ip6[3] = cfg_pod6_ip[3];
 	} else {
 		ctx->user_ip6[0] = cfg_listen6_ip[0];
 		ctx->user_ip6[1] = cfg_listen6_ip[1];
 		ctx->user_ip6[2] = cfg_listen6_ip[2];
 		ctx->user_ip6[3] = cfg_listen6_ip[3];
-		ctx->user_port = (__u32)bpf_htons((__u16)cfg_listen6_port);
 	}
-	COUNTER_ADD(redirect_counters, CTR_REDIRECTED);
+	ctx->user_port = (__u32)bpf_htons((__u16)listen_port(to, dst.family));
+	count_redirect(to);
 	return SYSCALL_ALLOW;
 }
 
@@ -350,11 +401,14 @@ int redirect_sockops(struct bpf_sock_ops *skops)
 		break;
 
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
-		// Client leg: only sockets that were redirected.
+		// Client leg: only sockets that were redirected, and only in the
+		// daemon's namespace. A pod's connection crosses its veth; splicing
+		// it would skip the pod's network stack (policies, accounting).
 		if (!cfg_sockmap)
 			return 1;
 		cookie = bpf_get_socket_cookie(skops);
-		if (!bpf_map_lookup_elem(&origin_by_cookie, &cookie))
+		o = bpf_map_lookup_elem(&origin_by_cookie, &cookie);
+		if (!o || o->netns_cookie != cfg_netns_cookie)
 			return 1;
 		add_to_sockhash(skops);
 		break;

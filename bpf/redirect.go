@@ -26,6 +26,15 @@ type RedirectConfig struct {
 	// must be valid; destinations of a family without a listener are left
 	// alone. IPv4-mapped IPv6 destinations go to Listen4.
 	Listen4, Listen6 netip.AddrPort
+	// PodListen4 and PodListen6, when valid, turn on pod interception:
+	// a connect from another network namespace (a pod on a Kubernetes
+	// node, in the cgroup) to a protected address that is not loopback
+	// goes to this listener instead of being left alone. It must be an
+	// address the daemon listens on in its own namespace and that pods
+	// route to (a node address, e.g. the host side of their veth), so
+	// neither loopback nor a wildcard. A pod's connects to its own loopback
+	// are always left alone (SkippedNetns).
+	PodListen4, PodListen6 netip.AddrPort
 	// DaemonTgid and Mark identify the daemon's own sockets (its upstream
 	// connections), which are never redirected. Set both: the mark covers
 	// sockets handed to helpers, the tgid covers sockets created before the
@@ -33,7 +42,8 @@ type RedirectConfig struct {
 	DaemonTgid uint32
 	Mark       uint32
 	// NetnsCookie is the daemon's network namespace (NetnsCookie of its
-	// listener). Only connections from that namespace are redirected: a
+	// listener). Connections from that namespace go to Listen4/6; from
+	// others only non-loopback ones, and only to PodListen4/6: a
 	// container's 127.0.0.1 is not the host's.
 	NetnsCookie uint64
 	// Sockmap splices client and daemon sockets in the kernel (sk_msg). The
@@ -75,6 +85,9 @@ type ClientInfo struct {
 	Uid      uint32
 	Comm     string // task comm, at most 15 bytes
 	CgroupID uint64 // cgroup2 inode number; the path is found by walking the mount
+	// NetnsCookie is the client socket's network namespace: the daemon's
+	// own, or a pod's when the connection came through the pod listener.
+	NetnsCookie uint64
 }
 
 // Origin is what a redirected connection was aimed at and who made it.
@@ -93,6 +106,9 @@ type Counters struct {
 	// SockmapFallback counts sockets that had to stay on TCP because they
 	// sent before their peer was on the fast path.
 	SockmapFallback uint64
+	// PodRedirected counts the connects from other network namespaces
+	// sent to the pod listener (also counted in Redirected).
+	PodRedirected uint64
 }
 
 // Counter slots, in the order of the enum in redirect.c.
@@ -103,6 +119,7 @@ const (
 	ctrMapFull
 	ctrSockmapAdded
 	ctrSockmapFallback
+	ctrPodRedirected
 )
 
 // LoadRedirect loads the app-host programs, configures them and attaches them
@@ -120,6 +137,13 @@ func LoadRedirect(cfg RedirectConfig) (*Redirect, error) {
 	}
 	if !l4.IsValid() && !l6.IsValid() {
 		return nil, errors.New("redirect: neither Listen4 nor Listen6 given")
+	}
+	p4, p6 := cfg.PodListen4, cfg.PodListen6
+	if p4.IsValid() && (!p4.Addr().Unmap().Is4() || !podReachable(p4)) {
+		return nil, fmt.Errorf("redirect: PodListen4 %s is not a specific, non-loopback IPv4 address and port", p4)
+	}
+	if p6.IsValid() && (!p6.Addr().Is6() || p6.Addr().Is4In6() || !podReachable(p6)) {
+		return nil, fmt.Errorf("redirect: PodListen6 %s is not a specific, non-loopback IPv6 address and port", p6)
 	}
 
 	spec, err := loadRedirect()
@@ -140,6 +164,14 @@ func LoadRedirect(cfg RedirectConfig) (*Redirect, error) {
 	if l6.IsValid() {
 		vars[redirectVarCfgListen6Ip] = ip6Words(l6.Addr())
 		vars[redirectVarCfgListen6Port] = uint32(l6.Port())
+	}
+	if p4.IsValid() {
+		vars[redirectVarCfgPod4Ip] = ip4Word(p4.Addr().Unmap())
+		vars[redirectVarCfgPod4Port] = uint32(p4.Port())
+	}
+	if p6.IsValid() {
+		vars[redirectVarCfgPod6Ip] = ip6Words(p6.Addr())
+		vars[redirectVarCfgPod6Port] = uint32(p6.Port())
 	}
 	for name, v := range vars {
 		if err := spec.Variables[name].Set(v); err != nil {
@@ -228,6 +260,13 @@ func LoadRedirect(cfg RedirectConfig) (*Redirect, error) {
 		}
 	}
 	return r, nil
+}
+
+// podReachable is true for a listener address a pod can reach: a specific,
+// non-loopback address (a pod's loopback is its own) and a port.
+func podReachable(ap netip.AddrPort) bool {
+	a := ap.Addr().Unmap()
+	return !a.IsUnspecified() && !a.IsLoopback() && a.Zone() == "" && ap.Port() != 0
 }
 
 func pinPath(dir string, i int) string { return filepath.Join(dir, fmt.Sprintf("redirect_link%d", i)) }
@@ -386,17 +425,18 @@ func (r *Redirect) Origin(clientLocal netip.AddrPort) (Origin, bool) {
 	return Origin{
 		Dst: keyAddr(v.Dst),
 		Client: ClientInfo{
-			Tgid:     v.Tgid,
-			Uid:      v.Uid,
-			Comm:     commString(v.Comm),
-			CgroupID: v.CgroupId,
+			Tgid:        v.Tgid,
+			Uid:         v.Uid,
+			Comm:        commString(v.Comm),
+			CgroupID:    v.CgroupId,
+			NetnsCookie: v.NetnsCookie,
 		},
 	}, true
 }
 
 // Counters sums the per-CPU counters.
 func (r *Redirect) Counters() (Counters, error) {
-	var v [ctrSockmapFallback + 1]uint64
+	var v [ctrPodRedirected + 1]uint64
 	if err := sumPerCPU(r.objs.RedirectCounters, v[:]); err != nil {
 		return Counters{}, fmt.Errorf("reading redirect counters: %w", err)
 	}
@@ -407,6 +447,7 @@ func (r *Redirect) Counters() (Counters, error) {
 		MapFull:         v[ctrMapFull],
 		SockmapAdded:    v[ctrSockmapAdded],
 		SockmapFallback: v[ctrSockmapFallback],
+		PodRedirected:   v[ctrPodRedirected],
 	}, nil
 }
 

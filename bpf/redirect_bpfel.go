@@ -21,13 +21,14 @@ type redirectAddrKey struct {
 }
 
 type redirectOrigin struct {
-	_        structs.HostLayout
-	Dst      redirectAddrKey
-	Cookie   uint64
-	CgroupId uint64
-	Tgid     uint32
-	Uid      uint32
-	Comm     [16]int8
+	_           structs.HostLayout
+	Dst         redirectAddrKey
+	Cookie      uint64
+	CgroupId    uint64
+	NetnsCookie uint64
+	Tgid        uint32
+	Uid         uint32
+	Comm        [16]int8
 }
 
 type redirectTupleKey struct {
@@ -62,6 +63,10 @@ const (
 	redirectVarCfgListen6Port        = "cfg_listen6_port"
 	redirectVarCfgMark               = "cfg_mark"
 	redirectVarCfgNetnsCookie        = "cfg_netns_cookie"
+	redirectVarCfgPod4Ip             = "cfg_pod4_ip"
+	redirectVarCfgPod4Port           = "cfg_pod4_port"
+	redirectVarCfgPod6Ip             = "cfg_pod6_ip"
+	redirectVarCfgPod6Port           = "cfg_pod6_port"
 	redirectVarCfgSockmap            = "cfg_sockmap"
 	redirectVarCfgTgid               = "cfg_tgid"
 )
@@ -139,6 +144,10 @@ type redirectVariableSpecs struct {
 	CfgListen6Port *ebpf.VariableSpec `ebpf:"cfg_listen6_port"`
 	CfgMark        *ebpf.VariableSpec `ebpf:"cfg_mark"`
 	CfgNetnsCookie *ebpf.VariableSpec `ebpf:"cfg_netns_cookie"`
+	CfgPod4Ip      *ebpf.VariableSpec `ebpf:"cfg_pod4_ip"`
+	CfgPod4Port    *ebpf.VariableSpec `ebpf:"cfg_pod4_port"`
+	CfgPod6Ip      *ebpf.VariableSpec `ebpf:"cfg_pod6_ip"`
+	CfgPod6Port    *ebpf.VariableSpec `ebpf:"cfg_pod6_port"`
 	CfgSockmap     *ebpf.VariableSpec `ebpf:"cfg_sockmap"`
 	CfgTgid        *ebpf.VariableSpec `ebpf:"cfg_tgid"`
 }
@@ -193,6 +202,10 @@ type redirectVariables struct {
 	CfgListen6Port *ebpf.Variable `ebpf:"cfg_listen6_port"`
 	CfgMark        *ebpf.Variable `ebpf:"cfg_mark"`
 	CfgNetnsCookie *ebpf.Variable `ebpf:"cfg_netns_cookie"`
+	CfgPod4Ip      *ebpf.Variable `ebpf:"cfg_pod4_ip"`
+	CfgPod4Port    *ebpf.Variable `ebpf:"cfg_pod4_port"`
+	CfgPod6Ip      *ebpf.Variable `ebpf:"cfg_pod6_ip"`
+	CfgPod6Port    *ebpf.Variable `ebpf:"cfg_pod6_port"`
 	CfgSockmap     *ebpf.Variable `ebpf:"cfg_sockmap"`
 	CfgTgid        *ebpf.Variable `ebpf:"cfg_tgid"`
 }

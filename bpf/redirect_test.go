@@ -45,14 +45,6 @@ func newRedirectEnv(t *testing.T, mutate func(*RedirectConfig)) *redirectEnv {
 
 	d4 := listenTCP(t, "127.0.0.1:0")
 	d6 := listenTCP(t, "[::1]:0")
-	record := func(c net.Conn) {
-		peer := addrPort(c.RemoteAddr())
-		o, ok := e.r.Origin(peer)
-		e.mu.Lock()
-		e.seen = append(e.seen, acceptRecord{peer, o, ok})
-		e.mu.Unlock()
-	}
-
 	cfg := RedirectConfig{
 		Cgroup:      e.cg,
 		Listen4:     addrPort(d4.Addr()),
@@ -75,14 +67,24 @@ func newRedirectEnv(t *testing.T, mutate func(*RedirectConfig)) *redirectEnv {
 		}
 	})
 	// Serve only now: record reads e.r.
-	serveLines(t, d4, "daemon", record)
-	serveLines(t, d6, "daemon", record)
+	serveLines(t, d4, "daemon", e.record)
+	serveLines(t, d6, "daemon", e.record)
 	for _, db := range []netip.AddrPort{e.db4, e.db6} {
 		if err := r.Protect(db); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return e
+}
+
+// record is the daemon's accept: it looks the connection's Origin up by
+// the peer address, as the daemon does.
+func (e *redirectEnv) record(c net.Conn) {
+	peer := addrPort(c.RemoteAddr())
+	o, ok := e.r.Origin(peer)
+	e.mu.Lock()
+	e.seen = append(e.seen, acceptRecord{peer, o, ok})
+	e.mu.Unlock()
 }
 
 // lastAccept waits for the daemon to have handled n connections and returns
@@ -298,6 +300,11 @@ func TestLoadRedirectRejectsBadConfig(t *testing.T) {
 		{"v6 in Listen4", RedirectConfig{Cgroup: "/x", Listen4: netip.MustParseAddrPort("[::1]:6432")}},
 		{"v4 in Listen6", RedirectConfig{Cgroup: "/x", Listen6: good}},
 		{"port zero", RedirectConfig{Cgroup: "/x", Listen4: netip.MustParseAddrPort("127.0.0.1:0")}},
+		{"loopback pod listener", RedirectConfig{Cgroup: "/x", Listen4: good, PodListen4: netip.MustParseAddrPort("127.0.0.2:6433")}},
+		{"wildcard pod listener", RedirectConfig{Cgroup: "/x", Listen4: good, PodListen4: netip.MustParseAddrPort("0.0.0.0:6433")}},
+		{"pod listener port zero", RedirectConfig{Cgroup: "/x", Listen4: good, PodListen4: netip.MustParseAddrPort("10.0.0.1:0")}},
+		{"v4 in PodListen6", RedirectConfig{Cgroup: "/x", Listen4: good, PodListen6: netip.MustParseAddrPort("10.0.0.1:6433")}},
+		{"loopback PodListen6", RedirectConfig{Cgroup: "/x", Listen4: good, PodListen6: netip.MustParseAddrPort("[::1]:6433")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
