@@ -50,7 +50,9 @@ type proxy struct {
 	nextID            atomic.Uint64
 	mu                sync.Mutex
 	sessions          map[relay.Session]bool
-	wg                sync.WaitGroup
+	// opened, when set, gets every session registered.
+	opened chan relay.Session
+	wg     sync.WaitGroup
 }
 
 // startProxy serves a database in mode with the default policy in front of
@@ -62,8 +64,52 @@ func startProxy(t testing.TB, upstream string, mode config.Mode) (*proxy, string
 }
 
 // startWith serves the database db describes (the configuration's defaults
-// filled in) until the test ends.
+// filled in) on its Listen address until the test ends.
 func startWith(t testing.TB, db config.Database) *proxy {
+	t.Helper()
+	p := newProxy(t, db)
+	c := &p.cfg
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ln = ln
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.serve(conn)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		p.mu.Lock()
+		for s := range p.sessions {
+			s.Close()
+		}
+		p.mu.Unlock()
+		p.wg.Wait()
+	})
+	return p
+}
+
+// serve runs a session of conn in its own goroutine.
+func (p *proxy) serve(conn net.Conn) {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		p.proto.Serve(&p.env, &relay.Conn{Client: conn, ID: p.nextID.Add(1), Via: relay.ViaListen,
+			Upstream: relay.Upstream{Network: "tcp", Addr: p.cfg.Upstream}})
+	}()
+}
+
+// newProxy is the database db describes, with the configuration's
+// defaults, not listening yet.
+func newProxy(t testing.TB, db config.Database) *proxy {
 	t.Helper()
 	cfg := &config.Config{ControlSocket: "none", Databases: []config.Database{db}}
 	if err := cfg.Normalize(); err != nil {
@@ -96,36 +142,6 @@ func startWith(t testing.TB, db config.Database) *proxy {
 		Observer: p,
 		Meter:    func(uint64) relay.Meter { return nopMeter{} },
 	}
-	ln, err := net.Listen("tcp", c.Listen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.ln = ln
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			p.wg.Add(1)
-			go func() {
-				defer p.wg.Done()
-				p.proto.Serve(&p.env, &relay.Conn{Client: conn, ID: p.nextID.Add(1), Via: relay.ViaListen,
-					Upstream: relay.Upstream{Network: "tcp", Addr: c.Upstream}})
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		p.mu.Lock()
-		for s := range p.sessions {
-			s.Close()
-		}
-		p.mu.Unlock()
-		p.wg.Wait()
-	})
 	return p
 }
 
@@ -167,6 +183,9 @@ func (p *proxy) Open(s relay.Session, _ *slog.Logger) (relay.SessionObserver, bo
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sessions[s] = true
+	if p.opened != nil {
+		p.opened <- s
+	}
 	return &proxySession{p: p, s: s}, true
 }
 
