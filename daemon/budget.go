@@ -19,7 +19,7 @@ import (
 const budgetWait = time.Second
 
 // bufferBudget is the memory all sessions' framers may hold beyond their
-// initial buffers (pg.Budget).
+// initial buffers (relay.Budget).
 type bufferBudget struct {
 	max  int64
 	mu   sync.Mutex

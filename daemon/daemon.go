@@ -109,8 +109,9 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 	}
 	d := &Daemon{cfg: cfg, log: log, version: version, sessions: map[relay.Session]*sessionObserver{}, sleep: time.Sleep, proc: "/proc",
 		budget: newBufferBudget(cfg.MaxBufferedBytes)}
-	// One relay per protocol (protocols.go), so that a PostgreSQL cancel
-	// request reaches the session of any database.
+	// One relay per protocol (protocols.go), shared by its databases: a
+	// relay may route between sessions (a cancel request names a session
+	// of any database).
 	relays := map[string]relay.Protocol{}
 	for i := range cfg.Databases {
 		dc := &cfg.Databases[i]

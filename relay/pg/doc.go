@@ -1,6 +1,6 @@
 // Package pg is the PostgreSQL relay: the session the daemon hands a
 // client connection to (Protocol.Serve). A session goes through three
-// phases:
+// phases, then the relay:
 //
 //   - encryption (negotiate): SSLRequest answered 'S' and the client's TLS
 //     handshake run when the database has a certificate, else 'N', as is
@@ -10,10 +10,12 @@
 //   - start: the startup parameters judged, the client admitted against
 //     the connection limits, the server dialled (with TLS when the
 //     upstream asks for it) and the session registered with the daemon;
-//   - relay: two loops (toServer, toClient) that first carry the
-//     authentication exchange (bounded: guard.go) and, from the server's
-//     first ReadyForQuery, judge every statement, replace a blocked one by
-//     a poison the server fails on, keep the verdict memory of prepared
+//   - authentication (auth.go): the exchange between client and server,
+//     passed on untouched, up to the server's first ReadyForQuery, with its
+//     own bounds on message size and time;
+//   - relay: two loops (toServer, toClient, which carry the authentication
+//     phase too) that judge every statement, replace a blocked one by a
+//     poison the server fails on, keep the verdict memory of prepared
 //     statements and portals (prepared.go) and follow the lexing state
 //     (lexstate.go).
 //

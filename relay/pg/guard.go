@@ -4,19 +4,14 @@ package pg
 // "Faults and abuse"):
 //
 //   - Before authentication a client may send only what PostgreSQL accepts
-//     then: messages of at most preAuthMaxMessage bytes (its own limit for
-//     password and SASL messages is PG_MAX_AUTH_TOKEN_LENGTH, 65535, in
-//     src/include/libpq/auth.h). The session's framer gets the configured
-//     limits once the server's first ReadyForQuery has been seen.
+//     then (auth.go).
 //   - All sessions together hold at most max_buffered_bytes for client
 //     messages read whole to be judged, beyond their fixed relay buffers
-//     (relay.Env's Budget, the daemon's bufferBudget). A session that would exceed it waits (its client is
-//     not read meanwhile) and is closed with SQLSTATE 53200 if the memory
-//     does not come free in time.
+//     (relay.Env's Budget, the daemon's bufferBudget). A session that would
+//     exceed it waits (its client is not read meanwhile) and is closed with
+//     SQLSTATE 53200 if the memory does not come free in time.
 //   - The server's first reply to the startup packet and the end of
-//     authentication are awaited for a bounded time; then the client gets
-//     08006 instead of waiting for ever on a server that accepted and went
-//     silent.
+//     authentication are awaited for a bounded time (auth.go).
 //   - A client that half-closes after sending still gets every answer: the
 //     server's side is half-closed too, and the session ends when the server
 //     closes.
@@ -26,7 +21,6 @@ package pg
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"sync/atomic"
 	"time"
@@ -34,9 +28,6 @@ import (
 	"github.com/sqlfw/sqlfw/relay"
 	wire "github.com/sqlfw/sqlfw/wire/pg"
 )
-
-// preAuthMaxMessage bounds every client message before authentication ends.
-const preAuthMaxMessage = 65535 + 4
 
 // sqlstateOutOfMemory is what a session gets when the buffer budget is spent.
 const sqlstateOutOfMemory = "53200"
@@ -53,33 +44,6 @@ func (s *session) halfClose() bool {
 	s.log.Debug("client closed its side: relaying the rest of the server's answer")
 	s.leaveOpen = true
 	return true
-}
-
-// startupDeadline is toClient's read deadline on the server before the
-// startup phase ends: the first reply within server_reply_timeout, the end
-// of authentication within auth_timeout of the session's start.
-func (s *session) startupDeadline(replied bool) time.Time {
-	if !replied {
-		return time.Now().Add(s.env.Limits.ServerReplyTimeout)
-	}
-	return s.begun.Add(s.env.Limits.AuthTimeout)
-}
-
-// startupTimedOut tells the client that the server did not answer in time,
-// when the client is between messages (nothing of a message was relayed
-// half), and logs it.
-func (s *session) startupTimedOut(replied, midMessage bool) {
-	s.env.Observer.Count(relay.ConnRefused, 1)
-	what := fmt.Sprintf("sqlfw: the database server did not answer the connection within %v", s.env.Limits.ServerReplyTimeout)
-	if replied {
-		what = fmt.Sprintf("sqlfw: the database server did not complete authentication within %v", s.env.Limits.AuthTimeout)
-	}
-	s.log.Error("closing connection: "+what[len("sqlfw: "):], "upstream", s.conn.Upstream.Addr)
-	if !midMessage {
-		s.cw.Lock()
-		writeFatal(s.client, sqlstateConnectionFailure, what)
-		s.cw.Unlock()
-	}
 }
 
 // isTimeout reports a read deadline that passed.

@@ -123,12 +123,12 @@ type session struct {
 	txStatus             atomic.Uint32
 	cancelKey            string
 
-	// begun is when the session was accepted; authed is set by toClient
-	// at the server's first ReadyForQuery; idle is the idle-timeout state
-	// (guard.go).
-	begun  time.Time
-	authed atomic.Bool
-	idle   idleState
+	// begun is when the session started (its startup message read); auth
+	// is the authentication phase's state (auth.go); idle is the
+	// idle-timeout state (guard.go).
+	begun time.Time
+	auth  authPhase
+	idle  idleState
 
 	closeOnce sync.Once
 	// skipping is toServer's: after a blocked Parse, drop client messages
@@ -491,14 +491,12 @@ func (s *session) toServer() {
 		}
 	}()
 	defer s.meter.HoldAbort() // timing
-	lim := &s.env.Limits
 	// Until the server's first ReadyForQuery the client may send only
-	// what PostgreSQL accepts before authentication (guard.go).
-	fr := wire.NewFramer(s.client, lim.BufferBytes, preAuthMaxMessage, preAuthMaxMessage)
+	// what PostgreSQL accepts before authentication (auth.go).
+	fr := s.authClientFramer()
 	fr.SetTypes(wire.FrontendTypes)
 	fr.SetBudget(s.env.Budget)
 	defer fr.Close()
-	authed := false
 	var scratch []byte
 	for {
 		if err := fr.Fill(); err != nil {
@@ -519,10 +517,7 @@ func (s *session) toServer() {
 			}
 			return
 		}
-		if !authed && s.authed.Load() {
-			authed = true
-			fr.SetLimits(lim.MaxMessageBytes, lim.MaxMessageBytes)
-		}
+		s.authClientRead(fr)
 		if s.idle.on {
 			s.disarmIdle()
 		}
@@ -755,24 +750,19 @@ func (s *session) toClient() {
 	defer s.closeBoth()
 	fr := wire.NewFramer(s.server, s.env.Limits.BufferBytes, s.env.Limits.MaxMessageBytes, 0)
 	var scratch []byte
-	// The startup phase is bounded (guard.go): the first reply, then the
-	// end of authentication.
-	replied := false
-	_ = s.server.SetReadDeadline(s.startupDeadline(false))
+	// The authentication phase is bounded (auth.go): the first reply, then
+	// the end of authentication.
+	s.authServerStart()
 	for {
 		if err := fr.Fill(); err != nil {
 			switch {
-			case isTimeout(err) && !s.authed.Load():
-				s.startupTimedOut(replied, fr.MidMessage())
+			case s.authTimedOut(err, fr.MidMessage()):
 			case !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
 				s.log.Debug("server read ended", "err", err)
 			}
 			return
 		}
-		if !replied {
-			replied = true
-			_ = s.server.SetReadDeadline(s.startupDeadline(true))
-		}
+		s.authServerRead()
 		s.meter.ResponseArrived() // timing
 		closeAfter := false
 		for {
@@ -800,10 +790,7 @@ func (s *session) toClient() {
 				}
 				s.lex.readyForQuery()
 				s.txStatus.Store(uint32(st))
-				if !s.authed.Load() {
-					s.authed.Store(true) // before the client can see it
-					_ = s.server.SetReadDeadline(time.Time{})
-				}
+				s.authReady()
 				s.meter.ResponseReady() // timing
 				if s.ready(st) {
 					closeAfter = true
