@@ -220,6 +220,31 @@ func TestScriptedBlockedParseSkipsToSync(t *testing.T) {
 			pgtest.Send(terminate), pgtest.ExpectClosed()))
 }
 
+// A client whose every read brings one byte: the startup, a blocked Query
+// and a pipeline with a blocked Parse are framed across reads.
+func TestScriptedOneByteAtATime(t *testing.T) {
+	p := newPiped(t)
+	var poison1, poison2 string
+	pipeline := bytes.Join([][]byte{
+		query("select 1"),
+		wire.AppendParse(nil, "s", "delete from accounts"), wire.AppendBind(nil, "", "s"), wire.AppendExecute(nil, ""), syncMsg2,
+	}, nil)
+	p.session(t,
+		[]pgtest.Step{
+			pgtest.ExpectStartup(wantPacket(startupMessage)), pgtest.Send(helloMessages),
+			poisonOf(wire.MsgQuery, &poison1), syntaxError(&poison1),
+			pgtest.Expect(query("select 1")), pgtest.Send(selectDone),
+			poisonOf(wire.MsgParse, &poison2), pgtest.Expect(syncMsg2), syntaxError(&poison2),
+			pgtest.Expect(terminate),
+		},
+		[]pgtest.Step{
+			pgtest.SendBytewise(startupMessage), pgtest.ExpectAll(helloMessages),
+			pgtest.SendBytewise(query("delete from accounts")), blockedBy("no-unfiltered-writes"), pgtest.Expect(readyIdle),
+			pgtest.SendBytewise(pipeline), pgtest.ExpectAll(selectDone), blockedBy("no-unfiltered-writes"), pgtest.Expect(readyIdle),
+			pgtest.SendBytewise(terminate), pgtest.ExpectClosed(),
+		})
+}
+
 // A CancelRequest on a new connection goes to the upstream of the session
 // whose BackendKeyData carried its key, byte for byte.
 func TestScriptedCancelRouting(t *testing.T) {

@@ -60,6 +60,21 @@ func Send(msgs ...[]byte) Step {
 	return send{func() []byte { return b }}
 }
 
+type sendBytewise []byte
+
+func (s sendBytewise) Play(c net.Conn) error {
+	for i := range s {
+		if _, err := c.Write(s[i : i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SendBytewise writes msgs one byte per write: over net.Pipe the other
+// side's every read then returns one byte.
+func SendBytewise(msgs ...[]byte) Step { return sendBytewise(bytes.Join(msgs, nil)) }
+
 // SendFunc writes what f returns when the step is played: a reply built
 // from what an earlier step received.
 func SendFunc(f func() []byte) Step { return send{f} }
