@@ -151,7 +151,7 @@ func (d *Daemon) lend(db *database) {
 		Engine:    db.engine.Load,
 		Enforces:  func(mode string) bool { return db.mode(&engine.Verdict{Mode: mode}) == ModeEnforce },
 		Dial:      d.dialer.DialContext,
-		ServerTLS: db.tls.server.Load,
+		ClientTLS: db.tls.server.Load,
 		Limits: relay.Limits{
 			StartupTimeout: c.StartupTimeout, ConnectTimeout: c.ConnectTimeout,
 			ServerReplyTimeout: c.ServerReplyTimeout, AuthTimeout: c.AuthTimeout,

@@ -28,10 +28,11 @@ type Env struct {
 	// it sets SO_MARK when interception needs the daemon's own sockets
 	// marked.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// ServerTLS returns the client leg's configuration: what a session
+	// ClientTLS returns the client leg's configuration: what a session
 	// presents to a client that asks for TLS (nil: no TLS). A reload
-	// swaps it; open sessions keep theirs.
-	ServerTLS func() *tls.Config
+	// swaps it; open sessions keep theirs. (The server leg's is the
+	// Upstream's.)
+	ClientTLS func() *tls.Config
 	Limits    Limits
 	// Budget bounds the message memory of all sessions together.
 	Budget Budget

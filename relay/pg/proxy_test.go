@@ -130,7 +130,7 @@ func newProxy(t testing.TB, db config.Database) *proxy {
 		Engine:    p.eng.Load,
 		Enforces:  func(mode string) bool { return p.mode(mode) == config.ModeEnforce },
 		Dial:      dialer.DialContext,
-		ServerTLS: func() *tls.Config { return nil },
+		ClientTLS: func() *tls.Config { return nil },
 		Limits: relay.Limits{
 			StartupTimeout: c.StartupTimeout, ConnectTimeout: c.ConnectTimeout,
 			ServerReplyTimeout: c.ServerReplyTimeout, AuthTimeout: c.AuthTimeout,

@@ -221,7 +221,7 @@ func (s *session) negotiate() (wire.Startup, bool) {
 	}
 	isTLS := false
 	if head[0] == tlsRecordByte {
-		cfg := env.ServerTLS()
+		cfg := env.ClientTLS()
 		if cfg == nil {
 			env.Observer.Count(relay.ProtocolErrors, 1)
 			log.Warn("closing connection: a TLS handshake, but no tls.cert is configured for this database")
@@ -260,11 +260,11 @@ func (s *session) negotiate() (wire.Startup, bool) {
 			return startup, false
 		}
 		switch {
-		case st.Code == wire.CodeSSLRequest && !isTLS && env.ServerTLS() != nil:
+		case st.Code == wire.CodeSSLRequest && !isTLS && env.ClientTLS() != nil:
 			if _, err := conn.Write([]byte{'S'}); err != nil {
 				return startup, false
 			}
-			tc, err := acceptTLS(conn, env.ServerTLS())
+			tc, err := acceptTLS(conn, env.ClientTLS())
 			if err != nil {
 				env.Observer.Count(relay.TLSClientFail, 1)
 				env.Observer.Count(relay.ProtocolErrors, 1)
