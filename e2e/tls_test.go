@@ -288,8 +288,11 @@ func TestTLSDirectAndChannelBinding(t *testing.T) {
 // from a test CA, reloaded), then: sqlfwd with upstream_tls verify-full
 // reaches it over TLS (pg_stat_ssl says so) and judges as ever; against
 // another CA the client gets 08006.
-func TestTLSUpstreamVerified(t *testing.T) {
-	needSqlfwd(t)
+// serverTLS turns TLS on in the test PostgreSQL (a certificate for
+// localhost from a test CA, reloaded) until the test ends, and returns the
+// CA and a directory for more files.
+func serverTLS(t *testing.T) (*testCA, string) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "sqlfw-pgtls-")
 	if err != nil {
 		t.Fatal(err)
@@ -312,6 +315,12 @@ func TestTLSUpstreamVerified(t *testing.T) {
 		directExec(t, "ALTER SYSTEM RESET ssl_key_file")
 		directExec(t, "SELECT pg_reload_conf()")
 	})
+	return ca, dir
+}
+
+func TestTLSUpstreamVerified(t *testing.T) {
+	needSqlfwd(t)
+	ca, dir := serverTLS(t)
 	d := ownDaemon(t, "--upstream-tls", "verify-full", "--upstream-ca", ca.path, "--upstream-server-name", "localhost")
 	url := dsn("127.0.0.1", portOf(t, d.addr), pg.User, "")
 	deadline := time.Now().Add(10 * time.Second)
@@ -393,5 +402,61 @@ func TestTLSLibPQ(t *testing.T) {
 	var pe *pq.Error
 	if !errors.As(err, &pe) || string(pe.Code) != codeBlocked {
 		t.Errorf("lib/pq over TLS, a denied statement: %v, want %s", err, codeBlocked)
+	}
+}
+
+// TestTLSBothLegsSCRAM: with TLS on both legs the server offers SCRAM
+// channel binding (SCRAM-SHA-256-PLUS), which cannot cross a terminating
+// sqlfwd: the client would bind to sqlfwd's certificate, the server checks
+// its own. sqlfwd does not offer PLUS to its client, and answers a client
+// that supports binding (libpq's default channel_binding=prefer sends the
+// gs2 flag "y", which the server refuses as a downgrade) with its own clear
+// error instead of the server's. channel_binding=disable works, and so does
+// a password-less (trust) user with the default.
+func TestTLSBothLegsSCRAM(t *testing.T) {
+	needSqlfwd(t)
+	ca, dir := serverTLS(t)
+	cert, key := ca.issue(t, dir, "sqlfwd", false)
+	d := ownDaemon(t, "--tls-cert", cert, "--tls-key", key, "--upstream-tls", "require")
+	port := portOf(t, d.addr)
+	scram := fmt.Sprintf("host=127.0.0.1 port=%d user=%s password=%s dbname=%s connect_timeout=5 sslmode=require", port, pg.ScramUser, pg.ScramPassword, pg.Database)
+
+	// the server's reload is asynchronous: wait until the server leg is TLS
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res := psqlDSN(t, scram+" channel_binding=disable", "-Atc", "select ssl from pg_stat_ssl where pid = pg_backend_pid()")
+		if res.Exit == 0 && strings.TrimSpace(res.Stdout) == "t" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("SCRAM with channel_binding=disable, TLS on both legs: %s, want the server leg on TLS", res)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	res := psqlDSN(t, scram, "-c", "select 1")
+	if res.Exit == 0 || !strings.Contains(res.Stderr, "sqlfw") || !strings.Contains(res.Stderr, "channel binding") || !strings.Contains(res.Stderr, "channel_binding=disable") {
+		t.Errorf("SCRAM with the default channel_binding=prefer, TLS on both legs: %s\nwant sqlfw's error naming channel binding and channel_binding=disable", res)
+	}
+	res = psqlDSN(t, scram+" channel_binding=require", "-c", "select 1")
+	if res.Exit == 0 || !strings.Contains(res.Stderr, "channel binding") {
+		t.Errorf("channel_binding=require, TLS on both legs: %s, want libpq's error that no channel binding is offered", res)
+	}
+	trust := fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=%s connect_timeout=5 sslmode=require", port, pg.User, pg.Database)
+	if res := psqlDSN(t, trust, "-Atc", "select 1"); res.Exit != 0 {
+		t.Errorf("trust user, TLS on both legs: %s", res)
+	}
+	if strings.Contains(d.log(), pg.ScramPassword) {
+		t.Errorf("the password is in sqlfwd's log")
+	}
+	if !strings.Contains(d.log(), "channel binding") {
+		t.Errorf("sqlfwd's log does not say why it refused:\n%s", tail(d.log(), 5))
+	}
+
+	// With the server's own certificate and key, sqlfwd's TLS session
+	// binds to the same certificate: PLUS stays on offer and works.
+	own := ownDaemon(t, "--tls-cert", filepath.Join(dir, "pgserver.crt"), "--tls-key", filepath.Join(dir, "pgserver.key"), "--upstream-tls", "require")
+	bound := fmt.Sprintf("host=127.0.0.1 port=%d user=%s password=%s dbname=%s connect_timeout=5 sslmode=require channel_binding=require", portOf(t, own.addr), pg.ScramUser, pg.ScramPassword, pg.Database)
+	if res := psqlDSN(t, bound, "-Atc", "select current_user"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != pg.ScramUser {
+		t.Errorf("channel_binding=require through sqlfwd presenting the server's own certificate: %s", res)
 	}
 }

@@ -19,11 +19,23 @@ package pg
 //     08006 instead of waiting for ever on a server that accepted and went
 //     silent.
 //
-// Terminating TLS on both legs makes SCRAM channel binding fail (tls.go);
-// binding to the server's certificate would belong here.
+// SCRAM channel binding with TLS on both legs (tls.go): the client would
+// bind its proof to sqlfwd's certificate, the server checks its own. Unless
+// sqlfwd presents the server's own certificate, SCRAM-SHA-256-PLUS cannot
+// succeed, so the phase takes it out of the server's offer (authServerSASL),
+// and a client that then says it supports binding (the gs2 flag "y", which
+// the server refuses as a downgrade attack: libpq's default
+// channel_binding=prefer sends it on TLS) is told why in sqlfw's words
+// rather than the server's "channel binding negotiation error"
+// (authClientSASL). A client that needs no binding is untouched. A
+// terminating proxy cannot do better without holding the credentials: the
+// binding data and the gs2 flag are covered by the client's proof.
 
 import (
+	"bytes"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +55,108 @@ type authPhase struct {
 	lifted bool
 	// replied is toClient's: the server has answered the startup message.
 	replied bool
+	// binding is set at the dial: both legs are TLS, with different
+	// certificates, so channel binding cannot succeed.
+	binding bool
+	// stripped is set by toClient when it took SCRAM-SHA-256-PLUS out of
+	// the server's offer, before the client can answer it.
+	stripped atomic.Bool
+	// initial is toServer's: the SASLInitialResponse has been read.
+	initial bool
+}
+
+var (
+	wantServerAuth = wantTable(wire.MsgReadyForQuery, wire.MsgBackendKeyData, wire.MsgParameterStatus, wire.MsgCopyInResponse, wire.MsgAuthentication)
+	wantClientAuth = wantTable(wire.MsgQuery, wire.MsgParse, wire.MsgFunctionCall, wire.MsgSync, wire.MsgBind, wire.MsgClose,
+		wire.MsgExecute, wire.MsgDescribe, wire.MsgFlush, wire.MsgTerminate, wire.MsgCopyDone, wire.MsgPassword)
+)
+
+// authBindingImpossible reports whether SCRAM channel binding cannot cross
+// this session: client and server legs both TLS, and the certificate sqlfwd
+// shows the client is not the server's own.
+func authBindingImpossible(client, server net.Conn, clientCfg *tls.Config) bool {
+	ct, ok1 := client.(*tls.Conn)
+	st, ok2 := server.(*tls.Conn)
+	if !ok1 || !ok2 || clientCfg == nil {
+		return false
+	}
+	peer := st.ConnectionState().PeerCertificates
+	if len(peer) == 0 {
+		return true
+	}
+	var ours *tls.Certificate
+	switch {
+	case clientCfg.GetCertificate != nil:
+		ours, _ = clientCfg.GetCertificate(&tls.ClientHelloInfo{ServerName: ct.ConnectionState().ServerName})
+	case len(clientCfg.Certificates) > 0:
+		ours = &clientCfg.Certificates[0]
+	}
+	return ours == nil || len(ours.Certificate) == 0 || !bytes.Equal(ours.Certificate[0], peer[0].Raw)
+}
+
+// authServerWant is toClient's framer table in the phase.
+func (s *session) authServerWant(want *[256]bool) *[256]bool {
+	if s.auth.binding && !s.auth.over.Load() {
+		return wantServerAuth
+	}
+	return want
+}
+
+// authClientWant is toServer's framer table in the phase.
+func (s *session) authClientWant(want *[256]bool) *[256]bool {
+	if s.auth.stripped.Load() && !s.auth.initial {
+		return wantClientAuth
+	}
+	return want
+}
+
+// authServerSASL is toClient's for an Authentication message in the
+// phase: an AuthenticationSASL offering SCRAM-SHA-256-PLUS is sent to the
+// client without it (appended to scratch after the bytes before it). It
+// returns the scratch buffer and false when the session must end.
+func (s *session) authServerSASL(fr *wire.Framer, msg, scratch []byte) ([]byte, bool) {
+	if code, err := wire.AuthCode(msg); err != nil || code != wire.AuthSASL {
+		return scratch, err == nil // other requests pass untouched
+	}
+	out, dropped, err := wire.AppendSASLWithout(scratch[:0], msg, wire.SCRAMSHA256Plus)
+	if err != nil {
+		s.env.Observer.Count(relay.ProtocolErrors, 1)
+		s.log.Error("closing connection: malformed message from the server", "err", err)
+		return scratch, false
+	}
+	if !dropped {
+		return out, true
+	}
+	s.auth.stripped.Store(true) // before the client can answer
+	before := fr.TakeBefore(msg)
+	out = append(append(out[:0:0], before...), out...)
+	if err := s.writeClient(out); err != nil {
+		return out, false
+	}
+	s.log.Debug("SCRAM-SHA-256-PLUS not offered to the client: channel binding cannot cross TLS termination")
+	return out, true
+}
+
+// authClientSASL is toServer's for the client's first 'p' after a
+// stripped offer: a SASLInitialResponse that asks for channel binding is
+// refused with sqlfw's explanation, never forwarded. It returns false when
+// the session must end.
+func (s *session) authClientSASL(msg []byte) bool {
+	s.auth.initial = true
+	si, err := wire.ParseSASLInitial(msg)
+	if err != nil {
+		return true // not SASL's shape: the server judges it
+	}
+	if si.Binding != 'y' && si.Binding != 'p' && string(si.Mechanism) != wire.SCRAMSHA256Plus {
+		return true
+	}
+	s.env.Observer.Count(relay.ConnRefused, 1)
+	s.log.Warn("refusing connection: the client asks for SCRAM channel binding, which cannot cross sqlfw's TLS termination (connect with channel_binding=disable)")
+	s.cw.Lock()
+	writeFatal(s.client, sqlstateInvalidAuthorization,
+		"sqlfw: SCRAM channel binding cannot pass through sqlfw, which terminates TLS on both legs: the client would bind to sqlfw's certificate, not the database server's; connect with channel_binding=disable (both legs stay encrypted)")
+	s.cw.Unlock()
+	return false
 }
 
 // authClientFramer is toServer's framer for the client, with the phase's

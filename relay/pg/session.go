@@ -58,6 +58,8 @@ const (
 	sqlstateNoStatement       = "26000" // what a poison Bind provokes
 	sqlstateNoPortal          = "34000" // what a poison Execute provokes
 	sqlstateAdminShutdown     = "57P01" // the firewall is shutting down
+	// invalid_authorization_specification: TLS required, channel binding
+	sqlstateInvalidAuthorization = "28000"
 )
 
 var (
@@ -305,7 +307,7 @@ func (s *session) negotiate() (wire.Startup, bool) {
 	_ = conn.SetReadDeadline(time.Time{})
 	if lim.RequireTLS && !isTLS {
 		log.Warn("refusing connection: tls.require and the client did not ask for TLS")
-		writeFatal(conn, "28000", "sqlfw: this database accepts TLS connections only (set sslmode=require or stronger)")
+		writeFatal(conn, sqlstateInvalidAuthorization, "sqlfw: this database accepts TLS connections only (set sslmode=require or stronger)")
 		return startup, false
 	}
 	return startup, true
@@ -398,6 +400,7 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 		}
 	}
 	s.server = server
+	s.auth.binding = authBindingImpossible(conn, server, env.ServerTLS())
 	obs, ok := env.Observer.Open(s, s.log)
 	if !ok {
 		server.Close()
@@ -528,6 +531,7 @@ func (s *session) toServer() {
 			if s.skipping {
 				want = wantClientSkip
 			}
+			want = s.authClientWant(want)
 			msg, err := fr.Next(want)
 			if err != nil {
 				s.protocolError(err)
@@ -562,6 +566,11 @@ func (s *session) toServer() {
 					return
 				}
 				syncs++
+				continue
+			case wire.MsgPassword: // only while authClientWant wants it
+				if !s.authClientSASL(msg) {
+					return
+				}
 				continue
 			case wire.MsgDescribe, wire.MsgFlush, wire.MsgTerminate, wire.MsgCopyDone:
 				if err := wire.CheckBody(msg); err != nil {
@@ -770,6 +779,7 @@ func (s *session) toClient() {
 			if s.havePoison.Load() || s.memo.active.Load() {
 				want = wantServerPoison
 			}
+			want = s.authServerWant(want)
 			msg, err := fr.Next(want)
 			if err != nil {
 				s.env.Observer.Count(relay.ProtocolErrors, 1)
@@ -803,6 +813,11 @@ func (s *session) toClient() {
 				s.memoComplete(msg[0])
 			case wire.MsgCopyInResponse:
 				s.memoCopyIn()
+			case wire.MsgAuthentication:
+				var ok bool
+				if scratch, ok = s.authServerSASL(fr, msg, scratch); !ok {
+					return
+				}
 			case wire.MsgBackendKeyData:
 				if s.cancelKey == "" {
 					s.cancelKey = string(msg[wire.HeaderLen:])

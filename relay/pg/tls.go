@@ -21,9 +21,9 @@ package pg
 // (tls-server-end-point) binds the client's proof to the certificate of the
 // TLS session the client sees, sqlfwd's, while the server checks it against
 // the certificate of its own session with sqlfwd. It succeeds only when
-// sqlfwd presents the server's own certificate; otherwise a client that
-// insists on binding (channel_binding=require, or prefer when the server
-// leg is TLS too) fails authentication (docs/config.md, "TLS").
+// sqlfwd presents the server's own certificate; otherwise PLUS is not
+// offered to the client and a client that asks for binding is told why
+// (auth.go; docs/config.md, "TLS").
 
 import (
 	"crypto/tls"
