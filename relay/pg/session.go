@@ -400,7 +400,7 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 		}
 	}
 	s.server = server
-	s.auth.binding = authBindingImpossible(conn, server, env.ServerTLS())
+	s.auth.binding = authBindingImpossible(conn, server, env.ClientTLS())
 	obs, ok := env.Observer.Open(s, s.log)
 	if !ok {
 		server.Close()
