@@ -118,6 +118,16 @@ type Intercept struct {
 	// 127.0.0.1:0 and [::1]:0, any free port).
 	Listen4 string `yaml:"listen4"`
 	Listen6 string `yaml:"listen6"`
+	// Pods turns on app-host interception of pods on a Kubernetes node
+	// (processes in other network namespaces below Cgroup): their connects
+	// to protected addresses that are not loopback go to PodListen. A pod's
+	// own loopback is never intercepted.
+	Pods bool `yaml:"pods"`
+	// PodListen is the pod listener: an IP:PORT on this host, in sqlfwd's
+	// network namespace, that pods route to (a node address, e.g. the host
+	// side of their veth); neither loopback nor a wildcard. Port 0 picks a
+	// free one.
+	PodListen string `yaml:"pod_listen"`
 	// SocketDir holds the unix listeners that unix-socket clients are
 	// redirected to (default the control socket's directory).
 	SocketDir string `yaml:"socket_dir"`
@@ -359,6 +369,9 @@ func (c *Config) Normalize() error {
 	if c.Audit.Anchor == 0 {
 		c.Audit.Anchor = 10000
 	}
+	if err := c.Intercept.checkPods(); err != nil {
+		errs = append(errs, fmt.Errorf("intercept: %w", err))
+	}
 	if c.Intercept.Mark == 0 {
 		c.Intercept.Mark = DefaultMark
 	}
@@ -379,6 +392,27 @@ func (c *Config) Normalize() error {
 		c.Intercept.Listen6 = "[::1]:0"
 	}
 	return errors.Join(errs...)
+}
+
+// checkPods checks pods and pod_listen together.
+func (ic *Intercept) checkPods() error {
+	if !ic.Pods {
+		if ic.PodListen != "" {
+			return errors.New("pod_listen is set but pods is not")
+		}
+		return nil
+	}
+	if ic.PodListen == "" {
+		return errors.New("pods needs pod_listen: an IP:PORT of this host that pods route to")
+	}
+	ap, err := netip.ParseAddrPort(ic.PodListen)
+	if err != nil {
+		return fmt.Errorf("pod_listen %q: want an IP address and port: %w", ic.PodListen, err)
+	}
+	if a := ap.Addr().Unmap(); a.IsLoopback() || a.IsUnspecified() {
+		return fmt.Errorf("pod_listen %s: a pod's loopback is its own and a wildcard is no address to send it to: give a node address pods route to", ap)
+	}
+	return nil
 }
 
 func checkHostPort(s string) error {

@@ -40,6 +40,20 @@ func TestParse(t *testing.T) {
 		{name: "bad mode", yaml: "databases:\n  - protocol: postgres\n    listen: 127.0.0.1:1\n    upstream: x:1\n    mode: block\n", wantErr: "mode \"block\""},
 		{name: "missing upstream", yaml: "databases:\n  - protocol: postgres\n    listen: 127.0.0.1:1\n", wantErr: "upstream"},
 		{name: "unsupported protocol", yaml: "databases:\n  - protocol: oracle\n    listen: 127.0.0.1:1\n    upstream: x:1\n", wantErr: "oracle"},
+		{
+			name: "pods",
+			yaml: "intercept: {pods: true, pod_listen: '10.244.0.1:6433'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: '10.0.0.5:5432'}\n",
+			check: func(t *testing.T, c *Config) {
+				if !c.Intercept.Pods || c.Intercept.PodListen != "10.244.0.1:6433" {
+					t.Errorf("intercept %+v, want pods on 10.244.0.1:6433", c.Intercept)
+				}
+			},
+		},
+		{name: "pods without pod_listen", yaml: "intercept: {pods: true}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "pods needs pod_listen"},
+		{name: "pod_listen without pods", yaml: "intercept: {pod_listen: '10.0.0.1:1'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "pods is not"},
+		{name: "loopback pod_listen", yaml: "intercept: {pods: true, pod_listen: '127.0.0.1:6433'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "loopback is its own"},
+		{name: "wildcard pod_listen", yaml: "intercept: {pods: true, pod_listen: '[::]:6433'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "wildcard"},
+		{name: "pod_listen not an IP", yaml: "intercept: {pods: true, pod_listen: 'node:6433'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "want an IP address"},
 		{name: "duplicate listen", yaml: "databases:\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:1'}\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:2'}\n", wantErr: "used twice"},
 	}
 	for _, tt := range tests {

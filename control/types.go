@@ -136,6 +136,10 @@ type InterceptionStats struct {
 	SockmapFallback uint64 `json:"sockmap_fallback"`
 	Steered         uint64 `json:"steered"`
 	UnixRedirected  uint64 `json:"unix_redirected"`
+	// PodRedirected counts the redirected connects that came from pods
+	// (other network namespaces) through the pod listener; they are also
+	// in Redirected.
+	PodRedirected uint64 `json:"pod_redirected"`
 }
 
 // DefaultStatsWindow is the daemon's reporting window unless stats_window

@@ -132,6 +132,11 @@ func (d *Daemon) startIntercept() (err error) {
 		} else {
 			d.log.Warn("no IPv6 redirect listener: IPv6 clients will not be intercepted", "listen", ic.Listen6, "err", err)
 		}
+		if ic.Pods {
+			if err := it.listenPods(lc, &rc); err != nil {
+				return err
+			}
+		}
 		if rc.NetnsCookie, err = bpf.NetnsCookie(ln4.(*net.TCPListener)); err != nil {
 			return interceptUnavailable(err)
 		}
@@ -162,7 +167,7 @@ func (d *Daemon) startIntercept() (err error) {
 		for _, db := range appHost {
 			addrs, _ := protectedAddrs(db.cfg)
 			d.log.Info("intercepting", "database", db.cfg.Name, "mode", InterceptAppHost, "addresses", fmt.Sprint(addrs),
-				"cgroup", cg, "sockmap", *ic.Sockmap, "fail_closed", ic.FailClosed)
+				"cgroup", cg, "sockmap", *ic.Sockmap, "fail_closed", ic.FailClosed, "pods", ic.Pods)
 		}
 		routes := maps.Clone(it.active)
 		it.routes.Store(&routes)
@@ -202,6 +207,34 @@ func (d *Daemon) startIntercept() (err error) {
 		go d.acceptLoop(ln, it.fromSteer)
 	}
 	d.intercept = it
+	return nil
+}
+
+// listenPods opens the pod listener: connects from pods on this node (other
+// network namespaces) to protected non-loopback addresses arrive there, and
+// are identified like any redirected connection (fromRedirect).
+func (it *interceptor) listenPods(lc net.ListenConfig, rc *bpf.RedirectConfig) error {
+	ap, err := netip.ParseAddrPort(it.d.cfg.Intercept.PodListen)
+	if err != nil {
+		return fmt.Errorf("pod_listen: %w", err)
+	}
+	network := "tcp6"
+	if ap.Addr().Unmap().Is4() {
+		network = "tcp4"
+	}
+	ln, err := lc.Listen(context.Background(), network, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()).String())
+	if err != nil {
+		return fmt.Errorf("pod listener (pod_listen must be an address of this host): %w", err)
+	}
+	it.lns = append(it.lns, ln)
+	got := ln.Addr().(*net.TCPAddr).AddrPort()
+	got = netip.AddrPortFrom(got.Addr().Unmap(), got.Port())
+	if got.Addr().Is4() {
+		rc.PodListen4 = got
+	} else {
+		rc.PodListen6 = got
+	}
+	it.d.log.Info("intercepting pods", "pod_listen", got.String())
 	return nil
 }
 
@@ -482,6 +515,7 @@ func (d *Daemon) interceptStats() InterceptionStats {
 		if c, err := it.redirect.Counters(); err == nil {
 			st.Redirected, st.SkippedOwn, st.SkippedNetns, st.MapFull = c.Redirected, c.SkippedOwn, c.SkippedNetns, c.MapFull
 			st.SockmapAdded, st.SockmapFallback = c.SockmapAdded, c.SockmapFallback
+			st.PodRedirected = c.PodRedirected
 		}
 	}
 	if it.unixRd != nil {
