@@ -1,0 +1,118 @@
+package e2e
+
+// Pods on a Kubernetes node: one sqlfwd in the node's network namespace
+// judges the connections of processes in other namespaces (network
+// namespaces joined to the node by veth pairs stand for pods) to the
+// database's non-loopback address.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// e2ePod is a network namespace standing for a pod: a veth pair to the
+// node (this namespace), host side host/24, pod side addr/24, default route
+// via the host side, as a CNI plugin sets a pod up.
+type e2ePod struct {
+	netns, host, addr string
+}
+
+// newE2EPod creates pod n (1, 2, ...) and removes its namespace and veth
+// when the test ends, also after a failure half-way. Subnets 10.232.x.0/24
+// (the bpf tests use 10.231.x).
+func newE2EPod(t *testing.T, n int) e2ePod {
+	t.Helper()
+	hostIf := fmt.Sprintf("sqe%d-%d", os.Getpid()%100000, n)
+	podIf := fmt.Sprintf("sqf%d-%d", os.Getpid()%100000, n)
+	subnet := fmt.Sprintf("10.232.%d", (os.Getpid()%120)*2+n)
+	// Registered first: netns' own cleanup runs after this one.
+	t.Cleanup(func() { exec.Command("ip", "link", "del", hostIf).Run() })
+	p := e2ePod{netns: netns(t, "pod"+strconv.Itoa(n)), host: subnet + ".1", addr: subnet + ".2"}
+	ip(t, "link", "add", hostIf, "type", "veth", "peer", "name", podIf)
+	ip(t, "link", "set", podIf, "netns", p.netns)
+	ip(t, "addr", "add", p.host+"/24", "dev", hostIf)
+	ip(t, "link", "set", hostIf, "up")
+	for _, args := range [][]string{
+		{"addr", "add", p.addr + "/24", "dev", podIf},
+		{"link", "set", podIf, "up"},
+		{"link", "set", "lo", "up"},
+		{"route", "add", "default", "via", p.host},
+	} {
+		ip(t, append([]string{"-n", p.netns}, args...)...)
+	}
+	return p
+}
+
+// psqlInPod runs psql in the pod's namespace and in cgroup cg (joined
+// first: ip netns exec mounts the namespace's own /sys).
+func psqlInPod(t *testing.T, cg string, p e2ePod, host, sql string) psqlResult {
+	t.Helper()
+	args := append(inCgroup(cg)[1:], "ip", "netns", "exec", p.netns,
+		tool(t, "psql"), "-X", "-h", host, "-p", strconv.Itoa(pg.Port), "-U", pg.User, "-d", pg.Database,
+		"-v", "VERBOSITY=verbose", "-Atc", sql)
+	return runCmd(t, time.Minute, "", nil, "sh", args...)
+}
+
+// TestInterceptPods: two pods connect to the database's address as pods
+// know it (here the node address, standing for a node, service or remote
+// IP: like a ClusterIP, it is not where the server listens; sqlfwd dials
+// the upstream). Both are judged by the one sqlfwd: the blocked DELETE gets
+// its SQLSTATE and never reaches the server's statement log. A pod's own
+// loopback is not intercepted.
+func TestInterceptPods(t *testing.T) {
+	needKernel(t)
+	if pg.Log == "" {
+		t.Skip("SQLFW_PG_LOG not set: start PostgreSQL with scripts/pg.sh start --log-statements")
+	}
+	cg := childCgroup(t)
+	pods := []e2ePod{newE2EPod(t, 1), newE2EPod(t, 2)}
+	node := pods[0].host // every pod routes to it
+	dbAddr := node + ":" + strconv.Itoa(pg.Port)
+	// The loopback address too: from a pod it must still be skipped.
+	loop := "127.0.0.1:" + strconv.Itoa(pg.Port)
+	d := startIntercepting(t, cg, "--protect", dbAddr+","+loop, "--pod-listen", node+":0")
+	if !strings.Contains(d.log(), `"msg":"intercepting pods"`) {
+		t.Fatalf("sqlfwd did not open the pod listener; its log:\n%s", tail(d.log(), 20))
+	}
+	freshTable(t, "icept_pods", 1, 2, 3)
+	marker := "podmark" + randomHex(t)
+
+	for i, p := range pods {
+		t.Run(fmt.Sprintf("pod%d", i+1), func(t *testing.T) {
+			if res := psqlInPod(t, cg, p, node, "select count(*) from icept_pods"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "3" {
+				t.Fatalf("input: psql in pod %s -h %s 'select count(*) from icept_pods'\ngot %s\nwant 3", p.addr, node, res)
+			}
+			sql := fmt.Sprintf("delete /* %s */ from icept_pods", marker)
+			res := psqlInPod(t, cg, p, node, sql)
+			if res.Exit == 0 || !strings.Contains(res.Stderr, codeBlocked) || !strings.Contains(res.Stderr, blockedPrefix) {
+				t.Fatalf("input: psql in pod %s -h %s %q\ngot %s\nwant ERROR %s from sqlfw", p.addr, node, sql, res, codeBlocked)
+			}
+			if !strings.Contains(d.log(), p.addr) {
+				t.Errorf("sqlfwd's log does not name the pod's address %s as the client:\n%s", p.addr, tail(d.log(), 10))
+			}
+		})
+	}
+	// The pod's 127.0.0.1 is its own (nothing listens there), although
+	// the node's is protected.
+	if res := psqlInPod(t, cg, pods[0], "127.0.0.1", "select 1"); res.Exit == 0 || !strings.Contains(res.Stderr, "refused") {
+		t.Errorf("psql in a pod to its own 127.0.0.1:%d\ngot %s\nwant connection refused (a pod's loopback is never intercepted)", pg.Port, res)
+	}
+
+	checkServerLogClean(t, marker)
+	if got := directInts(t, "select count(*) from icept_pods"); len(got) != 1 || got[0] != 3 {
+		t.Errorf("rows after the blocked deletes: got %v, want [3]", got)
+	}
+	st := stats(t, d)
+	ic := st.Interception
+	if ic.PodRedirected < 4 || ic.Redirected < ic.PodRedirected || ic.SkippedNetns == 0 {
+		t.Errorf("interception counters %+v: want ≥ 4 pod_redirected (2 per pod), skipped_netns > 0 (the pod's loopback)", ic)
+	}
+	if n := st.Databases[0].Denied; n < uint64(len(pods)) {
+		t.Errorf("denied = %d, want ≥ %d", n, len(pods))
+	}
+}
