@@ -21,16 +21,18 @@ const (
 )
 
 // Process is the client process behind a connection, when interception
-// could see it (the connect() call, or SO_PEERCRED of a unix socket). It is
-// also the "process" of an audit record.
+// could see it (the connect() call, or SO_PEERCRED of a unix socket): the
+// one description the daemon, the sessions and their logs share. The audit
+// trail's and the control socket's JSON (audit.Process,
+// control.ConnectionOwner) are made from it at the edge.
 type Process struct {
-	Known bool   `json:"-"`
-	PID   uint32 `json:"pid"` // the thread group id
-	UID   uint32 `json:"uid"`
-	Comm  string `json:"comm"`
+	Known bool
+	PID   uint32 // the thread group id
+	UID   uint32
+	Comm  string
 	// Cgroup is the cgroup2 path relative to the mount, e.g.
 	// /system.slice/billing.service.
-	Cgroup string `json:"cgroup,omitempty"`
+	Cgroup string
 }
 
 // LogAttrs are the process's attributes for a session's log lines (none

@@ -185,11 +185,6 @@ func (p *Protocol) Serve(env *relay.Env, c *relay.Conn) {
 	}
 	defer release()
 	defer s.obs.Close()
-	if _, err := s.server.Write(startup.Raw); err != nil {
-		s.log.Error("upstream write failed", "err", err)
-		s.closeBoth()
-		return
-	}
 	s.log.Debug("session started", "application", s.sess.Application)
 	done := make(chan struct{})
 	go func() {
@@ -314,8 +309,9 @@ func (s *session) negotiate() (wire.Startup, bool) {
 }
 
 // start reads the startup message's parameters and judges them, admits
-// the client, dials the server (with TLS when the upstream asks for it) and
-// registers the session. When it reports false the client has its error.
+// the client, dials the server (with TLS when the upstream asks for it),
+// forwards the startup message and registers the session. When it reports
+// false the client has its error.
 func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 	env, conn, c := s.env, s.client, s.conn
 	s.begun = time.Now()
@@ -401,6 +397,12 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 	}
 	s.server = server
 	s.auth.binding = authBindingImpossible(conn, server, env.ClientTLS())
+	if _, err := server.Write(startup.Raw); err != nil {
+		s.log.Error("upstream write failed", "err", err)
+		s.closeBoth()
+		release()
+		return nil, false
+	}
 	obs, ok := env.Observer.Open(s, s.log)
 	if !ok {
 		server.Close()
