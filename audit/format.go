@@ -10,16 +10,20 @@ import (
 
 // Line is the JSON layout of one event.
 type Line struct {
-	Seq        uint64         `json:"seq"`
-	Time       string         `json:"time"`
-	Event      string         `json:"event"`
-	Database   string         `json:"database,omitempty"`
-	Session    uint64         `json:"session,omitempty"`
-	User       string         `json:"user,omitempty"`
-	DB         string         `json:"db,omitempty"`
-	App        string         `json:"application,omitempty"`
-	Client     string         `json:"client,omitempty"`
-	Via        string         `json:"via,omitempty"`
+	Seq      uint64 `json:"seq"`
+	Time     string `json:"time"`
+	Event    string `json:"event"`
+	Database string `json:"database,omitempty"`
+	Session  uint64 `json:"session,omitempty"`
+	User     string `json:"user,omitempty"`
+	DB       string `json:"db,omitempty"`
+	App      string `json:"application,omitempty"`
+	Client   string `json:"client,omitempty"`
+	Via      string `json:"via,omitempty"`
+	// ClientTLS and ServerTLS are each leg's TLS version and cipher
+	// suite on session_start ("" for plaintext).
+	ClientTLS  string         `json:"client_tls,omitempty"`
+	ServerTLS  string         `json:"server_tls,omitempty"`
 	Process    *Process       `json:"process,omitempty"`
 	Outcome    string         `json:"outcome,omitempty"`
 	Action     string         `json:"action,omitempty"`

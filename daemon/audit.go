@@ -249,6 +249,9 @@ func (a *auditor) line(r auditRecord) auditLine {
 	if p := s.Process; p.Known {
 		l.Process = &audit.Process{Pid: p.PID, UID: p.UID, Comm: p.Comm, Cgroup: p.Cgroup}
 	}
+	if r.event == "session_start" {
+		l.ClientTLS, l.ServerTLS = s.ClientTLS, s.ServerTLS
+	}
 	if r.event == "verdict" {
 		l.Outcome, l.Action, l.Rule, l.Reason = r.outcome, r.v.Action.String(), r.v.RuleID, r.v.Reason
 		l.Statements, l.ParseError = r.v.Statements, r.v.ParseError

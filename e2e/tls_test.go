@@ -321,7 +321,8 @@ func serverTLS(t *testing.T) (*testCA, string) {
 func TestTLSUpstreamVerified(t *testing.T) {
 	needSqlfwd(t)
 	ca, dir := serverTLS(t)
-	d := ownDaemon(t, "--upstream-tls", "verify-full", "--upstream-ca", ca.path, "--upstream-server-name", "localhost")
+	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	d := ownDaemon(t, "--upstream-tls", "verify-full", "--upstream-ca", ca.path, "--upstream-server-name", "localhost", "--audit-log", auditPath)
 	url := dsn("127.0.0.1", portOf(t, d.addr), pg.User, "")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -336,6 +337,21 @@ func TestTLSUpstreamVerified(t *testing.T) {
 	}
 	if res := psqlDSN(t, url, "-v", "VERBOSITY=verbose", "-c", "delete from tls_up_t"); !strings.Contains(res.Stderr, codeBlocked) {
 		t.Errorf("a denied statement with TLS upstream: %s, want %s", res, codeBlocked)
+	}
+	// the audit trail's session_start says the server leg's TLS
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(auditPath)
+		if strings.Contains(string(b), `"event":"session_start"`) && strings.Contains(string(b), `"server_tls":"TLS 1.3`) {
+			if strings.Contains(string(b), `"client_tls"`) {
+				t.Errorf("the audit trail names TLS for a plaintext client leg:\n%s", b)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the audit trail has no session_start with server_tls:\n%s", b)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	other := newTestCA(t, dir, "other")
 	d2 := ownDaemon(t, "--upstream-tls", "verify-full", "--upstream-ca", other.path, "--upstream-server-name", "localhost")
