@@ -247,7 +247,7 @@ func (a *auditor) line(r auditRecord) auditLine {
 		Session: s.ID, User: s.User, DB: s.DBName, App: s.Application,
 		Client: s.Client, Via: string(s.Via)}
 	if p := s.Process; p.Known {
-		l.Process = &audit.Process{Pid: p.PID, UID: p.UID, Comm: p.Comm, Cgroup: p.Cgroup}
+		l.Process = &audit.Process{Pid: p.Tgid, UID: p.UID, Comm: p.Comm, Cgroup: p.Cgroup}
 	}
 	if r.event == "session_start" {
 		l.ClientTLS, l.ServerTLS = s.ClientTLS, s.ServerTLS

@@ -366,7 +366,7 @@ func (it *interceptor) fromRedirect(c net.Conn) (arrival, error) {
 	}
 	return arrival{db: db, conn: relay.Conn{
 		Client: c, Via: relay.ViaRedirect, Upstream: relay.Upstream{Network: "tcp", Addr: db.cfg.Upstream}, Origin: o.Dst.String(),
-		Process: relay.Process{Known: true, PID: o.Client.Tgid, UID: o.Client.Uid, Comm: o.Client.Comm, Cgroup: it.cgroupPath(o.Client.CgroupID)},
+		Process: relay.Process{Known: true, Tgid: o.Client.Tgid, UID: o.Client.Uid, Comm: o.Client.Comm, Cgroup: it.cgroupPath(o.Client.CgroupID)},
 	}}, nil
 }
 
@@ -397,7 +397,7 @@ func (it *interceptor) fromUnix(db *database, c net.Conn) (arrival, error) {
 		if err != nil {
 			return
 		}
-		a.conn.Process = relay.Process{Known: true, PID: uint32(cred.Pid), UID: cred.Uid, Comm: readComm(it.d.proc, cred.Pid), Cgroup: procCgroup(it.d.proc, cred.Pid)}
+		a.conn.Process = relay.Process{Known: true, Tgid: uint32(cred.Pid), UID: cred.Uid, Comm: readComm(it.d.proc, cred.Pid), Cgroup: procCgroup(it.d.proc, cred.Pid)}
 	})
 	return a, nil
 }

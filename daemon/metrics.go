@@ -82,7 +82,7 @@ func (d *Daemon) Connections() []Connection {
 			Logged: t.logged.Load(), WouldDeny: t.wouldDeny.Load(),
 			ClientTLS: s.ClientTLS, ServerTLS: s.ServerTLS}
 		if p := s.Process; p.Known {
-			c.Process = &ConnectionOwner{PID: p.PID, UID: p.UID, Comm: p.Comm, Cgroup: p.Cgroup}
+			c.Process = &ConnectionOwner{PID: p.Tgid, UID: p.UID, Comm: p.Comm, Cgroup: p.Cgroup}
 		}
 		out = append(out, c)
 	}

@@ -4,6 +4,8 @@ import (
 	"crypto/tls"
 	"log/slog"
 	"net"
+
+	"github.com/sqlfw/sqlfw/engine"
 )
 
 // Via says how a client connection reached the daemon.
@@ -21,27 +23,20 @@ const (
 )
 
 // Process is the client process behind a connection, when interception
-// could see it (the connect() call, or SO_PEERCRED of a unix socket): the
-// one description the daemon, the sessions and their logs share. The audit
-// trail's and the control socket's JSON (audit.Process,
-// control.ConnectionOwner) are made from it at the edge.
-type Process struct {
-	Known bool
-	PID   uint32 // the thread group id
-	UID   uint32
-	Comm  string
-	// Cgroup is the cgroup2 path relative to the mount, e.g.
-	// /system.slice/billing.service.
-	Cgroup string
-}
+// could see it (the connect() call, or SO_PEERCRED of a unix socket). It is
+// the engine's ProcessInfo, so that one description serves interception,
+// the session's logs, the policy's process scopes, fwctl connections and
+// the audit trail (whose JSON, audit.Process and control.ConnectionOwner,
+// is made from it at the edge).
+type Process = engine.ProcessInfo
 
-// LogAttrs are the process's attributes for a session's log lines (none
+// processAttrs are a process's attributes for a session's log lines (none
 // when unknown).
-func (p Process) LogAttrs() []any {
+func processAttrs(p Process) []any {
 	if !p.Known {
 		return nil
 	}
-	return []any{slog.Group("process", "pid", p.PID, "uid", p.UID, "comm", p.Comm, "cgroup", p.Cgroup)}
+	return []any{slog.Group("process", "pid", p.Tgid, "uid", p.UID, "comm", p.Comm, "cgroup", p.Cgroup)}
 }
 
 // Upstream is the server a session dials.
@@ -75,5 +70,5 @@ func (c *Conn) Logger(base *slog.Logger) *slog.Logger {
 	if c.Origin != "" {
 		log = log.With("origin", c.Origin)
 	}
-	return log.With(c.Process.LogAttrs()...)
+	return log.With(processAttrs(c.Process)...)
 }

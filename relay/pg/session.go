@@ -338,9 +338,7 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 	if ap, err := netip.ParseAddrPort(conn.RemoteAddr().String()); err == nil {
 		s.sess.ClientAddr = ap.Addr().Unmap()
 	}
-	if p := c.Process; p.Known {
-		s.sess.Process = engine.ProcessInfo{Known: true, Tgid: p.PID, UID: p.UID, Comm: p.Comm, Cgroup: p.Cgroup}
-	}
+	s.sess.Process = c.Process // what the policy's process scopes match
 	s.log = s.log.With("user", s.sess.User, "db", s.sess.Database)
 	if v := env.Engine().JudgeStartup(params, &s.sess); v.Action.Denies() {
 		// Parameters in the startup packet (options=-c log_statement=none)
