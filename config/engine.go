@@ -22,7 +22,7 @@ func (dc *Database) Engine() (*engine.Engine, error) {
 			return nil, fmt.Errorf("database %s: policy %s: %w", dc.Name, dc.Policy, err)
 		}
 	}
-	eng, err := engine.New(pol, engine.Options{CacheBytes: dc.PolicyCacheBytes})
+	eng, err := engine.New(pol, engine.PostgreSQL, engine.Options{CacheBytes: dc.PolicyCacheBytes})
 	if err != nil {
 		return nil, fmt.Errorf("database %s: building engine: %w", dc.Name, err)
 	}

@@ -498,7 +498,7 @@ func (d *Daemon) Learn(name string, on bool) error {
 		d.log.Info("learning stopped", "database", db.cfg.Name)
 		return nil
 	}
-	l := engine.NewLearner(0)
+	l := engine.NewLearner(engine.PostgreSQL, 0)
 	db.learner.Store(l)
 	eng.SetLearner(l)
 	d.log.Info("learning started", "database", db.cfg.Name)

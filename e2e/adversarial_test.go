@@ -180,11 +180,11 @@ func checkAdversarialControl(t *testing.T) {
 
 func engineVerdict(t *testing.T, sql string) engine.Verdict {
 	t.Helper()
-	e, err := engine.New(engine.DefaultPolicy(), engine.Options{CacheBytes: -1})
+	e, err := engine.New(engine.DefaultPolicy(), engine.PostgreSQL, engine.Options{CacheBytes: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e.JudgePostgres([]byte(sql), &engine.Session{User: "app", Database: "app"})
+	return e.Judge([]byte(sql), &engine.Session{User: "app", Database: "app"})
 }
 
 // advCase is one corpus line.
@@ -382,12 +382,12 @@ var copyFromStdin = regexp.MustCompile(`(?is)^\s*copy\b.*\bfrom\s+stdin\b`)
 // session setting the corpus varies.
 func planSends(t *testing.T, cases []*advCase, run string) ([]*advSend, []string) {
 	t.Helper()
-	e, err := engine.New(engine.DefaultPolicy(), engine.Options{CacheBytes: -1})
+	e, err := engine.New(engine.DefaultPolicy(), engine.PostgreSQL, engine.Options{CacheBytes: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	judge := func(sql string) engine.Verdict {
-		return e.JudgePostgres([]byte(sql), &engine.Session{User: "app", Database: "app"})
+		return e.Judge([]byte(sql), &engine.Session{User: "app", Database: "app"})
 	}
 	same := func(a, b engine.Verdict) bool {
 		return a.Action.Denies() == b.Action.Denies() && a.RuleID == b.RuleID

@@ -82,11 +82,11 @@ func readAdversarial(t testing.TB) []adversarialCase {
 // through the caches (twice, so that the second judgement is a cache hit)
 // and without them.
 func TestAdversarialCorpus(t *testing.T) {
-	cached, err := New(DefaultPolicy(), Options{})
+	cached, err := New(DefaultPolicy(), PostgreSQL, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	uncached, err := New(DefaultPolicy(), Options{CacheBytes: -1})
+	uncached, err := New(DefaultPolicy(), PostgreSQL, Options{CacheBytes: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestAdversarialCorpus(t *testing.T) {
 			t.Fatalf("%s:%d: session %q: %v", c.file, c.line, c.session, err)
 		}
 		for round, e := range []*Engine{cached, cached, uncached} {
-			v := e.JudgePostgres([]byte(c.sql), s)
+			v := e.Judge([]byte(c.sql), s)
 			ok := false
 			switch c.expect {
 			case "allow":

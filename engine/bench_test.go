@@ -23,7 +23,7 @@ var benchSession = &Session{User: "app", Database: "bench", Application: "pgbenc
 
 func benchEngine(b *testing.B, cacheBytes int64) *Engine {
 	b.Helper()
-	e, err := New(DefaultPolicy(), Options{CacheBytes: cacheBytes})
+	e, err := New(DefaultPolicy(), PostgreSQL, Options{CacheBytes: cacheBytes})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -33,10 +33,10 @@ func benchEngine(b *testing.B, cacheBytes int64) *Engine {
 func BenchmarkVerdictRepeatedPointSelect(b *testing.B) {
 	e := benchEngine(b, 0)
 	sql := []byte(benchPointSelect)
-	e.JudgePostgres(sql, benchSession)
+	e.Judge(sql, benchSession)
 	b.ReportAllocs()
 	for b.Loop() {
-		if v := e.JudgePostgres(sql, benchSession); v.Action != ActionAllow {
+		if v := e.Judge(sql, benchSession); v.Action != ActionAllow {
 			b.Fatal(v)
 		}
 	}
@@ -45,11 +45,11 @@ func BenchmarkVerdictRepeatedPointSelect(b *testing.B) {
 func BenchmarkVerdictRepeatedPointSelectParallel(b *testing.B) {
 	e := benchEngine(b, 0)
 	sql := []byte(benchPointSelect)
-	e.JudgePostgres(sql, benchSession)
+	e.Judge(sql, benchSession)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			e.JudgePostgres(sql, benchSession)
+			e.Judge(sql, benchSession)
 		}
 	})
 }
@@ -59,7 +59,7 @@ func benchCold(b *testing.B, text string) {
 	sql := []byte(text)
 	b.ReportAllocs()
 	for b.Loop() {
-		if v := e.JudgePostgres(sql, benchSession); v.Action != ActionAllow {
+		if v := e.Judge(sql, benchSession); v.Action != ActionAllow {
 			b.Fatal(v)
 		}
 	}
@@ -136,22 +136,22 @@ func BenchmarkRules(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		p := manyRules(b, n)
 		b.Run(fmt.Sprintf("hit/%d", n), func(b *testing.B) {
-			e, _ := New(p, Options{})
+			e, _ := New(p, PostgreSQL, Options{})
 			sql := []byte(benchPointSelect)
-			e.JudgePostgres(sql, benchSession)
+			e.Judge(sql, benchSession)
 			b.ReportAllocs()
 			for b.Loop() {
-				if v := e.JudgePostgres(sql, benchSession); v.Action != ActionAllow {
+				if v := e.Judge(sql, benchSession); v.Action != ActionAllow {
 					b.Fatal(v)
 				}
 			}
 		})
 		b.Run(fmt.Sprintf("cold/%d", n), func(b *testing.B) {
-			e, _ := New(p, Options{CacheBytes: -1})
+			e, _ := New(p, PostgreSQL, Options{CacheBytes: -1})
 			sql := []byte(benchPointSelect)
 			b.ReportAllocs()
 			for b.Loop() {
-				if v := e.JudgePostgres(sql, benchSession); v.Action != ActionAllow {
+				if v := e.Judge(sql, benchSession); v.Action != ActionAllow {
 					b.Fatal(v)
 				}
 			}
@@ -181,7 +181,7 @@ func BenchmarkPathological(b *testing.B) {
 			e := benchEngine(b, -1)
 			q := []byte(sql)
 			for b.Loop() {
-				if v := e.JudgePostgres(q, benchSession); v.Action != ActionDeny {
+				if v := e.Judge(q, benchSession); v.Action != ActionDeny {
 					b.Fatal(v)
 				}
 			}

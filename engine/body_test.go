@@ -185,7 +185,7 @@ func TestDynamicSQLTrustedRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(p, Options{})
+	e, err := New(p, PostgreSQL, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestDynamicSQLTrustedRole(t *testing.T) {
 		{"migrator", `DO $$ BEGIN EXECUTE 'DELETE FROM'; END $$`, "no-unparsed-body"},
 	}
 	for _, tc := range tests {
-		v := e.JudgePostgres([]byte(tc.sql), &Session{User: tc.user, Database: "app"})
+		v := e.Judge([]byte(tc.sql), &Session{User: tc.user, Database: "app"})
 		if v.RuleID != tc.want {
 			t.Errorf("%s: %q\n got: %v %s\nwant: %s", tc.user, tc.sql, v.Action, v.RuleID, tc.want)
 		}
@@ -258,7 +258,7 @@ func TestCodeInStringsColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(p, Options{})
+	e, err := New(p, PostgreSQL, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestCodeInStringsColumns(t *testing.T) {
 		{`DO $$ DECLARE password_hash text := 'x'; n int; BEGIN SELECT count(*) INTO n FROM users; RAISE NOTICE '% %', password_hash, n; END $$`, ""},
 	}
 	for _, tc := range tests {
-		v := e.JudgePostgres([]byte(tc.sql), &Session{User: "app"})
+		v := e.Judge([]byte(tc.sql), &Session{User: "app"})
 		if v.RuleID != tc.want {
 			t.Errorf("%q\n got: %v %q\nwant: %q", tc.sql, v.Action, v.RuleID, tc.want)
 		}

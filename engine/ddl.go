@@ -1,37 +1,11 @@
 package engine
 
 import (
+	"sort"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v5"
 )
-
-// DDLVerb is what a DDL or DCL statement does to its object, as rules name
-// it in `verbs:`.
-type DDLVerb uint8
-
-const (
-	VerbNone DDLVerb = iota
-	VerbCreate
-	VerbAlter
-	VerbDrop
-	VerbGrant
-	VerbRevoke
-	VerbComment
-	VerbRefresh
-	NumVerbs
-)
-
-var verbNames = [NumVerbs]string{
-	VerbNone:    "",
-	VerbCreate:  "create",
-	VerbAlter:   "alter",
-	VerbDrop:    "drop",
-	VerbGrant:   "grant",
-	VerbRevoke:  "revoke",
-	VerbComment: "comment",
-	VerbRefresh: "refresh",
-}
 
 // objectName turns pg_query's OBJECT_FOREIGN_TABLE into "foreign_table".
 func objectName(t pg_query.ObjectType) string {
@@ -211,11 +185,15 @@ func isDCL(n *pg_query.Node) bool {
 	return false
 }
 
-func init() {
-	objectNameSet = map[string]struct{}{}
+// objectNames are PostgreSQL's object types (OBJECT_* in lower case), in
+// order.
+var objectNames = func() []string {
+	var out []string
 	for v := range pg_query.ObjectType_name {
 		if v > 0 {
-			objectNameSet[objectName(pg_query.ObjectType(v))] = struct{}{}
+			out = append(out, objectName(pg_query.ObjectType(v)))
 		}
 	}
-}
+	sort.Strings(out)
+	return out
+}()

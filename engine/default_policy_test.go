@@ -35,14 +35,14 @@ func readStatements(t testing.TB, name string) []string {
 // log_statement=all) for -i, -i -I dtGvpf, and the tpcb-like, -S and -N runs
 // in simple, extended and prepared modes.
 func TestDefaultPolicyAllowsBenign(t *testing.T) {
-	e, err := New(DefaultPolicy(), Options{})
+	e, err := New(DefaultPolicy(), PostgreSQL, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &Session{User: "app", Database: "app"}
 	for _, file := range []string{"pgbench.sql", "benign.sql"} {
 		for _, sql := range readStatements(t, file) {
-			if v := e.JudgePostgres([]byte(sql), s); v.Action != ActionAllow || v.ParseError {
+			if v := e.Judge([]byte(sql), s); v.Action != ActionAllow || v.ParseError {
 				t.Errorf("%s: %q\n got: %v %s (%s)\nwant: allow", file, sql, v.Action, v.RuleID, v.Reason)
 			}
 		}
@@ -51,7 +51,7 @@ func TestDefaultPolicyAllowsBenign(t *testing.T) {
 
 // malicious.sql lines are "rule-id<TAB>statement".
 func TestDefaultPolicyDeniesMalicious(t *testing.T) {
-	e, err := New(DefaultPolicy(), Options{})
+	e, err := New(DefaultPolicy(), PostgreSQL, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestDefaultPolicyDeniesMalicious(t *testing.T) {
 		if !ok {
 			t.Fatalf("malicious.sql: line without tab: %q", line)
 		}
-		v := e.JudgePostgres([]byte(sql), s)
+		v := e.Judge([]byte(sql), s)
 		if v.Action != ActionDeny || v.RuleID != id {
 			t.Errorf("%q\n got: %v %s\nwant: deny %s", sql, v.Action, v.RuleID, id)
 		}

@@ -18,54 +18,6 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v5"
 )
 
-// EffectSet is a bit set of effects.
-type EffectSet uint32
-
-const (
-	EffReadsServerFile   EffectSet = 1 << iota // reads or lists files of the database server
-	EffWritesServerFile                        // writes, renames or removes files of the database server
-	EffRunsProgram                             // runs a shell command on the database server
-	EffLoadsCode                               // loads a shared library or runs code in an untrusted language
-	EffGrantsPrivilege                         // hands out superuser-like power: privileged roles, role attributes, rights on pg_catalog
-	EffWritesCatalog                           // changes pg_catalog / information_schema directly
-	EffDisablesLogging                         // changes the server's own logging or auditing
-	EffChangesResolution                       // makes a name resolve to something else: search_path, shadowing built-ins
-	EffOpensConnection                         // connects from the server to another server
-	EffReadsCredentials                        // reads password hashes or user-mapping options
-	EffChangesIdentity                         // switches the session's user (SET SESSION AUTHORIZATION, SET ROLE to a privileged role)
-	EffSignalsServer                           // terminates or cancels sessions, reloads the configuration, rotates logs
-	EffLongSleep                               // sleeps longer than longSleepSeconds, or for a duration not known from the text
-	EffUnnamedSetting                          // sets a parameter whose name is computed at run time (set_config(expr, ...))
-	NumEffects           = iota
-)
-
-var effectNames = [NumEffects]string{
-	"reads_server_file",
-	"writes_server_file",
-	"runs_program",
-	"loads_code",
-	"grants_privilege",
-	"writes_catalog",
-	"disables_logging",
-	"changes_resolution",
-	"opens_connection",
-	"reads_credentials",
-	"changes_identity",
-	"signals_server",
-	"long_sleep",
-	"sets_unnamed_setting",
-}
-
-func (s EffectSet) String() string {
-	var out []string
-	for i := 0; i < NumEffects; i++ {
-		if s&(1<<i) != 0 {
-			out = append(out, effectNames[i])
-		}
-	}
-	return strings.Join(out, ",")
-}
-
 // longSleepSeconds: a statement that sleeps longer in total holds a
 // connection (and its locks) for no application purpose.
 const longSleepSeconds = 5

@@ -20,34 +20,47 @@ type Options struct {
 	RateKeys int
 }
 
-// Engine judges statements against one policy. It is safe for concurrent
-// use by many goroutines. Its caches and rate state belong to the policy:
-// a reload builds a new Engine.
+// Engine judges statements of one dialect against one policy. It is safe
+// for concurrent use by many goroutines. Its caches and rate state belong
+// to the policy: a reload builds a new Engine.
 type Engine struct {
 	policy    *Policy
+	dialect   Dialect
+	shaper    Shaper     // the dialect's, or nil
 	cache     *factCache // nil when disabled
-	shapes    *factCache // INSERT ... VALUES shapes (shape.go); nil when the cache is disabled
+	shapes    *factCache // INSERT ... VALUES shapes (shapes.go); nil when the cache is disabled or the dialect has none
 	shapeSeen doorkeeper // shapes seen once
 	textSeen  doorkeeper // shaped texts seen once
 	rates     *rateTable // nil when the policy has no rate rules
 	learner   atomic.Pointer[Learner]
 }
 
-// New returns an engine for p.
-func New(p *Policy, opts Options) (*Engine, error) {
+// New returns an engine that judges the SQL of dialect d against p. It
+// fails when p uses what d cannot tell (Policy.Check).
+func New(p *Policy, d Dialect, opts Options) (*Engine, error) {
 	if p == nil {
 		return nil, errors.New("new engine: nil policy")
 	}
-	e := &Engine{policy: p}
+	if d == nil {
+		return nil, errors.New("new engine: nil dialect")
+	}
+	if err := p.Check(d); err != nil {
+		return nil, err
+	}
+	e := &Engine{policy: p, dialect: d}
 	size := opts.CacheBytes
 	if size == 0 {
 		size = DefaultCacheBytes
 	}
 	if size > 0 {
-		// A quarter for shapes: few, each as large as its statement.
 		e.cache = newFactCache(size - size/4)
-		e.shapes = newFactCache(size / 4)
-		e.shapeSeen, e.textSeen = newDoorkeeper(), newDoorkeeper()
+		e.textSeen = newDoorkeeper()
+		if sh, ok := d.(Shaper); ok {
+			// A quarter for shapes: few, each as large as its statement.
+			e.shaper = sh
+			e.shapes = newFactCache(size / 4)
+			e.shapeSeen = newDoorkeeper()
+		}
 	}
 	for i := range p.rules {
 		if p.rules[i].rate != nil {
@@ -61,6 +74,9 @@ func New(p *Policy, opts Options) (*Engine, error) {
 // Policy returns the policy the engine enforces.
 func (e *Engine) Policy() *Policy { return e.policy }
 
+// Dialect returns the dialect the engine reads SQL in.
+func (e *Engine) Dialect() Dialect { return e.dialect }
+
 // SetLearner starts recording every judged statement into l (nil stops).
 // On a reload, pass the old engine's Learner() to the new one.
 func (e *Engine) SetLearner(l *Learner) { e.learner.Store(l) }
@@ -69,39 +85,36 @@ func (e *Engine) SetLearner(l *Learner) { e.learner.Store(l) }
 func (e *Engine) Learner() *Learner { return e.learner.Load() }
 
 // Learn records the statements of sql into the engine's learner (if any)
-// without judging them. JudgePostgres already does this for every text it
-// judges: call Learn only for texts that are not judged.
+// without judging them. Judge already does this for every text it judges:
+// call Learn only for texts that are not judged.
 func (e *Engine) Learn(sql []byte, s *Session) {
 	if l := e.learner.Load(); l != nil {
-		if s != nil && !s.Lex.readsAsIs() {
+		if s != nil {
 			var ok bool
-			if sql, _, ok = e.lexRead(sql, &s.Lex); !ok {
+			if sql, _, _, ok = e.dialect.Read(sql, &s.Lex); !ok {
 				return // the text cannot be read as the server reads it
 			}
 		}
-		l.record(e.facts(sql), string(sql), s)
+		l.record(e.dialect, e.facts(sql), string(sql), s)
 	}
 }
 
 var noSession Session
 
-// JudgePostgres judges the SQL text of a simple Query message (which may hold
-// several statements) or of one Parse message. Every statement is judged.
-// The verdict is the strongest deny (see docs/policy.md: a rule with mode
-// enforce before one without a mode before monitor/detect; deny_and_close
-// before deny), else the first log, else the first allow. Text the parser
-// rejects gets the policy's on_parse_error action.
-func (e *Engine) JudgePostgres(sql []byte, s *Session) Verdict {
+// Judge judges the SQL text of one protocol message (PostgreSQL: a simple
+// Query, which may hold several statements, or one Parse). Every statement
+// is judged. The verdict is the strongest deny (see docs/policy.md: a rule
+// with mode enforce before one without a mode before monitor/detect;
+// deny_and_close before deny), else the first log, else the first allow.
+// Text the parser rejects gets the policy's on_parse_error action.
+func (e *Engine) Judge(sql []byte, s *Session) Verdict {
 	if s == nil {
 		s = &noSession
 	}
-	if !s.Lex.readsAsIs() {
-		// Judge the text the server will lex (lexstate.go).
-		var v Verdict
-		var ok bool
-		if sql, v, ok = e.lexRead(sql, &s.Lex); !ok {
-			return v
-		}
+	// Judge the text the server will lex (Dialect.Read).
+	sql, id, reason, ok := e.dialect.Read(sql, &s.Lex)
+	if !ok {
+		return e.lexDeny(id, reason)
 	}
 	tf := e.facts(sql)
 	if tf.Unparsed {
@@ -109,15 +122,22 @@ func (e *Engine) JudgePostgres(sql []byte, s *Session) Verdict {
 			return v
 		}
 		// No limit rule applies to this session: parse after all, once.
-		tf = analyzeLex(string(sql), tf.Lex)
-		e.policy.precompute(tf, string(sql))
+		tf = e.dialect.Analyze(string(sql), tf.Lex)
+		e.policy.precompute(e.dialect, tf, string(sql))
 	}
 	v := e.judge(tf, s)
-	v.SessionOps = len(tf.SQLOps) > 0 // sqlprepare.go
+	v.SessionOps = len(tf.SQLOps) > 0
 	if l := e.learner.Load(); l != nil {
-		l.record(tf, string(sql), s)
+		l.record(e.dialect, tf, string(sql), s)
 	}
 	return v
+}
+
+// lexDeny is the verdict on a text whose reading Dialect.Read cannot tell:
+// not a policy rule, like parse-error: the engine cannot judge what it
+// cannot read.
+func (e *Engine) lexDeny(id, reason string) Verdict {
+	return Verdict{Action: ActionDeny, RuleID: id, Reason: reason, Mode: e.policy.mode, Statements: 1}
 }
 
 func (e *Engine) facts(sql []byte) *TextFacts {
@@ -132,7 +152,7 @@ func (e *Engine) facts(sql []byte) *TextFacts {
 	f = e.analyze(text)
 	// A text analysed through its shape enters the exact cache only when
 	// it repeats: bulk INSERTs rarely do, and would evict what does.
-	if !f.Shaped || e.textSeen.admit(h) {
+	if !f.shaped || e.textSeen.admit(h) {
 		e.cache.put(h, text, f)
 	}
 	return f
@@ -142,17 +162,17 @@ func (e *Engine) facts(sql []byte) *TextFacts {
 // matches the policy's text conditions.
 func (e *Engine) analyze(text string) *TextFacts {
 	p := e.policy
-	lex := prescan(text, p.guard.bytes)
+	lex := e.dialect.Prescan(text, p.guard.bytes)
 	if p.beyondGuard(&lex) {
 		return &TextFacts{Unparsed: true, Lex: lex}
 	}
-	if e.shapes != nil && startsWithInsert(text) {
+	if e.shapes != nil {
 		if tf := e.analyzeShaped(text, lex); tf != nil {
 			return tf
 		}
 	}
-	tf := analyzeLex(text, lex)
-	p.precompute(tf, text)
+	tf := e.dialect.Analyze(text, lex)
+	p.precompute(e.dialect, tf, text)
 	return tf
 }
 
@@ -244,36 +264,69 @@ func (e *Engine) judge(tf *TextFacts, s *Session) Verdict {
 	return Verdict{Action: ActionAllow, Statements: n, Mode: p.mode}
 }
 
-// Large-object functions that libpq's lo_* client API invokes through the
-// fast-path FunctionCall message. OIDs from PostgreSQL's
-// src/include/catalog/pg_proc.dat (checked against a PostgreSQL 15 server).
-var fastpathAllowed = map[uint32]string{
-	715:  "lo_create",
-	952:  "lo_open",
-	953:  "lo_close",
-	954:  "loread",
-	955:  "lowrite",
-	956:  "lo_lseek",
-	957:  "lo_creat",
-	958:  "lo_tell",
-	964:  "lo_unlink",
-	1004: "lo_truncate",
-	3170: "lo_lseek64",
-	3171: "lo_tell64",
-	3172: "lo_truncate64",
+// JudgeFastpath judges a call of function fn by id, without SQL text
+// (PostgreSQL's FunctionCall message): the dialect decides (Fastpather),
+// and a dialect without such calls denies them.
+func (e *Engine) JudgeFastpath(fn uint32, s *Session) Verdict {
+	fp, ok := e.dialect.(Fastpather)
+	if !ok {
+		return Verdict{Action: ActionDeny, RuleID: "fastpath-function", Reason: e.dialect.Name() + " has no function calls without SQL text", Statements: 1, Mode: e.policy.mode}
+	}
+	if id, reason := fp.Fastpath(fn); id != "" {
+		return Verdict{Action: ActionDeny, RuleID: id, Reason: reason, Statements: 1, Mode: e.policy.mode}
+	}
+	return Verdict{Action: ActionAllow, Statements: 1, Mode: e.policy.mode}
 }
 
-const (
-	fastpathRuleID = "fastpath-function"
-	fastpathReason = "fast-path function calls are limited to the client large-object API; others bypass statement inspection"
-)
-
-// JudgeFastpath judges a PostgreSQL FunctionCall ('F') message for the
-// function with OID fnOID: only the large-object functions libpq's lo_* API
-// uses are allowed, because the call carries no SQL to inspect.
-func (e *Engine) JudgeFastpath(fnOID uint32, s *Session) Verdict {
-	if _, ok := fastpathAllowed[fnOID]; ok {
-		return Verdict{Action: ActionAllow, Statements: 1, Mode: e.policy.mode}
+// SQLOps returns the named-object operations of a text Judge judged
+// in session s (Verdict.SessionOps says whether there are any), and the text
+// their spans refer to: sql itself, or, when the session's settings change
+// how the server lexes it, the text the engine judged in its place (a text
+// to judge again with the default LexState). The slice is shared: callers
+// must not modify it.
+func (e *Engine) SQLOps(sql []byte, s *Session) ([]SQLOp, []byte) {
+	if s != nil {
+		var ok bool
+		if sql, _, _, ok = e.dialect.Read(sql, &s.Lex); !ok {
+			return nil, nil
+		}
 	}
-	return Verdict{Action: ActionDeny, RuleID: fastpathRuleID, Reason: fastpathReason, Statements: 1, Mode: e.policy.mode}
+	return e.facts(sql).SQLOps, sql
+}
+
+// JudgeStartup judges the session parameters a connection sets before its
+// first statement (name, value pairs as sent; PostgreSQL's StartupMessage)
+// for the session s, as the statements they amount to (Starter). The
+// verdict is the first deny, or allow.
+func (e *Engine) JudgeStartup(params [][2]string, s *Session) Verdict {
+	st, ok := e.dialect.(Starter)
+	if !ok {
+		return Verdict{Action: ActionAllow, Mode: e.policy.mode}
+	}
+	sqls, id, reason := st.StartupSQL(params)
+	if id != "" {
+		return Verdict{Action: ActionDeny, RuleID: id, Reason: reason, Statements: 1, Mode: e.policy.mode}
+	}
+	if s == nil {
+		s = &noSession
+	}
+	// The statements are written by the dialect, in UTF-8 with standard
+	// strings, whatever the session lexes its own statements with; they are
+	// not statements of the session, so the learner does not see them.
+	sess := *s
+	sess.Lex = LexState{}
+	for _, sql := range sqls {
+		tf := e.facts([]byte(sql))
+		if tf.Unparsed {
+			if v, ok := e.judgeUnparsed(tf, &sess); ok {
+				return v
+			}
+			tf = e.dialect.Analyze(sql, tf.Lex)
+			e.policy.precompute(e.dialect, tf, sql)
+		}
+		if v := e.judge(tf, &sess); v.Action.Denies() {
+			return v
+		}
+	}
+	return Verdict{Action: ActionAllow, Mode: e.policy.mode}
 }

@@ -25,7 +25,7 @@ func TestParseError(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := mustEngine(t, tt.policy, Options{})
 			for i := 0; i < 2; i++ { // cold, then cached
-				v := e.JudgePostgres([]byte(tt.sql), nil)
+				v := e.Judge([]byte(tt.sql), nil)
 				if v.Action != tt.action || !v.ParseError || v.RuleID != "parse-error" {
 					t.Errorf("%q: got %+v, want action %v, ParseError, RuleID parse-error", tt.sql, v, tt.action)
 				}
@@ -61,7 +61,7 @@ func TestMultiStatement(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.sql, func(t *testing.T) {
-			v := e.JudgePostgres([]byte(tt.sql), nil)
+			v := e.Judge([]byte(tt.sql), nil)
 			if v.Action != tt.action || v.RuleID != tt.ruleID || v.Statements != tt.n {
 				t.Errorf("%q\n got: %v %q %d statements\nwant: %v %q %d statements", tt.sql, v.Action, v.RuleID, v.Statements, tt.action, tt.ruleID, tt.n)
 			}
@@ -70,7 +70,7 @@ func TestMultiStatement(t *testing.T) {
 }
 
 func TestJudgeFastpath(t *testing.T) {
-	e, err := New(DefaultPolicy(), Options{})
+	e, err := New(DefaultPolicy(), PostgreSQL, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +96,10 @@ func TestCacheCollision(t *testing.T) {
 	benign := []byte("SELECT 1")
 	evil := []byte("SELECT pg_read_file('/etc/passwd')")
 	for round := 0; round < 3; round++ {
-		if v := e.JudgePostgres(benign, nil); v.Action != ActionAllow {
+		if v := e.Judge(benign, nil); v.Action != ActionAllow {
 			t.Fatalf("round %d: benign got %+v, want allow", round, v)
 		}
-		if v := e.JudgePostgres(evil, nil); v.Action != ActionDeny {
+		if v := e.Judge(evil, nil); v.Action != ActionDeny {
 			t.Fatalf("round %d: evil with colliding hash got %+v, want deny", round, v)
 		}
 	}
@@ -112,7 +112,7 @@ func TestCacheBounded(t *testing.T) {
 	const limit = 64 << 10
 	e := mustEngine(t, "rules: []", Options{CacheBytes: limit})
 	for i := 0; i < 5000; i++ {
-		e.JudgePostgres(fmt.Appendf(nil, "SELECT a, b, c FROM t%d WHERE id = %d", i, i), nil)
+		e.Judge(fmt.Appendf(nil, "SELECT a, b, c FROM t%d WHERE id = %d", i, i), nil)
 	}
 	n, bytes := e.cache.len()
 	if bytes > limit || n == 0 {
@@ -120,10 +120,10 @@ func TestCacheBounded(t *testing.T) {
 	}
 	// Hot entries survive: touch one, flood, it must still be cached.
 	hot := []byte("SELECT hot FROM t WHERE id = 1")
-	e.JudgePostgres(hot, nil)
+	e.Judge(hot, nil)
 	for i := 0; i < 20; i++ {
-		e.JudgePostgres(hot, nil)
-		e.JudgePostgres(fmt.Appendf(nil, "SELECT x FROM flood%d", i), nil)
+		e.Judge(hot, nil)
+		e.Judge(fmt.Appendf(nil, "SELECT x FROM flood%d", i), nil)
 	}
 	if _, _, ok := e.cache.get(hot); !ok {
 		t.Error("a text hit between every insert was evicted")
@@ -135,13 +135,13 @@ func TestCacheDisabled(t *testing.T) {
 	if e.cache != nil {
 		t.Fatal("CacheBytes < 0 must disable the cache")
 	}
-	if v := e.JudgePostgres([]byte("SELECT 1"), nil); v.Action != ActionAllow || v.Statements != 1 {
+	if v := e.Judge([]byte("SELECT 1"), nil); v.Action != ActionAllow || v.Statements != 1 {
 		t.Errorf("got %+v", v)
 	}
 }
 
 func TestCacheHitDoesNotAllocate(t *testing.T) {
-	e, err := New(DefaultPolicy(), Options{})
+	e, err := New(DefaultPolicy(), PostgreSQL, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +153,8 @@ func TestCacheHitDoesNotAllocate(t *testing.T) {
 		"SELECT * FROM public.t JOIN s.u ON true WHERE f(1) > 0",
 	} {
 		b := []byte(sql)
-		e.JudgePostgres(b, s)
-		if n := testing.AllocsPerRun(100, func() { e.JudgePostgres(b, s) }); n != 0 {
+		e.Judge(b, s)
+		if n := testing.AllocsPerRun(100, func() { e.Judge(b, s) }); n != 0 {
 			t.Errorf("%q: %v allocations per cached verdict, want 0", sql, n)
 		}
 	}
@@ -177,7 +177,7 @@ func TestConcurrentJudge(t *testing.T) {
 				k := i % 50
 				evil := fmt.Appendf(nil, "SELECT pg_read_file('f%d')", k)
 				ddl := fmt.Appendf(nil, "CREATE TABLE t%d (a int)", k)
-				if v := e.JudgePostgres(evil, s); v.Action != ActionDeny || v.RuleID != "f" {
+				if v := e.Judge(evil, s); v.Action != ActionDeny || v.RuleID != "f" {
 					t.Errorf("%s: got %+v, want deny f", evil, v)
 					return
 				}
@@ -185,7 +185,7 @@ func TestConcurrentJudge(t *testing.T) {
 				if s.User == "bob" {
 					want = ActionDeny
 				}
-				if v := e.JudgePostgres(ddl, s); v.Action != want {
+				if v := e.Judge(ddl, s); v.Action != want {
 					t.Errorf("%s as %s: got %v, want %v", ddl, s.User, v.Action, want)
 					return
 				}
@@ -196,7 +196,7 @@ func TestConcurrentJudge(t *testing.T) {
 }
 
 func TestNewNilPolicy(t *testing.T) {
-	if _, err := New(nil, Options{}); err == nil {
+	if _, err := New(nil, PostgreSQL, Options{}); err == nil {
 		t.Error("New(nil): got no error")
 	}
 }

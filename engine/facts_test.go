@@ -287,19 +287,19 @@ func TestAnalyzeProbes(t *testing.T) {
 // A regproc constant is read as a function name, so a text that differs
 // only in it must not be judged by another text's shape (shape.go).
 func TestShapeCacheRegproc(t *testing.T) {
-	e, err := New(DefaultPolicy(), Options{})
+	e, err := New(DefaultPolicy(), PostgreSQL, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &Session{User: "app", Database: "app"}
 	for _, name := range []string{"abs", "lower", "upper", "length"} {
 		sql := "INSERT INTO t (f) VALUES ('" + name + "'::regproc)"
-		if v := e.JudgePostgres([]byte(sql), s); v.Action.Denies() {
+		if v := e.Judge([]byte(sql), s); v.Action.Denies() {
 			t.Fatalf("%q: got %v %s, want allow", sql, v.Action, v.RuleID)
 		}
 	}
 	sql := "INSERT INTO t (f) VALUES ('pg_read_file'::regproc)"
-	if v := e.JudgePostgres([]byte(sql), s); !v.Action.Denies() || v.RuleID != "no-server-file-functions" {
+	if v := e.Judge([]byte(sql), s); !v.Action.Denies() || v.RuleID != "no-server-file-functions" {
 		t.Errorf("%q after same-shaped texts: got %v %s, want deny no-server-file-functions", sql, v.Action, v.RuleID)
 	}
 }

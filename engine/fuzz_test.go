@@ -18,13 +18,13 @@ func FuzzJudgePostgres(f *testing.F) {
 	f.Add([]byte("COPY t FROM PROGRAM 'id'"))
 	f.Add([]byte("SELECT ((((((((1))))))))"))
 	f.Add([]byte("\x00"))
-	e, err := New(DefaultPolicy(), Options{CacheBytes: 1 << 20})
+	e, err := New(DefaultPolicy(), PostgreSQL, Options{CacheBytes: 1 << 20})
 	if err != nil {
 		f.Fatal(err)
 	}
 	s := &Session{User: "fuzz"}
 	f.Fuzz(func(t *testing.T, sql []byte) {
-		v := e.JudgePostgres(sql, s)
+		v := e.Judge(sql, s)
 		if v.ParseError && (v.RuleID != "parse-error" || v.Action != ActionDeny) {
 			t.Fatalf("%q: inconsistent parse-error verdict %+v", sql, v)
 		}
@@ -34,7 +34,7 @@ func FuzzJudgePostgres(f *testing.F) {
 		if !utf8.ValidString(v.Reason) {
 			t.Fatalf("%q: reason not UTF-8", sql)
 		}
-		if again := e.JudgePostgres(sql, s); again != v {
+		if again := e.Judge(sql, s); again != v {
 			t.Fatalf("%q: cached verdict %+v differs from first %+v", sql, again, v)
 		}
 	})

@@ -6,23 +6,22 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	pg_query "github.com/pganalyze/pg_query_go/v5"
 )
 
 // DefaultLearnLimit bounds the fingerprints a Learner keeps.
 const DefaultLearnLimit = 100000
 
 // Learner records the statements an application sends, per (user, database)
-// scope, as pg_query fingerprints with their normalized text (literals
-// replaced by $1, $2, ...), and exports them as a policy fragment: allow
+// scope, as the dialect's fingerprints (PostgreSQL: pg_query's) with their
+// normalized text (literals replaced by $1, $2, ...), and exports them as a policy fragment: allow
 // rules with `fingerprints:` lists. It is safe for concurrent use.
 //
 // Statements that differ only in literals, IN-list length or VALUES row
 // count share a fingerprint; that is what makes the allowlist stable, and
 // why limit rules must come before it in a policy.
 type Learner struct {
-	limit int
+	dialect Dialect // for Record
+	limit   int
 
 	mu      sync.Mutex
 	scopes  map[LearnScope]map[uint64]*learned
@@ -43,28 +42,29 @@ type learned struct {
 
 // NewLearner returns a learner that keeps at most limit fingerprints
 // (0: DefaultLearnLimit); further new ones are counted as dropped.
-func NewLearner(limit int) *Learner {
+func NewLearner(d Dialect, limit int) *Learner {
 	if limit <= 0 {
 		limit = DefaultLearnLimit
 	}
-	return &Learner{limit: limit, scopes: map[LearnScope]map[uint64]*learned{}}
+	return &Learner{dialect: d, limit: limit, scopes: map[LearnScope]map[uint64]*learned{}}
 }
 
-// Record parses sql and records its statements for the session's scope.
+// Record parses sql in the learner's dialect and records its statements for the session's scope.
 // Texts the parser rejects are not recorded.
 func (l *Learner) Record(sql string, s *Session) {
-	tf := analyze(sql)
-	l.record(tf, sql, s)
+	d := l.dialect
+	l.record(d, d.Analyze(sql, d.Prescan(sql, 0)), sql, s)
 }
 
-func (l *Learner) record(tf *TextFacts, text string, s *Session) {
+// record records the statements of text, whose facts d found.
+func (l *Learner) record(d Dialect, tf *TextFacts, text string, s *Session) {
 	if tf.ParseError || tf.Unparsed || len(tf.Stmts) == 0 {
 		return
 	}
 	if s == nil {
 		s = &noSession
 	}
-	prints := tf.fingerprints(text)
+	prints := tf.fingerprints(d, text)
 	sc := LearnScope{User: s.User, Database: s.Database}
 	for i, fp := range prints {
 		if fp == 0 {
@@ -85,7 +85,7 @@ func (l *Learner) record(tf *TextFacts, text string, s *Session) {
 		if full {
 			continue
 		}
-		norm, err := pg_query.Normalize(stmtText(text, &tf.Stmts[i]))
+		norm, err := d.Normalize(stmtText(text, &tf.Stmts[i]))
 		if err != nil {
 			continue
 		}

@@ -30,19 +30,6 @@ import "strings"
 // measured: each level re-reads its text once.
 const maxDollarNesting = 8
 
-// LexStats are the pre-parse measures of one message's text.
-type LexStats struct {
-	Bytes    int
-	MaxList  int // elements of the largest parenthesised or bracketed list
-	MaxDepth int // deepest nesting of parentheses and brackets
-	// CommentTrick: a comment glued to the tokens around it (SELECT/**/1,
-	// UNION/**/SELECT), a -- comment glued to the token before it
-	// ('admin'--), or a MySQL-style /*! comment. A -- comment right after
-	// ",", "(" or ";" is how scripts annotate lines (a,-- note): it counts
-	// only after a ";" that it cuts off the end of the text at (id = 1;--).
-	CommentTrick bool
-}
-
 // lexSpan is one comment, literal or statement end prescan found, for the
 // differential test against pg_query's scanner.
 type lexSpan struct {

@@ -45,26 +45,10 @@ import (
 	"golang.org/x/text/encoding/traditionalchinese"
 )
 
-// LexState is the session state that changes how PostgreSQL lexes SQL text.
-// The zero value is the server default the engine otherwise assumes:
-// standard_conforming_strings on, client_encoding UTF8, settings known.
-type LexState struct {
-	// NonStandardStrings is true when standard_conforming_strings is off:
-	// backslashes in plain '...' literals are escapes, as in E'...'.
-	NonStandardStrings bool
-	// ClientEncoding is the session's client_encoding as the server names
-	// it in ParameterStatus ("SJIS", "LATIN1"); "" means UTF8.
-	ClientEncoding string
-	// Unconfirmed is true when something that may have changed either
-	// setting was sent and the server has not yet reported the outcome:
-	// the settings the text will be lexed with are not known.
-	Unconfirmed bool
-}
-
 // readsAsIs reports whether the rest of the engine reads text exactly as
 // the server does under l, whatever the text: the common case, checked
 // before anything else so that the cached path stays as it was.
-func (l *LexState) readsAsIs() bool {
+func readsAsIs(l *LexState) bool {
 	return !l.NonStandardStrings && !l.Unconfirmed && rawEncoding(l.ClientEncoding)
 }
 
@@ -92,13 +76,13 @@ const (
 // session with state l, or a deny verdict when that cannot be known. Text
 // that is pure ASCII without a backslash reads the same under every state
 // and comes back unchanged without allocating.
-func (e *Engine) lexRead(sql []byte, l *LexState) ([]byte, Verdict, bool) {
+func lexRead(sql []byte, l *LexState) (_ []byte, ruleID, reason string, ok bool) {
 	backslash, high := lexSensitive(sql)
 	if !backslash && !high {
-		return sql, Verdict{}, true
+		return sql, "", "", true
 	}
-	deny := func(id, reason string) ([]byte, Verdict, bool) {
-		return nil, Verdict{Action: ActionDeny, RuleID: id, Reason: reason, Mode: e.policy.mode, Statements: 1}, false
+	deny := func(id, reason string) ([]byte, string, string, bool) {
+		return nil, id, reason, false
 	}
 	if l.Unconfirmed {
 		return deny(LexUnconfirmedRuleID, lexUnconfirmedReason)
@@ -122,7 +106,7 @@ func (e *Engine) lexRead(sql []byte, l *LexState) ([]byte, Verdict, bool) {
 		}
 		text = esc
 	}
-	return text, Verdict{}, true
+	return text, "", "", true
 }
 
 // safeName keeps a client-supplied encoding name printable and short for a

@@ -266,13 +266,13 @@ func TestJudgeUnderLexState(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, opts := range []Options{{}, {CacheBytes: -1}} {
-				e, err := New(DefaultPolicy(), opts)
+				e, err := New(DefaultPolicy(), PostgreSQL, opts)
 				if err != nil {
 					t.Fatal(err)
 				}
 				s := &Session{User: "app", Database: "app", Lex: tc.lex}
 				for round := 0; round < 2; round++ {
-					v := e.JudgePostgres([]byte(tc.sql), s)
+					v := e.Judge([]byte(tc.sql), s)
 					got := "allow"
 					if v.Action.Denies() {
 						got = v.RuleID
@@ -297,10 +297,10 @@ func BenchmarkVerdictRepeatedPointSelectLexState(b *testing.B) {
 	s := *benchSession
 	s.Lex = LexState{NonStandardStrings: true, ClientEncoding: "SJIS"}
 	sql := []byte(benchPointSelect)
-	e.JudgePostgres(sql, &s)
+	e.Judge(sql, &s)
 	b.ReportAllocs()
 	for b.Loop() {
-		if v := e.JudgePostgres(sql, &s); v.Action != ActionAllow {
+		if v := e.Judge(sql, &s); v.Action != ActionAllow {
 			b.Fatal(v)
 		}
 	}
@@ -313,10 +313,10 @@ func BenchmarkVerdictRepeatedSJIS(b *testing.B) {
 	s := *benchSession
 	s.Lex = LexState{ClientEncoding: "SJIS"}
 	sql := []byte("SELECT abalance FROM pgbench_accounts WHERE aid = 48213 AND filler = '\x93\xfa\x96\x7b\x8c\xea'")
-	e.JudgePostgres(sql, &s)
+	e.Judge(sql, &s)
 	b.ReportAllocs()
 	for b.Loop() {
-		if v := e.JudgePostgres(sql, &s); v.Action != ActionAllow {
+		if v := e.Judge(sql, &s); v.Action != ActionAllow {
 			b.Fatal(v)
 		}
 	}
@@ -329,7 +329,7 @@ func FuzzJudgeLexState(f *testing.F) {
 	f.Add([]byte("SELECT E'\x95\\'; DELETE FROM t; --'"), uint8(2))
 	f.Add([]byte("DO $$ BEGIN PERFORM 'x\\''; DELETE FROM t; PERFORM 1 --'\n; END $$"), uint8(0))
 	f.Add([]byte("SELECT 'caf\xe9'"), uint8(3))
-	e, err := New(DefaultPolicy(), Options{CacheBytes: 1 << 20})
+	e, err := New(DefaultPolicy(), PostgreSQL, Options{CacheBytes: 1 << 20})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -337,11 +337,11 @@ func FuzzJudgeLexState(f *testing.F) {
 		{ClientEncoding: "GB18030", NonStandardStrings: true}, {ClientEncoding: "BIG5"}, {Unconfirmed: true}, {ClientEncoding: "JOHAB"}}
 	f.Fuzz(func(t *testing.T, sql []byte, st uint8) {
 		s := &Session{User: "fuzz", Lex: states[int(st)%len(states)]}
-		v := e.JudgePostgres(sql, s)
+		v := e.Judge(sql, s)
 		if v.Action.Denies() && v.Reason == "" {
 			t.Fatalf("%q under %+v: deny %s without a reason", sql, s.Lex, v.RuleID)
 		}
-		if again := e.JudgePostgres(sql, s); again != v {
+		if again := e.Judge(sql, s); again != v {
 			t.Fatalf("%q under %+v: cached verdict %+v differs from first %+v", sql, s.Lex, again, v)
 		}
 	})

@@ -18,9 +18,6 @@ import (
 // reads only itself, without WHERE or LIMIT, produces rows without end
 // (unboundedRows).
 
-// UnboundedRows is the row count of a generator without an end.
-const UnboundedRows = math.MaxInt64
-
 // measureNode adds what node m contributes to the statement's measures.
 // (Lists and nesting of code in strings: walker.measure in body.go.)
 func (w *walker) measureNode(m any) {

@@ -73,7 +73,7 @@ func TestLimitKeys(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := mustEngine(t, "rules:\n  - {id: r, action: deny, reason: big, match: {limits: "+c.limits+"}}\n", Options{})
-			v := e.JudgePostgres([]byte(c.sql), nil)
+			v := e.Judge([]byte(c.sql), nil)
 			if c.reason == "" {
 				if v.Action.Denies() {
 					t.Errorf("%s: denied (%s), want allowed", c.sql, v.Reason)

@@ -10,13 +10,13 @@ import (
 // the policy, so they are computed once per cached text; a cache hit then
 // checks only scope, time and rate, and its cost does not grow with the
 // number of rules a statement does not match.
-func (p *Policy) precompute(tf *TextFacts, text string) {
+func (p *Policy) precompute(d Dialect, tf *TextFacts, text string) {
 	if tf.ParseError || tf.Unparsed {
 		return
 	}
 	var prints []uint64
 	if p.usesFingerprints {
-		prints = tf.fingerprints(text)
+		prints = tf.fingerprints(d, text)
 	}
 	var cand []int32
 	for i := range tf.Stmts {

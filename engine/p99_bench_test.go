@@ -21,7 +21,7 @@ func BenchmarkVerdictRepeatedOLTPLatency(b *testing.B) {
 		[]byte("SELECT u.id, u.email FROM users u JOIN orders o ON o.user_id = u.id WHERE o.id = $1"),
 	}
 	for _, q := range mix {
-		e.JudgePostgres(q, benchSession)
+		e.Judge(q, benchSession)
 	}
 	h := hdrhistogram.New(1, int64(time.Second), 3)
 	b.ReportAllocs()
@@ -30,7 +30,7 @@ func BenchmarkVerdictRepeatedOLTPLatency(b *testing.B) {
 		q := mix[i%len(mix)]
 		i++
 		t0 := time.Now()
-		e.JudgePostgres(q, benchSession)
+		e.Judge(q, benchSession)
 		_ = h.RecordValue(int64(time.Since(t0)))
 	}
 	b.ReportMetric(float64(h.ValueAtQuantile(50)), "p50-ns")

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,6 +66,8 @@ type rule struct {
 	kinds         KindSet // 0: any kind
 	verbs         uint16  // bit per ddlVerb; 0: any
 	objects       map[string]struct{}
+	objectsAt     []yamlObject // where each was written, for Check
+	keys          []string     // the match keys used, for Check
 	withoutWhere  bool
 	copy          CopyTarget // 0: no COPY condition
 	copyDir       CopyDirection
@@ -385,13 +388,18 @@ func (v *yamlVerb) UnmarshalYAML(n *yaml.Node) error {
 	return posErr(n, "unknown verb %q (want one of %s)", n.Value, strings.Join(verbNames[1:], ", "))
 }
 
-type yamlObject string
+// yamlObject is an object type; the dialect says which exist (Check), so
+// it keeps its position for the error.
+type yamlObject struct {
+	name         string
+	line, column int
+}
 
 func (o *yamlObject) UnmarshalYAML(n *yaml.Node) error {
-	if _, ok := objectNames()[n.Value]; !ok {
-		return posErr(n, "unknown object type %q (want one of %s)", n.Value, strings.Join(sortedKeys(objectNames()), ", "))
+	if n.Kind != yaml.ScalarNode {
+		return posErr(n, "an object type is a word")
 	}
-	*o = yamlObject(n.Value)
+	*o = yamlObject{name: n.Value, line: n.Line, column: n.Column}
 	return nil
 }
 
@@ -508,11 +516,44 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-var objectNameSet map[string]struct{}
+// matchKeys returns the keys of m that are set, as policies spell them.
+func matchKeys(m *yamlMatch) []string {
+	var keys []string
+	v := reflect.ValueOf(m).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		if !v.Field(i).IsZero() {
+			keys = append(keys, strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0])
+		}
+	}
+	return keys
+}
 
-// objectNames: PostgreSQL's object types (OBJECT_* in lower case).
-func objectNames() map[string]struct{} {
-	return objectNameSet
+// Check reports whether the policy uses only what dialect d can tell: the
+// object types it names exist in d, and d fills the facts of every match
+// key its rules use. New checks the policy against the engine's dialect.
+func (p *Policy) Check(d Dialect) error {
+	var objs map[string]struct{}
+	for i := range p.rules {
+		r := &p.rules[i]
+		for _, k := range r.keys {
+			if !d.Fills(k) {
+				return fmt.Errorf("policy: line %d: rule %q: match key %s is not something %s can tell", r.line, r.id, k, d.Name())
+			}
+		}
+		if len(r.objectsAt) > 0 && objs == nil {
+			objs = map[string]struct{}{}
+			for _, o := range d.Objects() {
+				objs[o] = struct{}{}
+			}
+		}
+		for _, o := range r.objectsAt {
+			if _, ok := objs[o.name]; !ok {
+				return fmt.Errorf("policy: line %d column %d: unknown %s object type %q (want one of %s)", o.line, o.column, d.Name(), o.name, strings.Join(sortedKeys(objs), ", "))
+			}
+		}
+	}
+	return nil
 }
 
 // posErr reports a bad scalar. As a *yaml.TypeError it is collected with
@@ -630,9 +671,11 @@ func compileRule(yr yamlRule) (rule, error) {
 	if len(m.Objects) > 0 {
 		r.objects = map[string]struct{}{}
 		for _, o := range m.Objects {
-			r.objects[string(o)] = struct{}{}
+			r.objects[o.name] = struct{}{}
 		}
+		r.objectsAt = m.Objects
 	}
+	r.keys = matchKeys(&m)
 	for _, c := range m.Copy {
 		r.copy |= CopyTarget(c)
 	}
@@ -920,21 +963,3 @@ func (p *Policy) UsesTime() bool { return p.usesTime }
 
 // Mode is the policy-level mode ("" when the policy does not set one).
 func (p *Policy) Mode() string { return p.mode }
-
-//go:embed default_policy.yaml
-var defaultPolicyYAML []byte
-
-var defaultPolicy = func() *Policy {
-	p, err := ParsePolicy(defaultPolicyYAML)
-	if err != nil {
-		panic("engine: embedded default policy: " + err.Error())
-	}
-	return p
-}()
-
-// DefaultPolicy returns the embedded default policy (default_policy.yaml).
-func DefaultPolicy() *Policy { return defaultPolicy }
-
-// DefaultPolicyYAML returns the text of the embedded default policy, for
-// operators who want to start their own from it.
-func DefaultPolicyYAML() []byte { return bytes.Clone(defaultPolicyYAML) }

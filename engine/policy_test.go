@@ -11,7 +11,7 @@ func mustEngine(t testing.TB, policyYAML string, opts Options) *Engine {
 	if err != nil {
 		t.Fatalf("ParsePolicy:\n%s\nerror: %v", policyYAML, err)
 	}
-	e, err := New(p, opts)
+	e, err := New(p, PostgreSQL, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := mustEngine(t, "rules: "+tt.policy, Options{CacheBytes: -1})
-			got := e.JudgePostgres([]byte(tt.sql), tt.session)
+			got := e.Judge([]byte(tt.sql), tt.session)
 			if got.Action != tt.action || got.RuleID != tt.ruleID || got.Statements != 1 {
 				t.Errorf("policy %s\nsql %q\n got: %v %q (%d statements)\nwant: %v %q (1 statement)",
 					tt.policy, tt.sql, got.Action, got.RuleID, got.Statements, tt.action, tt.ruleID)
@@ -153,7 +153,10 @@ func TestParsePolicyNewKeyErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParsePolicy([]byte(tt.yaml))
+			p, err := ParsePolicy([]byte(tt.yaml))
+			if err == nil {
+				err = p.Check(PostgreSQL) // object types are the dialect's
+			}
 			if err == nil {
 				t.Fatalf("ParsePolicy(%q): no error, want one containing %q", tt.yaml, tt.want)
 			}

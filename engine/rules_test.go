@@ -152,15 +152,15 @@ func TestRuleKinds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := mustEngine(t, "rules: "+tt.policy, Options{CacheBytes: -1})
-			got := e.JudgePostgres([]byte(tt.sql), tt.session)
+			got := e.Judge([]byte(tt.sql), tt.session)
 			if got.Action != tt.action || got.RuleID != tt.ruleID {
 				t.Errorf("policy %s\nsql %q\nsession %+v\n got: %v %q (%s)\nwant: %v %q",
 					tt.policy, tt.sql, tt.session, got.Action, got.RuleID, got.Reason, tt.action, tt.ruleID)
 			}
 			// Cached path gives the same verdict.
 			ec := mustEngine(t, "rules: "+tt.policy, Options{})
-			ec.JudgePostgres([]byte(tt.sql), tt.session)
-			if again := ec.JudgePostgres([]byte(tt.sql), tt.session); again.Action != got.Action || again.RuleID != got.RuleID {
+			ec.Judge([]byte(tt.sql), tt.session)
+			if again := ec.Judge([]byte(tt.sql), tt.session); again.Action != got.Action || again.RuleID != got.RuleID {
 				t.Errorf("%q: cached verdict %+v differs from uncached %+v", tt.sql, again, got)
 			}
 		})
@@ -191,12 +191,12 @@ rules:
 		{"GRANT x TO y; TRUNCATE t", ActionDenyClose, "close", ModeMonitor},
 	}
 	for _, tt := range tests {
-		v := e.JudgePostgres([]byte(tt.sql), nil)
+		v := e.Judge([]byte(tt.sql), nil)
 		if v.Action != tt.action || v.RuleID != tt.rule || v.Mode != tt.mode {
 			t.Errorf("%q\n got: %v %q mode %q\nwant: %v %q mode %q", tt.sql, v.Action, v.RuleID, v.Mode, tt.action, tt.rule, tt.mode)
 		}
 	}
-	if m := mustEngine(t, "rules: []", Options{}).JudgePostgres([]byte("SELECT 1"), nil).Mode; m != "" {
+	if m := mustEngine(t, "rules: []", Options{}).Judge([]byte("SELECT 1"), nil).Mode; m != "" {
 		t.Errorf("policy without mode: verdict mode %q, want empty", m)
 	}
 	if !ActionDenyClose.Denies() || !ActionDeny.Denies() || ActionLog.Denies() || ActionAllow.Denies() {
@@ -218,29 +218,29 @@ func TestRate(t *testing.T) {
 	b := &Session{User: "b", At: t0}
 	q := []byte("SELECT * FROM users WHERE name = 'x'")
 	for i := 0; i < 3; i++ {
-		if v := e.JudgePostgres(q, a); v.Action != ActionAllow {
+		if v := e.Judge(q, a); v.Action != ActionAllow {
 			t.Fatalf("statement %d within burst: %+v", i, v)
 		}
 	}
-	if v := e.JudgePostgres(q, a); v.Action != ActionDeny || v.RuleID != "slow-down" {
+	if v := e.Judge(q, a); v.Action != ActionDeny || v.RuleID != "slow-down" {
 		t.Fatalf("4th statement at once: got %+v, want deny slow-down", v)
 	}
-	if v := e.JudgePostgres(q, b); v.Action != ActionAllow {
+	if v := e.Judge(q, b); v.Action != ActionAllow {
 		t.Fatalf("other user has its own bucket: got %+v", v)
 	}
-	if v := e.JudgePostgres([]byte("SELECT 1"), a); v.Action != ActionAllow {
+	if v := e.Judge([]byte("SELECT 1"), a); v.Action != ActionAllow {
 		t.Fatalf("statement not matching the rule is not limited: got %+v", v)
 	}
 	a.At = t0.Add(time.Second) // two tokens back
 	for i := 0; i < 2; i++ {
-		if v := e.JudgePostgres(q, a); v.Action != ActionAllow {
+		if v := e.Judge(q, a); v.Action != ActionAllow {
 			t.Fatalf("after refill, statement %d: %+v", i, v)
 		}
 	}
-	if v := e.JudgePostgres(q, a); v.Action != ActionDeny {
+	if v := e.Judge(q, a); v.Action != ActionDeny {
 		t.Fatalf("after refill is used: got %+v", v)
 	}
-	if v := e.JudgePostgres(q, &Session{User: "a"}); v.Action != ActionAllow {
+	if v := e.Judge(q, &Session{User: "a"}); v.Action != ActionAllow {
 		t.Fatalf("without At the rate rule does not apply: got %+v", v)
 	}
 }
@@ -250,10 +250,10 @@ func TestRateBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, _ := New(p, Options{RateKeys: 100})
+	e, _ := New(p, PostgreSQL, Options{RateKeys: 100})
 	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	for i := 0; i < 1000; i++ {
-		e.JudgePostgres([]byte("SELECT 1"), &Session{User: fmt.Sprint("u", i), At: at})
+		e.Judge([]byte("SELECT 1"), &Session{User: fmt.Sprint("u", i), At: at})
 	}
 	if n := e.rates.len(); n > 100 {
 		t.Errorf("rate table holds %d keys, limit 100", n)
@@ -261,7 +261,7 @@ func TestRateBounded(t *testing.T) {
 }
 
 func TestFingerprintAllowlist(t *testing.T) {
-	l := NewLearner(0)
+	l := NewLearner(PostgreSQL, 0)
 	s := &Session{User: "app", Database: "shop"}
 	for _, q := range []string{
 		"SELECT * FROM users WHERE id = 1",
@@ -301,7 +301,7 @@ func TestFingerprintAllowlist(t *testing.T) {
 		{"SELECT * FROM orders", ActionDeny},
 		{"SELECT 1", ActionAllow},
 	} {
-		if v := e.JudgePostgres([]byte(tt.sql), s); v.Action != tt.want {
+		if v := e.Judge([]byte(tt.sql), s); v.Action != tt.want {
 			t.Errorf("%q: got %v %s, want %v\npolicy:\n%s", tt.sql, v.Action, v.RuleID, tt.want, policy)
 		}
 	}
@@ -310,14 +310,14 @@ func TestFingerprintAllowlist(t *testing.T) {
 func TestEngineLearner(t *testing.T) {
 	e := mustEngine(t, "rules: []", Options{})
 	s := &Session{User: "app"}
-	e.JudgePostgres([]byte("SELECT 1"), s) // before learning: not recorded
-	l := NewLearner(2)
+	e.Judge([]byte("SELECT 1"), s) // before learning: not recorded
+	l := NewLearner(PostgreSQL, 2)
 	e.SetLearner(l)
 	for _, q := range []string{"SELECT a FROM t WHERE b = 1", "SELECT a FROM t WHERE b = 2", "SELECT c FROM u", "SELECT d FROM v"} {
-		e.JudgePostgres([]byte(q), s)
+		e.Judge([]byte(q), s)
 	}
 	e.SetLearner(nil)
-	e.JudgePostgres([]byte("SELECT e FROM w"), s)
+	e.Judge([]byte("SELECT e FROM w"), s)
 	n, dropped := l.Len()
 	if n != 2 || dropped != 1 {
 		t.Errorf("learned %d, dropped %d; want 2 and 1", n, dropped)
@@ -326,7 +326,7 @@ func TestEngineLearner(t *testing.T) {
 
 // Pathological input is denied by limit, quickly and without a crash.
 func TestDefaultLimits(t *testing.T) {
-	e, _ := New(DefaultPolicy(), Options{})
+	e, _ := New(DefaultPolicy(), PostgreSQL, Options{})
 	in := make([]string, 10000)
 	for i := range in {
 		in[i] = fmt.Sprint(i)
@@ -348,7 +348,7 @@ func TestDefaultLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t0 := time.Now()
-			v := e.JudgePostgres([]byte(tt.sql), nil)
+			v := e.Judge([]byte(tt.sql), nil)
 			el := time.Since(t0)
 			if v.Action != ActionDeny || v.RuleID != "limits" || !strings.Contains(v.Reason, tt.reason) {
 				t.Errorf("got %v %s %q, want deny limits with %q", v.Action, v.RuleID, v.Reason, tt.reason)
@@ -360,7 +360,7 @@ func TestDefaultLimits(t *testing.T) {
 
 func TestParseDepthReason(t *testing.T) {
 	e := mustEngine(t, "rules: []", Options{})
-	v := e.JudgePostgres([]byte("SELECT "+strings.Repeat("(", 10000)+"1"+strings.Repeat(")", 10000)), nil)
+	v := e.Judge([]byte("SELECT "+strings.Repeat("(", 10000)+"1"+strings.Repeat(")", 10000)), nil)
 	if !v.ParseError || v.Action != ActionDeny || !strings.Contains(v.Reason, "nests deeper") {
 		t.Errorf("10,000-deep without limit rules: got %+v, want a parse-error deny naming the nesting", v)
 	}
@@ -377,8 +377,8 @@ func TestHitPathAllocationFree(t *testing.T) {
 		At: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	for _, sql := range []string{"SELECT a FROM t WHERE id = 1", "DROP TABLE t"} {
 		b := []byte(sql)
-		e.JudgePostgres(b, s)
-		if n := testing.AllocsPerRun(200, func() { e.JudgePostgres(b, s) }); n != 0 {
+		e.Judge(b, s)
+		if n := testing.AllocsPerRun(200, func() { e.Judge(b, s) }); n != 0 {
 			t.Errorf("%q: %v allocations per cached verdict, want 0", sql, n)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v5"
@@ -363,67 +362,6 @@ func startsWithInsert(text string) bool {
 	return len(t) > 6 && strings.EqualFold(t[:6], "insert") && !isIdentPart(t[6])
 }
 
-// template is the shape-cache entry made from tf: the statement facts
-// without the text-dependent parts (matched rules, the statement's place
-// in its text), and the fingerprints, which ignore constants.
-func (tf *TextFacts) template() *TextFacts {
-	t := &TextFacts{Stmts: slices.Clone(tf.Stmts), Shaped: true, prints: tf.prints}
-	for i := range t.Stmts {
-		st := &t.Stmts[i]
-		st.matched, st.Loc, st.Length = nil, 0, 0
-	}
-	return t
-}
-
-// instance returns facts for a text of t's shape measured as lex; the
-// caller precomputes the rules on the text.
-func (t *TextFacts) instance(lex LexStats) *TextFacts {
-	tf := &TextFacts{Stmts: slices.Clone(t.Stmts), Lex: lex, Shaped: true}
-	if prints := t.prints; prints != nil {
-		tf.printOnce.Do(func() { tf.prints = prints })
-	}
-	return tf
-}
-
-// analyzeShaped analyses an INSERT through the shape cache: a hit reuses
-// the facts of an earlier text of the same shape, a miss parses and, when
-// the literals turn out inert, adds the shape. nil means the text has no
-// shape; analyse it the ordinary way.
-func (e *Engine) analyzeShaped(text string, lex LexStats) *TextFacts {
-	// A key is at most twice its text; a text whose key could never be
-	// cached is not worth a shape, nor its buffers.
-	if e.shapes.tooBig(len(text)/2) || !utf8.ValidString(text) {
-		return nil
-	}
-	buf := shapeBufs.Get().(*shapeBuf)
-	defer buf.release()
-	key, spans, ok := appendShape(buf.key, buf.spans, text)
-	buf.key, buf.spans = key, spans
-	if !ok || e.shapes.tooBig(len(key)) {
-		return nil
-	}
-	t, h, hit := e.shapes.get(key)
-	if hit {
-		tf := t.instance(lex)
-		e.policy.precompute(tf, text)
-		return tf
-	}
-	tree, bad := parseText(text, lex)
-	if bad != nil {
-		return bad
-	}
-	tf := treeFacts(tree, lex)
-	tf.SQLOps = sqlOps(tree, text) // sqlprepare.go; their spans are not shapes
-	e.policy.precompute(tf, text)
-	if tf.SQLOps == nil && inertLiterals(tree, text, spans) {
-		tf.Shaped = true
-		if e.shapeSeen.admit(h) {
-			e.shapes.put(h, string(key), tf.template())
-		}
-	}
-	return tf
-}
-
 // shapeBuf holds one shape computation's buffers between statements.
 type shapeBuf struct {
 	key   []byte
@@ -439,19 +377,39 @@ func (b *shapeBuf) release() {
 	}
 }
 
-// doorkeeper admits a shape to the cache the second time it is seen, so
-// that shapes which never repeat (a literal kept in the key that differs
-// every time) do not evict the ones that do. It remembers one hash per
-// slot; a collision costs a shape one more parse, never a wrong hit.
-type doorkeeper []atomic.Uint64
-
-func newDoorkeeper() doorkeeper { return make(doorkeeper, 4096) }
-
-func (d doorkeeper) admit(h uint64) bool {
-	s := &d[h&uint64(len(d)-1)]
-	if s.Load() == h {
-		return true
+// Shape appends the shape key of an INSERT text to key (the spans it
+// replaced are not kept: AnalyzeShape finds them again, once per shape).
+// A text that is not valid UTF-8 has no shape: the parser's output is
+// decoded as UTF-8, so such a text fails to parse whatever its shape says.
+func (pgDialect) Shape(key []byte, text string) ([]byte, bool) {
+	if !startsWithInsert(text) || !utf8.ValidString(text) {
+		return key, false
 	}
-	s.Store(h)
-	return false
+	buf := shapeBufs.Get().(*shapeBuf)
+	defer buf.release()
+	key, spans, ok := appendShape(key, buf.spans[:0], text)
+	buf.spans = spans
+	return key, ok
+}
+
+// AnalyzeShape parses a text Shape gave a key and reports whether every
+// literal the key replaced is inert: a whole row item of the lone INSERT's
+// VALUES list, with the value the parser read.
+func (pgDialect) AnalyzeShape(text string, lex LexStats) (*TextFacts, bool) {
+	tree, bad := parseText(text, lex)
+	if bad != nil {
+		return bad, false
+	}
+	tf := treeFacts(tree, lex)
+	tf.SQLOps = sqlOps(tree, text) // sqlprepare.go; their spans are not shapes
+	if tf.SQLOps != nil {
+		return tf, false
+	}
+	buf := shapeBufs.Get().(*shapeBuf)
+	defer buf.release()
+	var spans []litSpan
+	var ok bool
+	buf.key, spans, ok = appendShape(buf.key[:0], buf.spans[:0], text)
+	buf.spans = spans
+	return tf, ok && inertLiterals(tree, text, spans)
 }

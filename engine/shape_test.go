@@ -177,13 +177,13 @@ func TestShapeCacheableSeeds(t *testing.T) {
 	}
 	for _, s := range shapeSeeds {
 		e := mustEngine(t, "rules: []", Options{})
-		e.JudgePostgres([]byte(s), nil)
+		e.Judge([]byte(s), nil)
 		if n, _ := e.shapes.len(); n != 0 {
 			t.Errorf("%q: cached on first sight", s)
 		}
 		// The doorkeeper admits a shape the second time it is seen.
 		if _, spans, ok := shapeOf(s); ok {
-			e.JudgePostgres([]byte(variant(s, spans, 1)), nil)
+			e.Judge([]byte(variant(s, spans, 1)), nil)
 		}
 		n, _ := e.shapes.len()
 		if got := n == 1; got != want[s] {
@@ -211,7 +211,7 @@ func TestShapeCacheHit(t *testing.T) {
 	}
 	a := rows(3, "x")
 	for _, s := range []string{a, rows(3, "w")} { // the second sighting admits the shape
-		if v := e.JudgePostgres([]byte(s), nil); v.Action != ActionAllow {
+		if v := e.Judge([]byte(s), nil); v.Action != ActionAllow {
 			t.Fatalf("%q: %+v, want allow", s, v)
 		}
 	}
@@ -220,19 +220,19 @@ func TestShapeCacheHit(t *testing.T) {
 	}
 	// Same shape, other values: a hit, judged alike.
 	b := rows(3, "y")
-	if v := e.JudgePostgres([]byte(b), nil); v.Action != ActionAllow {
+	if v := e.Judge([]byte(b), nil); v.Action != ActionAllow {
 		t.Fatalf("%q: %+v, want allow", b, v)
 	}
 	if n, _ := e.shapes.len(); n != 1 {
 		t.Errorf("after a same-shape text: %d shape entries, want 1", n)
 	}
-	// Shaped texts are not cached by their exact text.
+	// shaped texts are not cached by their exact text.
 	if n, _ := e.cache.len(); n != 0 {
 		t.Errorf("exact cache holds %d texts, want 0 (shaped texts stay out)", n)
 	}
 	// A shaped text that repeats exactly is then answered by the exact cache.
 	for i := 0; i < 2; i++ {
-		e.JudgePostgres([]byte(b), nil)
+		e.Judge([]byte(b), nil)
 	}
 	if _, _, ok := e.cache.get([]byte(b)); !ok {
 		t.Error("a shaped text seen three times is not in the exact cache")
@@ -245,7 +245,7 @@ func TestShapeCacheHit(t *testing.T) {
 	if string(k1) != string(k2) {
 		t.Fatal("test texts must share a shape")
 	}
-	if v := e.JudgePostgres([]byte(long), nil); v.Action != ActionDeny || v.RuleID != "big" {
+	if v := e.Judge([]byte(long), nil); v.Action != ActionDeny || v.RuleID != "big" {
 		t.Errorf("long text of a cached shape: %+v, want deny by big", v)
 	}
 	// Table rules hold on hits.
@@ -253,11 +253,11 @@ func TestShapeCacheHit(t *testing.T) {
 	s2 := "INSERT INTO secret VALUES (2, 'b')"
 	// A value that is not UTF-8 fails pg_query's parse: a cached shape
 	// must not turn that parse error into an allow.
-	if v := e.JudgePostgres([]byte(rows(3, "\xff")), nil); v.Action != ActionDeny || !v.ParseError {
+	if v := e.Judge([]byte(rows(3, "\xff")), nil); v.Action != ActionDeny || !v.ParseError {
 		t.Errorf("invalid UTF-8 in a cached shape: %+v, want the parse-error deny", v)
 	}
 	for _, s := range []string{s1, s2} {
-		if v := e.JudgePostgres([]byte(s), nil); v.Action != ActionDeny || v.RuleID != "secret" {
+		if v := e.Judge([]byte(s), nil); v.Action != ActionDeny || v.RuleID != "secret" {
 			t.Errorf("%q: %+v, want deny by secret", s, v)
 		}
 	}
@@ -268,7 +268,7 @@ func TestShapeCacheHit(t *testing.T) {
 		"INSERT INTO t VALUES (2) ON CONFLICT (id) DO UPDATE SET v = 6 WHERE t.v = 7",
 		"INSERT INTO t VALUES (1) ON CONFLICT (id) DO UPDATE SET v = 5 WHERE 1 = 1 OR t.v = 6",
 	} {
-		e2.JudgePostgres([]byte(s), nil)
+		e2.Judge([]byte(s), nil)
 	}
 	if n, _ := e2.shapes.len(); n != 0 {
 		t.Errorf("literals in ON CONFLICT: %d shape entries, want 0", n)
@@ -290,7 +290,7 @@ func TestShapeVerdictsMatchUncached(t *testing.T) {
 			}
 		}
 		for _, x := range texts {
-			got, want := cached.JudgePostgres([]byte(x), s), plain.JudgePostgres([]byte(x), s)
+			got, want := cached.Judge([]byte(x), s), plain.Judge([]byte(x), s)
 			if got != want {
 				t.Errorf("%q: cached %+v, uncached %+v", x, got, want)
 			}

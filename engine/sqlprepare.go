@@ -18,59 +18,6 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v5"
 )
 
-// SQLOpKind is what a statement does to a named session object.
-type SQLOpKind uint8
-
-const (
-	// SQLPrepare is PREPARE name AS statement; Inner locates the statement.
-	SQLPrepare SQLOpKind = iota + 1
-	// SQLExecute runs a prepared statement: EXECUTE name, also inside
-	// EXPLAIN ANALYZE and CREATE TABLE ... AS EXECUTE.
-	SQLExecute
-	// SQLDeallocate is DEALLOCATE name, or DEALLOCATE ALL when Name is "".
-	SQLDeallocate
-	// SQLDeclare is DECLARE name CURSOR FOR query; Inner locates the query,
-	// Hold is set for WITH HOLD.
-	SQLDeclare
-	// SQLFetch reads a cursor: FETCH or MOVE.
-	SQLFetch
-	// SQLClose is CLOSE name, or CLOSE ALL when Name is "".
-	SQLClose
-	// SQLDiscardAll is DISCARD ALL (every prepared statement and cursor).
-	SQLDiscardAll
-)
-
-// SQLOp is one such operation of a judged text.
-type SQLOp struct {
-	Kind SQLOpKind
-	// Name is the object's name as the server folds it (lower case unless
-	// quoted).
-	Name string
-	// Stmt is the index of the statement in the text (0 for a Parse).
-	Stmt int
-	// Inner is the byte span [lo, hi) of the PREPAREd statement or the
-	// DECLAREd query in the text; [0, 0) when it could not be located, in
-	// which case the caller must not trust the operation.
-	InnerLo, InnerHi int
-	Hold             bool
-}
-
-// SQLOps returns the named-object operations of a text JudgePostgres judged
-// in session s (Verdict.SessionOps says whether there are any), and the text
-// their spans refer to: sql itself, or, when the session's settings change
-// how the server lexes it, the text the engine judged in its place (a text
-// to judge again with the default LexState). The slice is shared: callers
-// must not modify it.
-func (e *Engine) SQLOps(sql []byte, s *Session) ([]SQLOp, []byte) {
-	if s != nil && !s.Lex.readsAsIs() {
-		var ok bool
-		if sql, _, ok = e.lexRead(sql, &s.Lex); !ok {
-			return nil, nil
-		}
-	}
-	return e.facts(sql).SQLOps, sql
-}
-
 // sqlOps finds the operations of a parsed text. It looks only at each
 // statement's top node (and the statement an EXPLAIN ANALYZE or CREATE
 // TABLE AS runs), so it costs nothing measurable on the cold path.

@@ -38,13 +38,13 @@ func TestSQLOps(t *testing.T) {
 		{"discard plans", "DISCARD PLANS", nil},
 		{"plain select", "SELECT 1", nil},
 	}
-	e, err := New(DefaultPolicy(), Options{})
+	e, err := New(DefaultPolicy(), PostgreSQL, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := e.JudgePostgres([]byte(tt.sql), nil)
+			v := e.Judge([]byte(tt.sql), nil)
 			if v.SessionOps != (tt.want != nil) {
 				t.Errorf("SessionOps = %v for %q", v.SessionOps, tt.sql)
 			}
@@ -67,14 +67,14 @@ func TestSQLOps(t *testing.T) {
 // text (a cache hit) reports them too, and a cache-less engine as well.
 func TestSQLOpsCached(t *testing.T) {
 	for _, size := range []int64{0, -1} {
-		e, err := New(DefaultPolicy(), Options{CacheBytes: size})
+		e, err := New(DefaultPolicy(), PostgreSQL, Options{CacheBytes: size})
 		if err != nil {
 			t.Fatal(err)
 		}
 		sql := []byte("PREPARE x AS SELECT 1")
 		for i := 0; i < 3; i++ {
 			ops, _ := e.SQLOps(sql, nil)
-			if v := e.JudgePostgres(sql, nil); !v.SessionOps || len(ops) != 1 {
+			if v := e.Judge(sql, nil); !v.SessionOps || len(ops) != 1 {
 				t.Fatalf("cache %d, round %d: SessionOps %v, ops %v", size, i, v.SessionOps, ops)
 			}
 		}

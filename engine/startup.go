@@ -20,54 +20,30 @@ var startupNotSettings = map[string]bool{
 	"application_name": true, "client_encoding": true, "standard_conforming_strings": true,
 }
 
-// JudgeStartup judges the run-time parameters of a StartupMessage (name,
-// value pairs as sent) for the session s: each is judged as SET name TO
-// 'value'. The verdict is the first deny, or allow. An `options` value the
-// server would not read as -c/-- settings is denied: what it sets cannot
-// be told.
-func (e *Engine) JudgeStartup(params [][2]string, s *Session) Verdict {
-	var settings [][2]string
+// StartupSQL returns the SET statements the run-time parameters of a
+// StartupMessage (name, value pairs as sent) amount to. An `options` value
+// the server would not read as -c/-- settings is denied: what it sets
+// cannot be told.
+func (pgDialect) StartupSQL(params [][2]string) (sqls []string, ruleID, reason string) {
 	for _, p := range params {
 		name := strings.ToLower(p[0])
 		if name == "options" {
 			opts, ok := startupOptions(p[1])
 			if !ok {
-				return Verdict{Action: ActionDeny, RuleID: startupRuleID, Reason: startupOptionsReason, Statements: 1, Mode: e.policy.mode}
+				return nil, startupRuleID, startupOptionsReason
 			}
 			for _, o := range opts {
 				if !startupNotSettings[o[0]] {
-					settings = append(settings, o)
+					sqls = append(sqls, setStatement(o[0], o[1]))
 				}
 			}
 			continue
 		}
 		if !startupNotSettings[name] {
-			settings = append(settings, [2]string{name, p[1]})
+			sqls = append(sqls, setStatement(name, p[1]))
 		}
 	}
-	if s == nil {
-		s = &noSession
-	}
-	// The SET texts are written here, in UTF-8 with standard strings,
-	// whatever the session lexes its own statements with; they are not
-	// statements of the session, so the learner does not see them.
-	sess := *s
-	sess.Lex = LexState{}
-	for _, kv := range settings {
-		sql := setStatement(kv[0], kv[1])
-		tf := e.facts([]byte(sql))
-		if tf.Unparsed {
-			if v, ok := e.judgeUnparsed(tf, &sess); ok {
-				return v
-			}
-			tf = analyzeLex(sql, tf.Lex)
-			e.policy.precompute(tf, sql)
-		}
-		if v := e.judge(tf, &sess); v.Action.Denies() {
-			return v
-		}
-	}
-	return Verdict{Action: ActionAllow, Mode: e.policy.mode}
+	return sqls, "", ""
 }
 
 const (

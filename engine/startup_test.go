@@ -30,7 +30,7 @@ func TestStartupOptions(t *testing.T) {
 }
 
 func TestJudgeStartup(t *testing.T) {
-	e, err := New(DefaultPolicy(), Options{})
+	e, err := New(DefaultPolicy(), PostgreSQL, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fwctl: %v\n", err)
 		return 2
 	}
-	eng, err := engine.New(pol, engine.Options{})
+	eng, err := engine.New(pol, engine.PostgreSQL, engine.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "fwctl: %v\n", err)
 		return 2
@@ -106,7 +106,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 		sess := base
 		sess.At = time.Now()
 		t0 := time.Now()
-		v := eng.JudgePostgres([]byte(fs.Arg(0)), &sess)
+		v := eng.Judge([]byte(fs.Arg(0)), &sess)
 		el := time.Since(t0)
 		printVerdict(stdout, v, el)
 		return exitFor(v)
@@ -165,7 +165,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 		}
 		sess.At = time.Now()
 		t0 := time.Now()
-		v := eng.JudgePostgres([]byte(it.SQL), &sess)
+		v := eng.Judge([]byte(it.SQL), &sess)
 		el := time.Since(t0)
 		rule := v.RuleID
 		if rule == "" {

@@ -87,7 +87,7 @@ func learnOffline(user, database, file, jsonl string, stdout, stderr io.Writer) 
 			return 2
 		}
 	}
-	l := engine.NewLearner(0)
+	l := engine.NewLearner(engine.PostgreSQL, 0)
 	for _, it := range items {
 		s := engine.Session{User: user, Database: database}
 		if it.User != "" {

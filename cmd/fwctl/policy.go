@@ -29,6 +29,9 @@ func policyCmd(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		p, err := engine.ParsePolicy(text)
+		if err == nil {
+			err = p.Check(engine.PostgreSQL)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", args[1], err)
 			return 2

@@ -259,7 +259,7 @@ func (s *session) rejudge(eng *engine.Engine, r *stmtRec, typ byte) engine.Verdi
 	}
 	sess := s.sess
 	sess.Lex = r.lex
-	v := eng.JudgePostgres(r.sql, &sess)
+	v := eng.Judge(r.sql, &sess)
 	el := time.Since(t0)
 	s.meter.EvalEnd(cpu0, el) // timing
 	s.obs.Judged(v, typ, t0, el)

@@ -330,13 +330,13 @@ func benchMemo(b *testing.B, named bool) {
 	stmt := ""
 	if named {
 		stmt = "stmtcache_0123456789abcdef0123456789abcdef"
-		s.memoJudged(parseMsg(stmt, sql), eng.JudgePostgres([]byte(sql), &s.sess), eng, 0)
+		s.memoJudged(parseMsg(stmt, sql), eng.Judge([]byte(sql), &s.sess), eng, 0)
 		s.memoComplete(wire.MsgParseComplete)
 		s.memoReady(wire.TxIdle)
 	}
 	bind, exec := bindMsg("", stmt), execMsg("")
 	batch := s.memo.ready
-	v := eng.JudgePostgres([]byte(sql), &s.sess)
+	v := eng.Judge([]byte(sql), &s.sess)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -385,11 +385,11 @@ func BenchmarkMemoExecuteQuery(b *testing.B) {
 	s.memoReady(wire.TxIdle)
 	eng := s.env.Engine()
 	prep := q("PREPARE get_account (int) AS SELECT * FROM accounts WHERE id = $1")
-	s.memoJudged(prep, eng.JudgePostgres(prep[5:len(prep)-1], &s.sess), eng, 0)
+	s.memoJudged(prep, eng.Judge(prep[5:len(prep)-1], &s.sess), eng, 0)
 	s.memoReady(wire.TxIdle)
 	exec := q("EXECUTE get_account(42)")
 	sql := exec[5 : len(exec)-1]
-	v := eng.JudgePostgres(sql, &s.sess)
+	v := eng.Judge(sql, &s.sess)
 	batch := s.memo.ready
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -724,13 +724,13 @@ func (s *session) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 		if err != nil {
 			return v, eng, err
 		}
-		v = eng.JudgePostgres(sql, &s.sess)
+		v = eng.Judge(sql, &s.sess)
 	case wire.MsgParse:
 		_, sql, err := wire.ParseFields(msg)
 		if err != nil {
 			return v, eng, err
 		}
-		v = eng.JudgePostgres(sql, &s.sess)
+		v = eng.Judge(sql, &s.sess)
 	case wire.MsgFunctionCall:
 		oid, err := wire.FunctionCallOID(msg)
 		if err != nil {

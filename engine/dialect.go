@@ -1,0 +1,73 @@
+package engine
+
+// A Dialect is what the engine knows of one database's SQL: how its server
+// reads a message's text, how to measure and parse it, and how to fill the
+// facts (vocab.go) that rules read. It is the plug between this package,
+// which never parses SQL, and a dialect package (engine/pgsql), which
+// imports this one and hands New a value, the way image/png registers with
+// image. A Dialect must be safe for concurrent use and hold no per-session
+// state: whatever a session changes about reading its text is in
+// Session.Lex, and the facts of a text depend on the text alone, because
+// they are cached by it.
+type Dialect interface {
+	// Name names the dialect in errors ("postgresql").
+	Name() string
+	// Read returns the text the server lexes when a session in lexing
+	// state l sends sql: sql itself, without allocating, when l does not
+	// change its reading. When the reading cannot be known it returns ok
+	// false and the rule id and literal-free reason of a deny. Facts are
+	// cached by the text Read returns, never by sql.
+	Read(sql []byte, l *LexState) (text []byte, ruleID, reason string, ok bool)
+	// Prescan measures text before it is parsed (LexStats), cheaply
+	// enough for texts the parser would be slow on. Once stopBytes > 0
+	// and len(text) > stopBytes it may return only Bytes.
+	Prescan(text string, stopBytes int) LexStats
+	// Analyze parses text and fills the facts of every statement in it,
+	// keeping lex (Prescan's measures) in the result. Text the parser
+	// rejects gets ParseError and a ParseReason without its literals.
+	Analyze(text string, lex LexStats) *TextFacts
+	// Fingerprint identifies a statement up to its literal values (the
+	// text of one StmtFacts: Loc, Length); 0 when it has none.
+	Fingerprint(stmt string) uint64
+	// Normalize returns the statement with its literals replaced by
+	// placeholders, for the learner.
+	Normalize(stmt string) (string, error)
+	// Objects lists the object types a rule's `objects:` may name.
+	Objects() []string
+	// Fills reports whether the dialect fills the facts that the match
+	// key (as policies spell it: "kind", "copy", "dynamic_sql") reads. A
+	// policy whose rule uses a key the dialect cannot fill is refused, so
+	// that a rule never silently matches nothing.
+	Fills(key string) bool
+}
+
+// A Shaper is a Dialect that can say when the facts of one text hold for
+// every text that differs from it only in literal values: bulk INSERT ...
+// VALUES texts, which never repeat exactly. The engine then caches facts by
+// the text's shape as well as by its exact text.
+type Shaper interface {
+	// Shape appends the shape key of text to key: the text with each
+	// literal a rule never reads replaced by a marker of its token class.
+	// ok is false when the text has no shape worth a cache entry.
+	Shape(key []byte, text string) (_ []byte, ok bool)
+	// AnalyzeShape is Analyze for a text that has a shape; inert reports
+	// that its facts hold for every text of that shape.
+	AnalyzeShape(text string, lex LexStats) (_ *TextFacts, inert bool)
+}
+
+// A Starter is a Dialect whose connections set session parameters before
+// the first statement (PostgreSQL's StartupMessage).
+type Starter interface {
+	// StartupSQL returns the statements the parameters amount to, judged
+	// like any other, or the rule id and reason of a deny when what they
+	// set cannot be told.
+	StartupSQL(params [][2]string) (sqls []string, ruleID, reason string)
+}
+
+// A Fastpather is a Dialect whose protocol can call a function by id,
+// without SQL text (PostgreSQL's FunctionCall message).
+type Fastpather interface {
+	// Fastpath returns the rule id and reason of a deny for a call of
+	// function fn, or "", "" when the call is allowed.
+	Fastpath(fn uint32) (ruleID, reason string)
+}

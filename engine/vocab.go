@@ -1,0 +1,383 @@
+package engine
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// StmtKind is the coarse class of a statement, as rules name it in `kind:`.
+type StmtKind uint8
+
+const (
+	KindUtility     StmtKind = iota // anything not listed below (SHOW, LOCK, PREPARE, LISTEN, CHECKPOINT, ...)
+	KindSelect                      // SELECT, VALUES, TABLE
+	KindInsert                      // INSERT
+	KindUpdate                      // UPDATE
+	KindDelete                      // DELETE
+	KindMerge                       // MERGE
+	KindTruncate                    // TRUNCATE
+	KindCopy                        // COPY
+	KindDDL                         // CREATE, ALTER, DROP, COMMENT, ... (not roles or privileges: see kindDCL)
+	KindSetStmt                     // SET, RESET
+	KindTransaction                 // BEGIN, COMMIT, ROLLBACK, SAVEPOINT, ...
+	KindCall                        // CALL
+	KindDo                          // DO
+	KindExplain                     // EXPLAIN (EXPLAIN ANALYZE takes its statement's kind, plus this bit)
+	KindAlterSystem                 // ALTER SYSTEM (writes postgresql.auto.conf)
+	KindDCL                         // GRANT, REVOKE, CREATE/ALTER/DROP ROLE, ALTER DEFAULT PRIVILEGES, REASSIGN/DROP OWNED
+	KindVacuum                      // VACUUM (also VACUUM ANALYZE)
+	KindAnalyze                     // ANALYZE
+	NumKinds
+)
+
+var kindNames = [NumKinds]string{
+	KindUtility:     "utility",
+	KindSelect:      "select",
+	KindInsert:      "insert",
+	KindUpdate:      "update",
+	KindDelete:      "delete",
+	KindMerge:       "merge",
+	KindTruncate:    "truncate",
+	KindCopy:        "copy",
+	KindDDL:         "ddl",
+	KindSetStmt:     "set",
+	KindTransaction: "transaction",
+	KindCall:        "call",
+	KindDo:          "do",
+	KindExplain:     "explain",
+	KindAlterSystem: "alter_system",
+	KindDCL:         "dcl",
+	KindVacuum:      "vacuum",
+	KindAnalyze:     "analyze",
+}
+
+func (k StmtKind) String() string {
+	if k < NumKinds {
+		return kindNames[k]
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// KindSet is a bit set of stmtKind.
+type KindSet uint32
+
+func (s KindSet) Has(k StmtKind) bool { return s&(1<<k) != 0 }
+
+// CopyTarget is a bit set of where a COPY reads from or writes to.
+type CopyTarget uint8
+
+const (
+	CopyStdio   CopyTarget = 1 << iota // FROM STDIN / TO STDOUT: data travels over the connection
+	CopyFile                           // a file on the database server
+	CopyProgram                        // a shell command run by the database server
+)
+
+// CopyDirection is a bit set: COPY FROM (into a table) and/or COPY TO.
+type CopyDirection uint8
+
+const (
+	CopyFrom CopyDirection = 1 << iota
+	CopyTo
+)
+
+// Role attributes a CREATE/ALTER ROLE grants (role_attributes:).
+const (
+	RoleSuperuser uint8 = 1 << iota
+	RoleBypassRLS
+	RoleReplication
+	RoleCreateRole
+	RoleCreateDB
+)
+
+var roleAttrNames = map[string]uint8{
+	"superuser":   RoleSuperuser,
+	"bypassrls":   RoleBypassRLS,
+	"replication": RoleReplication,
+	"createrole":  RoleCreateRole,
+	"createdb":    RoleCreateDB,
+}
+
+// TableRef is one relation a statement names. Names are lower-cased.
+type TableRef struct {
+	Schema string // "" when the statement did not qualify the name
+	Name   string
+	Alias  string // "" without AS alias
+	Write  bool
+	CTE    bool // the name is a WITH query in scope where it is read, not a relation
+}
+
+// FuncRef is one function a statement calls. Names are lower-cased.
+type FuncRef struct {
+	Schema string // "" when unqualified
+	Name   string
+}
+
+// ColRef is one column reference: qual is the table name or alias that
+// qualifies it ("" when unqualified); name is "*" for a star.
+type ColRef struct {
+	Qual string
+	Name string
+}
+
+// StmtFacts is what rules look at for one statement. It depends only on the
+// statement text, so it is cached by text; rules add the session each time.
+type StmtFacts struct {
+	Kind  StmtKind // the top-level statement's kind (EXPLAIN ANALYZE: its statement's)
+	Kinds KindSet  // kind plus every data-modifying statement nested inside (CTE, EXPLAIN, PREPARE, RULE, DO body)
+	// PrevKinds holds the top-level kinds of the statements before this one
+	// in the same message (for stacked-statement rules).
+	PrevKinds KindSet
+	// Unfiltered holds kindUpdate and/or kindDelete when an UPDATE or
+	// DELETE without WHERE, or with an always-true WHERE, occurs anywhere.
+	Unfiltered KindSet
+	Copy       CopyTarget
+	CopyDir    CopyDirection
+	Verb       DDLVerb
+	Object     string // DDL/DCL object type, "" otherwise
+	RoleAttrs  uint8
+
+	Tautology    bool // an OR with an always-true arm in WHERE/HAVING/ON
+	CatalogUnion bool // a set operation mixing system-catalog and other arms
+	TimeProbe    bool // a sleep whose running or length depends on data, or next to a table read
+	// Effects is what the statement makes the server do (effects.go).
+	Effects EffectSet
+	// SleepSeconds sums the constant durations of its sleeps.
+	SleepSeconds float64
+
+	// DynamicSQL: SQL text assembled at run time is run (EXECUTE of a
+	// variable, a non-constant query_to_xml or dblink argument; body.go).
+	DynamicSQL bool
+	// Unparsed says why code the statement carries (a body, SQL text in a
+	// string) could not be analysed; "" when all of it was.
+	Unparsed string
+	// CodeList and CodeDepth are the largest list and deepest nesting of
+	// code in strings (bodies, EXECUTE text), which the prescan of the
+	// message does not look into (body.go).
+	CodeList, CodeDepth int32
+
+	Joins, UnionArms, CTEs int32
+	BoolTerms              int32 // operands of AND/OR plus CASE arms (limits.go)
+	SeriesRows             int64 // rows of the largest constant generator; unboundedRows: no end
+	StringBytes            int64 // bytes repeat/lpad/rpad build from a constant count
+
+	Tables     []TableRef
+	Funcs      []FuncRef
+	Cols       []ColRef
+	Languages  []string // CREATE FUNCTION / DO / CREATE LANGUAGE
+	Extensions []string // CREATE EXTENSION
+	Settings   []string // SET / RESET / ALTER SYSTEM parameter names
+	Roles      []string // roles granted by GRANT role TO ...
+	CTENames   []string // WITH names: references to them are not relations
+
+	// Loc and Length locate the statement in the message text (Length 0:
+	// to the end), for fingerprints.
+	Loc, Length int32
+
+	// matched lists, in policy order, the rules whose conditions on the
+	// text hold; scope, time and rate are checked per call.
+	matched []ruleMatch
+}
+
+// ruleMatch is one rule whose static conditions a statement satisfies.
+// reason is the rule's reason, with measured values for limit rules.
+type ruleMatch struct {
+	rule   int32
+	reason string
+}
+
+// TextFacts is the analysis of one protocol message's SQL text.
+type TextFacts struct {
+	Stmts      []StmtFacts
+	ParseError bool
+	// ParseReason is literal-free: it carries the cursor position only.
+	ParseReason string
+	// Lex holds the measures taken before parsing (bytes, list size,
+	// nesting) and the comment check.
+	Lex LexStats
+	// Unparsed is set when a pre-parse measure exceeds a limit of the
+	// policy: the text was not parsed, stmts is empty.
+	Unparsed bool
+	// shaped: the facts came from, or went into, the shape cache
+	// (shape.go); such a text is cached by its exact text only once it
+	// repeats.
+	shaped bool
+	// SQLOps: what the text does to named session objects (sqlprepare.go).
+	SQLOps []SQLOp
+
+	// Fingerprints are computed at most once per text, when a policy or a
+	// learner first needs them.
+	printOnce sync.Once
+	prints    []uint64 // per statement; 0 when the statement could not be fingerprinted
+}
+
+// fingerprints returns the fingerprint of each statement by d.
+func (tf *TextFacts) fingerprints(d Dialect, text string) []uint64 {
+	tf.printOnce.Do(func() {
+		out := make([]uint64, len(tf.Stmts))
+		for i := range tf.Stmts {
+			st := &tf.Stmts[i]
+			out[i] = d.Fingerprint(stmtText(text, st))
+		}
+		tf.prints = out
+	})
+	return tf.prints
+}
+
+// stmtText cuts one statement out of the message text.
+func stmtText(text string, st *StmtFacts) string {
+	lo := int(st.Loc)
+	if lo < 0 || lo > len(text) {
+		return text
+	}
+	hi := len(text)
+	if st.Length > 0 && lo+int(st.Length) <= len(text) {
+		hi = lo + int(st.Length)
+	}
+	return text[lo:hi]
+}
+
+// DDLVerb is what a DDL or DCL statement does to its object, as rules name
+// it in `verbs:`.
+type DDLVerb uint8
+
+const (
+	VerbNone DDLVerb = iota
+	VerbCreate
+	VerbAlter
+	VerbDrop
+	VerbGrant
+	VerbRevoke
+	VerbComment
+	VerbRefresh
+	NumVerbs
+)
+
+var verbNames = [NumVerbs]string{
+	VerbNone:    "",
+	VerbCreate:  "create",
+	VerbAlter:   "alter",
+	VerbDrop:    "drop",
+	VerbGrant:   "grant",
+	VerbRevoke:  "revoke",
+	VerbComment: "comment",
+	VerbRefresh: "refresh",
+}
+
+// EffectSet is a bit set of effects.
+type EffectSet uint32
+
+const (
+	EffReadsServerFile   EffectSet = 1 << iota // reads or lists files of the database server
+	EffWritesServerFile                        // writes, renames or removes files of the database server
+	EffRunsProgram                             // runs a shell command on the database server
+	EffLoadsCode                               // loads a shared library or runs code in an untrusted language
+	EffGrantsPrivilege                         // hands out superuser-like power: privileged roles, role attributes, rights on pg_catalog
+	EffWritesCatalog                           // changes pg_catalog / information_schema directly
+	EffDisablesLogging                         // changes the server's own logging or auditing
+	EffChangesResolution                       // makes a name resolve to something else: search_path, shadowing built-ins
+	EffOpensConnection                         // connects from the server to another server
+	EffReadsCredentials                        // reads password hashes or user-mapping options
+	EffChangesIdentity                         // switches the session's user (SET SESSION AUTHORIZATION, SET ROLE to a privileged role)
+	EffSignalsServer                           // terminates or cancels sessions, reloads the configuration, rotates logs
+	EffLongSleep                               // sleeps longer than longSleepSeconds, or for a duration not known from the text
+	EffUnnamedSetting                          // sets a parameter whose name is computed at run time (set_config(expr, ...))
+	NumEffects           = iota
+)
+
+var effectNames = [NumEffects]string{
+	"reads_server_file",
+	"writes_server_file",
+	"runs_program",
+	"loads_code",
+	"grants_privilege",
+	"writes_catalog",
+	"disables_logging",
+	"changes_resolution",
+	"opens_connection",
+	"reads_credentials",
+	"changes_identity",
+	"signals_server",
+	"long_sleep",
+	"sets_unnamed_setting",
+}
+
+func (s EffectSet) String() string {
+	var out []string
+	for i := 0; i < NumEffects; i++ {
+		if s&(1<<i) != 0 {
+			out = append(out, effectNames[i])
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// LexStats are the pre-parse measures of one message's text.
+type LexStats struct {
+	Bytes    int
+	MaxList  int // elements of the largest parenthesised or bracketed list
+	MaxDepth int // deepest nesting of parentheses and brackets
+	// CommentTrick: a comment glued to the tokens around it (SELECT/**/1,
+	// UNION/**/SELECT), a -- comment glued to the token before it
+	// ('admin'--), or a MySQL-style /*! comment. A -- comment right after
+	// ",", "(" or ";" is how scripts annotate lines (a,-- note): it counts
+	// only after a ";" that it cuts off the end of the text at (id = 1;--).
+	CommentTrick bool
+}
+
+// UnboundedRows is the row count of a generator without an end.
+const UnboundedRows = math.MaxInt64
+
+// SQLOpKind is what a statement does to a named session object.
+type SQLOpKind uint8
+
+const (
+	// SQLPrepare is PREPARE name AS statement; Inner locates the statement.
+	SQLPrepare SQLOpKind = iota + 1
+	// SQLExecute runs a prepared statement: EXECUTE name, also inside
+	// EXPLAIN ANALYZE and CREATE TABLE ... AS EXECUTE.
+	SQLExecute
+	// SQLDeallocate is DEALLOCATE name, or DEALLOCATE ALL when Name is "".
+	SQLDeallocate
+	// SQLDeclare is DECLARE name CURSOR FOR query; Inner locates the query,
+	// Hold is set for WITH HOLD.
+	SQLDeclare
+	// SQLFetch reads a cursor: FETCH or MOVE.
+	SQLFetch
+	// SQLClose is CLOSE name, or CLOSE ALL when Name is "".
+	SQLClose
+	// SQLDiscardAll is DISCARD ALL (every prepared statement and cursor).
+	SQLDiscardAll
+)
+
+// SQLOp is one such operation of a judged text.
+type SQLOp struct {
+	Kind SQLOpKind
+	// Name is the object's name as the server folds it (lower case unless
+	// quoted).
+	Name string
+	// Stmt is the index of the statement in the text (0 for a Parse).
+	Stmt int
+	// Inner is the byte span [lo, hi) of the PREPAREd statement or the
+	// DECLAREd query in the text; [0, 0) when it could not be located, in
+	// which case the caller must not trust the operation.
+	InnerLo, InnerHi int
+	Hold             bool
+}
+
+// LexState is the session state that changes how PostgreSQL lexes SQL text.
+// The zero value is the server default the engine otherwise assumes:
+// standard_conforming_strings on, client_encoding UTF8, settings known.
+type LexState struct {
+	// NonStandardStrings is true when standard_conforming_strings is off:
+	// backslashes in plain '...' literals are escapes, as in E'...'.
+	NonStandardStrings bool
+	// ClientEncoding is the session's client_encoding as the server names
+	// it in ParameterStatus ("SJIS", "LATIN1"); "" means UTF8.
+	ClientEncoding string
+	// Unconfirmed is true when something that may have changed either
+	// setting was sent and the server has not yet reported the outcome:
+	// the settings the text will be lexed with are not known.
+	Unconfirmed bool
+}
