@@ -18,7 +18,9 @@ type protocol struct {
 	relay func() relay.Protocol
 	// discover is what discovery calls the protocol's servers.
 	discover discover.Protocol
-	// defaultPort is where its servers listen unless told otherwise.
+	// defaultPort is where its servers listen unless told otherwise (the
+	// table says it so that a protocol is described in one place; nothing
+	// in the daemon needs it yet).
 	defaultPort uint16
 }
 
