@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // e2ePod is a network namespace standing for a pod: a veth pair to the
@@ -114,5 +117,52 @@ func TestInterceptPods(t *testing.T) {
 	}
 	if n := st.Databases[0].Denied; n < uint64(len(pods)) {
 		t.Errorf("denied = %d, want ≥ %d", n, len(pods))
+	}
+}
+
+// TestKubernetesPodManifests: deploy/kubernetes is a module of its own (so
+// that the Kubernetes API types never enter this module's requirements);
+// its tests decode every manifest strictly into the k8s.io/api types and
+// check the DaemonSet's shape. Here they run, and the ConfigMap's
+// configuration and policy pass sqlfwd --check-config as the pod would load
+// them (/etc/sqlfw is the ConfigMap's mount).
+func TestKubernetesPodManifests(t *testing.T) {
+	needSqlfwd(t)
+	dir, err := filepath.Abs("../deploy/kubernetes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("skipping: no go tool to run deploy/kubernetes' tests")
+	}
+	cmd := exec.Command(goTool, "test", "-count=1", "./...")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("go test in deploy/kubernetes: %v\n%s", err, out)
+	}
+
+	b, err := os.ReadFile(filepath.Join(dir, "configmap.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm struct {
+		Data map[string]string `yaml:"data"`
+	}
+	if err := yaml.Unmarshal(b, &cm); err != nil || cm.Data["sqlfwd.yaml"] == "" {
+		t.Fatalf("configmap.yaml: %v, data keys %v", err, cm.Data)
+	}
+	etc := t.TempDir()
+	for name, text := range cm.Data {
+		text = strings.ReplaceAll(text, "/etc/sqlfw/", etc+"/")
+		if err := os.WriteFile(filepath.Join(etc, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// --pod-listen as the DaemonSet passes it, with a node address.
+	res := runToolPath(t, filepath.Join(binDir, "sqlfwd"), "--check-config", "--config", filepath.Join(etc, "sqlfwd.yaml"), "--pod-listen", "10.0.0.1:15432")
+	if res.Exit != 0 {
+		t.Errorf("sqlfwd --check-config on the ConfigMap's sqlfwd.yaml: %s", res)
 	}
 }
