@@ -53,6 +53,11 @@ type Config struct {
 	ControlIdleTimeout time.Duration `yaml:"control_idle_timeout"`
 	// StatsWindow is the reporting window of fwctl stats (default 10s).
 	StatsWindow time.Duration `yaml:"stats_window"`
+	// ReloadOnChange, when positive, is how often the configuration file,
+	// the policies and certificates are polled; a changed content reloads
+	// as SIGHUP does (a ConfigMap in Kubernetes changes by a symlink swap,
+	// which polling sees). Default 0: only SIGHUP reloads.
+	ReloadOnChange time.Duration `yaml:"reload_on_change"`
 	// MetricsListen serves Prometheus metrics on host:port (default off).
 	MetricsListen string `yaml:"metrics_listen"`
 	// Intercept holds the settings of transparent interception shared by

@@ -166,3 +166,64 @@ func TestKubernetesPodManifests(t *testing.T) {
 		t.Errorf("sqlfwd --check-config on the ConfigMap's sqlfwd.yaml: %s", res)
 	}
 }
+
+// TestPodPolicyReloadOnChange: a policy mounted from a ConfigMap changes by
+// kubelet writing a new directory and swapping the ..data symlink to it;
+// with --reload-on-change sqlfwd sees the new content and reloads without a
+// signal.
+func TestPodPolicyReloadOnChange(t *testing.T) {
+	dir := t.TempDir()
+	gen := 0
+	swap := func(policy string) { // kubelet's atomic writer, in short
+		t.Helper()
+		gen++
+		ts := fmt.Sprintf("..2026_12_01_%02d", gen)
+		if err := os.Mkdir(filepath.Join(dir, ts), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ts, "policy.yaml"), []byte(policy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if gen == 1 {
+			if err := os.Symlink("..data/policy.yaml", filepath.Join(dir, "policy.yaml")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Symlink(ts, filepath.Join(dir, "..data_tmp")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const base = "version: 1\nrules:\n  - id: no-unfiltered-writes\n    action: deny\n    reason: every row\n    match: {kind: [update, delete], without_where: true}\n"
+	swap(base)
+	d, err := startDaemon("--policy", filepath.Join(dir, "policy.yaml"), "--reload-on-change", "100ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("sqlfwd log:\n%s", tail(d.log(), 20))
+		}
+		_ = d.stop()
+	})
+	host, port, _ := strings.Cut(d.addr, ":")
+	query := func() psqlResult {
+		return runTool(t, time.Minute, "", nil, "psql", "-X", "-h", host, "-p", port, "-U", pg.User, "-d", pg.Database,
+			"-v", "VERBOSITY=verbose", "-Atc", "select 41 + 1")
+	}
+	if res := query(); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "42" {
+		t.Fatalf("before the swap: select 41 + 1\ngot %s\nwant 42", res)
+	}
+	swap(base + "  - id: no-selects-now\n    action: deny\n    reason: swapped in\n    match: {kind: [select]}\n")
+	for i := 0; !strings.Contains(d.log(), "policy reloaded"); i++ {
+		if i > 100 {
+			t.Fatalf("no reload within 10 s of the ..data swap; log:\n%s", tail(d.log(), 10))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if res := query(); res.Exit == 0 || !strings.Contains(res.Stderr, codeBlocked) || !strings.Contains(res.Stderr, "no-selects-now") {
+		t.Fatalf("after the swap: select 41 + 1\ngot %s\nwant ERROR %s by rule no-selects-now", res, codeBlocked)
+	}
+}

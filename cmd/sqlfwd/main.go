@@ -78,6 +78,7 @@ func run(args []string, stderr io.Writer) int {
 		auditKey   = fs.String("audit-key-file", "", "chain the audit trail with HMAC-SHA256 under the secret key in `file` (at least 16 bytes)")
 		metrics    = fs.String("metrics-listen", "", "serve Prometheus metrics on `host:port` (e.g. 127.0.0.1:9187; default off)")
 		statsWin   = fs.Duration("stats-window", 0, "reporting window of fwctl stats (default 10s)")
+		reloadPoll = fs.Duration("reload-on-change", 0, "poll the configuration, policy and certificate files this often and reload when their content changes, as SIGHUP (default off)")
 		showVer    = fs.Bool("version", false, "print the version and exit")
 		checkCfg   = fs.Bool("check-config", false, "check the configuration and the policies it names, print the result and exit (0 valid, 2 not)")
 	)
@@ -206,6 +207,9 @@ func run(args []string, stderr io.Writer) int {
 	if *metrics != "" {
 		cfg.MetricsListen = *metrics
 	}
+	if *reloadPoll != 0 {
+		cfg.ReloadOnChange = *reloadPoll
+	}
 	if *statsWin != 0 {
 		cfg.StatsWindow = *statsWin
 	}
@@ -252,8 +256,21 @@ func run(args []string, stderr io.Writer) int {
 	sdn := newNotifier(log)
 	sdn.ready(fmt.Sprintf("serving %d database(s)", len(cfg.Databases)))
 
-	sig := make(chan os.Signal, 1)
+	sig := make(chan os.Signal, 4) // room for a SIGTERM behind a reload
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	if cfg.ReloadOnChange > 0 {
+		stopWatch := make(chan struct{})
+		defer close(stopWatch)
+		files := daemon.WatchedFiles(cfg, *configPath)
+		log.Info("reloading when files change", "files", strings.Join(files, " "), "every", cfg.ReloadOnChange.String())
+		go daemon.WatchFiles(stopWatch, files, cfg.ReloadOnChange, func() {
+			log.Info("a watched file changed: reloading")
+			select {
+			case sig <- syscall.SIGHUP:
+			default: // a signal is pending already
+			}
+		})
+	}
 	s := <-sig
 	cfgSum := fileSum(*configPath)
 	for s == syscall.SIGHUP {
