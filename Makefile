@@ -54,7 +54,7 @@ install: build
 	for u in sqlfwd.service sqlfwd-listener.service; do \
 		sed 's|/usr/bin/sqlfwd|$(PREFIX)/bin/sqlfwd|' deploy/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u; done
 	install -m 0644 deploy/sqlfw.sysusers $(DESTDIR)$(SYSUSERSDIR)/sqlfw.conf
-	install -m 0644 engine/default_policy.yaml $(DESTDIR)$(SHAREDIR)/policy/postgres.yaml
+	install -m 0644 engine/pgsql/default_policy.yaml $(DESTDIR)$(SHAREDIR)/policy/postgres.yaml
 	install -m 0644 deploy/sqlfwd.yaml $(DESTDIR)$(SHAREDIR)/sqlfwd.yaml.example
 
 # deb builds dist/sqlfw_VERSION_ARCH.deb with nfpm (fetched through the Go

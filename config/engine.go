@@ -5,13 +5,14 @@ import (
 	"os"
 
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/engine/pgsql"
 )
 
 // Engine reads and checks a database's policy and builds its engine (the
 // embedded default policy when none is named). The daemon calls it at start
 // and on every reload.
 func (dc *Database) Engine() (*engine.Engine, error) {
-	pol := engine.DefaultPolicy()
+	pol := pgsql.DefaultPolicy()
 	if dc.Policy != "" {
 		text, err := os.ReadFile(dc.Policy)
 		if err != nil {
@@ -22,7 +23,7 @@ func (dc *Database) Engine() (*engine.Engine, error) {
 			return nil, fmt.Errorf("database %s: policy %s: %w", dc.Name, dc.Policy, err)
 		}
 	}
-	eng, err := engine.New(pol, engine.PostgreSQL, engine.Options{CacheBytes: dc.PolicyCacheBytes})
+	eng, err := engine.New(pol, pgsql.Dialect, engine.Options{CacheBytes: dc.PolicyCacheBytes})
 	if err != nil {
 		return nil, fmt.Errorf("database %s: building engine: %w", dc.Name, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/engine/pgsql"
 	"github.com/sqlfw/sqlfw/relay"
 )
 
@@ -498,7 +499,7 @@ func (d *Daemon) Learn(name string, on bool) error {
 		d.log.Info("learning stopped", "database", db.cfg.Name)
 		return nil
 	}
-	l := engine.NewLearner(engine.PostgreSQL, 0)
+	l := engine.NewLearner(pgsql.Dialect, 0)
 	db.learner.Store(l)
 	eng.SetLearner(l)
 	d.log.Info("learning started", "database", db.cfg.Name)

@@ -19,10 +19,11 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/engine/pgsql"
 )
 
 // TestAdversarialE2E sends every line of the engine's corpora — the
-// adversarial corpus (../engine/testdata/adversarial/*.tsv), malicious.sql,
+// adversarial corpus (../engine/pgsql/testdata/adversarial/*.tsv), malicious.sql,
 // benign.sql and pgbench.sql — through a real sqlfwd (enforce, embedded
 // default policy) to the real PostgreSQL, and judges by what the server
 // says it received: every send carries a unique marker comment, and
@@ -180,7 +181,7 @@ func checkAdversarialControl(t *testing.T) {
 
 func engineVerdict(t *testing.T, sql string) engine.Verdict {
 	t.Helper()
-	e, err := engine.New(engine.DefaultPolicy(), engine.PostgreSQL, engine.Options{CacheBytes: -1})
+	e, err := engine.New(pgsql.DefaultPolicy(), pgsql.Dialect, engine.Options{CacheBytes: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,11 +216,11 @@ func (c *advCase) show() string {
 
 // readE2ECorpus reads the corpora the engine's tests read, in their formats:
 // adversarial/*.tsv (expect<TAB>statement[<TAB>session], see
-// engine/adversarial_test.go), malicious.sql (rule-id<TAB>statement),
+// engine/pgsql/adversarial_test.go), malicious.sql (rule-id<TAB>statement),
 // benign.sql and pgbench.sql (one allowed statement a line).
 func readE2ECorpus(t *testing.T) []*advCase {
 	t.Helper()
-	const dir = "../engine/testdata"
+	const dir = "../engine/pgsql/testdata"
 	files, err := filepath.Glob(filepath.Join(dir, "adversarial", "*.tsv"))
 	if err != nil {
 		t.Fatal(err)
@@ -382,7 +383,7 @@ var copyFromStdin = regexp.MustCompile(`(?is)^\s*copy\b.*\bfrom\s+stdin\b`)
 // session setting the corpus varies.
 func planSends(t *testing.T, cases []*advCase, run string) ([]*advSend, []string) {
 	t.Helper()
-	e, err := engine.New(engine.DefaultPolicy(), engine.PostgreSQL, engine.Options{CacheBytes: -1})
+	e, err := engine.New(pgsql.DefaultPolicy(), pgsql.Dialect, engine.Options{CacheBytes: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

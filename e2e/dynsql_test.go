@@ -13,7 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/engine/pgsql"
 )
 
 // TestDynamicSQL sends SQL hidden in strings (DO blocks, EXECUTE, a function
@@ -44,7 +44,7 @@ func TestDynamicSQL(t *testing.T) {
 
 	// The default policy with the trusted-role rule directly before
 	// no-dynamic-sql, as docs/policy.md shows it.
-	def := string(engine.DefaultPolicyYAML())
+	def := string(pgsql.DefaultPolicyYAML())
 	pol := strings.Replace(def, "  - id: no-dynamic-sql\n", fmt.Sprintf(`  - id: migrations-may-use-dynamic-sql
     action: allow
     users: [%s]

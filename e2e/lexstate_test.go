@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
-	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/engine/pgsql"
 )
 
 // TestLexState sends, through sqlfwd, statements that a standard reading
@@ -359,7 +359,7 @@ BEGIN RETURN convert_from(b, enc); EXCEPTION WHEN others THEN RETURN NULL; END $
 			both, serverOnly, oursOnly, differ := 0, 0, 0, 0
 			for i, seq := range list {
 				server := got[i]
-				ours, ok := engine.ClientTextToUTF8(enc, seq)
+				ours, ok := pgsql.ClientTextToUTF8(enc, seq)
 				switch {
 				case ok && server != nil:
 					both++

@@ -330,3 +330,40 @@ func (e *Engine) JudgeStartup(params [][2]string, s *Session) Verdict {
 	}
 	return Verdict{Action: ActionAllow, Mode: e.policy.mode}
 }
+
+// Stats is what an engine's caches hold, for metrics and tests.
+type Stats struct {
+	Texts, Shapes         int   // entries of the exact-text and the shape cache
+	TextBytes, ShapeBytes int64 // their estimated memory
+	RateKeys              int   // token buckets of rate rules
+}
+
+// Stats reports what the engine's caches hold now.
+func (e *Engine) Stats() Stats {
+	var st Stats
+	if e.cache != nil {
+		st.Texts, st.TextBytes = e.cache.len()
+	}
+	if e.shapes != nil {
+		st.Shapes, st.ShapeBytes = e.shapes.len()
+	}
+	if e.rates != nil {
+		st.RateKeys = e.rates.len()
+	}
+	return st
+}
+
+// Cached reports whether the facts of exactly sql are in the fact cache.
+func (e *Engine) Cached(sql []byte) bool {
+	if e.cache == nil {
+		return false
+	}
+	_, _, ok := e.cache.get(sql)
+	return ok
+}
+
+// Analyze returns the facts of text as a cache miss finds them: measured,
+// analysed through the shape cache when it has a shape, and matched against
+// the policy's text conditions. It does not use or fill the exact-text
+// cache; it is for benchmarks and diagnostics.
+func (e *Engine) Analyze(text string) *TextFacts { return e.analyze(text) }

@@ -963,3 +963,6 @@ func (p *Policy) UsesTime() bool { return p.usesTime }
 
 // Mode is the policy-level mode ("" when the policy does not set one).
 func (p *Policy) Mode() string { return p.mode }
+
+// Len is the number of rules.
+func (p *Policy) Len() int { return len(p.rules) }

@@ -1,5 +1,12 @@
 package engine
 
+// The fact vocabulary: what a Dialect fills for each statement and rules
+// read (match.go). Names are the policy language's (docs/policy.md); a
+// dialect fills what its syntax can express and says which keys it cannot
+// (Dialect.Fills). Effects that dialects share have one name, so that one
+// policy serves both: reading a server file is EffReadsServerFile whether
+// PostgreSQL's COPY ... FROM a file or pg_read_file() did it.
+
 import (
 	"math"
 	"strconv"
@@ -90,6 +97,10 @@ const (
 	RoleCreateRole
 	RoleCreateDB
 )
+
+// RoleAttr returns the Role* bit of a role attribute as policies name it
+// ("superuser"), or 0.
+func RoleAttr(name string) uint8 { return roleAttrNames[name] }
 
 var roleAttrNames = map[string]uint8{
 	"superuser":   RoleSuperuser,
@@ -366,15 +377,22 @@ type SQLOp struct {
 	Hold             bool
 }
 
-// LexState is the session state that changes how PostgreSQL lexes SQL text.
-// The zero value is the server default the engine otherwise assumes:
-// standard_conforming_strings on, client_encoding UTF8, settings known.
+// LexState is the session state that changes how the server lexes SQL
+// text: the client encoding and whether backslashes escape in plain string
+// literals. The relay fills it per message from what the server reported;
+// the dialect's Read turns a text into what the server lexes under it
+// (engine/pgsql lexstate.go), and only that text is judged and cached, so
+// the fact cache stays keyed by text alone. It is a small value, so that
+// setting it per message and remembering it with a prepared statement cost
+// no allocation. The zero value is the server default the engine otherwise
+// assumes: standard strings, UTF-8, settings known.
 type LexState struct {
-	// NonStandardStrings is true when standard_conforming_strings is off:
-	// backslashes in plain '...' literals are escapes, as in E'...'.
+	// NonStandardStrings is true when backslashes in plain '...' literals
+	// are escapes, as in E'...' (PostgreSQL: standard_conforming_strings
+	// off).
 	NonStandardStrings bool
-	// ClientEncoding is the session's client_encoding as the server names
-	// it in ParameterStatus ("SJIS", "LATIN1"); "" means UTF8.
+	// ClientEncoding is the session's client encoding as the server names
+	// it (PostgreSQL's ParameterStatus: "SJIS", "LATIN1"); "" means UTF8.
 	ClientEncoding string
 	// Unconfirmed is true when something that may have changed either
 	// setting was sent and the server has not yet reported the outcome:

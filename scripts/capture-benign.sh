@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# capture-benign.sh regenerates engine/testdata/adversarial/90-benign-psql-pgdump.tsv:
+# capture-benign.sh regenerates engine/pgsql/testdata/adversarial/90-benign-psql-pgdump.tsv:
 # the statements psql 15's backslash commands and pg_dump 15 send, captured
 # from a throwaway PostgreSQL's statement log (log_statement=all), one
-# "allow" corpus line each (see engine/adversarial_test.go for the format).
+# "allow" corpus line each (see engine/pgsql/adversarial_test.go for the format).
 #
 #   scripts/capture-benign.sh [OUT]      # OUT defaults to the file above
 #
@@ -18,7 +18,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-out="${1:-$root/engine/testdata/adversarial/90-benign-psql-pgdump.tsv}"
+out="${1:-$root/engine/pgsql/testdata/adversarial/90-benign-psql-pgdump.tsv}"
 case "$out" in
 /*) ;;
 *) out="$PWD/$out" ;;

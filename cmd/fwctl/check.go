@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/engine/pgsql"
 )
 
 const checkUsage = `usage: fwctl check [--policy FILE] [--protocol postgres] [--user U] [--database D] [--client-addr A]
@@ -74,7 +75,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fwctl: %v\n", err)
 		return 2
 	}
-	eng, err := engine.New(pol, engine.PostgreSQL, engine.Options{})
+	eng, err := engine.New(pol, pgsql.Dialect, engine.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "fwctl: %v\n", err)
 		return 2
@@ -88,7 +89,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fwctl: --standard-conforming-strings: want on or off, got %q\n", *scs)
 		return 2
 	}
-	enc, ok := engine.CanonicalEncoding(*clientEncoding)
+	enc, ok := pgsql.CanonicalEncoding(*clientEncoding)
 	if !ok {
 		fmt.Fprintf(stderr, "fwctl: --client-encoding: %q is not an encoding PostgreSQL knows\n", *clientEncoding)
 		return 2
@@ -206,7 +207,7 @@ type checkItem struct {
 
 func loadPolicy(path string) (*engine.Policy, error) {
 	if path == "" {
-		return engine.DefaultPolicy(), nil
+		return pgsql.DefaultPolicy(), nil
 	}
 	text, err := os.ReadFile(path)
 	if err != nil {

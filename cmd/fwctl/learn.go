@@ -9,6 +9,7 @@ import (
 
 	"github.com/sqlfw/sqlfw/control"
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/engine/pgsql"
 )
 
 const learnUsage = `usage: fwctl learn start|stop|export [--control-socket PATH] [--database NAME]
@@ -87,7 +88,7 @@ func learnOffline(user, database, file, jsonl string, stdout, stderr io.Writer) 
 			return 2
 		}
 	}
-	l := engine.NewLearner(engine.PostgreSQL, 0)
+	l := engine.NewLearner(pgsql.Dialect, 0)
 	for _, it := range items {
 		s := engine.Session{User: user, Database: database}
 		if it.User != "" {

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/engine/pgsql"
 )
 
 const policyUsage = `usage: fwctl policy validate FILE    check a policy: errors (exit 2), warnings (exit 0)
@@ -30,7 +31,7 @@ func policyCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		p, err := engine.ParsePolicy(text)
 		if err == nil {
-			err = p.Check(engine.PostgreSQL)
+			err = p.Check(pgsql.Dialect)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", args[1], err)
@@ -42,7 +43,7 @@ func policyCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: valid (%d warnings)\n", args[1], len(p.Warnings()))
 		return 0
 	case "default":
-		stdout.Write(engine.DefaultPolicyYAML())
+		stdout.Write(pgsql.DefaultPolicyYAML())
 		return 0
 	}
 	fmt.Fprintln(stderr, policyUsage)

@@ -1,0 +1,76 @@
+package engine
+
+import (
+	"hash/fnv"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// testDialect reads every text as one SELECT that calls the functions
+// named before a "(": enough facts for the core's tests, which are of
+// caches, rates and policies, not of SQL.
+type testDialect struct{}
+
+var testCall = regexp.MustCompile(`([A-Za-z_][A-Za-z_0-9]*)\(`)
+
+func (testDialect) Name() string { return "test" }
+
+func (testDialect) Read(sql []byte, _ *LexState) ([]byte, string, string, bool) {
+	return sql, "", "", true
+}
+
+func (testDialect) Prescan(text string, _ int) LexStats { return LexStats{Bytes: len(text)} }
+
+func (testDialect) Analyze(text string, lex LexStats) *TextFacts {
+	st := StmtFacts{Kind: KindSelect, Kinds: 1 << KindSelect}
+	for _, m := range testCall.FindAllStringSubmatch(text, -1) {
+		st.Funcs = append(st.Funcs, FuncRef{Name: strings.ToLower(m[1])})
+	}
+	return &TextFacts{Stmts: []StmtFacts{st}, Lex: lex}
+}
+
+func (testDialect) Fingerprint(stmt string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(stmt))
+	return h.Sum64()
+}
+
+func (testDialect) Normalize(stmt string) (string, error) { return stmt, nil }
+
+func (testDialect) Objects() []string { return []string{"function", "table"} }
+
+func (testDialect) Fills(string) bool { return true }
+
+func mustEngine(t testing.TB, policyYAML string, opts Options) *Engine {
+	t.Helper()
+	p, err := ParsePolicy([]byte(policyYAML))
+	if err != nil {
+		t.Fatalf("ParsePolicy:\n%s\nerror: %v", policyYAML, err)
+	}
+	e, err := New(p, testDialect{}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// A dialect that cannot fill a key the policy uses is refused, with the
+// rule's line.
+type partialDialect struct{ testDialect }
+
+func (partialDialect) Fills(key string) bool { return key != "dynamic_sql" }
+
+func TestCheckKeysTheDialectFills(t *testing.T) {
+	p, err := ParsePolicy([]byte("rules:\n  - {id: a, action: deny, match: {kind: [select]}}\n  - {id: b, action: deny, match: {dynamic_sql: true}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(p, partialDialect{}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "line 3") || !strings.Contains(err.Error(), "dynamic_sql") {
+		t.Errorf("New with a dialect that cannot fill dynamic_sql: got %v, want an error naming line 3 and dynamic_sql", err)
+	}
+	if _, err := New(p, testDialect{}, Options{}); err != nil {
+		t.Errorf("New with a dialect that fills every key: %v", err)
+	}
+}

@@ -1,0 +1,417 @@
+package pgsql
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	pg_query "github.com/pganalyze/pg_query_go/v5"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// The shape cache. Bulk INSERT ... VALUES texts differ only in their
+// literals, so the exact-text cache never hits and each one was parsed
+// (about 13 ms of CPU for 1,000 rows). The shape cache keys such a text by
+// its shape: the text with each plain literal replaced by a marker of its
+// token class, every other byte kept. Facts found through a shape are
+// reused only when the lone statement is an INSERT whose every replaced
+// literal is a whole row item of its VALUES list (or the operand of a cast
+// that is), because no rule looks at the value there; a literal anywhere
+// else (WHERE, ON CONFLICT, a function argument, a DO body) keeps the text
+// out of the shape cache. Conditions on the text itself (byte and list
+// limits) are still evaluated on each text; fingerprints are reused, as
+// they ignore constants (FuzzShapeSound checks that they agree). A text
+// that is not valid UTF-8 is never served from a shape: the parser's
+// output is decoded as UTF-8, so such a text fails to parse (and gets
+// on_parse_error) whatever its shape says.
+//
+// Why a hit is sound. Let A be the text that made the entry and B a text
+// with the same key: B is A with each replaced literal swapped for another
+// of the same class. Each class is one token sequence whatever its value:
+// an integer that fits in 32 bits (ICONST, as PostgreSQL's lexer decides),
+// a longer one (FCONST), digits.digits (FCONST), a '...' string without
+// backslashes and not prefixed (E, B, X, N, U&) nor followed by another
+// string (SCONST); a number right after "(" or "," may carry a minus sign,
+// which is then part of the class ('-' then the number's token). None is
+// next to a character that would extend a token. PostgreSQL's lexer
+// therefore reads B as A's token sequence with other literal values, and
+// the grammar builds the same tree with other constants in the same places
+// (a negated constant is folded into one constant at the sign). The entry
+// is made only after A's parse tree showed that every replaced span starts
+// where an inert constant starts and carries the same value, so the spans
+// are PostgreSQL's tokens; this file's simpler lexer may misread the bytes
+// between them (a comment PostgreSQL ends differently, a continuation it
+// joins), but those bytes are the same in A and B, and the facts never
+// read an inert constant's value.
+
+// Literal classes in a shape key, each after a NUL byte (which no cached
+// text contains: the parser rejects it). Upper case: the same with a minus.
+const (
+	litInt    = 'i' // fits in 32 bits: ICONST
+	litBigInt = 'n' // an integer beyond 32 bits: FCONST
+	litFloat  = 'f' // digits.digits: FCONST
+	litStr    = 's'
+	negative  = 'a' - 'A'
+)
+
+// litSpan is a replaced literal: text[start:end], of a class.
+type litSpan struct {
+	start, end int
+	class      byte
+}
+
+// shapeOf returns text's shape key and the literals it replaced. ok is
+// false when nothing was replaced or the text has a NUL byte or an
+// unterminated quote, dollar quote or comment.
+func shapeOf(text string) (key []byte, spans []litSpan, ok bool) {
+	return appendShape(nil, nil, text)
+}
+
+// appendShape is shapeOf reusing the buffers key and spans.
+func appendShape(key []byte, spans []litSpan, text string) ([]byte, []litSpan, bool) {
+	key, spans = key[:0], spans[:0]
+	if strings.IndexByte(text, 0) >= 0 {
+		return key, spans, false
+	}
+	n := len(text)
+	lastStrEnd := -1 // end of the last string literal
+	for i := 0; i < n; {
+		c := text[i]
+		switch {
+		case c == '-' && i+1 < n && text[i+1] == '-':
+			for i < n && text[i] != '\n' && text[i] != '\r' {
+				i++
+			}
+		case c == '/' && i+1 < n && text[i+1] == '*':
+			depth := 0
+			for {
+				if i+1 >= n {
+					return key, spans, false
+				}
+				if text[i] == '/' && text[i+1] == '*' {
+					depth++
+					i += 2
+				} else if text[i] == '*' && text[i+1] == '/' {
+					depth--
+					i += 2
+					if depth == 0 {
+						break
+					}
+				} else {
+					i++
+				}
+			}
+		case c == '\'':
+			prefixed := i > 0 && (isIdentPart(text[i-1]) || text[i-1] == '&')
+			escapes := prefixed && (text[i-1] == 'e' || text[i-1] == 'E') && (i < 2 || !isIdentPart(text[i-2]))
+			end, backslash := scanString(text, i, escapes)
+			if end < 0 {
+				return key, spans, false
+			}
+			// 'a'<newline>'b' is one literal: neither part is replaced.
+			continued := lastStrEnd >= 0 && strings.TrimLeft(text[lastStrEnd:i], " \t\n\r\f\v") == ""
+			if !prefixed && !backslash && !stringFollows(text, end) && !continued {
+				spans = append(spans, litSpan{i, end, litStr})
+			}
+			i, lastStrEnd = end, end
+		case c == '"':
+			j := i + 1
+			for {
+				k := strings.IndexByte(text[j:], '"')
+				if k < 0 {
+					return key, spans, false
+				}
+				j += k + 1
+				if j < n && text[j] == '"' {
+					j++
+					continue
+				}
+				break
+			}
+			i = j
+		case c == '$':
+			j := i + 1
+			if j < n && isDigit(text[j]) { // a parameter, $1
+				for j < n && isDigit(text[j]) {
+					j++
+				}
+				i = j
+				break
+			}
+			if j < n && isIdentStart(text[j]) {
+				for j < n && isIdentPart(text[j]) && text[j] != '$' {
+					j++
+				}
+			}
+			if j < n && text[j] == '$' { // a dollar quote, $tag$ ... $tag$
+				tag := text[i : j+1]
+				k := strings.Index(text[j+1:], tag)
+				if k < 0 {
+					return key, spans, false
+				}
+				i = j + 1 + k + len(tag)
+				break
+			}
+			i++
+		case isIdentStart(c):
+			for i < n && isIdentPart(text[i]) {
+				i++
+			}
+		case isDigit(c) || (c == '.' && i+1 < n && isDigit(text[i+1])) ||
+			(c == '-' && i+1 < n && isDigit(text[i+1]) && afterListStart(text, i)):
+			start, j := i, i
+			if c == '-' {
+				j++
+			}
+			digits := j
+			for j < n && isDigit(text[j]) {
+				j++
+			}
+			class := byte(litInt)
+			if _, err := strconv.ParseInt(text[digits:j], 10, 32); err != nil {
+				class = litBigInt
+			}
+			if c != '.' && j+1 < n && text[j] == '.' && isDigit(text[j+1]) {
+				j++
+				for j < n && isDigit(text[j]) {
+					j++
+				}
+				class = litFloat
+			}
+			if e := exponentEnd(text, j); e > j { // 1.5e-3 is one token
+				for i = e; i < n && (isIdentPart(text[i]) || text[i] == '.'); i++ {
+				}
+				break
+			}
+			plain := c != '.' && (j == n || !(isIdentPart(text[j]) || text[j] == '.')) &&
+				(start == 0 || text[start-1] != '.')
+			if plain {
+				if c == '-' {
+					class -= negative
+				}
+				spans = append(spans, litSpan{start, j, class})
+				i = j
+				break
+			}
+			if c == '-' { // an operator after all: read on from the digits
+				i = digits
+				break
+			}
+			// Not plain (1e5, 12abc, 1.2.3, .5): keep the whole run, so
+			// that its tail is not read as a token.
+			for j < n && (isIdentPart(text[j]) || text[j] == '.') {
+				j++
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	if len(spans) == 0 {
+		return key, spans, false
+	}
+	key = slices.Grow(key, n)
+	last := 0
+	for _, s := range spans {
+		key = append(key, text[last:s.start]...)
+		key = append(key, 0, s.class)
+		last = s.end
+	}
+	key = append(key, text[last:]...)
+	return key, spans, true
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// exponentEnd returns the end of an exponent (e5, E+5, e-3) at text[j], or
+// j when there is none.
+func exponentEnd(text string, j int) int {
+	if j >= len(text) || (text[j] != 'e' && text[j] != 'E') {
+		return j
+	}
+	k := j + 1
+	if k < len(text) && (text[k] == '+' || text[k] == '-') {
+		k++
+	}
+	if k >= len(text) || !isDigit(text[k]) {
+		return j
+	}
+	for k < len(text) && isDigit(text[k]) {
+		k++
+	}
+	return k
+}
+
+// afterListStart reports whether only blanks separate text[i] from a
+// preceding "(" or ",", where a minus can only be a sign.
+func afterListStart(text string, i int) bool {
+	for j := i - 1; j >= 0; j-- {
+		if !isBlank(text[j]) {
+			return text[j] == '(' || text[j] == ','
+		}
+	}
+	return false
+}
+
+// scanString returns the end of the quoted string starting at text[i]
+// (-1 if unterminated) and whether a backslash occurs in it. With escapes
+// (an E'...' string) a backslash escapes the next byte.
+func scanString(text string, i int, escapes bool) (end int, backslash bool) {
+	n := len(text)
+	for j := i + 1; j < n; j++ {
+		switch text[j] {
+		case '\\':
+			backslash = true
+			if escapes {
+				j++
+			}
+		case '\'':
+			if j+1 < n && text[j+1] == '\'' {
+				j++
+				continue
+			}
+			return j + 1, backslash
+		}
+	}
+	return -1, backslash
+}
+
+// stringFollows reports whether only blanks separate text[end:] from
+// another quote: PostgreSQL joins 'a'<newline>'b' into one literal.
+func stringFollows(text string, end int) bool {
+	for j := end; j < len(text); j++ {
+		if !isBlank(text[j]) {
+			return text[j] == '\''
+		}
+	}
+	return false
+}
+
+// inertLiterals reports whether every span of text is a constant that
+// PostgreSQL parsed, with the same value, as a whole row item (or a cast
+// row item's operand) of the VALUES list of the text's only statement, an
+// INSERT.
+func inertLiterals(tree *pg_query.ParseResult, text string, spans []litSpan) bool {
+	if len(tree.Stmts) != 1 {
+		return false
+	}
+	ins := tree.Stmts[0].GetStmt().GetInsertStmt()
+	if ins == nil {
+		return false
+	}
+	sel := ins.GetSelectStmt().GetSelectStmt()
+	if sel == nil || len(sel.ValuesLists) == 0 {
+		return false
+	}
+	at := make(map[int32]*pg_query.A_Const, len(spans))
+	for _, row := range sel.ValuesLists {
+		for _, it := range row.GetList().GetItems() {
+			c := it.GetAConst()
+			if tc := it.GetTypeCast(); c == nil && !namesFunction(tc) {
+				c = tc.GetArg().GetAConst()
+			}
+			if c != nil {
+				at[c.Location] = c
+			}
+		}
+	}
+	for _, s := range spans {
+		c, ok := at[int32(s.start)]
+		if !ok || !sameLiteral(c, text[s.start:s.end], s.class) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameLiteral reports whether the parser's constant c is the literal lit
+// of class: the same token kind and value (a negative constant is the
+// parser's folding of the sign into it).
+func sameLiteral(c *pg_query.A_Const, lit string, class byte) bool {
+	if c.Isnull {
+		return false
+	}
+	neg := class >= 'A' && class <= 'Z'
+	if neg {
+		class += negative
+	}
+	switch v := c.Val.(type) {
+	case *pg_query.A_Const_Ival:
+		digits := lit
+		if neg {
+			digits = lit[1:]
+		}
+		want, err := strconv.ParseInt(digits, 10, 32)
+		if neg {
+			want = -want
+		}
+		return class == litInt && err == nil && int64(v.Ival.GetIval()) == want
+	case *pg_query.A_Const_Fval:
+		return (class == litFloat || class == litBigInt) && v.Fval.GetFval() == lit
+	case *pg_query.A_Const_Sval:
+		return class == litStr && !neg && v.Sval.GetSval() == strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
+	}
+	return false
+}
+
+// startsWithInsert reports whether text begins, after blanks, with the
+// word INSERT: the only statements worth a shape.
+func startsWithInsert(text string) bool {
+	t := strings.TrimLeft(text, " \t\r\n\f\v")
+	return len(t) > 6 && strings.EqualFold(t[:6], "insert") && !isIdentPart(t[6])
+}
+
+// shapeBuf holds one shape computation's buffers between statements.
+type shapeBuf struct {
+	key   []byte
+	spans []litSpan
+}
+
+var shapeBufs = sync.Pool{New: func() any { return new(shapeBuf) }}
+
+// release returns b to the pool unless one huge text grew it.
+func (b *shapeBuf) release() {
+	if cap(b.key) <= 256<<10 && cap(b.spans) <= 16<<10 {
+		shapeBufs.Put(b)
+	}
+}
+
+// Shape appends the shape key of an INSERT text to key (the spans it
+// replaced are not kept: AnalyzeShape finds them again, once per shape).
+// A text that is not valid UTF-8 has no shape: the parser's output is
+// decoded as UTF-8, so such a text fails to parse whatever its shape says.
+func (pgDialect) Shape(key []byte, text string) ([]byte, bool) {
+	if !startsWithInsert(text) || !utf8.ValidString(text) {
+		return key, false
+	}
+	buf := shapeBufs.Get().(*shapeBuf)
+	defer buf.release()
+	key, spans, ok := appendShape(key, buf.spans[:0], text)
+	buf.spans = spans
+	return key, ok
+}
+
+// AnalyzeShape parses a text Shape gave a key and reports whether every
+// literal the key replaced is inert: a whole row item of the lone INSERT's
+// VALUES list, with the value the parser read.
+func (pgDialect) AnalyzeShape(text string, lex engine.LexStats) (*engine.TextFacts, bool) {
+	tree, bad := parseText(text, lex)
+	if bad != nil {
+		return bad, false
+	}
+	tf := treeFacts(tree, lex)
+	tf.SQLOps = sqlOps(tree, text) // sqlprepare.go; their spans are not shapes
+	if tf.SQLOps != nil {
+		return tf, false
+	}
+	buf := shapeBufs.Get().(*shapeBuf)
+	defer buf.release()
+	var spans []litSpan
+	var ok bool
+	buf.key, spans, ok = appendShape(buf.key[:0], buf.spans[:0], text)
+	buf.spans = spans
+	return tf, ok && inertLiterals(tree, text, spans)
+}
