@@ -209,7 +209,7 @@ func bulkInsert(rows, n int) []byte {
 // BenchmarkBulkInsert analyses INSERTs of 10, 100 and 1,000 rows whose
 // texts differ: "shape" through the shape cache (a hit after the second),
 // "cold" without caches (a parse every time). It calls analyze, not
-// JudgePostgres: the 64 texts repeat, and a repeated text would be answered
+// Judge: the 64 texts repeat, and a repeated text would be answered
 // by the exact cache.
 func BenchmarkBulkInsert(b *testing.B) {
 	for _, rows := range []int{10, 100, 1000} {

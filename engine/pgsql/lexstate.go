@@ -330,7 +330,7 @@ func lookupEncoding(name string) *clientEncoding {
 
 // ClientTextToUTF8 converts text sent in client encoding enc (a name as the
 // server reports it, or a spelling CanonicalEncoding knows) to the UTF-8 text
-// JudgePostgres judges. ok is false when JudgePostgres denies such text:
+// engine.Judge judges. ok is false when Judge denies such text:
 // an invalid or unmappable sequence, or an encoding it cannot read.
 func ClientTextToUTF8(enc string, text []byte) ([]byte, bool) {
 	if rawEncoding(enc) {
