@@ -14,20 +14,17 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sqlfw/sqlfw/control"
+	"github.com/sqlfw/sqlfw/engine"
 	"github.com/sqlfw/sqlfw/wire/pg"
 )
 
-// Mode says what a deny verdict does.
-type Mode string
+// Mode says what a deny verdict does: the engine's one Mode type.
+type Mode = engine.Mode
 
 const (
-	// ModeEnforce blocks denied statements.
-	ModeEnforce Mode = "enforce"
-	// ModeMonitor lets every statement through and logs the denied ones.
-	ModeMonitor Mode = "monitor"
-	// ModeDetect lets every statement through and reports what enforce
-	// would have done, with the evaluation time.
-	ModeDetect Mode = "detect"
+	ModeEnforce = engine.ModeEnforce
+	ModeMonitor = engine.ModeMonitor
+	ModeDetect  = engine.ModeDetect
 )
 
 // Config is sqlfwd's configuration: global settings and the databases it

@@ -150,7 +150,7 @@ func (d *Daemon) lend(db *database) {
 	db.env = relay.Env{
 		Database:  c.Name,
 		Engine:    db.engine.Load,
-		Enforces:  func(mode string) bool { return db.mode(&engine.Verdict{Mode: mode}) == ModeEnforce },
+		Enforces:  func(mode engine.Mode) bool { return db.mode(&engine.Verdict{Mode: mode}) == ModeEnforce },
 		Dial:      d.dialer.DialContext,
 		ClientTLS: db.tls.server.Load,
 		Limits: relay.Limits{

@@ -193,7 +193,7 @@ func (e *Engine) judgeUnparsed(tf *TextFacts, s *Session) (Verdict, bool) {
 	return Verdict{}, false
 }
 
-func (p *Policy) modeOf(r *rule) string {
+func (p *Policy) modeOf(r *rule) Mode {
 	if r.mode != "" {
 		return r.mode
 	}
@@ -203,7 +203,7 @@ func (p *Policy) modeOf(r *rule) string {
 // denyRank orders deny verdicts of several statements: the one most likely
 // to be enforced wins, so that a monitor-mode rule on one statement cannot
 // let another statement's enforce-mode deny through.
-func denyRank(a Action, mode string) int {
+func denyRank(a Action, mode Mode) int {
 	r := 0
 	switch mode {
 	case ModeEnforce:

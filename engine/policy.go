@@ -27,18 +27,25 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Modes a policy or a rule may set (Verdict.Mode).
+// Mode says what a deny verdict does: the configured mode of a database,
+// and the mode a policy or a rule may set (Verdict.Mode).
+type Mode string
+
 const (
-	ModeEnforce = "enforce"
-	ModeMonitor = "monitor"
-	ModeDetect  = "detect"
+	// ModeEnforce blocks denied statements.
+	ModeEnforce Mode = "enforce"
+	// ModeMonitor lets every statement through and logs the denied ones.
+	ModeMonitor Mode = "monitor"
+	// ModeDetect lets every statement through and reports what enforce
+	// would have done, with the evaluation time.
+	ModeDetect Mode = "detect"
 )
 
 // Policy is a parsed, validated policy. It is immutable and may be shared by
 // several engines.
 type Policy struct {
 	onParseError Action
-	mode         string
+	mode         Mode
 	rules        []rule
 	// tableColumns lists the columns of tables, for `columns` rules and
 	// SELECT * ("table" or "schema.table" → lower-cased column names).
@@ -58,7 +65,7 @@ type rule struct {
 	id     string
 	action Action
 	reason string
-	mode   string // "" or a Mode*
+	mode   Mode // "" or a Mode*
 	line   int
 
 	scope scope
@@ -356,7 +363,7 @@ func (a *yamlAction) UnmarshalYAML(n *yaml.Node) error {
 type yamlMode string
 
 func (m *yamlMode) UnmarshalYAML(n *yaml.Node) error {
-	switch n.Value {
+	switch Mode(n.Value) {
 	case ModeEnforce, ModeMonitor, ModeDetect:
 		*m = yamlMode(n.Value)
 		return nil
@@ -589,7 +596,7 @@ func ParsePolicy(yamlText []byte) (*Policy, error) {
 		p.onParseError = Action(*yp.OnParseError)
 	}
 	if yp.Mode != nil {
-		p.mode = string(*yp.Mode)
+		p.mode = Mode(*yp.Mode)
 	}
 	if len(yp.TableColumns) > 0 {
 		p.tableColumns = map[string][]string{}
@@ -656,7 +663,7 @@ func compileRule(yr yamlRule) (rule, error) {
 		r.reason = "matched policy rule " + r.id
 	}
 	if yr.Mode != nil {
-		r.mode = string(*yr.Mode)
+		r.mode = Mode(*yr.Mode)
 	}
 	if err := compileScope(&r, yr); err != nil {
 		return r, fmt.Errorf("rule %q: %w", r.id, err)
@@ -962,7 +969,7 @@ func (p *Policy) Warnings() []string { return append([]string(nil), p.warnings..
 func (p *Policy) UsesTime() bool { return p.usesTime }
 
 // Mode is the policy-level mode ("" when the policy does not set one).
-func (p *Policy) Mode() string { return p.mode }
+func (p *Policy) Mode() Mode { return p.mode }
 
 // Len is the number of rules.
 func (p *Policy) Len() int { return len(p.rules) }

@@ -53,7 +53,7 @@ type Verdict struct {
 	// Mode is the mode the policy asks for this verdict: the deciding rule's
 	// `mode:`, else the policy's `mode:`, else "" (use the configured mode).
 	// A live override (fwctl mode) takes precedence over it.
-	Mode string
+	Mode Mode
 	// Statements is the number of statements in the judged text.
 	Statements int
 	// ParseError is true when the parser rejected the text; Action then

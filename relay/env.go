@@ -23,7 +23,7 @@ type Env struct {
 	// verdict's Mode from its rule or policy, else the configured one).
 	// It takes the mode, not the verdict, so that the caller's verdict
 	// does not escape.
-	Enforces func(mode string) bool
+	Enforces func(mode engine.Mode) bool
 	// Dial connects to the upstream (and to where a cancel request goes);
 	// it sets SO_MARK when interception needs the daemon's own sockets
 	// marked.

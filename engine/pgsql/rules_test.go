@@ -182,7 +182,7 @@ rules:
 		sql    string
 		action engine.Action
 		rule   string
-		mode   string
+		mode   engine.Mode
 	}{
 		{"DROP TABLE t", engine.ActionDeny, "enf", engine.ModeEnforce},
 		{"DELETE FROM t WHERE a = 1", engine.ActionDeny, "det", engine.ModeDetect},

@@ -128,7 +128,7 @@ func newProxy(t testing.TB, db config.Database) *proxy {
 	p.env = relay.Env{
 		Database:  c.Name,
 		Engine:    p.eng.Load,
-		Enforces:  func(mode string) bool { return p.mode(mode) == config.ModeEnforce },
+		Enforces:  func(mode engine.Mode) bool { return p.mode(mode) == config.ModeEnforce },
 		Dial:      dialer.DialContext,
 		ClientTLS: func() *tls.Config { return nil },
 		Limits: relay.Limits{
@@ -146,7 +146,7 @@ func newProxy(t testing.TB, db config.Database) *proxy {
 }
 
 // mode is the mode that applies to a verdict whose policy asks for m.
-func (p *proxy) mode(m string) config.Mode {
+func (p *proxy) mode(m engine.Mode) config.Mode {
 	if o := p.override.Load(); o != nil {
 		return *o
 	}
