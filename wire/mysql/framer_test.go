@@ -287,3 +287,30 @@ func TestFramerBudget(t *testing.T) {
 		t.Fatalf("over budget: %v", err)
 	}
 }
+
+// TestBlockedCommand is what a relay does with a denied command: it answers
+// it with an ERR that continues the command's ids and sends nothing on; the
+// client's next command starts at 0 again, and the server leg is where it
+// was.
+func TestBlockedCommand(t *testing.T) {
+	long := pkt(0, append([]byte{ComQuery}, bytes.Repeat([]byte("x"), MaxFragment)...)...) // ids 0 and 1
+	in := cat(long, pkt(0, append([]byte{ComQuery}, "select 1"...)...))
+	fr := NewFramer(bytes.NewReader(in), 0, 32<<20, 0)
+	fr.ExpectCommands()
+	fr.SetTypes(CommandTypes)
+	var got [][]byte
+	for len(got) < 2 {
+		m, err := nextPacket(fr, WantAll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, m)
+	}
+	errPkt := AppendErr(nil, LastSeq(got[0])+1, 1142, "42000", "blocked")
+	if Seq(errPkt) != 2 {
+		t.Fatalf("ERR after a two-fragment command has id %d, want 2", Seq(errPkt))
+	}
+	if Seq(got[1]) != 0 {
+		t.Fatalf("next command at %d", Seq(got[1]))
+	}
+}

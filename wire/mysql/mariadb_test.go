@@ -201,6 +201,19 @@ func TestMariaDBPump(t *testing.T) {
 			session(t, srv, mode.strip, largeScript)
 		})
 	}
+	// What the pump answered itself never reached the server.
+	if log := os.Getenv("SQLFW_MY_LOG"); log != "" {
+		b, err := os.ReadFile(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "wire_t") {
+			t.Fatalf("general log %s has none of the test's statements", log)
+		}
+		if strings.Contains(string(b), blockMark) {
+			t.Fatalf("a blocked statement reached the server (general log %s)", log)
+		}
+	}
 }
 
 // count reads every row of every result set of rows and closes it.
@@ -284,6 +297,38 @@ func script(c *sql.Conn, step func(string, func() error)) {
 			return errors.New("no error")
 		}
 		return nil
+	})
+	isBlocked := func(err error) error {
+		var me *gomysql.MySQLError
+		if !errors.As(err, &me) || me.Number != ErrBlockedTest || string(me.SQLState[:]) != "42000" {
+			return fmt.Errorf("got %v, want the pump's ERR", err)
+		}
+		return nil
+	}
+	step("blocked query", func() error {
+		_, err := c.ExecContext(ctx, "DELETE FROM wire_t "+blockMark)
+		return isBlocked(err)
+	})
+	step("blocked prepare", func() error {
+		_, err := c.PrepareContext(ctx, "SELECT * FROM wire_t WHERE id = ? "+blockMark)
+		return isBlocked(err)
+	})
+	step("blocked inside a transaction", func() error {
+		tx, err := c.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO wire_t (id, v) VALUES (200, 'kept')"); err != nil {
+			return err
+		}
+		if err := isBlocked(func() error { _, err := tx.ExecContext(ctx, "DELETE FROM wire_t "+blockMark); return err }()); err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		var v string
+		return c.QueryRowContext(ctx, "SELECT v FROM wire_t WHERE id = 200").Scan(&v)
 	})
 	step("connection still works", func() error {
 		n, err := count(c.QueryContext(ctx, "SELECT 1"))

@@ -110,6 +110,7 @@ func (p *pump) clientLeg(client, server net.Conn) error {
 	offset := 0
 	first := true
 	inData := false
+	var errBuf []byte
 	for {
 		if err := fr.Fill(); err != nil {
 			if errors.Is(err, io.EOF) {
@@ -166,7 +167,22 @@ func (p *pump) clientLeg(client, server net.Conn) error {
 				p.mu.Lock()
 				p.cmds = append(p.cmds, cmd)
 				p.sent++
+				if !NewResponse(0).Begin(cmd) {
+					p.done++ // no response: complete when sent
+				}
 				p.mu.Unlock()
+				if blocked(m) {
+					// answered here, never sent: the ERR continues the
+					// command's ids, and the next command starts at 0
+					errBuf = AppendErr(errBuf[:0], LastSeq(m)+1, ErrBlockedTest, "42000", "blocked by sqlfw (test)")
+					p.mu.Lock()
+					p.done++
+					p.mu.Unlock()
+					if _, err := client.Write(errBuf); err != nil {
+						return err
+					}
+					continue
+				}
 				p.events <- pumpEvent{cmd: cmd, lastSeq: LastSeq(m)}
 			}
 			if _, err := server.Write(m); err != nil {
@@ -276,10 +292,7 @@ func (p *pump) next(r *Response, fr *Framer) error {
 			return nil
 		}
 		if !r.Begin(ev.cmd) {
-			p.mu.Lock()
-			p.done++
-			p.mu.Unlock()
-			continue
+			continue // counted by the client leg
 		}
 		fr.Expect((ev.lastSeq + 1) & 0xff)
 		return nil
@@ -313,7 +326,7 @@ func replay(c2s, s2c []byte, size int) (c2sEnds, s2cDone []int, err error) {
 				return nil, nil, err
 			}
 			caps = r.Caps
-		} else if Seq(m) == 0 && len(m) > HeaderLen {
+		} else if Seq(m) == 0 && len(m) > HeaderLen && !blocked(m) {
 			cmds = append(cmds, [2]int{int(m[HeaderLen]), LastSeq(m)})
 		}
 	}
@@ -400,4 +413,16 @@ func nextPacket(f *Framer, want *[256]bool) ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// blockMark in a COM_QUERY or COM_STMT_PREPARE makes the pump answer the
+// command itself with an ERR, as relay/mysql answers a denied statement.
+const blockMark = "/*sqlfw-block*/"
+
+// ErrBlockedTest is the error number of the pump's ERR.
+const ErrBlockedTest = 1142
+
+func blocked(m []byte) bool {
+	p := FirstFragment(m)
+	return len(p) > 0 && (p[0] == ComQuery || p[0] == ComStmtPrepare) && bytes.Contains(p, []byte(blockMark))
 }
