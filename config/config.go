@@ -68,6 +68,8 @@ type Config struct {
 // AuditConfig configures the audit trail (daemon/audit.go writes it).
 type AuditConfig struct {
 	// Path of the JSON-lines file; appended to, its hash chain continued.
+	// "-" is standard output (a new chain at each start), for a
+	// container's log stream.
 	Path string `yaml:"path"`
 	// IncludeAllowed records allowed verdicts too (default: sessions and
 	// every verdict that is not a plain allow).

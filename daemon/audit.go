@@ -88,19 +88,32 @@ const auditFlushBytes = 64 << 10
 // openAudit opens (or continues) the trail at path. A tail that is not
 // whole records (a crash tore the last write, or someone appended garbage)
 // is cut off; what was cut is recorded as a "repair" event in the chain.
+//
+// Path "-" is standard output (a container's log stream, which the
+// cluster's log pipeline ships): a stream can be neither read back nor
+// cut, so each start begins a new chain at seq 1.
 func openAudit(c AuditConfig, log *slog.Logger) (*auditor, error) {
-	f, err := os.OpenFile(c.Path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("audit log: %w", err)
+	stream := c.Path == "-"
+	f := os.Stdout
+	if !stream {
+		var err error
+		if f, err = os.OpenFile(c.Path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+			return nil, fmt.Errorf("audit log: %w", err)
+		}
 	}
+	var err error
 	a := &auditor{log: log, f: f, ch: make(chan auditRecord, c.Queue),
 		allowed: c.IncludeAllowed, anchorN: uint64(c.Anchor), done: make(chan struct{}),
 		buf: make([]byte, 0, 2*auditFlushBytes)}
 	if c.KeyFile != "" {
 		if a.chain.Key, err = audit.ReadKey(c.KeyFile); err != nil {
-			f.Close()
+			a.closeFile()
 			return nil, err
 		}
+	}
+	if stream {
+		go a.run()
+		return a, nil
 	}
 	t, err := auditTail(f)
 	if err != nil {
@@ -320,6 +333,13 @@ func (a *auditor) close() {
 		a.flush()
 		_ = a.f.Sync()
 		a.anchor()
-		a.f.Close()
+		a.closeFile()
 	})
+}
+
+// closeFile closes the trail's file, never standard output (audit path "-").
+func (a *auditor) closeFile() {
+	if a.f != os.Stdout {
+		a.f.Close()
+	}
 }

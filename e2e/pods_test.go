@@ -7,6 +7,8 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -225,5 +227,80 @@ func TestPodPolicyReloadOnChange(t *testing.T) {
 	}
 	if res := query(); res.Exit == 0 || !strings.Contains(res.Stderr, codeBlocked) || !strings.Contains(res.Stderr, "no-selects-now") {
 		t.Fatalf("after the swap: select 41 + 1\ngot %s\nwant ERROR %s by rule no-selects-now", res, codeBlocked)
+	}
+}
+
+// TestPodAuditToStdout: with --audit-log - the audit trail is standard
+// output, a container's log stream (the log itself is on standard error),
+// and what the stream carried verifies as a chain.
+func TestPodAuditToStdout(t *testing.T) {
+	needSqlfwd(t)
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	outPath, errPath := filepath.Join(dir, "stdout"), filepath.Join(dir, "stderr")
+	out, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	errf, err := os.Create(errPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errf.Close()
+	// A pipe, as a container runtime gives: it cannot seek.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := make(chan struct{})
+	go func() { io.Copy(out, pr); close(copied) }()
+	cmd := exec.Command(filepath.Join(binDir, "sqlfwd"), "--protocol", "postgres", "--listen", "127.0.0.1:"+strconv.Itoa(port),
+		"--upstream", net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), "--control-socket", "none", "--audit-log", "-")
+	cmd.Stdout, cmd.Stderr = pw, errf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cmd.Process.Signal(os.Interrupt)
+			cmd.Wait()
+			<-copied
+		}
+	}
+	defer stop()
+	for i := 0; ; i++ {
+		b, _ := os.ReadFile(errPath)
+		if strings.Contains(string(b), "sqlfwd started") {
+			break
+		}
+		if i > 100 {
+			t.Fatalf("sqlfwd did not start:\n%s", b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	res := runTool(t, time.Minute, "", nil, "psql", "-X", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-U", pg.User, "-d", pg.Database,
+		"-v", "VERBOSITY=verbose", "-Atc", "delete from pg_catalog.pg_class")
+	if !strings.Contains(res.Stderr, codeBlocked) {
+		t.Fatalf("delete without where: got %s, want %s", res, codeBlocked)
+	}
+	stop()
+	b, _ := os.ReadFile(outPath)
+	for _, want := range []string{`"event":"start"`, `"outcome":"blocked"`, `"event":"stop"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("standard output lacks %s:\n%s", want, b)
+		}
+	}
+	if logs, _ := os.ReadFile(errPath); strings.Contains(string(logs), `{"seq":`) {
+		t.Errorf("audit records on standard error:\n%s", logs)
+	}
+	if res := runToolPath(t, filepath.Join(binDir, "fwctl"), "audit", "verify", outPath); res.Exit != 0 || !strings.Contains(res.Stdout, "chain intact") {
+		t.Errorf("fwctl audit verify on what standard output carried: %s", res)
 	}
 }
