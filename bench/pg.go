@@ -183,7 +183,7 @@ func doRows(n int) func(context.Context, *pgx.Conn, int64) error {
 // insertText builds a multi-row INSERT with literal values that differ per
 // request, as an ORM's bulk insert does: the firewall sees a new text every
 // time, which no cache of exact texts answers (sqlfwd's cache of INSERT
-// shapes does: engine/shape.go).
+// shapes does: engine/pgsql/shape.go).
 func insertText(n int, seq int64) string {
 	var b strings.Builder
 	b.Grow(40 + n*32)

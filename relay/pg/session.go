@@ -317,7 +317,7 @@ func (s *session) negotiate() (wire.Startup, bool) {
 func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 	env, conn, c := s.env, s.client, s.conn
 	s.begun = time.Now()
-	var params [][2]string // judged as the SET statements they amount to (engine/startup.go)
+	var params [][2]string // judged as the SET statements they amount to (engine/pgsql/startup.go)
 	if err := wire.StartupParams(startup, func(name, value []byte) {
 		params = append(params, [2]string{string(name), string(value)})
 		switch string(name) {
