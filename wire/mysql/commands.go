@@ -98,52 +98,48 @@ func QueryText(p []byte, caps Caps) ([]byte, error) {
 }
 
 // skipParams skips a block of n binary-protocol parameters: the null bitmap,
-// the new-params-bound flag, the types (and names, for query attributes),
-// and the values.
+// the new-params-bound flag, the types (each followed by a name, for query
+// attributes), and the values of the parameters that are not NULL.
 func skipParams(b []byte, n int, named bool) ([]byte, error) {
 	nb := (n + 7) / 8
 	if len(b) < nb+1 {
 		return nil, fmt.Errorf("truncated null bitmap")
 	}
-	nulls, b := b[:nb], b[nb:]
-	if b[0] != 1 {
+	nulls := b[:nb]
+	if b[nb] != 1 {
 		return nil, fmt.Errorf("attributes without their types")
 	}
-	b = b[1:]
-	if len(b) < 2*n {
-		return nil, fmt.Errorf("truncated parameter types")
-	}
-	types := b
+	types := b[nb+1:]
+	// values starts after the types (and names)
+	values := types
 	for i := 0; i < n; i++ {
-		if len(b) < 2 {
+		if len(values) < 2 {
 			return nil, fmt.Errorf("truncated parameter types")
 		}
-		b = b[2:]
+		values = values[2:]
 		if named {
 			var ok bool
-			if _, b, ok = ReadLenString(b); !ok {
+			if _, values, ok = ReadLenString(values); !ok {
 				return nil, fmt.Errorf("truncated attribute name")
 			}
 		}
 	}
-	// types[i]: each entry is 2 bytes, then (named) a name; walk again
-	t := types
 	for i := 0; i < n; i++ {
-		typ := t[0]
-		t = t[2:]
+		typ := types[0]
+		types = types[2:]
 		if named {
-			_, t, _ = ReadLenString(t)
+			_, types, _ = ReadLenString(types)
 		}
 		if nulls[i/8]&(1<<(i%8)) != 0 {
 			continue
 		}
-		sz, ok := binaryValueLen(typ, b)
+		sz, ok := binaryValueLen(typ, values)
 		if !ok {
 			return nil, fmt.Errorf("truncated value of parameter %d", i)
 		}
-		b = b[sz:]
+		values = values[sz:]
 	}
-	return b, nil
+	return values, nil
 }
 
 // binaryValueLen returns the length of a binary-protocol value of type typ

@@ -207,9 +207,10 @@ func (f *Framer) NextSeq() int { return f.expect }
 
 // Renumber adds delta to the sequence id of every fragment from the next
 // one on, in the buffer, before it is forwarded (checking is against the ids
-// as received). A relay that sent the server a packet the client did not
-// (or answered the client itself within an exchange) keeps both legs
-// numbered this way. Renumber(0) stops it.
+// as received, and NextSeq counts them as received, while the packets Next
+// returns carry the new ids). A relay that sent the server a packet the
+// client did not (or answered the client itself within an exchange) keeps
+// both legs numbered this way. Renumber(0) stops it.
 func (f *Framer) Renumber(delta int) { f.shift = byte(delta) }
 
 // Close gives back what the Framer holds of its Budget; the Framer is not

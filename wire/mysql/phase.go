@@ -168,7 +168,7 @@ func (r *Response) unexpected(p []byte) error {
 // response is now complete. A packet that cannot come where it came is an
 // error: the relay has lost track and must close the connection.
 func (r *Response) Feed(msg []byte) (done bool, err error) {
-	if len(msg) < HeaderLen {
+	if len(msg) < HeaderLen || len(msg) < HeaderLen+le24(msg) {
 		return false, fmt.Errorf("%w: short packet", ErrFrame)
 	}
 	long := le24(msg) == MaxFragment
