@@ -112,6 +112,11 @@ func (d *Daemon) startIntercept() (err error) {
 		cg := ic.Cgroup
 		if cg == "" {
 			cg = it.cgroup2
+		} else if isCgroup2Root(cg) {
+			// Another view of a whole hierarchy (the host's, mounted into
+			// a container with a cgroup namespace of its own): the clients'
+			// cgroup ids are found there, not in our own mount.
+			it.cgroup2 = cg
 		}
 		ln4, err := lc.Listen(context.Background(), "tcp4", ic.Listen4)
 		if err != nil {
@@ -427,6 +432,16 @@ func procCgroup(proc string, pid int32) string {
 		}
 	}
 	return ""
+}
+
+// isCgroup2Root reports whether dir is the root of a cgroup2 hierarchy:
+// every cgroup but the root has cgroup.freeze (Linux 5.2 and later).
+func isCgroup2Root(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.controllers")); err != nil {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dir, "cgroup.freeze"))
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // cgroupPath turns a cgroup id (the cgroup2 directory's inode number) into

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sqlfw/sqlfw/cgroupstats"
 )
 
 // The fallback's note is the reason interception is unavailable, found by
@@ -66,5 +69,39 @@ func TestProcReadersUseTheRoot(t *testing.T) {
 	// a process the tree does not have: nothing known, nothing granted
 	if readComm(proc, 7) != "" || procCgroup(proc, 7) != "" || inGroup(proc, &unix.Ucred{Pid: 7, Gid: 1}, 990) {
 		t.Error("a missing process was read")
+	}
+}
+
+func TestIsCgroup2Root(t *testing.T) {
+	touch := func(dir string, names ...string) string {
+		for _, n := range names {
+			if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	tests := []struct {
+		name string
+		dir  string
+		want bool
+	}{
+		{"root of a hierarchy", touch(t.TempDir(), "cgroup.controllers", "cgroup.procs"), true},
+		{"a child cgroup", touch(t.TempDir(), "cgroup.controllers", "cgroup.procs", "cgroup.freeze"), false},
+		{"not a cgroup", t.TempDir(), false},
+		{"missing", filepath.Join(t.TempDir(), "absent"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := isCgroup2Root(tt.dir); got != tt.want {
+				t.Errorf("isCgroup2Root(%s) = %v, want %v", tt.dir, got, tt.want)
+			}
+		})
+	}
+	// The real mount, where there is one.
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		if mnt, err := cgroupstats.Cgroup2Mount(bytes.NewReader(b)); err == nil && !isCgroup2Root(mnt) {
+			t.Errorf("isCgroup2Root(%s) = false for the cgroup2 mount", mnt)
+		}
 	}
 }
