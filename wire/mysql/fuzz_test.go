@@ -60,6 +60,26 @@ func TestCaptures(t *testing.T) {
 				t.Fatalf("%s (buffer %d): packets end at %v, responses at %v; recorded %v and %v", c.name, size, ends, done, c.want.C2S, c.want.S2C)
 			}
 		}
+		// the real greeting and handshake response
+		h, err := ParseHandshake(FirstFragment(c.s2c))
+		if err != nil {
+			t.Fatalf("%s: greeting: %v", c.name, err)
+		}
+		if !h.MariaDB || !bytes.HasPrefix(h.ServerVersion, []byte("5.5.5-")) || !bytes.Contains(h.Version(), []byte("MariaDB")) ||
+			!h.Caps.Has(CapDeprecateEOF|CapPluginAuth|CapMultiStatements) || h.Caps.Extended() == 0 ||
+			len(h.AuthData1)+len(h.AuthData2) != ScrambleLength+1 || len(h.AuthPlugin) == 0 {
+			t.Fatalf("%s: greeting %+v", c.name, h)
+		}
+		r, err := ParseHandshakeResponse(FirstFragment(c.c2s))
+		if err != nil {
+			t.Fatalf("%s: handshake response: %v", c.name, err)
+		}
+		attrs := 0
+		for it := NewAttrs(r.ConnectAttrs); it.Next(); attrs++ {
+		}
+		if len(r.User) == 0 || len(r.AuthResponse) != ScrambleLength || string(r.AuthPlugin) != "mysql_native_password" || attrs == 0 {
+			t.Fatalf("%s: handshake response %+v (%d attributes)", c.name, r, attrs)
+		}
 		// and as a relay forwards them: every byte, unchanged
 		for rname, wrap := range readers {
 			for _, in := range [][]byte{c.c2s, c.s2c} {
