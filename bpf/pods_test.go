@@ -8,15 +8,17 @@ import (
 	"os/exec"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // testPod is a network namespace standing for a pod on a Kubernetes node:
 // a veth pair joins it to the test's namespace (the node), host side
-// Host/24, pod side Addr/24, default route via the host side.
+// Host/24 and Host6/64, pod side Addr/24 and Addr6/64, default routes via
+// the host side.
 type testPod struct {
-	Netns string // name, for ip netns exec
-	Host  netip.Addr
-	Addr  netip.Addr
+	Netns       string // name, for ip netns exec
+	Host, Host6 netip.Addr
+	Addr, Addr6 netip.Addr
 }
 
 var podSeq atomic.Int64
@@ -35,6 +37,8 @@ func newTestPod(tb testing.TB) testPod {
 		Netns: name,
 		Host:  netip.MustParseAddr(fmt.Sprintf("10.231.%d.1", octet)),
 		Addr:  netip.MustParseAddr(fmt.Sprintf("10.231.%d.2", octet)),
+		Host6: netip.MustParseAddr(fmt.Sprintf("fd00:231:%x::1", octet)),
+		Addr6: netip.MustParseAddr(fmt.Sprintf("fd00:231:%x::2", octet)),
 	}
 	// Registered before creating: a failed step still removes what exists.
 	tb.Cleanup(func() {
@@ -45,11 +49,14 @@ func newTestPod(tb testing.TB) testPod {
 	run(tb, "ip", "link", "add", hostIf, "type", "veth", "peer", "name", podIf)
 	run(tb, "ip", "link", "set", podIf, "netns", name)
 	run(tb, "ip", "addr", "add", p.Host.String()+"/24", "dev", hostIf)
+	run(tb, "ip", "-6", "addr", "add", p.Host6.String()+"/64", "dev", hostIf, "nodad")
 	run(tb, "ip", "link", "set", hostIf, "up")
 	run(tb, "ip", "-n", name, "addr", "add", p.Addr.String()+"/24", "dev", podIf)
 	run(tb, "ip", "-n", name, "link", "set", podIf, "up")
 	run(tb, "ip", "-n", name, "link", "set", "lo", "up")
 	run(tb, "ip", "-n", name, "route", "add", "default", "via", p.Host.String())
+	run(tb, "ip", "-n", name, "-6", "addr", "add", p.Addr6.String()+"/64", "dev", podIf, "nodad")
+	run(tb, "ip", "-n", name, "-6", "route", "add", "default", "via", p.Host6.String())
 	return p
 }
 
@@ -58,9 +65,9 @@ func newTestPod(tb testing.TB) testPod {
 // listener on the node address answering "daemon-pod".
 type podEnv struct {
 	*redirectEnv
-	pods   []testPod
-	nodeDB netip.AddrPort // protected, not loopback
-	podLn  netip.AddrPort
+	pods            []testPod
+	nodeDB, nodeDB6 netip.AddrPort // protected, not loopback
+	podLn, podLn6   netip.AddrPort
 }
 
 func newPodEnv(t *testing.T, pods int, mutate func(*RedirectConfig)) *podEnv {
@@ -80,15 +87,24 @@ func newPodEnv(t *testing.T, pods int, mutate func(*RedirectConfig)) *podEnv {
 	pe.nodeDB = addrPort(db.Addr())
 	podLn := listenTCP(t, net.JoinHostPort(node.String(), "0"))
 	pe.podLn = addrPort(podLn.Addr())
+	node6 := pe.pods[0].Host6
+	db6 := listenTCP(t, net.JoinHostPort(node6.String(), "0"))
+	serveLines(t, db6, "db", nil)
+	pe.nodeDB6 = addrPort(db6.Addr())
+	podLn6 := listenTCP(t, net.JoinHostPort(node6.String(), "0"))
+	pe.podLn6 = addrPort(podLn6.Addr())
 	pe.redirectEnv = newRedirectEnv(t, func(c *RedirectConfig) {
-		c.PodListen4 = pe.podLn
+		c.PodListen4, c.PodListen6 = pe.podLn, pe.podLn6
 		if mutate != nil {
 			mutate(c)
 		}
 	})
 	serveLines(t, podLn, "daemon-pod", pe.record)
-	if err := pe.r.Protect(pe.nodeDB); err != nil {
-		t.Fatal(err)
+	serveLines(t, podLn6, "daemon-pod6", pe.record)
+	for _, a := range []netip.AddrPort{pe.nodeDB, pe.nodeDB6} {
+		if err := pe.r.Protect(a); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return pe
 }
@@ -148,10 +164,37 @@ func TestPodRedirect(t *testing.T) {
 	if ctr.Redirected != 4 || ctr.PodRedirected != 3 || ctr.SkippedNetns != 0 {
 		t.Errorf("counters %+v, want Redirected 4, PodRedirected 3, SkippedNetns 0", ctr)
 	}
+	// Every client has exited: the pods' sockets closed in their own
+	// namespaces, and their by-cookie entries went with them.
+	deadline := time.Now().Add(5 * time.Second)
+	for countEntries(t, pe.r.objs.OriginByCookie) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("origin_by_cookie holds %d entries after every client closed", countEntries(t, pe.r.objs.OriginByCookie))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	// Only the node client's leg: pod connections cross their veth and are
 	// never spliced (the daemon's accepted legs are outside the cgroup here).
 	if ctr.SockmapAdded != 1 {
 		t.Errorf("SockmapAdded = %d, want 1 (the node client only, never a pod's socket)", ctr.SockmapAdded)
+	}
+}
+
+// An IPv6 pod connection goes to the IPv6 pod listener, found by the pod's
+// IPv6 address.
+func TestPodRedirectIPv6(t *testing.T) {
+	pe := newPodEnv(t, 1, nil)
+	pod := pe.pods[0]
+	res, _ := runHelper(t, helperOpts{Cgroup: pe.cg, Netns: pod.Netns, Dial: pe.nodeDB6.String()})
+	if res.Err != "" || res.Reply != "daemon-pod6" || res.Peer != pe.nodeDB6.String() {
+		t.Fatalf("pod dials %s: reply %q peer %s err %q, want \"daemon-pod6\" and peer %s", pe.nodeDB6, res.Reply, res.Peer, res.Err, pe.nodeDB6)
+	}
+	a := pe.lastAccept(t, 1)
+	if local := netip.MustParseAddrPort(res.Local); !a.ok || a.peer != local || local.Addr() != pod.Addr6 || a.origin.Dst != pe.nodeDB6 {
+		t.Errorf("accepted peer %s (origin %+v, found %v), pod local %s: want the pod's %s and Dst %s", a.peer, a.origin, a.ok, local, pod.Addr6, pe.nodeDB6)
+	}
+	if c, _ := pe.r.Counters(); c.PodRedirected != 1 {
+		t.Errorf("counters %+v, want PodRedirected 1", c)
 	}
 }
 
@@ -173,12 +216,14 @@ func TestPodLoopbackNotRedirected(t *testing.T) {
 
 // Without a pod listener, pods are left alone as before (counted).
 func TestPodWithoutPodListen(t *testing.T) {
-	pe := newPodEnv(t, 1, func(c *RedirectConfig) { c.PodListen4 = netip.AddrPort{} })
-	res, _ := runHelper(t, helperOpts{Cgroup: pe.cg, Netns: pe.pods[0].Netns, Dial: pe.nodeDB.String()})
-	if res.Reply != "db" {
-		t.Fatalf("pod dials %s with no pod listener: reply %q err %q, want \"db\" (direct)", pe.nodeDB, res.Reply, res.Err)
+	pe := newPodEnv(t, 1, func(c *RedirectConfig) { c.PodListen4, c.PodListen6 = netip.AddrPort{}, netip.AddrPort{} })
+	for _, dst := range []netip.AddrPort{pe.nodeDB, pe.nodeDB6} {
+		res, _ := runHelper(t, helperOpts{Cgroup: pe.cg, Netns: pe.pods[0].Netns, Dial: dst.String()})
+		if res.Reply != "db" {
+			t.Fatalf("pod dials %s with no pod listener: reply %q err %q, want \"db\" (direct)", dst, res.Reply, res.Err)
+		}
 	}
-	if c, _ := pe.r.Counters(); c.SkippedNetns != 1 || c.Redirected != 0 {
-		t.Errorf("counters %+v, want SkippedNetns 1 Redirected 0", c)
+	if c, _ := pe.r.Counters(); c.SkippedNetns != 2 || c.Redirected != 0 {
+		t.Errorf("counters %+v, want SkippedNetns 2 Redirected 0", c)
 	}
 }

@@ -130,7 +130,9 @@ type Intercept struct {
 	// PodListen is the pod listener: an IP:PORT on this host, in sqlfwd's
 	// network namespace, that pods route to (a node address, e.g. the host
 	// side of their veth); neither loopback nor a wildcard. Port 0 picks a
-	// free one.
+	// free one. Dual-stack nodes give one of each family, comma-separated:
+	// pods' connects to protected addresses of a family without a pod
+	// listener are left alone.
 	PodListen string `yaml:"pod_listen"`
 	// SocketDir holds the unix listeners that unix-socket clients are
 	// redirected to (default the control socket's directory).
@@ -409,14 +411,30 @@ func (ic *Intercept) checkPods() error {
 	if ic.PodListen == "" {
 		return errors.New("pods needs pod_listen: an IP:PORT of this host that pods route to")
 	}
-	ap, err := netip.ParseAddrPort(ic.PodListen)
-	if err != nil {
-		return fmt.Errorf("pod_listen %q: want an IP address and port: %w", ic.PodListen, err)
+	_, err := ic.PodListeners()
+	return err
+}
+
+// PodListeners parses PodListen: at most one address of each family.
+func (ic *Intercept) PodListeners() ([]netip.AddrPort, error) {
+	var out []netip.AddrPort
+	for _, s := range strings.Split(ic.PodListen, ",") {
+		ap, err := netip.ParseAddrPort(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("pod_listen %q: want an IP address and port: %w", s, err)
+		}
+		ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+		if a := ap.Addr(); a.IsLoopback() || a.IsUnspecified() {
+			return nil, fmt.Errorf("pod_listen %s: a pod's loopback is its own and a wildcard is no address to send it to: give a node address pods route to", ap)
+		}
+		for _, o := range out {
+			if o.Addr().Is4() == ap.Addr().Is4() {
+				return nil, fmt.Errorf("pod_listen: %s and %s are of one family: give at most one IPv4 and one IPv6 address", o, ap)
+			}
+		}
+		out = append(out, ap)
 	}
-	if a := ap.Addr().Unmap(); a.IsLoopback() || a.IsUnspecified() {
-		return fmt.Errorf("pod_listen %s: a pod's loopback is its own and a wildcard is no address to send it to: give a node address pods route to", ap)
-	}
-	return nil
+	return out, nil
 }
 
 func checkHostPort(s string) error {

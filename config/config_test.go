@@ -53,6 +53,16 @@ func TestParse(t *testing.T) {
 		{name: "pod_listen without pods", yaml: "intercept: {pod_listen: '10.0.0.1:1'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "pods is not"},
 		{name: "loopback pod_listen", yaml: "intercept: {pods: true, pod_listen: '127.0.0.1:6433'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "loopback is its own"},
 		{name: "wildcard pod_listen", yaml: "intercept: {pods: true, pod_listen: '[::]:6433'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "wildcard"},
+		{
+			name: "dual-stack pod_listen",
+			yaml: "intercept: {pods: true, pod_listen: '10.244.0.1:6433, [fd00::1]:6433'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: '10.0.0.5:5432'}\n",
+			check: func(t *testing.T, c *Config) {
+				if aps, err := c.Intercept.PodListeners(); err != nil || len(aps) != 2 {
+					t.Errorf("PodListeners() = %v, %v; want two", aps, err)
+				}
+			},
+		},
+		{name: "two IPv4 pod listeners", yaml: "intercept: {pods: true, pod_listen: '10.0.0.1:1,10.0.0.2:1'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "one family"},
 		{name: "pod_listen not an IP", yaml: "intercept: {pods: true, pod_listen: 'node:6433'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "want an IP address"},
 		{name: "duplicate listen", yaml: "databases:\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:1'}\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:2'}\n", wantErr: "used twice"},
 	}

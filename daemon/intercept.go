@@ -219,27 +219,29 @@ func (d *Daemon) startIntercept() (err error) {
 // network namespaces) to protected non-loopback addresses arrive there, and
 // are identified like any redirected connection (fromRedirect).
 func (it *interceptor) listenPods(lc net.ListenConfig, rc *bpf.RedirectConfig) error {
-	ap, err := netip.ParseAddrPort(it.d.cfg.Intercept.PodListen)
+	aps, err := it.d.cfg.Intercept.PodListeners()
 	if err != nil {
-		return fmt.Errorf("pod_listen: %w", err)
+		return err
 	}
-	network := "tcp6"
-	if ap.Addr().Unmap().Is4() {
-		network = "tcp4"
+	for _, ap := range aps {
+		network := "tcp6"
+		if ap.Addr().Is4() {
+			network = "tcp4"
+		}
+		ln, err := lc.Listen(context.Background(), network, ap.String())
+		if err != nil {
+			return fmt.Errorf("pod listener (pod_listen must be an address of this host): %w", err)
+		}
+		it.lns = append(it.lns, ln)
+		got := ln.Addr().(*net.TCPAddr).AddrPort()
+		got = netip.AddrPortFrom(got.Addr().Unmap(), got.Port())
+		if got.Addr().Is4() {
+			rc.PodListen4 = got
+		} else {
+			rc.PodListen6 = got
+		}
+		it.d.log.Info("intercepting pods", "pod_listen", got.String())
 	}
-	ln, err := lc.Listen(context.Background(), network, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()).String())
-	if err != nil {
-		return fmt.Errorf("pod listener (pod_listen must be an address of this host): %w", err)
-	}
-	it.lns = append(it.lns, ln)
-	got := ln.Addr().(*net.TCPAddr).AddrPort()
-	got = netip.AddrPortFrom(got.Addr().Unmap(), got.Port())
-	if got.Addr().Is4() {
-		rc.PodListen4 = got
-	} else {
-		rc.PodListen6 = got
-	}
-	it.d.log.Info("intercepting pods", "pod_listen", got.String())
 	return nil
 }
 

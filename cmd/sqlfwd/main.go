@@ -67,7 +67,7 @@ func run(args []string, stderr io.Writer) int {
 		protect    = fs.String("protect", "", "app-host: comma-separated `IP:PORT` list to intercept (default the upstream, plus the other loopback family for a loopback upstream)")
 		unixSock   = fs.String("unix-socket", "", "app-host: also intercept clients of the database's unix socket `path` (kernel 6.7+)")
 		cgroup     = fs.String("cgroup", "", "app-host: intercept only processes in this cgroup2 `directory` (default all)")
-		podListen  = fs.String("pod-listen", "", "app-host: also intercept pods on this node (other network namespaces) connecting to protected non-loopback addresses; they are sent to this `IP:PORT` of the host, which pods route to")
+		podListen  = fs.String("pod-listen", "", "app-host: also intercept pods on this node (other network namespaces) connecting to protected non-loopback addresses; they are sent to this `IP:PORT` of the host, which pods route to (dual stack: one IPv4 and one IPv6, comma-separated)")
 		sockmap    = fs.String("sockmap", "", "on or off: splice the local client leg in the kernel (default on)")
 		failClosed = fs.Bool("fail-closed", false, "refuse protected connects sqlfwd cannot judge: when its origin map is full, and after the daemon dies (programs pinned in --pin-dir); default fail open")
 		pinDir     = fs.String("pin-dir", "", "where --fail-closed pins the programs (default /sys/fs/bpf/sqlfw)")
