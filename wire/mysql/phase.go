@@ -19,6 +19,11 @@ package mysql
 // when their first value is 16 MiB or longer, which makes the packet long: a
 // relay therefore needs to look only at 0xfe and 0xff packets inside a
 // result set (Want), and at every packet elsewhere.
+//
+// A COM_STMT_EXECUTE that opens a cursor ends after the column definitions
+// with an EOF (or OK) whose status has SERVER_STATUS_CURSOR_EXISTS; its rows
+// come with COM_STMT_FETCH. That form is tested from the documentation
+// only: go-sql-driver/mysql opens no cursors.
 
 import "fmt"
 

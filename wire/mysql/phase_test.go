@@ -76,6 +76,10 @@ var respCases = []respCase{
 	{name: "progress", caps: capsNew | CapMariaDBProgress, cmd: ComQuery, pkts: [][]byte{pProgress, pProgress, pOK}},
 	{name: "change user", caps: capsNew, cmd: ComChangeUser, pkts: [][]byte{pSwitch, pOK}},
 	{name: "auth", caps: capsNew, auth: true, pkts: [][]byte{pSwitch, pMore, pOKMore}},
+	// caching_sha2_password's full path: perform full authentication, the
+	// RSA public key on request, then OK
+	{name: "auth sha2 full", caps: capsNew, auth: true, pkts: [][]byte{{1, 4}, append([]byte{1}, "-----BEGIN PUBLIC KEY-----\n"...), pOK}},
+	{name: "cursor deprecate-eof", caps: capsNew, cmd: ComStmtExecute, pkts: [][]byte{pCount2, pDef, pDef, pEOFCurs}},
 	{name: "auth refused", caps: capsNew, auth: true, pkts: [][]byte{pErr}, failed: true},
 }
 
