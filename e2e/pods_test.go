@@ -25,6 +25,7 @@ import (
 // via the host side, as a CNI plugin sets a pod up.
 type e2ePod struct {
 	netns, host, addr string
+	host6, addr6      string // fd00:232:x::1 and ::2, /64
 }
 
 // newE2EPod creates pod n (1, 2, ...) and removes its namespace and veth
@@ -37,16 +38,20 @@ func newE2EPod(t *testing.T, n int) e2ePod {
 	subnet := fmt.Sprintf("10.232.%d", (os.Getpid()%120)*2+n)
 	// Registered first: netns' own cleanup runs after this one.
 	t.Cleanup(func() { exec.Command("ip", "link", "del", hostIf).Run() })
-	p := e2ePod{netns: netns(t, "pod"+strconv.Itoa(n)), host: subnet + ".1", addr: subnet + ".2"}
+	subnet6 := fmt.Sprintf("fd00:232:%x:", (os.Getpid()%120)*2+n)
+	p := e2ePod{netns: netns(t, "pod"+strconv.Itoa(n)), host: subnet + ".1", addr: subnet + ".2", host6: subnet6 + ":1", addr6: subnet6 + ":2"}
 	ip(t, "link", "add", hostIf, "type", "veth", "peer", "name", podIf)
 	ip(t, "link", "set", podIf, "netns", p.netns)
 	ip(t, "addr", "add", p.host+"/24", "dev", hostIf)
+	ip(t, "-6", "addr", "add", p.host6+"/64", "dev", hostIf, "nodad")
 	ip(t, "link", "set", hostIf, "up")
 	for _, args := range [][]string{
 		{"addr", "add", p.addr + "/24", "dev", podIf},
 		{"link", "set", podIf, "up"},
 		{"link", "set", "lo", "up"},
 		{"route", "add", "default", "via", p.host},
+		{"-6", "addr", "add", p.addr6 + "/64", "dev", podIf, "nodad"},
+		{"-6", "route", "add", "default", "via", p.host6},
 	} {
 		ip(t, append([]string{"-n", p.netns}, args...)...)
 	}
@@ -77,28 +82,40 @@ func TestInterceptPods(t *testing.T) {
 	cg := childCgroup(t)
 	pods := []e2ePod{newE2EPod(t, 1), newE2EPod(t, 2)}
 	node := pods[0].host // every pod routes to it
+	node6 := pods[0].host6
 	dbAddr := node + ":" + strconv.Itoa(pg.Port)
+	dbAddr6 := "[" + node6 + "]:" + strconv.Itoa(pg.Port)
 	// The loopback address too: from a pod it must still be skipped.
 	loop := "127.0.0.1:" + strconv.Itoa(pg.Port)
-	d := startIntercepting(t, cg, "--protect", dbAddr+","+loop, "--pod-listen", node+":0")
-	if !strings.Contains(d.log(), `"msg":"intercepting pods"`) {
+	d := startIntercepting(t, cg, "--protect", dbAddr+","+dbAddr6+","+loop, "--pod-listen", node+":0,["+node6+"]:0")
+	if strings.Count(d.log(), `"msg":"intercepting pods"`) != 2 {
 		t.Fatalf("sqlfwd did not open the pod listener; its log:\n%s", tail(d.log(), 20))
 	}
 	freshTable(t, "icept_pods", 1, 2, 3)
 	marker := "podmark" + randomHex(t)
 
-	for i, p := range pods {
-		t.Run(fmt.Sprintf("pod%d", i+1), func(t *testing.T) {
-			if res := psqlInPod(t, cg, p, node, "select count(*) from icept_pods"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "3" {
-				t.Fatalf("input: psql in pod %s -h %s 'select count(*) from icept_pods'\ngot %s\nwant 3", p.addr, node, res)
+	// Pod 1 over IPv4, pod 2 over IPv4 and IPv6 (a pod listener per family).
+	runs := []struct {
+		name     string
+		pod      e2ePod
+		dst, src string
+	}{
+		{"pod1", pods[0], node, pods[0].addr},
+		{"pod2", pods[1], node, pods[1].addr},
+		{"pod2-ipv6", pods[1], node6, pods[1].addr6},
+	}
+	for _, r := range runs {
+		t.Run(r.name, func(t *testing.T) {
+			if res := psqlInPod(t, cg, r.pod, r.dst, "select count(*) from icept_pods"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "3" {
+				t.Fatalf("input: psql in pod %s -h %s 'select count(*) from icept_pods'\ngot %s\nwant 3", r.src, r.dst, res)
 			}
 			sql := fmt.Sprintf("delete /* %s */ from icept_pods", marker)
-			res := psqlInPod(t, cg, p, node, sql)
+			res := psqlInPod(t, cg, r.pod, r.dst, sql)
 			if res.Exit == 0 || !strings.Contains(res.Stderr, codeBlocked) || !strings.Contains(res.Stderr, blockedPrefix) {
-				t.Fatalf("input: psql in pod %s -h %s %q\ngot %s\nwant ERROR %s from sqlfw", p.addr, node, sql, res, codeBlocked)
+				t.Fatalf("input: psql in pod %s -h %s %q\ngot %s\nwant ERROR %s from sqlfw", r.src, r.dst, sql, res, codeBlocked)
 			}
-			if !strings.Contains(d.log(), p.addr) {
-				t.Errorf("sqlfwd's log does not name the pod's address %s as the client:\n%s", p.addr, tail(d.log(), 10))
+			if !strings.Contains(d.log(), r.src) {
+				t.Errorf("sqlfwd's log does not name the pod's address %s as the client:\n%s", r.src, tail(d.log(), 10))
 			}
 		})
 	}
@@ -114,11 +131,11 @@ func TestInterceptPods(t *testing.T) {
 	}
 	st := stats(t, d)
 	ic := st.Interception
-	if ic.PodRedirected < 4 || ic.Redirected < ic.PodRedirected || ic.SkippedNetns == 0 {
-		t.Errorf("interception counters %+v: want ≥ 4 pod_redirected (2 per pod), skipped_netns > 0 (the pod's loopback)", ic)
+	if ic.PodRedirected < 6 || ic.Redirected < ic.PodRedirected || ic.SkippedNetns == 0 {
+		t.Errorf("interception counters %+v: want ≥ 6 pod_redirected (2 per run), skipped_netns > 0 (the pod's loopback)", ic)
 	}
-	if n := st.Databases[0].Denied; n < uint64(len(pods)) {
-		t.Errorf("denied = %d, want ≥ %d", n, len(pods))
+	if n := st.Databases[0].Denied; n < uint64(len(runs)) {
+		t.Errorf("denied = %d, want ≥ %d", n, len(runs))
 	}
 }
 
