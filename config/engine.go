@@ -9,10 +9,15 @@ import (
 )
 
 // Engine reads and checks a database's policy and builds its engine (the
-// embedded default policy when none is named). The daemon calls it at start
-// and on every reload.
+// embedded default policy when none is named), for PostgreSQL.
 func (dc *Database) Engine() (*engine.Engine, error) {
-	pol := pgsql.DefaultPolicy()
+	return dc.EngineOf(pgsql.Dialect, pgsql.DefaultPolicy())
+}
+
+// EngineOf is Engine for a dialect and its default policy: the daemon calls
+// it at start and on every reload with its protocol's (daemon/protocols.go).
+func (dc *Database) EngineOf(dialect engine.Dialect, defaultPolicy *engine.Policy) (*engine.Engine, error) {
+	pol := defaultPolicy
 	if dc.Policy != "" {
 		text, err := os.ReadFile(dc.Policy)
 		if err != nil {
@@ -23,7 +28,7 @@ func (dc *Database) Engine() (*engine.Engine, error) {
 			return nil, fmt.Errorf("database %s: policy %s: %w", dc.Name, dc.Policy, err)
 		}
 	}
-	eng, err := engine.New(pol, pgsql.Dialect, engine.Options{CacheBytes: dc.PolicyCacheBytes})
+	eng, err := engine.New(pol, dialect, engine.Options{CacheBytes: dc.PolicyCacheBytes})
 	if err != nil {
 		return nil, fmt.Errorf("database %s: building engine: %w", dc.Name, err)
 	}

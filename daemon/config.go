@@ -48,8 +48,11 @@ func ParseConfig(text []byte) (*Config, error) { return config.Parse(text) }
 // LoadConfig reads and parses a configuration file (config.Load).
 func LoadConfig(path string) (*Config, error) { return config.Load(path) }
 
-// buildEngine reads and checks a database's policy and builds its engine.
-func buildEngine(dc *Database) (*engine.Engine, error) { return dc.Engine() }
+// buildEngine reads and checks a database's policy and builds its engine
+// with its protocol's dialect and default policy.
+func buildEngine(dc *Database, p protocol) (*engine.Engine, error) {
+	return dc.EngineOf(p.dialect, p.defaultPolicy())
+}
 
 // buildTLS reads the certificates of a database's TLS settings.
 func buildTLS(dc *Database) (server, client *tls.Config, err error) { return dc.BuildTLS() }

@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sqlfw/sqlfw/engine"
-	"github.com/sqlfw/sqlfw/engine/pgsql"
 	"github.com/sqlfw/sqlfw/relay"
 )
 
@@ -85,9 +84,11 @@ type database struct {
 	rules ruleCounts
 	// tls is the built TLS of both legs (tls.go); a reload swaps it.
 	tls dbTLS
-	// proto serves the database's sessions with env.
-	proto relay.Protocol
-	env   relay.Env
+	// protocol is its protocol's entry (protocols.go); proto serves its
+	// sessions with env.
+	protocol protocol
+	proto    relay.Protocol
+	env      relay.Env
 }
 
 // mode is the mode that applies to a verdict: the live override, else the
@@ -123,7 +124,7 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 		if relays[p.name] == nil {
 			relays[p.name] = p.relay()
 		}
-		eng, err := buildEngine(dc)
+		eng, err := buildEngine(dc, p)
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +135,7 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 		if err != nil {
 			return nil, err
 		}
-		db := &database{cfg: *dc, rec: newRecorder(), proto: relays[p.name]}
+		db := &database{cfg: *dc, rec: newRecorder(), protocol: p, proto: relays[p.name]}
 		d.lend(db)
 		db.engine.Store(eng)
 		db.tls.server.Store(srvTLS)
@@ -414,7 +415,7 @@ func (d *Daemon) Reload() error {
 			return err
 		}
 		tlsCfgs[i] = tlsPair{srv, cli}
-		eng, err := buildEngine(&db.cfg)
+		eng, err := buildEngine(&db.cfg, db.protocol)
 		if err != nil {
 			d.reloadsFail.Add(1)
 			d.log.Error("reload failed: keeping the current policies", "err", err)
@@ -499,7 +500,7 @@ func (d *Daemon) Learn(name string, on bool) error {
 		d.log.Info("learning stopped", "database", db.cfg.Name)
 		return nil
 	}
-	l := engine.NewLearner(pgsql.Dialect, 0)
+	l := engine.NewLearner(db.protocol.dialect, 0)
 	db.learner.Store(l)
 	eng.SetLearner(l)
 	d.log.Info("learning started", "database", db.cfg.Name)

@@ -5,6 +5,8 @@ package daemon
 
 import (
 	"github.com/sqlfw/sqlfw/discover"
+	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/engine/pgsql"
 	"github.com/sqlfw/sqlfw/relay"
 	"github.com/sqlfw/sqlfw/relay/pg"
 )
@@ -16,6 +18,10 @@ type protocol struct {
 	// relay makes the protocol's relay; a daemon makes one and serves
 	// every database of the protocol with it.
 	relay func() relay.Protocol
+	// dialect reads the protocol's SQL for the engine; defaultPolicy is the
+	// policy of a database that names none.
+	dialect       engine.Dialect
+	defaultPolicy func() *engine.Policy
 	// discover is what discovery calls the protocol's servers.
 	discover discover.Protocol
 	// defaultPort is where its servers listen unless told otherwise (the
@@ -25,7 +31,14 @@ type protocol struct {
 }
 
 var protocols = []protocol{
-	{name: "postgres", relay: func() relay.Protocol { return pg.New() }, discover: discover.Postgres, defaultPort: pg.DefaultPort},
+	{
+		name:          "postgres",
+		relay:         func() relay.Protocol { return pg.New() },
+		dialect:       pgsql.Dialect,
+		defaultPolicy: pgsql.DefaultPolicy,
+		discover:      discover.Postgres,
+		defaultPort:   pg.DefaultPort,
+	},
 }
 
 // protocolNamed returns the entry of a configured protocol name.
