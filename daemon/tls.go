@@ -2,7 +2,7 @@ package daemon
 
 // The TLS configurations a database's sessions use: the config package
 // builds them from the certificates (config/tls.go), and the sessions run
-// the handshakes (pgtls.go).
+// the handshakes (relay/pg/tls.go).
 
 import (
 	"crypto/tls"
