@@ -198,7 +198,9 @@ type ruleMatch struct {
 	reason string
 }
 
-// TextFacts is the analysis of one protocol message's SQL text.
+// TextFacts is the analysis of one protocol message's SQL text. A Dialect's
+// Analyze fills Stmts, ParseError, ParseReason, Lex and SQLOps; the rest is
+// the engine's.
 type TextFacts struct {
 	Stmts      []StmtFacts
 	ParseError bool
@@ -208,13 +210,14 @@ type TextFacts struct {
 	// nesting) and the comment check.
 	Lex LexStats
 	// Unparsed is set when a pre-parse measure exceeds a limit of the
-	// policy: the text was not parsed, stmts is empty.
+	// policy: the text was not parsed, Stmts is empty.
 	Unparsed bool
 	// shaped: the facts came from, or went into, the shape cache
-	// (shape.go); such a text is cached by its exact text only once it
+	// (shapes.go); such a text is cached by its exact text only once it
 	// repeats.
 	shaped bool
-	// SQLOps: what the text does to named session objects (sqlprepare.go).
+	// SQLOps: what the text does to named session objects (PostgreSQL:
+	// engine/pgsql sqlprepare.go).
 	SQLOps []SQLOp
 
 	// Fingerprints are computed at most once per text, when a policy or a

@@ -1,7 +1,7 @@
 package pg
 
 // The lexing state of a PostgreSQL session: the standard_conforming_strings
-// and client_encoding the server reads the next message with (engine
+// and client_encoding the server reads the next message with (engine/pgsql
 // lexstate.go says why they matter).
 //
 // The server reports both in ParameterStatus, at startup and, whenever one
