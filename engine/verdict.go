@@ -78,8 +78,9 @@ type Session struct {
 	// only when (*Policy).UsesTime() is true; time windows and rate limits
 	// need it, and a rule with either does not apply while it is zero.
 	At time.Time
-	// Lex is the state the server lexes the statement with (lexstate.go);
-	// the daemon sets it per message from what the server reported.
+	// Lex is the state the server lexes the statement with (LexState);
+	// the relay sets it per message from what the server reported, and
+	// the dialect's Read turns the text into what the server lexes.
 	Lex LexState
 }
 

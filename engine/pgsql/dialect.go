@@ -3,6 +3,7 @@ package pgsql
 import (
 	"bytes"
 	_ "embed"
+	"slices"
 
 	pg_query "github.com/pganalyze/pg_query_go/v5"
 
@@ -46,7 +47,8 @@ func (pgDialect) Fingerprint(stmt string) uint64 {
 // Normalize is pg_query's: literals become $1, $2, ...
 func (pgDialect) Normalize(stmt string) (string, error) { return pg_query.Normalize(stmt) }
 
-func (pgDialect) Objects() []string { return objectNames }
+// Objects are PostgreSQL's object types (OBJECT_* in lower case: ddl.go).
+func (pgDialect) Objects() []string { return slices.Clone(objectNames) }
 
 // Fills: the PostgreSQL walker fills every fact a match key reads.
 func (pgDialect) Fills(string) bool { return true }
