@@ -115,7 +115,13 @@ type session struct {
 	// counts as one.
 	outstanding int
 	draining    bool
-	closed      bool
+	// drainSet mirrors draining for toClient, and relaying is set by
+	// toClient from a read from the server to the write that forwards it:
+	// a drain that finds the session idle while a batch is between the two
+	// (its ReadyForQuery counted, not yet written) leaves the close to
+	// toClient after the write, so the client always gets the batch.
+	drainSet, relaying atomic.Bool
+	closed             bool
 	// poisons sent and not yet answered, oldest first.
 	poisons []poison
 	// syncsSent and readySeen number the sync points and the
@@ -485,9 +491,23 @@ func (s *session) drain() {
 	s.draining = true
 	idle := s.outstanding == 0 && byte(s.txStatus.Load()) == wire.TxIdle
 	s.mu.Unlock()
-	if idle {
+	// Stored, then relaying loaded, against toClient's store of relaying,
+	// then load of drainSet: one of the two sees the other's store.
+	s.drainSet.Store(true)
+	if idle && !s.relaying.Load() {
 		s.closeBoth()
 	}
+}
+
+// drainedIdle is toClient's after a write: a drain came while the batch
+// was in flight and the session is now idle.
+func (s *session) drainedIdle() bool {
+	if !s.drainSet.Load() {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.outstanding == 0 && byte(s.txStatus.Load()) == wire.TxIdle
 }
 
 // toServer relays client messages to the server, judging each statement.
@@ -775,6 +795,7 @@ func (s *session) toClient() {
 			}
 			return
 		}
+		s.relaying.Store(true)
 		s.authServerRead()
 		s.meter.ResponseArrived() // timing
 		closeAfter := false
@@ -848,7 +869,8 @@ func (s *session) toClient() {
 			return
 		}
 		s.meter.ResponseForwarded() // timing
-		if closeAfter {
+		s.relaying.Store(false)
+		if closeAfter || s.drainedIdle() {
 			s.log.Info("session closed by drain")
 			return
 		}
