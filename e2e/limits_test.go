@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,6 +39,10 @@ func TestConnectionLimitAndIdleTimeout(t *testing.T) {
 	if errors.As(err, &pe) && pe.Code != "57P05" {
 		t.Errorf("after the idle timeout: %v, want 57P05", err)
 	}
+	// The closed session's slot is released when its goroutines end, a
+	// moment after the client saw the close: wait for it, or psql below
+	// can meet max_connections 1 under load.
+	waitNoSessions(t, d)
 	// psql runs both in one session: busy for 1.5 s is not idle
 	res := psql(t, "", "-h", "127.0.0.1", "-p", strconv.Itoa(portOf(t, d.addr)), "-U", pg.User, "-c", "select pg_sleep(1.5)", "-c", "select 1")
 	if res.Exit != 0 {
@@ -44,5 +50,22 @@ func TestConnectionLimitAndIdleTimeout(t *testing.T) {
 	}
 	if !strings.Contains(d.log(), "idle-session timeout") {
 		t.Errorf("no log line for the idle session:\n%s", tail(d.log(), 10))
+	}
+}
+
+// waitNoSessions waits until fwctl connections lists no session.
+func waitNoSessions(t *testing.T, d *daemon) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res := runToolPath(t, filepath.Join(binDir, "fwctl"), "connections", "--json", "--control-socket", d.control)
+		var list []json.RawMessage
+		if res.Exit == 0 && json.Unmarshal([]byte(res.Stdout), &list) == nil && len(list) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sessions still listed after 10 s: %s", res)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
