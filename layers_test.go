@@ -50,7 +50,7 @@ var nevers = []never{
 }
 
 // layout lists the packages the layering is about; each must exist.
-var layout = []string{"engine", "engine/pgsql", "relay", "relay/pg", "wire/pg", "daemon", "bpf", "cgroupstats", "discover", "bench", "cmd/fwctl", "cmd/sqlfwd"}
+var layout = []string{"engine", "engine/pgsql", "relay", "relay/pg", "relay/mysql", "wire/pg", "wire/mysql", "daemon", "bpf", "cgroupstats", "discover", "bench", "cmd/fwctl", "cmd/sqlfwd"}
 
 type listed struct {
 	ImportPath string

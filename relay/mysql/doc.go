@@ -1,0 +1,51 @@
+// Package mysql is the MySQL / MariaDB relay: the session the daemon hands
+// a client connection to (Protocol.Serve). The server speaks first, so a
+// session goes:
+//
+//   - start: the client admitted against the connection limits, the server
+//     dialled, its greeting read and its capabilities rewritten in place
+//     (wire/mysql's DefaultStrip: compression, which would hide the
+//     commands, MariaDB's COM_MULTI, and CLIENT_SSL, since sqlfw does not
+//     terminate TLS for MySQL yet: a client that requires TLS fails cleanly
+//     instead of talking through an unjudged tunnel), then forwarded; the
+//     client's handshake response read (user, default schema, the
+//     program_name connection attribute) and forwarded untouched. A client
+//     that asks for TLS or compression anyway gets an ERR and is closed;
+//   - authentication: every round (mysql_native_password,
+//     caching_sha2_password's fast and full paths, client_ed25519, auth
+//     switches) passes through untouched up to the server's OK or ERR;
+//   - commands (session.go): every command is read whole and decided
+//     before a byte of it reaches the server. COM_QUERY and
+//     COM_STMT_PREPARE are judged by the engine (every statement of a
+//     multi-statement text); the COM_STMT_* commands that name a statement
+//     id are decided by what its prepare was (prepared.go); COM_INIT_DB,
+//     COM_CHANGE_USER, COM_RESET_CONNECTION, COM_SET_OPTION, COM_PING,
+//     COM_QUIT, COM_FIELD_LIST and COM_STATISTICS pass; every other command
+//     (replication, COM_SHUTDOWN, COM_PROCESS_KILL, ...) is refused
+//     whatever the mode, since no application needs it and the relay could
+//     not follow its answer.
+//
+// A blocked command is never sent: sqlfw answers it with an ERR packet
+// (error 1227, ER_SPECIFIC_ACCESS_DENIED_ERROR, SQLSTATE 42000, "sqlfw:
+// statement blocked by rule <id>") whose sequence id follows the command's,
+// in its place among the server's answers to the commands before it. The
+// connection stays usable and an open transaction stays open, as after any
+// statement error. There is no poison statement as in relay/pg: MySQL
+// commands are request and response, with no server-side batch to keep in
+// step.
+//
+// The server's answers are followed with wire/mysql's Response (OK, ERR,
+// EOF, result sets, SERVER_MORE_RESULTS_EXISTS, LOCAL INFILE requests,
+// PREPARE_OK), for the statement ids, the session's user and schema
+// (COM_INIT_DB, COM_CHANGE_USER, USE through session-state tracking), the
+// transaction state a drain waits for, the meter's timing and the client
+// leg's framing (a LOCAL INFILE upload, which the server asks for only
+// after an allowed statement, and the rounds of a COM_CHANGE_USER).
+// Verdicts are reported to the observer with PostgreSQL's letters for the
+// same messages: 'Q' COM_QUERY, 'P' COM_STMT_PREPARE, 'E' a re-judged
+// COM_STMT_EXECUTE, 'C' a refused command.
+//
+// It frames bytes with wire/mysql and asks the engine core for verdicts;
+// it never imports the daemon, bpf, cgroupstats, a dialect package
+// (engine/mysql, engine/pgsql) or relay/pg.
+package mysql

@@ -1,0 +1,130 @@
+package mysql
+
+import (
+	"encoding/binary"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/sqlfw/sqlfw/relay"
+	wire "github.com/sqlfw/sqlfw/wire/mysql"
+)
+
+func TestHandshakeRefusals(t *testing.T) {
+	sslRequest := func() []byte {
+		p := binary.LittleEndian.AppendUint32(nil, uint32((clientCaps|wire.CapSSL)&0xffffffff))
+		p = binary.LittleEndian.AppendUint32(p, 1<<24)
+		return pkt(1, append(p, make([]byte, 24)...)...)
+	}
+	for _, tc := range []struct {
+		name   string
+		hello  []byte
+		reason string
+	}{
+		{"TLS", sslRequest(), "TLS is not available"},
+		{"compression", handshakeResponse(clientCaps|wire.CapCompress, "app", "shop"), "compressed connections"},
+		{"malformed", pkt(1, 1, 2, 3), "malformed handshake response"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.run(t, []step{send(greeting(serverCaps)), expectClosed()},
+				[]step{expectFunc(checkGreeting), send(tc.hello), expectErr(2, errHandshake, "08S01", tc.reason), expectClosed()})
+		})
+	}
+}
+
+// The server's refusal instead of a greeting reaches the client as sent.
+func TestServerRefuses(t *testing.T) {
+	h := newHarness(t)
+	refusal := wire.AppendErr(nil, 0, 1040, "08004", "Too many connections")
+	h.run(t, []step{send(refusal), expectClosed()}, []step{expect(refusal), expectClosed()})
+	if h.counts[relay.ConnRefused].Load() != 1 {
+		t.Errorf("ConnRefused %d, want 1", h.counts[relay.ConnRefused].Load())
+	}
+}
+
+// Every authentication round passes untouched: an auth switch, the
+// client's answer, caching_sha2_password's more-data packets.
+func TestAuthRounds(t *testing.T) {
+	hello := handshakeResponse(clientCaps, "app", "shop")
+	switchReq := pktS(2, wire.AuthSwitchRequest, "client_ed25519\x00nonce-nonce-nonce-nonce-nonce-32")
+	signature := pktS(3, 's', "ignature-of-64-bytes")
+	more := pkt(4, wire.AuthMoreData, 4) // perform full authentication
+	pubkeyReq := pkt(5, 2)
+	pubkey := pktS(6, wire.AuthMoreData, "-----BEGIN PUBLIC KEY-----")
+	encrypted := pktS(7, 'e', "ncrypted")
+	h := newHarness(t)
+	h.run(t, []step{send(greeting(serverCaps)), expect(hello), send(switchReq), expect(signature), send(more), expect(pubkeyReq),
+		send(pubkey), expect(encrypted), send(ok(8, autocommit)), expect(query("select 1")), send(resultSet(autocommit))},
+		[]step{expectFunc(checkGreeting), send(hello), expect(switchReq), send(signature), expect(more), send(pubkeyReq),
+			expect(pubkey), send(encrypted), expect(ok(8, autocommit)), send(query("select 1")), expect(resultSet(autocommit))})
+}
+
+// A failed authentication reaches the client and ends the session.
+func TestAuthFails(t *testing.T) {
+	hello := handshakeResponse(clientCaps, "app", "shop")
+	denied := wire.AppendErr(nil, 2, 1045, "28000", "Access denied for user 'app'")
+	h := newHarness(t)
+	h.run(t, []step{send(greeting(serverCaps)), expect(hello), send(denied), expectClosed()},
+		[]step{expectFunc(checkGreeting), send(hello), expect(denied), expectClosed()})
+}
+
+// The session's user and schema follow COM_INIT_DB, USE (session
+// tracking) and COM_CHANGE_USER, and the rules scoped to the user are
+// re-evaluated.
+func TestLoginChanges(t *testing.T) {
+	h := newHarness(t)
+	srv, cli := login()
+	info := func(user, db string) step {
+		return func(net.Conn) error {
+			s, _ := h.session.Load().(relay.Session)
+			if s == nil {
+				t.Fatal("no session registered")
+			}
+			if i := s.Info(); i.User != user || i.DBName != db || i.Application != "test" {
+				t.Errorf("Info %+v, want user %q db %q application test", i, user, db)
+			}
+			return nil
+		}
+	}
+	// USE under session tracking: the OK says the schema changed
+	useOK := func() []byte {
+		p := []byte{0, 0, 0}
+		p = binary.LittleEndian.AppendUint16(p, autocommit|wire.StatusSessionStateChanged)
+		p = append(p, 0, 0, 0) // warnings, empty info
+		change := append([]byte{wire.TrackSchema}, wire.AppendLenInt(nil, 5)...)
+		change = append(change, 4, 'l', 'o', 'g', 's')
+		p = wire.AppendLenInt(p, uint64(len(change)))
+		p = append(p, change...)
+		return pkt(1, p...)
+	}()
+	cu := pkt(0, append([]byte{wire.ComChangeUser}, "admin\x00\x1401234567890123456789other\x00\x2d\x00mysql_native_password\x00\x00"...)...)
+	switchReq := pktS(1, wire.AuthSwitchRequest, "mysql_native_password\x00abcdefghijklmnopqrst\x00")
+	answer := pktS(2, 'x', "0123456789012345678")
+	h.run(t, append(srv,
+		expect(pktS(0, wire.ComInitDB, "sales")), send(ok(1, autocommit)),
+		expect(query("use logs")), send(useOK),
+		expect(cu), send(switchReq), expect(answer), send(ok(3, autocommit)),
+		expect(query("show tables")), send(resultSet(autocommit))),
+		append(cli,
+			info("app", "shop"),
+			send(pktS(0, wire.ComInitDB, "sales")), expect(ok(1, autocommit)), info("app", "sales"),
+			send(query("use logs")), expect(useOK), info("app", "logs"),
+			send(query("show tables")), expectErr(1, errBlocked, "42000", "admin-only"),
+			send(cu), expect(switchReq), send(answer), expect(ok(3, autocommit)), info("admin", "other"),
+			send(query("show tables")), expect(resultSet(autocommit))))
+}
+
+// A drain closes an idle session at once, and a busy one once its answer
+// and its transaction are done.
+func TestDrain(t *testing.T) {
+	h := newHarness(t)
+	srv, cli := login()
+	drain := func(net.Conn) error {
+		h.session.Load().(relay.Session).Drain()
+		return nil
+	}
+	h.run(t, append(srv, expect(query("begin")), send(ok(1, autocommit|inTx)), expect(query("commit")),
+		func(c net.Conn) error { time.Sleep(20 * time.Millisecond); return nil }, send(ok(1, autocommit)), expectClosed()),
+		append(cli, send(query("begin")), expect(ok(1, autocommit|inTx)), drain, send(query("commit")), expect(ok(1, autocommit)), expectClosed()))
+}

@@ -1,0 +1,146 @@
+package mysql
+
+// The verdict memory of prepared statements. A COM_STMT_PREPARE is judged
+// when it is sent; if it passes, its text and verdict take a slot, which
+// the server's PREPARE_OK gives its statement id. COM_STMT_EXECUTE,
+// _BULK_EXECUTE and _FETCH of that id are decided by the slot: allowed
+// when the prepare was (a denied prepare only reaches the server when the
+// mode does not enforce it), re-judged when the policy was reloaded since,
+// so that a reload that denies a statement also stops its prepared
+// executions. An id no slot holds was never prepared through sqlfw, or
+// its prepare was blocked: the command is answered with
+// ER_UNKNOWN_STMT_HANDLER and not sent. MariaDB's "last prepared" id
+// (0xffffffff, sent with its COM_STMT_PREPARE before the PREPARE_OK)
+// names the last prepare the client sent; after a blocked prepare it names
+// nothing, so that it cannot reach the statement prepared before.
+//
+// Slots are few (a connection's prepared statements; the server bounds
+// them with max_prepared_stmt_count) and reused with their text buffers,
+// so an application that prepares, executes and closes a statement per
+// query (go-sql-driver/mysql with interpolateParams=false) allocates
+// nothing in the steady state; a lookup is a scan of the slots.
+
+import (
+	"github.com/sqlfw/sqlfw/engine"
+	wire "github.com/sqlfw/sqlfw/wire/mysql"
+)
+
+type slotState uint8
+
+const (
+	slotFree      slotState = iota
+	slotPreparing           // sent, no PREPARE_OK yet
+	slotReady               // the server gave it id
+)
+
+type stmtSlot struct {
+	state slotState
+	id    uint32
+	v     engine.Verdict
+	// eng judged v; text is toServer's alone (written at the prepare,
+	// read when it is re-judged), so it is read without mu.
+	eng  *engine.Engine
+	text []byte
+}
+
+// memo is guarded by the session's mu, except as said of stmtSlot.text.
+type memo struct {
+	slots []stmtSlot
+	// last is the slot of the last COM_STMT_PREPARE sent, -1 when none
+	// or when it was blocked.
+	last int
+}
+
+// memoBlocked records that the last prepare the client sent was blocked.
+func (s *session) memoBlocked() {
+	s.mu.Lock()
+	s.memo.last = -1
+	s.mu.Unlock()
+}
+
+// memoPrepare takes a slot for a prepare being sent.
+func (s *session) memoPrepare(sql []byte, v engine.Verdict, eng *engine.Engine) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := &s.memo
+	i := 0
+	for i < len(m.slots) && m.slots[i].state != slotFree {
+		i++
+	}
+	if i == len(m.slots) {
+		m.slots = append(m.slots, stmtSlot{})
+	}
+	sl := &m.slots[i]
+	sl.state, sl.id, sl.v, sl.eng = slotPreparing, 0, v, eng
+	sl.text = append(sl.text[:0], sql...)
+	m.last = i
+	return i
+}
+
+// memoLookup returns the slot of a statement id (or of "last prepared").
+func (s *session) memoLookup(id uint32) (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := &s.memo
+	if id == wire.StmtLastPrepared {
+		if m.last >= 0 && m.slots[m.last].state != slotFree {
+			return m.last, true
+		}
+		return -1, false
+	}
+	for i := range m.slots {
+		if sl := &m.slots[i]; sl.state == slotReady && sl.id == id {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// memoUse returns the verdict that decides an execution of slot i, judged
+// again when the engine has been replaced since, and whether it blocks.
+func (s *session) memoUse(i int) (engine.Verdict, bool) {
+	s.mu.Lock()
+	sl := &s.memo.slots[i]
+	v, eng := sl.v, sl.eng
+	s.mu.Unlock()
+	if cur := s.env.Engine(); cur != eng {
+		// The policy was reloaded: judge the statement as it would be now.
+		v, eng = s.judge(s.memo.slots[i].text, observeExecute)
+		s.mu.Lock()
+		sl = &s.memo.slots[i]
+		sl.v, sl.eng = v, eng
+		s.mu.Unlock()
+	}
+	return v, s.enforced(&v)
+}
+
+// memoClose frees slot i: COM_STMT_CLOSE has no answer.
+func (s *session) memoClose(i int) {
+	s.mu.Lock()
+	s.memo.free(i)
+	s.mu.Unlock()
+}
+
+// prepared gives slot i its statement id (under mu).
+func (m *memo) prepared(i int, id uint32) {
+	if m.slots[i].state == slotPreparing {
+		m.slots[i].state, m.slots[i].id = slotReady, id
+	}
+}
+
+// free frees slot i (under mu).
+func (m *memo) free(i int) {
+	sl := &m.slots[i]
+	sl.state, sl.id, sl.v, sl.eng = slotFree, 0, engine.Verdict{}, nil
+	if m.last == i {
+		m.last = -1
+	}
+}
+
+// reset frees every slot: the server forgot them (COM_RESET_CONNECTION,
+// COM_CHANGE_USER).
+func (m *memo) reset() {
+	for i := range m.slots {
+		m.free(i)
+	}
+}

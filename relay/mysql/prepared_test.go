@@ -1,0 +1,102 @@
+package mysql
+
+import (
+	"encoding/binary"
+	"net"
+	"testing"
+
+	wire "github.com/sqlfw/sqlfw/wire/mysql"
+)
+
+func prepare(sql string) []byte { return pktS(0, wire.ComStmtPrepare, sql) }
+
+// prepareOK is a PREPARE_OK of id with no parameters and one column, its
+// definition after it (DEPRECATE_EOF: no EOF).
+func prepareOK(id uint32) []byte {
+	p := []byte{0}
+	p = binary.LittleEndian.AppendUint32(p, id)
+	p = append(p, 1, 0, 0, 0, 0, 0, 0)
+	col := []byte{3, 'd', 'e', 'f', 0, 0, 0, 1, '1', 0, 0x0c, 0x3f, 0, 1, 0, 0, 0, 8, 0x81, 0, 0, 0, 0}
+	return append(pkt(1, p...), pkt(2, col...)...)
+}
+
+func stmtCmd(cmd byte, id uint32, rest ...byte) []byte {
+	p := binary.LittleEndian.AppendUint32([]byte{cmd}, id)
+	return pkt(0, append(p, rest...)...)
+}
+
+func execute(id uint32) []byte { return stmtCmd(wire.ComStmtExecute, id, 0, 1, 0, 0, 0) }
+
+func TestPrepared(t *testing.T) {
+	unknown := func() step { return expectErr(1, errUnknownStmt, "HY000", "unknown prepared statement") }
+	for _, tc := range []struct {
+		name           string
+		server, client []step
+	}{
+		{"prepared, executed, closed",
+			[]step{expect(prepare("select ?")), send(prepareOK(7)), expect(execute(7)), send(ok(1, autocommit)),
+				expect(stmtCmd(wire.ComStmtClose, 7)), expect(pkt(0, wire.ComPing)), send(ok(1, autocommit))},
+			[]step{send(prepare("select ?")), expect(prepareOK(7)), send(execute(7)), expect(ok(1, autocommit)),
+				send(stmtCmd(wire.ComStmtClose, 7)), send(execute(7)), unknown(), send(pkt(0, wire.ComPing)), expect(ok(1, autocommit))}},
+		{"an id never prepared is refused",
+			[]step{expect(pkt(0, wire.ComPing)), send(ok(1, autocommit))},
+			[]step{send(execute(3)), unknown(), send(stmtCmd(wire.ComStmtReset, 3)), unknown(),
+				send(stmtCmd(wire.ComStmtSendLongData, 3, 0, 0, 'x')), // no answer: dropped
+				send(pkt(0, wire.ComPing)), expect(ok(1, autocommit))}},
+		{"a blocked prepare gets the ERR instead of PREPARE_OK",
+			[]step{expect(pkt(0, wire.ComPing)), send(ok(1, autocommit))},
+			[]step{send(prepare("delete from t where id = ?")), expectErr(1, errBlocked, "42000", "no-delete"),
+				send(pkt(0, wire.ComPing)), expect(ok(1, autocommit))}},
+		{"MariaDB's last prepared id, pipelined",
+			[]step{expect(prepare("select ?")), expect(execute(wire.StmtLastPrepared)), send(prepareOK(9)), send(ok(1, autocommit))},
+			[]step{send(prepare("select ?"), execute(wire.StmtLastPrepared)), expect(prepareOK(9)), expect(ok(1, autocommit))}},
+		{"after a blocked prepare the last prepared id names nothing",
+			[]step{expect(prepare("select ?")), send(prepareOK(9)), expect(pkt(0, wire.ComPing)), send(ok(1, autocommit))},
+			[]step{send(prepare("select ?")), expect(prepareOK(9)),
+				send(prepare("delete from t"), execute(wire.StmtLastPrepared)), expectErr(1, errBlocked, "42000", "no-delete"), unknown(),
+				send(pkt(0, wire.ComPing)), expect(ok(1, autocommit))}},
+		{"a failed prepare leaves no id",
+			[]step{expect(prepare("select nope")), send(wire.AppendErr(nil, 1, 1064, "42000", "syntax")), expect(pkt(0, wire.ComPing)), send(ok(1, autocommit))},
+			[]step{send(prepare("select nope")), expectErr(1, 1064, "42000", "syntax"), send(execute(1)), unknown(),
+				send(pkt(0, wire.ComPing)), expect(ok(1, autocommit))}},
+		{"reset connection forgets the statements",
+			[]step{expect(prepare("select ?")), send(prepareOK(7)), expect(pkt(0, wire.ComResetConnection)), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(prepare("select ?")), expect(prepareOK(7)), send(pkt(0, wire.ComResetConnection)), expect(ok(1, autocommit)),
+				send(execute(7)), unknown()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			srv, cli := login()
+			h.run(t, append(srv, tc.server...), append(cli, tc.client...))
+		})
+	}
+}
+
+// A reload that denies a prepared statement stops its executions.
+func TestPreparedRejudgedAfterReload(t *testing.T) {
+	h := newHarness(t)
+	srv, cli := login()
+	h.run(t, append(srv, expect(prepare("select ?")), send(prepareOK(7)), expect(execute(7)), send(ok(1, autocommit)),
+		expect(pkt(0, wire.ComPing)), send(ok(1, autocommit))),
+		append(cli, send(prepare("select ?")), expect(prepareOK(7)), send(execute(7)), expect(ok(1, autocommit)),
+			func(net.Conn) error {
+				h.eng.Store(testEngine(t, "rules:\n  - {id: no-select, action: deny, match: {kind: [select]}}\n"))
+				return nil
+			},
+			send(execute(7)), expectErr(1, errBlocked, "42000", "no-select"),
+			send(pkt(0, wire.ComPing)), expect(ok(1, autocommit))))
+}
+
+// In monitor mode a denied statement reaches the server and is reported.
+func TestMonitorMode(t *testing.T) {
+	h := newHarness(t)
+	h.enforce.Store(false)
+	srv, cli := login()
+	h.run(t, append(srv, expect(query("delete from t")), send(ok(1, autocommit))),
+		append(cli, send(query("delete from t")), expect(ok(1, autocommit))))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.verdicts) != 1 || h.verdicts[0].RuleID != "no-delete" {
+		t.Errorf("verdicts %+v, want one of rule no-delete", h.verdicts)
+	}
+}

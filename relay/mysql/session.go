@@ -1,0 +1,907 @@
+package mysql
+
+// A MySQL session is two loops over one client and one server socket, after
+// a start that both legs share (start: the greeting, the handshake
+// response).
+//
+// toServer reads the client's packets whole with a wire/mysql Framer and
+// decides each command before any of it is sent: a command that passes
+// stays pending in the framer and goes to the server with the rest of the
+// read in one write; a blocked one is cut out (the bytes before it are
+// sent) and answered with an ERR. Every command the server will answer is
+// queued, in order, before it is written; so is every ERR sqlfw answers
+// while the server still owes answers to earlier commands, so that the
+// client reads the replies in the order it sent the commands.
+//
+// toClient reads the server's packets with a Framer that hands over only
+// what the current command's Response wants (in a result set: the 0xfe and
+// 0xff packets that may end it), feeds them to the Response and forwards
+// everything. When a response is complete it settles what the command
+// changed (a statement id, the schema, the user, the transaction state),
+// writes the response to the client, and then writes the ERR replies queued
+// behind it.
+//
+// Between the loops: the queue and the statement memo under mu; the client
+// leg's framing phase (command, authentication rounds, LOCAL INFILE upload)
+// in phase, which toClient moves on before the client can see the packet
+// that moves it.
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/relay"
+	wire "github.com/sqlfw/sqlfw/wire/mysql"
+)
+
+// Error numbers and SQLSTATEs sqlfw answers with: the server's own for the
+// same situation (include/mysqld_error.h), so that clients classify them
+// as they would the server's.
+const (
+	// errBlocked is ER_SPECIFIC_ACCESS_DENIED_ERROR: a statement or
+	// command the policy blocks. Clients treat it as a permission error:
+	// not retried, the connection kept.
+	errBlocked      = 1227
+	sqlstateBlocked = "42000"
+	// errUnknownStmt is ER_UNKNOWN_STMT_HANDLER: a statement id the
+	// client never prepared through sqlfw (or whose prepare was blocked).
+	errUnknownStmt = 1243
+	// errHandshake is ER_HANDSHAKE_ERROR: a handshake sqlfw cannot relay
+	// (TLS, compression, a malformed packet).
+	errHandshake      = 1043
+	sqlstateHandshake = "08S01"
+	errMalformed      = 1835 // ER_MALFORMED_PACKET
+	errOutOfResources = 1041 // ER_OUT_OF_RESOURCES
+	errUnknown        = 1105 // ER_UNKNOWN_ERROR: the server cannot be reached
+	errConCount       = 1040 // ER_CON_COUNT_ERROR: a relay.Refusal
+	sqlstateConCount  = "08004"
+	errServerShutdown = 1053 // ER_SERVER_SHUTDOWN
+	sqlstateShutdown  = "08S01"
+	sqlstateGeneral   = "HY000"
+	preAuthMaxPacket  = 64<<10 + 1024 // connection attributes (wire.MaxConnectAttrs) and the rest of a handshake response
+	ruleCommand       = "mysql-command"
+	reasonCommand     = "a command applications never send (replication, server administration) is not relayed"
+	ruleUnknownStmt   = "mysql-statement-id"
+	reasonUnknownStmt = "the statement id was not prepared through sqlfw"
+	msgUnknownStmt    = "sqlfw: unknown prepared statement handler: it was not prepared through sqlfw, or its prepare was blocked"
+	observeQuery      = 'Q'
+	observePrepare    = 'P'
+	observeExecute    = 'E'
+	observeCommand    = 'C'
+	phaseCommand      = 0
+	phaseAuth         = 1
+	phaseInfile       = 2 // + the sequence id the upload starts at
+)
+
+var (
+	// wantNothing passes every packet over (a LOCAL INFILE upload, which
+	// the server asked for: only its empty last packet matters, and the
+	// Framer always returns empty packets).
+	wantNothing = new([256]bool)
+	wantAll     = wire.WantAll
+)
+
+// pending is a command the server will answer, or a reply sqlfw owes the
+// client, in the order the client sent them.
+type pending struct {
+	// local: sqlfw answers (reply), the server never saw the command.
+	local bool
+	cmd   byte
+	// seq is the sequence id the answer starts at.
+	seq int
+	// slot is the statement memo slot of a COM_STMT_PREPARE.
+	slot int
+	// user and schema are what a COM_INIT_DB or COM_CHANGE_USER sets
+	// when the server accepts it.
+	user, schema string
+	// a local reply: its error and whether the session closes after it.
+	code       uint16
+	sqlstate   string
+	msg        string
+	closeAfter bool
+}
+
+type session struct {
+	env    *relay.Env
+	conn   *relay.Conn
+	id     uint64
+	client net.Conn
+	server net.Conn
+	log    *slog.Logger
+	obs    relay.SessionObserver
+	meter  relay.Meter
+	begun  time.Time
+	// caps are the negotiated capabilities (the client's, within what the
+	// greeting offered); set before the loops start.
+	caps wire.Caps
+	// sess is toServer's: what the engine knows of the connection.
+	sess engine.Session
+	// cfr is the client's framer, made at the start and used by toServer.
+	cfr *wire.Framer
+	sfr *wire.Framer
+
+	// phase is the client leg's framing: phaseCommand, phaseAuth, or
+	// phaseInfile plus the upload's first sequence id.
+	phase atomic.Uint32
+	// loginChanged: user or schema (under mu) changed since toServer last
+	// copied them into sess.
+	loginChanged atomic.Bool
+
+	// cw serialises writes to the client.
+	cw sync.Mutex
+
+	mu sync.Mutex
+	// queue[head:] is what is owed to the client, oldest first.
+	queue []pending
+	head  int
+	// reply is the buffer local replies are built in.
+	reply []byte
+	// user, schema and app are the login as the server last accepted it.
+	user, schema, app string
+	inTx              bool
+	draining, closed  bool
+	// reading: toServer has read from the client and not yet written what
+	// it read; a drain then leaves the close to it.
+	reading bool
+	memo    memo
+
+	closeOnce sync.Once
+	// leaveOpen is set by toServer when it stops after a deny_and_close
+	// verdict whose reply is queued: toClient closes the session once the
+	// client has it.
+	leaveOpen bool
+}
+
+// Serve runs one session: admission, the dial, the greeting and the
+// handshake response, then the two relay loops, which carry the
+// authentication exchange first.
+func (p *Protocol) Serve(env *relay.Env, c *relay.Conn) {
+	defer c.Client.Close()
+	s := &session{env: env, conn: c, id: c.ID, client: c.Client, begun: time.Now()}
+	s.meter = env.Meter(s.id)
+	s.log = c.Logger(env.Log)
+	s.memo.last = -1
+	release, err := env.Admit()
+	if err != nil {
+		var r *relay.Refusal
+		if errors.As(err, &r) {
+			s.log.Warn("refusing connection: " + r.Msg)
+			p.Refuse(c.Client, r)
+		}
+		return
+	}
+	defer release()
+	if !s.start() {
+		if s.server != nil {
+			s.server.Close()
+		}
+		return
+	}
+	defer s.obs.Close()
+	defer s.cfr.Close()
+	defer s.sfr.Close()
+	s.log.Debug("session started", "application", s.app)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.toClient()
+	}()
+	s.toServer()
+	<-done
+	s.log.Debug("session ended")
+}
+
+// readPacket reads fr's next packet whole (headers included), wanting any.
+func readPacket(fr *wire.Framer) ([]byte, error) {
+	for {
+		fr.Expect(wire.SeqAny)
+		m, err := fr.Next(wantAll)
+		if err != nil || m != nil {
+			return m, err
+		}
+		if err := fr.Fill(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// start dials the server, relays its greeting with the capabilities the
+// relay cannot follow stripped, reads and forwards the client's handshake
+// response and registers the session. When it reports false the client
+// has its error.
+func (s *session) start() bool {
+	env, c, lim := s.env, s.conn, &s.env.Limits
+	if lim.RequireTLS {
+		s.log.Warn("refusing connection: tls.require, and sqlfw does not offer TLS to MySQL clients yet")
+		writeErr(s.client, 0, errHandshake, sqlstateHandshake, "sqlfw: this database accepts TLS connections only, which sqlfw does not offer for MySQL yet")
+		return false
+	}
+	up := &c.Upstream
+	ctx, cancel := context.WithTimeout(context.Background(), lim.ConnectTimeout)
+	server, err := env.Dial(ctx, up.Network, up.Addr)
+	cancel()
+	if err != nil {
+		env.Observer.Count(relay.ConnRefused, 1)
+		s.log.Error("cannot reach the database server", "upstream", up.Addr, "err", err)
+		writeErr(s.client, 0, errUnknown, sqlstateGeneral, "sqlfw: cannot reach the database server")
+		return false
+	}
+	s.server = server
+
+	// The greeting.
+	s.sfr = wire.NewFramer(server, lim.BufferBytes, 0, 0)
+	s.sfr.SetWantLong(false)
+	s.sfr.SetBudget(env.Budget)
+	if lim.ServerReplyTimeout > 0 {
+		_ = server.SetReadDeadline(time.Now().Add(lim.ServerReplyTimeout))
+	}
+	m, err := readPacket(s.sfr)
+	if err != nil {
+		env.Observer.Count(relay.ConnRefused, 1)
+		s.log.Error("the database server sent no greeting", "upstream", up.Addr, "err", err)
+		writeErr(s.client, 0, errUnknown, sqlstateGeneral, "sqlfw: the database server did not greet")
+		return false
+	}
+	p := wire.FirstFragment(m)
+	if len(p) > 0 && p[0] == wire.HeaderERR {
+		// the server refuses the connection (too many, host blocked)
+		env.Observer.Count(relay.ConnRefused, 1)
+		e, _ := wire.ParseErr(p)
+		s.log.Warn("the database server refused the connection", "code", e.Code)
+		_, _ = s.client.Write(s.sfr.Take())
+		return false
+	}
+	h, err := wire.ParseHandshake(p)
+	if err != nil {
+		env.Observer.Count(relay.ProtocolErrors, 1)
+		s.log.Error("closing connection: malformed greeting from the server", "err", err)
+		writeErr(s.client, 0, errHandshake, sqlstateHandshake, "sqlfw: malformed greeting from the database server")
+		return false
+	}
+	h.Strip(wire.DefaultStrip) // in place, in m
+	offered := h.Caps
+	_ = server.SetReadDeadline(time.Time{})
+	if _, err := s.client.Write(s.sfr.Take()); err != nil {
+		return false
+	}
+
+	// The client's handshake response.
+	s.cfr = wire.NewFramer(s.client, lim.BufferBytes, preAuthMaxPacket, 0)
+	s.cfr.SetBudget(env.Budget)
+	if lim.StartupTimeout > 0 {
+		_ = s.client.SetReadDeadline(time.Now().Add(lim.StartupTimeout))
+	}
+	m, err = readPacket(s.cfr)
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			env.Observer.Count(relay.ProtocolErrors, 1)
+			s.log.Warn("closing connection: no handshake response", "err", err)
+		}
+		return false
+	}
+	_ = s.client.SetReadDeadline(time.Time{})
+	seq := wire.LastSeq(m) + 1
+	r, err := wire.ParseHandshakeResponse(wire.FirstFragment(m))
+	switch {
+	case err != nil:
+		env.Observer.Count(relay.ProtocolErrors, 1)
+		s.log.Warn("closing connection: malformed handshake response", "err", err)
+		writeErr(s.client, seq, errHandshake, sqlstateHandshake, "sqlfw: malformed handshake response")
+		return false
+	case r.SSLRequest || r.Caps.Has(wire.CapSSL):
+		s.log.Warn("refusing connection: the client asks for TLS, which sqlfw does not relay for MySQL yet")
+		writeErr(s.client, seq, errHandshake, sqlstateHandshake, "sqlfw: TLS is not available through sqlfw for MySQL yet (connect without TLS, e.g. --ssl-mode=DISABLED)")
+		return false
+	case r.Caps&(wire.CapCompress|wire.CapZstdCompression) != 0:
+		s.log.Warn("refusing connection: the client asks for compression, which sqlfw cannot judge")
+		writeErr(s.client, seq, errHandshake, sqlstateHandshake, "sqlfw: compressed connections cannot be judged; connect without compression")
+		return false
+	}
+	s.caps = r.Caps & offered
+	s.user, s.schema = string(r.User), string(r.Database)
+	for it := wire.NewAttrs(r.ConnectAttrs); it.Next(); {
+		if string(it.Key) == "program_name" {
+			s.app = string(it.Value)
+		}
+	}
+	s.sess.User, s.sess.Database, s.sess.Application = s.user, s.schema, s.app
+	if ap, err := netip.ParseAddrPort(s.client.RemoteAddr().String()); err == nil {
+		s.sess.ClientAddr = ap.Addr().Unmap()
+	}
+	s.sess.Process = c.Process
+	s.log = s.log.With("user", s.user, "db", s.schema)
+	obs, ok := env.Observer.Open(s, s.log)
+	if !ok {
+		p := &Protocol{}
+		p.Refuse(s.client, &relay.Refusal{Reason: relay.ShuttingDown, Msg: "sqlfw: the firewall is shutting down"})
+		return false
+	}
+	s.obs = obs
+	s.phase.Store(phaseAuth)
+	if lim.AuthTimeout > 0 {
+		_ = server.SetReadDeadline(s.begun.Add(lim.AuthTimeout))
+	}
+	if err := s.writeServer(s.cfr.Take()); err != nil {
+		s.obs.Close()
+		return false
+	}
+	return true
+}
+
+// Info describes the session for fwctl connections and the audit trail.
+func (s *session) Info() relay.Info {
+	s.mu.Lock()
+	user, schema := s.user, s.schema
+	s.mu.Unlock()
+	return relay.Info{ID: s.id, Database: s.env.Database, Client: s.client.RemoteAddr().String(), Via: s.conn.Via,
+		Process: s.conn.Process, User: user, DBName: schema, Application: s.app, Since: s.begun}
+}
+
+// Close closes both connections now.
+func (s *session) Close() { s.closeBoth() }
+
+// Drain closes the session now if it is idle (no command outstanding, no
+// transaction open), or when it next becomes idle.
+func (s *session) Drain() {
+	s.mu.Lock()
+	s.draining = true
+	idle := s.idleLocked()
+	s.mu.Unlock()
+	if idle {
+		s.log.Info("session closed by drain")
+		s.closeBoth()
+	}
+}
+
+func (s *session) idleLocked() bool {
+	return !s.reading && s.head == len(s.queue) && !s.inTx && s.phase.Load() == phaseCommand
+}
+
+func (s *session) closeBoth() {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		s.client.Close()
+		if s.server != nil {
+			s.server.Close()
+		}
+	})
+}
+
+func (s *session) writeServer(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	s.env.Observer.Count(relay.BytesToServer, uint64(len(b)))
+	_, err := s.server.Write(b)
+	return err
+}
+
+func (s *session) writeClient(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	s.env.Observer.Count(relay.BytesToClient, uint64(len(b)))
+	s.cw.Lock()
+	_, err := s.client.Write(b)
+	s.cw.Unlock()
+	return err
+}
+
+// expect queues a command the server will answer; it is called before the
+// command is written.
+func (s *session) expect(p pending) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.queue = append(s.queue, p)
+	return true
+}
+
+// answer sends the client a reply of sqlfw's in the command's place: at
+// once when the server owes nothing, else queued behind what it owes. It
+// reports false when the session is over.
+func (s *session) answer(p pending) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	p.local = true
+	if s.head < len(s.queue) {
+		s.queue = append(s.queue, p)
+		return true
+	}
+	return s.writeLocalLocked(&p)
+}
+
+// writeLocalLocked writes a local reply (with mu held, so that it keeps its
+// place among the server's answers). It reports false when the session
+// ends with it.
+func (s *session) writeLocalLocked(p *pending) bool {
+	s.reply = wire.AppendErr(s.reply[:0], p.seq, p.code, p.sqlstate, p.msg)
+	if err := s.writeClient(s.reply); err != nil || p.closeAfter {
+		go s.closeBoth() // closeBoth takes mu
+		return false
+	}
+	return true
+}
+
+// blockedMsg is the message of a blocked statement's ERR. It names the rule
+// and never the statement's text.
+func blockedMsg(v *engine.Verdict, closing bool) string {
+	rule := v.RuleID
+	if rule == "" {
+		rule = "unnamed"
+	}
+	msg := "sqlfw: statement blocked by rule " + rule
+	if v.Statements > 1 {
+		msg += " (none of the " + strconv.Itoa(v.Statements) + " statements in this query was run)"
+	}
+	if v.Reason != "" {
+		msg += ": " + v.Reason
+	}
+	if closing {
+		msg += "; closing the connection"
+	}
+	return msg
+}
+
+// judge asks the engine about a statement's text and reports the verdict.
+func (s *session) judge(sql []byte, typ byte) (engine.Verdict, *engine.Engine) {
+	eng := s.env.Engine()
+	cpu0 := s.meter.EvalStart() // timing
+	t0 := time.Now()
+	if eng.Policy().UsesTime() {
+		s.sess.At = t0
+	}
+	v := eng.Judge(sql, &s.sess)
+	el := time.Since(t0)
+	s.meter.EvalEnd(cpu0, el) // timing
+	s.obs.Judged(v, typ, t0, el)
+	return v, eng
+}
+
+// enforced reports whether v blocks the statement.
+func (s *session) enforced(v *engine.Verdict) bool {
+	return v.Action.Denies() && s.env.Enforces(v.Mode)
+}
+
+// syncLogin copies a login the server accepted into the engine's session.
+func (s *session) syncLogin() {
+	if !s.loginChanged.Swap(false) {
+		return
+	}
+	s.mu.Lock()
+	s.sess.User, s.sess.Database = s.user, s.schema
+	s.mu.Unlock()
+}
+
+// protocolError closes the session after a malformed client packet, with an
+// ERR the client can read.
+func (s *session) protocolError(err error) {
+	s.env.Observer.Count(relay.ProtocolErrors, 1)
+	s.log.Warn("closing connection: protocol violation from client", "err", err)
+	s.cw.Lock()
+	writeErr(s.client, 1, errMalformed, sqlstateGeneral, "sqlfw: malformed packet from the client")
+	s.cw.Unlock()
+}
+
+// toServer relays the client's packets to the server, deciding each
+// command.
+func (s *session) toServer() {
+	defer func() {
+		if !s.leaveOpen {
+			s.closeBoth()
+		}
+	}()
+	defer s.meter.HoldAbort() // timing
+	fr := s.cfr
+	lim := &s.env.Limits
+	// mode is the framing the loop has set up: the phase it follows.
+	mode, lifted := uint32(phaseAuth), false
+	for {
+		if err := fr.Fill(); err != nil {
+			switch {
+			case errors.Is(err, wire.ErrBudget):
+				s.log.Warn("closing connection: no memory for its packet", "err", err)
+				s.cw.Lock()
+				writeErr(s.client, 1, errOutOfResources, sqlstateGeneral, "sqlfw: out of memory for statements being judged; try again")
+				s.cw.Unlock()
+			case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+			default:
+				s.log.Debug("client read ended", "err", err)
+			}
+			return
+		}
+		s.mu.Lock()
+		s.reading = true
+		s.mu.Unlock()
+		s.meter.HoldBegin() // timing
+		for {
+			ph := s.phase.Load()
+			want := wantAll
+			switch {
+			case ph == phaseCommand:
+				if mode != phaseCommand {
+					if !lifted {
+						fr.SetLimits(lim.MaxMessageBytes, 0)
+						lifted = true
+					}
+					fr.ExpectCommands()
+					fr.SetTypes(wire.CommandTypes)
+					mode = phaseCommand
+				}
+			case ph == phaseAuth:
+				// the rounds of an authentication exchange continue the
+				// ids of the server's packet; the server checks them
+				fr.Expect(wire.SeqAny)
+				fr.SetTypes(nil)
+				mode = phaseAuth
+			default:
+				if mode < phaseInfile {
+					fr.Expect(int(ph-phaseInfile) & 0xff)
+					fr.SetTypes(nil)
+					mode = ph
+				}
+				want = wantNothing
+			}
+			m, err := fr.Next(want)
+			if err != nil {
+				s.protocolError(err)
+				return
+			}
+			if m == nil {
+				break
+			}
+			if mode != phaseCommand {
+				if mode >= phaseInfile && len(m) == wire.HeaderLen {
+					// the empty packet ends the upload; the server answers
+					// the command with OK or ERR
+					s.phase.CompareAndSwap(mode, phaseCommand)
+				}
+				continue // authentication and upload: forwarded as it came
+			}
+			if !s.command(fr, m) {
+				return
+			}
+		}
+		if err := s.writeServer(fr.Take()); err != nil {
+			return
+		}
+		s.meter.HoldEnd() // timing
+		s.mu.Lock()
+		s.reading = false
+		idle := s.draining && s.idleLocked()
+		s.mu.Unlock()
+		if idle {
+			// what was read needs no answer (COM_STMT_CLOSE, say)
+			s.log.Info("session closed by drain")
+			return
+		}
+	}
+}
+
+// command decides one command packet m: it stays pending (forwarded with
+// the rest of the read) or is cut out and answered. It reports false when
+// the session must end.
+func (s *session) command(fr *wire.Framer, m []byte) bool {
+	if len(m) == wire.HeaderLen {
+		s.protocolError(errors.New("empty command packet"))
+		return false
+	}
+	s.syncLogin()
+	// A command of 16 MiB or more is joined in a buffer of its own:
+	// rare enough not to keep one per session.
+	p := wire.Payload(m, nil)
+	cmd := p[0]
+	seq := (wire.LastSeq(m) + 1) & 0xff
+	next := pending{cmd: cmd, seq: seq, slot: -1}
+	switch cmd {
+	case wire.ComQuery:
+		sql, err := wire.QueryText(p, s.caps)
+		if err != nil {
+			s.protocolError(err)
+			return false
+		}
+		s.meter.HoldStatement() // timing
+		v, _ := s.judge(sql, observeQuery)
+		if s.enforced(&v) {
+			return s.block(fr, m, seq, &v)
+		}
+	case wire.ComStmtPrepare:
+		sql, err := wire.PrepareText(p)
+		if err != nil {
+			s.protocolError(err)
+			return false
+		}
+		s.meter.HoldStatement() // timing
+		v, eng := s.judge(sql, observePrepare)
+		if s.enforced(&v) {
+			s.memoBlocked()
+			return s.block(fr, m, seq, &v)
+		}
+		next.slot = s.memoPrepare(sql, v, eng)
+	case wire.ComStmtExecute, wire.ComStmtBulkExecute, wire.ComStmtFetch, wire.ComStmtReset,
+		wire.ComStmtSendLongData, wire.ComStmtClose:
+		id, err := wire.StmtID(p)
+		if err != nil {
+			s.protocolError(err)
+			return false
+		}
+		answered := cmd != wire.ComStmtSendLongData && cmd != wire.ComStmtClose
+		slot, ok := s.memoLookup(id)
+		if !ok {
+			if !answered {
+				return s.drop(fr, m) // the server would not answer either
+			}
+			v := engine.Verdict{Action: engine.ActionDeny, RuleID: ruleUnknownStmt, Reason: reasonUnknownStmt, Statements: 1}
+			s.obs.Judged(v, observeExecute, time.Now(), 0)
+			return s.dropAnswer(fr, m, pending{seq: seq, code: errUnknownStmt, sqlstate: sqlstateGeneral, msg: msgUnknownStmt})
+		}
+		if cmd == wire.ComStmtExecute || cmd == wire.ComStmtBulkExecute || cmd == wire.ComStmtFetch {
+			s.meter.HoldStatement() // timing
+			if v, blocked := s.memoUse(slot); blocked {
+				return s.block(fr, m, seq, &v)
+			}
+		}
+		if cmd == wire.ComStmtClose {
+			s.memoClose(slot)
+		}
+		if !answered {
+			return true
+		}
+	case wire.ComInitDB:
+		schema, err := wire.InitDBSchema(p)
+		if err != nil {
+			s.protocolError(err)
+			return false
+		}
+		next.schema = string(schema)
+	case wire.ComChangeUser:
+		cu, err := wire.ParseChangeUser(p, s.caps)
+		if err != nil {
+			s.protocolError(err)
+			return false
+		}
+		next.user, next.schema = string(cu.User), string(cu.Database)
+		// its authentication rounds follow, up to the server's OK or ERR
+		s.phase.Store(phaseAuth)
+	case wire.ComQuit:
+		return true // no answer: the server closes
+	case wire.ComResetConnection, wire.ComSetOption, wire.ComPing, wire.ComFieldList, wire.ComStatistics:
+	default:
+		v := engine.Verdict{Action: engine.ActionDeny, RuleID: ruleCommand, Reason: reasonCommand, Statements: 1}
+		s.obs.Judged(v, observeCommand, time.Now(), 0)
+		s.log.Warn("command refused", "command", wire.CommandName(cmd))
+		return s.dropAnswer(fr, m, pending{seq: seq, code: errBlocked, sqlstate: sqlstateBlocked,
+			msg: "sqlfw: " + wire.CommandName(cmd) + " is not relayed by the firewall"})
+	}
+	return s.expect(next)
+}
+
+// drop cuts m out of what goes to the server.
+func (s *session) drop(fr *wire.Framer, m []byte) bool {
+	return s.writeServer(fr.TakeBefore(m)) == nil
+}
+
+// dropAnswer cuts m out and answers it with p.
+func (s *session) dropAnswer(fr *wire.Framer, m []byte, p pending) bool {
+	if !s.drop(fr, m) {
+		return false
+	}
+	return s.answer(p)
+}
+
+// block cuts a blocked command out and answers it with sqlfw's ERR.
+func (s *session) block(fr *wire.Framer, m []byte, seq int, v *engine.Verdict) bool {
+	closing := v.Action == engine.ActionDenyClose
+	if !s.dropAnswer(fr, m, pending{seq: seq, code: errBlocked, sqlstate: sqlstateBlocked, msg: blockedMsg(v, closing), closeAfter: closing}) {
+		return false
+	}
+	if closing {
+		// Read nothing more from this client; the session closes once
+		// the client has the error.
+		s.log.Warn("closing the session after a deny_and_close rule", "rule", v.RuleID)
+		s.leaveOpen = true
+		return false
+	}
+	return true
+}
+
+// toClient relays the server's packets to the client, following each
+// response.
+func (s *session) toClient() {
+	defer s.closeBoth()
+	fr := s.sfr
+	r := wire.NewResponse(s.caps)
+	r.BeginAuth()
+	var cur pending // the command being answered (cmd 0 while authenticating)
+	// owed: cur is queue[head], a command the client sent
+	authing, owed := true, false
+	for {
+		if err := fr.Fill(); err != nil {
+			switch {
+			case authing && isTimeout(err):
+				s.log.Warn("closing connection: authentication did not finish in time", "timeout", s.env.Limits.AuthTimeout)
+				s.cw.Lock()
+				writeErr(s.client, 0, errUnknown, sqlstateGeneral, "sqlfw: the database server did not finish authentication in time")
+				s.cw.Unlock()
+			case !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
+				s.log.Debug("server read ended", "err", err)
+			}
+			return
+		}
+		s.meter.ResponseArrived() // timing
+		for {
+			if r.Done() {
+				if fr.Buffered() == 0 {
+					break
+				}
+				if cur, owed = s.nextCommand(); owed {
+					r.Begin(cur.cmd)
+					fr.Expect(cur.seq)
+				} else {
+					// Nothing is owed: a packet the server sends on its
+					// own (an ERR before it closes the connection).
+					cur = pending{cmd: wire.ComPing, slot: -1}
+					r.Begin(wire.ComPing)
+					fr.Expect(wire.SeqAny)
+				}
+				authing = cur.cmd == wire.ComChangeUser
+			}
+			if authing || r.Infile() {
+				// the client's packets move the ids on
+				fr.Expect(wire.SeqAny)
+			}
+			m, err := fr.Next(r.Want())
+			if err != nil {
+				s.env.Observer.Count(relay.ProtocolErrors, 1)
+				s.log.Error("closing connection: malformed packet from the server", "err", err)
+				return
+			}
+			if m == nil {
+				break
+			}
+			done, err := r.Feed(m)
+			if err != nil {
+				s.env.Observer.Count(relay.ProtocolErrors, 1)
+				s.log.Error("closing connection: the server's answer cannot be followed", "command", wire.CommandName(cur.cmd), "err", err)
+				return
+			}
+			if r.Infile() {
+				// before the client can see the request
+				s.phase.Store(phaseInfile + uint32((wire.LastSeq(m)+1)&0xff))
+				continue
+			}
+			if !done {
+				continue
+			}
+			if authing {
+				_ = s.server.SetReadDeadline(time.Time{})
+				authing = false
+				if cur.cmd == 0 && r.Failed() {
+					// authentication failed: the server closes
+					_ = s.writeClient(fr.Take())
+					return
+				}
+			}
+			s.settle(r, &cur, m)
+			if err := s.writeClient(fr.Take()); err != nil {
+				return
+			}
+			s.meter.ResponseReady() // timing (the first, the end of authentication, is not timed)
+			if !s.answered(owed) {
+				return
+			}
+		}
+		if err := s.writeClient(fr.Take()); err != nil {
+			return
+		}
+		s.meter.ResponseForwarded() // timing
+	}
+}
+
+// nextCommand returns the oldest command the server owes an answer to.
+func (s *session) nextCommand() (pending, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.head < len(s.queue) && !s.queue[s.head].local {
+		return s.queue[s.head], true
+	}
+	return pending{}, false
+}
+
+// settle records what a complete response changed, before the client sees
+// it: the statement id of a prepare, the login, the transaction state.
+func (s *session) settle(r *wire.Response, cur *pending, last []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inTx = r.InTransaction()
+	failed := r.Failed()
+	switch cur.cmd {
+	case 0, wire.ComChangeUser:
+		s.phase.Store(phaseCommand)
+		if cur.cmd == wire.ComChangeUser && !failed {
+			s.user, s.schema = cur.user, cur.schema
+			s.loginChanged.Store(true)
+			s.memo.reset()
+		}
+	case wire.ComStmtPrepare:
+		if cur.slot >= 0 {
+			if ok, good := r.Prepared(); good {
+				s.memo.prepared(cur.slot, ok.StmtID)
+			} else {
+				s.memo.free(cur.slot)
+			}
+		}
+	case wire.ComInitDB:
+		if !failed {
+			s.schema = cur.schema
+			s.loginChanged.Store(true)
+		}
+	case wire.ComResetConnection:
+		if !failed {
+			s.memo.reset()
+		}
+	}
+	if !failed && r.Status()&wire.StatusSessionStateChanged != 0 && s.caps.Has(wire.CapSessionTrack) {
+		// USE db (and a schema set any other way) under session tracking
+		if ok, err := wire.ParseOK(wire.FirstFragment(last), s.caps); err == nil {
+			for it := wire.NewSessionState(ok.SessionState); it.Next(); {
+				if it.Type != wire.TrackSchema {
+					continue
+				}
+				if name, ok := it.Schema(); ok && string(name) != s.schema {
+					s.schema = string(name)
+					s.loginChanged.Store(true)
+				}
+			}
+		}
+	}
+}
+
+// answered pops the command whose response was just forwarded, writes the
+// replies sqlfw queued behind it, and closes a draining session that is
+// now idle. It reports false when the session ends.
+func (s *session) answered(owed bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if owed {
+		s.head++
+	}
+	for s.head < len(s.queue) && s.queue[s.head].local {
+		p := s.queue[s.head]
+		s.head++
+		if !s.writeLocalLocked(&p) {
+			return false
+		}
+	}
+	if s.head == len(s.queue) {
+		clear(s.queue) // drop the strings
+		s.queue, s.head = s.queue[:0], 0
+	}
+	if s.draining && s.idleLocked() {
+		s.log.Info("session closed by drain")
+		return false
+	}
+	return true
+}
+
+// isTimeout reports a read deadline that passed.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
