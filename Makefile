@@ -13,6 +13,7 @@ all: build
 build:
 	@mkdir -p bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
+	bin/fwctl completion bash > bin/fwctl.bash-completion
 
 test:
 	bash scripts/test.sh
@@ -56,6 +57,8 @@ install: build
 	install -m 0644 deploy/sqlfw.sysusers $(DESTDIR)$(SYSUSERSDIR)/sqlfw.conf
 	install -m 0644 engine/pgsql/default_policy.yaml $(DESTDIR)$(SHAREDIR)/policy/postgres.yaml
 	install -m 0644 deploy/sqlfwd.yaml $(DESTDIR)$(SHAREDIR)/sqlfwd.yaml.example
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 0644 bin/fwctl.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/fwctl
 
 # deb builds dist/sqlfw_VERSION_ARCH.deb with nfpm (fetched through the Go
 # module proxy on first use); scripts/deb-version.sh gives the version.
@@ -70,6 +73,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/sqlfwd $(DESTDIR)$(PREFIX)/bin/fwctl
 	rm -f $(DESTDIR)$(UNITDIR)/sqlfwd.service $(DESTDIR)$(UNITDIR)/sqlfwd-listener.service
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/sqlfw.conf
+	rm -f $(DESTDIR)$(PREFIX)/share/bash-completion/completions/fwctl
 	rm -rf $(DESTDIR)$(SHAREDIR)
 	@echo "uninstall: left $(DESTDIR)$(SYSCONFDIR)/sqlfw alone (your configuration)"
 

@@ -52,7 +52,8 @@ func TestDebPackage(t *testing.T) {
 		t.Fatalf("dpkg-deb -x: %v\n%s", err, out)
 	}
 	for _, f := range []string{"usr/bin/sqlfwd", "usr/bin/fwctl", "lib/systemd/system/sqlfwd.service", "lib/systemd/system/sqlfwd-listener.service",
-		"usr/lib/sysusers.d/sqlfw.conf", "usr/share/sqlfw/policy/postgres.yaml", "usr/share/doc/sqlfw/copyright"} {
+		"usr/lib/sysusers.d/sqlfw.conf", "usr/share/sqlfw/policy/postgres.yaml", "usr/share/doc/sqlfw/copyright",
+		"usr/share/bash-completion/completions/fwctl"} {
 		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
 			t.Errorf("the package lacks %s", f)
 		}

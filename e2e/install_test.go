@@ -36,7 +36,8 @@ func TestMakeInstall(t *testing.T) {
 	}
 	run("install")
 	want := []string{"bin/sqlfwd", "bin/fwctl", "lib/systemd/system/sqlfwd.service", "lib/systemd/system/sqlfwd-listener.service",
-		"lib/sysusers.d/sqlfw.conf", "share/sqlfw/policy/postgres.yaml", "share/sqlfw/sqlfwd.yaml.example"}
+		"lib/sysusers.d/sqlfw.conf", "share/sqlfw/policy/postgres.yaml", "share/sqlfw/sqlfwd.yaml.example",
+		"share/bash-completion/completions/fwctl"}
 	for _, f := range want {
 		if _, err := os.Stat(filepath.Join(pfx, f)); err != nil {
 			t.Errorf("make install did not install %s: %v", f, err)

@@ -39,6 +39,7 @@ commands:
   protect   add or remove an intercepted address of a running sqlfwd
   audit     verify the hash chain of an audit trail
   bench     open-loop benchmark: what sqlfwd adds over the direct path
+  completion  a shell completion script (bash, zsh, fish)
   version   print the version
 `)
 }
@@ -58,6 +59,7 @@ var commandUsage = map[string]string{
 	"protect":     "usage: fwctl protect add|remove IP:PORT [--database NAME] [--control-socket PATH]",
 	"audit":       "usage: fwctl audit verify [--anchors LOG|-] [--key-file FILE] AUDIT-FILE",
 	"bench":       benchUsage,
+	"completion":  completionUsage,
 }
 
 // wantsHelp reports a -h or --help among a command's arguments.
@@ -104,6 +106,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return auditCmd(args[1:], stdout, stderr)
 	case "bench":
 		return benchCmd(args[1:], stdout, stderr)
+	case "completion":
+		return completionCmd(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "fwctl", version)
 		return 0
