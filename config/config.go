@@ -15,6 +15,7 @@ import (
 
 	"github.com/sqlfw/sqlfw/control"
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/wire/mysql"
 	"github.com/sqlfw/sqlfw/wire/pg"
 )
 
@@ -142,6 +143,13 @@ type Intercept struct {
 // DefaultMark is sqlfwd's SO_MARK ("sq" in ASCII, with a high bit so it is
 // unlikely to collide with routing marks).
 const DefaultMark = 0x80007371
+
+// The protocols a database may speak (Database.Protocol).
+const (
+	ProtocolPostgres = "postgres"
+	// ProtocolMySQL is MySQL and MariaDB.
+	ProtocolMySQL = "mysql"
+)
 
 // Database is one protected database: where clients come in, where the
 // server is, and the policy that judges its statements.
@@ -302,10 +310,18 @@ func (c *Config) Normalize() error {
 			errs = append(errs, fmt.Errorf("%s: duplicate name", where))
 		}
 		names[db.Name] = true
-		if db.Protocol == "" {
-			errs = append(errs, fmt.Errorf("%s: protocol is required (postgres)", where))
-		} else if db.Protocol != "postgres" {
-			errs = append(errs, fmt.Errorf("%s: protocol %q is not supported yet (postgres)", where, db.Protocol))
+		switch db.Protocol {
+		case "":
+			errs = append(errs, fmt.Errorf("%s: protocol is required (postgres or mysql)", where))
+		case ProtocolPostgres:
+		case ProtocolMySQL:
+			// The MySQL relay does not terminate TLS yet: it strips
+			// CLIENT_SSL from the server's greeting (relay/mysql).
+			if db.TLS != nil || (db.UpstreamTLS != nil && db.UpstreamTLS.Mode != "" && db.UpstreamTLS.Mode != UpstreamTLSDisable) {
+				errs = append(errs, fmt.Errorf("%s: tls and upstream_tls are not supported for protocol mysql yet", where))
+			}
+		default:
+			errs = append(errs, fmt.Errorf("%s: protocol %q is not supported (postgres or mysql)", where, db.Protocol))
 		}
 		switch db.Intercept {
 		case "":
@@ -343,11 +359,17 @@ func (c *Config) Normalize() error {
 		}
 		if db.MaxMessageBytes == 0 {
 			db.MaxMessageBytes = pg.DefaultMaxMessage
+			if db.Protocol == ProtocolMySQL {
+				db.MaxMessageBytes = mysql.DefaultMaxPacket
+			}
 		} else if db.MaxMessageBytes < 1024 {
 			errs = append(errs, fmt.Errorf("%s: max_message_bytes %d is below 1024", where, db.MaxMessageBytes))
 		}
 		if db.BufferBytes == 0 {
 			db.BufferBytes = pg.DefaultBufferSize
+			if db.Protocol == ProtocolMySQL {
+				db.BufferBytes = mysql.DefaultBufferSize
+			}
 		} else if db.BufferBytes < 512 {
 			errs = append(errs, fmt.Errorf("%s: buffer_bytes %d is below 512", where, db.BufferBytes))
 		}

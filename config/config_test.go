@@ -64,6 +64,17 @@ func TestParse(t *testing.T) {
 		},
 		{name: "two IPv4 pod listeners", yaml: "intercept: {pods: true, pod_listen: '10.0.0.1:1,10.0.0.2:1'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "one family"},
 		{name: "pod_listen not an IP", yaml: "intercept: {pods: true, pod_listen: 'node:6433'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "want an IP address"},
+		{
+			name: "mysql gets its defaults",
+			yaml: "databases:\n  - {protocol: mysql, listen: '127.0.0.1:3307', upstream: '127.0.0.1:3306'}\n",
+			check: func(t *testing.T, c *Config) {
+				if db := c.Databases[0]; db.Protocol != ProtocolMySQL || db.MaxMessageBytes != 64<<20 || db.BufferBytes != 32<<10 || db.Mode != ModeEnforce {
+					t.Errorf("defaults not filled: %+v", db)
+				}
+			},
+		},
+		{name: "mysql with tls", yaml: "databases:\n  - {protocol: mysql, listen: '127.0.0.1:1', upstream: 'x:1', tls: {cert: c, key: k}}\n", wantErr: "not supported for protocol mysql yet"},
+		{name: "mysql with upstream_tls", yaml: "databases:\n  - {protocol: mysql, listen: '127.0.0.1:1', upstream: 'x:1', upstream_tls: {mode: require}}\n", wantErr: "not supported for protocol mysql yet"},
 		{name: "duplicate listen", yaml: "databases:\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:1'}\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:2'}\n", wantErr: "used twice"},
 	}
 	for _, tt := range tests {
