@@ -395,8 +395,14 @@ type LexState struct {
 	// off).
 	NonStandardStrings bool
 	// ClientEncoding is the session's client encoding as the server names
-	// it (PostgreSQL's ParameterStatus: "SJIS", "LATIN1"); "" means UTF8.
+	// it (PostgreSQL's ParameterStatus: "SJIS", "LATIN1"; MySQL's
+	// character_set_client: "utf8mb4", "gbk"); "" means UTF-8.
 	ClientEncoding string
+	// SQLMode is MySQL's sql_mode as the server reports it
+	// ("ANSI_QUOTES,NO_BACKSLASH_ESCAPES,..."); "" means the server default
+	// the engine assumes: "..." is a string and backslashes escape
+	// (engine/mysql lex.go). PostgreSQL sessions leave it "".
+	SQLMode string
 	// Unconfirmed is true when something that may have changed either
 	// setting was sent and the server has not yet reported the outcome:
 	// the settings the text will be lexed with are not known.

@@ -1,0 +1,182 @@
+package mysql
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// The adversarial corpus: testdata/adversarial/*.tsv, one file per bypass
+// class. Each line is
+//
+//	expect<TAB>statement[<TAB>session]
+//
+// expect is a rule id of the default policy (the statement must be denied by
+// that rule; parse-error and the lexing denies of Read count as rule ids),
+// "deny" (denied by any rule) or "allow" (must pass: the benign face of the
+// class). statement is taken as written, or, when it starts with a double
+// quote, as a Go string literal, for control characters and bytes that are
+// not UTF-8. session, when present, is a comma-separated list of key=value
+// settings of the session the statement is judged in (parseSessionSpec).
+// Blank lines and lines starting with "#" are skipped.
+
+type adversarialCase struct {
+	file    string
+	line    int
+	expect  string
+	sql     string
+	session string
+}
+
+// readCorpus reads tab-separated corpus lines from the files matching glob.
+func readCorpus(t testing.TB, glob string) []adversarialCase {
+	t.Helper()
+	files, err := filepath.Glob(glob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []adversarialCase
+	for _, path := range files {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for n := 1; sc.Scan(); n++ {
+			line := sc.Text()
+			if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			parts := strings.SplitN(line, "\t", 3)
+			if len(parts) < 2 {
+				t.Fatalf("%s:%d: want expect<TAB>statement[<TAB>session], got %q", path, n, line)
+			}
+			c := adversarialCase{file: filepath.Base(path), line: n, expect: parts[0], sql: parts[1]}
+			if len(parts) == 3 {
+				c.session = parts[2]
+			}
+			if strings.HasPrefix(c.sql, `"`) {
+				s, err := strconv.Unquote(c.sql)
+				if err != nil {
+					t.Fatalf("%s:%d: statement is not a Go string literal: %v", path, n, err)
+				}
+				c.sql = s
+			}
+			out = append(out, c)
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no corpus lines in %s", glob)
+	}
+	return out
+}
+
+// parseSessionSpec applies "sql_mode=A+B,charset=gbk,unconfirmed=1" to s
+// ("+" separates sql_mode's words, since "," separates settings).
+func parseSessionSpec(spec string, s *engine.Session) error {
+	if spec == "" {
+		return nil
+	}
+	for _, kv := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("%q: want key=value", kv)
+		}
+		switch k {
+		case "sql_mode":
+			s.Lex.SQLMode = strings.ReplaceAll(v, "+", ",")
+		case "charset":
+			s.Lex.ClientEncoding = v
+		case "unconfirmed":
+			s.Lex.Unconfirmed = v == "1"
+		case "user":
+			s.User = v
+		default:
+			return fmt.Errorf("unknown session key %q", k)
+		}
+	}
+	return nil
+}
+
+// TestAdversarialCorpus judges every corpus line with the default policy,
+// through the caches (twice, so that the second judgement is a cache hit)
+// and without them.
+func TestAdversarialCorpus(t *testing.T) {
+	judgeCorpus(t, readCorpus(t, "testdata/adversarial/*.tsv"))
+}
+
+// TestBenignCorpus: sysbench, ORM and migration statements pass the
+// default policy (zero false positives). One statement per line, or a Go
+// string literal.
+func TestBenignCorpus(t *testing.T) {
+	f, err := os.ReadFile("testdata/benign.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []adversarialCase
+	for i, line := range strings.Split(string(f), "\n") {
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "# ") {
+			continue
+		}
+		if strings.HasPrefix(line, `"`) {
+			s, err := strconv.Unquote(line)
+			if err != nil {
+				t.Fatalf("benign.sql:%d: %v", i+1, err)
+			}
+			line = s
+		}
+		cases = append(cases, adversarialCase{file: "benign.sql", line: i + 1, expect: "allow", sql: line})
+	}
+	if len(cases) < 100 {
+		t.Fatalf("benign corpus has %d statements, want at least 100", len(cases))
+	}
+	judgeCorpus(t, cases)
+}
+
+func judgeCorpus(t *testing.T, cases []adversarialCase) {
+	t.Helper()
+	cached, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uncached, err := engine.New(DefaultPolicy(), Dialect, engine.Options{CacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		s := &engine.Session{User: "app", Database: "app"}
+		if err := parseSessionSpec(c.session, s); err != nil {
+			t.Fatalf("%s:%d: session %q: %v", c.file, c.line, c.session, err)
+		}
+		for round, e := range []*engine.Engine{cached, cached, uncached} {
+			v := e.Judge([]byte(c.sql), s)
+			ok := false
+			switch c.expect {
+			case "allow":
+				ok = !v.Action.Denies()
+			case "deny":
+				ok = v.Action.Denies()
+			default:
+				ok = v.Action.Denies() && v.RuleID == c.expect
+			}
+			if !ok {
+				t.Errorf("%s:%d (round %d): %q session %q\n got: %v %s (%s)\nwant: %s", c.file, c.line, round, c.sql, c.session, v.Action, v.RuleID, v.Reason, c.expect)
+				break
+			}
+			if v.Action.Denies() && v.Reason == "" {
+				t.Errorf("%s:%d: %q: deny without a reason", c.file, c.line, c.sql)
+			}
+		}
+	}
+}

@@ -1,0 +1,27 @@
+// Package mysql is MySQL's and MariaDB's dialect for the engine: it turns SQL
+// text, as a MySQL or MariaDB server reads it, into the engine's facts, with
+// TiDB's MySQL parser (github.com/pingcap/tidb/pkg/parser, pooled: a parser
+// is not safe for concurrent use). Dialect is the value engine.New takes;
+// DefaultPolicy is the policy sqlfw uses for MySQL and MariaDB when none is
+// configured (default_policy.yaml).
+//
+// The parts, in the order a text meets them: lex.go (Read: the text the
+// server executes under the session's sql_mode and character set, with
+// executable comments resolved, refused where the server's reading cannot
+// be known), prescan.go (the measures before parsing and the comment
+// tricks), facts.go (the parser pool and the walker over each statement),
+// ddl.go (statement kind, DDL verb and object type), taut.go (always-true
+// conditions folded as MySQL compares), effects.go (what a statement makes
+// the server do, in the effect names engine/pgsql uses too) and dialect.go
+// (the Dialect methods and the default policy).
+//
+// What TiDB's parser does not parse (MariaDB's RETURNING, sequences' NEXT
+// VALUE FOR, system-versioned tables; INSTALL PLUGIN, CREATE FUNCTION ...
+// SONAME, triggers, events, CHANGE MASTER, CREATE SERVER; SELECT ... INTO
+// DUMPFILE and INTO @variable) is a parse error and gets the policy's
+// on_parse_error: docs/policy.md lists it.
+//
+// It imports the engine core and TiDB's parser; it never imports a
+// protocol's bytes or session (wire, relay), the daemon, engine/pgsql or
+// pg_query.
+package mysql

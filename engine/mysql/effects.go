@@ -1,0 +1,156 @@
+package mysql
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// What a statement makes a MySQL or MariaDB server do, in the effect names
+// PostgreSQL's dialect uses too (engine/vocab.go), so that one policy names
+// them once.
+
+// funcEffects are the effects of calling a function by name.
+var funcEffects = map[string]engine.EffectSet{
+	"load_file": engine.EffReadsServerFile, // reads any file the server may (secure_file_priv)
+	// lib_mysqludf_sys, the UDF library exploit kits install.
+	"sys_exec": engine.EffRunsProgram,
+	"sys_eval": engine.EffRunsProgram,
+}
+
+// credentialTables hold password hashes (mysql.user is a view over
+// mysql.global_priv in MariaDB) or replication passwords.
+var credentialTables = map[string]bool{
+	"user":              true,
+	"global_priv":       true,
+	"password_history":  true,
+	"slave_master_info": true,
+}
+
+// loggingSettings are the variables that switch the server's own logging,
+// binary logging or auditing, or change what it records.
+var loggingSettings = map[string]bool{
+	"general_log": true, "slow_query_log": true, "log_output": true, "sql_log_off": true,
+	"sql_log_bin": true, "long_query_time": true, "min_examined_row_limit": true,
+	"log_slow_admin_statements": true, "log_slow_filter": true, "log_slow_rate_limit": true,
+	"log_slow_verbosity": true, "log_error_verbosity": true, "log_warnings": true,
+	"binlog_format": true, "log_bin_trust_function_creators": true,
+}
+
+// fileSettings are the variables whose value is a server file the server
+// then writes: SET GLOBAL general_log_file = '/var/www/shell.php' with
+// general_log on writes the statements that follow into it.
+var fileSettings = map[string]bool{
+	"general_log_file": true, "slow_query_log_file": true, "server_audit_file_path": true,
+	"audit_log_file": true,
+}
+
+// setting records one SET assignment: the name of a system variable, and
+// the effects of setting it.
+func setting(st *engine.StmtFacts, va *ast.VariableAssignment) {
+	if !va.IsSystem {
+		return // a user variable (@x) or SET NAMES / CHARACTER SET
+	}
+	name := strings.ToLower(va.Name)
+	st.Settings = append(st.Settings, name)
+	switch {
+	case fileSettings[name]:
+		st.Effects |= engine.EffWritesServerFile
+	case loggingSettings[name], strings.HasPrefix(name, "server_audit"), strings.HasPrefix(name, "audit_log"),
+		strings.HasPrefix(name, "performance_schema"):
+		st.Effects |= engine.EffDisablesLogging
+	}
+}
+
+// dangerousPrivs are privileges that hand out control of the server at any
+// level: SUPER, FILE (server files), PROCESS, RELOAD, SHUTDOWN, CREATE
+// USER and GRANT OPTION.
+var dangerousPrivs = map[mysql.PrivilegeType]bool{
+	mysql.SuperPriv: true, mysql.FilePriv: true, mysql.ProcessPriv: true, mysql.ReloadPriv: true,
+	mysql.ShutdownPriv: true, mysql.CreateUserPriv: true, mysql.GrantPriv: true,
+}
+
+// statementEffects adds what the whole statement does.
+func statementEffects(st *engine.StmtFacts, s ast.StmtNode) {
+	for i := range st.Tables {
+		t := &st.Tables[i]
+		switch {
+		case t.Schema == "mysql" && credentialTables[t.Name]:
+			st.Effects |= engine.EffReadsCredentials
+			if t.Write {
+				st.Effects |= engine.EffWritesCatalog
+			}
+		case t.Schema == "mysql" && (t.Write || st.Kind == engine.KindDDL):
+			st.Effects |= engine.EffWritesCatalog // grant tables, proc, plugin, servers, ...
+		case t.Schema == "performance_schema" && t.Write && strings.HasPrefix(t.Name, "setup_"):
+			st.Effects |= engine.EffDisablesLogging // switches instrumentation off
+		case (t.Schema == "information_schema" || t.Schema == "sys") && (t.Write || st.Kind == engine.KindDDL):
+			st.Effects |= engine.EffWritesCatalog
+		}
+	}
+	switch x := s.(type) {
+	case *ast.ShowStmt:
+		if x.Tp == ast.ShowCreateUser {
+			st.Effects |= engine.EffReadsCredentials // shows the authentication string
+		}
+	case *ast.ShutdownStmt, *ast.RestartStmt:
+		st.Effects |= engine.EffSignalsServer
+	case *ast.KillStmt:
+		// KILL QUERY is how JDBC's Statement.cancel() and other drivers
+		// cancel a statement of their own; KILL [CONNECTION] ends a session.
+		if !x.Query {
+			st.Effects |= engine.EffSignalsServer
+		}
+	case *ast.FlushStmt:
+		if x.Tp != ast.FlushTables || x.ReadLock {
+			st.Effects |= engine.EffSignalsServer // logs, privileges, hosts, status, a global read lock
+		}
+	case *ast.GrantStmt:
+		global := x.Level != nil && (x.Level.Level == ast.GrantLevelGlobal || strings.EqualFold(x.Level.DBName, "mysql"))
+		if global || x.WithGrant {
+			st.Effects |= engine.EffGrantsPrivilege
+		}
+		for _, p := range x.Privs {
+			if dangerousPrivs[p.Priv] || (p.Priv == mysql.AllPriv && global) {
+				st.Effects |= engine.EffGrantsPrivilege
+			}
+		}
+	case *ast.GrantProxyStmt:
+		st.Effects |= engine.EffGrantsPrivilege // lets a user act as another
+	case *ast.GrantRoleStmt:
+		for _, r := range x.Roles {
+			st.Roles = append(st.Roles, strings.ToLower(r.Username))
+		}
+	case *ast.CreateTableStmt:
+		tableOptions(st, x.Options)
+	case *ast.AlterTableStmt:
+		for _, sp := range x.Specs {
+			tableOptions(st, sp.Options)
+		}
+	}
+}
+
+// tableOptions: engines that reach other servers or server files, and
+// table files placed in a chosen directory.
+func tableOptions(st *engine.StmtFacts, opts []*ast.TableOption) {
+	for _, o := range opts {
+		switch o.Tp {
+		case ast.TableOptionEngine:
+			switch strings.ToLower(o.StrValue) {
+			case "federated", "federatedx", "spider":
+				st.Effects |= engine.EffOpensConnection
+			case "connect":
+				// MariaDB's CONNECT: tables over files (CSV, XML, ...) and
+				// remote servers (MYSQL, ODBC).
+				st.Effects |= engine.EffOpensConnection | engine.EffReadsServerFile | engine.EffWritesServerFile
+			}
+		case ast.TableOptionConnection:
+			st.Effects |= engine.EffOpensConnection
+		case ast.TableOptionDataDirectory, ast.TableOptionIndexDirectory:
+			st.Effects |= engine.EffWritesServerFile
+		}
+	}
+}

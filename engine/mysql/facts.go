@@ -1,0 +1,540 @@
+package mysql
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // the value expressions parser.New needs
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// parsers pools TiDB parsers: one is ~100 KB of state and not safe for
+// concurrent use.
+var parsers = sync.Pool{New: func() any { return parser.New() }}
+
+// parseErrorReason starts every parse error's reason; only the position
+// follows, never the text the parser quotes (it holds literals).
+const parseErrorReason = "statement could not be parsed as MySQL"
+
+// parse parses text with a pooled parser.
+func parse(text string) ([]ast.StmtNode, error) {
+	p := parsers.Get().(*parser.Parser)
+	stmts, _, err := p.ParseSQL(text)
+	parsers.Put(p)
+	return stmts, err
+}
+
+// analyze is Dialect.Analyze: it parses text and fills the facts of each of
+// its statements.
+func analyze(text string, lex engine.LexStats) *engine.TextFacts {
+	tf := &engine.TextFacts{Lex: lex}
+	stmts, err := parse(text)
+	if err != nil {
+		tf.ParseError = true
+		tf.ParseReason = parseErrorReason + errPosition(err)
+		return tf
+	}
+	tf.Stmts = make([]engine.StmtFacts, 0, len(stmts))
+	var prev engine.KindSet
+	loc := 0
+	for _, s := range stmts {
+		st := engine.StmtFacts{PrevKinds: prev}
+		fillStmt(&st, s, 0)
+		// Statement texts follow each other: "SELECT 1;" then " SELECT 2".
+		t := s.Text()
+		if strings.HasPrefix(text[loc:], t) {
+			st.Loc, st.Length = int32(loc), int32(len(t))
+			loc += len(t)
+		} else if k := strings.Index(text[loc:], t); k >= 0 && t != "" {
+			st.Loc, st.Length = int32(loc+k), int32(len(t))
+			loc += k + len(t)
+		}
+		if st.Kind == engine.KindSelect && st.SleepSeconds > 0 && prev != 0 {
+			st.TimeProbe = true // a sleep stacked after another statement
+		}
+		prev |= 1 << st.Kind
+		tf.Stmts = append(tf.Stmts, st)
+	}
+	return tf
+}
+
+// errPosition extracts "line L column C" from a TiDB parse error, whose
+// text also quotes the statement near the error.
+func errPosition(err error) string {
+	msg := err.Error()
+	i := strings.Index(msg, "line ")
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(msg[i:], " near")
+	if j < 0 {
+		return ""
+	}
+	pos := msg[i : i+j]
+	for _, c := range pos {
+		if !(c == ' ' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+			return ""
+		}
+	}
+	return " (at " + pos + ")"
+}
+
+// fillStmt fills st from the statement s. depth counts PREPARE texts
+// analysed inside it.
+func fillStmt(st *engine.StmtFacts, s ast.StmtNode, depth int) {
+	st.Kind, st.Verb, st.Object = classify(s)
+	st.Kinds |= 1 << st.Kind
+	if ex, ok := s.(*ast.ExplainStmt); ok && ex.Analyze && ex.Stmt != nil {
+		// EXPLAIN ANALYZE runs its statement.
+		k, _, _ := classify(ex.Stmt)
+		st.Kind = k
+		st.Kinds |= 1<<k | 1<<engine.KindExplain
+	}
+	w := &walker{st: st, depth: depth}
+	w.writes = map[*ast.TableName]bool{}
+	w.aliases = map[*ast.TableName]string{}
+	s.Accept(w)
+	w.finish()
+	statementEffects(st, s)
+}
+
+// walker fills the facts every node of a statement contributes.
+type walker struct {
+	st      *engine.StmtFacts
+	depth   int
+	writes  map[*ast.TableName]bool   // write targets of INSERT, UPDATE, DELETE, LOAD DATA
+	aliases map[*ast.TableName]string // AS names from the table sources
+	sleeps  int
+	// data: a sleep or benchmark sits where data decides whether or how
+	// long it runs (a condition, CASE, IF, a subquery).
+	data     bool
+	condNest int
+	conds    map[ast.Node]bool // WHERE, HAVING, ON, CASE and IF arguments being walked
+}
+
+func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
+	st := w.st
+	if w.conds[n] {
+		w.condNest++
+	}
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+		w.cond(x.Where)
+		if x.Having != nil {
+			w.cond(x.Having.Expr)
+		}
+		if x.SelectIntoOpt != nil {
+			switch x.SelectIntoOpt.Tp {
+			case ast.SelectIntoOutfile, ast.SelectIntoDumpfile:
+				st.Effects |= engine.EffWritesServerFile
+				st.Copy |= engine.CopyFile
+				st.CopyDir |= engine.CopyTo
+			}
+		}
+		if x.With != nil {
+			w.with(x.With)
+		}
+	case *ast.SetOprStmt:
+		if x.SelectList != nil {
+			st.UnionArms += int32(len(x.SelectList.Selects))
+			w.setOpr(x.SelectList.Selects)
+		}
+		if x.With != nil {
+			w.with(x.With)
+		}
+	case *ast.InsertStmt:
+		st.Kinds |= 1 << engine.KindInsert
+		if x.Table != nil {
+			w.markWrites(x.Table.TableRefs)
+		}
+	case *ast.UpdateStmt:
+		st.Kinds |= 1 << engine.KindUpdate
+		if x.Where == nil || alwaysTrue(x.Where) {
+			st.Unfiltered |= 1 << engine.KindUpdate
+		}
+		w.cond(x.Where)
+		if x.TableRefs != nil && x.TableRefs.TableRefs != nil {
+			w.markWrites(x.TableRefs.TableRefs)
+			if x.MultipleTable || x.TableRefs.TableRefs.Right != nil {
+				w.updateTargets(x)
+			}
+		}
+		if x.With != nil {
+			w.with(x.With)
+		}
+	case *ast.DeleteStmt:
+		st.Kinds |= 1 << engine.KindDelete
+		if x.Where == nil || alwaysTrue(x.Where) {
+			st.Unfiltered |= 1 << engine.KindDelete
+		}
+		w.cond(x.Where)
+		if x.IsMultiTable && x.Tables != nil {
+			for _, t := range x.Tables.Tables {
+				w.writes[t] = true
+			}
+		} else if x.TableRefs != nil {
+			w.markWrites(x.TableRefs.TableRefs)
+		}
+		if x.With != nil {
+			w.with(x.With)
+		}
+	case *ast.LoadDataStmt:
+		st.Kinds |= 1<<engine.KindInsert | 1<<engine.KindCopy
+		st.CopyDir |= engine.CopyFrom
+		if x.FileLocRef == ast.FileLocClient {
+			st.Copy |= engine.CopyStdio // the client's file, sent over the connection
+		} else {
+			st.Copy |= engine.CopyFile
+			st.Effects |= engine.EffReadsServerFile
+		}
+		if x.Table != nil {
+			w.writes[x.Table] = true
+		}
+	case *ast.TruncateTableStmt:
+		if x.Table != nil {
+			w.writes[x.Table] = true
+		}
+	case *ast.Join:
+		if x.Right != nil {
+			st.Joins++
+		}
+		if x.On != nil {
+			w.cond(x.On.Expr)
+		}
+	case *ast.TableSource:
+		if t, ok := x.Source.(*ast.TableName); ok && x.AsName.L != "" {
+			w.aliases[t] = x.AsName.L
+		}
+	case *ast.TableName:
+		ref := engine.TableRef{Schema: x.Schema.L, Name: x.Name.L, Alias: w.aliases[x], Write: w.writes[x]}
+		st.Tables = append(st.Tables, ref)
+	case *ast.FuncCallExpr:
+		w.call(x.Schema.L, x.FnName.L, x.Args)
+		switch x.FnName.L {
+		case "if", "ifnull", "nullif", "coalesce", "elt", "field", "interval", "greatest", "least":
+			for _, a := range x.Args {
+				w.markCond(a)
+			}
+		}
+	case *ast.AggregateFuncExpr:
+		w.call("", strings.ToLower(x.F), nil)
+	case *ast.WindowFuncExpr:
+		w.call("", strings.ToLower(x.Name), nil)
+	case *ast.ColumnNameExpr:
+		if x.Name != nil {
+			st.Cols = append(st.Cols, engine.ColRef{Qual: x.Name.Table.L, Name: x.Name.Name.L})
+		}
+	case *ast.SelectField:
+		if x.WildCard != nil {
+			st.Cols = append(st.Cols, engine.ColRef{Qual: x.WildCard.Table.L, Name: "*"})
+		}
+	case *ast.BinaryOperationExpr:
+		switch x.Op {
+		case opcode.LogicAnd, opcode.LogicOr, opcode.LogicXor:
+			st.BoolTerms += 2
+			if w.condNest > 0 {
+				w.markCond(x.L)
+				w.markCond(x.R)
+			}
+		}
+	case *ast.CaseExpr:
+		st.BoolTerms += int32(len(x.WhenClauses))
+		w.selfCond(x)
+	case *ast.SubqueryExpr:
+		w.selfCond(x)
+	case *ast.PrepareStmt:
+		w.prepare(x)
+	case *ast.VariableAssignment:
+		setting(st, x)
+	}
+	return n, false
+}
+
+func (w *walker) Leave(n ast.Node) (ast.Node, bool) {
+	if w.conds[n] {
+		w.condNest--
+	}
+	return n, true
+}
+
+// cond records that e is a condition: a sleep inside it is data-driven,
+// and an always-true OR arm in it is a tautology.
+func (w *walker) cond(e ast.ExprNode) {
+	if e == nil {
+		return
+	}
+	w.markCond(e)
+	if orArmTrue(e) {
+		w.st.Tautology = true
+	}
+}
+
+// selfCond makes the node being entered a condition.
+func (w *walker) selfCond(n ast.Node) {
+	if !w.conds[n] {
+		w.markCond(n)
+		w.condNest++
+	}
+}
+
+func (w *walker) markCond(n ast.Node) {
+	if n == nil {
+		return
+	}
+	if w.conds == nil {
+		w.conds = map[ast.Node]bool{}
+	}
+	w.conds[n] = true
+}
+
+// with records the names of WITH queries and whether a recursive one has
+// no end.
+func (w *walker) with(wc *ast.WithClause) {
+	for _, c := range wc.CTEs {
+		w.st.CTEs++
+		w.st.CTENames = append(w.st.CTENames, c.Name.L)
+		if (wc.IsRecursive || c.IsRecursive) && c.Query != nil && unboundedRecursion(c) {
+			w.st.SeriesRows = engine.UnboundedRows
+		}
+	}
+}
+
+// unboundedRecursion: a recursive CTE whose recursive arm (one that reads
+// the CTE) has no WHERE and no LIMIT anywhere in the CTE. MariaDB's
+// max_recursive_iterations defaults to 2^32; MySQL stops at
+// cte_max_recursion_depth (1000).
+func unboundedRecursion(c *ast.CommonTableExpression) bool {
+	so, ok := c.Query.Query.(*ast.SetOprStmt)
+	if !ok || so.SelectList == nil || so.Limit != nil || (so.SelectList.Limit != nil) {
+		return false
+	}
+	for _, arm := range so.SelectList.Selects {
+		sel, ok := arm.(*ast.SelectStmt)
+		if !ok || sel.From == nil || !readsName(sel.From, c.Name.L) {
+			continue
+		}
+		if sel.Where == nil && sel.Limit == nil && sel.Having == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func readsName(n ast.Node, name string) bool {
+	found := false
+	n.Accept(visitFunc(func(x ast.Node) {
+		if t, ok := x.(*ast.TableName); ok && t.Schema.L == "" && t.Name.L == name {
+			found = true
+		}
+	}))
+	return found
+}
+
+// visitFunc is an ast.Visitor calling f on every node.
+type visitFunc func(ast.Node)
+
+func (f visitFunc) Enter(n ast.Node) (ast.Node, bool) { f(n); return n, false }
+func (f visitFunc) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// markWrites marks the tables of a table reference as written.
+func (w *walker) markWrites(refs *ast.Join) {
+	if refs == nil {
+		return
+	}
+	refs.Accept(visitFunc(func(x ast.Node) {
+		if t, ok := x.(*ast.TableName); ok {
+			w.writes[t] = true
+		}
+	}))
+}
+
+// updateTargets, for a multi-table UPDATE, keeps as written only the
+// tables whose name or alias qualifies a SET column (all when a SET column
+// is unqualified).
+func (w *walker) updateTargets(x *ast.UpdateStmt) {
+	quals := map[string]bool{}
+	for _, a := range x.List {
+		if a.Column == nil || a.Column.Table.L == "" {
+			return
+		}
+		quals[a.Column.Table.L] = true
+	}
+	x.TableRefs.TableRefs.Accept(visitFunc(func(n ast.Node) {
+		if ts, ok := n.(*ast.TableSource); ok {
+			if t, ok := ts.Source.(*ast.TableName); ok {
+				w.writes[t] = quals[t.Name.L] || (ts.AsName.L != "" && quals[ts.AsName.L])
+			}
+		}
+	}))
+}
+
+// setOpr records a set operation mixing system-schema arms with others.
+func (w *walker) setOpr(arms []ast.Node) {
+	catalog, other := false, false
+	for _, a := range arms {
+		c := false
+		a.Accept(visitFunc(func(x ast.Node) {
+			if t, ok := x.(*ast.TableName); ok && systemSchema(t.Schema.L) {
+				c = true
+			}
+		}))
+		if c {
+			catalog = true
+		} else {
+			other = true
+		}
+	}
+	if catalog && other {
+		w.st.CatalogUnion = true
+	}
+}
+
+// systemSchema reports whether s is one of the server's own schemas.
+func systemSchema(s string) bool {
+	switch s {
+	case "information_schema", "mysql", "performance_schema", "sys":
+		return true
+	}
+	return false
+}
+
+// call records a function call and its effects.
+func (w *walker) call(schema, name string, args []ast.ExprNode) {
+	st := w.st
+	st.Funcs = append(st.Funcs, engine.FuncRef{Schema: schema, Name: name})
+	st.Effects |= funcEffects[name]
+	switch name {
+	case "sleep":
+		w.sleeps++
+		secs, ok := constNumber(args, 0)
+		if !ok || secs > longSleepSeconds {
+			st.Effects |= engine.EffLongSleep
+		}
+		if !ok {
+			st.TimeProbe = true // a length computed from data
+		} else if secs > 0 {
+			st.SleepSeconds += secs
+		}
+		if w.condNest > 0 {
+			st.TimeProbe = true
+		}
+	case "benchmark":
+		// Runs an expression n times: a CPU-bound sleep, which only a
+		// probe calls.
+		st.TimeProbe = true
+		st.Effects |= engine.EffLongSleep
+	case "repeat", "lpad", "rpad", "space":
+		i := 1
+		if name == "space" {
+			i = 0
+		}
+		if n, ok := constNumber(args, i); ok && n > 0 {
+			b := int64(n)
+			if name == "repeat" && len(args) > 0 {
+				if v, ok := args[0].(ast.ValueExpr); ok {
+					b *= int64(max(1, len(v.GetDatumString())))
+				}
+			}
+			st.StringBytes = max(st.StringBytes, b)
+		}
+	}
+}
+
+// longSleepSeconds is how long a sleep may be before it is a long sleep
+// (the same as PostgreSQL's pg_sleep).
+const longSleepSeconds = 5
+
+// constNumber returns args[i] as a number when it is a constant.
+func constNumber(args []ast.ExprNode, i int) (float64, bool) {
+	if i >= len(args) {
+		return 0, false
+	}
+	v, ok := value(args[i])
+	if !ok {
+		return 0, false
+	}
+	return toNumber(v)
+}
+
+// finish settles what needs the whole statement: CTE references and
+// whether a sleep sits next to a table read.
+func (w *walker) finish() {
+	st := w.st
+	for i := range st.Tables {
+		t := &st.Tables[i]
+		if t.Schema == "" {
+			for _, c := range st.CTENames {
+				if c == t.Name {
+					t.CTE = true
+				}
+			}
+		}
+	}
+	if w.sleeps > 0 {
+		for i := range st.Tables {
+			if !st.Tables[i].CTE {
+				st.TimeProbe = true
+			}
+		}
+	}
+}
+
+// prepare analyses PREPARE name FROM 'text' as the statements the text
+// holds; FROM @variable is dynamic SQL.
+func (w *walker) prepare(x *ast.PrepareStmt) {
+	st := w.st
+	if x.SQLVar != nil || x.SQLText == "" {
+		st.DynamicSQL = true
+		return
+	}
+	if w.depth >= 4 {
+		st.Unparsed = "PREPARE texts nested more than 4 deep"
+		return
+	}
+	stmts, err := parse(x.SQLText)
+	if err != nil {
+		st.Unparsed = "the text of a PREPARE could not be parsed"
+		return
+	}
+	for _, s := range stmts {
+		var in engine.StmtFacts
+		fillStmt(&in, s, w.depth+1)
+		merge(st, &in)
+	}
+}
+
+// merge adds what a statement nested in st does to st.
+func merge(st, in *engine.StmtFacts) {
+	st.Kinds |= in.Kinds
+	st.Unfiltered |= in.Unfiltered
+	st.Copy |= in.Copy
+	st.CopyDir |= in.CopyDir
+	st.Tautology = st.Tautology || in.Tautology
+	st.CatalogUnion = st.CatalogUnion || in.CatalogUnion
+	st.TimeProbe = st.TimeProbe || in.TimeProbe
+	st.DynamicSQL = st.DynamicSQL || in.DynamicSQL
+	st.Effects |= in.Effects
+	st.SleepSeconds += in.SleepSeconds
+	if st.Unparsed == "" {
+		st.Unparsed = in.Unparsed
+	}
+	if in.Verb != engine.VerbNone && st.Verb == engine.VerbNone {
+		st.Verb, st.Object = in.Verb, in.Object
+	}
+	st.Joins = max(st.Joins, in.Joins)
+	st.UnionArms = max(st.UnionArms, in.UnionArms)
+	st.CTEs = max(st.CTEs, in.CTEs)
+	st.BoolTerms = max(st.BoolTerms, in.BoolTerms)
+	st.SeriesRows = max(st.SeriesRows, in.SeriesRows)
+	st.StringBytes = max(st.StringBytes, in.StringBytes)
+	st.Tables = append(st.Tables, in.Tables...)
+	st.Funcs = append(st.Funcs, in.Funcs...)
+	st.Cols = append(st.Cols, in.Cols...)
+	st.Settings = append(st.Settings, in.Settings...)
+	st.Roles = append(st.Roles, in.Roles...)
+	st.CTENames = append(st.CTENames, in.CTENames...)
+}

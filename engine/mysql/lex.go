@@ -1,0 +1,417 @@
+package mysql
+
+import (
+	"strings"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// read turns a message's text into the text the engine judges: one that
+// TiDB's parser, in its default sql_mode, reads as a MySQL or MariaDB
+// server reads the original in the session's sql_mode. It lexes the text
+// with the server's rules (sql/sql_lex.cc):
+//
+//   - strings '...' and "..." (identifiers under ANSI_QUOTES), with
+//     backslash escapes unless NO_BACKSLASH_ESCAPES and doubled quotes;
+//     `identifiers` with doubled backticks;
+//   - comments: # and "-- " (dash dash and a space or control character) to
+//     the end of the line, /* ... */ not nested;
+//   - executable comments: /*! ... */ and /*!NNNNN ... */, whose text the
+//     server runs (for a version up to its own), MariaDB's /*M! ... */ and
+//     /*M!NNNNNN ... */, which MariaDB runs and MySQL skips;
+//   - optimizer hints /*+ ... */, which run nothing.
+//
+// Example: SELECT 1 /*!40101 , 2 */ -- note
+// is judged as SELECT 1          , 2    -- note (the same length).
+//
+// What it rewrites, and why:
+//   - /*!, and /*!NNNNN with a version every supported server (MySQL 5.7+,
+//     MariaDB 10+) has, lose their markers: every server runs the text.
+//   - A version comment some servers run and others skip (a 5-digit
+//     version from 5.7 on; MariaDB's /*M!) is kept as /*!: TiDB reads its
+//     text, and the prescan counts it as a comment trick, which the default
+//     policy denies (no-comment-tricks). The text must end at the same */
+//     whether it is run or skipped, else the text is not judged at all.
+//   - /*T! (TiDB's own executable comment) is a plain comment to MySQL: it
+//     is blanked so that TiDB does not read it either.
+//   - "-- " followed by a control character is a comment to the server but
+//     not to TiDB: the character becomes a space.
+//   - Under NO_BACKSLASH_ESCAPES a backslash in a string is doubled; under
+//     ANSI_QUOTES "x" becomes `x`.
+//
+// What it refuses (ok false, with a reason): NUL bytes outside strings,
+// comments or quotes inside an executable comment, a six-digit version after
+// /*! (MySQL reads five digits and runs the sixth, MariaDB reads six),
+// "--" followed by a byte TiDB reads as a space but the server does not
+// (0x85, 0xA0), an unterminated executable comment, and an optimizer hint
+// with quotes in it.
+//
+// The text is returned as is, without allocating, when nothing needs
+// rewriting.
+
+// rule ids of the denies read returns; they are not policy rules: the
+// engine cannot judge a text whose reading it cannot know.
+const (
+	lexAmbiguousRuleID   = "lexing-ambiguous"
+	lexUnconfirmedRuleID = "lexing-state-unconfirmed"
+	lexCharsetRuleID     = "client-charset-unsupported"
+)
+
+// mode is the part of sql_mode that changes lexing.
+type mode struct {
+	noBackslash bool // NO_BACKSLASH_ESCAPES
+	ansiQuotes  bool // ANSI_QUOTES (also in the combination modes ANSI, DB2, ORACLE, ... as servers expand them)
+}
+
+// parseMode reads a sql_mode value as a server reports it (a
+// comma-separated list, in any case). Combination modes are expanded by
+// the server before it reports them, but a relay that tracks SET
+// statements may pass one: those that include ANSI_QUOTES count.
+func parseMode(s string) mode {
+	var m mode
+	for s != "" {
+		var w string
+		w, s, _ = strings.Cut(s, ",")
+		w = strings.TrimSpace(w)
+		switch {
+		case strings.EqualFold(w, "NO_BACKSLASH_ESCAPES"):
+			m.noBackslash = true
+		case strings.EqualFold(w, "ANSI_QUOTES"), strings.EqualFold(w, "ANSI"),
+			strings.EqualFold(w, "DB2"), strings.EqualFold(w, "MAXDB"), strings.EqualFold(w, "MSSQL"),
+			strings.EqualFold(w, "ORACLE"), strings.EqualFold(w, "POSTGRESQL"):
+			m.ansiQuotes = true
+		}
+	}
+	return m
+}
+
+// asciiSafeCharsets are the client character sets in which no byte of a
+// multibyte character is below 0x80, so that a quote or backslash byte is
+// always that character. In big5, cp932, gbk, sjis and gb18030 a trail byte
+// can be 0x5C (a backslash): "\xbf\x5c'" is one character and a quote to the
+// server, a byte, an escape and an escaped quote to a UTF-8 reader.
+var asciiSafeCharsets = []string{
+	"utf8mb4", "utf8", "utf8mb3", "latin1", "latin2", "latin5", "latin7", "ascii", "binary",
+	"cp1250", "cp1251", "cp1256", "cp1257", "cp850", "cp852", "cp866", "koi8r", "koi8u",
+	"greek", "hebrew", "armscii8", "geostd8", "keybcs2", "macce", "macroman", "swe7", "dec8",
+	"hp8", "tis620", "euckr", "ujis", "eucjpms", "gb2312",
+}
+
+func asciiSafe(charset string) bool {
+	if charset == "" {
+		return true
+	}
+	for _, c := range asciiSafeCharsets {
+		if strings.EqualFold(c, charset) {
+			return true
+		}
+	}
+	return false
+}
+
+// lexRead is Dialect.Read.
+func lexRead(sql []byte, l *engine.LexState) ([]byte, string, string, bool) {
+	var m mode
+	if l != nil {
+		if l.Unconfirmed && sensitive(sql) {
+			return nil, lexUnconfirmedRuleID, "the text has quotes, a backslash or non-ASCII bytes and was sent before the server confirmed sql_mode and the character set after a statement that may change them; send it after that statement's result", false
+		}
+		if l.ClientEncoding != "" && !asciiSafe(l.ClientEncoding) && hasHigh(sql) {
+			return nil, lexCharsetRuleID, "sqlfw cannot read non-ASCII text in a client character set whose characters can contain a quote or backslash byte (big5, cp932, gbk, sjis, gb18030); use utf8mb4", false
+		}
+		if l.SQLMode != "" {
+			m = parseMode(l.SQLMode)
+		}
+	}
+	out, reason := canonical(sql, m)
+	if reason != "" {
+		return nil, lexAmbiguousRuleID, reason, false
+	}
+	return out, "", "", true
+}
+
+// sensitive reports whether sql has a byte whose reading depends on
+// sql_mode or the character set.
+func sensitive(sql []byte) bool {
+	for _, c := range sql {
+		if c == '\\' || c == '"' || c == '\'' || c >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+func hasHigh(sql []byte) bool {
+	for _, c := range sql {
+		if c >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+// rewriter copies the text lazily: out stays nil until the first change.
+type rewriter struct {
+	src  []byte
+	out  []byte
+	done int // src[:done] is in out (when out != nil)
+}
+
+// set replaces src[i] by c.
+func (w *rewriter) set(i int, c byte) {
+	w.upto(i)
+	w.out = append(w.out, c)
+	w.done = i + 1
+}
+
+// insert adds c before src[i].
+func (w *rewriter) insert(i int, c byte) {
+	w.upto(i)
+	w.out = append(w.out, c)
+}
+
+func (w *rewriter) upto(i int) {
+	if w.out == nil {
+		w.out = make([]byte, 0, len(w.src)+16)
+	}
+	w.out = append(w.out, w.src[w.done:i]...)
+	w.done = i
+}
+
+func (w *rewriter) blank(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		w.set(i, ' ')
+	}
+}
+
+func (w *rewriter) result() []byte {
+	if w.out == nil {
+		return w.src
+	}
+	w.upto(len(w.src))
+	return w.out
+}
+
+// everyServerRuns is the lowest version a /*!NNNNN comment may name and
+// still be skipped by a supported server: MySQL 5.7.0.
+const everyServerRuns = 50700
+
+// canonical returns the text TiDB's parser reads as the server reads sql
+// in mode m, or a reason why that text cannot be known.
+func canonical(sql []byte, m mode) ([]byte, string) {
+	w := rewriter{src: sql}
+	n := len(sql)
+	// execEnd >= 0: inside an executable comment whose */ is at execEnd;
+	// execBlank: its markers are blanked (every server runs it).
+	execEnd, execBlank := -1, false
+	for i := 0; i < n; {
+		c := sql[i]
+		switch {
+		case c == 0:
+			return nil, "a NUL byte outside a string ends the text for some clients and servers but not for others"
+		case execEnd >= 0 && i == execEnd:
+			// The */ closing an executable comment.
+			if execBlank {
+				w.blank(i, i+2)
+			}
+			i += 2
+			execEnd = -1
+		case c == '#':
+			if execEnd >= 0 {
+				return nil, "a comment inside an executable comment (/*! ... */) ends differently for the server than for the engine"
+			}
+			for i < n && sql[i] != '\n' {
+				if sql[i] == 0 {
+					return nil, "a NUL byte in a # comment ends it for some servers"
+				}
+				i++
+			}
+		case c == '-' && i+1 < n && sql[i+1] == '-' && (i+2 == n || sql[i+2] <= ' ' || sql[i+2] == 0x7f):
+			if execEnd >= 0 {
+				return nil, "a comment inside an executable comment (/*! ... */) ends differently for the server than for the engine"
+			}
+			if i+2 < n && sql[i+2] != ' ' && sql[i+2] != '\t' && sql[i+2] != '\n' && sql[i+2] != '\r' && sql[i+2] != '\v' && sql[i+2] != '\f' {
+				w.set(i+2, ' ') // a control character: a comment to the server, not to TiDB
+			}
+			for i < n && sql[i] != '\n' {
+				if sql[i] == 0 {
+					return nil, "a NUL byte in a -- comment ends it for some servers"
+				}
+				i++
+			}
+		case c == '-' && i+2 < n && sql[i+1] == '-' && (sql[i+2] == 0x85 || sql[i+2] == 0xa0):
+			return nil, `"--" followed by byte 0x85 or 0xA0 is a comment to the engine's parser but not to the server`
+		case c == '/' && i+1 < n && sql[i+1] == '*':
+			if execEnd >= 0 {
+				return nil, "a comment inside an executable comment (/*! ... */) ends differently for the server than for the engine"
+			}
+			end := strings.Index(string(sql[i+2:]), "*/") // raw: how a server that skips it finds its end
+			if end < 0 {
+				if i+2 < n && (sql[i+2] == '!' || i+3 < n && (sql[i+2] == 'M' || sql[i+2] == 'm') && sql[i+3] == '!') {
+					return nil, "an unterminated executable comment (/*! ...) may run to the end of the text"
+				}
+				// Unterminated: the server reports a syntax error, and so
+				// does the parser, since the text is kept.
+				i = n
+				continue
+			}
+			end += i + 2
+			switch {
+			case i+2 < n && sql[i+2] == '!':
+				j, digits := i+3, 0
+				for j < n && sql[j] >= '0' && sql[j] <= '9' {
+					j++
+					digits++
+				}
+				if digits > 5 {
+					return nil, "an executable comment with a version of more than five digits (/*!NNNNNN) is read differently by MySQL and MariaDB"
+				}
+				if reason := sameEnd(sql, j, end, m); reason != "" {
+					return nil, reason
+				}
+				// Fewer than five digits are no version: the text.
+				execBlank = digits < 5 || version(sql[i+3:j]) < everyServerRuns
+				if digits < 5 {
+					j = i + 3
+				}
+				if execBlank {
+					w.blank(i, j)
+				}
+				// Else kept for TiDB, which runs it: a comment trick.
+				i = j
+				execEnd = end
+			case i+3 < n && (sql[i+2] == 'M' || sql[i+2] == 'm') && sql[i+3] == '!':
+				// MariaDB runs it, MySQL skips it: kept as /*! for TiDB.
+				j := i + 4
+				for j < n && sql[j] >= '0' && sql[j] <= '9' {
+					j++
+				}
+				if reason := sameEnd(sql, j, end, m); reason != "" {
+					return nil, reason
+				}
+				w.set(i+2, '!')
+				w.blank(i+3, j)
+				i = j
+				execEnd, execBlank = end, false
+			case i+2 < n && sql[i+2] == '+':
+				for k := i + 3; k < end; k++ {
+					if q := sql[k]; q == '\'' || q == '"' || q == '`' {
+						return nil, "an optimizer hint with quoted text may end elsewhere for the server than for the engine"
+					}
+				}
+				i = end + 2
+			default:
+				if i+3 < n && sql[i+2] == 'T' && sql[i+3] == '!' {
+					w.set(i+3, ' ') // TiDB's /*T! is a plain comment to MySQL
+				}
+				i = end + 2
+			}
+		case c == '`':
+			j, ok := quoted(sql, i, '`', false)
+			if !ok {
+				return w.result(), "" // unterminated: a syntax error for both
+			}
+			i = j
+		case c == '"' && m.ansiQuotes:
+			j, ok := quoted(sql, i, '"', false)
+			if !ok {
+				return w.result(), ""
+			}
+			// "a""b`c" → `a"b``c`
+			w.upto(i)
+			w.out = append(w.out, '`')
+			for k := i + 1; k < j-1; k++ {
+				switch sql[k] {
+				case '"':
+					k++ // a doubled quote stands for one
+					w.out = append(w.out, '"')
+				case '`':
+					w.out = append(w.out, '`', '`')
+				default:
+					w.out = append(w.out, sql[k])
+				}
+			}
+			w.out = append(w.out, '`')
+			w.done = j
+			i = j
+		case c == '\'' || c == '"':
+			if m.noBackslash {
+				j, ok := quoted(sql, i, c, false)
+				if !ok {
+					return w.result(), ""
+				}
+				for k := i + 1; k < j-1; k++ {
+					if sql[k] == '\\' {
+						w.insert(k, '\\')
+					}
+				}
+				i = j
+				continue
+			}
+			j, ok := quoted(sql, i, c, true)
+			if !ok {
+				return w.result(), ""
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	if execEnd >= 0 {
+		return nil, "an unterminated executable comment (/*! ...)"
+	}
+	return w.result(), ""
+}
+
+// quoted returns the index after the literal or identifier that starts at
+// sql[i] with quote q: doubled quotes stand for one, and with backslash a
+// backslash escapes the next byte.
+func quoted(sql []byte, i int, q byte, backslash bool) (int, bool) {
+	n := len(sql)
+	for j := i + 1; j < n; j++ {
+		switch sql[j] {
+		case '\\':
+			if backslash {
+				j++
+			}
+		case q:
+			if j+1 < n && sql[j+1] == q {
+				j++
+				continue
+			}
+			return j + 1, true
+		}
+	}
+	return n, false
+}
+
+// sameEnd checks that the text of an executable comment, sql[lo:end],
+// lexed as SQL, has no quote, comment or executable comment that runs past
+// end: a server that runs it and one that skips it (which looks for the
+// first */) then find the same end.
+func sameEnd(sql []byte, lo, end int, m mode) string {
+	for k := lo; k < end; {
+		switch c := sql[k]; {
+		case c == '\'' || c == '"' || c == '`':
+			backslash := c != '`' && !m.noBackslash && !(c == '"' && m.ansiQuotes)
+			j, ok := quoted(sql[:end], k, c, backslash)
+			if !ok {
+				return "a quote in an executable comment (/*! ... */) runs past its end for a server that runs it"
+			}
+			k = j
+		case c == '#' || (c == '-' && k+1 < end && sql[k+1] == '-') || (c == '/' && k+1 < end && sql[k+1] == '*'):
+			return "a comment inside an executable comment (/*! ... */) ends differently for the server than for the engine"
+		default:
+			k++
+		}
+	}
+	return ""
+}
+
+func version(d []byte) int {
+	v := 0
+	for _, c := range d {
+		v = v*10 + int(c-'0')
+	}
+	return v
+}
