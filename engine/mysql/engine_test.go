@@ -225,3 +225,25 @@ func TestCacheHitDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+func TestParseErrorNamesKnownGaps(t *testing.T) {
+	for sql, want := range map[string]string{
+		"INSTALL PLUGIN server_audit SONAME 'server_audit.so'":                              "INSTALL PLUGIN",
+		"create function sys_exec returns int soname 'udf.so'":                              "CREATE FUNCTION ... SONAME",
+		"DELETE FROM t WHERE id = 'secret' RETURNING id":                                    "RETURNING",
+		"CREATE DEFINER=`root`@`%` TRIGGER t BEFORE INSERT ON x FOR EACH ROW SET NEW.a = 1": "CREATE TRIGGER",
+		"SELEC 1": "",
+	} {
+		tf := analyze(sql, engine.LexStats{})
+		if !tf.ParseError {
+			t.Errorf("%q: parsed, want a parse error", sql)
+			continue
+		}
+		if strings.Contains(tf.ParseReason, "secret") || strings.Contains(tf.ParseReason, "'") {
+			t.Errorf("%q: reason %q has literals", sql, tf.ParseReason)
+		}
+		if got := knownUnparsed(sql); got != want {
+			t.Errorf("%q: named %q, want %q (reason %q)", sql, got, want, tf.ParseReason)
+		}
+	}
+}

@@ -204,8 +204,15 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 	// execEnd >= 0: inside an executable comment whose */ is at execEnd;
 	// execBlank: its markers are blanked (every server runs it).
 	execEnd, execBlank := -1, false
+	// A statement that changes sql_mode or the character set changes how
+	// the server lexes the statements after it in the same text, which the
+	// engine reads with the session's state: nothing may follow it.
+	words, setStmt, lexSet, lexChanged := 0, false, false, false
 	for i := 0; i < n; {
 		c := sql[i]
+		if lexChanged && !isSpaceByte(c) && c != ';' && c != '#' && c != '/' && c != '-' {
+			return nil, "a statement after one that sets sql_mode or the character set is lexed by the server under the new setting; send it in its own message"
+		}
 		switch {
 		case c == 0:
 			return nil, "a NUL byte outside a string ends the text for some clients and servers but not for others"
@@ -353,7 +360,34 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				return w.result(), ""
 			}
 			i = j
+		case c == ';':
+			lexChanged = lexChanged || lexSet
+			words, setStmt, lexSet = 0, false, false
+			i++
+		case (c == 0x85 || c == 0xa0) && (i == 0 || sql[i-1] < 0x80):
+			return nil, "byte 0x85 or 0xA0 on its own is a space to the engine's parser but not to the server"
+		case isIdentByte(c):
+			j := i + 1
+			for j < n && isIdentByte(sql[j]) {
+				if (sql[j] == 0x85 || sql[j] == 0xa0) && sql[j-1] < 0x80 {
+					return nil, "byte 0x85 or 0xA0 on its own is a space to the engine's parser but not to the server"
+				}
+				j++
+			}
+			word := sql[i:j]
+			switch {
+			case words == 0 && asciiFold(word, "set"):
+				setStmt = true
+			case setStmt && (asciiFold(word, "sql_mode") || asciiFold(word, "names") || asciiFold(word, "character") ||
+				asciiFold(word, "charset") || asciiFold(word, "character_set_client")):
+				lexSet = true
+			}
+			words++
+			i = j
 		default:
+			if !isSpaceByte(c) {
+				words++
+			}
 			i++
 		}
 	}
@@ -414,4 +448,21 @@ func version(d []byte) int {
 		v = v*10 + int(c-'0')
 	}
 	return v
+}
+
+// asciiFold reports whether w is s (lower case) in any case.
+func asciiFold(w []byte, s string) bool {
+	if len(w) != len(s) {
+		return false
+	}
+	for i := range w {
+		c := w[i]
+		if c >= 'A' && c <= 'Z' {
+			c |= 0x20
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
 }
