@@ -91,7 +91,13 @@ func classify(s ast.StmtNode) (engine.StmtKind, engine.DDLVerb, string) {
 			return engine.KindDCL, engine.VerbCreate, "role"
 		}
 		return engine.KindDCL, engine.VerbCreate, "user"
-	case *ast.AlterUserStmt, *ast.RenameUserStmt, *ast.SetPwdStmt:
+	case *ast.SetPwdStmt:
+		if x.User == nil || x.User.CurrentUser {
+			// SET PASSWORD = '...': the session's own account.
+			return engine.KindDCL, engine.VerbAlter, ""
+		}
+		return engine.KindDCL, engine.VerbAlter, "user"
+	case *ast.AlterUserStmt, *ast.RenameUserStmt:
 		return engine.KindDCL, engine.VerbAlter, "user"
 	case *ast.DropUserStmt:
 		if x.IsDropRole {

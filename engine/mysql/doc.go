@@ -15,8 +15,8 @@
 // the server do, in the effect names engine/pgsql uses too) and dialect.go
 // (the Dialect methods and the default policy).
 //
-// What TiDB's parser does not parse (MariaDB's RETURNING, sequences' NEXT
-// VALUE FOR, system-versioned tables; INSTALL PLUGIN, CREATE FUNCTION ...
+// What TiDB's parser does not parse (MariaDB's RETURNING, EXECUTE IMMEDIATE,
+// system-versioned tables; INSTALL PLUGIN, CREATE FUNCTION ...
 // SONAME, triggers, events, CHANGE MASTER, CREATE SERVER; SELECT ... INTO
 // DUMPFILE and INTO @variable) is a parse error and gets the policy's
 // on_parse_error: docs/policy.md lists it.

@@ -113,6 +113,13 @@ func statementEffects(st *engine.StmtFacts, s ast.StmtNode) {
 		if global || x.WithGrant {
 			st.Effects |= engine.EffGrantsPrivilege
 		}
+		for _, u := range x.Users {
+			if u.AuthOpt != nil {
+				// GRANT ... IDENTIFIED BY creates the account, or sets its
+				// password, whatever sql_mode says (MariaDB).
+				st.Effects |= engine.EffGrantsPrivilege
+			}
+		}
 		for _, p := range x.Privs {
 			if dangerousPrivs[p.Priv] || (p.Priv == mysql.AllPriv && global) {
 				st.Effects |= engine.EffGrantsPrivilege
@@ -123,6 +130,12 @@ func statementEffects(st *engine.StmtFacts, s ast.StmtNode) {
 	case *ast.GrantRoleStmt:
 		for _, r := range x.Roles {
 			st.Roles = append(st.Roles, strings.ToLower(r.Username))
+		}
+	case *ast.CreateViewStmt:
+		if x.Definer != nil && !x.Definer.CurrentUser {
+			// DEFINER = another account, SQL SECURITY DEFINER (the
+			// default): whoever queries the view reads as that account.
+			st.Effects |= engine.EffChangesIdentity
 		}
 	case *ast.CreateTableStmt:
 		tableOptions(st, x.Options)
