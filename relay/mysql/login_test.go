@@ -128,3 +128,18 @@ func TestDrain(t *testing.T) {
 		func(c net.Conn) error { time.Sleep(20 * time.Millisecond); return nil }, send(ok(1, autocommit)), expectClosed()),
 		append(cli, send(query("begin")), expect(ok(1, autocommit|inTx)), drain, send(query("commit")), expect(ok(1, autocommit)), expectClosed()))
 }
+
+// An idle session is closed with MySQL 8's idle error; one that keeps
+// talking is not.
+func TestIdleTimeout(t *testing.T) {
+	h := newHarness(t)
+	h.env.Limits.IdleTimeout = 100 * time.Millisecond
+	srv, cli := login()
+	pause := func(d time.Duration) step { return func(net.Conn) error { time.Sleep(d); return nil } }
+	h.run(t, append(srv, expect(pkt(0, wire.ComPing)), send(ok(1, autocommit)), expectClosed()),
+		append(cli, pause(60*time.Millisecond), send(pkt(0, wire.ComPing)), expect(ok(1, autocommit)),
+			expectErr(0, errClientInteractionTimeout, "HY000", "idle"), expectClosed()))
+	if n := h.counts[relay.IdleClosed].Load(); n != 1 {
+		t.Errorf("IdleClosed %d, want 1", n)
+	}
+}

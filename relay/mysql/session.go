@@ -154,6 +154,7 @@ type session struct {
 	reading bool
 	memo    memo
 
+	idle      idleState
 	closeOnce sync.Once
 	// leaveOpen is set by toServer when it stops after a deny_and_close
 	// verdict whose reply is queued: toClient closes the session once the
@@ -327,6 +328,7 @@ func (s *session) start() bool {
 	}
 	s.obs = obs
 	s.phase.Store(phaseAuth)
+	s.idle.on = lim.IdleTimeout > 0 || lim.IdleInTransactionTimeout > 0
 	if lim.AuthTimeout > 0 {
 		_ = server.SetReadDeadline(s.begun.Add(lim.AuthTimeout))
 	}
@@ -515,6 +517,10 @@ func (s *session) toServer() {
 	for {
 		if err := fr.Fill(); err != nil {
 			switch {
+			case s.idle.on && isTimeout(err):
+				if !s.idleExpired() {
+					continue // not idle for long enough: read on
+				}
 			case errors.Is(err, wire.ErrBudget):
 				s.log.Warn("closing connection: no memory for its packet", "err", err)
 				s.cw.Lock()
@@ -529,6 +535,9 @@ func (s *session) toServer() {
 		s.mu.Lock()
 		s.reading = true
 		s.mu.Unlock()
+		if s.idle.on {
+			s.disarmIdle()
+		}
 		s.meter.HoldBegin() // timing
 		for {
 			ph := s.phase.Load()
@@ -805,6 +814,9 @@ func (s *session) toClient() {
 			s.meter.ResponseReady() // timing (the first, the end of authentication, is not timed)
 			if !s.answered(owed) {
 				return
+			}
+			if s.idle.on {
+				s.armIdle()
 			}
 		}
 		if err := s.writeClient(fr.Take()); err != nil {

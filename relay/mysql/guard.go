@@ -1,0 +1,79 @@
+package mysql
+
+// Idle timeouts: a session idle outside a transaction for idle_timeout, or
+// inside one for idle_in_transaction_timeout, is closed with the error
+// MySQL 8 sends when its own wait_timeout ends a session
+// (ER_CLIENT_INTERACTION_TIMEOUT, which the client reads as the answer to
+// its next command). toClient arms the timeout when a response leaves
+// nothing owed, toServer disarms it at every read, and a read deadline that
+// passes is checked against the session's real state before anything is
+// closed.
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/sqlfw/sqlfw/relay"
+)
+
+const errClientInteractionTimeout = 4031 // ER_CLIENT_INTERACTION_TIMEOUT
+
+type idleState struct {
+	on    bool // a timeout is configured (set at start, read-only)
+	armed atomic.Bool
+	since atomic.Int64 // unix nanoseconds the session became idle
+}
+
+// idleFor returns the timeout that applies and whether the session is
+// idle now.
+func (s *session) idleFor() (time.Duration, bool) {
+	s.mu.Lock()
+	busy, inTx := s.head < len(s.queue) || s.reading, s.inTx
+	s.mu.Unlock()
+	t := s.env.Limits.IdleTimeout
+	if inTx {
+		t = s.env.Limits.IdleInTransactionTimeout
+	}
+	return t, !busy && s.phase.Load() == phaseCommand
+}
+
+// armIdle is toClient's, after a response is forwarded.
+func (s *session) armIdle() {
+	t, idle := s.idleFor()
+	if t <= 0 || !idle {
+		return
+	}
+	now := time.Now()
+	s.idle.since.Store(now.UnixNano())
+	s.idle.armed.Store(true)
+	_ = s.client.SetReadDeadline(now.Add(t))
+}
+
+// disarmIdle is toServer's, after every read from the client.
+func (s *session) disarmIdle() {
+	if s.idle.armed.Swap(false) {
+		_ = s.client.SetReadDeadline(time.Time{})
+	}
+}
+
+// idleExpired is toServer's answer to a read deadline that passed: it
+// reports true (and has told the client) when the session has been idle for
+// its timeout; otherwise it sets the deadline the state calls for and the
+// read goes on.
+func (s *session) idleExpired() bool {
+	t, idle := s.idleFor()
+	if !idle || t <= 0 || !s.idle.armed.Load() {
+		_ = s.client.SetReadDeadline(time.Time{})
+		return false
+	}
+	if left := t - time.Since(time.Unix(0, s.idle.since.Load())); left > 0 {
+		_ = s.client.SetReadDeadline(time.Now().Add(left))
+		return false
+	}
+	s.env.Observer.Count(relay.IdleClosed, 1)
+	s.log.Info("closing connection: idle timeout", "timeout", t)
+	s.cw.Lock()
+	writeErr(s.client, 0, errClientInteractionTimeout, sqlstateGeneral, "sqlfw: the client was disconnected because it was idle for longer than "+t.String())
+	s.cw.Unlock()
+	return true
+}
