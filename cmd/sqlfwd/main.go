@@ -41,7 +41,7 @@ func run(args []string, stderr io.Writer) int {
 	var (
 		configPath = fs.String("config", "", "YAML configuration `file` (several databases); excludes the per-database flags; when the file does not exist, as --discover")
 		discoverF  = fs.Bool("discover", false, "protect the PostgreSQL servers found on this host (listening sockets of their processes in /proc), each intercepted with the default policy")
-		protocol   = fs.String("protocol", "", "wire protocol of the database: postgres")
+		protocol   = fs.String("protocol", "", "wire protocol of the database: postgres or mysql")
 		listen     = fs.String("listen", "", "`host:port` where clients connect")
 		upstream   = fs.String("upstream", "", "`host:port` of the database server")
 		policy     = fs.String("policy", "", "policy `file` (default: the embedded default policy)")
