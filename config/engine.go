@@ -5,12 +5,16 @@ import (
 	"os"
 
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/engine/mysql"
 	"github.com/sqlfw/sqlfw/engine/pgsql"
 )
 
 // Engine reads and checks a database's policy and builds its engine (the
-// embedded default policy when none is named), for PostgreSQL.
+// embedded default policy when none is named) with its protocol's dialect.
 func (dc *Database) Engine() (*engine.Engine, error) {
+	if dc.Protocol == ProtocolMySQL {
+		return dc.EngineOf(mysql.Dialect, mysql.DefaultPolicy())
+	}
 	return dc.EngineOf(pgsql.Dialect, pgsql.DefaultPolicy())
 }
 

@@ -6,8 +6,10 @@ package daemon
 import (
 	"github.com/sqlfw/sqlfw/discover"
 	"github.com/sqlfw/sqlfw/engine"
+	mysqlsql "github.com/sqlfw/sqlfw/engine/mysql"
 	"github.com/sqlfw/sqlfw/engine/pgsql"
 	"github.com/sqlfw/sqlfw/relay"
+	myrelay "github.com/sqlfw/sqlfw/relay/mysql"
 	"github.com/sqlfw/sqlfw/relay/pg"
 )
 
@@ -38,6 +40,15 @@ var protocols = []protocol{
 		defaultPolicy: pgsql.DefaultPolicy,
 		discover:      discover.Postgres,
 		defaultPort:   pg.DefaultPort,
+	},
+	{
+		// MySQL and MariaDB
+		name:          "mysql",
+		relay:         func() relay.Protocol { return myrelay.New() },
+		dialect:       mysqlsql.Dialect,
+		defaultPolicy: mysqlsql.DefaultPolicy,
+		discover:      discover.MySQL,
+		defaultPort:   myrelay.DefaultPort,
 	},
 }
 

@@ -13,8 +13,8 @@ import (
 // TestZeroConfig starts sqlfwd with a configuration file that does not
 // exist, as a fresh install's unit does: it must find the test PostgreSQL
 // (an unusual port, a unix socket in a temporary directory) in /proc,
-// intercept it with the default policy, say what it found (MariaDB too, not
-// protected yet), and block what the default policy blocks over TCP and
+// intercept it with the default policy, say what it found (MariaDB too, which it
+// protects with the MySQL path), and block what the default policy blocks over TCP and
 // the unix socket.
 func TestZeroConfig(t *testing.T) {
 	needKernel(t)
@@ -34,8 +34,8 @@ func TestZeroConfig(t *testing.T) {
 	if !strings.Contains(log, "no configuration file") || !strings.Contains(log, "as database "+name) {
 		t.Fatalf("the log does not say what discovery found:\n%s", tail(log, 20))
 	}
-	if os.Getenv("SQLFW_MY_PORT") != "" && !strings.Contains(log, "sqlfwd has no mysql path yet") {
-		t.Errorf("the log does not mention the MariaDB it left alone:\n%s", tail(log, 20))
+	if port := os.Getenv("SQLFW_MY_PORT"); port != "" && !strings.Contains(log, "as database mysql-"+port) {
+		t.Errorf("the log does not say it protects the MariaDB it found:\n%s", tail(log, 20))
 	}
 	freshTable(t, "zeroconf_t", 1, 2)
 	for _, host := range []string{"127.0.0.1", pg.SockDir} {

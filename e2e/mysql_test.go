@@ -182,8 +182,11 @@ func TestMySQLDriver(t *testing.T) {
 			}
 			exec("create table " + table + " (id int primary key, v longtext)")
 			exec("insert into "+table+" values (?, ?), (?, ?)", 1, "one", 2, "two")
-			// a blocked statement; without interpolation a blocked prepare
-			_, err = conn.ExecContext(ctx, "delete from "+table+" where 1 = ?", 1)
+			// a blocked statement; with arguments and without
+			// interpolation, a blocked prepare
+			_, err = conn.ExecContext(ctx, "update "+table+" set v = ?", "x")
+			wantMyBlocked(t, "WHERE-less update with an argument", err, "no-unfiltered-writes")
+			_, err = conn.ExecContext(ctx, "delete from "+table+" where 1 = 1")
 			wantMyBlocked(t, "delete with a tautology", err, "no-")
 			_, err = conn.ExecContext(ctx, "delete from "+table)
 			wantMyBlocked(t, "WHERE-less delete", err, "no-unfiltered-writes")
@@ -217,12 +220,15 @@ func TestMySQLDriver(t *testing.T) {
 				t.Fatal(err)
 			}
 			rows.Close()
+			exec("insert into "+table+" values (?, repeat('y', 8388608))", 9)
+			exec("update "+table+" set v = concat(v, v, v) where id = ?", 9)
 			var long []byte
-			if err := conn.QueryRowContext(ctx, "select concat(repeat('y', 20971520), ?)", "z").Scan(&long); err != nil {
+			if err := conn.QueryRowContext(ctx, "select v from "+table+" where id = ?", 9).Scan(&long); err != nil {
 				t.Fatal(err)
 			}
-			if total != 64<<20 || len(long) != 20<<20+1 {
-				t.Errorf("results of %d and %d bytes, want %d and %d", total, len(long), 64<<20, 20<<20+1)
+			exec("delete from "+table+" where id = ?", 9)
+			if total != 64<<20 || len(long) != 24<<20 {
+				t.Errorf("results of %d and %d bytes, want %d and %d", total, len(long), 64<<20, 24<<20)
 			}
 			// LOAD DATA LOCAL INFILE
 			f := t.TempDir() + "/rows.tsv"
@@ -234,7 +240,8 @@ func TestMySQLDriver(t *testing.T) {
 				t.Errorf("rows after LOAD DATA LOCAL: %d, want 6", n)
 			}
 			log := generalLog(t, my)
-			if strings.Contains(log, "delete from "+table) || strings.Contains(log, "update "+table) {
+			if strings.Contains(log, "delete from "+table+" where 1 = 1") || strings.Contains(log, "delete from "+table+"\n") || strings.Contains(log, "update "+table+" set v = 'x'") ||
+				strings.Contains(log, "update "+table+" set v = ?") {
 				t.Errorf("a blocked statement reached the server:\n%s", linesWith(log, table))
 			}
 		})

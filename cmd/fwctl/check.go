@@ -14,11 +14,12 @@ import (
 	"time"
 
 	"github.com/sqlfw/sqlfw/engine"
+	mysqlsql "github.com/sqlfw/sqlfw/engine/mysql"
 	"github.com/sqlfw/sqlfw/engine/pgsql"
 )
 
-const checkUsage = `usage: fwctl check [--policy FILE] [--protocol postgres] [--user U] [--database D] [--client-addr A]
-                   [--standard-conforming-strings on|off] [--client-encoding NAME] "SQL"
+const checkUsage = `usage: fwctl check [--policy FILE] [--protocol postgres|mysql] [--user U] [--database D] [--client-addr A]
+                   [--standard-conforming-strings on|off] [--client-encoding NAME] [--sql-mode MODES] "SQL"
        fwctl check [flags] --file queries.sql
        fwctl check [flags] --jsonl queries.jsonl     ("-" reads standard input)
        fwctl check [flags] --pg-log postgresql.log [--verbose]
@@ -34,14 +35,17 @@ database the log names (user= and db= fields in log_line_prefix, or jsonlog),
 and prints a summary by rule; --verbose adds one line per statement.
 --standard-conforming-strings and --client-encoding judge
 the text as a session with those settings sends it (the bytes as given, in
-that encoding), as sqlfwd does with what the server reports. Exit status: 0 all
+that encoding), as sqlfwd does with what the server reports. --protocol mysql
+judges with the MySQL/MariaDB dialect and its default policy; --sql-mode
+(MySQL's sql_mode, e.g. ANSI_QUOTES,NO_BACKSLASH_ESCAPES) and --client-encoding
+(a MySQL character set, e.g. gbk) give its session's lexing state. Exit status: 0 all
 allowed, 1 any denied, 2 error.`
 
 func check(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fwctl check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, checkUsage); fs.PrintDefaults() }
-	protocol := fs.String("protocol", "postgres", "wire protocol whose parser judges the statements (postgres)")
+	protocol := fs.String("protocol", "postgres", "wire protocol whose parser judges the statements (postgres or mysql)")
 	policyPath := fs.String("policy", "", "policy `file` (default: the embedded default policy)")
 	user := fs.String("user", "", "database user of the session")
 	database := fs.String("database", "", "database of the session")
@@ -51,12 +55,30 @@ func check(args []string, stdout, stderr io.Writer) int {
 	pgLog := fs.String("pg-log", "", "judge the statements of this PostgreSQL server log `file` and summarise by rule")
 	verbose := fs.Bool("verbose", false, "with --pg-log: also one line per statement")
 	scs := fs.String("standard-conforming-strings", "on", "the session's standard_conforming_strings (`on|off`)")
-	clientEncoding := fs.String("client-encoding", "UTF8", "the session's client_encoding `name`")
+	clientEncoding := fs.String("client-encoding", "UTF8", "the session's client_encoding `name` (mysql: character_set_client)")
+	sqlMode := fs.String("sql-mode", "", "mysql: the session's sql_mode (`modes`, comma-separated)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *protocol != "postgres" {
-		fmt.Fprintf(stderr, "fwctl: protocol %q is not supported yet (postgres)\n", *protocol)
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	dialect, defaultPolicy := pgsql.Dialect, pgsql.DefaultPolicy
+	switch *protocol {
+	case "postgres":
+		if set["sql-mode"] {
+			fmt.Fprintln(stderr, "fwctl: --sql-mode is MySQL's (--protocol mysql)")
+			return 2
+		}
+	case "mysql":
+		dialect, defaultPolicy = mysqlsql.Dialect, mysqlsql.DefaultPolicy
+		for _, f := range []string{"standard-conforming-strings", "pg-log"} {
+			if set[f] {
+				fmt.Fprintf(stderr, "fwctl: --%s is PostgreSQL's (--protocol postgres)\n", f)
+				return 2
+			}
+		}
+	default:
+		fmt.Fprintf(stderr, "fwctl: protocol %q is not supported (postgres or mysql)\n", *protocol)
 		return 2
 	}
 	inputs := 0
@@ -70,12 +92,12 @@ func check(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, checkUsage)
 		return 2
 	}
-	pol, err := loadPolicy(*policyPath)
+	pol, err := loadPolicy(*policyPath, defaultPolicy)
 	if err != nil {
 		fmt.Fprintf(stderr, "fwctl: %v\n", err)
 		return 2
 	}
-	eng, err := engine.New(pol, pgsql.Dialect, engine.Options{})
+	eng, err := engine.New(pol, dialect, engine.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "fwctl: %v\n", err)
 		return 2
@@ -89,12 +111,19 @@ func check(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fwctl: --standard-conforming-strings: want on or off, got %q\n", *scs)
 		return 2
 	}
-	enc, ok := pgsql.CanonicalEncoding(*clientEncoding)
-	if !ok {
-		fmt.Fprintf(stderr, "fwctl: --client-encoding: %q is not an encoding PostgreSQL knows\n", *clientEncoding)
-		return 2
+	if *protocol == "mysql" {
+		base.Lex.SQLMode = *sqlMode
+		if set["client-encoding"] {
+			base.Lex.ClientEncoding = strings.ToLower(*clientEncoding)
+		}
+	} else {
+		enc, ok := pgsql.CanonicalEncoding(*clientEncoding)
+		if !ok {
+			fmt.Fprintf(stderr, "fwctl: --client-encoding: %q is not an encoding PostgreSQL knows\n", *clientEncoding)
+			return 2
+		}
+		base.Lex.ClientEncoding = enc
 	}
-	base.Lex.ClientEncoding = enc
 	if *clientAddr != "" {
 		a, err := netip.ParseAddr(*clientAddr)
 		if err != nil {
@@ -205,9 +234,9 @@ type checkItem struct {
 	line     int    // --pg-log: where the statement starts in the log
 }
 
-func loadPolicy(path string) (*engine.Policy, error) {
+func loadPolicy(path string, defaultPolicy func() *engine.Policy) (*engine.Policy, error) {
 	if path == "" {
-		return pgsql.DefaultPolicy(), nil
+		return defaultPolicy(), nil
 	}
 	text, err := os.ReadFile(path)
 	if err != nil {

@@ -16,7 +16,14 @@ func TestCheckSingle(t *testing.T) {
 	}{
 		{[]string{"SELECT 1"}, 0, "verdict:    allow"},
 		{[]string{"DELETE FROM t"}, 1, "rule:       no-unfiltered-writes"},
-		{[]string{"--protocol", "mysql", "SELECT 1"}, 2, ""},
+		{[]string{"--protocol", "oracle", "SELECT 1"}, 2, ""},
+		// the MySQL dialect, and its session's sql_mode
+		{[]string{"--protocol", "mysql", "SELECT 1"}, 0, "verdict:    allow"},
+		{[]string{"--protocol", "mysql", "DELETE FROM t"}, 1, "rule:       no-unfiltered-writes"},
+		{[]string{"--protocol", "mysql", `SELECT 'x\''; DELETE FROM t; -- '`}, 1, "rule:       no-unfiltered-writes"},
+		{[]string{"--protocol", "mysql", "--sql-mode", "NO_BACKSLASH_ESCAPES", `SELECT 'x\''; DELETE FROM t; -- '`}, 0, "verdict:    allow"},
+		{[]string{"--protocol", "mysql", "--standard-conforming-strings", "off", "SELECT 1"}, 2, ""},
+		{[]string{"--sql-mode", "ANSI_QUOTES", "SELECT 1"}, 2, ""},
 		{[]string{}, 2, ""},
 		{[]string{"--policy", "/nonexistent", "SELECT 1"}, 2, ""},
 		// session lexing state: the same text, two readings

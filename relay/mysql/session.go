@@ -103,6 +103,10 @@ type pending struct {
 	// user and schema are what a COM_INIT_DB or COM_CHANGE_USER sets
 	// when the server accepts it.
 	user, schema string
+	// lex: the statement may change the lexing state (lexstate.go);
+	// charset is the character set it sets by its text.
+	lex     bool
+	charset string
 	// a local reply: its error and whether the session closes after it.
 	code       uint16
 	sqlstate   string
@@ -132,9 +136,12 @@ type session struct {
 	// phase is the client leg's framing: phaseCommand, phaseAuth, or
 	// phaseInfile plus the upload's first sequence id.
 	phase atomic.Uint32
-	// loginChanged: user or schema (under mu) changed since toServer last
-	// copied them into sess.
+	// loginChanged: user, schema or the lexing state (under mu) changed
+	// since toServer last copied them into sess.
 	loginChanged atomic.Bool
+	// lexInFlight counts the commands sent that may change the lexing
+	// state and are not answered yet.
+	lexInFlight atomic.Int32
 
 	// cw serialises writes to the client.
 	cw sync.Mutex
@@ -149,6 +156,7 @@ type session struct {
 	user, schema, app string
 	inTx              bool
 	draining, closed  bool
+	lex               lexState
 	// reading: toServer has read from the client and not yet written what
 	// it read; a drain then leaves the close to it.
 	reading bool
@@ -314,7 +322,9 @@ func (s *session) start() bool {
 			s.app = string(it.Value)
 		}
 	}
+	s.lex.charset = collationCharsets[r.Charset]
 	s.sess.User, s.sess.Database, s.sess.Application = s.user, s.schema, s.app
+	s.sess.Lex.ClientEncoding = s.lex.charset
 	if ap, err := netip.ParseAddrPort(s.client.RemoteAddr().String()); err == nil {
 		s.sess.ClientAddr = ap.Addr().Unmap()
 	}
@@ -409,6 +419,9 @@ func (s *session) expect(p pending) bool {
 		return false
 	}
 	s.queue = append(s.queue, p)
+	if p.lex {
+		s.lexInFlight.Add(1)
+	}
 	return true
 }
 
@@ -469,6 +482,7 @@ func (s *session) judge(sql []byte, typ byte) (engine.Verdict, *engine.Engine) {
 	if eng.Policy().UsesTime() {
 		s.sess.At = t0
 	}
+	s.sess.Lex.Unconfirmed = s.lexInFlight.Load() > 0
 	v := eng.Judge(sql, &s.sess)
 	el := time.Since(t0)
 	s.meter.EvalEnd(cpu0, el) // timing
@@ -488,6 +502,7 @@ func (s *session) syncLogin() {
 	}
 	s.mu.Lock()
 	s.sess.User, s.sess.Database = s.user, s.schema
+	s.sess.Lex.SQLMode, s.sess.Lex.ClientEncoding = s.lex.mode, s.lex.charset
 	s.mu.Unlock()
 }
 
@@ -600,6 +615,11 @@ func (s *session) toServer() {
 			s.log.Info("session closed by drain")
 			return
 		}
+		if s.idle.on {
+			// toClient may have found the answer forwarded before this
+			// read was done with
+			s.armIdle()
+		}
 	}
 }
 
@@ -629,6 +649,12 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 		v, _ := s.judge(sql, observeQuery)
 		if s.enforced(&v) {
 			return s.block(fr, m, seq, &v)
+		}
+		if lexSensitive(sql) {
+			next.lex = true
+			if !s.caps.Has(wire.CapSessionTrack) {
+				next.charset = namesCharset(sql)
+			}
 		}
 	case wire.ComStmtPrepare:
 		sql, err := wire.PrepareText(p)
@@ -869,9 +895,11 @@ func (s *session) settle(r *wire.Response, cur *pending, last []byte) {
 			s.memo.reset()
 		}
 	}
+	var tracked []byte
 	if !failed && r.Status()&wire.StatusSessionStateChanged != 0 && s.caps.Has(wire.CapSessionTrack) {
 		// USE db (and a schema set any other way) under session tracking
 		if ok, err := wire.ParseOK(wire.FirstFragment(last), s.caps); err == nil {
+			tracked = ok.SessionState
 			for it := wire.NewSessionState(ok.SessionState); it.Next(); {
 				if it.Type != wire.TrackSchema {
 					continue
@@ -882,6 +910,11 @@ func (s *session) settle(r *wire.Response, cur *pending, last []byte) {
 				}
 			}
 		}
+	}
+	s.lexSettle(r, cur, tracked)
+	if cur.lex {
+		cur.lex = false
+		s.lexInFlight.Add(-1)
 	}
 }
 

@@ -1,0 +1,164 @@
+package mysql
+
+// The lexing state the engine reads a session's text with
+// (engine.LexState): the part of sql_mode that changes lexing
+// (NO_BACKSLASH_ESCAPES, ANSI_QUOTES) and the client character set, which
+// decides whether a multibyte character can hide a quote or backslash byte
+// (big5, cp932, gbk, sjis, gb18030). It is followed from what the server
+// says, never guessed from the statements when the server says it:
+//
+//   - the handshake response's collation gives the first character set;
+//   - every OK and EOF carries the status flags SERVER_STATUS_NO_BACKSLASH_ESCAPES
+//     and, on MariaDB, SERVER_STATUS_ANSI_QUOTES: the result of a SET
+//     sql_mode is known from its own OK;
+//   - under session tracking (CLIENT_SESSION_TRACK) an OK reports the new
+//     sql_mode and character_set_client when a statement changes them.
+//
+// Without session tracking a statement that names the character set (SET
+// NAMES, SET CHARACTER SET, character_set_client) is read in its one
+// simple form, SET NAMES x [COLLATE y]; any other makes the character set
+// unknown, which the engine treats as one whose bytes it cannot read
+// (non-ASCII text is then denied). On MySQL, which has no ANSI_QUOTES
+// status flag, ANSI_QUOTES set without session tracking of sql_mode is
+// not seen. While a statement that may change either is in flight, the
+// state is Unconfirmed: a text sent before its answer is read with
+// suspicion (engine/mysql lex.go).
+
+import (
+	"bytes"
+
+	wire "github.com/sqlfw/sqlfw/wire/mysql"
+)
+
+// charsetUnknown is the character set of a session whose SET NAMES sqlfw
+// could not read.
+const charsetUnknown = "unknown"
+
+// sqlModes are the sql_mode values the status flags amount to, indexed by
+// NO_BACKSLASH_ESCAPES | ANSI_QUOTES<<1 (constant strings: no allocation).
+var sqlModes = [4]string{"", "NO_BACKSLASH_ESCAPES", "ANSI_QUOTES", "ANSI_QUOTES,NO_BACKSLASH_ESCAPES"}
+
+// collationCharsets names the character sets of the handshake's collation
+// ids whose multibyte characters can contain a quote or backslash byte
+// (MySQL's and MariaDB's INFORMATION_SCHEMA.COLLATIONS); every other id is
+// ASCII-safe for lexing.
+var collationCharsets = map[byte]string{
+	1: "big5", 84: "big5", 13: "sjis", 88: "sjis", 28: "gbk", 87: "gbk",
+	95: "cp932", 96: "cp932", 248: "gb18030", 249: "gb18030", 250: "gb18030",
+}
+
+// lexState is the tracker's state, under the session's mu.
+type lexState struct {
+	mode, charset string
+	// modeTracked: the server reports sql_mode itself (session
+	// tracking), so the status flags are not read for it.
+	modeTracked bool
+}
+
+// lexSensitive reports whether a text may change the lexing state: it
+// names sql_mode or the character set. A byte search, no parse: a false
+// positive only marks the state unconfirmed until the answer.
+func lexSensitive(sql []byte) bool {
+	return containsFold(sql, "sql_mode") || containsFold(sql, "names") || containsFold(sql, "character") || containsFold(sql, "charset")
+}
+
+// containsFold reports whether s contains word (lower-case ASCII) in any
+// case, without allocating.
+func containsFold(s []byte, word string) bool {
+	n := len(word)
+	for i := 0; i+n <= len(s); i++ {
+		j := 0
+		for j < n && s[i+j]|0x20 == word[j] {
+			j++
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
+}
+
+// namesCharset is the character set a statement sets as the text says,
+// for a session whose server does not track it: "" when the text does not
+// set it, charsetUnknown when it may and is not the simple form. Only a
+// text that starts with SET, or holds several statements or a comment,
+// counts (so that a column called names does not).
+func namesCharset(sql []byte) string {
+	if !containsFold(sql, "names") && !containsFold(sql, "character") && !containsFold(sql, "charset") {
+		return ""
+	}
+	t := bytes.TrimLeft(sql, " \t\r\n")
+	if !(len(t) >= 4 && containsFold(t[:4], "set") && (t[3] == ' ' || t[3] == '\t' || t[3] == '\n' || t[3] == '\r')) &&
+		!bytes.ContainsAny(sql, ";#") && !bytes.Contains(sql, []byte("/*")) && !bytes.Contains(sql, []byte("--")) {
+		return ""
+	}
+	if cs, ok := setNames(sql); ok {
+		return cs
+	}
+	return charsetUnknown
+}
+
+// setNames reads "SET NAMES x [COLLATE y]" (x quoted or not), the form
+// drivers send; ok is false for any other text.
+func setNames(sql []byte) (charset string, ok bool) {
+	f := bytes.Fields(sql)
+	if len(f) != 3 && len(f) != 5 {
+		return "", false
+	}
+	if !bytes.EqualFold(f[0], []byte("set")) || !bytes.EqualFold(f[1], []byte("names")) || (len(f) == 5 && !bytes.EqualFold(f[3], []byte("collate"))) {
+		return "", false
+	}
+	cs := bytes.Trim(f[2], "'\"`")
+	if len(cs) == 0 || len(cs) > 32 {
+		return "", false
+	}
+	for _, c := range cs {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return "", false
+		}
+	}
+	return string(bytes.ToLower(cs)), true
+}
+
+// lexSettle updates the state after a complete response (under mu): from
+// the status flags, the session-state changes of the last OK (ok, when it
+// had any) and, for a lex-sensitive statement without tracked results,
+// from its text.
+func (s *session) lexSettle(r *wire.Response, cur *pending, tracked []byte) {
+	l := &s.lex
+	mode, charset := l.mode, l.charset
+	sawCharset := false
+	for it := wire.NewSessionState(tracked); it.Next(); {
+		if it.Type != wire.TrackSystemVariables {
+			continue
+		}
+		name, value, ok := it.Variable()
+		if !ok {
+			continue
+		}
+		switch string(name) {
+		case "sql_mode":
+			mode, l.modeTracked = string(value), true
+		case "character_set_client":
+			charset, sawCharset = string(bytes.ToLower(value)), true
+		}
+	}
+	if !l.modeTracked {
+		st := r.Status()
+		i := 0
+		if st&wire.StatusNoBackslashEscapes != 0 {
+			i |= 1
+		}
+		if st&wire.StatusAnsiQuotes != 0 {
+			i |= 2
+		}
+		mode = sqlModes[i]
+	}
+	if cur.charset != "" && !sawCharset && !r.Failed() {
+		charset = cur.charset
+	}
+	if mode != l.mode || charset != l.charset {
+		l.mode, l.charset = mode, charset
+		s.loginChanged.Store(true)
+	}
+}
