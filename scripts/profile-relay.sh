@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# profile-relay.sh: where one statement's CPU goes in a relay (issue 15).
+# One run, one throwaway PostgreSQL (scripts/pg.sh), three relays in front of
+# it: sqlfwd (explicit listener, enforce, default policy), bench/cmd/barerelay
+# (a bare Go relay: two goroutines per connection copying through a 32 KiB
+# buffer, the floor a Go relay sets) and HAProxy in TCP mode (as
+# scripts/bench.sh configures it). The fixed workload is pgbench -S -M
+# prepared at a fixed total rate with a few clients. For each relay and each
+# rate, rounds interleaved:
+#   1. perf stat on the relay's process: task-clock, context switches,
+#      migrations and each syscall's count (tracepoints, no ptrace), plus
+#      user and system CPU from /proc/PID/stat; divided by the statements
+#      pgbench reports;
+#   2. perf record -e cpu-clock -g (software clock: this VM has no PMU, so
+#      no instructions or cycles) in a separate pgbench run; each sample is
+#      put in a group: kernel samples by the syscall they are in, user
+#      samples by the innermost Go function group on their stack (runtime
+#      netpoll, scheduler, futex, syscall entry, GC and allocation, framing
+#      wire/, engine/, timing and counters daemon/timing.go, relay/pg, the
+#      rest of daemon/).
+# Prints markdown tables (per statement) and leaves the raw files in --out.
+# Needs root (perf on other processes), perf (linux-perf), haproxy, pgbench.
+# Wall-clock numbers are noisy on a shared VM; counts per statement are not.
+#
+#   scripts/profile-relay.sh [--rates 2000,6000] [--seconds 10] [--clients 2]
+#                            [--rounds 2] [--freq 4999] [--out DIR]
+#                            [--targets sqlfwd,barerelay,haproxy]
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here/.."
+# shellcheck source=free-port.sh
+. "$here/free-port.sh"
+rates=2000 secs=10 clients=2 rounds=2 freq=4999 out="" targets=sqlfwd,barerelay,haproxy
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--rates) rates=$2; shift 2 ;;
+	--seconds) secs=$2; shift 2 ;;
+	--clients) clients=$2; shift 2 ;;
+	--rounds) rounds=$2; shift 2 ;;
+	--freq) freq=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--targets) targets=$2; shift 2 ;;
+	*) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+	esac
+done
+say() { echo "profile-relay.sh: $*" >&2; }
+[ "$(id -u)" = 0 ] || { say "needs root (perf on other processes)"; exit 2; }
+command -v perf >/dev/null || { say "installing linux-perf"; DEBIAN_FRONTEND=noninteractive apt-get install -y linux-perf >/dev/null; }
+command -v haproxy >/dev/null || { say "installing haproxy"; DEBIAN_FRONTEND=noninteractive apt-get install -y haproxy >/dev/null; }
+out="${out:-$(mktemp -d "${TMPDIR:-/tmp}/sqlfw-profile.XXXXXX")}"
+mkdir -p "$out"
+work="$(mktemp -d "${TMPDIR:-/tmp}/sqlfw-profile-work.XXXXXX")"
+chmod 755 "$work"
+
+pids=()
+cleanup() {
+	set +e
+	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	"$here/pg.sh" stop --dir "$work/pg" >/dev/null 2>&1
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+version="$(git describe --always --dirty 2>/dev/null || echo dev)"
+say "building sqlfwd ($version) and barerelay"
+go build -ldflags "-X main.version=$version" -o "$work/sqlfwd" ./cmd/sqlfwd
+go build -o "$work/barerelay" ./bench/cmd/barerelay
+"$here/pg.sh" start --dir "$work/pg" >/dev/null
+eval "$("$here/pg.sh" env --dir "$work/pg")"
+pgport=$SQLFW_PG_PORT
+pgbench -i -s 1 -q -h 127.0.0.1 -p "$pgport" -U postgres postgres >/dev/null 2>&1
+
+declare -A port pid
+start() { # name port command...
+	local n=$1 p=$2
+	shift 2
+	"$@" >>"$out/$n.log" 2>&1 &
+	pid[$n]=$!
+	pids+=("$!")
+	port[$n]=$p
+	for _ in $(seq 1 100); do
+		if pgbench_ok "$p"; then return 0; fi
+		sleep 0.1
+	done
+	say "$n did not come up (see $out/$n.log)"
+	exit 1
+}
+pgbench_ok() { "$SQLFW_PG_BIN/psql" -X -q -h 127.0.0.1 -p "$1" -U postgres -d postgres -c 'select 1' >/dev/null 2>&1; }
+for t in ${targets//,/ }; do
+	p="$(free_port)"
+	case "$t" in
+	sqlfwd) start sqlfwd "$p" "$work/sqlfwd" --protocol postgres --listen "127.0.0.1:$p" \
+		--upstream "127.0.0.1:$pgport" --control-socket "$work/ctl.sock" --log-level warn ;;
+	barerelay) start barerelay "$p" "$work/barerelay" --listen "127.0.0.1:$p" --upstream "127.0.0.1:$pgport" ;;
+	haproxy)
+		cat >"$work/haproxy.cfg" <<CFG
+# Written by scripts/profile-relay.sh: a plain TCP hop, as scripts/bench.sh's.
+global
+	maxconn 4096
+defaults
+	mode tcp
+	timeout connect 5s
+	timeout client 5m
+	timeout server 5m
+listen pg
+	bind 127.0.0.1:$p
+	server pg 127.0.0.1:$pgport
+CFG
+		start haproxy "$p" haproxy -db -f "$work/haproxy.cfg" ;;
+	*) say "unknown target $t"; exit 2 ;;
+	esac
+done
+
+events="task-clock,context-switches,cpu-migrations,page-faults,raw_syscalls:sys_enter"
+for s in read write recvfrom sendto readv writev recvmsg sendmsg epoll_wait epoll_pwait epoll_pwait2 \
+	epoll_ctl futex nanosleep clock_nanosleep sched_yield getpid tgkill rt_sigreturn clock_gettime \
+	madvise mmap munmap getsockopt setsockopt; do
+	events="$events,syscalls:sys_enter_$s"
+done
+
+bench() { # target rate seconds -> pgbench output on stdout
+	pgbench -n -S -M prepared -c "$clients" -j "$clients" -R "$1" -T "$2" \
+		-h 127.0.0.1 -p "${port[$3]}" -U postgres postgres 2>&1
+}
+txns() { awk -F': *' '/number of transactions actually processed/ {split($2, a, "/"); print a[1]}' "$1"; }
+cputicks() { awk '{print $14, $15}' "/proc/$1/stat"; } # utime stime, in clock ticks
+
+hz=$(getconf CLK_TCK)
+say "rates $rates/s, $clients clients, ${secs}s per cell, $rounds rounds, results in $out"
+for rate in ${rates//,/ }; do
+	for t in ${targets//,/ }; do bench "$rate" 2 "$t" >/dev/null; done # warm up: threads, caches
+	for r in $(seq 1 "$rounds"); do
+		for t in ${targets//,/ }; do
+			cell="$out/$t-$rate-$r"
+			read -r u0 s0 < <(cputicks "${pid[$t]}")
+			perf stat -x, -o "$cell.stat" -e "$events" -p "${pid[$t]}" -- \
+				pgbench -n -S -M prepared -c "$clients" -j "$clients" -R "$rate" -T "$secs" \
+				-h 127.0.0.1 -p "${port[$t]}" -U postgres postgres >"$cell.pgbench" 2>&1
+			read -r u1 s1 < <(cputicks "${pid[$t]}")
+			echo "$(((u1 - u0) * 1000000 / hz)) $(((s1 - s0) * 1000000 / hz))" >"$cell.cpu"
+			perf record -q -e cpu-clock -F "$freq" -g -o "$cell.data" -p "${pid[$t]}" -- \
+				pgbench -n -S -M prepared -c "$clients" -j "$clients" -R "$rate" -T "$secs" \
+				-h 127.0.0.1 -p "${port[$t]}" -U postgres postgres >"$cell.rec.pgbench" 2>&1
+			perf script -i "$cell.data" -F ip,sym,dso 2>/dev/null | awk -f "$here/profile-relay.awk" | LC_ALL=C sort >"$cell.groups"
+			rm -f "$cell.data"
+			say "$t $rate/s round $r: $(txns "$cell.pgbench") statements"
+		done
+	done
+done
+
+# Tables: per statement, mean over rounds.
+for rate in ${rates//,/ }; do
+	echo
+	echo "### $rate statements/s, $clients clients, pgbench -S -M prepared, $rounds × ${secs}s per relay ($version, $(date -u +%Y-%m-%dT%H:%MZ))"
+	echo
+	{
+		for t in ${targets//,/ }; do
+			for r in $(seq 1 "$rounds"); do
+				cell="$out/$t-$rate-$r"
+				n=$(txns "$cell.pgbench")
+				awk -v t="$t" -v n="$n" -F, '$3 != "" && $1 ~ /^[0-9.]+$/ {
+					ev = $3; sub(/^syscalls:sys_enter_/, "", ev); sub(/^raw_syscalls:sys_enter/, "syscalls", ev)
+					v = $1; if (ev == "task-clock") { ev = "task-clock µs"; v = v / 1000 }
+					printf "S\t%s\t%s\t%.4f\n", t, ev, v / n }' "$cell.stat"
+				read -r u s <"$cell.cpu"
+				awk -v t="$t" -v n="$n" -v u="$u" -v s="$s" 'BEGIN {
+					printf "S\t%s\tuser CPU µs (/proc)\t%.4f\nS\t%s\tsystem CPU µs (/proc)\t%.4f\n", t, u / n, t, s / n }'
+				nr=$(txns "$cell.rec.pgbench")
+				awk -v t="$t" -v n="$nr" -v f="$freq" -F'\t' '{ printf "G\t%s\t%s\t%.4f\n", t, $1, $2 * 1e6 / f / n }' "$cell.groups"
+			done
+		done
+	} | awk -F'\t' -v rounds="$rounds" -v tl="$targets" '
+		{ k = $1 "\t" $3; sum[k, $2] += $4; if (!(k in seen)) { seen[k] = 1; order[++nk] = k } }
+		END {
+			nt = split(tl, ts, ",")
+			for (pass = 1; pass <= 2; pass++) {
+				kind = pass == 1 ? "S" : "G"
+				hdr = pass == 1 ? "| per statement |" : "| CPU µs per statement, by group (perf record) |"
+				sep = "|---|"
+				for (i = 1; i <= nt; i++) { hdr = hdr " " ts[i] " |"; sep = sep "---|" }
+				print hdr; print sep
+				for (j = 1; j <= nk; j++) {
+					split(order[j], kk, "\t"); if (kk[1] != kind) continue
+					line = "| " kk[2] " |"; any = 0
+					for (i = 1; i <= nt; i++) {
+						v = sum[order[j], ts[i]] / rounds
+						if (v >= 0.0005) any = 1
+						line = line sprintf(v >= 10 ? " %.1f |" : " %.3f |", v)
+					}
+					if (any) print line
+					if (kind == "G") for (i = 1; i <= nt; i++) tot[ts[i]] += sum[order[j], ts[i]] / rounds
+				}
+				if (kind == "G") {
+					line = "| **total** |"
+					for (i = 1; i <= nt; i++) line = line sprintf(" **%.1f** |", tot[ts[i]])
+					print line
+				}
+				print ""
+			}
+		}'
+done | tee "$out/tables.md"
