@@ -12,8 +12,10 @@
 // tricks), facts.go (the parser pool and the walker over each statement),
 // ddl.go (statement kind, DDL verb and object type), taut.go (always-true
 // conditions folded as MySQL compares), effects.go (what a statement makes
-// the server do, in the effect names engine/pgsql uses too) and dialect.go
-// (the Dialect methods and the default policy).
+// the server do, in the effect names engine/pgsql uses too), shape.go (the
+// shapes of bulk INSERTs and why a shape hit is sound: Dialect is an
+// engine.Shaper) and dialect.go (the Dialect methods and the default
+// policy).
 //
 // What TiDB's parser does not parse (MariaDB's RETURNING, EXECUTE IMMEDIATE,
 // system-versioned tables; INSTALL PLUGIN, CREATE FUNCTION ...

@@ -43,6 +43,12 @@ func parse(text string) (stmts []ast.StmtNode, err error) {
 // analyze is Dialect.Analyze: it parses text and fills the facts of each of
 // its statements.
 func analyze(text string, lex engine.LexStats) *engine.TextFacts {
+	tf, _ := analyzeStmts(text, lex)
+	return tf
+}
+
+// analyzeStmts is analyze, also returning the parsed statements.
+func analyzeStmts(text string, lex engine.LexStats) (*engine.TextFacts, []ast.StmtNode) {
 	tf := &engine.TextFacts{Lex: lex}
 	stmts, err := parse(text)
 	if err != nil {
@@ -51,7 +57,7 @@ func analyze(text string, lex engine.LexStats) *engine.TextFacts {
 		if what := knownUnparsed(text); what != "" {
 			tf.ParseReason += ": sqlfw does not parse " + what
 		}
-		return tf
+		return tf, nil
 	}
 	tf.Stmts = make([]engine.StmtFacts, 0, len(stmts))
 	var prev engine.KindSet
@@ -74,7 +80,7 @@ func analyze(text string, lex engine.LexStats) *engine.TextFacts {
 		prev |= 1 << st.Kind
 		tf.Stmts = append(tf.Stmts, st)
 	}
-	return tf
+	return tf, stmts
 }
 
 // errPosition extracts "line L column C" from a TiDB parse error, whose

@@ -109,8 +109,36 @@ func asciiSafe(charset string) bool {
 	return false
 }
 
+// special marks the bytes that can make a text read otherwise than as
+// written: quotes, backslashes, comment starts, statement ends, NUL and
+// non-ASCII bytes. A text without them reads as is in every sql_mode and
+// character set (all client character sets are ASCII-compatible), which is
+// the common case a per-message read must make cheap.
+var special = func() (t [256]bool) {
+	for _, c := range []byte("'\"\\/#-;\x00") {
+		t[c] = true
+	}
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = true
+	}
+	return t
+}()
+
+// plain reports whether sql has no special byte.
+func plain(sql []byte) bool {
+	for _, c := range sql {
+		if special[c] {
+			return false
+		}
+	}
+	return true
+}
+
 // lexRead is Dialect.Read.
 func lexRead(sql []byte, l *engine.LexState) ([]byte, string, string, bool) {
+	if plain(sql) {
+		return sql, "", "", true
+	}
 	var m mode
 	if l != nil {
 		if l.Unconfirmed && sensitive(sql) {

@@ -1,0 +1,131 @@
+package mysql
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// Benchmarks report costs; nothing here asserts a timing.
+
+const (
+	benchPointSelect = "SELECT c FROM sbtest1 WHERE id=4990"
+	bench3Join       = "SELECT a.id, a.k, b.c, t.pad, LOWER(a.c) " +
+		"FROM sbtest1 a JOIN sbtest2 b ON b.id = a.id " +
+		"JOIN sbtest3 t ON t.k = b.k " +
+		"WHERE a.id BETWEEN 100 AND 200 AND t.id IN (1, 2, 3) AND COALESCE(b.c, '') <> 'x' " +
+		"ORDER BY a.id DESC, t.id LIMIT 50"
+)
+
+var benchSession = &engine.Session{User: "app", Database: "sbtest", Application: "sysbench"}
+
+func benchEngine(b *testing.B, cacheBytes int64) *engine.Engine {
+	b.Helper()
+	e, err := engine.New(DefaultPolicy(), Dialect, engine.Options{CacheBytes: cacheBytes})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+func BenchmarkVerdictRepeatedPointSelect(b *testing.B) {
+	e := benchEngine(b, 0)
+	sql := []byte(benchPointSelect)
+	e.Judge(sql, benchSession)
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := e.Judge(sql, benchSession); v.Action != engine.ActionAllow {
+			b.Fatal(v)
+		}
+	}
+}
+
+// BenchmarkVerdictRepeatedPointSelectModes: a session with a reported
+// sql_mode (as MariaDB's session tracking sends it) costs the mode's
+// parse on every message.
+func BenchmarkVerdictRepeatedPointSelectMode(b *testing.B) {
+	e := benchEngine(b, 0)
+	sql := []byte(benchPointSelect)
+	s := *benchSession
+	s.Lex.SQLMode = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION"
+	e.Judge(sql, &s)
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := e.Judge(sql, &s); v.Action != engine.ActionAllow {
+			b.Fatal(v)
+		}
+	}
+}
+
+func benchCold(b *testing.B, text string) {
+	e := benchEngine(b, -1)
+	sql := []byte(text)
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := e.Judge(sql, benchSession); v.Action != engine.ActionAllow {
+			b.Fatal(v)
+		}
+	}
+}
+
+func BenchmarkVerdictColdPointSelect(b *testing.B) { benchCold(b, benchPointSelect) }
+func BenchmarkVerdictCold3Join(b *testing.B)       { benchCold(b, bench3Join) }
+
+func benchBulkInsert(rows int) string {
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO sbtest1 (id, k, c, pad) VALUES ")
+	for i := range rows {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("(" + strconv.Itoa(i) + ", 4988, '72081237566-41524963738-42155437596-48432412520', '50994618719-46919101744')")
+	}
+	return sb.String()
+}
+
+func BenchmarkVerdictCold100RowInsert(b *testing.B) { benchCold(b, benchBulkInsert(100)) }
+
+func benchBare(b *testing.B, text string) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parse(text); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBareParsePointSelect(b *testing.B)  { benchBare(b, benchPointSelect) }
+func BenchmarkBareParse3Join(b *testing.B)        { benchBare(b, bench3Join) }
+func BenchmarkBareParse100RowInsert(b *testing.B) { benchBare(b, benchBulkInsert(100)) }
+
+func BenchmarkRead3Join(b *testing.B) {
+	sql := []byte(bench3Join + " /* app=web */ -- note")
+	var l engine.LexState
+	b.ReportAllocs()
+	for b.Loop() {
+		Dialect.Read(sql, &l)
+	}
+}
+
+func BenchmarkPrescan3Join(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		prescan(bench3Join, 0)
+	}
+}
+
+// BenchmarkAnalyzeShaped100RowInsert: a 100-row INSERT whose shape is
+// cached (the cost of a bulk INSERT with new values): prescan, shape key,
+// shape hit, rules.
+func BenchmarkAnalyzeShaped100RowInsert(b *testing.B) {
+	e := benchEngine(b, 0)
+	text := benchBulkInsert(100)
+	e.Analyze(text)
+	e.Analyze(text)
+	b.ReportAllocs()
+	for b.Loop() {
+		e.Analyze(text)
+	}
+}
