@@ -7,6 +7,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
 )
 
 // Always-true conditions, folded as MySQL evaluates them: numbers and
@@ -48,6 +49,7 @@ func alwaysTrue(e ast.ExprNode) bool {
 type folded struct {
 	null  bool
 	isStr bool
+	bin   bool // a hex or bit literal: a binary string, or its number next to a number
 	num   float64
 	str   string
 }
@@ -56,7 +58,7 @@ func truthy(v folded) bool {
 	if v.null {
 		return false
 	}
-	if v.isStr {
+	if v.isStr && !v.bin {
 		n, _ := strNumber(v.str)
 		return n != 0
 	}
@@ -75,6 +77,13 @@ func fold(e ast.ExprNode, depth int) (folded, bool) {
 	case ast.ValueExpr:
 		return valueFolded(x)
 	case *ast.ParenthesesExpr:
+		return fold(x.Expr, depth+1)
+	case *ast.SetCollationExpr:
+		// 'a' = 'A' COLLATE utf8mb4_bin is false: only case-insensitive
+		// collations are folded.
+		if strings.Contains(strings.ToLower(x.Collate), "_bin") || strings.HasSuffix(strings.ToLower(x.Collate), "_cs") {
+			return folded{}, false
+		}
 		return fold(x.Expr, depth+1)
 	case *ast.UnaryOperationExpr:
 		v, ok := fold(x.V, depth+1)
@@ -236,6 +245,12 @@ func valueFolded(v ast.ValueExpr) (folded, bool) {
 		return folded{isStr: true, str: x}, true
 	case []byte:
 		return folded{isStr: true, str: string(x)}, true
+	case test_driver.HexLiteral:
+		return binFolded(x)
+	case test_driver.BitLiteral:
+		return binFolded(x)
+	case test_driver.BinaryLiteral:
+		return binFolded(x)
 	case interface{ String() string }: // decimals
 		if f, err := strconv.ParseFloat(x.String(), 64); err == nil {
 			return folded{num: f}, true
@@ -247,6 +262,16 @@ func valueFolded(v ast.ValueExpr) (folded, bool) {
 // value returns a constant argument.
 func value(e ast.ExprNode) (folded, bool) { return fold(e, 0) }
 
+// binFolded is a hex or bit literal: its bytes, and the number they are
+// big-endian (up to 8 bytes).
+func binFolded(b []byte) (folded, bool) {
+	var n float64
+	for _, c := range b {
+		n = n*256 + float64(c)
+	}
+	return folded{isStr: true, bin: true, str: string(b), num: n}, len(b) <= 8
+}
+
 func toNumber(v folded) (float64, bool) {
 	if v.null {
 		return 0, false
@@ -255,6 +280,9 @@ func toNumber(v folded) (float64, bool) {
 }
 
 func num(v folded) float64 {
+	if v.bin {
+		return v.num
+	}
 	if v.isStr {
 		n, _ := strNumber(v.str)
 		return n
@@ -272,6 +300,9 @@ func text(v folded) string {
 // compare compares as MySQL does: as strings (without case or trailing
 // spaces) when both are strings, else as numbers.
 func compare(a, b folded) int {
+	if a.isStr && b.isStr && (a.bin || b.bin) {
+		return strings.Compare(a.str, b.str) // a binary string compares by bytes
+	}
 	if a.isStr && b.isStr {
 		x := strings.ToLower(strings.TrimRight(a.str, " "))
 		y := strings.ToLower(strings.TrimRight(b.str, " "))

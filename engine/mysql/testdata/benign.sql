@@ -124,6 +124,7 @@ SELECT * FROM orders WHERE created_at > NOW() - INTERVAL 1 DAY ORDER BY id DESC 
 SELECT u.id, COUNT(o.id) FROM users u LEFT JOIN orders o ON o.user_id = u.id GROUP BY u.id HAVING COUNT(o.id) > 3
 SELECT * FROM products WHERE MATCH(name, description) AGAINST ('+red -blue' IN BOOLEAN MODE)
 SELECT JSON_EXTRACT(doc, '$.a') FROM docs WHERE id = 1
+# MySQL 8 only (MariaDB has no ->>):
 SELECT doc->>'$.name' FROM docs WHERE id = 1
 SELECT * FROM t WHERE a = 'it\'s' OR b = "double"
 SELECT * FROM t WHERE flag = 1 OR flag = 2
@@ -155,3 +156,29 @@ SELECT '1 OR 1=1' FROM t WHERE id = 3
 GRANT SELECT, INSERT ON app.* TO 'app'@'%'
 SET GLOBAL max_connections = 500
 SELECT LPAD(id, 10, '0') FROM t
+# drivers' connection setup: Connector/J, MariaDB Connector/J, mysqlclient, PDO, mysql2, the mariadb CLI
+/* mysql-connector-java-8.0.33 (Revision: 7d6b0800528b6b25c68b52dc10d6c1c8429c100c) */SELECT  @@session.auto_increment_increment AS auto_increment_increment, @@character_set_client AS character_set_client, @@character_set_connection AS character_set_connection, @@character_set_results AS character_set_results, @@character_set_server AS character_set_server, @@collation_server AS collation_server, @@collation_connection AS collation_connection, @@init_connect AS init_connect, @@interactive_timeout AS interactive_timeout, @@license AS license, @@lower_case_table_names AS lower_case_table_names, @@max_allowed_packet AS max_allowed_packet, @@net_write_timeout AS net_write_timeout, @@performance_schema AS performance_schema, @@sql_mode AS sql_mode, @@system_time_zone AS system_time_zone, @@time_zone AS time_zone, @@transaction_isolation AS transaction_isolation, @@wait_timeout AS wait_timeout
+SELECT @@session.transaction_read_only
+SELECT @@max_allowed_packet,@@system_time_zone,@@time_zone,@@auto_increment_increment
+SET SESSION autocommit=1,sql_mode = concat(@@sql_mode,',STRICT_TRANS_TABLES')
+select @@version_comment limit 1
+SELECT @@SESSION.sql_mode
+SET SESSION sql_mode='NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'
+SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ;
+/* ApplicationName=DBeaver 24.1.0 - Main */ SELECT DATABASE()
+# WordPress, Laravel, Sequelize, Prisma
+SELECT option_value FROM wp_options WHERE option_name = 'siteurl' LIMIT 1
+SELECT SQL_CALC_FOUND_ROWS wp_posts.ID FROM wp_posts WHERE 1=1 AND wp_posts.post_type = 'post' AND ((wp_posts.post_status = 'publish')) ORDER BY wp_posts.post_date DESC LIMIT 0, 10
+SELECT FOUND_ROWS()
+DELETE FROM wp_options WHERE option_name LIKE '\\_transient\\_%' AND option_name NOT LIKE '\\_transient\\_timeout\\_%'
+INSERT INTO `wp_options` (`option_name`, `option_value`, `autoload`) VALUES ('cron', 'a:1:{}', 'yes') ON DUPLICATE KEY UPDATE `option_name` = VALUES(`option_name`), `option_value` = VALUES(`option_value`), `autoload` = VALUES(`autoload`)
+select * from information_schema.tables where table_schema = 'app' and table_name = 'migrations' and table_type = 'BASE TABLE'
+select max(`batch`) as aggregate from `migrations`
+SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA = 'app'
+SHOW INDEX FROM `users` FROM `app`
+SELECT `id`, `checksum`, `finished_at`, `migration_name`, `logs`, `rolled_back_at`, `started_at`, `applied_steps_count` FROM `_prisma_migrations` ORDER BY `started_at` ASC
+DESCRIBE `users`
+EXPLAIN FORMAT=JSON SELECT * FROM users WHERE id = 1
+SELECT * FROM users WHERE name = 'O\'Brien' AND note = "say \"hi\""
+SELECT * FROM users WHERE id = 1 /* trace_id=4bf92f3577b34da6 */
+SELECT 1 FROM DUAL
