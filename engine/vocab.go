@@ -334,7 +334,8 @@ type LexStats struct {
 	MaxDepth int // deepest nesting of parentheses and brackets
 	// CommentTrick: a comment glued to the tokens around it (SELECT/**/1,
 	// UNION/**/SELECT), a -- comment glued to the token before it
-	// ('admin'--), or a MySQL-style /*! comment. A -- comment right after
+	// ('admin'--), or a MySQL-style /*! comment (engine/mysql: one that some
+	// servers run and others skip; those every server runs are read as SQL). A -- comment right after
 	// ",", "(" or ";" is how scripts annotate lines (a,-- note): it counts
 	// only after a ";" that it cuts off the end of the text at (id = 1;--).
 	CommentTrick bool

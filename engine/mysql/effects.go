@@ -28,6 +28,7 @@ var credentialTables = map[string]bool{
 	"global_priv":       true,
 	"password_history":  true,
 	"slave_master_info": true,
+	"servers":           true, // CREATE SERVER's options: FEDERATED and CONNECT passwords
 }
 
 // loggingSettings are the variables that switch the server's own logging,
