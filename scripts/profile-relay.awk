@@ -1,5 +1,8 @@
 # profile-relay.awk groups `perf script -F ip,sym,dso` samples (with call
-# chains, leaf first) for scripts/profile-relay.sh. It prints "group<TAB>samples".
+# chains, leaf first) for scripts/profile-relay.sh. It prints "group<TAB>samples";
+# with -v syms=FILE it also writes "group<TAB>frame<TAB>samples" there: for a
+# user sample the frame that named its group, for a kernel one the Go (or C)
+# callers that made the syscall.
 # A sample whose leaf is in the kernel goes to the syscall it is in (the frame
 # just below do_syscall_64), or to "kernel: not in a syscall" (interrupts,
 # page faults); a user-space sample goes to the innermost frame on its stack
@@ -39,12 +42,16 @@ function flush(   i, g, below) {
 			if (sym[i] ~ /^do_syscall_64/) { below = i > 1 ? sym[i - 1] : sym[i]; break }
 		}
 		g = below == "" ? "kernel: not in a syscall" : kgroup(below)
+		# who made the call: the first two user frames above the kernel's
+		for (; i <= nf && dso[i] ~ /kernel/; i++) ;
+		why = i <= nf ? sym[i] (i < nf ? " ← " sym[i + 1] (i + 1 < nf ? " ← " sym[i + 2] : "") : "") : "-"
 	} else {
 		g = ""
-		for (i = 1; i <= nf && g == ""; i++) g = ugroup(sym[i])
+		for (i = 1; i <= nf && g == ""; i++) { g = ugroup(sym[i]); why = sym[i] }
 		if (g == "") g = (dso[1] ~ /haproxy/ ? "haproxy: user" : sym[1] ~ /^runtime\./ ? "Go: runtime, other" : dso[1] ~ /libc|ld-linux/ ? "user: libc" : "user: other")
 	}
 	n[g]++
+	if (syms != "") w[g "\t" why]++
 	nf = 0
 }
 /^[ \t]*$/ { flush(); next }
@@ -56,4 +63,8 @@ function flush(   i, g, below) {
 	nf++; sym[nf] = s; dso[nf] = d
 	next
 }
-END { flush(); for (g in n) printf "%s\t%d\n", g, n[g] }
+END {
+	flush()
+	for (g in n) printf "%s\t%d\n", g, n[g]
+	if (syms != "") for (k in w) printf "%s\t%d\n", k, w[k] >syms
+}

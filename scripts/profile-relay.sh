@@ -18,7 +18,11 @@
 #      netpoll, scheduler, futex, syscall entry, GC and allocation, framing
 #      wire/, engine/, timing and counters daemon/timing.go, relay/pg, the
 #      rest of daemon/).
-# Prints markdown tables (per statement) and leaves the raw files in --out.
+# --targets may add barerelay-raw: the bare relay with raw read(2)/write(2)
+# in RawConn callbacks (bench/cmd/barerelay --io raw).
+# Prints markdown tables (per statement) and leaves the raw files in --out
+# (NAME-RATE-ROUND.{stat,cpu,groups,syms,pgbench}: .syms names the frames
+# behind each group, e.g. which runtime function called nanosleep).
 # Needs root (perf on other processes), perf (linux-perf), haproxy, pgbench.
 # Wall-clock numbers are noisy on a shared VM; counts per statement are not.
 #
@@ -93,6 +97,7 @@ for t in ${targets//,/ }; do
 	sqlfwd) start sqlfwd "$p" "$work/sqlfwd" --protocol postgres --listen "127.0.0.1:$p" \
 		--upstream "127.0.0.1:$pgport" --control-socket "$work/ctl.sock" --log-level warn ;;
 	barerelay) start barerelay "$p" "$work/barerelay" --listen "127.0.0.1:$p" --upstream "127.0.0.1:$pgport" ;;
+	barerelay-raw) start barerelay-raw "$p" "$work/barerelay" --io raw --listen "127.0.0.1:$p" --upstream "127.0.0.1:$pgport" ;;
 	haproxy)
 		cat >"$work/haproxy.cfg" <<CFG
 # Written by scripts/profile-relay.sh: a plain TCP hop, as scripts/bench.sh's.
@@ -142,7 +147,8 @@ for rate in ${rates//,/ }; do
 			perf record -q -e cpu-clock -F "$freq" -g -o "$cell.data" -p "${pid[$t]}" -- \
 				pgbench -n -S -M prepared -c "$clients" -j "$clients" -R "$rate" -T "$secs" \
 				-h 127.0.0.1 -p "${port[$t]}" -U postgres postgres >"$cell.rec.pgbench" 2>&1
-			perf script -i "$cell.data" -F ip,sym,dso 2>/dev/null | awk -f "$here/profile-relay.awk" | LC_ALL=C sort >"$cell.groups"
+			perf script -i "$cell.data" -F ip,sym,dso 2>/dev/null | awk -v syms="$cell.syms" -f "$here/profile-relay.awk" | LC_ALL=C sort >"$cell.groups"
+			LC_ALL=C sort -t"$(printf '\t')" -k1,1 -k3,3nr -o "$cell.syms" "$cell.syms"
 			rm -f "$cell.data"
 			say "$t $rate/s round $r: $(txns "$cell.pgbench") statements"
 		done
@@ -168,15 +174,26 @@ for rate in ${rates//,/ }; do
 					printf "S\t%s\tuser CPU µs (/proc)\t%.4f\nS\t%s\tsystem CPU µs (/proc)\t%.4f\n", t, u / n, t, s / n }'
 				nr=$(txns "$cell.rec.pgbench")
 				awk -v t="$t" -v n="$nr" -v f="$freq" -F'\t' '{ printf "G\t%s\t%s\t%.4f\n", t, $1, $2 * 1e6 / f / n }' "$cell.groups"
+				# the same samples by cause, from the frames behind each group
+				awk -v t="$t" -v n="$nr" -v f="$freq" -F'\t' '{
+					k = "everything else (the relay code, syscall entry in Go, GC)"
+					if ($2 ~ /sysmon|notetsleep/) k = "Go sysmon: its usleep, osyield, timed futex sleep and own work"
+					else if ($2 ~ /entersyscallWakeSysmon/) k = "Go entersyscall waking sysmon (futex wake)"
+					else if ($1 ~ /epoll|netpoll/) k = "epoll_wait and netpoll"
+					else if ($2 ~ /stopm|startm|findRunnable|schedule|notewakeup|notesleep|lock2|futex|park_m|wakep|ready/) k = "Go scheduler: threads parking, waking, stealing"
+					else if ($1 ~ /read|write/) k = "read and write in the kernel (TCP, loopback)"
+					else if ($1 ~ /^kernel/) k = "other kernel: syscall entry/exit, clock_gettime, interrupts"
+					else if ($1 ~ /haproxy|libc|user: other/) k = "HAProxy user space (and libc)"
+					printf "C\t%s\t%s\t%.4f\n", t, k, $3 * 1e6 / f / n }' "$cell.syms"
 			done
 		done
 	} | awk -F'\t' -v rounds="$rounds" -v tl="$targets" '
 		{ k = $1 "\t" $3; sum[k, $2] += $4; if (!(k in seen)) { seen[k] = 1; order[++nk] = k } }
 		END {
 			nt = split(tl, ts, ",")
-			for (pass = 1; pass <= 2; pass++) {
-				kind = pass == 1 ? "S" : "G"
-				hdr = pass == 1 ? "| per statement |" : "| CPU µs per statement, by group (perf record) |"
+			for (pass = 1; pass <= 3; pass++) {
+				kind = pass == 1 ? "S" : pass == 2 ? "G" : "C"
+				hdr = pass == 1 ? "| per statement |" : pass == 2 ? "| CPU µs per statement, by group (perf record) |" : "| CPU µs per statement, by cause (perf record) |"
 				sep = "|---|"
 				for (i = 1; i <= nt; i++) { hdr = hdr " " ts[i] " |"; sep = sep "---|" }
 				print hdr; print sep
@@ -189,11 +206,11 @@ for rate in ${rates//,/ }; do
 						line = line sprintf(v >= 10 ? " %.1f |" : " %.3f |", v)
 					}
 					if (any) print line
-					if (kind == "G") for (i = 1; i <= nt; i++) tot[ts[i]] += sum[order[j], ts[i]] / rounds
+					if (kind != "S") for (i = 1; i <= nt; i++) tot[ts[i]] += sum[order[j], ts[i]] / rounds
 				}
-				if (kind == "G") {
+				if (kind != "S") {
 					line = "| **total** |"
-					for (i = 1; i <= nt; i++) line = line sprintf(" **%.1f** |", tot[ts[i]])
+					for (i = 1; i <= nt; i++) { line = line sprintf(" **%.1f** |", tot[ts[i]]); tot[ts[i]] = 0 }
 					print line
 				}
 				print ""
