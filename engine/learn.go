@@ -152,7 +152,7 @@ func (l *Learner) Export() []byte {
 	if dropped > 0 {
 		fmt.Fprintf(&b, " (%d more dropped at the limit)", dropped)
 	}
-	b.WriteString(".\n# Each entry is a pg_query fingerprint; the comment shows the statement\n# normalized (literals replaced by $n) and how often it was seen.\nrules:\n")
+	b.WriteString(".\n# Each entry is a statement fingerprint of the " + l.dialect.Name() + " dialect; the comment shows\n# the statement normalized (literals replaced by placeholders) and how often it was seen.\nrules:\n")
 	if len(scopes) == 0 {
 		b.WriteString("  []\n")
 	}
