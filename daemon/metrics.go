@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/relay"
 )
 
 // Status returns the daemon's status.
@@ -202,6 +203,7 @@ var (
 	descLastReload  = prometheus.NewDesc("sqlfw_last_reload_success_timestamp_seconds", "When the policies were last reloaded successfully (0: never).", nil, nil)
 	descConnLimited = prometheus.NewDesc("sqlfw_connections_limited_total", "Connections refused by max_connections or max_client_connections.", dbLabel, nil)
 	descTLS         = prometheus.NewDesc("sqlfw_tls_handshakes_total", "TLS handshakes by leg (client, server) and result (ok, failed).", []string{"database", "leg", "result"}, nil)
+	descTLSFail     = prometheus.NewDesc("sqlfw_tls_handshake_failures_total", "Failed TLS handshakes by leg (client, server) and cause (certificate, protocol, timeout, closed, refused, other).", []string{"database", "leg", "reason"}, nil)
 	descIdleClosed  = prometheus.NewDesc("sqlfw_idle_closed_total", "Sessions closed by idle_timeout or idle_in_transaction_timeout.", dbLabel, nil)
 )
 
@@ -246,6 +248,11 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descTLS, float64(db.stats.tlsClientFail.Load()), n, "client", "failed")
 		counter(descTLS, float64(db.stats.tlsServerOK.Load()), n, "server", "ok")
 		counter(descTLS, float64(db.stats.tlsServerFail.Load()), n, "server", "failed")
+		for leg, name := range [2]string{"client", "server"} {
+			for f := relay.TLSFailure(0); f < relay.NumTLSFailures; f++ {
+				counter(descTLSFail, float64(db.stats.tlsFailBy[leg][f].Load()), n, name, f.String())
+			}
+		}
 		mode := db.cfg.Mode
 		override := 0.0
 		if o := db.override.Load(); o != nil {

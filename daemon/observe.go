@@ -43,6 +43,13 @@ func (o *observer) Count(c relay.Counter, n uint64) {
 		st.bytesToServer.Add(n)
 	case relay.BytesToClient:
 		st.bytesToClient.Add(n)
+	default:
+		switch {
+		case c >= relay.TLSClientFailBy && c < relay.TLSServerFailBy:
+			st.tlsFailBy[0][c-relay.TLSClientFailBy].Add(n)
+		case c >= relay.TLSServerFailBy && c < relay.TLSServerFailBy+relay.Counter(relay.NumTLSFailures):
+			st.tlsFailBy[1][c-relay.TLSServerFailBy].Add(n)
+		}
 	}
 }
 

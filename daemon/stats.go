@@ -1,6 +1,10 @@
 package daemon
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/sqlfw/sqlfw/relay"
+)
 
 // counters are one database's totals since start. Sessions add to them
 // with atomics: no lock on the statement path.
@@ -12,18 +16,20 @@ type counters struct {
 	idleClosed  atomic.Uint64 // closed by idle_timeout / idle_in_transaction_timeout
 	// TLS handshakes of the client and the server leg (tls.go)
 	tlsClientOK, tlsClientFail, tlsServerOK, tlsServerFail atomic.Uint64
-	cancels                                                atomic.Uint64
-	messages                                               atomic.Uint64 // Query, Parse and FunctionCall messages judged
-	statements                                             atomic.Uint64 // statements in them
-	allowed                                                atomic.Uint64
-	denied                                                 atomic.Uint64 // blocked (enforce)
-	logged                                                 atomic.Uint64 // allowed by a log rule
-	wouldDeny                                              atomic.Uint64 // denied by the policy, let through by monitor or detect
-	parseErrors                                            atomic.Uint64
-	protocolErrs                                           atomic.Uint64
-	evalNanos                                              atomic.Uint64
-	bytesToServer                                          atomic.Uint64
-	bytesToClient                                          atomic.Uint64
+	// the failures by cause (relay.TLSFailure), client leg and server leg
+	tlsFailBy     [2][relay.NumTLSFailures]atomic.Uint64
+	cancels       atomic.Uint64
+	messages      atomic.Uint64 // Query, Parse and FunctionCall messages judged
+	statements    atomic.Uint64 // statements in them
+	allowed       atomic.Uint64
+	denied        atomic.Uint64 // blocked (enforce)
+	logged        atomic.Uint64 // allowed by a log rule
+	wouldDeny     atomic.Uint64 // denied by the policy, let through by monitor or detect
+	parseErrors   atomic.Uint64
+	protocolErrs  atomic.Uint64
+	evalNanos     atomic.Uint64
+	bytesToServer atomic.Uint64
+	bytesToClient atomic.Uint64
 }
 
 func (c *counters) snapshot() DatabaseStats {

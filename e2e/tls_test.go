@@ -12,8 +12,10 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -188,7 +190,12 @@ func TestTLSClientCertificates(t *testing.T) {
 	ca := newTestCA(t, dir, "ca")
 	cert, key := ca.issue(t, dir, "server", false)
 	clientCert, clientKey := ca.issue(t, dir, pg.User, true)
-	d := ownDaemon(t, "--tls-cert", cert, "--tls-key", key, "--tls-client-ca", ca.path)
+	mport, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	maddr := "127.0.0.1:" + strconv.Itoa(mport)
+	d := ownDaemon(t, "--tls-cert", cert, "--tls-key", key, "--tls-client-ca", ca.path, "--metrics-listen", maddr)
 	port := portOf(t, d.addr)
 	if res := psqlDSN(t, tlsDSN(port, "sslmode=require"), "-c", "select 1"); res.Exit == 0 {
 		t.Errorf("no client certificate: %s, want refused", res)
@@ -204,16 +211,53 @@ func TestTLSClientCertificates(t *testing.T) {
 	if !strings.Contains(d.log(), "TLS handshake failed") {
 		t.Errorf("no log line for the refused handshakes:\n%s", tail(d.log(), 10))
 	}
+	// both refusals counted by cause
+	if got := metricValue(t, maddr, `sqlfw_tls_handshake_failures_total{database="default",leg="client",reason="certificate"}`); got != 2 {
+		t.Errorf("client-leg failures for a certificate: got %v, want 2", got)
+	}
+}
+
+// metricValue scrapes one series from sqlfwd's /metrics (-1 when absent).
+func metricValue(t *testing.T, addr, series string) float64 {
+	t.Helper()
+	var body string
+	for range 50 {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body = string(b)
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err == nil {
+				return f
+			}
+		}
+	}
+	return -1
 }
 
 // TestTLSUpstreamRefused: upstream_tls require against a server without
 // TLS gets the client a clear 08006; prefer goes on in plaintext.
 func TestTLSUpstreamRefused(t *testing.T) {
 	needSqlfwd(t)
-	d := ownDaemon(t, "--upstream-tls", "require")
+	mport, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	maddr := "127.0.0.1:" + strconv.Itoa(mport)
+	d := ownDaemon(t, "--upstream-tls", "require", "--metrics-listen", maddr)
 	res := psqlDSN(t, dsn("127.0.0.1", portOf(t, d.addr), pg.User, ""), "-c", "select 1")
 	if res.Exit == 0 || !strings.Contains(res.Stderr, "over TLS") {
 		t.Errorf("upstream_tls require, server without TLS: %s, want the 08006 error", res)
+	}
+	if got := metricValue(t, maddr, `sqlfw_tls_handshake_failures_total{database="default",leg="server",reason="refused"}`); got != 1 {
+		t.Errorf("server-leg failures, the server declined TLS: got %v, want 1", got)
 	}
 	d2 := ownDaemon(t, "--upstream-tls", "prefer")
 	if res := psqlDSN(t, dsn("127.0.0.1", portOf(t, d2.addr), pg.User, ""), "-Atc", "select 'plain'"); res.Exit != 0 {

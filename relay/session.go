@@ -67,6 +67,11 @@ const (
 	// BytesToServer and BytesToClient relayed.
 	BytesToServer
 	BytesToClient
+	// TLSClientFailBy+Counter(cause) and TLSServerFailBy+Counter(cause):
+	// failed handshakes by cause (TLSFailure, TLSFailCounter). Last, as
+	// each spans NumTLSFailures counters.
+	TLSClientFailBy
+	TLSServerFailBy = TLSClientFailBy + Counter(NumTLSFailures)
 )
 
 // Observer hears what the sessions of one database do; the daemon counts,

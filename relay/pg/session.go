@@ -235,6 +235,11 @@ func (s *session) negotiate() (wire.Startup, bool) {
 		tc, err := acceptTLS(&peekConn{Conn: conn, head: head[:]}, cfg)
 		if err != nil || tc.ConnectionState().NegotiatedProtocol != "postgresql" {
 			env.Observer.Count(relay.TLSClientFail, 1)
+			if err != nil {
+				env.Observer.Count(relay.TLSFailCounter(false, err), 1)
+			} else {
+				env.Observer.Count(relay.TLSClientFailBy+relay.Counter(relay.TLSFailProtocol), 1) // no ALPN postgresql
+			}
 			env.Observer.Count(relay.ProtocolErrors, 1)
 			log.Warn("closing connection: direct TLS negotiation failed (it needs ALPN postgresql)", "err", err)
 			return startup, false
@@ -272,6 +277,7 @@ func (s *session) negotiate() (wire.Startup, bool) {
 			tc, err := acceptTLS(conn, env.ClientTLS())
 			if err != nil {
 				env.Observer.Count(relay.TLSClientFail, 1)
+				env.Observer.Count(relay.TLSFailCounter(false, err), 1)
 				env.Observer.Count(relay.ProtocolErrors, 1)
 				log.Warn("closing connection: TLS handshake failed", "err", err)
 				return startup, false
@@ -389,6 +395,7 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 		if err != nil {
 			server.Close()
 			env.Observer.Count(relay.TLSServerFail, 1)
+			env.Observer.Count(relay.TLSFailCounter(true, err), 1)
 			env.Observer.Count(relay.ConnRefused, 1)
 			s.log.Error("cannot reach the database server over TLS", "upstream", up.Addr, "err", err)
 			writeFatal(conn, sqlstateConnectionFailure, "sqlfw: cannot reach the database server over TLS (upstream_tls)")

@@ -27,10 +27,11 @@ package pg
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/sqlfw/sqlfw/relay"
 )
 
 // tlsHandshakeTimeout bounds each leg's handshake.
@@ -70,7 +71,7 @@ func dialTLS(server net.Conn, cfg *tls.Config, mode string) (net.Conn, error) {
 		if mode == "prefer" {
 			return server, nil
 		}
-		return nil, errors.New("the database server does not accept TLS (upstream_tls.mode " + mode + ")")
+		return nil, fmt.Errorf("%w (upstream_tls.mode %s)", relay.ErrTLSRefused, mode)
 	default:
 		return nil, fmt.Errorf("the database server answered SSLRequest with %q", b[0])
 	}
