@@ -9,8 +9,8 @@
 // sockets, reads no files after start-up and never looks at a clock (time
 // windows and rate limits use Session.At, which the caller fills).
 //
-// It never parses SQL. A dialect package (engine/pgsql for PostgreSQL)
-// imports this one and hands New a Dialect, the way image/png registers
+// It never parses SQL. A dialect package (engine/pgsql for PostgreSQL,
+// engine/mysql for MySQL and MariaDB) imports this one and hands New a Dialect, the way image/png registers
 // with image: engine.New(policy, pgsql.Dialect, opts). Judge then asks the
 // dialect for the text the server will lex under the session's LexState
 // (Read), measures it before parsing (Prescan: bytes, list sizes, nesting,
