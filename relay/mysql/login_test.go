@@ -143,3 +143,37 @@ func TestIdleTimeout(t *testing.T) {
 		t.Errorf("IdleClosed %d, want 1", n)
 	}
 }
+
+// MySQL 8's query attributes (CLIENT_QUERY_ATTRIBUTES): the statement after
+// them is what is judged.
+func TestQueryAttributes(t *testing.T) {
+	h := newHarness(t)
+	hello := handshakeResponse(clientCaps|wire.CapQueryAttributes, "app", "shop")
+	withAttrs := func(sql string) []byte {
+		// one attribute: null bitmap, bound, type string, name "a", value "b"
+		p := []byte{wire.ComQuery, 1, 1, 0, 1, wire.TypeVarString, 0, 1, 'a', 1, 'b'}
+		return pkt(0, append(p, sql...)...)
+	}
+	h.run(t, []step{send(greeting(serverCaps | wire.CapQueryAttributes)), expect(hello), send(ok(2, autocommit)),
+		expect(withAttrs("select 1")), send(resultSet(autocommit))},
+		[]step{expectFunc(func([]byte) error { return nil }), send(hello), expect(ok(2, autocommit)),
+			send(withAttrs("delete from t")), expectErr(1, errBlocked, "42000", "no-delete"),
+			send(withAttrs("select 1")), expect(resultSet(autocommit))})
+}
+
+// A client turned away before its session starts gets the ERR a server
+// sends instead of its greeting.
+func TestRefuse(t *testing.T) {
+	for _, tc := range []struct {
+		r     relay.Refusal
+		code  uint16
+		state string
+	}{
+		{relay.Refusal{Reason: relay.TooManyConnections, Msg: "sqlfw: too many connections"}, errConCount, sqlstateConCount},
+		{relay.Refusal{Reason: relay.ShuttingDown, Msg: "sqlfw: the firewall is shutting down"}, errServerShutdown, sqlstateShutdown},
+	} {
+		h := newHarness(t)
+		h.env.Admit = func() (func(), error) { r := tc.r; return nil, &r }
+		h.run(t, nil, []step{expectErr(0, tc.code, tc.state, tc.r.Msg), expectClosed()})
+	}
+}
