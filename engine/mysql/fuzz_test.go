@@ -1,6 +1,9 @@
 package mysql
 
 import (
+	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sqlfw/sqlfw/engine"
@@ -40,4 +43,88 @@ func FuzzRead(f *testing.F) {
 		lex := Dialect.Prescan(string(text), 0)
 		Dialect.Analyze(string(text), lex)
 	})
+}
+
+// FuzzShapeSound: a text whose shape AnalyzeShape calls inert, with its
+// literals swapped for others of the same class, parses to the same facts
+// (what a shape-cache hit serves it).
+func FuzzShapeSound(f *testing.F) {
+	for _, s := range []string{
+		"INSERT INTO t (a, b) VALUES (1, 'x'), (-2, 'y''z'), (NULL, 3.5)",
+		"REPLACE INTO t VALUES (1, \"a\\\"b\")",
+		"INSERT INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE a = VALUES(a)",
+		"INSERT INTO t VALUES (NOW(), 'x', -0.5, +7)",
+	} {
+		f.Add(s, "*/ ; DROP TABLE t; -- ' \\", uint32(7))
+	}
+	f.Fuzz(func(t *testing.T, a, r string, n uint32) {
+		keyA, starts, ok := shapeSpans(nil, nil, a)
+		if !ok {
+			return
+		}
+		factsA, inert := Dialect.(engine.Shaper).AnalyzeShape(a, engine.LexStats{})
+		if !inert {
+			return
+		}
+		// B: each literal swapped for one of its class.
+		var b strings.Builder
+		done := 0
+		for k, s := range starts {
+			b.WriteString(a[done:s])
+			class := keyClass(keyA, k)
+			end := literalEnd(a, s, class)
+			switch class {
+			case shStr:
+				b.WriteString("'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`).Replace(r) + "'")
+			case shInt:
+				b.WriteString(strconv.FormatUint(uint64(n), 10))
+			default:
+				b.WriteString(strconv.FormatUint(uint64(n), 10) + ".5")
+			}
+			done = end
+		}
+		b.WriteString(a[done:])
+		text := b.String()
+		keyB, _, ok := shapeSpans(nil, nil, text)
+		if !ok || string(keyB) != string(keyA) {
+			return // not the same shape: the cache would not serve it
+		}
+		factsB := analyze(text, engine.LexStats{})
+		if factsB.ParseError != factsA.ParseError || len(factsB.Stmts) != len(factsA.Stmts) {
+			t.Fatalf("%q and %q share a shape; parse error %v/%v, %d/%d statements", a, text, factsA.ParseError, factsB.ParseError, len(factsA.Stmts), len(factsB.Stmts))
+		}
+		for i := range factsA.Stmts {
+			x, y := factsA.Stmts[i], factsB.Stmts[i]
+			x.Loc, x.Length, y.Loc, y.Length = 0, 0, 0, 0
+			if !reflect.DeepEqual(x, y) {
+				t.Fatalf("%q and %q share a shape but not their facts:\n%+v\n%+v", a, text, x, y)
+			}
+		}
+	})
+}
+
+// keyClass returns the class byte of the k-th marker in key.
+func keyClass(key []byte, k int) byte {
+	for i := 0; i+1 < len(key); i++ {
+		if key[i] == 0 {
+			if k == 0 {
+				return key[i+1]
+			}
+			k--
+			i++
+		}
+	}
+	return 0
+}
+
+// literalEnd returns the end of the literal of class c starting at s.
+func literalEnd(text string, s int, c byte) int {
+	if c == shStr {
+		return quotedStr(text, s, text[s], true)
+	}
+	j := s
+	for j < len(text) && (text[j] >= '0' && text[j] <= '9' || text[j] == '.') {
+		j++
+	}
+	return j
 }
