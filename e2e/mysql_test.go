@@ -14,11 +14,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -486,5 +488,58 @@ func TestMySQLChangeUser(t *testing.T) {
 	res := runToolPath(t, filepath.Join(binDir, "fwctl"), "connections", "--control-socket", d.control)
 	if res.Exit != 0 || !strings.Contains(res.Stdout, my.PWUser) || !strings.Contains(res.Stdout, "mysql") {
 		t.Errorf("fwctl connections after COM_CHANGE_USER: %s, want user %s on database mysql", res, my.PWUser)
+	}
+}
+
+// TestMySQLAuditAndMetrics: a MySQL session and its verdicts reach the
+// audit trail (without statement text) and the Prometheus metrics, as
+// PostgreSQL's do.
+func TestMySQLAuditAndMetrics(t *testing.T) {
+	my := mariadbEnv(t)
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	maddr := "127.0.0.1:" + strconv.Itoa(port)
+	d := mysqlDaemon(t, my, "--audit-log", path, "--audit-allowed", "--metrics-listen", maddr)
+	if res := mariadbCLI(t, my, d.addr, "-e", "select 'audit-literal-allowed'"); res.Exit != 0 {
+		t.Fatalf("allowed select: %s", res)
+	}
+	if res := mariadbCLI(t, my, d.addr, "-e", "delete from audit_secret_table"); !strings.Contains(res.Stderr, "ERROR 1227 (42000)") {
+		t.Fatalf("blocked delete: %s", res)
+	}
+	var body string
+	for i := 0; i < 50 && body == ""; i++ {
+		if resp, err := http.Get("http://" + maddr + "/metrics"); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body = string(b)
+		} else {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for _, want := range []string{`sqlfw_verdicts_total{database="default",verdict="denied"} 1`, `sqlfw_rule_verdicts_total{database="default",rule="no-unfiltered-writes"} 1`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s:\n%s", want, linesWith(body, "verdicts_total"))
+		}
+	}
+	if code, err := d.signal(syscall.SIGTERM, 15*time.Second); err != nil || code != 0 {
+		t.Fatalf("stopping sqlfwd: exit %d, %v", code, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("audit-literal-allowed")) || bytes.Contains(b, []byte("audit_secret_table")) {
+		t.Fatalf("the audit trail carries statement text:\n%s", b)
+	}
+	for _, want := range []string{`"event":"session_start"`, `"user":"` + my.User + `"`, `"rule":"no-unfiltered-writes"`, `"event":"session_end"`} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("the audit trail lacks %s:\n%s", want, b)
+		}
+	}
+	if res := runToolPath(t, filepath.Join(binDir, "fwctl"), "audit", "verify", path); res.Exit != 0 || !strings.Contains(res.Stdout, "chain intact") {
+		t.Errorf("fwctl audit verify: %s", res)
 	}
 }
