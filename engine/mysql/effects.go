@@ -84,11 +84,11 @@ func statementEffects(st *engine.StmtFacts, s ast.StmtNode) {
 			if t.Write {
 				st.Effects |= engine.EffWritesCatalog
 			}
-		case t.Schema == "mysql" && (t.Write || st.Kind == engine.KindDDL):
+		case t.Schema == "mysql" && t.Write:
 			st.Effects |= engine.EffWritesCatalog // grant tables, proc, plugin, servers, ...
 		case t.Schema == "performance_schema" && t.Write && strings.HasPrefix(t.Name, "setup_"):
 			st.Effects |= engine.EffDisablesLogging // switches instrumentation off
-		case (t.Schema == "information_schema" || t.Schema == "sys") && (t.Write || st.Kind == engine.KindDDL):
+		case (t.Schema == "information_schema" || t.Schema == "sys") && t.Write:
 			st.Effects |= engine.EffWritesCatalog
 		}
 	}

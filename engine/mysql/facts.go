@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -142,6 +143,10 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 	if w.conds[n] {
 		w.condNest++
 	}
+	if procedural(n) {
+		w.procedure(n)
+		return n, true
+	}
 	switch x := n.(type) {
 	case *ast.SelectStmt:
 		w.cond(x.Where)
@@ -216,9 +221,32 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 			w.writes[x.Table] = true
 		}
 	case *ast.TruncateTableStmt:
-		if x.Table != nil {
-			w.writes[x.Table] = true
+		w.write(x.Table)
+	// DDL changes the objects it names: they count as written.
+	case *ast.CreateTableStmt:
+		w.write(x.Table)
+	case *ast.AlterTableStmt:
+		w.write(x.Table)
+	case *ast.DropTableStmt:
+		w.write(x.Tables...)
+	case *ast.RenameTableStmt:
+		for _, tt := range x.TableToTables {
+			w.write(tt.OldTable, tt.NewTable)
 		}
+	case *ast.CreateIndexStmt:
+		w.write(x.Table)
+	case *ast.DropIndexStmt:
+		w.write(x.Table)
+	case *ast.CreateViewStmt:
+		w.write(x.ViewName)
+	case *ast.CreateSequenceStmt:
+		w.write(x.Name)
+	case *ast.DropSequenceStmt:
+		w.write(x.Sequences...)
+	case *ast.ProcedureInfo:
+		w.routineIn(x.ProcedureName)
+	case *ast.DropProcedureStmt:
+		w.routineIn(x.ProcedureName)
 	case *ast.Join:
 		if x.Right != nil {
 			st.Joins++
@@ -280,6 +308,23 @@ func (w *walker) Leave(n ast.Node) (ast.Node, bool) {
 		w.condNest--
 	}
 	return n, true
+}
+
+// routineIn: a routine created or dropped in the server's own schemas
+// changes them (mysql.proc).
+func (w *walker) routineIn(name *ast.TableName) {
+	if name != nil && systemSchema(name.Schema.L) {
+		w.st.Effects |= engine.EffWritesCatalog
+	}
+}
+
+// write marks tables as written.
+func (w *walker) write(ts ...*ast.TableName) {
+	for _, t := range ts {
+		if t != nil {
+			w.writes[t] = true
+		}
+	}
 }
 
 // cond records that e is a condition: a sleep inside it is data-driven,
@@ -654,4 +699,64 @@ func wordsMatch(words, pattern []string) bool {
 		return false
 	}
 	return len(words) > 0 && words[0] == pattern[0] && wordsMatch(words[1:], pattern[1:])
+}
+
+// procedural reports whether n is a part of a stored procedure's body,
+// whose Accept does not visit the statements in it ("Store Procedure
+// doesn't check the justifiability for statements", TiDB ast/procedure.go).
+func procedural(n ast.Node) bool {
+	switch n.(type) {
+	case *ast.ProcedureBlock, *ast.ProcedureIfInfo, *ast.ProcedureIfBlock, *ast.ProcedureElseIfBlock,
+		*ast.ProcedureElseBlock, *ast.SimpleCaseStmt, *ast.SimpleWhenThenStmt, *ast.SearchCaseStmt,
+		*ast.SearchWhenThenStmt, *ast.ProcedureRepeatStmt, *ast.ProcedureWhileStmt, *ast.ProcedureLabelBlock,
+		*ast.ProcedureLabelLoop, *ast.ProcedureCursor, *ast.ProcedureErrorControl, *ast.ProcedureDecl:
+		return true
+	}
+	return false
+}
+
+// procedure walks every node a procedure part holds, found by reflection
+// so that no field is missed: the statements of a body are what CALL runs
+// later, so they count as the CREATE PROCEDURE's own.
+func (w *walker) procedure(n ast.Node) {
+	v := reflect.ValueOf(n)
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return
+	}
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		switch f.Kind() {
+		case reflect.Interface, reflect.Pointer:
+			w.procedureChild(f)
+		case reflect.Slice:
+			for j := 0; j < f.Len(); j++ {
+				w.procedureChild(f.Index(j))
+			}
+		}
+	}
+}
+
+func (w *walker) procedureChild(f reflect.Value) {
+	if (f.Kind() == reflect.Interface || f.Kind() == reflect.Pointer) && f.IsNil() {
+		return
+	}
+	c, ok := f.Interface().(ast.Node)
+	if !ok {
+		return
+	}
+	if s, ok := c.(ast.StmtNode); ok && !procedural(c) {
+		k, _, _ := classify(s)
+		w.st.Kinds |= 1 << k
+		defer statementEffects(w.st, s)
+	}
+	c.Accept(w)
 }
