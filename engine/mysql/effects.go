@@ -140,9 +140,30 @@ func statementEffects(st *engine.StmtFacts, s ast.StmtNode) {
 		}
 	case *ast.CreateTableStmt:
 		tableOptions(st, x.Options)
+		partitionOptions(st, x.Partition, nil)
 	case *ast.AlterTableStmt:
 		for _, sp := range x.Specs {
 			tableOptions(st, sp.Options)
+			partitionOptions(st, sp.Partition, sp.PartDefinitions)
+		}
+	}
+}
+
+// partitionOptions: each partition and subpartition has table options of
+// its own (DATA DIRECTORY, ENGINE).
+func partitionOptions(st *engine.StmtFacts, p *ast.PartitionOptions, defs []*ast.PartitionDefinition) {
+	if p != nil {
+		defs = append(defs, p.Definitions...)
+	}
+	for _, d := range defs {
+		if d == nil {
+			continue
+		}
+		tableOptions(st, d.Options)
+		for _, sub := range d.Sub {
+			if sub != nil {
+				tableOptions(st, sub.Options)
+			}
 		}
 	}
 }
