@@ -295,6 +295,8 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		w.selfCond(x)
 	case *ast.SubqueryExpr:
 		w.selfCond(x)
+	case *ast.ShowStmt:
+		w.cond(x.Where) // SHOW TABLES WHERE SLEEP(5) sleeps once per row
 	case *ast.PrepareStmt:
 		w.prepare(x)
 	case *ast.VariableAssignment:
