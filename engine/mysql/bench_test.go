@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
 	"github.com/sqlfw/sqlfw/engine"
 )
 
@@ -90,9 +92,11 @@ func BenchmarkVerdictCold100RowInsert(b *testing.B) { benchCold(b, benchBulkInse
 func benchBare(b *testing.B, text string) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := parse(text); err != nil {
-			b.Fatal(err)
-		}
+		parse(text, func(_ []ast.StmtNode, err error) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
 	}
 }
 

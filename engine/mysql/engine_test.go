@@ -1,7 +1,9 @@
 package mysql
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sqlfw/sqlfw/engine"
@@ -246,4 +248,40 @@ func TestParseErrorNamesKnownGaps(t *testing.T) {
 			t.Errorf("%q: named %q, want %q (reason %q)", sql, got, want, tf.ParseReason)
 		}
 	}
+}
+
+// Run once with -race: go test -race -run TestConcurrentJudge ./engine/mysql
+// (the pooled parsers are shared by every goroutine).
+func TestConcurrentJudge(t *testing.T) {
+	e := mustEngine(t, `rules:
+  - {id: f, action: deny, match: {functions: [load_file]}}
+  - {id: u, action: deny, users: [bob], match: {kind: [ddl]}}
+`, engine.Options{CacheBytes: 8 << 10}) // small, so eviction runs concurrently with hits
+	sessions := []*engine.Session{{User: "alice"}, {User: "bob"}}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 300; i++ {
+				s := sessions[(g+i)%2]
+				k := i % 50
+				evil := fmt.Appendf(nil, "SELECT LOAD_FILE('/f%d')", k)
+				ddl := fmt.Appendf(nil, "CREATE TABLE t%d (a int)", k)
+				if v := e.Judge(evil, s); v.Action != engine.ActionDeny || v.RuleID != "f" {
+					t.Errorf("%s: got %+v, want deny f", evil, v)
+					return
+				}
+				want := engine.ActionAllow
+				if s.User == "bob" {
+					want = engine.ActionDeny
+				}
+				if v := e.Judge(ddl, s); v.Action != want {
+					t.Errorf("%s as %s: got %v, want %v", ddl, s.User, v.Action, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -26,39 +26,60 @@ const parseErrorReason = "statement could not be parsed as MySQL"
 // (its test_driver's decimal panics on numbers of more than ~80 digits).
 var errParserPanic = errors.New("the parser failed on this text")
 
-// parse parses text with a pooled parser. A parser that panicked is not
-// returned to the pool: its state is unknown.
-func parse(text string) (stmts []ast.StmtNode, err error) {
+// parse parses text with a pooled parser and calls use with the result,
+// before the parser goes back to the pool: the statement slice it returns
+// is the parser's own and is overwritten by its next parse. A parser that
+// panicked is not returned to the pool: its state is unknown.
+func parse(text string, use func([]ast.StmtNode, error)) {
 	p := parsers.Get().(*parser.Parser)
+	stmts, ok, err := parseWith(p, text)
+	if !ok {
+		use(nil, errParserPanic)
+		return
+	}
+	use(stmts, err)
+	parsers.Put(p)
+}
+
+func parseWith(p *parser.Parser, text string) (stmts []ast.StmtNode, ok bool, err error) {
 	defer func() {
 		if recover() != nil {
-			stmts, err = nil, errParserPanic
-			return
+			stmts, ok, err = nil, false, errParserPanic
 		}
-		parsers.Put(p)
 	}()
 	stmts, _, err = p.ParseSQL(text)
-	return stmts, err
+	return stmts, true, err
 }
 
 // analyze is Dialect.Analyze: it parses text and fills the facts of each of
 // its statements.
 func analyze(text string, lex engine.LexStats) *engine.TextFacts {
-	tf, _ := analyzeStmts(text, lex)
+	return analyzeStmts(text, lex, nil)
+}
+
+// analyzeStmts is analyze; inspect, when not nil, is called with the
+// parsed statements (while they are valid) once the facts are filled.
+func analyzeStmts(text string, lex engine.LexStats, inspect func(*engine.TextFacts, []ast.StmtNode)) *engine.TextFacts {
+	var tf *engine.TextFacts
+	parse(text, func(stmts []ast.StmtNode, err error) {
+		tf = stmtFacts(text, lex, stmts, err)
+		if inspect != nil {
+			inspect(tf, stmts)
+		}
+	})
 	return tf
 }
 
-// analyzeStmts is analyze, also returning the parsed statements.
-func analyzeStmts(text string, lex engine.LexStats) (*engine.TextFacts, []ast.StmtNode) {
+// stmtFacts fills the facts of a parsed text.
+func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error) *engine.TextFacts {
 	tf := &engine.TextFacts{Lex: lex}
-	stmts, err := parse(text)
 	if err != nil {
 		tf.ParseError = true
 		tf.ParseReason = parseErrorReason + errPosition(err)
 		if what := knownUnparsed(text); what != "" {
 			tf.ParseReason += ": sqlfw does not parse " + what
 		}
-		return tf, nil
+		return tf
 	}
 	tf.Stmts = make([]engine.StmtFacts, 0, len(stmts))
 	var prev engine.KindSet
@@ -81,7 +102,7 @@ func analyzeStmts(text string, lex engine.LexStats) (*engine.TextFacts, []ast.St
 		prev |= 1 << st.Kind
 		tf.Stmts = append(tf.Stmts, st)
 	}
-	return tf, stmts
+	return tf
 }
 
 // errPosition extracts "line L column C" from a TiDB parse error, whose
@@ -563,16 +584,17 @@ func (w *walker) prepare(x *ast.PrepareStmt) {
 		st.Unparsed = "PREPARE texts nested more than 4 deep"
 		return
 	}
-	stmts, err := parse(x.SQLText)
-	if err != nil {
-		st.Unparsed = "the text of a PREPARE could not be parsed"
-		return
-	}
-	for _, s := range stmts {
-		var in engine.StmtFacts
-		fillStmt(&in, s, w.depth+1)
-		merge(st, &in)
-	}
+	parse(x.SQLText, func(stmts []ast.StmtNode, err error) {
+		if err != nil {
+			st.Unparsed = "the text of a PREPARE could not be parsed"
+			return
+		}
+		for _, s := range stmts {
+			var in engine.StmtFacts
+			fillStmt(&in, s, w.depth+1)
+			merge(st, &in)
+		}
+	})
 }
 
 // merge adds what a statement nested in st does to st.

@@ -135,17 +135,23 @@ func (myDialect) Shape(key []byte, text string) ([]byte, bool) {
 // AnalyzeShape is Analyze; inert reports whether every replaced literal is
 // a row value of the one INSERT the text holds.
 func (myDialect) AnalyzeShape(text string, lex engine.LexStats) (*engine.TextFacts, bool) {
-	tf, stmts := analyzeStmts(text, lex)
-	if tf.ParseError || len(stmts) != 1 {
-		return tf, false
-	}
-	ins, ok := stmts[0].(*ast.InsertStmt)
+	inert := false
+	tf := analyzeStmts(text, lex, func(tf *engine.TextFacts, stmts []ast.StmtNode) {
+		inert = !tf.ParseError && len(stmts) == 1 && rowValuesOnly(text, stmts[0])
+	})
+	return tf, inert
+}
+
+// rowValuesOnly reports whether s is an INSERT whose every literal Shape
+// replaces starts where TiDB put a row value.
+func rowValuesOnly(text string, s ast.StmtNode) bool {
+	ins, ok := s.(*ast.InsertStmt)
 	if !ok || len(ins.Lists) == 0 {
-		return tf, false
+		return false
 	}
 	_, starts, ok := shapeSpans(nil, nil, text)
 	if !ok {
-		return tf, false
+		return false
 	}
 	rowValues := make(map[int]bool, len(starts))
 	for _, row := range ins.Lists {
@@ -160,8 +166,8 @@ func (myDialect) AnalyzeShape(text string, lex engine.LexStats) (*engine.TextFac
 	}
 	for _, s := range starts {
 		if !rowValues[s] {
-			return tf, false
+			return false
 		}
 	}
-	return tf, true
+	return true
 }
