@@ -88,8 +88,12 @@ func (b *bufferBudget) inUse() int64 {
 // max_client_connections (relay.Env's Admit). A *relay.Refusal says why a
 // client may not go on; the session tells it in its protocol's words.
 func (d *Daemon) admit(db *database) (release func(), err error) {
+	// Admitted sessions are counted, as PostgreSQL counts backends: a
+	// connection that has not sent its startup message yet (a health
+	// probe, a CancelRequest, a client still negotiating TLS) holds no
+	// slot, or it could refuse a real client.
 	n := d.clients.Add(1)
-	active := db.stats.connActive.Load()
+	active := db.admitted.Add(1)
 	var why string
 	switch {
 	case d.cfg.MaxClientConnections > 0 && n > int64(d.cfg.MaxClientConnections):
@@ -99,8 +103,9 @@ func (d *Daemon) admit(db *database) (release func(), err error) {
 	}
 	if why != "" {
 		d.clients.Add(-1)
+		db.admitted.Add(-1)
 		db.stats.connLimited.Add(1)
 		return nil, &relay.Refusal{Reason: relay.TooManyConnections, Msg: why}
 	}
-	return func() { d.clients.Add(-1) }, nil
+	return func() { d.clients.Add(-1); db.admitted.Add(-1) }, nil
 }

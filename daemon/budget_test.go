@@ -120,6 +120,14 @@ func TestConnectionLimits(t *testing.T) {
 		{Name: "a", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: up, MaxConnections: 2},
 		{Name: "b", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: up},
 	}})
+	// Connections that have sent no startup message hold no slot: a
+	// health probe, a client still opening.
+	p1, p2 := dialRaw(t, d.Addr("a").String()), dialRaw(t, d.Addr("a").String())
+	defer p1.Conn.Close()
+	defer p2.Conn.Close()
+	for d.dbs[0].stats.connActive.Load() != 2 {
+		time.Sleep(10 * time.Millisecond)
+	}
 	a1, a2 := dialRaw(t, d.Addr("a").String()), dialRaw(t, d.Addr("a").String())
 	a1.Startup()
 	a2.Startup()
@@ -137,7 +145,7 @@ func TestConnectionLimits(t *testing.T) {
 	}
 	a1.Conn.Close()
 	deadline := time.Now().Add(5 * time.Second)
-	for d.dbs[0].stats.connActive.Load() != 1 && time.Now().Before(deadline) {
+	for d.dbs[0].admitted.Load() != 1 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	a4 := dialRaw(t, d.Addr("a").String())

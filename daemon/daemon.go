@@ -78,6 +78,9 @@ type database struct {
 	learner atomic.Pointer[engine.Learner]
 	ln      net.Listener
 	stats   counters
+	// admitted counts its sessions past their startup message, against
+	// max_connections (budget.go admit).
+	admitted atomic.Int64
 	// rec holds the window's timings (breakdown.go); rules the verdicts
 	// per rule.
 	rec   *recorder
