@@ -35,8 +35,12 @@ const (
 
 type stmtSlot struct {
 	state slotState
-	id    uint32
-	v     engine.Verdict
+	// gen counts the slot's uses, so that the PREPARE_OK of a prepare
+	// whose slot was closed and taken again before the answer (a
+	// pipelining client) does not name the new one.
+	gen uint32
+	id  uint32
+	v   engine.Verdict
 	// eng judged v; text is toServer's alone (written at the prepare,
 	// read when it is re-judged), so it is read without mu.
 	eng  *engine.Engine
@@ -58,8 +62,9 @@ func (s *session) memoBlocked() {
 	s.mu.Unlock()
 }
 
-// memoPrepare takes a slot for a prepare being sent.
-func (s *session) memoPrepare(sql []byte, v engine.Verdict, eng *engine.Engine) int {
+// memoPrepare takes a slot for a prepare being sent and returns it with
+// its generation.
+func (s *session) memoPrepare(sql []byte, v engine.Verdict, eng *engine.Engine) (int, uint32) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := &s.memo
@@ -71,10 +76,11 @@ func (s *session) memoPrepare(sql []byte, v engine.Verdict, eng *engine.Engine) 
 		m.slots = append(m.slots, stmtSlot{})
 	}
 	sl := &m.slots[i]
+	sl.gen++
 	sl.state, sl.id, sl.v, sl.eng = slotPreparing, 0, v, eng
 	sl.text = append(sl.text[:0], sql...)
 	m.last = i
-	return i
+	return i, sl.gen
 }
 
 // memoLookup returns the slot of a statement id (or of "last prepared").
@@ -121,10 +127,19 @@ func (s *session) memoClose(i int) {
 	s.mu.Unlock()
 }
 
-// prepared gives slot i its statement id (under mu).
-func (m *memo) prepared(i int, id uint32) {
-	if m.slots[i].state == slotPreparing {
-		m.slots[i].state, m.slots[i].id = slotReady, id
+// prepared gives slot i, if it is still generation gen's, its statement
+// id (under mu).
+func (m *memo) prepared(i int, gen, id uint32) {
+	if sl := &m.slots[i]; sl.state == slotPreparing && sl.gen == gen {
+		sl.state, sl.id = slotReady, id
+	}
+}
+
+// failed frees slot i if it is still generation gen's: its prepare failed
+// (under mu).
+func (m *memo) failed(i int, gen uint32) {
+	if m.slots[i].gen == gen {
+		m.free(i)
 	}
 }
 

@@ -98,8 +98,9 @@ type pending struct {
 	cmd   byte
 	// seq is the sequence id the answer starts at.
 	seq int
-	// slot is the statement memo slot of a COM_STMT_PREPARE.
+	// slot and gen are the statement memo slot of a COM_STMT_PREPARE.
 	slot int
+	gen  uint32
 	// user and schema are what a COM_INIT_DB or COM_CHANGE_USER sets
 	// when the server accepts it.
 	user, schema string
@@ -192,6 +193,11 @@ func (p *Protocol) Serve(env *relay.Env, c *relay.Conn) {
 	if !s.start() {
 		if s.server != nil {
 			s.server.Close()
+		}
+		for _, fr := range []*wire.Framer{s.cfr, s.sfr} {
+			if fr != nil {
+				fr.Close()
+			}
 		}
 		return
 	}
@@ -668,7 +674,7 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 			s.memoBlocked()
 			return s.block(fr, m, seq, &v)
 		}
-		next.slot = s.memoPrepare(sql, v, eng)
+		next.slot, next.gen = s.memoPrepare(sql, v, eng)
 	case wire.ComStmtExecute, wire.ComStmtBulkExecute, wire.ComStmtFetch, wire.ComStmtReset,
 		wire.ComStmtSendLongData, wire.ComStmtClose:
 		id, err := wire.StmtID(p)
@@ -880,9 +886,9 @@ func (s *session) settle(r *wire.Response, cur *pending, last []byte) {
 	case wire.ComStmtPrepare:
 		if cur.slot >= 0 {
 			if ok, good := r.Prepared(); good {
-				s.memo.prepared(cur.slot, ok.StmtID)
+				s.memo.prepared(cur.slot, cur.gen, ok.StmtID)
 			} else {
-				s.memo.free(cur.slot)
+				s.memo.failed(cur.slot, cur.gen)
 			}
 		}
 	case wire.ComInitDB:
