@@ -237,7 +237,10 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 	execEnd, execBlank := -1, false
 	// A statement that changes sql_mode or the character set changes how
 	// the server lexes the statements after it in the same text, which the
-	// engine reads with the session's state: nothing may follow it.
+	// engine reads with the session's state: nothing may follow it. Every
+	// ";" counts here, also one inside a procedure body, where it ends no
+	// statement for the server: such a body with a SET NAMES or EXECUTE
+	// followed by more is refused too (conservative).
 	words, setStmt, lexSet, lexChanged := 0, false, false, false
 	for i := 0; i < n; {
 		c := sql[i]
@@ -418,6 +421,10 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 			switch {
 			case words == 0 && asciiFold(word, "set"):
 				setStmt = true
+			case words == 0 && asciiFold(word, "execute"):
+				// A prepared SET NAMES or SET sql_mode changes the
+				// state without the text saying so.
+				lexSet = true
 			case setStmt && (asciiFold(word, "sql_mode") || asciiFold(word, "names") || asciiFold(word, "character") ||
 				asciiFold(word, "charset") || asciiFold(word, "character_set_client")):
 				lexSet = true
