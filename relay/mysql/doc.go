@@ -41,6 +41,9 @@
 // transaction state a drain waits for, the meter's timing and the client
 // leg's framing (a LOCAL INFILE upload, which the server asks for only
 // after an allowed statement, and the rounds of a COM_CHANGE_USER).
+// The session tells the engine the lexing state the server reads its text
+// with (lexstate.go: sql_mode's NO_BACKSLASH_ESCAPES and ANSI_QUOTES, the
+// client character set) and closes idle sessions (guard.go).
 // Verdicts are reported to the observer with PostgreSQL's letters for the
 // same messages: 'Q' COM_QUERY, 'P' COM_STMT_PREPARE, 'E' a re-judged
 // COM_STMT_EXECUTE, 'C' a refused command.
