@@ -285,3 +285,33 @@ func TestConcurrentJudge(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Every object type the dialect offers is one classify gives, so that a
+// rule naming one can match.
+func TestObjectsAreProduced(t *testing.T) {
+	for _, o := range Dialect.Objects() {
+		p, err := engine.ParsePolicy([]byte("rules:\n  - {id: o, action: deny, match: {objects: [" + o + "]}}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := engine.New(p, Dialect, engine.Options{}); err != nil {
+			t.Errorf("objects: [%s]: %v", o, err)
+		}
+	}
+	samples := map[string]string{
+		"database": "CREATE DATABASE d", "table": "CREATE TABLE t (a int)", "view": "CREATE VIEW v AS SELECT 1",
+		"index": "CREATE INDEX i ON t (a)", "sequence": "CREATE SEQUENCE s", "procedure": "CREATE PROCEDURE p() SELECT 1",
+		"user": "CREATE USER u", "role": "CREATE ROLE r",
+	}
+	for _, o := range Dialect.Objects() {
+		sql, ok := samples[o]
+		if !ok {
+			t.Errorf("object type %s has no sample statement", o)
+			continue
+		}
+		tf := analyze(sql, engine.LexStats{})
+		if tf.ParseError || len(tf.Stmts) != 1 || tf.Stmts[0].Object != o {
+			t.Errorf("%q: object %+v, want %s", sql, tf.Stmts, o)
+		}
+	}
+}
