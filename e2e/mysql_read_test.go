@@ -18,7 +18,8 @@ import (
 // the session's sql_mode) against MariaDB itself: for every text Read
 // accepts, the server running the original in the session's sql_mode and
 // the server running the text Read returned in the default sql_mode give
-// the same result sets (or both a syntax error). The texts are built from
+// the same result sets (or both a syntax error), and TiDB's parser splits
+// the reading into as many statements as the server ran. The texts are built from
 // fragments that exercise each reading: glued and line comments, control
 // characters after "--", version comments every server runs and ones
 // MariaDB skips, backslashes, doubled quotes, "..." as a string or an
@@ -73,7 +74,7 @@ func TestMySQLReadAgreesWithServer(t *testing.T) {
 				}
 				out = append(out, strings.Join(row, "|"))
 			}
-			out = append(out, "--")
+			out = append(out, resultSetEnd)
 			if !rows.NextResultSet() {
 				break
 			}
@@ -111,6 +112,12 @@ func TestMySQLReadAgreesWithServer(t *testing.T) {
 					continue
 				}
 				agree++
+				// The parser splits the reading into the statements the
+				// server ran (a result set each).
+				tf := mysql.Dialect.Analyze(string(read), mysql.Dialect.Prescan(string(read), 0))
+				if ran := strings.Count(want, resultSetEnd); !tf.ParseError && !strings.Contains(want, "error") && len(tf.Stmts) != ran {
+					t.Errorf("sql_mode %q: %q: the server ran %d statements, the parser found %d in %q", m, text, ran, len(tf.Stmts), read)
+				}
 			}
 		}
 	}
@@ -119,6 +126,9 @@ func TestMySQLReadAgreesWithServer(t *testing.T) {
 		t.Fatalf("%d texts checked, %d whose reading matters: the test cannot fail", checked, asIs)
 	}
 }
+
+// resultSetEnd ends each result set in run's output.
+const resultSetEnd = "\x1e(end of result set)"
 
 // myDirect opens a connection pool straight to MariaDB (no sqlfwd),
 // allowing several statements per query, sending texts as given.
