@@ -2,7 +2,8 @@
 # demo.sh is what `make demo` runs: build sqlfwd and fwctl, start a throwaway
 # PostgreSQL and sqlfwd in front of it with the embedded default policy, run
 # psql through sqlfwd (one allowed batch, one blocked DELETE without WHERE),
-# print fwctl stats, and stop everything again, also on failure.
+# print fwctl stats; then the same for a throwaway MariaDB and the mariadb
+# CLI; and stop everything again, also on failure.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,14 +25,17 @@ make --no-print-directory build
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/sqlfw-demo.XXXXXX")"
 chmod 755 "$work"
-daemon_pid=""
+daemon_pid="" my_pid=""
 cleanup() {
 	set +e
-	if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-		kill -TERM "$daemon_pid"
-		wait "$daemon_pid" 2>/dev/null
-	fi
+	for p in "$daemon_pid" "$my_pid"; do
+		if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then
+			kill -TERM "$p"
+			wait "$p" 2>/dev/null
+		fi
+	done
 	"$here/pg.sh" stop --dir "$work/pg" >/dev/null 2>&1
+	[ -d "$work/my" ] && "$here/mariadb.sh" stop --dir "$work/my" >/dev/null 2>&1
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -98,4 +102,61 @@ kill -TERM "$daemon_pid"
 rc=0
 wait "$daemon_pid" || rc=$?
 daemon_pid=""
+echo "sqlfwd exited with status $rc after SIGTERM"
+
+step "throwaway MariaDB"
+"$here/mariadb.sh" start --dir "$work/my"
+eval "$("$here/mariadb.sh" env --dir "$work/my")"
+myport="$(free_port)"
+myctl="$work/sqlfwd-my.sock"
+step "sqlfwd intercepting 127.0.0.1:$SQLFW_MY_PORT (MySQL protocol, default policy, enforce)"
+echo "+ bin/sqlfwd --protocol mysql --upstream 127.0.0.1:$SQLFW_MY_PORT --intercept --listen 127.0.0.1:$myport --control-socket $myctl"
+bin/sqlfwd --protocol mysql --upstream "127.0.0.1:$SQLFW_MY_PORT" --intercept \
+	--listen "127.0.0.1:$myport" --control-socket "$myctl" --log-format text \
+	>"$work/sqlfwd-my.log" 2>&1 &
+my_pid=$!
+for _ in $(seq 1 100); do
+	grep -q 'sqlfwd started' "$work/sqlfwd-my.log" 2>/dev/null && break
+	if ! kill -0 "$my_pid" 2>/dev/null; then
+		echo "sqlfwd exited early; its log:" >&2
+		cat "$work/sqlfwd-my.log" >&2
+		exit 1
+	fi
+	sleep 0.1
+done
+sed 's/^/  sqlfwd: /' "$work/sqlfwd-my.log"
+if bin/fwctl stats --json --control-socket "$myctl" | grep -q '"active": true'; then
+	my_fw_port=$SQLFW_MY_PORT
+	echo "interception is on: mariadb connects to MariaDB's own address 127.0.0.1:$my_fw_port"
+else
+	my_fw_port=$myport
+	echo "interception is off (see the log line above): mariadb connects to sqlfwd's listener 127.0.0.1:$my_fw_port"
+fi
+mariadb_fw() {
+	echo "+ mariadb -h 127.0.0.1 -P $my_fw_port -u $SQLFW_MY_USER $SQLFW_MY_DATABASE $*"
+	mariadb --no-defaults --skip-ssl -h 127.0.0.1 -P "$my_fw_port" -u "$SQLFW_MY_USER" "$SQLFW_MY_DATABASE" "$@"
+}
+
+step "allowed: the mariadb CLI through sqlfwd"
+mariadb_fw -v -v -t <<'SQL'
+CREATE TABLE demo (id int PRIMARY KEY, name text);
+INSERT INTO demo VALUES (1, 'alice'), (2, 'bob');
+SELECT * FROM demo ORDER BY id;
+SQL
+
+step "blocked: DELETE without WHERE (the connection stays usable)"
+mariadb_fw -v -v -t --force <<'SQL' || true
+DELETE FROM demo;
+SELECT count(*) AS rows_still_there FROM demo;
+SQL
+
+step "fwctl stats (MySQL)"
+echo "+ bin/fwctl stats --control-socket $myctl"
+bin/fwctl stats --control-socket "$myctl"
+
+step "stop"
+kill -TERM "$my_pid"
+rc=0
+wait "$my_pid" || rc=$?
+my_pid=""
 echo "sqlfwd exited with status $rc after SIGTERM"
