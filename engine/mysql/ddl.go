@@ -99,7 +99,14 @@ func classify(s ast.StmtNode) (engine.StmtKind, engine.DDLVerb, string) {
 			return engine.KindDCL, engine.VerbAlter, ""
 		}
 		return engine.KindDCL, engine.VerbAlter, "user"
-	case *ast.AlterUserStmt, *ast.RenameUserStmt:
+	case *ast.AlterUserStmt:
+		if x.CurrentAuth != nil && len(x.Specs) == 0 {
+			// ALTER USER USER() IDENTIFIED BY '...': the session's own
+			// password, as SET PASSWORD = '...'.
+			return engine.KindDCL, engine.VerbAlter, ""
+		}
+		return engine.KindDCL, engine.VerbAlter, "user"
+	case *ast.RenameUserStmt:
 		return engine.KindDCL, engine.VerbAlter, "user"
 	case *ast.DropUserStmt:
 		if x.IsDropRole {
