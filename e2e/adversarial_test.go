@@ -20,6 +20,7 @@ import (
 
 	"github.com/sqlfw/sqlfw/engine"
 	"github.com/sqlfw/sqlfw/engine/pgsql"
+	"github.com/sqlfw/sqlfw/internal/corpus"
 )
 
 // TestAdversarialE2E sends every line of the engine's corpora — the
@@ -221,37 +222,13 @@ func (c *advCase) show() string {
 func readE2ECorpus(t *testing.T) []*advCase {
 	t.Helper()
 	const dir = "../engine/pgsql/testdata"
-	files, err := filepath.Glob(filepath.Join(dir, "adversarial", "*.tsv"))
+	cs, err := corpus.Read(filepath.Join(dir, "adversarial", "*.tsv"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) == 0 {
-		t.Fatalf("no corpus files in %s/adversarial", dir)
-	}
 	var out []*advCase
-	for _, path := range files {
-		name := "adversarial/" + filepath.Base(path)
-		eachLine(t, path, func(n int, line string) {
-			if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-				return
-			}
-			parts := strings.SplitN(line, "\t", 3)
-			if len(parts) < 2 {
-				t.Fatalf("%s:%d: want expect<TAB>statement[<TAB>session], got %q", name, n, line)
-			}
-			c := &advCase{file: name, line: n, expect: parts[0], sql: parts[1]}
-			if len(parts) == 3 {
-				c.session = parts[2]
-			}
-			if strings.HasPrefix(c.sql, `"`) {
-				s, err := strconv.Unquote(c.sql)
-				if err != nil {
-					t.Fatalf("%s:%d: statement is not a Go string literal: %v", name, n, err)
-				}
-				c.sql = s
-			}
-			out = append(out, c)
-		})
+	for _, c := range cs {
+		out = append(out, &advCase{file: "adversarial/" + c.File, line: c.Line, expect: c.Expect, sql: c.SQL, session: c.Session})
 	}
 	// The older corpora: lines are trimmed, "--" starts a comment line.
 	plain := func(name string, f func(n int, line string)) {

@@ -1,15 +1,14 @@
 package mysql
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/internal/corpus"
 )
 
 // The adversarial corpus: testdata/adversarial/*.tsv, one file per bypass
@@ -34,50 +33,16 @@ type adversarialCase struct {
 	session string
 }
 
-// readCorpus reads tab-separated corpus lines from the files matching glob.
+// readCorpus reads the corpus lines of the files matching glob.
 func readCorpus(t testing.TB, glob string) []adversarialCase {
 	t.Helper()
-	files, err := filepath.Glob(glob)
+	cs, err := corpus.Read(glob)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []adversarialCase
-	for _, path := range files {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for n := 1; sc.Scan(); n++ {
-			line := sc.Text()
-			if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			parts := strings.SplitN(line, "\t", 3)
-			if len(parts) < 2 {
-				t.Fatalf("%s:%d: want expect<TAB>statement[<TAB>session], got %q", path, n, line)
-			}
-			c := adversarialCase{file: filepath.Base(path), line: n, expect: parts[0], sql: parts[1]}
-			if len(parts) == 3 {
-				c.session = parts[2]
-			}
-			if strings.HasPrefix(c.sql, `"`) {
-				s, err := strconv.Unquote(c.sql)
-				if err != nil {
-					t.Fatalf("%s:%d: statement is not a Go string literal: %v", path, n, err)
-				}
-				c.sql = s
-			}
-			out = append(out, c)
-		}
-		f.Close()
-		if err := sc.Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(out) == 0 {
-		t.Fatalf("no corpus lines in %s", glob)
+	out := make([]adversarialCase, len(cs))
+	for i, c := range cs {
+		out[i] = adversarialCase{file: c.File, line: c.Line, expect: c.Expect, sql: c.SQL, session: c.Session}
 	}
 	return out
 }
