@@ -1,8 +1,10 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"net"
+	"syscall"
 	"time"
 )
 
@@ -107,4 +109,27 @@ func (b *acceptBackoff) ok() int {
 	n := b.failed
 	*b = acceptBackoff{}
 	return n
+}
+
+// dial is the sessions' dialer (relay.Env.Dial): the daemon's, with its
+// SO_MARK, and retried while the process is out of descriptors (EMFILE,
+// ENFILE) until ctx ends: the accept loop backs off at the same limit and
+// the descriptors of closing sessions come free within moments, so a client
+// that got in should not be told the database is unreachable.
+func (d *Daemon) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	wait := 10 * time.Millisecond
+	for {
+		c, err := d.dialer.DialContext(ctx, network, addr)
+		if err == nil || !(errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) {
+			return c, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
 }

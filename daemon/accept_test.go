@@ -2,10 +2,14 @@ package daemon
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -93,5 +97,54 @@ func TestAcceptBackoffLogsOncePerInterval(t *testing.T) {
 	}
 	if w, _, _ := b.fail(t0); w != acceptBackoffMin {
 		t.Errorf("after a success the wait restarts at %v, got %v", acceptBackoffMin, w)
+	}
+}
+
+// The sessions' dialer waits out a descriptor shortage (EMFILE) rather
+// than telling a client that got in that the database is unreachable, and
+// gives up on other errors at once, and on EMFILE when its context ends.
+func TestDialRetriesAtFdLimit(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var failing atomic.Int32
+	d := &Daemon{}
+	d.dialer.Control = func(network, address string, c syscall.RawConn) error {
+		if failing.Add(-1) >= 0 {
+			return &os.SyscallError{Syscall: "socket", Err: syscall.EMFILE}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	failing.Store(3)
+	c, err := d.dial(ctx, "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("three EMFILE, then room: %v, want a connection", err)
+	}
+	c.Close()
+	if n := failing.Load(); n != -1 {
+		t.Errorf("attempts: %d left over, want all three failures used and one success", n)
+	}
+
+	failing.Store(1 << 20) // never room
+	short, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel2()
+	start := time.Now()
+	if _, err := d.dial(short, "tcp", ln.Addr().String()); !errors.Is(err, syscall.EMFILE) {
+		t.Errorf("EMFILE until the context ends: %v, want EMFILE", err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Errorf("the dialer kept retrying after its context ended")
+	}
+
+	failing.Store(0)
+	ln2, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln2.Addr().String()
+	ln2.Close() // nothing listens: ECONNREFUSED, not retried
+	if _, err := d.dial(ctx, "tcp", addr); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("a refused connection: %v, want ECONNREFUSED at once", err)
 	}
 }

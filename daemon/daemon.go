@@ -155,7 +155,7 @@ func (d *Daemon) lend(db *database) {
 		Database:  c.Name,
 		Engine:    db.engine.Load,
 		Enforces:  func(mode engine.Mode) bool { return db.mode(&engine.Verdict{Mode: mode}) == ModeEnforce },
-		Dial:      d.dialer.DialContext,
+		Dial:      d.dial,
 		ClientTLS: db.tls.server.Load,
 		Limits: relay.Limits{
 			StartupTimeout: c.StartupTimeout, ConnectTimeout: c.ConnectTimeout,
