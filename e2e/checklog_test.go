@@ -64,3 +64,41 @@ func TestCheckPGLogE2E(t *testing.T) {
 		t.Errorf("no summary by rule:\n%s", res.Stdout)
 	}
 }
+
+// fwctl check --mysql-log reads the real MariaDB 10.11 general log and
+// judges what the server ran: statements from the mariadb CLI, sent
+// directly, with the connection's database from its Init DB.
+func TestCheckMySQLLogE2E(t *testing.T) {
+	needBinary(t)
+	my := mariadbEnv(t)
+	table := "checklog_" + randomHex(t)
+	res := mariadbCLI(t, my, my.addr(), "-e", fmt.Sprintf("create table %s (id int); insert into %s values (1), (2); delete from %s; select id\n from %s where id = 1; drop table %s", table, table, table, table, table))
+	if res.Exit != 0 {
+		t.Fatalf("mariadb directly: %s", res)
+	}
+	logText := generalLog(t, my)
+	logFile := filepath.Join(t.TempDir(), "general.log")
+	if err := os.WriteFile(logFile, []byte(logText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res = runToolPath(t, filepath.Join(binDir, "fwctl"), "check", "--mysql-log", logFile, "--verbose")
+	if res.Exit != 1 {
+		t.Fatalf("input fwctl check --mysql-log (the server's general log)\ngot %s\nwant exit 1 (the log holds denied statements)", res)
+	}
+	verdicts := map[string]string{}
+	for _, line := range strings.Split(res.Stdout, "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) == 6 && strings.Contains(f[5], table) {
+			verdicts[f[5]] = f[1] + " " + f[2]
+		}
+	}
+	for stmt, want := range map[string]string{
+		"delete from " + table:                     "deny no-unfiltered-writes",
+		"select id from " + table + " where id = 1": "allow -",
+		"insert into " + table + " values (1), (2)": "allow -",
+	} {
+		if got, ok := verdicts[stmt]; !ok || got != want {
+			t.Errorf("statement %q: got %q (judged: %v), want %q", stmt, got, verdicts, want)
+		}
+	}
+}

@@ -23,6 +23,7 @@ const checkUsage = `usage: fwctl check [--policy FILE] [--protocol postgres|mysq
        fwctl check [flags] --file queries.sql
        fwctl check [flags] --jsonl queries.jsonl     ("-" reads standard input)
        fwctl check [flags] --pg-log postgresql.log [--verbose]
+       fwctl check [flags] --mysql-log general.log [--verbose]
 
 --file takes one statement per line, or, when some line ends with ";",
 statements ending with ";" at the end of a line (so they may span lines).
@@ -33,6 +34,9 @@ with any log_line_prefix, or jsonlog) and judges the statements it logged
 (log_statement = all, or log_min_duration_statement), with the user and
 database the log names (user= and db= fields in log_line_prefix, or jsonlog),
 and prints a summary by rule; --verbose adds one line per statement.
+--mysql-log does the same for a MySQL or MariaDB general log (general_log),
+with the user and database of each connection (its Connect line, Init DB);
+it implies --protocol mysql.
 --standard-conforming-strings and --client-encoding judge
 the text as a session with those settings sends it (the bytes as given, in
 that encoding), as sqlfwd does with what the server reports. --protocol mysql
@@ -53,7 +57,8 @@ func check(args []string, stdout, stderr io.Writer) int {
 	file := fs.String("file", "", "judge the statements of this `file`")
 	jsonl := fs.String("jsonl", "", "judge the statements of this JSON-lines `file`")
 	pgLog := fs.String("pg-log", "", "judge the statements of this PostgreSQL server log `file` and summarise by rule")
-	verbose := fs.Bool("verbose", false, "with --pg-log: also one line per statement")
+	myLog := fs.String("mysql-log", "", "judge the statements of this MySQL/MariaDB general log `file` and summarise by rule")
+	verbose := fs.Bool("verbose", false, "with --pg-log or --mysql-log: also one line per statement")
 	scs := fs.String("standard-conforming-strings", "on", "the session's standard_conforming_strings (`on|off`)")
 	clientEncoding := fs.String("client-encoding", "UTF8", "the session's client_encoding `name` (mysql: character_set_client)")
 	sqlMode := fs.String("sql-mode", "", "mysql: the session's sql_mode (`modes`, comma-separated)")
@@ -62,12 +67,17 @@ func check(args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *myLog != "" && !set["protocol"] {
+		*protocol = "mysql"
+	}
 	dialect, defaultPolicy := pgsql.Dialect, pgsql.DefaultPolicy
 	switch *protocol {
 	case "postgres":
-		if set["sql-mode"] {
-			fmt.Fprintln(stderr, "fwctl: --sql-mode is MySQL's (--protocol mysql)")
-			return 2
+		for _, f := range []string{"sql-mode", "mysql-log"} {
+			if set[f] {
+				fmt.Fprintf(stderr, "fwctl: --%s is MySQL's (--protocol mysql)\n", f)
+				return 2
+			}
 		}
 	case "mysql":
 		dialect, defaultPolicy = mysqlsql.Dialect, mysqlsql.DefaultPolicy
@@ -82,7 +92,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	inputs := 0
-	for _, in := range []string{*file, *jsonl, *pgLog} {
+	for _, in := range []string{*file, *jsonl, *pgLog, *myLog} {
 		if in != "" {
 			inputs++
 		}
@@ -161,6 +171,24 @@ func check(args []string, stdout, stderr io.Writer) int {
 		for _, st := range stmts {
 			items = append(items, checkItem{SQL: st.SQL, User: st.User, Database: st.Database, line: st.Line})
 		}
+	case *myLog != "":
+		text, err := readInput(*myLog)
+		if err != nil {
+			fmt.Fprintf(stderr, "fwctl: %v\n", err)
+			return 2
+		}
+		stmts, err := readMySQLLog(bytes.NewReader(text))
+		if err != nil {
+			fmt.Fprintf(stderr, "fwctl: %s: %v\n", *myLog, err)
+			return 2
+		}
+		if len(stmts) == 0 {
+			fmt.Fprintf(stderr, "fwctl: %s: no logged statements (the server logs them with general_log = ON)\n", *myLog)
+			return 2
+		}
+		for _, st := range stmts {
+			items = append(items, checkItem{SQL: st.SQL, User: st.User, Database: st.Database, line: st.Line})
+		}
 	case *file != "":
 		text, err := readInput(*file)
 		if err != nil {
@@ -183,7 +211,8 @@ func check(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	rc, denied := 0, 0
-	perStatement := *pgLog == "" || *verbose
+	logInput := *pgLog != "" || *myLog != ""
+	perStatement := !logInput || *verbose
 	sums := map[string]*ruleSummary{}
 	for i, it := range items {
 		sess := base
@@ -217,7 +246,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 			denied++
 		}
 	}
-	if *pgLog != "" {
+	if logInput {
 		if perStatement {
 			fmt.Fprintln(stdout)
 		}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -184,4 +185,64 @@ func summarizeByRule(w io.Writer, sums map[string]*ruleSummary) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\tline %d\t%s\n", s.rule, s.action, s.statements, len(s.distinct), s.line, oneLine(s.example, 80))
 	}
 	tw.Flush()
+}
+
+// A MySQL/MariaDB general-log line: the time (MariaDB "261201 15:14:03",
+// MySQL "2026-12-01T15:14:03.123456Z") only on the first line of its
+// second, then the connection id, the command and its argument. A
+// statement's later lines follow without the prefix.
+var myLogLine = regexp.MustCompile(`^(?:[0-9]{6} [ 0-9:]{8}|[0-9T:.\-]+Z)?\t+ *([0-9]+) ([A-Za-z][A-Za-z ]*?)\t(.*)$`)
+
+// myConnect reads a Connect argument: "user@host on db using TCP/IP"
+// (MariaDB) or "user@host on db using SSL/TLS" (MySQL).
+var myConnect = regexp.MustCompile(`^([^@\s]*)@\S* (?:as \S+ )?on ?(\S*)`)
+
+// readMySQLLog reads a MySQL or MariaDB general log (general_log_file):
+// the statements of Query and Prepare commands, with the user and database
+// of their connection (from its Connect line, Init DB and Change user).
+// Execute lines repeat a prepared statement with its values and are not
+// judged again.
+func readMySQLLog(r io.Reader) ([]logStatement, error) {
+	type conn struct{ user, db string }
+	conns := map[string]*conn{}
+	var out []logStatement
+	var cur *logStatement
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		m := myLogLine.FindStringSubmatch(line)
+		if m == nil {
+			if cur != nil {
+				cur.SQL += "\n" + line
+			}
+			continue
+		}
+		cur = nil
+		id, cmd, arg := m[1], m[2], m[3]
+		c := conns[id]
+		if c == nil {
+			c = &conn{}
+			conns[id] = c
+		}
+		switch cmd {
+		case "Connect", "Change user":
+			if cm := myConnect.FindStringSubmatch(arg); cm != nil {
+				c.user, c.db = cm[1], cm[2]
+			}
+		case "Init DB":
+			c.db = arg
+		case "Query", "Prepare":
+			out = append(out, logStatement{SQL: arg, User: c.user, Database: c.db, Line: n})
+			cur = &out[len(out)-1]
+		case "Quit":
+			delete(conns, id)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -108,3 +108,64 @@ func TestCheckPGLog(t *testing.T) {
 		t.Errorf("two inputs: rc %d, want 2", rc)
 	}
 }
+
+// MariaDB 10.11's general log as the test server writes it (tabs and the
+// second's time prefix as they are), and MySQL 8's first-column time form.
+const myLogMariaDB = "mariadbd, Version: 10.11.19-MariaDB-0+deb12u1 (Debian 12). started with:\n" +
+	"Tcp port: 26702  Unix socket: /tmp/mylogtest/s.sock\n" +
+	"Time\t\t    Id Command\tArgument\n" +
+	"261201 15:14:03\t     5 Quit\t\n" +
+	"\t\t     6 Connect\troot@localhost on  using TCP/IP\n" +
+	"\t\t     6 Query\tcreate database if not exists logt\n" +
+	"\t\t     6 Init DB\tlogt\n" +
+	"\t\t     6 Query\tselect\n" +
+	"  2\n" +
+	"\t\t     7 Connect\tapp@localhost on shop using Socket\n" +
+	"\t\t     7 Prepare\tdelete from orders where id = ?\n" +
+	"\t\t     7 Execute\tdelete from orders where id = 5\n" +
+	"261201 15:14:04\t     6 Query\tdelete from t\n" +
+	"\t\t     6 Quit\t\n"
+
+const myLogMySQL8 = "2026-12-01T15:14:03.123456Z\t   12 Connect\tbob@localhost on hr using SSL/TLS\n" +
+	"2026-12-01T15:14:03.124001Z\t   12 Query\tSELECT * FROM t WHERE a = 1 OR 1=1\n"
+
+func TestReadMySQLLog(t *testing.T) {
+	got, err := readMySQLLog(strings.NewReader(myLogMariaDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []logStatement{
+		{"create database if not exists logt", "root", "", 6},
+		{"select\n  2", "root", "logt", 8},
+		{"delete from orders where id = ?", "app", "shop", 11},
+		{"delete from t", "root", "logt", 13},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("MariaDB log:\ngot  %+v\nwant %+v", got, want)
+	}
+	got, err = readMySQLLog(strings.NewReader(myLogMySQL8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []logStatement{{"SELECT * FROM t WHERE a = 1 OR 1=1", "bob", "hr", 2}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("MySQL 8 log:\ngot  %+v\nwant %+v", got, want)
+	}
+}
+
+func TestCheckMySQLLog(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "general.log")
+	os.WriteFile(log, []byte(myLogMariaDB), 0o644)
+	var out, errb bytes.Buffer
+	// --mysql-log implies the MySQL dialect and its default policy
+	if rc := check([]string{"--mysql-log", log}, &out, &errb); rc != 1 {
+		t.Fatalf("rc %d, want 1 (a DELETE without WHERE)\n%s%s", rc, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "no-unfiltered-writes") || !strings.Contains(errb.String(), "4 statements, 1 denied") {
+		t.Errorf("summary:\n%s%s", out.String(), errb.String())
+	}
+	errb.Reset()
+	if rc := check([]string{"--protocol", "postgres", "--mysql-log", log}, &out, &errb); rc != 2 {
+		t.Errorf("--mysql-log with --protocol postgres: rc %d, want 2", rc)
+	}
+}
