@@ -93,7 +93,7 @@ func TestCheckMySQLLogE2E(t *testing.T) {
 		}
 	}
 	for stmt, want := range map[string]string{
-		"delete from " + table:                     "deny no-unfiltered-writes",
+		"delete from " + table:                      "deny no-unfiltered-writes",
 		"select id from " + table + " where id = 1": "allow -",
 		"insert into " + table + " values (1), (2)": "allow -",
 	} {
