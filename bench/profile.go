@@ -117,8 +117,9 @@ func Profiles() map[string]Profile {
 		Reps: 1, Warmup: time.Second, Measure: 5 * time.Second, Conns: 16, Seed: 1,
 		Calibration: "select-pk-prepared@direct", GateMinRatio: 2.5,
 	}
-	// MySQL: direct MariaDB and HAProxy in front of it (sqlfwd does not
-	// speak MySQL yet); S is HAProxy's closed-loop maximum.
+	// MySQL: sysbench oltp_read_only on direct MariaDB, sqlfwd and HAProxy
+	// (scripts/bench.sh); S is sqlfwd's closed-loop maximum, as for
+	// PostgreSQL.
 	myQuick := quick
 	myQuick.Name = "mysql-quick"
 	myQuick.Workloads = []WorkloadPlan{{Workload: "oltp-read-only", Fractions: DefaultFractions}}

@@ -5,11 +5,11 @@
 # targets file; runs `fwctl bench run` against direct, sqlfwd and HAProxy;
 # stops everything. When it can, it adds PgBouncer (session pooling) and,
 # as root, sqlfwd with transparent interception. Then, unless --no-mysql, the same for MariaDB
-# (scripts/mariadb.sh) with direct and HAProxy only: sqlfwd does not speak
-# MySQL yet.
+# (scripts/mariadb.sh): direct, sqlfwd (explicit listener and, as root,
+# intercepted), HAProxy. --no-pg skips the PostgreSQL half.
 #
 #   scripts/bench.sh [--profile quick|full|ci] [--out DIR] [--quota VCPU]
-#                    [--no-haproxy] [--no-pgbouncer] [--no-mysql] [--no-intercept]
+#                    [--no-haproxy] [--no-pgbouncer] [--no-mysql] [--no-pg] [--no-intercept]
 #                    [--scale-out N[,N...]] [--base-bin FILE]
 #                    [--bin DIR] [--baseline FILE]
 #                    [--update-baseline] [--tls] [-- fwctl bench run flags...]
@@ -50,7 +50,7 @@ if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
 	export PATH="/usr/local/go/bin:$PATH"
 fi
 
-profile=quick out="" quota=0.5 haproxy=auto pgbouncer=auto mysql=auto basebin="" intercept=auto scale=1 bindir="" baseline=bench/baseline-ci.json update=0 tls=0
+profile=quick out="" quota=0.5 haproxy=auto pgbouncer=auto mysql=auto pg=1 basebin="" intercept=auto scale=1 bindir="" baseline=bench/baseline-ci.json update=0 tls=0
 extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -60,6 +60,7 @@ while [ $# -gt 0 ]; do
 	--no-haproxy) haproxy=0; shift ;;
 	--no-pgbouncer) pgbouncer=0; shift ;;
 	--no-mysql) mysql=0; shift ;;
+	--no-pg) pg=0; shift ;;
 	--no-intercept) intercept=0; shift ;;
 	--scale-out) scale=$2; shift 2 ;;
 	--base-bin) basebin=$2; shift 2 ;;
@@ -341,9 +342,11 @@ if [ "$profile" = ci ] && [ "$update" = 1 ]; then
 	"$bindir/fwctl" bench baseline --out "$baseline" "${runs[@]}"
 	exit 0
 fi
-"$bindir/fwctl" bench run --targets "$targets" --profile "$profile" --out "$out" "${extra[@]}" || status=$?
-cp "$targets" "$out/targets" 2>/dev/null || true
-if [ "$profile" = ci ] && [ "$status" = 0 ]; then
+if [ "$pg" = 1 ]; then
+	"$bindir/fwctl" bench run --targets "$targets" --profile "$profile" --out "$out" "${extra[@]}" || status=$?
+	cp "$targets" "$out/targets" 2>/dev/null || true
+fi
+if [ "$pg" = 1 ] && [ "$profile" = ci ] && [ "$status" = 0 ]; then
 	"$bindir/fwctl" bench gate --baseline "$baseline" "$out" || status=$?
 fi
 
@@ -365,13 +368,34 @@ listen my
 	server my 127.0.0.1:$SQLFW_MY_PORT
 CFG
 	myver="$(mariadbd --version | awk '{print $3}')"
+	myport=$SQLFW_MY_PORT
+	myfw="$(free_port)"
+	for _ in 1 2 3 4 5; do [ "$myfw" != "$myhp" ] && break; myfw="$(free_port)"; done
 	{
-		printf 'direct 127.0.0.1:%s version="MariaDB %s" pause_pidfile=%s\n' "$SQLFW_MY_PORT" "$myver" "$work/my/pid"
+		printf 'direct 127.0.0.1:%s version="MariaDB %s" pause_pidfile=%s\n' "$myport" "$myver" "$work/my/pid"
+		# sqlfwd as for PostgreSQL: its own cgroup and quota, enforce, the
+		# default MySQL policy
+		sqlfw_cg my-explicit
+		printf 'sqlfwd 127.0.0.1:%s version="%s, enforce, default policy, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol mysql --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl-my.sock --log-level warn"\n' \
+			"$myfw" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$myfw" "$myport" "$work"
+		if [ -n "$basebin" ]; then
+			mybase="$(free_port)"
+			sqlfw_cg my-base
+			printf 'sqlfwd-base 127.0.0.1:%s version="%s (--base-bin), enforce, default policy, quota %s vCPU" %s start="%sexec %s --protocol mysql --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl-my-base.sock --log-level warn"\n' \
+				"$mybase" "$basever" "$quota" "$cpu_keys" "$into_cg" "$(cd "$(dirname "$basebin")" && pwd)/$(basename "$basebin")" "$mybase" "$myport" "$work"
+		fi
+		if [ "$intercept" = 1 ]; then
+			# as for PostgreSQL: MariaDB's port on a loopback alias where
+			# nothing listens, handed to sqlfwd by the kernel (sockmap on)
+			sqlfw_cg my-intercept-on
+			printf 'sqlfwd-intercept-sockmap-on 127.0.0.2:%s version="%s, enforce, default policy, app-host interception, sockmap on, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol mysql --upstream 127.0.0.1:%s --intercept --protect 127.0.0.2:%s --sockmap on --control-socket %s/ctl-my-on.sock --log-level warn"\n' \
+				"$myport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$myport" "$myport" "$work"
+		fi
 		printf 'haproxy 127.0.0.1:%s version="%s, TCP mode" start="exec haproxy -db -f %s/haproxy-my.cfg"\n' "$myhp" "$hpver" "$work"
 	} >"$work/targets-my"
-	say "profile mysql-$profile: results in $out-mysql"
+	say "profile mysql-$profile: $(grep -c . "$work/targets-my") targets, results in $out-mysql"
 	mystatus=0
-	"$bindir/fwctl" bench run --targets "$work/targets-my" --profile "mysql-$profile" --s-target haproxy \
+	"$bindir/fwctl" bench run --targets "$work/targets-my" --profile "mysql-$profile" \
 		--user "$SQLFW_MY_USER" --database "$SQLFW_MY_DATABASE" --out "$out-mysql" "${extra[@]}" || mystatus=$?
 	cp "$work/targets-my" "$out-mysql/targets" 2>/dev/null || true
 	[ "$status" = 0 ] && status=$mystatus
