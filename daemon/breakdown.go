@@ -418,18 +418,21 @@ type statsState struct {
 	done    chan struct{}
 
 	// loop-owned
-	prev      cgroupstats.Snapshot
-	prevStmts []uint64
-	perDB     []*timings
+	prev cgroupstats.Snapshot
+	// per database, keyed by the entry (the list changes when discovery
+	// adds or drops one)
+	prevStmts map[*database]uint64
+	perDB     map[*database]*timings
 	total     *timings
 
 	mu     sync.Mutex
 	last   *StatsWindow
-	lastDB []DBWindow
+	lastDB map[*database]DBWindow
 	// snap is the latest cgroup snapshot, for Prometheus counters.
 	snap cgroupstats.Snapshot
-	// hists holds every window merged since start, for Prometheus.
-	hists []*timings
+	// hists holds every window merged since start (or since discovery
+	// added the database), for Prometheus.
+	hists map[*database]*timings
 }
 
 // startStats starts the stats loop: a cgroupstats Sampler for the daemon's
@@ -445,13 +448,12 @@ func (d *Daemon) startStats(procRoot, fsRoot string) {
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 		total:   newTimings(),
+
+		prevStmts: map[*database]uint64{},
+		perDB:     map[*database]*timings{},
+		hists:     map[*database]*timings{},
 	}
 	st.probe = cgroupstats.OpenThrottleProbe(st.sampler.Layout())
-	for range d.dbs {
-		st.perDB = append(st.perDB, newTimings())
-		st.hists = append(st.hists, newTimings())
-		st.prevStmts = append(st.prevStmts, 0)
-	}
 	snap, err := st.sampler.Sample()
 	if err != nil {
 		d.log.Warn("cgroup figures partly unknown", "err", err)
@@ -501,15 +503,27 @@ func (d *Daemon) rotateWindow(st *statsState) {
 
 	st.total.reset()
 	var totalStmts uint64
-	dbws := make([]DBWindow, len(d.dbs))
-	for i, db := range d.dbs {
-		db.rec.collect(st.perDB[i])
+	dbs := d.databases()
+	dbws := make(map[*database]DBWindow, len(dbs))
+	for _, db := range dbs {
+		t := st.perDB[db]
+		if t == nil {
+			t = newTimings()
+			st.perDB[db] = t
+		}
+		db.rec.collect(t)
 		n := db.stats.statements.Load()
-		stmts := n - st.prevStmts[i]
-		st.prevStmts[i] = n
+		stmts := n - st.prevStmts[db]
+		st.prevStmts[db] = n
 		totalStmts += stmts
-		dbws[i] = dbWindow(st.perDB[i], stmts, cw.Elapsed, noQuota)
-		st.total.merge(st.perDB[i])
+		dbws[db] = dbWindow(t, stmts, cw.Elapsed, noQuota)
+		st.total.merge(t)
+	}
+	for db := range st.perDB {
+		if _, ok := dbws[db]; !ok { // dropped from the list
+			delete(st.perDB, db)
+			delete(st.prevStmts, db)
+		}
 	}
 	w := &StatsWindow{Start: start, Seconds: math.Round(cw.Elapsed.Seconds()*1000) / 1000, SampleEvery: sampleEvery, CPU: cpu,
 		Total: dbWindow(st.total, totalStmts, cw.Elapsed, noQuota)}
@@ -517,8 +531,18 @@ func (d *Daemon) rotateWindow(st *statsState) {
 
 	st.mu.Lock()
 	st.last, st.lastDB, st.snap = w, dbws, snap
-	for i := range d.dbs {
-		st.hists[i].merge(st.perDB[i])
+	for db, t := range st.perDB {
+		h := st.hists[db]
+		if h == nil {
+			h = newTimings()
+			st.hists[db] = h
+		}
+		h.merge(t)
+	}
+	for db := range st.hists {
+		if st.perDB[db] == nil {
+			delete(st.hists, db)
+		}
 	}
 	st.mu.Unlock()
 	if w.Advice != "" {
@@ -526,8 +550,9 @@ func (d *Daemon) rotateWindow(st *statsState) {
 	}
 }
 
-// addWindows puts the latest window into a Stats snapshot.
-func (d *Daemon) addWindows(s *Stats) {
+// addWindows puts the latest window into a Stats snapshot whose Databases
+// are dbs, in order.
+func (d *Daemon) addWindows(s *Stats, dbs []*database) {
 	st := d.statsState
 	if st == nil {
 		return
@@ -540,8 +565,7 @@ func (d *Daemon) addWindows(s *Stats) {
 	w := *st.last
 	s.Window = &w
 	for i := range s.Databases {
-		if i < len(st.lastDB) {
-			dw := st.lastDB[i]
+		if dw, ok := st.lastDB[dbs[i]]; ok {
 			s.Databases[i].Window = &dw
 		}
 	}

@@ -125,7 +125,7 @@ func TestConnectionLimits(t *testing.T) {
 	p1, p2 := dialRaw(t, d.Addr("a").String()), dialRaw(t, d.Addr("a").String())
 	defer p1.Conn.Close()
 	defer p2.Conn.Close()
-	for d.dbs[0].stats.connActive.Load() != 2 {
+	for d.databases()[0].stats.connActive.Load() != 2 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	a1, a2 := dialRaw(t, d.Addr("a").String()), dialRaw(t, d.Addr("a").String())
@@ -145,14 +145,14 @@ func TestConnectionLimits(t *testing.T) {
 	}
 	a1.Conn.Close()
 	deadline := time.Now().Add(5 * time.Second)
-	for d.dbs[0].admitted.Load() != 1 && time.Now().Before(deadline) {
+	for d.databases()[0].admitted.Load() != 1 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	a4 := dialRaw(t, d.Addr("a").String())
 	a4.Startup() // room again
 	a4.Write(query("select 1"))
 	a4.ReadUntilReady()
-	if n := d.dbs[0].stats.connLimited.Load() + d.dbs[1].stats.connLimited.Load(); n != 2 {
+	if n := d.databases()[0].stats.connLimited.Load() + d.databases()[1].stats.connLimited.Load(); n != 2 {
 		t.Errorf("connections_limited %d, want 2", n)
 	}
 }

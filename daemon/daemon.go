@@ -26,7 +26,12 @@ type Daemon struct {
 	version string
 	started time.Time
 
-	dbs       []*database
+	// dbs is the list of protected databases: an immutable slice swapped
+	// whole (copy on write under dbsMu) when discovery adds a database, so
+	// the control socket, metrics and stats read it without a lock. No
+	// session reads it: an arrival carries its database.
+	dbs       atomic.Pointer[[]*database]
+	dbsMu     sync.Mutex
 	audit     *auditor // nil when no audit trail is configured
 	control   *controlServer
 	intercept *interceptor
@@ -118,6 +123,7 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 	// relay may route between sessions (a cancel request names a session
 	// of any database).
 	relays := map[string]relay.Protocol{}
+	var list []*database
 	for i := range cfg.Databases {
 		dc := &cfg.Databases[i]
 		p, ok := protocolNamed(dc.Protocol)
@@ -143,9 +149,44 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 		db.engine.Store(eng)
 		db.tls.server.Store(srvTLS)
 		db.tls.client.Store(cliTLS)
-		d.dbs = append(d.dbs, db)
+		list = append(list, db)
 	}
+	d.dbs.Store(&list)
 	return d, nil
+}
+
+// databases is the current list of databases; the caller must not modify it.
+func (d *Daemon) databases() []*database {
+	if p := d.dbs.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// addDatabase appends db to the list (copy on write).
+func (d *Daemon) addDatabase(db *database) {
+	d.dbsMu.Lock()
+	defer d.dbsMu.Unlock()
+	old := d.databases()
+	list := make([]*database, len(old), len(old)+1)
+	copy(list, old)
+	list = append(list, db)
+	d.dbs.Store(&list)
+}
+
+// removeDatabase drops db from the list (copy on write). Its sessions keep
+// the pointer and end as they would.
+func (d *Daemon) removeDatabase(db *database) {
+	d.dbsMu.Lock()
+	defer d.dbsMu.Unlock()
+	old := d.databases()
+	list := make([]*database, 0, len(old))
+	for _, x := range old {
+		if x != db {
+			list = append(list, x)
+		}
+	}
+	d.dbs.Store(&list)
 }
 
 // lend builds what db lends its sessions.
@@ -188,7 +229,7 @@ func (d *Daemon) Start() error {
 	// Go's listeners may default to MPTCP, which sockmap cannot hold;
 	// sqlfwd's sockets are plain TCP.
 	lc.SetMultipathTCP(false)
-	for _, db := range d.dbs {
+	for _, db := range d.databases() {
 		if db.cfg.Listen == "" {
 			continue
 		}
@@ -221,7 +262,7 @@ func (d *Daemon) Start() error {
 		}
 		d.interceptNote = unavailable.Reason.Error()
 		d.log.Warn("interception unavailable, falling back to the explicit listeners", "reason", d.interceptNote)
-		for _, db := range d.dbs {
+		for _, db := range d.databases() {
 			db.cfg.Intercept = InterceptOff
 		}
 	}
@@ -254,7 +295,7 @@ func (d *Daemon) Start() error {
 		}
 		d.control = cs
 	}
-	for _, db := range d.dbs {
+	for _, db := range d.databases() {
 		if db.ln != nil {
 			d.wg.Add(1)
 			go d.acceptLoop(db.ln, listenArrival(db))
@@ -267,7 +308,7 @@ func (d *Daemon) Start() error {
 // canFallBack reports whether every database that asked for interception
 // also has an explicit listener to fall back to.
 func (d *Daemon) canFallBack() bool {
-	for _, db := range d.dbs {
+	for _, db := range d.databases() {
 		if db.cfg.Intercept != InterceptOff && db.cfg.Listen == "" {
 			return false
 		}
@@ -289,7 +330,7 @@ func (d *Daemon) track() bool {
 
 // Addr returns the listening address of the named database, or nil.
 func (d *Daemon) Addr(name string) net.Addr {
-	for _, db := range d.dbs {
+	for _, db := range d.databases() {
 		if db.cfg.Name == name && db.ln != nil {
 			return db.ln.Addr()
 		}
@@ -338,7 +379,7 @@ func (d *Daemon) Stop(ctx context.Context) error {
 	if d.intercept != nil {
 		d.intercept.close()
 	}
-	for _, db := range d.dbs {
+	for _, db := range d.databases() {
 		if db.ln != nil {
 			db.ln.Close()
 		}
@@ -377,7 +418,8 @@ func (d *Daemon) Stop(ctx context.Context) error {
 func (d *Daemon) Snapshot() Stats {
 	st := Stats{Version: d.version, StartedAt: d.started, Uptime: time.Since(d.started).Round(time.Second).String()}
 	st.Interception = d.interceptStats()
-	for _, db := range d.dbs {
+	dbs := d.databases()
+	for _, db := range dbs {
 		s := db.stats.snapshot()
 		s.Name, s.Protocol, s.Listen, s.Upstream = db.cfg.Name, db.cfg.Protocol, db.cfg.Listen, db.cfg.Upstream
 		eng := db.engine.Load()
@@ -396,7 +438,7 @@ func (d *Daemon) Snapshot() Stats {
 		}
 		st.Databases = append(st.Databases, s)
 	}
-	d.addWindows(&st)
+	d.addWindows(&st, dbs)
 	return st
 }
 
@@ -407,10 +449,11 @@ func (d *Daemon) Snapshot() Stats {
 func (d *Daemon) Reload() error {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
-	engines := make([]*engine.Engine, len(d.dbs))
+	dbs := d.databases()
+	engines := make([]*engine.Engine, len(dbs))
 	type tlsPair struct{ server, client *tls.Config }
-	tlsCfgs := make([]tlsPair, len(d.dbs))
-	for i, db := range d.dbs {
+	tlsCfgs := make([]tlsPair, len(dbs))
+	for i, db := range dbs {
 		srv, cli, err := buildTLS(&db.cfg)
 		if err != nil {
 			d.reloadsFail.Add(1)
@@ -426,7 +469,7 @@ func (d *Daemon) Reload() error {
 		}
 		engines[i] = eng
 	}
-	for i, db := range d.dbs {
+	for i, db := range dbs {
 		old := db.engine.Load()
 		engines[i].SetLearner(old.Learner())
 		db.engine.Store(engines[i])
@@ -446,13 +489,14 @@ func (d *Daemon) Reload() error {
 
 // database finds a database by name; "" means the only one.
 func (d *Daemon) database(name string) (*database, error) {
+	dbs := d.databases()
 	if name == "" {
-		if len(d.dbs) == 1 {
-			return d.dbs[0], nil
+		if len(dbs) == 1 {
+			return dbs[0], nil
 		}
 		return nil, fmt.Errorf("several databases are configured: name one")
 	}
-	for _, db := range d.dbs {
+	for _, db := range dbs {
 		if db.cfg.Name == name {
 			return db, nil
 		}
@@ -468,8 +512,8 @@ func (d *Daemon) SetMode(name string, m Mode) error {
 	default:
 		return fmt.Errorf("mode %q: want enforce, monitor, detect or policy", m)
 	}
-	dbs := d.dbs
-	if name != "" || len(d.dbs) == 1 {
+	dbs := d.databases()
+	if name != "" || len(dbs) == 1 {
 		db, err := d.database(name)
 		if err != nil {
 			return err

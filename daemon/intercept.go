@@ -76,7 +76,7 @@ func interceptUnavailable(err error) error { return &interceptUnavailableError{R
 func (d *Daemon) startIntercept() (err error) {
 	ic := &d.cfg.Intercept
 	var appHost, dbHost []*database
-	for _, db := range d.dbs {
+	for _, db := range d.databases() {
 		switch db.cfg.Intercept {
 		case InterceptAppHost:
 			appHost = append(appHost, db)

@@ -87,7 +87,7 @@ func TestMonitorModeLogsRepeatsOnce(t *testing.T) {
 	if !strings.Contains(out, "repeated=299") {
 		t.Errorf("no end-of-session line with repeated=299:\n%s", out)
 	}
-	if got := d.dbs[0].stats.wouldDeny.Load(); got != 300 {
+	if got := d.databases()[0].stats.wouldDeny.Load(); got != 300 {
 		t.Errorf("would-deny counter %d, want all 300 counted", got)
 	}
 }

@@ -47,7 +47,7 @@ func (d *Daemon) Status() Status {
 	d.mu.Lock()
 	st.Connections = len(d.sessions)
 	d.mu.Unlock()
-	for _, db := range d.dbs {
+	for _, db := range d.databases() {
 		s := db.stats.snapshot()
 		ds := DatabaseStatus{Name: db.cfg.Name, Protocol: db.cfg.Protocol, Listen: db.cfg.Listen, Upstream: db.cfg.Upstream,
 			Intercept: db.cfg.Intercept, ModeOverride: db.override.Load() != nil, Policy: db.cfg.Policy, Connections: s.ConnectionsActive}
@@ -223,14 +223,14 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
 	}
-	var hists []*timings
+	var hists map[*database]*timings
 	st := d.statsState
 	if st != nil {
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		hists = st.hists
 	}
-	for i, db := range d.dbs {
+	for _, db := range d.databases() {
 		n := db.cfg.Name
 		s := db.stats.snapshot()
 		counter(descStatements, float64(s.Statements), n)
@@ -263,10 +263,10 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		for rule, v := range db.rules.snapshot() {
 			counter(descRules, float64(v), n, rule)
 		}
-		if i < len(hists) {
-			ch <- promHistogram(descHeld, hists[i].held, n)
-			ch <- promHistogram(descEval, hists[i].evalWall, n)
-			ch <- promHistogram(descRelay, hists[i].relay, n)
+		if h := hists[db]; h != nil {
+			ch <- promHistogram(descHeld, h.held, n)
+			ch <- promHistogram(descEval, h.evalWall, n)
+			ch <- promHistogram(descRelay, h.relay, n)
 		}
 	}
 	if st != nil {
