@@ -4,7 +4,8 @@
 # Debian package with dpkg -s and runs apt-get only when one is missing.
 #
 #   scripts/deps.sh            # everything
-#   SQLFW_DEPS_APT=0 scripts/deps.sh   # only go mod download
+#   SQLFW_DEPS_APT=0 scripts/deps.sh   # only go mod download (and npm)
+#   SQLFW_DEPS_DRIVERS=0 scripts/deps.sh   # without the client drivers
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,6 +18,19 @@ say() { echo "deps.sh: $*" >&2; }
 # util-linux (setpriv) for the unit-file and service-user tests; prometheus
 # for promtool, which tests the alert rules (the server is not started).
 packages=(postgresql-15 postgresql-client-15 postgresql-contrib mariadb-server mariadb-client sysbench iproute2 systemd util-linux prometheus)
+
+# The client drivers of other languages e2e/drivers_test.go runs through
+# sqlfwd (docs/clients.md): Python's and PHP's from Debian, Java's JDBC
+# drivers with a JDK; Node.js's come from npm, below. On a machine that has
+# them (openjdk-17 and Node.js are preinstalled here) this adds ~10 s.
+drivers="${SQLFW_DEPS_DRIVERS:-1}"
+if [ "$drivers" != 0 ]; then
+	packages+=(python3 python3-pymysql python3-mysqldb python3-psycopg2 python3-psycopg python3-asyncpg
+		php-cli php-mysql php-pgsql default-jdk-headless libmariadb-java libpostgresql-jdbc-java)
+	if ! command -v node >/dev/null 2>&1; then
+		packages+=(nodejs npm)
+	fi
+fi
 
 # SQLFW_POLICY_RC is for the test of this script (e2e/deps_test.go).
 policy_rc="${SQLFW_POLICY_RC:-/usr/sbin/policy-rc.d}"
@@ -52,6 +66,17 @@ if [ "${SQLFW_DEPS_APT:-1}" != 0 ] && [ ${#missing[@]} -gt 0 ]; then
 	trap - EXIT
 else
 	say "system packages present"
+fi
+
+# The Node.js drivers, at the versions e2e/drivers/node/package-lock.json
+# pins, into that folder (npm ci again only when the lock file changed).
+nodedir="$here/../e2e/drivers/node"
+if [ "$drivers" != 0 ] && command -v npm >/dev/null 2>&1; then
+	if [ ! -f "$nodedir/node_modules/.package-lock.json" ] || [ "$nodedir/package-lock.json" -nt "$nodedir/node_modules/.package-lock.json" ]; then
+		say "npm ci in e2e/drivers/node"
+		(cd "$nodedir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+	fi
+	say "node drivers present"
 fi
 
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then

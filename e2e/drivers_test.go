@@ -1,0 +1,327 @@
+package e2e
+
+// The drivers applications use, in Python, Node.js, Java and PHP, through
+// sqlfwd (issue 13: "the drivers applications use ... must work the same
+// way"). Each driver runs one small program of e2e/drivers/<lang>/ that
+// goes through the same steps (e2e/drivers/README.md) and prints one line
+// per step; the test judges the lines and then the server's own statement
+// log (MariaDB's general log, PostgreSQL's log_statement=all): a blocked
+// statement never reached the server, and a driver said to use server-side
+// prepared statements did.
+//
+// The drivers come from Debian and npm, installed by scripts/deps.sh. A
+// driver that is not installed skips the test saying so, except under CI,
+// where it fails: there the drivers must run.
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// driverProg is one driver and how to run its program.
+type driverProg struct {
+	lang, driver string
+	// binary: the driver uses server-side prepared statements (MySQL's
+	// binary protocol, PostgreSQL's named statements) for parameters
+	binary bool
+}
+
+func (p driverProg) String() string { return p.lang + "/" + p.driver }
+
+var mysqlDrivers = []driverProg{
+	{"node", "mysql2", true},
+	{"node", "mariadb", true},
+	{"node", "mysql", false},
+}
+
+var pgDrivers = []driverProg{
+	{"node", "pg", true},
+	{"node", "postgres", true},
+}
+
+// driversDir is e2e/drivers, where the programs are.
+func driversDir(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.Abs("drivers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// driverCommand returns the command line that runs p's program for proto
+// ("mysql" or "pg"), or skips (fails under CI) when the language or the
+// driver is not installed.
+func driverCommand(t *testing.T, p driverProg, proto string) []string {
+	t.Helper()
+	dir := driversDir(t)
+	missing := func(format string, args ...any) {
+		t.Helper()
+		msg := fmt.Sprintf("%s: ", p) + fmt.Sprintf(format, args...) + " (scripts/deps.sh installs it)"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	switch p.lang {
+	case "node":
+		node, err := exec.LookPath("node")
+		if err != nil {
+			missing("node not on PATH")
+		}
+		if _, err := os.Stat(filepath.Join(dir, "node", "node_modules", p.driver, "package.json")); err != nil {
+			missing("npm package %s not in e2e/drivers/node/node_modules", p.driver)
+		}
+		return []string{node, filepath.Join(dir, "node", proto+".js"), p.driver}
+	}
+	t.Fatalf("%s: no such language", p)
+	return nil
+}
+
+// driverEnv is what a program connects with.
+type driverEnv struct {
+	host, port, user, password, db, table, proc string
+}
+
+func (e driverEnv) environ() []string {
+	return []string{"DRV_HOST=" + e.host, "DRV_PORT=" + e.port, "DRV_USER=" + e.user, "DRV_PASSWORD=" + e.password,
+		"DRV_DB=" + e.db, "DRV_TABLE=" + e.table, "DRV_PROC=" + e.proc}
+}
+
+// runDriver runs argv (prefixed by wrap, e.g. inCgroup) and returns its
+// steps: the first word of each line of its output and the rest.
+func runDriver(t *testing.T, wrap, argv []string, e driverEnv) map[string]string {
+	t.Helper()
+	argv = append(append([]string(nil), wrap...), argv...)
+	res := runCmd(t, 3*time.Minute, "", e.environ(), argv[0], argv[1:]...)
+	steps := map[string]string{}
+	for _, l := range strings.Split(res.Stdout, "\n") {
+		if k, v, _ := strings.Cut(strings.TrimSpace(l), " "); k != "" {
+			steps[k] = v
+		}
+	}
+	if _, done := steps["done"]; res.Exit != 0 || !done {
+		t.Fatalf("%s: the program did not finish:\n%s", strings.Join(argv, " "), res)
+	}
+	t.Logf("%s:\n%s", filepath.Base(argv[len(argv)-2])+" "+argv[len(argv)-1], res.Stdout)
+	return steps
+}
+
+// blockedMySQL and blockedPG match a step that printed sqlfw's block of a
+// WHERE-less write: MySQL's error 1227 with SQLSTATE 42000, PostgreSQL's
+// SQLSTATE 42501, each with a message that names sqlfw and the rule.
+var (
+	blockedMySQL = regexp.MustCompile(`^1227 42000 sqlfw: statement blocked by rule no-unfiltered-writes\b`)
+	blockedPG    = regexp.MustCompile(`^42501 sqlfw: statement blocked by rule no-unfiltered-writes\b`)
+)
+
+// checkSteps compares steps with want: a string is the exact value, a
+// regexp matches it.
+func checkSteps(t *testing.T, p driverProg, steps map[string]string, want map[string]any) {
+	t.Helper()
+	for step, w := range want {
+		got, ok := steps[step]
+		switch w := w.(type) {
+		case string:
+			if !ok || got != w {
+				t.Errorf("%s step %q: got %q (printed: %v), want %q", p, step, got, ok, w)
+			}
+		case *regexp.Regexp:
+			if !ok || !w.MatchString(got) {
+				t.Errorf("%s step %q: got %q (printed: %v), want it to match %s", p, step, got, ok, w)
+			}
+		}
+	}
+}
+
+// wantMySQLSteps is what every MySQL program must print: the block of a
+// plain statement inside a transaction that stays open (MySQL's
+// semantics), of a prepare, of a multi-statement text whose first
+// statement must not run either; results of several sets (a procedure)
+// and of 5,000 rows; the pool's reset clearing the session.
+func wantMySQLSteps(p driverProg) map[string]any {
+	w := map[string]any{
+		"connect": "ok text", "plain": "42", "prepared": "two",
+		"blocked": blockedMySQL, "in-tx": "4", "blocked-prepare": blockedMySQL, "blocked-multi": blockedMySQL,
+		"after": "4", "multi": "1,2", "call": "1,2", "big": "5000 12502500",
+		"reset": "cleared", "after-reset": "three",
+	}
+	if p.binary {
+		w["connect"] = "ok binary"
+		w["call-binary"] = "1,2"
+		w["big-binary"] = "5000 12502500"
+	}
+	return w
+}
+
+// wantPGSteps: as for MySQL, except that a blocked statement aborts the
+// transaction as any error does in PostgreSQL (sqlfwd sends the server a
+// statement that fails instead), so the test rolls back.
+func wantPGSteps(p driverProg) map[string]any {
+	return map[string]any{
+		"connect": "ok", "plain": "42", "prepared": "two",
+		"blocked": blockedPG, "in-tx": "25P02", "blocked-prepare": blockedPG, "blocked-multi": blockedPG,
+		"after": "3", "multi": "1,2", "big": "5000 12502500", "big-binary": "5000 12502500",
+		"reset": "cleared", "after-reset": "three",
+	}
+}
+
+// checkMySQLLog: the blocked statements of the run on table never reached
+// MariaDB; the allowed ones did, through COM_STMT_PREPARE when the driver
+// is binary.
+func checkMySQLLog(t *testing.T, p driverProg, my myEnv, table string) {
+	t.Helper()
+	log := linesWith(generalLog(t, my), table)
+	for _, never := range []string{"delete from " + table, "update " + table + " set v", "(5, 'five')"} {
+		if strings.Contains(log, never) {
+			t.Errorf("%s: a blocked statement reached the server (%q):\n%s", p, never, linesWith(log, never))
+		}
+	}
+	if !strings.Contains(log, "insert into "+table+" (id, v) values") {
+		t.Errorf("%s: the general log lacks the allowed inserts:\n%s", p, log)
+	}
+	prepared := regexp.MustCompile(`\sPrepare\t[^\n]*` + table).MatchString(log)
+	if p.binary && !prepared {
+		t.Errorf("%s: no COM_STMT_PREPARE on %s in the general log, want the binary protocol:\n%s", p, table, log)
+	}
+}
+
+// checkPGLog: the same in PostgreSQL's statement log; named prepared
+// statements for binary drivers.
+func checkPGLog(t *testing.T, p driverProg, table string) {
+	t.Helper()
+	log := linesWith(serverLog(t), table)
+	for _, never := range []string{"delete from " + table, "update " + table + " set v", "(5, 'five')"} {
+		if strings.Contains(log, never) {
+			t.Errorf("%s: a blocked statement reached the server (%q):\n%s", p, never, linesWith(log, never))
+		}
+	}
+	if !strings.Contains(log, "insert into "+table+" (id, v) values") {
+		t.Errorf("%s: the server log lacks the allowed inserts:\n%s", p, log)
+	}
+	named := regexp.MustCompile(`execute [^<][^:]*: insert into ` + table).MatchString(log)
+	if p.binary && !named {
+		t.Errorf("%s: no named prepared statement on %s in the server log:\n%s", p, table, log)
+	}
+}
+
+// myProc is a procedure with two result sets, made directly on MariaDB.
+func myProc(t *testing.T, my myEnv) string {
+	t.Helper()
+	proc := "e2e_drv_proc_" + randomHex(t)
+	direct := myDB(t, my, my.addr(), true)
+	if _, err := direct.Exec("create procedure " + proc + "() begin select 1 as a; select 2 as b; end"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { direct.Exec("drop procedure if exists " + proc) })
+	return proc
+}
+
+func TestDriversMySQL(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	host, port, _ := net.SplitHostPort(d.addr)
+	proc := myProc(t, my)
+	for _, p := range mysqlDrivers {
+		t.Run(p.String(), func(t *testing.T) {
+			argv := driverCommand(t, p, "mysql")
+			table := "e2e_drv_" + strings.ReplaceAll(p.driver, "-", "_") + "_" + randomHex(t)
+			t.Cleanup(func() { myDB(t, my, my.addr(), true).Exec("drop table if exists " + table) })
+			e := driverEnv{host, port, my.PWUser, my.PWPassword, my.Database, table, proc}
+			checkSteps(t, p, runDriver(t, nil, argv, e), wantMySQLSteps(p))
+			checkMySQLLog(t, p, my, table)
+		})
+	}
+}
+
+// pgDriverTable makes table for a PostgreSQL program, owned by the
+// superuser and granted to the SCRAM user the program logs in as.
+func pgDriverTable(t *testing.T, p driverProg) string {
+	t.Helper()
+	table := "e2e_drv_" + strings.ReplaceAll(p.driver, "-", "_") + "_" + randomHex(t)
+	directExec(t, fmt.Sprintf("CREATE TABLE %s (id int primary key, v text); GRANT ALL ON %s TO %s", table, table, pg.ScramUser))
+	t.Cleanup(func() { directExec(t, "DROP TABLE IF EXISTS "+table) })
+	return table
+}
+
+func TestDriversPG(t *testing.T) {
+	needSqlfwd(t)
+	d := ownDaemon(t)
+	host, port, _ := net.SplitHostPort(d.addr)
+	for _, p := range pgDrivers {
+		t.Run(p.String(), func(t *testing.T) {
+			argv := driverCommand(t, p, "pg")
+			table := pgDriverTable(t, p)
+			e := driverEnv{host, port, pg.ScramUser, pg.ScramPassword, pg.Database, table, ""}
+			checkSteps(t, p, runDriver(t, nil, argv, e), wantPGSteps(p))
+			checkPGLog(t, p, table)
+		})
+	}
+}
+
+// TestDriversInterceptMySQL: one driver connecting to MariaDB's own
+// address from an intercepted cgroup gets the same answers.
+func TestDriversInterceptMySQL(t *testing.T) {
+	needKernel(t)
+	my := mariadbEnv(t)
+	p := mysqlDrivers[0]
+	argv := driverCommand(t, p, "mysql")
+	cg := childCgroup(t)
+	d, err := startDaemonWrapped(inCgroup(cg), "--protocol", "mysql", "--upstream", my.addr(), "--intercept", "--cgroup", cg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("sqlfwd log:\n%s", tail(d.log(), 40))
+		}
+		_ = d.stop()
+	})
+	waitIntercepting(t, d)
+	table := "e2e_drv_icept_" + randomHex(t)
+	t.Cleanup(func() { myDB(t, my, my.addr(), true).Exec("drop table if exists " + table) })
+	e := driverEnv{my.Host, my.Port, my.PWUser, my.PWPassword, my.Database, table, myProc(t, my)}
+	checkSteps(t, p, runDriver(t, inCgroup(cg), argv, e), wantMySQLSteps(p))
+	checkMySQLLog(t, p, my, table)
+	if ic := stats(t, d).Interception; !ic.Active || ic.Redirected == 0 {
+		t.Errorf("interception counters %+v: want active and redirected > 0", ic)
+	}
+}
+
+// TestDriversInterceptPG: the same for PostgreSQL.
+func TestDriversInterceptPG(t *testing.T) {
+	needKernel(t)
+	p := pgDrivers[0]
+	argv := driverCommand(t, p, "pg")
+	cg := childCgroup(t)
+	d := startIntercepting(t, cg)
+	table := pgDriverTable(t, p)
+	e := driverEnv{pg.Host, strconv.Itoa(pg.Port), pg.ScramUser, pg.ScramPassword, pg.Database, table, ""}
+	checkSteps(t, p, runDriver(t, inCgroup(cg), argv, e), wantPGSteps(p))
+	checkPGLog(t, p, table)
+	if ic := stats(t, d).Interception; !ic.Active || ic.Redirected == 0 {
+		t.Errorf("interception counters %+v: want active and redirected > 0", ic)
+	}
+}
+
+// waitIntercepting waits until d has attached its programs.
+func waitIntercepting(t *testing.T, d *daemon) {
+	t.Helper()
+	for i := 0; !strings.Contains(d.log(), `"msg":"sqlfwd started"`); i++ {
+		if i > 100 {
+			t.Fatalf("sqlfwd did not finish starting; its log:\n%s", d.log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(d.log(), `"msg":"intercepting"`) {
+		t.Fatalf("sqlfwd did not intercept; its log:\n%s", d.log())
+	}
+}
