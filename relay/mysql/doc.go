@@ -2,18 +2,22 @@
 // a client connection to (Protocol.Serve). The server speaks first, so a
 // session goes:
 //
-//   - start: the client admitted against the connection limits, the server
-//     dialled, its greeting read and its capabilities rewritten in place
-//     (wire/mysql's DefaultStrip: compression, which would hide the
-//     commands, MariaDB's COM_MULTI, and CLIENT_SSL, since sqlfw does not
-//     terminate TLS for MySQL yet: a client that requires TLS fails cleanly
-//     instead of talking through an unjudged tunnel), then forwarded; the
-//     client's handshake response read (user, default schema, the
-//     program_name connection attribute) and forwarded untouched. A client
-//     that asks for TLS or compression anyway gets an ERR and is closed;
+//   - start: the server dialled, its greeting read and its capabilities
+//     rewritten in place (wire/mysql's DefaultStrip: compression, which
+//     would hide the commands, MariaDB's COM_MULTI, and the server's
+//     CLIENT_SSL, which is offered again when sqlfw has a certificate for
+//     the client leg: tls.go), then forwarded; the client's SSL request and
+//     TLS handshake when it asks for them, its handshake response read
+//     (user, default schema, the program_name connection attribute), the
+//     client admitted against the connection limits (only now, so a health
+//     probe holds no slot), the server leg's own TLS (upstream_tls), and
+//     the response forwarded with CLIENT_SSL saying what the server leg
+//     is. A client that asks for TLS where none is configured, or for
+//     compression, gets an ERR and is closed;
 //   - authentication: every round (mysql_native_password,
 //     caching_sha2_password's fast and full paths, client_ed25519, auth
-//     switches) passes through untouched up to the server's OK or ERR;
+//     switches) passes through untouched up to the server's OK or ERR
+//     (renumbered when only one leg carried an SSL request);
 //   - commands (session.go): every command is read whole and decided
 //     before a byte of it reaches the server. COM_QUERY and
 //     COM_STMT_PREPARE are judged by the engine (every statement of a

@@ -2,7 +2,9 @@ package mysql
 
 import (
 	"encoding/binary"
+	"fmt"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,17 +13,12 @@ import (
 )
 
 func TestHandshakeRefusals(t *testing.T) {
-	sslRequest := func() []byte {
-		p := binary.LittleEndian.AppendUint32(nil, uint32((clientCaps|wire.CapSSL)&0xffffffff))
-		p = binary.LittleEndian.AppendUint32(p, 1<<24)
-		return pkt(1, append(p, make([]byte, 24)...)...)
-	}
 	for _, tc := range []struct {
 		name   string
 		hello  []byte
 		reason string
 	}{
-		{"TLS", sslRequest(), "TLS is not available"},
+		{"TLS not configured", sslRequest(clientCaps), "offers no TLS"},
 		{"compression", handshakeResponse(clientCaps|wire.CapCompress, "app", "shop"), "compressed connections"},
 		{"malformed", pkt(1, 1, 2, 3), "malformed handshake response"},
 	} {
@@ -161,8 +158,11 @@ func TestQueryAttributes(t *testing.T) {
 			send(withAttrs("select 1")), expect(resultSet(autocommit))})
 }
 
-// A client turned away before its session starts gets the ERR a server
-// sends instead of its greeting.
+// A client turned away by the connection limits, which count it once its
+// handshake response is read, gets the server's own error for the
+// refusal in place of the server's answer (sequence id 2); the server
+// never gets the response. Refused before its session (Protocol.Refuse),
+// it gets the ERR a server sends instead of its greeting (sequence id 0).
 func TestRefuse(t *testing.T) {
 	for _, tc := range []struct {
 		r     relay.Refusal
@@ -172,8 +172,53 @@ func TestRefuse(t *testing.T) {
 		{relay.Refusal{Reason: relay.TooManyConnections, Msg: "sqlfw: too many connections"}, errConCount, sqlstateConCount},
 		{relay.Refusal{Reason: relay.ShuttingDown, Msg: "sqlfw: the firewall is shutting down"}, errServerShutdown, sqlstateShutdown},
 	} {
-		h := newHarness(t)
-		h.env.Admit = func() (func(), error) { r := tc.r; return nil, &r }
-		h.run(t, nil, []step{expectErr(0, tc.code, tc.state, tc.r.Msg), expectClosed()})
+		t.Run(tc.r.Msg, func(t *testing.T) {
+			h := newHarness(t)
+			h.env.Admit = func() (func(), error) { r := tc.r; return nil, &r }
+			h.run(t, []step{send(greeting(serverCaps)), expectClosed()},
+				[]step{expectFunc(checkGreeting), send(handshakeResponse(clientCaps, "app", "shop")),
+					expectErr(2, tc.code, tc.state, tc.r.Msg), expectClosed()})
+
+			ours, theirs := net.Pipe()
+			defer ours.Close()
+			go func() { h.proto.Refuse(theirs, &tc.r); theirs.Close() }()
+			if err := expectErr(0, tc.code, tc.state, tc.r.Msg)(ours); err != nil {
+				t.Errorf("Refuse: %v", err)
+			}
+		})
+	}
+}
+
+// A health probe that connects, reads the greeting and closes holds no
+// connection slot: admission counts clients from their handshake response.
+func TestProbeTakesNoSlot(t *testing.T) {
+	h := newHarness(t)
+	var admitted atomic.Int32
+	h.env.Admit = func() (func(), error) {
+		admitted.Add(1)
+		return func() { admitted.Add(-1) }, nil
+	}
+	probe := func(net.Conn) error {
+		if n := admitted.Load(); n != 0 {
+			return fmt.Errorf("%d admitted after the greeting, want 0", n)
+		}
+		return nil
+	}
+	h.run(t, []step{send(greeting(serverCaps)), expectClosed()}, []step{expectFunc(checkGreeting), probe})
+	h.wg.Wait()
+	if n := admitted.Load(); n != 0 {
+		t.Errorf("%d slots held after the probe closed, want 0", n)
+	}
+	// and a client that logs in is admitted, then released
+	h = newHarness(t)
+	var peak atomic.Int32
+	h.env.Admit = func() (func(), error) {
+		peak.Add(1)
+		return func() {}, nil
+	}
+	srv, cli := login()
+	h.run(t, srv, cli)
+	if peak.Load() != 1 {
+		t.Errorf("a client that logged in was admitted %d times, want 1", peak.Load())
 	}
 }

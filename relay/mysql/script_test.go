@@ -103,13 +103,37 @@ type harness struct {
 	proto    *Protocol
 	eng      atomic.Pointer[engine.Engine]
 	enforce  atomic.Bool
-	counts   [relay.BytesToClient + 1]atomic.Uint64
+	counts   [relay.TLSServerFailBy + relay.Counter(relay.NumTLSFailures)]atomic.Uint64
 	dials    chan net.Conn
 	mu       sync.Mutex
 	verdicts []engine.Verdict
 	wg       sync.WaitGroup
 	// session holds the last session registered.
 	session atomic.Value
+	// tcp: the scripts talk over loopback TCP, not net.Pipe (TLS, whose
+	// writes a synchronous pipe can deadlock).
+	tcp bool
+	// upstream is the Conn's Upstream (default tcp db:3306).
+	upstream relay.Upstream
+	// logs is everything the sessions logged.
+	logs *lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func newHarness(t *testing.T) *harness {
@@ -117,10 +141,12 @@ func newHarness(t *testing.T) *harness {
 	h := &harness{proto: New(), dials: make(chan net.Conn, 4)}
 	h.eng.Store(testEngine(t, testPolicy))
 	h.enforce.Store(true)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	h.logs = &lockedBuffer{}
+	var w io.Writer = h.logs
 	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		w = io.MultiWriter(h.logs, testWriter{t})
 	}
+	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.env = relay.Env{
 		Database:  "t",
 		Engine:    h.eng.Load,
@@ -271,19 +297,25 @@ func expectClosed() step {
 func (h *harness) run(t *testing.T, server, client []step) relay.Session {
 	t.Helper()
 	play := func(steps []step) (net.Conn, <-chan error) {
-		ours, theirs := net.Pipe()
+		var ours, theirs net.Conn
+		if h.tcp {
+			ours, theirs = tcpPair(t)
+		} else {
+			ours, theirs = net.Pipe()
+		}
 		t.Cleanup(func() { ours.Close(); theirs.Close() })
+		box := &connBox{Conn: ours}
 		done := make(chan error, 1)
 		go func() {
 			var err error
 			for i, st := range steps {
-				_ = ours.SetReadDeadline(time.Now().Add(5 * time.Second))
-				if err = st(ours); err != nil {
+				_ = box.SetReadDeadline(time.Now().Add(5 * time.Second))
+				if err = st(box); err != nil {
 					err = fmt.Errorf("step %d: %w", i, err)
 					break
 				}
 			}
-			ours.Close()
+			box.Close()
 			done <- err
 		}()
 		return theirs, done
@@ -294,7 +326,11 @@ func (h *harness) run(t *testing.T, server, client []step) relay.Session {
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		h.proto.Serve(&h.env, &relay.Conn{Client: cli, ID: 1, Via: relay.ViaListen, Upstream: relay.Upstream{Network: "tcp", Addr: "db:3306"}})
+		up := h.upstream
+		if up.Network == "" {
+			up = relay.Upstream{Network: "tcp", Addr: "db:3306"}
+		}
+		h.proto.Serve(&h.env, &relay.Conn{Client: cli, ID: 1, Via: relay.ViaListen, Upstream: up})
 	}()
 	if err := <-cliDone; err != nil {
 		t.Errorf("client: %v", err)

@@ -28,12 +28,15 @@ package mysql
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,7 +59,8 @@ const (
 	// client never prepared through sqlfw (or whose prepare was blocked).
 	errUnknownStmt = 1243
 	// errHandshake is ER_HANDSHAKE_ERROR: a handshake sqlfw cannot relay
-	// (TLS, compression, a malformed packet).
+	// (TLS where none is configured, compression, a malformed packet, a
+	// failed server-leg TLS handshake).
 	errHandshake      = 1043
 	sqlstateHandshake = "08S01"
 	errMalformed      = 1835 // ER_MALFORMED_PACKET
@@ -155,9 +159,11 @@ type session struct {
 	reply []byte
 	// user, schema and app are the login as the server last accepted it.
 	user, schema, app string
-	inTx              bool
-	draining, closed  bool
-	lex               lexState
+	// tlsInfo describes the client's and the server's leg (Info).
+	tlsInfo          [2]string
+	inTx             bool
+	draining, closed bool
+	lex              lexState
 	// reading: toServer has read from the client and not yet written what
 	// it read; a drain then leaves the close to it.
 	reading bool
@@ -171,26 +177,17 @@ type session struct {
 	leaveOpen bool
 }
 
-// Serve runs one session: admission, the dial, the greeting and the
-// handshake response, then the two relay loops, which carry the
-// authentication exchange first.
+// Serve runs one session: the dial, the greeting, the handshake response
+// and admission, then the two relay loops, which carry the authentication
+// exchange first.
 func (p *Protocol) Serve(env *relay.Env, c *relay.Conn) {
 	defer c.Client.Close()
 	s := &session{env: env, conn: c, id: c.ID, client: c.Client, begun: time.Now()}
 	s.meter = env.Meter(s.id)
 	s.log = c.Logger(env.Log)
 	s.memo.last = -1
-	release, err := env.Admit()
-	if err != nil {
-		var r *relay.Refusal
-		if errors.As(err, &r) {
-			s.log.Warn("refusing connection: " + r.Msg)
-			p.Refuse(c.Client, r)
-		}
-		return
-	}
-	defer release()
-	if !s.start() {
+	release, ok := s.start()
+	if !ok {
 		if s.server != nil {
 			s.server.Close()
 		}
@@ -201,6 +198,7 @@ func (p *Protocol) Serve(env *relay.Env, c *relay.Conn) {
 		}
 		return
 	}
+	defer release()
 	defer s.obs.Close()
 	defer s.cfr.Close()
 	defer s.sfr.Close()
@@ -230,16 +228,13 @@ func readPacket(fr *wire.Framer) ([]byte, error) {
 }
 
 // start dials the server, relays its greeting with the capabilities the
-// relay cannot follow stripped, reads and forwards the client's handshake
+// relay cannot follow stripped, reads the client's handshake response,
+// admits the client against the connection limits (only then: a health
+// probe that closes after the greeting holds no slot), forwards the
 // response and registers the session. When it reports false the client
-// has its error.
-func (s *session) start() bool {
+// has its error; otherwise release must be called when the session ends.
+func (s *session) start() (release func(), ok bool) {
 	env, c, lim := s.env, s.conn, &s.env.Limits
-	if lim.RequireTLS {
-		s.log.Warn("refusing connection: tls.require, and sqlfw does not offer TLS to MySQL clients yet")
-		writeErr(s.client, 0, errHandshake, sqlstateHandshake, "sqlfw: this database accepts TLS connections only, which sqlfw does not offer for MySQL yet")
-		return false
-	}
 	up := &c.Upstream
 	ctx, cancel := context.WithTimeout(context.Background(), lim.ConnectTimeout)
 	server, err := env.Dial(ctx, up.Network, up.Addr)
@@ -248,78 +243,68 @@ func (s *session) start() bool {
 		env.Observer.Count(relay.ConnRefused, 1)
 		s.log.Error("cannot reach the database server", "upstream", up.Addr, "err", err)
 		writeErr(s.client, 0, errUnknown, sqlstateGeneral, "sqlfw: cannot reach the database server")
-		return false
+		return nil, false
 	}
 	s.server = server
 
-	// The greeting.
-	s.sfr = wire.NewFramer(server, lim.BufferBytes, 0, 0)
-	s.sfr.SetWantLong(false)
-	s.sfr.SetBudget(env.Budget)
+	// The greeting, read up to its end only: TLS may follow it.
 	if lim.ServerReplyTimeout > 0 {
 		_ = server.SetReadDeadline(time.Now().Add(lim.ServerReplyTimeout))
 	}
-	m, err := readPacket(s.sfr)
+	m, err := readHandshakePacket(server, false)
 	if err != nil {
 		env.Observer.Count(relay.ConnRefused, 1)
 		s.log.Error("the database server sent no greeting", "upstream", up.Addr, "err", err)
 		writeErr(s.client, 0, errUnknown, sqlstateGeneral, "sqlfw: the database server did not greet")
-		return false
+		return nil, false
 	}
-	p := wire.FirstFragment(m)
+	p := m[wire.HeaderLen:]
 	if len(p) > 0 && p[0] == wire.HeaderERR {
 		// the server refuses the connection (too many, host blocked)
 		env.Observer.Count(relay.ConnRefused, 1)
 		e, _ := wire.ParseErr(p)
 		s.log.Warn("the database server refused the connection", "code", e.Code)
-		_, _ = s.client.Write(s.sfr.Take())
-		return false
+		_, _ = s.client.Write(m)
+		return nil, false
 	}
 	h, err := wire.ParseHandshake(p)
 	if err != nil {
 		env.Observer.Count(relay.ProtocolErrors, 1)
 		s.log.Error("closing connection: malformed greeting from the server", "err", err)
 		writeErr(s.client, 0, errHandshake, sqlstateHandshake, "sqlfw: malformed greeting from the database server")
-		return false
+		return nil, false
 	}
-	h.Strip(wire.DefaultStrip) // in place, in m
+	serverCaps := h.Strip(wire.DefaultStrip) // in place, in m
+	// CLIENT_SSL is the client leg's: sqlfw's own certificate (tls.go).
+	cliTLS := env.ClientTLS()
+	if cliTLS != nil {
+		h.SetCaps(h.Caps | wire.CapSSL)
+	}
 	offered := h.Caps
 	_ = server.SetReadDeadline(time.Time{})
-	if _, err := s.client.Write(s.sfr.Take()); err != nil {
-		return false
+	if _, err := s.client.Write(m); err != nil {
+		return nil, false
 	}
 
-	// The client's handshake response.
-	s.cfr = wire.NewFramer(s.client, lim.BufferBytes, preAuthMaxPacket, 0)
-	s.cfr.SetBudget(env.Budget)
+	// The client's handshake response, after TLS when it asks for it.
 	if lim.StartupTimeout > 0 {
 		_ = s.client.SetReadDeadline(time.Now().Add(lim.StartupTimeout))
 	}
-	m, err = readPacket(s.cfr)
-	if err != nil {
-		if !errors.Is(err, io.EOF) {
-			env.Observer.Count(relay.ProtocolErrors, 1)
-			s.log.Warn("closing connection: no handshake response", "err", err)
-		}
-		return false
+	m, r, ok := s.readResponse(cliTLS)
+	if !ok {
+		return nil, false
 	}
 	_ = s.client.SetReadDeadline(time.Time{})
 	seq := wire.LastSeq(m) + 1
-	r, err := wire.ParseHandshakeResponse(wire.FirstFragment(m))
-	switch {
-	case err != nil:
-		env.Observer.Count(relay.ProtocolErrors, 1)
-		s.log.Warn("closing connection: malformed handshake response", "err", err)
-		writeErr(s.client, seq, errHandshake, sqlstateHandshake, "sqlfw: malformed handshake response")
-		return false
-	case r.SSLRequest || r.Caps.Has(wire.CapSSL):
-		s.log.Warn("refusing connection: the client asks for TLS, which sqlfw does not relay for MySQL yet")
-		writeErr(s.client, seq, errHandshake, sqlstateHandshake, "sqlfw: TLS is not available through sqlfw for MySQL yet (connect without TLS, e.g. --ssl-mode=DISABLED)")
-		return false
-	case r.Caps&(wire.CapCompress|wire.CapZstdCompression) != 0:
+	if lim.RequireTLS && !s.clientTLS() {
+		s.log.Warn("refusing connection: tls.require and the client did not ask for TLS")
+		writeErr(s.client, seq, errSecureTransport, sqlstateGeneral, msgSecureTransport)
+		return nil, false
+	}
+	if r.Caps&(wire.CapCompress|wire.CapZstdCompression) != 0 {
 		s.log.Warn("refusing connection: the client asks for compression, which sqlfw cannot judge")
 		writeErr(s.client, seq, errHandshake, sqlstateHandshake, "sqlfw: compressed connections cannot be judged; connect without compression")
-		return false
+		return nil, false
 	}
 	s.caps = r.Caps & offered
 	s.user, s.schema = string(r.User), string(r.Database)
@@ -336,23 +321,192 @@ func (s *session) start() bool {
 	}
 	s.sess.Process = c.Process
 	s.log = s.log.With("user", s.user, "db", s.schema)
+
+	// Admission: a client that got this far is a session.
+	rel, err := env.Admit() // max_connections
+	if err != nil {
+		var rf *relay.Refusal
+		if errors.As(err, &rf) {
+			s.log.Warn("refusing connection: " + strings.TrimPrefix(rf.Msg, "sqlfw: "))
+			code, state := refusalCode(rf)
+			writeErr(s.client, seq, code, state, rf.Msg)
+		}
+		return nil, false
+	}
+	defer func() {
+		if !ok {
+			rel()
+		}
+	}()
+
+	// The server leg: sqlfw's own SSL request and handshake when
+	// upstream_tls asks for them, then the client's response.
+	srvSeq := 1 // after the greeting; the response is one packet (preAuthMaxPacket)
+	if up.TLS != nil && up.Network == "tcp" {
+		if !s.upstreamTLS(serverCaps, m, seq) {
+			return nil, false
+		}
+		if s.serverTLS() {
+			srvSeq = 2 // after sqlfw's SSL request
+		}
+	}
+	setSSLCap(m, s.serverTLS())
+	cliSeq := wire.Seq(m)
+	m[3] = byte(srvSeq)
+	s.tlsInfo = [2]string{tlsInfo(s.client), tlsInfo(s.server)}
+
+	s.cfr = wire.NewFramer(s.client, lim.BufferBytes, preAuthMaxPacket, 0)
+	s.cfr.SetBudget(env.Budget)
+	s.sfr = wire.NewFramer(s.server, lim.BufferBytes, 0, 0)
+	s.sfr.SetWantLong(false)
+	s.sfr.SetBudget(env.Budget)
+	// Until the end of authentication each leg keeps its own numbering:
+	// sqlfw's SSL request moved one of them on (auth rounds continue the
+	// handshake's ids).
+	if d := srvSeq - cliSeq; d != 0 {
+		s.cfr.Renumber(d)
+		s.sfr.Renumber(-d)
+	}
 	obs, ok := env.Observer.Open(s, s.log)
 	if !ok {
-		p := &Protocol{}
-		p.Refuse(s.client, &relay.Refusal{Reason: relay.ShuttingDown, Msg: "sqlfw: the firewall is shutting down"})
-		return false
+		writeErr(s.client, seq, errServerShutdown, sqlstateShutdown, "sqlfw: the firewall is shutting down")
+		return nil, false
 	}
 	s.obs = obs
 	s.phase.Store(phaseAuth)
 	s.idle.on = lim.IdleTimeout > 0 || lim.IdleInTransactionTimeout > 0
 	if lim.AuthTimeout > 0 {
-		_ = server.SetReadDeadline(s.begun.Add(lim.AuthTimeout))
+		_ = s.server.SetReadDeadline(s.begun.Add(lim.AuthTimeout))
 	}
-	if err := s.writeServer(s.cfr.Take()); err != nil {
+	if err := s.writeServer(m); err != nil {
 		s.obs.Close()
-		return false
+		return nil, false
 	}
-	return true
+	return rel, true
+}
+
+// readResponse reads the client's handshake response, running the TLS
+// handshake first when the client sends an SSL request. When it reports
+// false the client has its error (where the protocol allows one) and the
+// log its line.
+func (s *session) readResponse(cliTLS *tls.Config) ([]byte, wire.HandshakeResponse, bool) {
+	env := s.env
+	fail := func(seq int, msg, logMsg string, err error) ([]byte, wire.HandshakeResponse, bool) {
+		env.Observer.Count(relay.ProtocolErrors, 1)
+		s.log.Warn("closing connection: "+logMsg, "err", err)
+		if seq >= 0 {
+			writeErr(s.client, seq, errHandshake, sqlstateHandshake, msg)
+		}
+		return nil, wire.HandshakeResponse{}, false
+	}
+	m, err := readHandshakePacket(s.client, true)
+	switch {
+	case errors.Is(err, errTLSRecord):
+		// MySQL has no TLS without an SSL request first
+		env.Observer.Count(relay.TLSClientFail, 1)
+		env.Observer.Count(relay.TLSClientFailBy+relay.Counter(relay.TLSFailProtocol), 1)
+		return fail(-1, "", "a TLS handshake where the handshake response belongs (MySQL clients send an SSL request first)", nil)
+	case errors.Is(err, io.EOF):
+		return nil, wire.HandshakeResponse{}, false // a probe: connected, read the greeting, closed
+	case err != nil:
+		return fail(-1, "", "no handshake response", err)
+	}
+	seq := wire.LastSeq(m) + 1
+	r, err := wire.ParseHandshakeResponse(m[wire.HeaderLen:])
+	if err != nil {
+		return fail(seq, "sqlfw: malformed handshake response", "malformed handshake response", err)
+	}
+	if r.SSLRequest {
+		if cliTLS == nil {
+			return fail(seq, "sqlfw: this database offers no TLS through sqlfw (no tls.cert configured); connect without TLS", "the client asks for TLS, and no tls.cert is configured for this database", nil)
+		}
+		tc, err := acceptTLS(s.client, cliTLS, s.env.Limits.StartupTimeout)
+		if err != nil {
+			env.Observer.Count(relay.TLSClientFail, 1)
+			env.Observer.Count(relay.TLSFailCounter(false, err), 1)
+			env.Observer.Count(relay.ProtocolErrors, 1)
+			s.log.Warn("closing connection: TLS handshake failed", "err", err)
+			var rh tls.RecordHeaderError
+			if errors.As(err, &rh) {
+				// plaintext where TLS belongs: a client that did not
+				// mean it can read an ERR in clear
+				writeErr(s.client, seq, errHandshake, sqlstateHandshake, "sqlfw: expected a TLS handshake after the SSL request")
+			}
+			return nil, wire.HandshakeResponse{}, false
+		}
+		env.Observer.Count(relay.TLSClientOK, 1)
+		s.client = tc
+		s.log = s.log.With("client_tls", tlsInfo(tc))
+		if cn := peerName(tc); cn != "" {
+			s.log = s.log.With("client_cert", cn)
+		}
+		m, err = readHandshakePacket(tc, false)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, wire.HandshakeResponse{}, false
+			}
+			return fail(-1, "", "no handshake response after TLS", err)
+		}
+		seq = wire.LastSeq(m) + 1
+		if r, err = wire.ParseHandshakeResponse(m[wire.HeaderLen:]); err != nil || r.SSLRequest {
+			if err == nil {
+				err = errors.New("a second SSL request")
+			}
+			return fail(seq, "sqlfw: malformed handshake response", "malformed handshake response", err)
+		}
+		return m, r, true
+	}
+	if r.Caps.Has(wire.CapSSL) {
+		// a whole response claiming TLS that never ran: the server would
+		// take it for an SSL request
+		return fail(seq, "sqlfw: CLIENT_SSL in a handshake response without TLS", "CLIENT_SSL without an SSL request", nil)
+	}
+	return m, r, true
+}
+
+// upstreamTLS opens the server leg's TLS (upstream_tls): sqlfw's own SSL
+// request, made of the client's response (m) cut after its filler, then the
+// handshake. When the server offers no TLS, prefer goes on in clear. When it
+// reports false the client has its error (seq) and the log its line.
+func (s *session) upstreamTLS(serverCaps wire.Caps, m []byte, seq int) bool {
+	env, up := s.env, &s.conn.Upstream
+	var err error
+	if !serverCaps.Has(wire.CapSSL) {
+		if up.TLSMode == upstreamTLSPrefer {
+			return true
+		}
+		err = fmt.Errorf("%w: its greeting has no CLIENT_SSL (upstream_tls.mode %s)", relay.ErrTLSRefused, up.TLSMode)
+	} else {
+		req := make([]byte, wire.HeaderLen+wire.SSLRequestLen)
+		copy(req, m)
+		req[0], req[1], req[2], req[3] = wire.SSLRequestLen, 0, 0, 1
+		setSSLCap(req, true)
+		timeout := s.env.Limits.ServerReplyTimeout
+		var tc *tls.Conn
+		if tc, err = dialTLS(s.server, req, up.TLS, timeout); err == nil {
+			s.server = tc
+			env.Observer.Count(relay.TLSServerOK, 1)
+			s.log = s.log.With("server_tls", tlsInfo(tc))
+			return true
+		}
+	}
+	env.Observer.Count(relay.TLSServerFail, 1)
+	env.Observer.Count(relay.TLSFailCounter(true, err), 1)
+	env.Observer.Count(relay.ConnRefused, 1)
+	s.log.Error("cannot reach the database server over TLS", "upstream", up.Addr, "err", err)
+	writeErr(s.client, seq, errHandshake, sqlstateHandshake, "sqlfw: cannot reach the database server over TLS (upstream_tls)")
+	return false
+}
+
+func (s *session) clientTLS() bool { _, ok := s.client.(*tls.Conn); return ok }
+func (s *session) serverTLS() bool { _, ok := s.server.(*tls.Conn); return ok }
+
+// refusalCode is the error a server sends for the same refusal.
+func refusalCode(r *relay.Refusal) (uint16, string) {
+	if r.Reason == relay.ShuttingDown {
+		return errServerShutdown, sqlstateShutdown
+	}
+	return errConCount, sqlstateConCount
 }
 
 // Info describes the session for fwctl connections and the audit trail.
@@ -361,7 +515,8 @@ func (s *session) Info() relay.Info {
 	user, schema := s.user, s.schema
 	s.mu.Unlock()
 	return relay.Info{ID: s.id, Database: s.env.Database, Client: s.client.RemoteAddr().String(), Via: s.conn.Via,
-		Process: s.conn.Process, User: user, DBName: schema, Application: s.app, Since: s.begun}
+		Process: s.conn.Process, User: user, DBName: schema, Application: s.app, Since: s.begun,
+		ClientTLS: s.tlsInfo[0], ServerTLS: s.tlsInfo[1]}
 }
 
 // Close closes both connections now.
@@ -568,6 +723,7 @@ func (s *session) toServer() {
 				if mode != phaseCommand {
 					if !lifted {
 						fr.SetLimits(lim.MaxMessageBytes, 0)
+						fr.Renumber(0) // commands start at 0 on both legs
 						lifted = true
 					}
 					fr.ExpectCommands()
@@ -833,6 +989,7 @@ func (s *session) toClient() {
 			if authing {
 				_ = s.server.SetReadDeadline(time.Time{})
 				authing = false
+				fr.Renumber(0) // the legs' ids differed by an SSL request (tls.go)
 				if cur.cmd == 0 && r.Failed() {
 					// authentication failed: the server closes
 					_ = s.writeClient(fr.Take())

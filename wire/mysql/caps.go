@@ -90,8 +90,9 @@ const (
 
 // DefaultStrip is what a relay clears from the server's greeting: the
 // compression it cannot read, the COM_MULTI that would hide commands from
-// it, and CLIENT_SSL, which a relay that does not terminate TLS cannot
-// follow (the bytes after an SSLRequest are TLS records).
+// it, and CLIENT_SSL, which is the server leg's: a relay that terminates
+// TLS offers it again for its own client leg (the bytes after an
+// SSLRequest are TLS records).
 const DefaultStrip = CapCompress | CapZstdCompression | CapSSL | CapMariaDBComMulti
 
 // Lower, Upper and Extended are the three 16/16/32-bit parts a greeting

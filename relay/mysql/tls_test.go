@@ -1,0 +1,415 @@
+package mysql
+
+// TLS on both legs against scripted peers (tls.go): the SSL request, the
+// handshake, the sequence ids on each leg, tls.require, bad input, and
+// caching_sha2_password's full authentication (MySQL 8 only: no MariaDB
+// has it) over TLS, built from MySQL's protocol documentation
+// ("Protocol::SSLRequest", "caching_sha2_password information").
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/binary"
+	"fmt"
+	"math/big"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sqlfw/sqlfw/relay"
+	wire "github.com/sqlfw/sqlfw/wire/mysql"
+)
+
+// testPKI is a CA made for one test.
+type testPKI struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pool *x509.CertPool
+}
+
+func newPKI(t *testing.T) *testPKI {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &testPKI{cert: cert, key: key, pool: pool}
+}
+
+// leaf issues a certificate for name (a server's DNS name, or a client's
+// CommonName), valid until notAfter.
+func (p *testPKI) leaf(t *testing.T, name string, client bool, notAfter time.Time) tls.Certificate {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-2 * time.Hour), NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, DNSNames: []string{name}}
+	if client {
+		tmpl.ExtKeyUsage, tmpl.DNSNames = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, nil
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.cert, &key.PublicKey, p.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+func (p *testPKI) serverConfig(t *testing.T, name string) *tls.Config {
+	return &tls.Config{Certificates: []tls.Certificate{p.leaf(t, name, false, time.Now().Add(time.Hour))}, MinVersion: tls.VersionTLS12}
+}
+
+// tlsHarness is a harness over TCP whose client leg serves sqlfw.test's
+// certificate; the scripted client trusts its CA.
+func tlsHarness(t *testing.T) (*harness, *testPKI, *tls.Config) {
+	h := newHarness(t)
+	h.tcp = true
+	pki := newPKI(t)
+	srv := pki.serverConfig(t, "sqlfw.test")
+	h.env.ClientTLS = func() *tls.Config { return srv }
+	return h, pki, &tls.Config{RootCAs: pki.pool, ServerName: "sqlfw.test"}
+}
+
+func tcpPair(t *testing.T) (net.Conn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	acc := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		acc <- c
+	}()
+	a, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := <-acc
+	if b == nil {
+		t.Fatal("accept failed")
+	}
+	return a, b
+}
+
+// connBox is a script's connection; a TLS step replaces what it holds.
+type connBox struct{ net.Conn }
+
+// startTLS runs a TLS handshake on the script's connection, as the client
+// or the server, and goes on over it.
+func startTLS(cfg *tls.Config, server bool) step {
+	return func(c net.Conn) error {
+		b := c.(*connBox)
+		var tc *tls.Conn
+		if server {
+			tc = tls.Server(b.Conn, cfg)
+		} else {
+			tc = tls.Client(b.Conn, cfg)
+		}
+		if err := tc.Handshake(); err != nil {
+			return fmt.Errorf("TLS handshake: %w", err)
+		}
+		b.Conn = tc
+		return nil
+	}
+}
+
+// tlsRefused runs a client handshake that must fail, here or at the first
+// read (TLS 1.3 verifies the client's certificate after the client is
+// done).
+func tlsRefused(cfg *tls.Config, server bool) step {
+	return func(c net.Conn) error {
+		b := c.(*connBox)
+		var tc *tls.Conn
+		if server {
+			tc = tls.Server(b.Conn, cfg)
+		} else {
+			tc = tls.Client(b.Conn, cfg)
+		}
+		err := tc.Handshake()
+		if err == nil {
+			_, err = readPkt(tc)
+		}
+		if err == nil {
+			return fmt.Errorf("the TLS handshake succeeded, want it refused")
+		}
+		return nil
+	}
+}
+
+// sslRequest is a client's SSL request (seq 1) with caps.
+func sslRequest(caps wire.Caps) []byte {
+	p := binary.LittleEndian.AppendUint32(nil, uint32(uint64(caps|wire.CapSSL)))
+	p = binary.LittleEndian.AppendUint32(p, 1<<24)
+	p = append(p, 45)
+	p = append(p, make([]byte, 19)...)
+	p = binary.LittleEndian.AppendUint32(p, (caps | wire.CapSSL).Extended())
+	return pkt(1, p...)
+}
+
+// withSeq is packet b renumbered.
+func withSeq(b []byte, seq int) []byte {
+	b = append([]byte(nil), b...)
+	b[3] = byte(seq)
+	return b
+}
+
+func checkTLSGreeting(m []byte) error {
+	h, err := wire.ParseHandshake(m[4:])
+	if err != nil {
+		return err
+	}
+	if want := serverCaps&^wire.DefaultStrip | wire.CapSSL; h.Caps != want {
+		return fmt.Errorf("greeting offers %#x, want %#x (CLIENT_SSL, nothing the relay strips)", uint64(h.Caps), uint64(want))
+	}
+	return nil
+}
+
+func (h *harness) count(c relay.Counter) uint64 { return h.counts[c].Load() }
+
+// The client asks for TLS; the server leg stays in clear. The client's
+// ids run one ahead of the server's until authentication ends.
+func TestTLSClientLeg(t *testing.T) {
+	h, _, cli := tlsHarness(t)
+	h.env.Limits.RequireTLS = true
+	response := handshakeResponse(clientCaps|wire.CapSSL, "app", "shop")
+	switchReq := pktS(2, wire.AuthSwitchRequest, "mysql_native_password\x00abcdefghijklmnopqrst\x00")
+	answer := pktS(3, 'x', "0123456789012345678")
+	s := h.run(t, []step{send(greeting(serverCaps)), expect(handshakeResponse(clientCaps, "app", "shop")),
+		send(switchReq), expect(answer), send(ok(4, autocommit)),
+		expect(query("select 1")), send(resultSet(autocommit))},
+		[]step{expectFunc(checkTLSGreeting), send(sslRequest(clientCaps)), startTLS(cli, false), send(withSeq(response, 2)),
+			expect(withSeq(switchReq, 3)), send(withSeq(answer, 4)), expect(ok(5, autocommit)),
+			send(query("delete from t")), expectErr(1, errBlocked, "42000", "no-delete"),
+			send(query("select 1")), expect(resultSet(autocommit))})
+	if info := s.Info(); !strings.HasPrefix(info.ClientTLS, "TLS 1.3 ") || info.ServerTLS != "" {
+		t.Errorf("Info: client_tls %q, server_tls %q; want TLS 1.3 and clear", info.ClientTLS, info.ServerTLS)
+	}
+	if n := h.count(relay.TLSClientOK); n != 1 {
+		t.Errorf("TLSClientOK %d, want 1", n)
+	}
+}
+
+// tls.require: a client that answers the greeting in clear gets MySQL's
+// ER_SECURE_TRANSPORT_REQUIRED, and the server never sees its response.
+func TestTLSRequire(t *testing.T) {
+	h, _, _ := tlsHarness(t)
+	h.env.Limits.RequireTLS = true
+	h.run(t, []step{send(greeting(serverCaps)), expectClosed()},
+		[]step{expectFunc(checkTLSGreeting), send(handshakeResponse(clientCaps, "app", "shop")),
+			expectErr(2, errSecureTransport, "HY000", "insecure transport"), expectClosed()})
+}
+
+// Bad input on the client leg: each closes its connection with one log
+// line and counts the failure by cause.
+func TestTLSClientBadInput(t *testing.T) {
+	other := newPKI(t)
+	for _, tc := range []struct {
+		name   string
+		client func(cli *tls.Config, pki *testPKI, h *harness) []step
+		reason relay.TLSFailure
+		log    string
+	}{
+		{"plaintext after the SSL request", func(*tls.Config, *testPKI, *harness) []step {
+			return []step{send(sslRequest(clientCaps)), send(withSeq(handshakeResponse(clientCaps, "app", "shop"), 2)),
+				expectErr(2, errHandshake, "08S01", "expected a TLS handshake"), expectClosed()}
+		}, relay.TLSFailProtocol, "TLS handshake failed"},
+		{"a ClientHello for a handshake response", func(cli *tls.Config, _ *testPKI, _ *harness) []step {
+			return []step{tlsRefused(cli, false), expectClosed()}
+		}, relay.TLSFailProtocol, "a TLS handshake where the handshake response belongs"},
+		{"silence after the SSL request", func(_ *tls.Config, _ *testPKI, h *harness) []step {
+			h.env.Limits.StartupTimeout = 200 * time.Millisecond
+			return []step{send(sslRequest(clientCaps)), expectClosed()}
+		}, relay.TLSFailTimeout, "TLS handshake failed"},
+		{"a certificate from another CA", func(*tls.Config, *testPKI, *harness) []step {
+			return []step{send(sslRequest(clientCaps)), tlsRefused(&tls.Config{RootCAs: other.pool, ServerName: "sqlfw.test"}, false), expectClosed()}
+		}, relay.TLSFailCertificate, "TLS handshake failed"},
+		{"an expired certificate", func(cli *tls.Config, pki *testPKI, h *harness) []step {
+			expired := &tls.Config{Certificates: []tls.Certificate{pki.leaf(t, "sqlfw.test", false, time.Now().Add(-time.Hour))}}
+			h.env.ClientTLS = func() *tls.Config { return expired }
+			return []step{send(sslRequest(clientCaps)), tlsRefused(cli, false), expectClosed()}
+		}, relay.TLSFailCertificate, "TLS handshake failed"},
+		{"no client certificate", func(cli *tls.Config, pki *testPKI, h *harness) []step {
+			cfg := h.env.ClientTLS().Clone()
+			cfg.ClientCAs, cfg.ClientAuth = pki.pool, tls.RequireAndVerifyClientCert
+			h.env.ClientTLS = func() *tls.Config { return cfg }
+			return []step{send(sslRequest(clientCaps)), tlsRefused(cli, false), expectClosed()}
+		}, relay.TLSFailCertificate, "TLS handshake failed"},
+		{"a client certificate from another CA", func(cli *tls.Config, pki *testPKI, h *harness) []step {
+			cfg := h.env.ClientTLS().Clone()
+			cfg.ClientCAs, cfg.ClientAuth = pki.pool, tls.RequireAndVerifyClientCert
+			h.env.ClientTLS = func() *tls.Config { return cfg }
+			rogue := cli.Clone()
+			rogue.Certificates = []tls.Certificate{other.leaf(t, "mallory", true, time.Now().Add(time.Hour))}
+			return []step{send(sslRequest(clientCaps)), tlsRefused(rogue, false), expectClosed()}
+		}, relay.TLSFailCertificate, "TLS handshake failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, pki, cli := tlsHarness(t)
+			client := tc.client(cli, pki, h)
+			h.run(t, []step{send(greeting(serverCaps)), expectClosed()}, append([]step{expectFunc(checkTLSGreeting)}, client...))
+			if n := h.count(relay.TLSClientFailBy + relay.Counter(tc.reason)); n != 1 || h.count(relay.TLSClientFail) != 1 {
+				t.Errorf("client-leg failures by %s: %d (of %d), want 1", tc.reason, n, h.count(relay.TLSClientFail))
+			}
+			logs := h.logs.String()
+			if strings.Count(logs, "level=WARN") != 1 || !strings.Contains(logs, tc.log) {
+				t.Errorf("want one warning saying %q; the log:\n%s", tc.log, logs)
+			}
+			if strings.Contains(logs, "PRIVATE KEY") {
+				t.Error("key material in the log")
+			}
+		})
+	}
+}
+
+// A client certificate from the CA is accepted, and the log names its
+// subject.
+func TestTLSClientCertificate(t *testing.T) {
+	h, pki, cli := tlsHarness(t)
+	cfg := h.env.ClientTLS().Clone()
+	cfg.ClientCAs, cfg.ClientAuth = pki.pool, tls.RequireAndVerifyClientCert
+	h.env.ClientTLS = func() *tls.Config { return cfg }
+	cli.Certificates = []tls.Certificate{pki.leaf(t, "app", true, time.Now().Add(time.Hour))}
+	h.run(t, []step{send(greeting(serverCaps)), expect(handshakeResponse(clientCaps, "app", "shop")), send(ok(2, autocommit))},
+		[]step{expectFunc(checkTLSGreeting), send(sslRequest(clientCaps)), startTLS(cli, false),
+			send(withSeq(handshakeResponse(clientCaps|wire.CapSSL, "app", "shop"), 2)), expect(ok(3, autocommit))})
+	if !strings.Contains(h.logs.String(), `client_cert="CN=app"`) {
+		t.Errorf("the log does not name the client certificate:\n%s", h.logs.String())
+	}
+}
+
+// upstreamTLS points the harness's upstream at a server named db.test
+// whose CA sqlfw trusts, with mode.
+func upstreamTLS(h *harness, pki *testPKI, mode, name string) {
+	h.upstream = relay.Upstream{Network: "tcp", Addr: "db.test:3306", TLSMode: mode,
+		TLS: &tls.Config{RootCAs: pki.pool, ServerName: name, MinVersion: tls.VersionTLS12}}
+}
+
+// sqlfwSSLRequest is the SSL request sqlfw sends the server: the client's
+// response cut after its filler, with CLIENT_SSL.
+func sqlfwSSLRequest(response []byte) []byte {
+	b := withSeq(response[:wire.HeaderLen+wire.SSLRequestLen], 1)
+	b[0], b[1], b[2] = wire.SSLRequestLen, 0, 0
+	setSSLCap(b, true)
+	return b
+}
+
+// The server leg on TLS, the client in clear: sqlfw's own SSL request, the
+// handshake, the response with CLIENT_SSL at seq 2; the client's ids run
+// one behind until authentication ends.
+func TestTLSServerLeg(t *testing.T) {
+	h := newHarness(t)
+	h.tcp = true
+	pki := newPKI(t)
+	upstreamTLS(h, pki, "verify-full", "db.test")
+	hello := handshakeResponse(clientCaps, "app", "shop")
+	more := pkt(3, wire.AuthMoreData, 3) // caching_sha2_password: fast authentication succeeded
+	s := h.run(t, []step{send(greeting(serverCaps)), expect(sqlfwSSLRequest(hello)), startTLS(pki.serverConfig(t, "db.test"), true),
+		expect(withSeq(handshakeResponse(clientCaps|wire.CapSSL, "app", "shop"), 2)), send(more, ok(4, autocommit)),
+		expect(query("select 1")), send(resultSet(autocommit))},
+		[]step{expectFunc(checkGreeting), send(hello), expect(withSeq(more, 2)), expect(ok(3, autocommit)),
+			send(query("delete from t")), expectErr(1, errBlocked, "42000", "no-delete"),
+			send(query("select 1")), expect(resultSet(autocommit))})
+	if info := s.Info(); info.ClientTLS != "" || !strings.HasPrefix(info.ServerTLS, "TLS 1.3 ") {
+		t.Errorf("Info: client_tls %q, server_tls %q; want clear and TLS 1.3", info.ClientTLS, info.ServerTLS)
+	}
+	if n := h.count(relay.TLSServerOK); n != 1 {
+		t.Errorf("TLSServerOK %d, want 1", n)
+	}
+}
+
+// The server leg fails: a certificate for another name (verify-full), a
+// server without CLIENT_SSL (require); prefer goes on in clear.
+func TestTLSServerLegRefused(t *testing.T) {
+	hello := handshakeResponse(clientCaps, "app", "shop")
+	for _, tc := range []struct {
+		name, mode string
+		server     func(pki *testPKI) []step
+		reason     relay.TLSFailure
+	}{
+		{"another name", "verify-full", func(pki *testPKI) []step {
+			return []step{send(greeting(serverCaps)), expect(sqlfwSSLRequest(hello)), tlsRefused(pki.serverConfig(t, "other.test"), true)}
+		}, relay.TLSFailCertificate},
+		{"no CLIENT_SSL", "require", func(*testPKI) []step {
+			return []step{send(greeting(serverCaps &^ wire.CapSSL)), expectClosed()}
+		}, relay.TLSFailRefused},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.tcp = true
+			pki := newPKI(t)
+			upstreamTLS(h, pki, tc.mode, "db.test")
+			h.run(t, tc.server(pki), []step{expectFunc(func([]byte) error { return nil }), send(hello),
+				expectErr(2, errHandshake, "08S01", "over TLS (upstream_tls)"), expectClosed()})
+			if n := h.count(relay.TLSServerFailBy + relay.Counter(tc.reason)); n != 1 {
+				t.Errorf("server-leg failures by %s: %d, want 1", tc.reason, n)
+			}
+			if !strings.Contains(h.logs.String(), "cannot reach the database server over TLS") {
+				t.Errorf("no log line for the failure:\n%s", h.logs.String())
+			}
+		})
+	}
+	t.Run("prefer", func(t *testing.T) {
+		h := newHarness(t)
+		h.tcp = true
+		upstreamTLS(h, newPKI(t), "prefer", "db.test")
+		h.run(t, []step{send(greeting(serverCaps &^ wire.CapSSL)), expect(hello), send(ok(2, autocommit))},
+			[]step{expectFunc(func([]byte) error { return nil }), send(hello), expect(ok(2, autocommit))})
+	})
+}
+
+// caching_sha2_password's full authentication with TLS on both legs: the
+// server asks for it (AuthMoreData 4), the client sends its password in
+// clear inside TLS (no RSA key exchange), zero-terminated; sqlfw passes it
+// through and logs none of it.
+func TestTLSCachingSHA2FullAuth(t *testing.T) {
+	h, pki, cli := tlsHarness(t)
+	upstreamTLS(h, pki, "verify-full", "db.test")
+	response := withSeq(handshakeResponse(clientCaps|wire.CapSSL, "app", "shop"), 2)
+	full := pkt(3, wire.AuthMoreData, 4)
+	const password = "s3cret-over-tls"
+	clear := pkt(4, append([]byte(password), 0)...)
+	h.run(t, []step{send(greeting(serverCaps)), expect(sqlfwSSLRequest(response)), startTLS(pki.serverConfig(t, "db.test"), true),
+		expect(response), send(full), expect(clear), send(ok(5, autocommit)),
+		expect(query("select 1")), send(resultSet(autocommit))},
+		[]step{expectFunc(checkTLSGreeting), send(sslRequest(clientCaps)), startTLS(cli, false), send(response),
+			expect(full), send(clear), expect(ok(5, autocommit)),
+			send(query("select 1")), expect(resultSet(autocommit))})
+	if strings.Contains(h.logs.String(), password) {
+		t.Errorf("the password is in the log:\n%s", h.logs.String())
+	}
+	if h.count(relay.TLSClientOK) != 1 || h.count(relay.TLSServerOK) != 1 {
+		t.Errorf("handshakes: client %d, server %d; want 1 and 1", h.count(relay.TLSClientOK), h.count(relay.TLSServerOK))
+	}
+}
+
+// An SSL request where no certificate is configured is refused with an
+// ERR; so is a response that claims CLIENT_SSL without TLS.
+func TestTLSNotConfigured(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		hello []byte
+		want  string
+	}{
+		{"SSL request", sslRequest(clientCaps), "offers no TLS"},
+		{"CLIENT_SSL in clear", handshakeResponse(clientCaps|wire.CapSSL, "app", "shop"), "without TLS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.run(t, []step{send(greeting(serverCaps)), expectClosed()},
+				[]step{expectFunc(checkGreeting), send(tc.hello), expectErr(2, errHandshake, "08S01", tc.want), expectClosed()})
+		})
+	}
+}
