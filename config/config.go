@@ -315,11 +315,6 @@ func (c *Config) Normalize() error {
 			errs = append(errs, fmt.Errorf("%s: protocol is required (postgres or mysql)", where))
 		case ProtocolPostgres:
 		case ProtocolMySQL:
-			// The MySQL relay does not terminate TLS yet: it strips
-			// CLIENT_SSL from the server's greeting (relay/mysql).
-			if db.TLS != nil || (db.UpstreamTLS != nil && db.UpstreamTLS.Mode != "" && db.UpstreamTLS.Mode != UpstreamTLSDisable) {
-				errs = append(errs, fmt.Errorf("%s: tls and upstream_tls are not supported for protocol mysql yet", where))
-			}
 		default:
 			errs = append(errs, fmt.Errorf("%s: protocol %q is not supported (postgres or mysql)", where, db.Protocol))
 		}

@@ -1,7 +1,17 @@
 package config
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,8 +83,16 @@ func TestParse(t *testing.T) {
 				}
 			},
 		},
-		{name: "mysql with tls", yaml: "databases:\n  - {protocol: mysql, listen: '127.0.0.1:1', upstream: 'x:1', tls: {cert: c, key: k}}\n", wantErr: "not supported for protocol mysql yet"},
-		{name: "mysql with upstream_tls", yaml: "databases:\n  - {protocol: mysql, listen: '127.0.0.1:1', upstream: 'x:1', upstream_tls: {mode: require}}\n", wantErr: "not supported for protocol mysql yet"},
+		{
+			name: "mysql with tls",
+			yaml: "databases:\n  - {protocol: mysql, listen: '127.0.0.1:1', upstream: 'x:1', tls: {cert: c, key: k, require: true}, upstream_tls: {mode: verify-full}}\n",
+			check: func(t *testing.T, c *Config) {
+				if db := c.Databases[0]; db.TLS == nil || !db.TLS.Require || db.UpstreamTLS == nil || db.UpstreamTLS.Mode != UpstreamTLSVerifyFull {
+					t.Errorf("tls %+v upstream_tls %+v, want both legs", db.TLS, db.UpstreamTLS)
+				}
+			},
+		},
+		{name: "mysql with a bad upstream_tls mode", yaml: "databases:\n  - {protocol: mysql, listen: '127.0.0.1:1', upstream: 'x:1', upstream_tls: {mode: sometimes}}\n", wantErr: "upstream_tls.mode"},
 		{name: "duplicate listen", yaml: "databases:\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:1'}\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:2'}\n", wantErr: "used twice"},
 	}
 	for _, tt := range tests {
@@ -108,5 +126,57 @@ func TestExampleConfigIsValid(t *testing.T) {
 	}
 	if err := c.Normalize(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Check builds both legs' TLS for either protocol: a certificate that
+// loads, the upstream's CA, tls.require only with a certificate; only
+// PostgreSQL's client leg names an ALPN protocol.
+func TestCheckTLS(t *testing.T) {
+	dir := t.TempDir()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "db.test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"db.test"}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	cert, keyPath := filepath.Join(dir, "c.pem"), filepath.Join(dir, "k.pem")
+	os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	for _, tc := range []struct {
+		name, protocol, tls, wantErr string
+		alpn                         []string
+	}{
+		{"mysql, both legs", "mysql", fmt.Sprintf("tls: {cert: %s, key: %s, client_ca: %s, require: true}, upstream_tls: {mode: verify-full, ca: %s, server_name: db.test}", cert, keyPath, cert, cert), "", nil},
+		{"postgres, both legs", "postgres", fmt.Sprintf("tls: {cert: %s, key: %s}, upstream_tls: {mode: verify-ca, ca: %s}", cert, keyPath, cert), "", []string{"postgresql"}},
+		{"mysql, require without a certificate", "mysql", "tls: {require: true}", "tls.require needs tls.cert", nil},
+		{"mysql, a missing key", "mysql", fmt.Sprintf("tls: {cert: %s, key: %s}", cert, filepath.Join(dir, "none")), "tls:", nil},
+		{"mysql, a CA that is not PEM", "mysql", fmt.Sprintf("upstream_tls: {mode: verify-full, ca: %s}", keyPath), "no PEM certificate", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(fmt.Sprintf("databases:\n  - {protocol: %s, listen: '127.0.0.1:1', upstream: '127.0.0.1:2', %s}\n", tc.protocol, tc.tls)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = c.Check()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Check: %v, want an error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Check: %v", err)
+			}
+			server, client, err := c.Databases[0].BuildTLS()
+			if err != nil || server == nil || client == nil {
+				t.Fatalf("BuildTLS: %v, %v, %v; want both legs", server, client, err)
+			}
+			if !slices.Equal(server.NextProtos, tc.alpn) {
+				t.Errorf("client leg ALPN %q, want %q", server.NextProtos, tc.alpn)
+			}
+		})
 	}
 }

@@ -61,8 +61,13 @@ func (dc *Database) BuildTLS() (server, client *tls.Config, err error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("database %s: tls: %w", dc.Name, err)
 		}
-		server = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
-			NextProtos: []string{"postgresql"}}
+		server = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		if dc.Protocol != ProtocolMySQL {
+			// PostgreSQL 17's direct TLS negotiation names its protocol;
+			// MySQL clients send no ALPN, and a server that lists
+			// protocols refuses a client that offers others.
+			server.NextProtos = []string{"postgresql"}
+		}
 		if t.ClientCA != "" {
 			pool, err := readPool(t.ClientCA)
 			if err != nil {
