@@ -91,6 +91,7 @@ type DatabaseStats struct {
 	IdleClosed         uint64 `json:"idle_closed"`
 	CancelRequests     uint64 `json:"cancel_requests"`
 	Messages           uint64 `json:"messages_judged"`
+	Executions         uint64 `json:"executions"` // of prepared statements, by the verdict remembered from the prepare; in Statements and the verdicts too
 	Statements         uint64 `json:"statements"`
 	Allowed            uint64 `json:"allowed"`
 	Denied             uint64 `json:"denied"`

@@ -170,7 +170,8 @@ func (d *Daemon) MetricsAddr() net.Addr {
 
 var (
 	dbLabel          = []string{"database"}
-	descStatements   = prometheus.NewDesc("sqlfw_statements_total", "Statements judged (a multi-statement Query counts each).", dbLabel, nil)
+	descStatements   = prometheus.NewDesc("sqlfw_statements_total", "Statements judged (a multi-statement Query counts each), and executions of prepared statements.", dbLabel, nil)
+	descExecutions   = prometheus.NewDesc("sqlfw_prepared_executions_total", "Executions of prepared statements, decided by the verdict remembered from the prepare (also in sqlfw_statements_total and sqlfw_verdicts_total).", dbLabel, nil)
 	descVerdicts     = prometheus.NewDesc("sqlfw_verdicts_total", "Judged messages by verdict as applied: allowed, logged, denied (blocked), would_deny (monitor/detect).", []string{"database", "verdict"}, nil)
 	descRules        = prometheus.NewDesc("sqlfw_rule_verdicts_total", "Judged messages by the rule that decided them.", []string{"database", "rule"}, nil)
 	descParseErrors  = prometheus.NewDesc("sqlfw_parse_errors_total", "Statements the engine could not parse.", dbLabel, nil)
@@ -234,6 +235,7 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		n := db.cfg.Name
 		s := db.stats.snapshot()
 		counter(descStatements, float64(s.Statements), n)
+		counter(descExecutions, float64(s.Executions), n)
 		counter(descVerdicts, float64(s.Allowed), n, "allowed")
 		counter(descVerdicts, float64(s.Logged), n, "logged")
 		counter(descVerdicts, float64(s.Denied), n, "denied")

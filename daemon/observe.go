@@ -81,13 +81,26 @@ type sessionObserver struct {
 
 // Judged counts, logs and audits a verdict.
 func (so *sessionObserver) Judged(v engine.Verdict, typ byte, at time.Time, el time.Duration) {
-	db := so.db
-	st := &db.stats
+	st := &so.db.stats
 	st.evalNanos.Add(uint64(el))
 	st.messages.Add(1)
+	so.verdict(&v, typ, at, el)
+}
+
+// Applied counts, logs and audits a remembered verdict applied to an
+// execution of a prepared statement.
+func (so *sessionObserver) Applied(v engine.Verdict, typ byte, at time.Time) {
+	so.db.stats.executions.Add(1)
+	so.verdict(&v, typ, at, 0)
+}
+
+// verdict counts, logs and audits the verdict of one message.
+func (so *sessionObserver) verdict(v *engine.Verdict, typ byte, at time.Time, el time.Duration) {
+	db := so.db
+	st := &db.stats
 	st.statements.Add(uint64(v.Statements))
-	so.tally.count(&v, db.mode(&v)) // per connection and per rule
-	db.rules.count(&v)
+	so.tally.count(v, db.mode(v)) // per connection and per rule
+	db.rules.count(v)
 	if v.ParseError {
 		st.parseErrors.Add(1)
 	}
@@ -102,7 +115,7 @@ func (so *sessionObserver) Judged(v engine.Verdict, typ byte, at time.Time, el t
 			so.log.Info("statement logged", "rule", v.RuleID, "reason", v.Reason, "message", string(typ), "repeated", n)
 		}
 	case v.Action.Denies():
-		mode := db.mode(&v)
+		mode := db.mode(v)
 		if mode == ModeEnforce {
 			st.denied.Add(1)
 			outcome = "blocked"
@@ -126,7 +139,7 @@ func (so *sessionObserver) Judged(v engine.Verdict, typ byte, at time.Time, el t
 		}
 	}
 	if a := so.d.audit; a != nil {
-		a.verdict(so.s, at, &v, outcome)
+		a.verdict(so.s, at, v, outcome)
 	}
 }
 

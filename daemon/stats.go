@@ -20,7 +20,8 @@ type counters struct {
 	tlsFailBy     [2][relay.NumTLSFailures]atomic.Uint64
 	cancels       atomic.Uint64
 	messages      atomic.Uint64 // Query, Parse and FunctionCall messages judged
-	statements    atomic.Uint64 // statements in them
+	executions    atomic.Uint64 // executions of prepared statements decided by a remembered verdict
+	statements    atomic.Uint64 // statements in both
 	allowed       atomic.Uint64
 	denied        atomic.Uint64 // blocked (enforce)
 	logged        atomic.Uint64 // allowed by a log rule
@@ -41,6 +42,7 @@ func (c *counters) snapshot() DatabaseStats {
 		IdleClosed:         c.idleClosed.Load(),
 		CancelRequests:     c.cancels.Load(),
 		Messages:           c.messages.Load(),
+		Executions:         c.executions.Load(),
 		Statements:         c.statements.Load(),
 		Allowed:            c.allowed.Load(),
 		Denied:             c.denied.Load(),

@@ -543,3 +543,41 @@ func TestMySQLAuditAndMetrics(t *testing.T) {
 		t.Errorf("fwctl audit verify: %s", res)
 	}
 }
+
+// TestMySQLPreparedExecutionsCounted: executions of a prepared statement
+// (go-sql-driver/mysql without interpolateParams: COM_STMT_PREPARE once,
+// COM_STMT_EXECUTE each time) count in fwctl stats as executions and
+// statements, allowed; the prepare is the one judged message.
+func TestMySQLPreparedExecutionsCounted(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	db := myDB(t, my, d.addr, false)
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	st, err := db.PrepareContext(ctx, "select ? + 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := stats(t, d).Databases[0]
+	const n = 25
+	for i := range n {
+		var v int
+		if err := st.QueryRowContext(ctx, i).Scan(&v); err != nil || v != i+1 {
+			t.Fatalf("execution %d: %d %v, want %d", i, v, err, i+1)
+		}
+	}
+	st.Close()
+	after := stats(t, d).Databases[0]
+	if got := after.Executions - before.Executions; got != n {
+		t.Errorf("executions counted: %d, want %d", got, n)
+	}
+	if got := after.Statements - before.Statements; got != n {
+		t.Errorf("statements counted over the executions: %d, want %d", got, n)
+	}
+	if got := after.Allowed - before.Allowed; got != n {
+		t.Errorf("allowed counted over the executions: %d, want %d", got, n)
+	}
+	if after.Messages != before.Messages {
+		t.Errorf("judged messages moved from %d to %d: executions are decided by the prepare's verdict", before.Messages, after.Messages)
+	}
+}

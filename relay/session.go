@@ -95,6 +95,13 @@ type SessionObserver interface {
 	// the relay path: it must not allocate (v is passed by value so that
 	// the caller's does not escape).
 	Judged(v engine.Verdict, typ byte, at time.Time, el time.Duration)
+	// Applied reports a verdict the session remembered and applied to a
+	// message without asking the engine: an execution of a statement it
+	// saw prepared (MySQL's COM_STMT_EXECUTE). It counts as Judged does
+	// (statements, verdicts, rules, the connection's tally, logs, audit),
+	// as an execution instead of a judged message, and without evaluation
+	// time. The same rules as Judged's apply.
+	Applied(v engine.Verdict, typ byte, at time.Time)
 	// Close ends the session's registration.
 	Close()
 }

@@ -95,7 +95,7 @@ func printStats(w io.Writer, st *control.Stats) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  connections\t%d active\t%d total\t%d refused\t%d cancel requests\n",
 			db.ConnectionsActive, db.ConnectionsTotal, db.ConnectionsRefused, db.CancelRequests)
-		fmt.Fprintf(tw, "  judged\t%d messages\t%d statements\t\t\n", db.Messages, db.Statements)
+		fmt.Fprintf(tw, "  judged\t%d messages\t%d statements\t%d prepared executions\t\n", db.Messages, db.Statements, db.Executions)
 		fmt.Fprintf(tw, "  verdicts\t%d allowed\t%d denied\t%d logged\t%d would deny (monitor/detect)\n",
 			db.Allowed, db.Denied, db.Logged, db.WouldDeny)
 		fmt.Fprintf(tw, "  errors\t%d parse\t%d protocol\t\t\n", db.ParseErrors, db.ProtocolErrors)

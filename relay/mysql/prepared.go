@@ -103,13 +103,15 @@ func (s *session) memoLookup(id uint32) (int, bool) {
 }
 
 // memoUse returns the verdict that decides an execution of slot i, judged
-// again when the engine has been replaced since, and whether it blocks.
-func (s *session) memoUse(i int) (engine.Verdict, bool) {
+// again (and reported, judged true) when the engine has been replaced
+// since, and whether it blocks.
+func (s *session) memoUse(i int) (v engine.Verdict, blocked, judged bool) {
 	s.mu.Lock()
 	sl := &s.memo.slots[i]
 	v, eng := sl.v, sl.eng
 	s.mu.Unlock()
 	if cur := s.env.Engine(); cur != eng {
+		judged = true
 		// The policy was reloaded: judge the statement as it would be now.
 		v, eng = s.judge(s.memo.slots[i].text, observeExecute)
 		s.mu.Lock()
@@ -117,7 +119,7 @@ func (s *session) memoUse(i int) (engine.Verdict, bool) {
 		sl.v, sl.eng = v, eng
 		s.mu.Unlock()
 	}
-	return v, s.enforced(&v)
+	return v, s.enforced(&v), judged
 }
 
 // memoClose frees slot i: COM_STMT_CLOSE has no answer.

@@ -5,6 +5,7 @@ import (
 	"net"
 	"testing"
 
+	"github.com/sqlfw/sqlfw/engine"
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
 )
 
@@ -103,5 +104,52 @@ func TestMonitorMode(t *testing.T) {
 	defer h.mu.Unlock()
 	if len(h.verdicts) != 1 || h.verdicts[0].RuleID != "no-delete" {
 		t.Errorf("verdicts %+v, want one of rule no-delete", h.verdicts)
+	}
+}
+
+// Executions are reported with the prepare's verdict (Applied), once each;
+// a FETCH continues an execution and is not one; an execution re-judged
+// after a reload is reported as judged, not again as applied.
+func TestPreparedExecutionsCounted(t *testing.T) {
+	h := newHarness(t)
+	srv, cli := login()
+	fetch := stmtCmd(wire.ComStmtFetch, 7, 1, 0, 0, 0)
+	// a cursor's last rows: one row, then the end (DEPRECATE_EOF)
+	rows := append(pkt(1, 1, '1'), pkt(2, 0xfe, 0, 0, byte(autocommit), 0, 0, 0)...)
+	h.run(t, append(srv, expect(prepare("select ?")), send(prepareOK(7)),
+		expect(execute(7)), send(ok(1, autocommit)), expect(execute(7)), send(ok(1, autocommit)),
+		expect(fetch), send(rows),
+		expect(pkt(0, wire.ComPing)), send(ok(1, autocommit))),
+		append(cli, send(prepare("select ?")), expect(prepareOK(7)),
+			send(execute(7)), expect(ok(1, autocommit)), send(execute(7)), expect(ok(1, autocommit)),
+			send(fetch), expect(rows),
+			func(net.Conn) error {
+				h.eng.Store(testEngine(t, "rules:\n  - {id: no-select, action: deny, match: {kind: [select]}}\n"))
+				return nil
+			},
+			send(execute(7)), expectErr(1, errBlocked, "42000", "no-select"),
+			send(pkt(0, wire.ComPing)), expect(ok(1, autocommit))))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.applied) != 2 || h.applied[0].Action != engine.ActionAllow || h.applied[0].Statements != 1 {
+		t.Errorf("applied verdicts %+v, want the two executions', allowed, of 1 statement each", h.applied)
+	}
+	if len(h.verdicts) != 2 || h.verdicts[1].RuleID != "no-select" {
+		t.Errorf("judged verdicts %+v, want the prepare's and the re-judged execution's (no-select)", h.verdicts)
+	}
+}
+
+// In monitor mode a statement whose prepare was denied runs, and each
+// execution is reported with the deny verdict.
+func TestPreparedExecutionsCountedMonitor(t *testing.T) {
+	h := newHarness(t)
+	h.enforce.Store(false)
+	srv, cli := login()
+	h.run(t, append(srv, expect(prepare("delete from t")), send(prepareOK(7)), expect(execute(7)), send(ok(1, autocommit))),
+		append(cli, send(prepare("delete from t")), expect(prepareOK(7)), send(execute(7)), expect(ok(1, autocommit))))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.applied) != 1 || h.applied[0].RuleID != "no-delete" {
+		t.Errorf("applied verdicts %+v, want one of rule no-delete", h.applied)
 	}
 }

@@ -107,6 +107,7 @@ type harness struct {
 	dials    chan net.Conn
 	mu       sync.Mutex
 	verdicts []engine.Verdict
+	applied  []engine.Verdict // remembered verdicts of executions
 	wg       sync.WaitGroup
 	// session holds the last session registered.
 	session atomic.Value
@@ -180,6 +181,11 @@ func (h *harness) Open(s relay.Session, _ *slog.Logger) (relay.SessionObserver, 
 func (h *harness) Judged(v engine.Verdict, _ byte, _ time.Time, _ time.Duration) {
 	h.mu.Lock()
 	h.verdicts = append(h.verdicts, v)
+	h.mu.Unlock()
+}
+func (h *harness) Applied(v engine.Verdict, _ byte, _ time.Time) {
+	h.mu.Lock()
+	h.applied = append(h.applied, v)
 	h.mu.Unlock()
 }
 func (h *harness) Close() {}

@@ -850,7 +850,13 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 		}
 		if cmd == wire.ComStmtExecute || cmd == wire.ComStmtBulkExecute || cmd == wire.ComStmtFetch {
 			s.meter.HoldStatement() // timing
-			if v, blocked := s.memoUse(slot); blocked {
+			v, blocked, judged := s.memoUse(slot)
+			if !judged && cmd != wire.ComStmtFetch {
+				// an execution (a FETCH continues one): counted with the
+				// prepare's verdict
+				s.obs.Applied(v, observeExecute, time.Now())
+			}
+			if blocked {
 				return s.block(fr, m, seq, &v)
 			}
 		}

@@ -194,6 +194,7 @@ type proxySession struct {
 	s relay.Session
 }
 
+func (o *proxySession) Applied(v engine.Verdict, typ byte, at time.Time) { o.Judged(v, typ, at, 0) }
 func (o *proxySession) Judged(v engine.Verdict, _ byte, _ time.Time, _ time.Duration) {
 	if v.Action.Denies() {
 		if o.p.mode(v.Mode) == config.ModeEnforce {
