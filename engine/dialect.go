@@ -24,7 +24,9 @@ type Dialect interface {
 	Prescan(text string, stopBytes int) LexStats
 	// Analyze parses text and fills the facts of every statement in it,
 	// keeping lex (Prescan's measures) in the result. Text the parser
-	// rejects gets ParseError and a ParseReason without its literals.
+	// rejects gets ParseError and a ParseReason without its literals, and
+	// in Stmts what the dialect is sure its statements do nonetheless
+	// (engine/mysql unparsed.go), which only a deny rule may act on.
 	Analyze(text string, lex LexStats) *TextFacts
 	// Fingerprint identifies a statement up to its literal values (the
 	// text of one StmtFacts: Loc, Length); 0 when it has none.

@@ -9,7 +9,8 @@ import (
 
 // testDialect reads every text as one SELECT that calls the functions
 // named before a "(": enough facts for the core's tests, which are of
-// caches, rates and policies, not of SQL.
+// caches, rates and policies, not of SQL. A text that starts with "!" is a
+// parse error of which those calls are all the dialect is sure of.
 type testDialect struct{}
 
 var testCall = regexp.MustCompile(`([A-Za-z_][A-Za-z_0-9]*)\(`)
@@ -27,7 +28,14 @@ func (testDialect) Analyze(text string, lex LexStats) *TextFacts {
 	for _, m := range testCall.FindAllStringSubmatch(text, -1) {
 		st.Funcs = append(st.Funcs, FuncRef{Name: strings.ToLower(m[1])})
 	}
-	return &TextFacts{Stmts: []StmtFacts{st}, Lex: lex}
+	tf := &TextFacts{Stmts: []StmtFacts{st}, Lex: lex}
+	if strings.HasPrefix(text, "!") {
+		tf.ParseError, tf.ParseReason = true, "test parse error"
+		if len(st.Funcs) == 0 {
+			tf.Stmts = nil
+		}
+	}
+	return tf
 }
 
 func (testDialect) Fingerprint(stmt string) uint64 {
@@ -72,5 +80,44 @@ func TestCheckKeysTheDialectFills(t *testing.T) {
 	}
 	if _, err := New(p, testDialect{}, Options{}); err != nil {
 		t.Errorf("New with a dialect that fills every key: %v", err)
+	}
+}
+
+// A parse error whose facts a deny rule matches is denied by that rule when
+// it is at least as strong as on_parse_error; an allow or log rule, or a
+// weaker deny, leaves it to on_parse_error.
+func TestParseErrorFacts(t *testing.T) {
+	const rules = `
+rules:
+  - {id: ok-f, action: allow, users: [admin], match: {functions: [f]}}
+  - {id: no-f, action: deny, match: {functions: [f]}}
+  - {id: watch-g, action: deny, mode: monitor, match: {functions: [g]}}
+  - {id: log-h, action: log, match: {functions: [h]}}
+`
+	for _, tc := range []struct {
+		onParseError, sql, user string
+		action                  Action
+		rule                    string
+	}{
+		{"allow", "!f()", "app", ActionDeny, "no-f"},
+		{"allow", "!x(); f()", "app", ActionDeny, "no-f"},
+		{"allow", "!f()", "admin", ActionAllow, "parse-error"},
+		{"allow", "!h()", "app", ActionAllow, "parse-error"},
+		{"allow", "!g()", "app", ActionDeny, "watch-g"},
+		{"allow", "!", "app", ActionAllow, "parse-error"},
+		{"deny", "!f()", "app", ActionDeny, "no-f"},
+		{"deny", "!g()", "app", ActionDeny, "parse-error"},
+		{"deny", "!h()", "app", ActionDeny, "parse-error"},
+		{"log", "!h()", "app", ActionLog, "parse-error"},
+	} {
+		for _, opts := range []Options{{}, {CacheBytes: -1}} {
+			e := mustEngine(t, "on_parse_error: "+tc.onParseError+"\n"+rules, opts)
+			for round := 0; round < 2; round++ {
+				v := e.Judge([]byte(tc.sql), &Session{User: tc.user})
+				if v.Action != tc.action || v.RuleID != tc.rule || !v.ParseError {
+					t.Errorf("on_parse_error %s, %q as %s (round %d): got %v %s parse error %v, want %v %s", tc.onParseError, tc.sql, tc.user, round, v.Action, v.RuleID, v.ParseError, tc.action, tc.rule)
+				}
+			}
+		}
 	}
 }

@@ -219,9 +219,28 @@ func denyRank(a Action, mode Mode) int {
 
 func (e *Engine) judge(tf *TextFacts, s *Session) Verdict {
 	p := e.policy
-	if tf.ParseError {
-		return Verdict{Action: p.onParseError, RuleID: "parse-error", Reason: tf.ParseReason, ParseError: true, Mode: p.mode}
+	if !tf.ParseError {
+		return e.judgeStmts(tf, s)
 	}
+	v := Verdict{Action: p.onParseError, RuleID: "parse-error", Reason: tf.ParseReason, ParseError: true, Mode: p.mode}
+	// The facts a dialect is sure of in a text it could not parse
+	// (Dialect.Analyze) are a part of what the text does: a deny rule they
+	// match decides when it is at least as strong as on_parse_error (so
+	// that on_parse_error: allow does not let INSTALL PLUGIN through), and
+	// no allow or log rule does.
+	if len(tf.Stmts) > 0 {
+		if d := e.judgeStmts(tf, s); d.Action.Denies() && (!v.Action.Denies() || denyRank(d.Action, d.Mode) >= denyRank(v.Action, v.Mode)) {
+			d.ParseError = true
+			return d
+		}
+	}
+	return v
+}
+
+// judgeStmts judges the statements of tf: the strongest deny, else the
+// first log, else the first allow.
+func (e *Engine) judgeStmts(tf *TextFacts, s *Session) Verdict {
+	p := e.policy
 	n := len(tf.Stmts)
 	var deny, logged, allowed *rule
 	var denyReason, logReason, allowReason string

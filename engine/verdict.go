@@ -57,7 +57,8 @@ type Verdict struct {
 	// Statements is the number of statements in the judged text.
 	Statements int
 	// ParseError is true when the parser rejected the text; Action then
-	// follows the policy's on_parse_error setting.
+	// follows the policy's on_parse_error setting, or a deny rule that
+	// what the dialect is sure of in the text matches (RuleID names it).
 	ParseError bool
 	// SessionOps is true when the text prepares, executes, deallocates,
 	// declares, fetches from or closes a named statement or cursor:

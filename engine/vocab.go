@@ -202,6 +202,9 @@ type ruleMatch struct {
 // Analyze fills Stmts, ParseError, ParseReason, Lex and SQLOps; the rest is
 // the engine's.
 type TextFacts struct {
+	// Stmts: the facts of each statement. With ParseError, the facts the
+	// dialect is certain of in some of them (a lower bound: deny rules
+	// only act on them), or none.
 	Stmts      []StmtFacts
 	ParseError bool
 	// ParseReason is literal-free: it carries the cursor position only.

@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -119,6 +120,18 @@ func judgeCorpus(t *testing.T, cases []adversarialCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The default policy with on_parse_error: allow, as an operator who
+	// lets MariaDB's syntax through sets it: a statement denied by a rule
+	// is denied by it still (unparsed.go), a parse error is allowed.
+	lenientYAML := bytes.Replace(DefaultPolicyYAML(), []byte("on_parse_error: deny"), []byte("on_parse_error: allow"), 1)
+	lp, err := engine.ParsePolicy(lenientYAML)
+	if err != nil || bytes.Equal(lenientYAML, DefaultPolicyYAML()) {
+		t.Fatalf("lenient policy: %v", err)
+	}
+	lenient, err := engine.New(lp, Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range cases {
 		s := &engine.Session{User: "app", Database: "app"}
 		if err := parseSessionSpec(c.session, s); err != nil {
@@ -141,6 +154,18 @@ func judgeCorpus(t *testing.T, cases []adversarialCase) {
 			}
 			if v.Action.Denies() && v.Reason == "" {
 				t.Errorf("%s:%d: %q: deny without a reason", c.file, c.line, c.sql)
+			}
+		}
+		v := lenient.Judge([]byte(c.sql), s)
+		switch c.expect {
+		case "deny":
+		case "allow", "parse-error":
+			if v.Action.Denies() {
+				t.Errorf("%s:%d (on_parse_error: allow): %q: got %v %s, want allow", c.file, c.line, c.sql, v.Action, v.RuleID)
+			}
+		default:
+			if !v.Action.Denies() || v.RuleID != c.expect {
+				t.Errorf("%s:%d (on_parse_error: allow): %q\n got: %v %s (%s)\nwant: %s", c.file, c.line, c.sql, v.Action, v.RuleID, v.Reason, c.expect)
 			}
 		}
 	}

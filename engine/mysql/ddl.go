@@ -7,11 +7,13 @@ import (
 )
 
 // objectNames are the object types a rule's `objects:` may name for MySQL:
-// those classify gives. Functions, triggers, events, servers, plugins and
-// tablespaces are left out: TiDB's parser does not parse their DDL, so a
-// rule naming them would match nothing (their statements are parse errors).
+// those classify gives, and those of the DDL TiDB's parser does not parse
+// but the recognizer of such texts knows by its leading words
+// (unparsed.go): functions, triggers, events, servers and plugins. Their
+// statements are parse errors, so only a deny rule can name them.
 var objectNames = []string{
 	"database", "table", "view", "index", "sequence", "procedure", "user", "role",
+	"function", "trigger", "event", "server", "plugin",
 }
 
 // classify returns a statement's kind, and for DDL and DCL its verb and

@@ -76,22 +76,7 @@ var dangerousPrivs = map[mysql.PrivilegeType]bool{
 
 // statementEffects adds what the whole statement does.
 func statementEffects(st *engine.StmtFacts, s ast.StmtNode) {
-	for i := range st.Tables {
-		t := &st.Tables[i]
-		switch {
-		case t.Schema == "mysql" && credentialTables[t.Name]:
-			st.Effects |= engine.EffReadsCredentials
-			if t.Write {
-				st.Effects |= engine.EffWritesCatalog
-			}
-		case t.Schema == "mysql" && t.Write:
-			st.Effects |= engine.EffWritesCatalog // grant tables, proc, plugin, servers, ...
-		case t.Schema == "performance_schema" && t.Write && strings.HasPrefix(t.Name, "setup_"):
-			st.Effects |= engine.EffDisablesLogging // switches instrumentation off
-		case (t.Schema == "information_schema" || t.Schema == "sys") && t.Write:
-			st.Effects |= engine.EffWritesCatalog
-		}
-	}
+	tableEffects(st)
 	switch x := s.(type) {
 	case *ast.ShowStmt:
 		if x.Tp == ast.ShowCreateUser {
@@ -145,6 +130,27 @@ func statementEffects(st *engine.StmtFacts, s ast.StmtNode) {
 		for _, sp := range x.Specs {
 			tableOptions(st, sp.Options)
 			partitionOptions(st, sp.Partition, sp.PartDefinitions)
+		}
+	}
+}
+
+// tableEffects adds what the statement's tables make it do: read or write
+// the server's own schemas.
+func tableEffects(st *engine.StmtFacts) {
+	for i := range st.Tables {
+		t := &st.Tables[i]
+		switch {
+		case t.Schema == "mysql" && credentialTables[t.Name]:
+			st.Effects |= engine.EffReadsCredentials
+			if t.Write {
+				st.Effects |= engine.EffWritesCatalog
+			}
+		case t.Schema == "mysql" && t.Write:
+			st.Effects |= engine.EffWritesCatalog // grant tables, proc, plugin, servers, ...
+		case t.Schema == "performance_schema" && t.Write && strings.HasPrefix(t.Name, "setup_"):
+			st.Effects |= engine.EffDisablesLogging // switches instrumentation off
+		case (t.Schema == "information_schema" || t.Schema == "sys") && t.Write:
+			st.Effects |= engine.EffWritesCatalog
 		}
 	}
 }

@@ -79,6 +79,7 @@ func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 		if what := knownUnparsed(text); what != "" {
 			tf.ParseReason += ": sqlfw does not parse " + what
 		}
+		tf.Stmts = recognize(text)
 		return tf
 	}
 	tf.Stmts = make([]engine.StmtFacts, 0, len(stmts))
@@ -587,6 +588,10 @@ func (w *walker) prepare(x *ast.PrepareStmt) {
 	parse(x.SQLText, func(stmts []ast.StmtNode, err error) {
 		if err != nil {
 			st.Unparsed = "the text of a PREPARE could not be parsed"
+			// What is certain of it still counts (unparsed.go).
+			for _, in := range recognize(x.SQLText) {
+				merge(st, &in)
+			}
 			return
 		}
 		for _, s := range stmts {

@@ -174,3 +174,80 @@ func isSpaceByte(c byte) bool {
 func isIdentByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' || c >= 0x80
 }
+
+// A token of a text read (lex.go), as the recognizer of statements TiDB
+// does not parse sees it (unparsed.go): a word (keyword or bare
+// identifier), a `quoted identifier`, a '...' or "..." string, or one byte
+// of punctuation. The scan follows prescan's rules: comments are skipped,
+// and a kept executable comment's markers (/*!NNNNN and its */) too, since
+// its text is SQL some server runs.
+type token struct {
+	kind   byte // tokWord, tokIdent, tokString, or the punctuation byte
+	lo, hi int  // text[lo:hi]; a quoted identifier's or string's quotes included
+}
+
+const (
+	tokWord   byte = 'w'
+	tokIdent  byte = '`'
+	tokString byte = 's'
+)
+
+// nextToken returns the token at or after i, and false at the end of text.
+func nextToken(text string, i int) (token, bool) {
+	n := len(text)
+	for i < n {
+		c := text[i]
+		switch {
+		case isSpaceByte(c):
+			i++
+		case c == '#', c == '-' && i+1 < n && text[i+1] == '-' && (i+2 == n || isSpaceByte(text[i+2])):
+			for i < n && text[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < n && text[i+1] == '*':
+			if i+2 < n && text[i+2] == '!' {
+				i += 3
+				for i < n && text[i] >= '0' && text[i] <= '9' {
+					i++
+				}
+				continue
+			}
+			k := strings.Index(text[i+2:], "*/")
+			if k < 0 {
+				return token{}, false
+			}
+			i += 2 + k + 2
+		case c == '*' && i+1 < n && text[i+1] == '/':
+			i += 2 // the end of a kept /*! comment
+		case c == '`':
+			return token{kind: tokIdent, lo: i, hi: quotedStr(text, i, c, false)}, true
+		case c == '\'' || c == '"':
+			return token{kind: tokString, lo: i, hi: quotedStr(text, i, c, true)}, true
+		case isIdentByte(c):
+			j := i + 1
+			for j < n && isIdentByte(text[j]) {
+				j++
+			}
+			return token{kind: tokWord, lo: i, hi: j}, true
+		default:
+			return token{kind: c, lo: i, hi: i + 1}, true
+		}
+	}
+	return token{}, false
+}
+
+// is reports whether t is the bare word w (lower case), in any case.
+func (t token) is(text, w string) bool {
+	return t.kind == tokWord && t.hi-t.lo == len(w) && strings.EqualFold(text[t.lo:t.hi], w)
+}
+
+// name is the identifier t stands for: a bare word lower-cased, a quoted
+// one unquoted (MySQL's table names are case-sensitive on some systems;
+// the engine's TableRefs are lower case, as TiDB's .L).
+func (t token) name(text string) string {
+	s := text[t.lo:t.hi]
+	if t.kind == tokIdent {
+		s = strings.ReplaceAll(strings.TrimSuffix(s[1:], "`"), "``", "`")
+	}
+	return strings.ToLower(s)
+}

@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/sqlfw/sqlfw/engine"
@@ -77,5 +78,53 @@ func TestShapeHitsAgreeWithParsing(t *testing.T) {
 	}
 	if st := cached.Stats(); st.Shapes == 0 {
 		t.Errorf("no shape cached: %+v", st)
+	}
+}
+
+// TestRecognizedFactsNotShared: the facts recognized in a text TiDB does not
+// parse (unparsed.go) are cached by that text only. Texts that differ from
+// an earlier one in a literal, or in the statement after a bulk INSERT,
+// get the verdict a fresh analysis gives, with on_parse_error: allow so
+// that a fact served from another text's entry would show as an allow.
+func TestRecognizedFactsNotShared(t *testing.T) {
+	p, err := engine.ParsePolicy(bytes.Replace(DefaultPolicyYAML(), []byte("on_parse_error: deny"), []byte("on_parse_error: allow"), 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached, err := engine.New(p, Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := engine.New(p, Dialect, engine.Options{CacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{
+		"EXECUTE IMMEDIATE 'SELECT 1'",
+		"EXECUTE IMMEDIATE 'DELETE FROM t'",
+		"EXECUTE IMMEDIATE 'INSTALL SONAME ''x'''",
+		"INSERT INTO t (a) VALUES (1), (2) RETURNING a",
+		"INSERT INTO t (a) VALUES ('INSTALL SONAME'), (2) RETURNING a",
+		"INSERT INTO t (a) VALUES (1), (2); INSTALL SONAME 'x'",
+		"INSERT INTO t (a) VALUES (3), (4); INSTALL SONAME 'x'",
+		"INSERT INTO t (a) VALUES (1), (2); SELECT 1 RETURNING a",
+		"CREATE DEFINER = 'app' TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.a = 1",
+		"CREATE DEFINER = CURRENT_USER TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.a = 1",
+	}
+	denied := 0
+	for round := 0; round < 3; round++ {
+		for _, text := range texts {
+			got := cached.Judge([]byte(text), nil)
+			want := fresh.Judge([]byte(text), nil)
+			if got.Action != want.Action || got.RuleID != want.RuleID {
+				t.Errorf("%q (round %d): cached %v %s, fresh %v %s", text, round, got.Action, got.RuleID, want.Action, want.RuleID)
+			}
+			if round == 0 && want.Action.Denies() {
+				denied++
+			}
+		}
+	}
+	if denied != 5 {
+		t.Errorf("%d of the texts denied, want 5 (the DELETE, the three INSTALLs, the definer trigger)", denied)
 	}
 }

@@ -1,0 +1,409 @@
+package mysql
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// What is certain of a text TiDB's parser rejects. Such a text is a parse
+// error and gets the policy's on_parse_error, but some of what it does is
+// known from its words alone, and a deny rule must be able to name it even
+// when an operator allows parse errors for MariaDB's syntax: INSTALL PLUGIN
+// loads code whatever follows it. recognize returns those facts in
+// TextFacts.Stmts of the parse error; the engine lets a deny rule they
+// match decide (engine.go), never an allow rule, since they are a part of
+// what the text does, not all of it.
+//
+// The text is cut into statements at every ";" outside strings, quoted
+// identifiers and comments (nextToken), and after every BEGIN [NOT ATOMIC]:
+// the server's statements, and also the statements of a compound body
+// (BEGIN ... END), which end at a ";" for this cut but not for the server,
+// so a piece may be a body's statement, whose facts hold for the routine
+// that runs it. When the text has more
+// than one piece, each is parsed on its own and, when TiDB parses it, has
+// its full facts; the others are recognized by their leading words
+// (classifyLead):
+//
+//	INSTALL PLUGIN | INSTALL SONAME        ddl create plugin, loads_code
+//	UNINSTALL PLUGIN | UNINSTALL SONAME    ddl drop plugin, loads_code
+//	CREATE [OR REPLACE] [AGGREGATE] FUNCTION [IF NOT EXISTS] f RETURNS type SONAME 'lib'
+//	                                       ddl create function, loads_code
+//	CREATE [OR REPLACE] [DEFINER = u] [AGGREGATE] FUNCTION | PROCEDURE | TRIGGER | EVENT | VIEW
+//	                                       ddl create function, procedure, trigger (its table
+//	                                       written), event or view; changes_identity when the
+//	                                       DEFINER is not CURRENT_USER (and, for a routine or
+//	                                       view, no SQL SECURITY INVOKER is in the text)
+//	ALTER [DEFINER = u] EVENT | FUNCTION | PROCEDURE | SERVER, DROP FUNCTION | PROCEDURE | TRIGGER | EVENT | SERVER
+//	                                       ddl alter or drop of that object
+//	CREATE SERVER | ALTER SERVER           ddl, opens_connection (the remote server
+//	                                       FEDERATED, SPIDER and CONNECT tables reach)
+//	CHANGE MASTER | CHANGE REPLICATION SOURCE, START SLAVE | REPLICA | ALL SLAVES | ALL REPLICAS
+//	                                       opens_connection (a replica connects to its primary)
+//	EXECUTE IMMEDIATE <not a string>       dynamic_sql
+//	EXECUTE IMMEDIATE 'text'               the facts of text, as PREPARE ... FROM 'text'
+//
+// Anywhere in a piece, also inside a body: INSTALL PLUGIN, INSTALL SONAME,
+// UNINSTALL PLUGIN or SONAME, and RETURNS type SONAME make it loads_code.
+// Keywords are bare words (a `quoted` word is a name), in any case, with
+// comments anywhere between them; a kept executable comment's text counts
+// as run (/*!80000 INSTALL */ PLUGIN ... loads a plugin on MySQL 8), so the
+// facts are what some server runs.
+
+// leadTokens is how many tokens of a piece classifyLead looks at.
+const leadTokens = 48
+
+// piece is one statement-sized cut of the text.
+type piece struct {
+	lo, hi    int // text[lo:hi], the ";" excluded
+	lead      []token
+	loadsCode bool // INSTALL/UNINSTALL PLUGIN/SONAME, RETURNS type SONAME
+	invoker   bool // SQL SECURITY INVOKER
+	words     int  // tokens in all
+}
+
+// recognize returns the facts certain of text, which TiDB's parser
+// rejected as a whole, statement by statement (see above); nil when
+// nothing is.
+func recognize(text string) []engine.StmtFacts {
+	pieces := cut(text)
+	var out []engine.StmtFacts
+	var prev engine.KindSet
+	add := func(st engine.StmtFacts) {
+		st.PrevKinds = prev
+		st.Kinds |= 1 << st.Kind
+		prev |= 1 << st.Kind
+		out = append(out, st)
+	}
+	for i := range pieces {
+		pc := &pieces[i]
+		if pc.words == 0 {
+			continue
+		}
+		if len(pieces) > 1 {
+			if sts, ok := parsePiece(text[pc.lo:pc.hi]); ok {
+				for _, st := range sts {
+					st.Loc += int32(pc.lo)
+					add(st)
+				}
+				continue
+			}
+		}
+		st, ok := classifyLead(text, pc)
+		if pc.loadsCode {
+			st.Effects |= engine.EffLoadsCode
+			ok = true
+		}
+		if ok {
+			st.Loc, st.Length = int32(pc.lo), int32(pc.hi-pc.lo)
+			add(st)
+		}
+	}
+	return out
+}
+
+// cut cuts text into pieces at each ";" token, noting on the way the word
+// sequences that count anywhere in a piece.
+func cut(text string) []piece {
+	var out []piece
+	cur := piece{}
+	var win [3]token // the last tokens, newest last
+	for i := 0; ; {
+		t, ok := nextToken(text, i)
+		if !ok || t.kind == ';' {
+			cur.hi = len(text)
+			if ok {
+				cur.hi = t.lo
+			}
+			out = append(out, cur)
+			if !ok {
+				return out
+			}
+			cur = piece{lo: t.hi}
+			win = [3]token{}
+			i = t.hi
+			continue
+		}
+		i = t.hi
+		if cur.words == 0 && t.is(text, "not") && win[2].is(text, "begin") {
+			// BEGIN NOT ATOMIC: the body starts after ATOMIC.
+			if a, ok := nextToken(text, i); ok && a.is(text, "atomic") {
+				i, cur.lo = a.hi, a.hi
+				continue
+			}
+		}
+		cur.words++
+		if len(cur.lead) < leadTokens {
+			cur.lead = append(cur.lead, t)
+		}
+		switch {
+		case (t.is(text, "plugin") || t.is(text, "soname")) && (win[2].is(text, "install") || win[2].is(text, "uninstall")):
+			cur.loadsCode = true
+		case t.is(text, "soname") && win[1].is(text, "returns"):
+			cur.loadsCode = true
+		case t.is(text, "invoker") && win[2].is(text, "security") && win[1].is(text, "sql"):
+			cur.invoker = true
+		}
+		win[0], win[1], win[2] = win[1], win[2], t
+		if t.is(text, "begin") {
+			// A compound statement's first statement follows BEGIN
+			// without a ";": a piece of its own.
+			cur.hi = t.hi
+			out = append(out, cur)
+			cur = piece{lo: t.hi}
+			win = [3]token{2: t}
+		}
+	}
+}
+
+// parsePiece parses one piece on its own; ok is false when TiDB rejects it
+// too.
+func parsePiece(text string) (sts []engine.StmtFacts, ok bool) {
+	parse(text, func(stmts []ast.StmtNode, err error) {
+		if err != nil || len(stmts) == 0 {
+			return
+		}
+		sts, ok = stmtFacts(text, engine.LexStats{}, stmts, nil).Stmts, true
+	})
+	return sts, ok
+}
+
+// lead walks the leading tokens of a piece.
+type lead struct {
+	text string
+	t    []token
+	i    int
+}
+
+// at reports whether the current token is one of the bare words ws.
+func (l *lead) at(ws ...string) bool {
+	if l.i >= len(l.t) {
+		return false
+	}
+	for _, w := range ws {
+		if l.t[l.i].is(l.text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// eat advances past the current token when it is one of ws.
+func (l *lead) eat(ws ...string) bool {
+	if l.at(ws...) {
+		l.i++
+		return true
+	}
+	return false
+}
+
+func (l *lead) eatByte(c byte) bool {
+	if l.i < len(l.t) && l.t[l.i].kind == c {
+		l.i++
+		return true
+	}
+	return false
+}
+
+// object eats the current token when it is one of os and returns it.
+func (l *lead) object(os ...string) string {
+	for _, o := range os {
+		if l.eat(o) {
+			return o
+		}
+	}
+	return ""
+}
+
+// isName reports whether the current token can be a name.
+func (l *lead) isName() bool {
+	return l.i < len(l.t) && (l.t[l.i].kind == tokWord || l.t[l.i].kind == tokIdent)
+}
+
+// name reads [schema.]name.
+func (l *lead) name() (schema, name string, ok bool) {
+	if !l.isName() {
+		return "", "", false
+	}
+	name = l.t[l.i].name(l.text)
+	l.i++
+	if l.eatByte('.') {
+		if !l.isName() {
+			return "", "", false
+		}
+		schema, name = name, l.t[l.i].name(l.text)
+		l.i++
+	}
+	return schema, name, true
+}
+
+// definer reads an optional DEFINER = account; other is true when the
+// account is not CURRENT_USER. ok is false when the clause is there but
+// cannot be read.
+func (l *lead) definer() (present, other, ok bool) {
+	if !l.eat("definer") {
+		return false, false, true
+	}
+	if !l.eatByte('=') {
+		return true, false, false
+	}
+	if l.eat("current_user") {
+		if l.eatByte('(') && !l.eatByte(')') {
+			return true, false, false
+		}
+		return true, false, true
+	}
+	// 'user'@'host', `user`@`host`, user@host, 'user'
+	if l.i >= len(l.t) || (l.t[l.i].kind != tokString && !l.isName()) {
+		return true, false, false
+	}
+	l.i++
+	if l.eatByte('@') {
+		if l.i >= len(l.t) || (l.t[l.i].kind != tokString && !l.isName()) {
+			return true, false, false
+		}
+		l.i++
+	}
+	return true, true, true
+}
+
+// classifyLead recognizes a piece TiDB did not parse by its leading words
+// (see the table above); ok is false when nothing about it is certain.
+func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
+	l := &lead{text: text, t: pc.lead}
+	ddl := func(verb engine.DDLVerb, object string) {
+		st.Kind, st.Verb, st.Object, ok = engine.KindDDL, verb, object, true
+	}
+	switch {
+	case l.eat("install"):
+		if l.at("plugin", "soname") {
+			ddl(engine.VerbCreate, "plugin")
+			st.Effects |= engine.EffLoadsCode
+		}
+	case l.eat("uninstall"):
+		if l.at("plugin", "soname") {
+			ddl(engine.VerbDrop, "plugin")
+			st.Effects |= engine.EffLoadsCode
+		}
+	case l.eat("create"):
+		if l.eat("or") && !l.eat("replace") {
+			return st, false
+		}
+		_, other, good := l.definer()
+		if !good {
+			return st, false
+		}
+		l.eat("aggregate")
+		object := ""
+		switch {
+		case l.eat("function"):
+			object = "function"
+		case l.eat("procedure"):
+			object = "procedure"
+		case l.eat("trigger"):
+			object = "trigger"
+		case l.eat("event"):
+			object = "event"
+		case l.eat("view"):
+			object = "view"
+		case l.eat("server"):
+			ddl(engine.VerbCreate, "server")
+			st.Effects |= engine.EffOpensConnection
+			return st, true
+		default:
+			// CREATE TABLE and the others TiDB knows failed for a reason
+			// of their own: nothing is certain.
+			return st, false
+		}
+		ddl(engine.VerbCreate, object)
+		if other && (object == "trigger" || object == "event" || !pc.invoker) {
+			// Triggers and events always run as their definer; routines
+			// and views unless SQL SECURITY INVOKER.
+			st.Effects |= engine.EffChangesIdentity
+		}
+		if l.eat("if") && !(l.eat("not") && l.eat("exists")) {
+			return st, true
+		}
+		schema, _, named := l.name()
+		if !named {
+			return st, true
+		}
+		if systemSchema(schema) {
+			st.Effects |= engine.EffWritesCatalog // mysql.proc, mysql.event
+		}
+		if object == "trigger" && l.eat("before", "after") && l.eat("insert", "update", "delete") && l.eat("on") {
+			if ts, tn, ok := l.name(); ok {
+				st.Tables = append(st.Tables, engine.TableRef{Schema: ts, Name: tn, Write: true})
+				tableEffects(&st)
+			}
+		}
+	case l.eat("alter"):
+		if _, _, good := l.definer(); !good {
+			return st, false
+		}
+		if o := l.object("event", "function", "procedure", "server"); o != "" {
+			ddl(engine.VerbAlter, o)
+			if o == "server" {
+				st.Effects |= engine.EffOpensConnection
+			} else if schema, _, _ := l.name(); systemSchema(schema) {
+				st.Effects |= engine.EffWritesCatalog
+			}
+		}
+	case l.eat("drop"):
+		if o := l.object("function", "procedure", "trigger", "event", "server"); o != "" {
+			ddl(engine.VerbDrop, o)
+			if l.eat("if") && !l.eat("exists") {
+				return st, true
+			}
+			if schema, _, _ := l.name(); systemSchema(schema) && o != "trigger" && o != "server" {
+				st.Effects |= engine.EffWritesCatalog
+			}
+		}
+	case l.eat("change"):
+		if l.at("master") || l.eat("replication") && l.at("source") {
+			st.Effects, ok = engine.EffOpensConnection, true
+		}
+	case l.eat("start"):
+		if l.at("slave", "replica") || l.eat("all") && l.at("slaves", "replicas") {
+			st.Effects, ok = engine.EffOpensConnection, true
+		}
+	case l.eat("execute"):
+		if l.eat("immediate") {
+			return immediate(text, l)
+		}
+	}
+	return st, ok
+}
+
+// immediate is MariaDB's EXECUTE IMMEDIATE: a string literal is analysed
+// as the statements it holds, as PREPARE ... FROM 'text' is; anything else
+// is SQL text computed at run time.
+func immediate(text string, l *lead) (st engine.StmtFacts, ok bool) {
+	if l.i >= len(l.t) {
+		return st, false
+	}
+	lit := l.t[l.i]
+	if lit.kind != tokString {
+		st.DynamicSQL = true
+		return st, true
+	}
+	l.i++
+	if l.i < len(l.t) && !l.at("using") {
+		return st, false // 'a' 'b', 'a' || x, ...: not one literal
+	}
+	// The literal, lexed as the server lexes it, in a statement TiDB has.
+	prep := "PREPARE sqlfw_immediate FROM " + text[lit.lo:lit.hi]
+	parse(prep, func(stmts []ast.StmtNode, err error) {
+		if err != nil || len(stmts) != 1 {
+			return
+		}
+		x, isPrep := stmts[0].(*ast.PrepareStmt)
+		if !isPrep {
+			return
+		}
+		w := &walker{st: &st}
+		w.prepare(x)
+		ok = true
+	})
+	return st, ok
+}
