@@ -17,6 +17,11 @@ func FuzzRead(f *testing.F) {
 		"SELECT 1", "SELECT 1 /*!40101 , 2 */", "SELECT 1 /*M!100100 , 2 */", "SELECT 'a\\'b' -- x",
 		"SELECT \"a\"\"b\"", "SELECT 1 --\x01 x\n, 2", "/*!99999 ' */ ; DROP TABLE t; -- ' */",
 		"SET NAMES gbk; SELECT 1", "SELECT `a``b` # c\n", "SELECT /*+ BKA(t) */ 1", "SELECT 1 /*T![x] 2 */",
+		// unparsed.go
+		"SELECT 1; INSTALL /*!80000 PLUGIN */ x SONAME 'y'",
+		"CREATE DEFINER=`a`@`b` TRIGGER t BEFORE INSERT ON mysql.user FOR EACH ROW BEGIN NOT ATOMIC DELETE FROM t; END",
+		"EXECUTE IMMEDIATE 'EXECUTE IMMEDIATE ''INSTALL SONAME ''''x'''''''",
+		"CREATE FUNCTION f RETURNS INT SONAME 'x'; DROP EVENT IF EXISTS mysql.e",
 	} {
 		f.Add(s, uint8(0))
 	}

@@ -16,7 +16,8 @@ import (
 // what the text does, not all of it.
 //
 // The text is cut into statements at every ";" outside strings, quoted
-// identifiers and comments (nextToken), and after every BEGIN [NOT ATOMIC]:
+// identifiers and comments (nextToken), and after a BEGIN [NOT ATOMIC] that
+// can start a compound statement:
 // the server's statements, and also the statements of a compound body
 // (BEGIN ... END), which end at a ";" for this cut but not for the server,
 // so a piece may be a body's statement, whose facts hold for the routine
@@ -144,16 +145,31 @@ func cut(text string) []piece {
 		case t.is(text, "invoker") && win[2].is(text, "security") && win[1].is(text, "sql"):
 			cur.invoker = true
 		}
+		prevTok := win[2]
 		win[0], win[1], win[2] = win[1], win[2], t
-		if t.is(text, "begin") {
+		if t.is(text, "begin") && (cur.words == 1 || prevTok.kind == ':' || compoundLead(text, cur.lead[0])) {
 			// A compound statement's first statement follows BEGIN
-			// without a ";": a piece of its own.
+			// without a ";": a piece of its own. Only where a compound
+			// statement can be: BEGIN is also a name (DELETE t FROM t
+			// begin WHERE ...), and a cut there would drop the WHERE.
 			cur.hi = t.hi
 			out = append(out, cur)
 			cur = piece{lo: t.hi}
 			win = [3]token{2: t}
 		}
 	}
+}
+
+// compoundLead reports whether a piece that starts with t can hold a
+// compound statement: a routine, trigger or event definition, or a
+// compound statement itself (MariaDB runs IF, WHILE, ... outside routines).
+func compoundLead(text string, t token) bool {
+	for _, w := range []string{"create", "alter", "if", "while", "repeat", "loop", "case", "for"} {
+		if t.is(text, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // parsePiece parses one piece on its own; ok is false when TiDB rejects it
