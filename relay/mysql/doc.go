@@ -17,7 +17,9 @@
 //   - authentication: every round (mysql_native_password,
 //     caching_sha2_password's fast and full paths, client_ed25519, auth
 //     switches) passes through untouched up to the server's OK or ERR
-//     (renumbered when only one leg carried an SSL request);
+//     (renumbered when only one leg carried an SSL request); a command the
+//     client sends before that end (sequence id 0, no round of the
+//     exchange) waits for it and is then decided as a command;
 //   - commands (session.go): every command is read whole and decided
 //     before a byte of it reaches the server. COM_QUERY and
 //     COM_STMT_PREPARE are judged by the engine (every statement of a

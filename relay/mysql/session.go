@@ -147,6 +147,10 @@ type session struct {
 	// lexInFlight counts the commands sent that may change the lexing
 	// state and are not answered yet.
 	lexInFlight atomic.Int32
+	// authEnded (on mu) is signalled when an authentication exchange ends
+	// (the phase leaves phaseAuth) or the session closes: toServer waits
+	// on it with a command the client sent before the end.
+	authEnded sync.Cond
 
 	// cw serialises writes to the client.
 	cw sync.Mutex
@@ -186,6 +190,7 @@ func (p *Protocol) Serve(env *relay.Env, c *relay.Conn) {
 	s.meter = env.Meter(s.id)
 	s.log = c.Logger(env.Log)
 	s.memo.last = -1
+	s.authEnded.L = &s.mu
 	release, ok := s.start()
 	if !ok {
 		if s.server != nil {
@@ -543,6 +548,7 @@ func (s *session) closeBoth() {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closed = true
+		s.authEnded.Broadcast()
 		s.mu.Unlock()
 		s.client.Close()
 		if s.server != nil {
@@ -690,8 +696,11 @@ func (s *session) toServer() {
 	lim := &s.env.Limits
 	// mode is the framing the loop has set up: the phase it follows.
 	mode, lifted := uint32(phaseAuth), false
-	for {
-		if err := fr.Fill(); err != nil {
+	for first := true; ; first = false {
+		if first && fr.Buffered() > 0 {
+			// the client sent more with its handshake response: read
+			// it now, not after its next write
+		} else if err := fr.Fill(); err != nil {
 			switch {
 			case s.idle.on && isTimeout(err):
 				if !s.idleExpired() {
@@ -753,6 +762,17 @@ func (s *session) toServer() {
 				break
 			}
 			if mode != phaseCommand {
+				if mode == phaseAuth && wire.Seq(m) == 0 {
+					// A command sent before the authentication exchange
+					// ended (sequence id 0 is no round of it): the server
+					// reads it as a command after its OK, so it waits,
+					// unread, for the end and is decided as one.
+					fr.Unread(m)
+					if s.writeServer(fr.Take()) != nil || !s.awaitAuthEnd() {
+						return
+					}
+					continue
+				}
 				if mode >= phaseInfile && len(m) == wire.HeaderLen {
 					// the empty packet ends the upload; the server answers
 					// the command with OK or ERR
@@ -893,6 +913,17 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 			msg: "sqlfw: " + wire.CommandName(cmd) + " is not relayed by the firewall"})
 	}
 	return s.expect(next)
+}
+
+// awaitAuthEnd waits until the authentication exchange under way has ended;
+// it reports false when the session closed instead.
+func (s *session) awaitAuthEnd() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.phase.Load() == phaseAuth && !s.closed {
+		s.authEnded.Wait()
+	}
+	return !s.closed
 }
 
 // drop cuts m out of what goes to the server.
@@ -1041,6 +1072,7 @@ func (s *session) settle(r *wire.Response, cur *pending, last []byte) {
 	switch cur.cmd {
 	case 0, wire.ComChangeUser:
 		s.phase.Store(phaseCommand)
+		s.authEnded.Broadcast()
 		if cur.cmd == wire.ComChangeUser && !failed {
 			s.user, s.schema = cur.user, cur.schema
 			s.loginChanged.Store(true)

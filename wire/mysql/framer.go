@@ -405,6 +405,19 @@ func (f *Framer) wanted(first byte) ([]byte, error) {
 	return msg, nil
 }
 
+// Unread puts back msg, the packet Next just returned: the next Next
+// returns it again (sequence ids as received, checked again then). A relay
+// that must not decide a packet yet, such as a client's command sent
+// before its authentication exchange ended, leaves it unread and waits;
+// Take then returns only the pending bytes before it.
+func (f *Framer) Unread(msg []byte) {
+	f.r -= len(msg)
+	for p := f.r; p < f.r+len(msg); p += HeaderLen + le24(f.buf[p:]) {
+		f.buf[p+3] -= f.shift
+	}
+	f.expect = int(f.buf[f.r+3])
+}
+
 // Take returns the bytes passed over since the last Take, and marks them
 // taken. The slice is valid until the next Fill.
 func (f *Framer) Take() []byte {

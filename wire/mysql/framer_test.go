@@ -314,3 +314,35 @@ func TestBlockedCommand(t *testing.T) {
 		t.Fatalf("next command at %d", Seq(got[1]))
 	}
 }
+
+// Unread puts the packet Next returned back: Take leaves it out, and the
+// next Next returns it again, renumbered as before.
+func TestFramerUnread(t *testing.T) {
+	in := cat(pkt(2, 'a', 'u', 't', 'h'), pkt(0, 3, 's'), pkt(1, 'x'))
+	fr := NewFramer(bytes.NewReader(in), 64, 0, 0)
+	fr.Renumber(5)
+	if err := fr.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	first, err := fr.Next(WantAll)
+	if err != nil || !bytes.Equal(first, pkt(7, 'a', 'u', 't', 'h')) {
+		t.Fatalf("first: %q, %v", first, err)
+	}
+	fr.Expect(SeqAny) // an authentication round's ids, as the relay reads them
+	cmd, err := fr.Next(WantAll)
+	if err != nil || !bytes.Equal(cmd, pkt(5, 3, 's')) {
+		t.Fatalf("second: %q, %v", cmd, err)
+	}
+	fr.Unread(cmd)
+	if got := fr.Take(); !bytes.Equal(got, pkt(7, 'a', 'u', 't', 'h')) {
+		t.Fatalf("Take after Unread: %q, want the packet before it only", got)
+	}
+	fr.ExpectCommands()
+	again, err := fr.Next(WantAll)
+	if err != nil || !bytes.Equal(again, pkt(5, 3, 's')) {
+		t.Fatalf("after Unread: %q, %v, want the same packet again", again, err)
+	}
+	if _, err := fr.Next(WantAll); err == nil {
+		t.Fatal("a packet of sequence id 1 after ExpectCommands: no error")
+	}
+}

@@ -1,0 +1,275 @@
+package e2e
+
+// Attempts to get a statement past sqlfwd to MariaDB that the engine did
+// not judge as the server runs it, with a raw protocol client: every one is
+// checked in the server's general log, not only in the client's error.
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// myRaw is a MySQL protocol client that writes packets as told, pipelined
+// or not, without CLIENT_DEPRECATE_EOF.
+type myRaw struct {
+	t     *testing.T
+	c     net.Conn
+	nonce []byte
+}
+
+// rawCaps: long password, with db, 4.1, transactions, secure connection,
+// multi-statements and multi-results, plugin auth.
+const rawCaps = 1<<0 | 1<<3 | 1<<9 | 1<<13 | 1<<15 | 1<<16 | 1<<17 | 1<<19
+
+// dialRaw connects and reads the greeting.
+func dialRaw(t *testing.T, addr string) *myRaw {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	r := &myRaw{t: t, c: c}
+	g := r.read()
+	// the nonce: 8 bytes after the version and connection id, 12 more
+	// after the capabilities, character set, status and reserved bytes
+	v := bytes.IndexByte(g[5:], 0)
+	p := g[5+v+1:]
+	r.nonce = append(append([]byte(nil), p[4:12]...), p[31:43]...)
+	return r
+}
+
+func (r *myRaw) read() []byte {
+	r.t.Helper()
+	var h [4]byte
+	if _, err := io.ReadFull(r.c, h[:]); err != nil {
+		r.t.Fatalf("reading a packet: %v", err)
+	}
+	b := make([]byte, int(h[0])|int(h[1])<<8|int(h[2])<<16)
+	if _, err := io.ReadFull(r.c, b); err != nil {
+		r.t.Fatalf("reading a packet: %v", err)
+	}
+	return append(h[:], b...)
+}
+
+// packet is one packet (less than 16 MiB) with sequence id seq.
+func rawPacket(seq byte, payload []byte) []byte {
+	n := len(payload)
+	return append([]byte{byte(n), byte(n >> 8), byte(n >> 16), seq}, payload...)
+}
+
+func rawQuery(sql string) []byte { return rawPacket(0, append([]byte{0x03}, sql...)) }
+
+func (r *myRaw) write(b ...[]byte) {
+	r.t.Helper()
+	if _, err := r.c.Write(bytes.Join(b, nil)); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func nativeScramble(nonce []byte, password string) []byte {
+	if password == "" {
+		return nil
+	}
+	h1 := sha1.Sum([]byte(password))
+	h2 := sha1.Sum(h1[:])
+	h := sha1.New()
+	h.Write(nonce[:20])
+	h.Write(h2[:])
+	out := h.Sum(nil)
+	for i := range out {
+		out[i] ^= h1[i]
+	}
+	return out
+}
+
+// handshake is the handshake response for user (mysql_native_password
+// against the greeting's nonce) with collation id charset.
+func (r *myRaw) handshake(user, password, db string, charset byte) []byte {
+	p := binary.LittleEndian.AppendUint32(nil, rawCaps)
+	p = binary.LittleEndian.AppendUint32(p, 1<<24)
+	p = append(p, charset)
+	p = append(p, make([]byte, 23)...)
+	p = append(append(p, user...), 0)
+	sc := nativeScramble(r.nonce, password)
+	p = append(append(p, byte(len(sc))), sc...)
+	p = append(append(p, db...), 0)
+	p = append(p, "mysql_native_password\x00"...)
+	return rawPacket(1, p)
+}
+
+// auth reads the server's authentication packets up to its OK, answering
+// auth switches for password.
+func (r *myRaw) auth(password string) {
+	r.t.Helper()
+	for {
+		m := r.read()
+		switch m[4] {
+		case 0x00:
+			return
+		case 0xfe:
+			rest := m[5:]
+			i := bytes.IndexByte(rest, 0)
+			r.write(rawPacket(m[3]+1, nativeScramble(rest[i+1:], password)))
+		default:
+			r.t.Fatalf("authentication: %q", m)
+		}
+	}
+}
+
+// result reads one command's answer: "OK", rawErr's "ERR ..." or the
+// rows, each as its column values joined by "|", rows by ";". It follows
+// SERVER_MORE_RESULTS_EXISTS, joining the results by " / ".
+func (r *myRaw) result() string {
+	r.t.Helper()
+	var out []string
+	for {
+		m := r.read()
+		var status uint16
+		switch m[4] {
+		case 0x00:
+			out = append(out, "OK")
+			i := 5
+			for range 2 { // affected rows, last insert id
+				i += lenencSize(m[i])
+			}
+			status = binary.LittleEndian.Uint16(m[i:])
+		case 0xff:
+			return strings.Join(append(out, rawErr(m)), " / ")
+		default:
+			var rows []string
+			for eofs := 0; eofs < 2; {
+				m = r.read()
+				if m[4] == 0xff {
+					return strings.Join(append(out, rawErr(m)), " / ")
+				}
+				if m[4] == 0xfe && len(m) < 13 {
+					eofs++
+					status = binary.LittleEndian.Uint16(m[7:])
+					continue
+				}
+				if eofs == 1 {
+					rows = append(rows, rawRow(m[4:]))
+				}
+			}
+			out = append(out, strings.Join(rows, ";"))
+		}
+		if status&8 == 0 { // SERVER_MORE_RESULTS_EXISTS
+			return strings.Join(out, " / ")
+		}
+	}
+}
+
+// rawErr is "ERR <code> <sqlstate> <message>".
+func rawErr(m []byte) string {
+	return fmt.Sprintf("ERR %d %s %s", binary.LittleEndian.Uint16(m[5:]), m[8:13], m[13:])
+}
+
+func lenencSize(b byte) int {
+	switch b {
+	case 0xfc:
+		return 3
+	case 0xfd:
+		return 4
+	case 0xfe:
+		return 9
+	}
+	return 1
+}
+
+// rawRow reads a text-protocol row of short values.
+func rawRow(p []byte) string {
+	var cols []string
+	for len(p) > 0 {
+		if p[0] == 0xfb {
+			cols = append(cols, "NULL")
+			p = p[1:]
+			continue
+		}
+		n := int(p[0])
+		cols = append(cols, string(p[1:1+n]))
+		p = p[1+n:]
+	}
+	return strings.Join(cols, "|")
+}
+
+// wantRawBlocked wants sqlfw's ERR 1227 naming rule.
+func wantRawBlocked(t *testing.T, what, got, rule string) {
+	t.Helper()
+	if !strings.HasPrefix(got, "ERR 1227 42000 sqlfw:") || !strings.Contains(got, rule) {
+		t.Errorf("%s: got %q, want sqlfw's ERR 1227 naming rule %s", what, got, rule)
+	}
+}
+
+// mustNotReach fails for every marker the general log holds.
+func mustNotReach(t *testing.T, my myEnv, markers ...string) {
+	t.Helper()
+	log := generalLog(t, my)
+	for _, m := range markers {
+		if strings.Contains(log, m) {
+			t.Errorf("the server ran a statement sqlfw did not judge as it ran:\n%s", linesWith(log, m))
+		}
+	}
+}
+
+// TestMySQLCommandsDuringAuthentication: a command pipelined behind the
+// handshake response, or behind a COM_CHANGE_USER and its auth answer (an
+// empty password needs no nonce), reached the server unjudged: sqlfwd
+// forwarded everything as authentication rounds until the server's OK.
+func TestMySQLCommandsDuringAuthentication(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	marker := "authpipe_" + randomHex(t)
+	table := "e2e_authpipe_" + randomHex(t)
+	direct := myDB(t, my, my.addr(), true)
+	if _, err := direct.Exec("create table " + table + " (id int)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = direct.Exec("drop table " + table) })
+	if _, err := direct.Exec("insert into " + table + " values (1), (2)"); err != nil {
+		t.Fatal(err)
+	}
+
+	count := func(r *myRaw) {
+		t.Helper()
+		r.write(rawQuery("select count(*) from " + table))
+		if got := r.result(); got != "2" {
+			t.Errorf("rows after the attempt: %q, want 2", got)
+		}
+	}
+	t.Run("COM_CHANGE_USER", func(t *testing.T) {
+		r := dialRaw(t, d.addr)
+		r.write(r.handshake(my.User, "", my.Database, 45))
+		r.auth("")
+		cu := append([]byte{0x11}, my.User...)
+		cu = append(cu, 0, 0) // no auth data: the server switches
+		cu = append(append(cu, my.Database...), 0)
+		cu = append(cu, 45, 0)
+		cu = append(cu, "mysql_native_password\x00"...)
+		r.write(rawPacket(0, cu), rawPacket(2, nil), rawQuery("delete from "+table+" /* "+marker+" change_user */"))
+		if m := r.read(); m[4] != 0xfe {
+			t.Fatalf("COM_CHANGE_USER: %q, want an auth switch", m)
+		}
+		if m := r.read(); m[4] != 0x00 {
+			t.Fatalf("COM_CHANGE_USER: %q, want OK", m)
+		}
+		wantRawBlocked(t, "a DELETE sent behind COM_CHANGE_USER", r.result(), "no-unfiltered-writes")
+		count(r)
+	})
+	t.Run("handshake", func(t *testing.T) {
+		r := dialRaw(t, d.addr)
+		r.write(r.handshake(my.User, "", my.Database, 45), rawQuery("delete from "+table+" /* "+marker+" handshake */"))
+		r.auth("")
+		wantRawBlocked(t, "a DELETE sent with the handshake response", r.result(), "no-unfiltered-writes")
+		count(r)
+	})
+	mustNotReach(t, my, marker)
+}

@@ -1,0 +1,38 @@
+package mysql
+
+import (
+	"testing"
+
+	wire "github.com/sqlfw/sqlfw/wire/mysql"
+)
+
+// A command a client sends before the authentication exchange has ended
+// (with its handshake response, or behind a COM_CHANGE_USER and its auth
+// answer, in one write) is judged like any other once the server's OK
+// arrives: it is never forwarded as an authentication round, which the
+// server would read as a command after its OK.
+func TestCommandsDuringAuthentication(t *testing.T) {
+	t.Run("after the handshake response", func(t *testing.T) {
+		hello := handshakeResponse(clientCaps, "app", "shop")
+		h := newHarness(t)
+		h.run(t, []step{send(greeting(serverCaps)), expect(hello), send(ok(2, autocommit)),
+			expect(query("select 1")), send(resultSet(autocommit))},
+			[]step{expectFunc(checkGreeting), send(hello, query("delete from t")), expect(ok(2, autocommit)),
+				expectErr(1, errBlocked, "42000", "no-delete"),
+				send(query("select 1")), expect(resultSet(autocommit))})
+	})
+	t.Run("after COM_CHANGE_USER", func(t *testing.T) {
+		srv, cli := login()
+		cu := pkt(0, append([]byte{wire.ComChangeUser}, "admin\x00\x00other\x00\x2d\x00mysql_native_password\x00\x00"...)...)
+		switchReq := pktS(1, wire.AuthSwitchRequest, "mysql_native_password\x00abcdefghijklmnopqrst\x00")
+		answer := pkt(2) // an empty password needs no nonce: sent before the switch request
+		h := newHarness(t)
+		h.run(t, append(srv,
+			expect(cu), send(switchReq), expect(answer), send(ok(3, autocommit)),
+			expect(query("select 1")), send(resultSet(autocommit))),
+			append(cli,
+				send(cu, answer, query("delete from t")), expect(switchReq), expect(ok(3, autocommit)),
+				expectErr(1, errBlocked, "42000", "no-delete"),
+				send(query("select 1")), expect(resultSet(autocommit))))
+	})
+}
