@@ -36,6 +36,8 @@ type driverProg struct {
 	noSQLState bool
 	// noReset: the driver has no connection reset; its program says "none"
 	noReset bool
+	// ed25519: the driver logs in with MariaDB's client_ed25519 too
+	ed25519 bool
 	// module: what must be installed for it (a Python module, a PHP
 	// extension, a jar in /usr/share/java, an npm package)
 	module string
@@ -47,14 +49,16 @@ func (p driverProg) String() string { return p.lang + "/" + p.driver }
 
 var mysqlDrivers = []driverProg{
 	{lang: "node", driver: "mysql2", binary: true, module: "mysql2"},
-	{lang: "node", driver: "mariadb", binary: true, module: "mariadb"},
+	{lang: "node", driver: "mariadb", binary: true, ed25519: true, module: "mariadb",
+		extra: map[string]any{"pipeline": "1,1227,3", "batch": "3", "blocked-batch": blockedMySQL}},
 	{lang: "node", driver: "mysql", module: "mysql"},
-	{lang: "python", driver: "pymysql", noSQLState: true, noReset: true, module: "pymysql"},
-	{lang: "python", driver: "mysqldb", module: "MySQLdb"},
+	{lang: "python", driver: "pymysql", noSQLState: true, noReset: true, ed25519: true, module: "pymysql"},
+	{lang: "python", driver: "mysqldb", ed25519: true, module: "MySQLdb"},
 	{lang: "php", driver: "mysqli", binary: true, module: "mysqli",
 		extra: map[string]any{"cursor": "5000 12502500"}},
 	{lang: "php", driver: "pdo_mysql", binary: true, noReset: true, module: "pdo_mysql"},
-	{lang: "java", driver: "mariadb", binary: true, module: "mariadb-java-client.jar"},
+	{lang: "java", driver: "mariadb", binary: true, ed25519: true, module: "mariadb-java-client.jar",
+		extra: map[string]any{"batch": "3", "blocked-batch": blockedMySQL}},
 }
 
 var pgDrivers = []driverProg{
@@ -325,6 +329,49 @@ func TestDriversMySQL(t *testing.T) {
 			table := "e2e_drv_" + strings.ReplaceAll(p.driver, "-", "_") + "_" + randomHex(t)
 			t.Cleanup(func() { myDB(t, my, my.addr(), true).Exec("drop table if exists " + table) })
 			e := driverEnv{host, port, my.PWUser, my.PWPassword, my.Database, table, proc}
+			checkSteps(t, p, runDriver(t, nil, argv, e), wantMySQLSteps(p))
+			checkMySQLLog(t, p, my, table)
+		})
+	}
+}
+
+// TestDriversMySQLEd25519: the drivers that speak MariaDB's client_ed25519
+// log in through sqlfwd as a user that has only it (the server's greeting
+// names mysql_native_password, so the login goes through an auth switch)
+// and then run the same steps.
+func TestDriversMySQLEd25519(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	host, port, _ := net.SplitHostPort(d.addr)
+	direct := myDB(t, my, my.addr(), true)
+	// the plugin ships with mariadb-server; INSTALL SONAME of an installed
+	// plugin only warns
+	user, password := "e2e_ed25519_user", "ed25519 pass "+randomHex(t)
+	for _, q := range []string{
+		"install soname 'auth_ed25519'",
+		"drop user if exists '" + user + "'@'127.0.0.1'",
+		"create user '" + user + "'@'127.0.0.1' identified via ed25519 using password('" + password + "')",
+		"grant all on " + my.Database + ".* to '" + user + "'@'127.0.0.1'",
+	} {
+		if _, err := direct.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() { direct.Exec("drop user if exists '" + user + "'@'127.0.0.1'") })
+	var plugin string
+	if err := direct.QueryRow("select json_value(priv, '$.plugin') from mysql.global_priv where user = ?", user).Scan(&plugin); err != nil || plugin != "ed25519" {
+		t.Fatalf("%s's plugin: %q %v, want ed25519", user, plugin, err)
+	}
+	proc := myProc(t, my)
+	for _, p := range mysqlDrivers {
+		if !p.ed25519 {
+			continue
+		}
+		t.Run(p.String(), func(t *testing.T) {
+			argv := driverCommand(t, p, "mysql")
+			table := "e2e_drv_ed_" + strings.ReplaceAll(p.driver, "-", "_") + "_" + randomHex(t)
+			t.Cleanup(func() { myDB(t, my, my.addr(), true).Exec("drop table if exists " + table) })
+			e := driverEnv{host, port, user, password, my.Database, table, proc}
 			checkSteps(t, p, runDriver(t, nil, argv, e), wantMySQLSteps(p))
 			checkMySQLLog(t, p, my, table)
 		})

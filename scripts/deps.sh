@@ -25,7 +25,7 @@ packages=(postgresql-15 postgresql-client-15 postgresql-contrib mariadb-server m
 # them (openjdk-17 and Node.js are preinstalled here) this adds ~10 s.
 drivers="${SQLFW_DEPS_DRIVERS:-1}"
 if [ "$drivers" != 0 ]; then
-	packages+=(python3 python3-pymysql python3-mysqldb python3-psycopg2 python3-psycopg python3-asyncpg
+	packages+=(python3 python3-pymysql python3-mysqldb python3-psycopg2 python3-psycopg python3-asyncpg python3-nacl
 		php-cli php-mysql php-pgsql default-jdk-headless libmariadb-java libpostgresql-jdbc-java)
 	if ! command -v node >/dev/null 2>&1; then
 		packages+=(nodejs npm)

@@ -131,6 +131,30 @@ public class MySQL {
             out("call-binary", sets(st, st.execute()));
         }
 
+        // executeBatch of a prepared statement: MariaDB's bulk command
+        // (COM_STMT_BULK_EXECUTE, useBulkStmts)
+        try (PreparedStatement st = c.prepareStatement("insert into " + T + " (id, v) values (?, ?)")) {
+            for (int i = 6; i <= 8; i++) {
+                st.setInt(1, i);
+                st.setString(2, "batch");
+                st.addBatch();
+            }
+            int n = 0;
+            for (int k : st.executeBatch()) n += k == Statement.SUCCESS_NO_INFO ? 1 : k;
+            out("batch", n);
+        }
+        try (PreparedStatement st = c.prepareStatement("update " + T + " set v = ?")) {
+            st.setString(1, "x");
+            st.addBatch();
+            st.setString(1, "y");
+            st.addBatch();
+            st.executeBatch();
+            out("blocked-batch", "not blocked");
+        } catch (SQLException e) {
+            err("blocked-batch", e);
+        }
+        q("delete from " + T + " where id >= 6");
+
         List<List<Object>> big = q("select seq, repeat('x', 100) from seq_1_to_5000");
         out("big", big.size(), sum(big));
         List<List<Object>> bigx = x("select seq, repeat('x', 100) from seq_1_to_5000 where seq <= ?", 5000);

@@ -51,6 +51,9 @@ async function open(driver) {
         q: (s, p) => c.query(s, p),
         x: (s, p) => c.execute(s, p),
         reset: async () => { await c.reset(); await c.release(); c = await pool.getConnection(); },
+        // COM_STMT_BULK_EXECUTE: one prepared statement, every row's
+        // parameters in one command
+        batch: (s, rows) => c.batch(s, rows),
         end: async () => { await c.release(); await pool.end(); },
       };
     }
@@ -112,6 +115,21 @@ async function main() {
   if (c.binary) {
     const callx = await c.x(`call ${PROC}()`);
     out('call-binary', callx.filter(Array.isArray).map(first).join(','));
+  }
+
+  if (driver === 'mariadb') {
+    // pipelining (the default): the three commands are sent before any
+    // answer comes back; sqlfw's ERR for the middle one must come in its
+    // place among the server's answers
+    const r = await Promise.allSettled([c.q('select 1 as a'), c.q(`delete from ${T}`), c.x('select ? as a', [3])]);
+    out('pipeline', r.map((x) => (x.status === 'fulfilled' ? first(x.value) : x.reason.errno)).join(','));
+    const b = await c.batch(`insert into ${T} (id, v) values (?, ?)`, [[6, 'six'], [7, 'seven'], [8, 'eight']]);
+    out('batch', b.affectedRows);
+    try {
+      await c.batch(`update ${T} set v = ?`, [['x'], ['y']]);
+      out('blocked-batch', 'not blocked');
+    } catch (e) { err('blocked-batch', e); }
+    await c.q(`delete from ${T} where id >= 6`);
   }
 
   const sum = (rows) => rows.reduce((s, r) => s + Number(r.seq), 0);
