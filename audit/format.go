@@ -22,8 +22,11 @@ type Line struct {
 	Via      string `json:"via,omitempty"`
 	// ClientTLS and ServerTLS are each leg's TLS version and cipher
 	// suite on session_start ("" for plaintext).
-	ClientTLS  string         `json:"client_tls,omitempty"`
-	ServerTLS  string         `json:"server_tls,omitempty"`
+	ClientTLS string `json:"client_tls,omitempty"`
+	ServerTLS string `json:"server_tls,omitempty"`
+	// ClientCert is the subject of the client's certificate on
+	// session_start, when it sent one (tls.client_ca).
+	ClientCert string         `json:"client_cert,omitempty"`
 	Process    *Process       `json:"process,omitempty"`
 	Outcome    string         `json:"outcome,omitempty"`
 	Action     string         `json:"action,omitempty"`

@@ -263,7 +263,7 @@ func (a *auditor) line(r auditRecord) auditLine {
 		l.Process = &audit.Process{Pid: p.Tgid, UID: p.UID, Comm: p.Comm, Cgroup: p.Cgroup}
 	}
 	if r.event == "session_start" {
-		l.ClientTLS, l.ServerTLS = s.ClientTLS, s.ServerTLS
+		l.ClientTLS, l.ServerTLS, l.ClientCert = s.ClientTLS, s.ServerTLS, s.ClientCert
 	}
 	if r.event == "verdict" {
 		l.Outcome, l.Action, l.Rule, l.Reason = r.outcome, r.v.Action.String(), r.v.RuleID, r.v.Reason

@@ -45,6 +45,9 @@ type Info struct {
 	// ClientTLS and ServerTLS name each leg's TLS version and cipher ("" in
 	// clear).
 	ClientTLS, ServerTLS string
+	// ClientCert is the subject of the client's certificate, when it sent
+	// one (tls.client_ca).
+	ClientCert string
 }
 
 // Counter is one of a database's counters that sessions add to.

@@ -163,8 +163,10 @@ type session struct {
 	reply []byte
 	// user, schema and app are the login as the server last accepted it.
 	user, schema, app string
-	// tlsInfo describes the client's and the server's leg (Info).
+	// tlsInfo describes the client's and the server's leg, clientCert
+	// the client's certificate (Info).
 	tlsInfo          [2]string
+	clientCert       string
 	inTx             bool
 	draining, closed bool
 	lex              lexState
@@ -442,8 +444,8 @@ func (s *session) readResponse(cliTLS *tls.Config) ([]byte, wire.HandshakeRespon
 		env.Observer.Count(relay.TLSClientOK, 1)
 		s.client = tc
 		s.log = s.log.With("client_tls", tlsInfo(tc))
-		if cn := peerName(tc); cn != "" {
-			s.log = s.log.With("client_cert", cn)
+		if s.clientCert = peerName(tc); s.clientCert != "" {
+			s.log = s.log.With("client_cert", s.clientCert)
 		}
 		m, err = readHandshakePacket(tc, false)
 		if err != nil {
@@ -521,7 +523,7 @@ func (s *session) Info() relay.Info {
 	s.mu.Unlock()
 	return relay.Info{ID: s.id, Database: s.env.Database, Client: s.client.RemoteAddr().String(), Via: s.conn.Via,
 		Process: s.conn.Process, User: user, DBName: schema, Application: s.app, Since: s.begun,
-		ClientTLS: s.tlsInfo[0], ServerTLS: s.tlsInfo[1]}
+		ClientTLS: s.tlsInfo[0], ServerTLS: s.tlsInfo[1], ClientCert: s.clientCert}
 }
 
 // Close closes both connections now.

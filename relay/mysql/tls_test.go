@@ -282,9 +282,12 @@ func TestTLSClientCertificate(t *testing.T) {
 	cfg.ClientCAs, cfg.ClientAuth = pki.pool, tls.RequireAndVerifyClientCert
 	h.env.ClientTLS = func() *tls.Config { return cfg }
 	cli.Certificates = []tls.Certificate{pki.leaf(t, "app", true, time.Now().Add(time.Hour))}
-	h.run(t, []step{send(greeting(serverCaps)), expect(handshakeResponse(clientCaps, "app", "shop")), send(ok(2, autocommit))},
+	s := h.run(t, []step{send(greeting(serverCaps)), expect(handshakeResponse(clientCaps, "app", "shop")), send(ok(2, autocommit))},
 		[]step{expectFunc(checkTLSGreeting), send(sslRequest(clientCaps)), startTLS(cli, false),
 			send(withSeq(handshakeResponse(clientCaps|wire.CapSSL, "app", "shop"), 2)), expect(ok(3, autocommit))})
+	if got := s.Info().ClientCert; got != "CN=app" {
+		t.Errorf("Info().ClientCert %q, want CN=app", got)
+	}
 	if !strings.Contains(h.logs.String(), `client_cert="CN=app"`) {
 		t.Errorf("the log does not name the client certificate:\n%s", h.logs.String())
 	}

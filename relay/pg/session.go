@@ -95,8 +95,10 @@ type session struct {
 	server net.Conn
 	sess   engine.Session
 	log    *slog.Logger
-	// tlsInfo describes the client's and the server's leg (Info).
-	tlsInfo [2]string
+	// tlsInfo describes the client's and the server's leg (Info);
+	// clientCert is the subject of the client's certificate.
+	tlsInfo    [2]string
+	clientCert string
 	// obs hears the session's verdicts once it is registered; meter times
 	// its statements and responses.
 	obs   relay.SessionObserver
@@ -411,6 +413,7 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 	s.server = server
 	// Info is read for every audit record: the legs' TLS is described once
 	s.tlsInfo = [2]string{tlsInfo(conn), tlsInfo(server)}
+	s.clientCert = peerName(conn)
 	s.auth.binding = authBindingImpossible(conn, server, env.ClientTLS())
 	if _, err := server.Write(startup.Raw); err != nil {
 		s.log.Error("upstream write failed", "err", err)
@@ -433,7 +436,7 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 func (s *session) Info() relay.Info {
 	return relay.Info{ID: s.id, Database: s.env.Database, Client: s.client.RemoteAddr().String(), Via: s.conn.Via,
 		Process: s.conn.Process, User: s.sess.User, DBName: s.sess.Database, Application: s.sess.Application,
-		Since: s.begun, ClientTLS: s.tlsInfo[0], ServerTLS: s.tlsInfo[1]}
+		Since: s.begun, ClientTLS: s.tlsInfo[0], ServerTLS: s.tlsInfo[1], ClientCert: s.clientCert}
 }
 
 func writeFatal(conn net.Conn, sqlstate, msg string) {

@@ -110,3 +110,14 @@ func tlsInfo(c net.Conn) string {
 	st := tc.ConnectionState()
 	return tls.VersionName(st.Version) + " " + tls.CipherSuiteName(st.CipherSuite)
 }
+
+// peerName is the subject of the client's certificate, when it sent one
+// (tls.client_ca), for the audit trail.
+func peerName(c net.Conn) string {
+	if tc, ok := c.(*tls.Conn); ok {
+		if pc := tc.ConnectionState().PeerCertificates; len(pc) > 0 {
+			return pc[0].Subject.String()
+		}
+	}
+	return ""
+}
