@@ -134,9 +134,12 @@ type session struct {
 	caps wire.Caps
 	// sess is toServer's: what the engine knows of the connection.
 	sess engine.Session
-	// cfr is the client's framer, made at the start and used by toServer.
-	cfr *wire.Framer
-	sfr *wire.Framer
+	// cfr is the client's framer, made at the start and used by toServer;
+	// cfrShift is what it adds to the client's ids until authentication
+	// ends (tls.go).
+	cfr      *wire.Framer
+	cfrShift int
+	sfr      *wire.Framer
 
 	// phase is the client leg's framing: phaseCommand, phaseAuth, or
 	// phaseInfile plus the upload's first sequence id.
@@ -372,6 +375,7 @@ func (s *session) start() (release func(), ok bool) {
 	// handshake's ids).
 	if d := srvSeq - cliSeq; d != 0 {
 		s.cfr.Renumber(d)
+		s.cfrShift = d
 		s.sfr.Renumber(-d)
 	}
 	obs, ok := env.Observer.Open(s, s.log)
@@ -698,6 +702,9 @@ func (s *session) toServer() {
 	lim := &s.env.Limits
 	// mode is the framing the loop has set up: the phase it follows.
 	mode, lifted := uint32(phaseAuth), false
+	// shift is what the framer adds to the ids of the first
+	// authentication exchange (start); the packets it returns carry them.
+	shift := s.cfrShift
 	for first := true; ; first = false {
 		if first && fr.Buffered() > 0 {
 			// the client sent more with its handshake response: read
@@ -735,6 +742,7 @@ func (s *session) toServer() {
 					if !lifted {
 						fr.SetLimits(lim.MaxMessageBytes, 0)
 						fr.Renumber(0) // commands start at 0 on both legs
+						shift = 0
 						lifted = true
 					}
 					fr.ExpectCommands()
@@ -764,7 +772,7 @@ func (s *session) toServer() {
 				break
 			}
 			if mode != phaseCommand {
-				if mode == phaseAuth && wire.Seq(m) == 0 {
+				if mode == phaseAuth && (wire.Seq(m)-shift)&0xff == 0 {
 					// A command sent before the authentication exchange
 					// ended (sequence id 0 is no round of it): the server
 					// reads it as a command after its OK, so it waits,

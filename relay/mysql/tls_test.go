@@ -416,3 +416,33 @@ func TestTLSNotConfigured(t *testing.T) {
 		})
 	}
 }
+
+// A command sent with the handshake response waits for the end of
+// authentication and is judged, whichever leg carried an SSL request (the
+// legs' ids then differ: the command's id 0 is told by the id as
+// received).
+func TestTLSCommandsDuringAuthentication(t *testing.T) {
+	t.Run("client leg on TLS", func(t *testing.T) {
+		h, _, cli := tlsHarness(t)
+		response := withSeq(handshakeResponse(clientCaps|wire.CapSSL, "app", "shop"), 2)
+		h.run(t, []step{send(greeting(serverCaps)), expect(handshakeResponse(clientCaps, "app", "shop")), send(ok(2, autocommit)),
+			expect(query("select 1")), send(resultSet(autocommit))},
+			[]step{expectFunc(checkTLSGreeting), send(sslRequest(clientCaps)), startTLS(cli, false),
+				send(response, query("delete from t")), expect(ok(3, autocommit)),
+				expectErr(1, errBlocked, "42000", "no-delete"),
+				send(query("select 1")), expect(resultSet(autocommit))})
+	})
+	t.Run("server leg on TLS", func(t *testing.T) {
+		h := newHarness(t)
+		h.tcp = true
+		pki := newPKI(t)
+		upstreamTLS(h, pki, "verify-full", "db.test")
+		hello := handshakeResponse(clientCaps, "app", "shop")
+		h.run(t, []step{send(greeting(serverCaps)), expect(sqlfwSSLRequest(hello)), startTLS(pki.serverConfig(t, "db.test"), true),
+			expect(withSeq(handshakeResponse(clientCaps|wire.CapSSL, "app", "shop"), 2)), send(ok(3, autocommit)),
+			expect(query("select 1")), send(resultSet(autocommit))},
+			[]step{expectFunc(checkGreeting), send(hello, query("delete from t")), expect(ok(2, autocommit)),
+				expectErr(1, errBlocked, "42000", "no-delete"),
+				send(query("select 1")), expect(resultSet(autocommit))})
+	})
+}
