@@ -453,3 +453,47 @@ func TestMySQLProbeTakesNoSlot(t *testing.T) {
 		t.Errorf("a second client with max_connections 1: %s, want ERROR 1040 (08004)", res)
 	}
 }
+
+// TestInterceptMySQLTLS: a client in an intercepted cgroup that keeps
+// connecting to MariaDB's own address with --ssl-verify-server-cert gets
+// sqlfwd's certificate (issued for the database's name) and is judged.
+func TestInterceptMySQLTLS(t *testing.T) {
+	needKernel(t)
+	my := mariadbEnv(t)
+	dir := t.TempDir()
+	ca := newTestCA(t, dir, "ca")
+	cert, key := ca.issue(t, dir, "server", false) // for localhost and 127.0.0.1
+	cg := childCgroup(t)
+	d, err := startDaemonWrapped(inCgroup(cg), "--protocol", "mysql", "--upstream", my.addr(), "--intercept", "--cgroup", cg,
+		"--tls-cert", cert, "--tls-key", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("sqlfwd log:\n%s", tail(d.log(), 40))
+		}
+		_ = d.stop()
+	})
+	for i := 0; !strings.Contains(d.log(), `"msg":"sqlfwd started"`); i++ {
+		if i > 100 {
+			t.Fatalf("sqlfwd did not finish starting; its log:\n%s", d.log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(d.log(), `"msg":"intercepting"`) {
+		t.Fatalf("sqlfwd did not intercept; its log:\n%s", d.log())
+	}
+	table := "e2e_icept_tls_" + randomHex(t)
+	tlsCLI(t, my, my.addr(), my.User, "", nil, "-e", "create table "+table+" (id int); insert into "+table+" values (1), (2)")
+	t.Cleanup(func() { tlsCLI(t, my, my.addr(), my.User, "", nil, "-e", "drop table if exists "+table) })
+	a := append(inCgroup(cg)[1:], tool(t, "mariadb"), "--no-defaults", "-u", my.User, "-N", "-B", "-h", my.Host, "-P", my.Port,
+		"--protocol=tcp", "--ssl", "--ssl-ca="+ca.path, "--ssl-verify-server-cert", "--force", my.Database)
+	res := runCmd(t, time.Minute, "status\ndelete from "+table+";\nselect count(*) from "+table+";\n", nil, "sh", a...)
+	if !strings.Contains(res.Stdout, "Cipher in use is TLS") || !strings.Contains(res.Stderr, "ERROR 1227 (42000)") || !strings.Contains(res.Stdout, "\n2\n") {
+		t.Errorf("mariadb --ssl-verify-server-cert to the database's own address, intercepted: %s; want TLS, the delete blocked and 2 rows", res)
+	}
+	if !strings.Contains(d.log(), `"via":"redirect"`) || !strings.Contains(d.log(), `"client_tls":"TLS 1.3`) {
+		t.Errorf("the session was not intercepted over TLS:\n%s", tail(d.log(), 10))
+	}
+}
