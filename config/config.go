@@ -62,9 +62,27 @@ type Config struct {
 	// every database that uses it.
 	Intercept Intercept `yaml:"intercept"`
 	// Audit is the tamper-evident audit trail (off when Path is empty).
-	Audit     AuditConfig `yaml:"audit"`
-	Databases []Database  `yaml:"databases"`
+	Audit AuditConfig `yaml:"audit"`
+	// Discovery protects the database servers found on this host besides
+	// Databases (daemon/discovered.go); a missing configuration file turns
+	// it on.
+	Discovery Discovery  `yaml:"discovery"`
+	Databases []Database `yaml:"databases"`
 }
+
+// Discovery configures the protection of the servers found on this host.
+type Discovery struct {
+	// Enabled: protect the PostgreSQL and MySQL/MariaDB servers listening
+	// on this host (read from /proc), each intercepted in app-host mode
+	// with its protocol's default policy, and pick up those that start or
+	// stop later. Servers a configured database covers are left to it.
+	Enabled bool `yaml:"enabled"`
+	// Interval between rescans of /proc (default 5s).
+	Interval time.Duration `yaml:"interval"`
+}
+
+// DefaultDiscoveryInterval: Discovery.Interval.
+const DefaultDiscoveryInterval = 5 * time.Second
 
 // AuditConfig configures the audit trail (daemon/audit.go writes it).
 type AuditConfig struct {
@@ -295,8 +313,13 @@ func (c *Config) Normalize() error {
 			errs = append(errs, fmt.Errorf("metrics_listen: %w", err))
 		}
 	}
-	if len(c.Databases) == 0 {
-		errs = append(errs, errors.New("no databases configured"))
+	if len(c.Databases) == 0 && !c.Discovery.Enabled {
+		errs = append(errs, errors.New("no databases configured (and discovery.enabled is false)"))
+	}
+	if c.Discovery.Interval == 0 {
+		c.Discovery.Interval = DefaultDiscoveryInterval
+	} else if c.Discovery.Interval < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("discovery.interval %v is below 100ms", c.Discovery.Interval))
 	}
 	names := map[string]bool{}
 	listens := map[string]bool{}

@@ -21,8 +21,27 @@ type Status struct {
 	MetricsListen string            `json:"metrics_listen,omitempty"`
 	Cgroup        string            `json:"cgroup,omitempty"`
 	Interception  InterceptionStats `json:"interception"`
-	Connections   int               `json:"connections"`
-	Databases     []DatabaseStatus  `json:"databases"`
+	// Discovery is set when sqlfwd protects the servers it finds on the
+	// host (zero configuration, or discovery.enabled).
+	Discovery   *DiscoveryStatus `json:"discovery,omitempty"`
+	Connections int              `json:"connections"`
+	Databases   []DatabaseStatus `json:"databases"`
+}
+
+// DiscoveryStatus says how discovery scans the host and what it left alone.
+type DiscoveryStatus struct {
+	// Interval between rescans of /proc.
+	Interval string `json:"interval"`
+	// Scans counts the scans since start; LastScan is when the last one
+	// ended and LastScanMicros what it took.
+	Scans          uint64    `json:"scans"`
+	LastScan       time.Time `json:"last_scan"`
+	LastScanMicros int64     `json:"last_scan_us"`
+	// LastError is the last scan's error ("" when it read /proc).
+	LastError string `json:"last_error,omitempty"`
+	// NotProtected lists the servers the last scan found and left alone,
+	// each with the reason.
+	NotProtected []string `json:"not_protected,omitempty"`
 }
 
 // DatabaseStatus is one database in Status.
@@ -39,6 +58,19 @@ type DatabaseStatus struct {
 	// (empty for the embedded default, or when the file cannot be read).
 	PolicySHA256 string `json:"policy_sha256,omitempty"`
 	Connections  int64  `json:"connections"`
+	// Discovered: discovery found its server (it is not in the
+	// configuration). State is then "protected" (a server listens and its
+	// addresses and unix socket are intercepted) or "gone" (the server
+	// stopped: new connections are no longer intercepted, open sessions
+	// end on their own; the entry is kept so that a server coming back on
+	// the same addresses keeps its name and counters). Since is when it
+	// took that state; Server names the process ("postgres pid 1234").
+	Discovered bool       `json:"discovered,omitempty"`
+	State      string     `json:"state,omitempty"`
+	Since      *time.Time `json:"since,omitempty"`
+	Server     string     `json:"server,omitempty"`
+	UnixSocket string     `json:"unix_socket,omitempty"`
+	Protect    []string   `json:"protect,omitempty"`
 }
 
 // Connection is one open session in GET /v1/connections.

@@ -14,6 +14,7 @@ type (
 	Database    = config.Database
 	Intercept   = config.Intercept
 	AuditConfig = config.AuditConfig
+	Discovery   = config.Discovery
 	TLSConfig   = config.TLSConfig
 	UpstreamTLS = config.UpstreamTLS
 	Mode        = config.Mode

@@ -26,6 +26,7 @@ import (
 type (
 	Status            = control.Status
 	DatabaseStatus    = control.DatabaseStatus
+	DiscoveryStatus   = control.DiscoveryStatus
 	Connection        = control.Connection
 	ConnectionOwner   = control.ConnectionOwner
 	Stats             = control.Stats

@@ -30,8 +30,15 @@ type Daemon struct {
 	// whole (copy on write under dbsMu) when discovery adds a database, so
 	// the control socket, metrics and stats read it without a lock. No
 	// session reads it: an arrival carries its database.
-	dbs       atomic.Pointer[[]*database]
-	dbsMu     sync.Mutex
+	dbs   atomic.Pointer[[]*database]
+	dbsMu sync.Mutex
+	// relays holds one relay per protocol, shared by its databases (a
+	// relay may route between sessions: a cancel request names a session
+	// of any database); under dbsMu.
+	relays map[string]relay.Protocol
+	// discovery rescans the host for servers (discovered.go); nil unless
+	// discovery is enabled.
+	discovery *discovery
 	audit     *auditor // nil when no audit trail is configured
 	control   *controlServer
 	intercept *interceptor
@@ -97,6 +104,8 @@ type database struct {
 	protocol protocol
 	proto    relay.Protocol
 	env      relay.Env
+	// found is set for a database discovery made (discovered.go).
+	found *foundState
 }
 
 // mode is the mode that applies to a verdict: the live override, else the
@@ -118,41 +127,50 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
 	}
 	d := &Daemon{cfg: cfg, log: log, version: version, sessions: map[relay.Session]*sessionObserver{}, sleep: time.Sleep, proc: "/proc",
-		budget: newBufferBudget(cfg.MaxBufferedBytes)}
-	// One relay per protocol (protocols.go), shared by its databases: a
-	// relay may route between sessions (a cancel request names a session
-	// of any database).
-	relays := map[string]relay.Protocol{}
+		budget: newBufferBudget(cfg.MaxBufferedBytes), relays: map[string]relay.Protocol{}}
 	var list []*database
 	for i := range cfg.Databases {
-		dc := &cfg.Databases[i]
-		p, ok := protocolNamed(dc.Protocol)
-		if !ok {
-			return nil, fmt.Errorf("database %s: protocol %q is not supported", dc.Name, dc.Protocol)
-		}
-		if relays[p.name] == nil {
-			relays[p.name] = p.relay()
-		}
-		eng, err := buildEngine(dc, p)
+		db, err := d.newDatabase(&cfg.Databases[i])
 		if err != nil {
 			return nil, err
 		}
-		for _, w := range eng.Policy().Warnings() {
-			log.Warn("policy warning", "database", dc.Name, "warning", w)
-		}
-		srvTLS, cliTLS, err := buildTLS(dc)
-		if err != nil {
-			return nil, err
-		}
-		db := &database{cfg: *dc, rec: newRecorder(), protocol: p, proto: relays[p.name]}
-		d.lend(db)
-		db.engine.Store(eng)
-		db.tls.server.Store(srvTLS)
-		db.tls.client.Store(cliTLS)
 		list = append(list, db)
 	}
 	d.dbs.Store(&list)
 	return d, nil
+}
+
+// newDatabase builds a database's engine, TLS and what it lends its
+// sessions; it is not in the list yet.
+func (d *Daemon) newDatabase(dc *Database) (*database, error) {
+	p, ok := protocolNamed(dc.Protocol)
+	if !ok {
+		return nil, fmt.Errorf("database %s: protocol %q is not supported", dc.Name, dc.Protocol)
+	}
+	eng, err := buildEngine(dc, p)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range eng.Policy().Warnings() {
+		d.log.Warn("policy warning", "database", dc.Name, "warning", w)
+	}
+	srvTLS, cliTLS, err := buildTLS(dc)
+	if err != nil {
+		return nil, err
+	}
+	d.dbsMu.Lock()
+	r := d.relays[p.name]
+	if r == nil {
+		r = p.relay()
+		d.relays[p.name] = r
+	}
+	d.dbsMu.Unlock()
+	db := &database{cfg: *dc, rec: newRecorder(), protocol: p, proto: r}
+	d.lend(db)
+	db.engine.Store(eng)
+	db.tls.server.Store(srvTLS)
+	db.tls.client.Store(cliTLS)
+	return db, nil
 }
 
 // databases is the current list of databases; the caller must not modify it.
@@ -255,6 +273,12 @@ func (d *Daemon) Start() error {
 		d.log.Info("listening", "database", db.cfg.Name, "protocol", db.cfg.Protocol,
 			"listen", ln.Addr().String(), "upstream", db.cfg.Upstream, "mode", string(db.cfg.Mode))
 	}
+	if d.cfg.Discovery.Enabled {
+		// The first scan fills the list before interception starts, so
+		// that the programs attach with the servers' addresses in place.
+		d.discovery = newDiscovery(d)
+		d.discovery.rescan()
+	}
 	if err := d.startIntercept(); err != nil {
 		var unavailable *interceptUnavailableError
 		if !errors.As(err, &unavailable) || !d.canFallBack() {
@@ -301,6 +325,14 @@ func (d *Daemon) Start() error {
 			go d.acceptLoop(db.ln, listenArrival(db))
 		}
 	}
+	if dc := d.discovery; dc != nil {
+		if d.intercept != nil {
+			dc.kernel = d.intercept
+		}
+		dc.running = true
+		go dc.run()
+		d.log.Info("discovery: rescanning for servers that start or stop", "every", dc.interval.String(), "databases", len(d.databases()))
+	}
 	d.ready.Store(true) // /readyz
 	return nil
 }
@@ -308,6 +340,9 @@ func (d *Daemon) Start() error {
 // canFallBack reports whether every database that asked for interception
 // also has an explicit listener to fall back to.
 func (d *Daemon) canFallBack() bool {
+	if d.cfg.Discovery.Enabled {
+		return false // what discovery finds is reached only through interception
+	}
 	for _, db := range d.databases() {
 		if db.cfg.Intercept != InterceptOff && db.cfg.Listen == "" {
 			return false
@@ -374,6 +409,9 @@ func (d *Daemon) Stop(ctx context.Context) error {
 		sessions = append(sessions, s)
 	}
 	d.mu.Unlock()
+	if dc := d.discovery; dc != nil && dc.running {
+		dc.close() // no scan changes the interception from here on
+	}
 	// Detach first: new connections go directly to the database while
 	// the sessions drain.
 	if d.intercept != nil {
@@ -484,6 +522,11 @@ func (d *Daemon) Reload() error {
 	}
 	d.reloadsOK.Add(1)
 	d.lastReload.Store(time.Now().Unix())
+	if dc := d.discovery; dc != nil && dc.running {
+		// the discovered databases stay as they are; look for new servers
+		// now rather than at the next interval
+		dc.rescanSoon()
+	}
 	return nil
 }
 

@@ -4,24 +4,46 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/sqlfw/sqlfw/discover"
 )
 
-// Zero-configuration start: without a configuration file sqlfwd protects
-// the database servers it finds on the host (discover.Find over /proc), each
-// with app-host interception of its TCP addresses and unix socket and the
-// embedded default policy.
+// Zero-configuration start: without a configuration file (or with
+// discovery.enabled) sqlfwd protects the database servers it finds on the
+// host (discover.Find over the daemon's /proc root), each with app-host
+// interception of its TCP addresses and unix socket and the embedded
+// default policy, and rescans every discovery.interval: a server that
+// starts later becomes a database, one that stops has its interception
+// removed (its open sessions end on their own) and its entry marked gone,
+// and a server that comes back on the same addresses takes its old entry
+// again, so names and counters do not flap. Configured databases are never
+// touched; a server one of them covers is left to it.
 
-// DiscoveredDatabases turns the servers found under procRoot into databases
-// to protect, and says in notes what it found and what it leaves alone.
-func DiscoveredDatabases(procRoot string) (dbs []Database, notes []string, err error) {
+// forgetGoneAfter is how long the entry of a server that went away is kept
+// (for its counters, and for the server to come back) before it is
+// dropped; entries with open sessions are kept until those end.
+const forgetGoneAfter = 10 * time.Minute
+
+// foundServer is one server discovery would protect: the database it
+// becomes and the process behind it.
+type foundServer struct {
+	db   Database
+	pid  int
+	comm string
+	what string // the log's description
+}
+
+// findServers reads the servers under procRoot and turns each into a
+// database to protect; notes says what it leaves alone and why.
+func findServers(procRoot string, local []netip.Addr) (found []foundServer, notes []string, err error) {
 	servers, err := discover.Find(procRoot)
 	if err != nil {
 		return nil, nil, err
 	}
-	local := localAddrs()
 	for _, s := range servers {
 		what := fmt.Sprintf("%s (pid %d, %s) on %v %v", s.Protocol, s.PID, s.Comm, s.TCP, s.Unix)
 		if s.OtherNetns {
@@ -50,10 +72,312 @@ func DiscoveredDatabases(procRoot string) (dbs []Database, notes []string, err e
 		if len(s.Unix) > 0 {
 			db.UnixSocket = s.Unix[0]
 		}
-		dbs = append(dbs, db)
-		notes = append(notes, fmt.Sprintf("protecting %s as database %s: upstream %s, addresses %v, unix socket %q", what, db.Name, db.Upstream, db.Protect, db.UnixSocket))
+		// the defaults a configured database gets (timeouts, buffers, mode)
+		c := Config{Databases: []Database{db}}
+		if err := c.Normalize(); err != nil {
+			notes = append(notes, "not protected: "+what+": "+err.Error())
+			continue
+		}
+		found = append(found, foundServer{db: c.Databases[0], pid: s.PID, comm: s.Comm, what: what})
 	}
-	return dbs, notes, nil
+	return found, notes, nil
+}
+
+// foundState is what discovery knows of a database it made (nil for a
+// configured database). Status reads it under mu; the discovery loop writes.
+type foundState struct {
+	mu      sync.Mutex
+	present bool // a server listens: its addresses are intercepted
+	pid     int
+	comm    string
+	since   time.Time // when it took the present state
+}
+
+func (f *foundState) get() (present bool, pid int, comm string, since time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.present, f.pid, f.comm, f.since
+}
+
+func (f *foundState) set(present bool, pid int, comm string, since time.Time) {
+	f.mu.Lock()
+	f.present, f.pid, f.comm, f.since = present, pid, comm, since
+	f.mu.Unlock()
+}
+
+// discoveryKernel is what a rescan changes in the kernel: the interceptor,
+// or a fake in tests; nil before interception starts (startIntercept then
+// protects every app-host database of the list, discovered ones included).
+type discoveryKernel interface {
+	// protectDB intercepts new connects to db's addresses and unix socket.
+	protectDB(db *database) error
+	// unprotectDB stops intercepting them; connections already redirected
+	// still find db.
+	unprotectDB(db *database)
+	// forgetDB releases what is left of db (its routes, its unix listener)
+	// once no connection can be on its way to it.
+	forgetDB(db *database)
+}
+
+// discovery is the rescan loop's state.
+type discovery struct {
+	d        *Daemon
+	interval time.Duration
+	proc     string
+	local    func() []netip.Addr
+	now      func() time.Time
+
+	mu     sync.Mutex // one scan at a time
+	kernel discoveryKernel
+	byName map[string]*database // the entries discovery made, present or gone
+	notes  map[string]bool      // the last scan's notes, logged when new
+
+	// what Status shows, under statusMu
+	statusMu   sync.Mutex
+	scans      uint64
+	lastScan   time.Time
+	lastCost   time.Duration
+	lastErr    string
+	notProtect []string
+
+	running bool // run was started (Start; Stop reads it)
+	kick    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+func newDiscovery(d *Daemon) *discovery {
+	return &discovery{d: d, interval: d.cfg.Discovery.Interval, proc: d.proc, local: localAddrs, now: time.Now,
+		byName: map[string]*database{}, notes: map[string]bool{},
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// run rescans every interval, or at once when kicked, until stopped.
+func (dc *discovery) run() {
+	defer close(dc.done)
+	t := time.NewTicker(dc.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-dc.stop:
+			return
+		case <-t.C:
+		case <-dc.kick:
+		}
+		dc.rescan()
+	}
+}
+
+// rescanSoon asks the loop for a scan now (a reload does).
+func (dc *discovery) rescanSoon() {
+	select {
+	case dc.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (dc *discovery) close() {
+	close(dc.stop)
+	<-dc.done
+}
+
+// rescan reads the host's servers once and brings the databases in line:
+// new servers are added and intercepted, servers that went away lose their
+// interception, servers that came back take their entry again.
+func (dc *discovery) rescan() {
+	dc.mu.Lock()
+	defer dc.mu.Unlock()
+	d := dc.d
+	start := time.Now()
+	found, notes, err := findServers(dc.proc, dc.local())
+	cost := time.Since(start)
+	dc.statusMu.Lock()
+	dc.scans++
+	dc.lastScan, dc.lastCost = dc.now(), cost
+	dc.lastErr = ""
+	if err != nil {
+		dc.lastErr = err.Error()
+	}
+	dc.statusMu.Unlock()
+	if err != nil {
+		// keep the databases as they are: an unreadable /proc says
+		// nothing about the servers
+		d.log.Warn("discovery: cannot read the servers", "err", err)
+		return
+	}
+	now := dc.now()
+	seen := map[*database]bool{}
+	for _, f := range found {
+		if other := dc.configuredCovering(f.db); other != "" {
+			notes = append(notes, "not protected by discovery: "+f.what+": configured as database "+other)
+			continue
+		}
+		db := dc.byName[f.db.Name]
+		if db != nil && !sameServer(db.cfg, f.db) {
+			// the same port, other addresses or socket: a new entry
+			d.log.Info("discovery: server moved: replacing its database", "database", db.cfg.Name, "upstream", f.db.Upstream, "addresses", fmt.Sprint(f.db.Protect), "unix_socket", f.db.UnixSocket)
+			dc.drop(db)
+			db = nil
+		}
+		if db == nil {
+			nd, err := dc.add(f, now)
+			if err != nil {
+				notes = append(notes, "not protected: "+f.what+": "+err.Error())
+				continue
+			}
+			seen[nd] = true
+			d.log.Info("discovery: found and protecting", "database", nd.cfg.Name, "server", f.what, "upstream", nd.cfg.Upstream,
+				"addresses", fmt.Sprint(nd.cfg.Protect), "unix_socket", nd.cfg.UnixSocket, "policy", "(embedded default)")
+			continue
+		}
+		seen[db] = true
+		present, pid, _, _ := db.found.get()
+		switch {
+		case !present:
+			if err := dc.protect(db); err != nil {
+				notes = append(notes, "not protected: "+f.what+": "+err.Error())
+				seen[db] = false
+				continue
+			}
+			db.found.set(true, f.pid, f.comm, now)
+			d.log.Info("discovery: server back: protecting it again", "database", db.cfg.Name, "server", f.what)
+		case pid != f.pid:
+			// restarted between two scans: same addresses, same entry
+			db.found.set(true, f.pid, f.comm, now)
+			d.log.Info("discovery: server restarted", "database", db.cfg.Name, "server", f.what)
+		}
+	}
+	for _, db := range dc.byName {
+		if seen[db] {
+			continue
+		}
+		present, pid, comm, since := db.found.get()
+		if present {
+			if dc.kernel != nil {
+				dc.kernel.unprotectDB(db)
+			}
+			db.found.set(false, pid, comm, now)
+			d.log.Info("discovery: server gone: no longer intercepting its addresses; open sessions end on their own",
+				"database", db.cfg.Name, "pid", pid, "sessions", db.stats.connActive.Load())
+			continue
+		}
+		if now.Sub(since) >= forgetGoneAfter && db.stats.connActive.Load() == 0 {
+			d.log.Info("discovery: forgetting a server gone since "+since.Format(time.RFC3339), "database", db.cfg.Name)
+			dc.drop(db)
+		}
+	}
+	dc.logNotes(notes)
+}
+
+// configuredCovering names the configured database that already covers
+// what db would protect (a name, an address or the unix socket), or "".
+func (dc *discovery) configuredCovering(db Database) string {
+	for _, c := range dc.d.databases() {
+		if c.found != nil {
+			continue
+		}
+		if c.cfg.Name == db.Name || (c.cfg.UnixSocket != "" && c.cfg.UnixSocket == db.UnixSocket) {
+			return c.cfg.Name
+		}
+		covered := []string{c.cfg.Upstream}
+		if c.cfg.Intercept == InterceptAppHost {
+			if addrs, err := protectedAddrs(c.cfg); err == nil {
+				for _, a := range addrs {
+					covered = append(covered, a.String())
+				}
+			}
+		}
+		for _, a := range covered {
+			if a == db.Upstream || slices.Contains(db.Protect, a) {
+				return c.cfg.Name
+			}
+		}
+		if c.cfg.Intercept == InterceptDBHost {
+			if up, err := netip.ParseAddrPort(c.cfg.Upstream); err == nil && up.Port() == upstreamPort(db) {
+				return c.cfg.Name
+			}
+		}
+	}
+	return ""
+}
+
+func upstreamPort(db Database) uint16 {
+	ap, err := netip.ParseAddrPort(db.Upstream)
+	if err != nil {
+		return 0
+	}
+	return ap.Port()
+}
+
+// sameServer: a server found again is the entry's when it is reached the
+// same way.
+func sameServer(a, b Database) bool {
+	return a.Protocol == b.Protocol && a.Upstream == b.Upstream && a.UnixSocket == b.UnixSocket && slices.Equal(a.Protect, b.Protect)
+}
+
+// add makes a database of a found server, puts it in the list and
+// intercepts it.
+func (dc *discovery) add(f foundServer, now time.Time) (*database, error) {
+	d := dc.d
+	db, err := d.newDatabase(&f.db)
+	if err != nil {
+		return nil, err
+	}
+	db.found = &foundState{present: true, pid: f.pid, comm: f.comm, since: now}
+	// in the list before its addresses are protected: a connection
+	// redirected at once is counted and shown under it
+	d.addDatabase(db)
+	if err := dc.protect(db); err != nil {
+		d.removeDatabase(db)
+		if dc.kernel != nil {
+			dc.kernel.forgetDB(db)
+		}
+		return nil, err
+	}
+	dc.byName[db.cfg.Name] = db
+	return db, nil
+}
+
+func (dc *discovery) protect(db *database) error {
+	if dc.kernel == nil {
+		return nil
+	}
+	return dc.kernel.protectDB(db)
+}
+
+// drop removes an entry for good: no interception, out of the list.
+func (dc *discovery) drop(db *database) {
+	if dc.kernel != nil {
+		dc.kernel.unprotectDB(db)
+		dc.kernel.forgetDB(db)
+	}
+	dc.d.removeDatabase(db)
+	delete(dc.byName, db.cfg.Name)
+}
+
+// logNotes logs the notes the previous scan did not have: a server left
+// alone is said once, not every interval.
+func (dc *discovery) logNotes(notes []string) {
+	now := map[string]bool{}
+	for _, n := range notes {
+		now[n] = true
+		if !dc.notes[n] {
+			dc.d.log.Info("discovery: " + n)
+		}
+	}
+	dc.notes = now
+	slices.Sort(notes)
+	dc.statusMu.Lock()
+	dc.notProtect = notes
+	dc.statusMu.Unlock()
+}
+
+// status is the loop's part of fwctl status.
+func (dc *discovery) status() *DiscoveryStatus {
+	dc.statusMu.Lock()
+	defer dc.statusMu.Unlock()
+	return &DiscoveryStatus{Interval: dc.interval.String(), Scans: dc.scans, LastScan: dc.lastScan,
+		LastScanMicros: dc.lastCost.Microseconds(), LastError: dc.lastErr, NotProtected: slices.Clone(dc.notProtect)}
 }
 
 // upstreamAndProtect picks the address sqlfwd reaches a server at (loopback

@@ -2,8 +2,18 @@ package daemon
 
 import (
 	"fmt"
+	"log/slog"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestUpstreamAndProtect(t *testing.T) {
@@ -26,4 +36,468 @@ func TestUpstreamAndProtect(t *testing.T) {
 			t.Errorf("%s: got upstream %v, protect %v; want %s, %s", tc.name, up, protect, tc.up, tc.protect)
 		}
 	}
+}
+
+// procServer is one server process of a /proc fixture: its listening TCP
+// addresses and unix sockets.
+type procServer struct {
+	pid  int
+	comm string
+	tcp  []string
+	unix []string
+}
+
+// writeProc (re)writes a /proc tree under root holding exactly servers (and
+// a non-server process): comm, status, ns/net, fd links to the listening
+// sockets' inodes, and the namespace's net/tcp, tcp6 and unix tables (under
+// self/net and each process's net/, as the kernel shows them).
+func writeProc(t *testing.T, root string, servers []procServer) {
+	t.Helper()
+	ents, _ := os.ReadDir(root)
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const tcpHeader = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	const unixHeader = "Num       RefCount Protocol Flags    Type St Inode Path\n"
+	tcp, tcp6, unixTab := tcpHeader, tcpHeader, unixHeader
+	inodes := map[int][]int{}
+	ino := 1000
+	for _, s := range servers {
+		for _, a := range s.tcp {
+			ap := netip.MustParseAddrPort(a)
+			ino++
+			inodes[s.pid] = append(inodes[s.pid], ino)
+			if ap.Addr().Is4() {
+				b := ap.Addr().As4()
+				tcp += fmt.Sprintf("   0: %02X%02X%02X%02X:%04X 00000000:0000 0A 00000000:00000000 00:00000000 00000000   101        0 %d 1 0000000000000000 100 0 0 10 0\n", b[3], b[2], b[1], b[0], ap.Port(), ino)
+			} else {
+				b := ap.Addr().As16()
+				h := ""
+				for w := 0; w < 4; w++ {
+					h += fmt.Sprintf("%02X%02X%02X%02X", b[4*w+3], b[4*w+2], b[4*w+1], b[4*w])
+				}
+				tcp6 += fmt.Sprintf("   0: %s:%04X 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000   101        0 %d 1 0000000000000000 100 0 0 10 0\n", h, ap.Port(), ino)
+			}
+		}
+		for _, u := range s.unix {
+			ino++
+			inodes[s.pid] = append(inodes[s.pid], ino)
+			unixTab += fmt.Sprintf("00000000f57af682: 00000002 00000000 00010000 0001 01 %d %s\n", ino, u)
+		}
+	}
+	mk := func(p, data string) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(target, p string) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const ns = "net:[4026531833]"
+	nets := func(dir string) {
+		mk(filepath.Join(dir, "net", "tcp"), tcp)
+		mk(filepath.Join(dir, "net", "tcp6"), tcp6)
+		mk(filepath.Join(dir, "net", "unix"), unixTab)
+	}
+	link(ns, filepath.Join(root, "self", "ns", "net"))
+	nets(filepath.Join(root, "self"))
+	procs := append([]procServer{{pid: 1, comm: "init"}}, servers...)
+	for _, s := range procs {
+		dir := filepath.Join(root, strconv.Itoa(s.pid))
+		mk(filepath.Join(dir, "comm"), s.comm+"\n")
+		mk(filepath.Join(dir, "status"), fmt.Sprintf("Name:\t%s\nUid:\t101\t101\t101\t101\n", s.comm))
+		link(ns, filepath.Join(dir, "ns", "net"))
+		link("/dev/null", filepath.Join(dir, "fd", "0"))
+		for i, n := range inodes[s.pid] {
+			link(fmt.Sprintf("socket:[%d]", n), filepath.Join(dir, "fd", strconv.Itoa(i+3)))
+		}
+		nets(dir)
+	}
+}
+
+// fakeKernel stands for the interceptor: the addresses and sockets it
+// would intercept now, by database, and the routes it still holds.
+type fakeKernel struct {
+	mu        sync.Mutex
+	protected map[string]string // address or socket → database
+	routes    map[string]*database
+	calls     []string
+}
+
+func newFakeKernel() *fakeKernel {
+	return &fakeKernel{protected: map[string]string{}, routes: map[string]*database{}}
+}
+
+func (k *fakeKernel) protectDB(db *database) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.calls = append(k.calls, "protect "+db.cfg.Name)
+	addrs, err := protectedAddrs(db.cfg)
+	if err != nil {
+		return err
+	}
+	for _, a := range addrs {
+		if other, ok := k.protected[a.String()]; ok && other != db.cfg.Name {
+			return fmt.Errorf("%s is already protected for database %s", a, other)
+		}
+		k.protected[a.String()] = db.cfg.Name
+		k.routes[a.String()] = db
+	}
+	if db.cfg.UnixSocket != "" {
+		k.protected[db.cfg.UnixSocket] = db.cfg.Name
+	}
+	return nil
+}
+
+func (k *fakeKernel) unprotectDB(db *database) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.calls = append(k.calls, "unprotect "+db.cfg.Name)
+	for a, n := range k.protected {
+		if n == db.cfg.Name {
+			delete(k.protected, a)
+		}
+	}
+}
+
+func (k *fakeKernel) forgetDB(db *database) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.calls = append(k.calls, "forget "+db.cfg.Name)
+	for a, x := range k.routes {
+		if x == db {
+			delete(k.routes, a)
+		}
+	}
+}
+
+// state is what the fake kernel intercepts now, sorted: "addr→db".
+func (k *fakeKernel) state() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []string
+	for a, n := range k.protected {
+		out = append(out, a+"→"+n)
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
+func (k *fakeKernel) takeCalls() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	c := strings.Join(k.calls, ", ")
+	k.calls = nil
+	return c
+}
+
+// discoveryFixture is a daemon with discovery over a /proc fixture, a
+// fake kernel, a clock the test moves and a log it reads.
+type discoveryFixture struct {
+	t      *testing.T
+	d      *Daemon
+	dc     *discovery
+	kernel *fakeKernel
+	root   string
+	now    time.Time
+	log    *syncBuffer
+}
+
+// take returns what was logged since the last take.
+func (s *syncBuffer) take() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.b.String()
+	s.b.Reset()
+	return out
+}
+
+func newDiscoveryFixture(t *testing.T, configured ...Database) *discoveryFixture {
+	t.Helper()
+	f := &discoveryFixture{t: t, kernel: newFakeKernel(), root: t.TempDir(), now: time.Date(2026, 12, 1, 16, 0, 0, 0, time.UTC), log: &syncBuffer{}}
+	d, err := New(&Config{ControlSocket: "none", Discovery: Discovery{Enabled: true}, Databases: configured}, slog.New(slog.NewTextHandler(f.log, nil)), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.proc = f.root
+	f.d = d
+	f.dc = newDiscovery(d)
+	f.dc.kernel = f.kernel
+	f.dc.local = func() []netip.Addr { return []netip.Addr{netip.MustParseAddr("10.1.2.3")} }
+	f.dc.now = func() time.Time { return f.now }
+	d.discovery = f.dc
+	return f
+}
+
+// scan writes the servers into the fixture and rescans.
+func (f *discoveryFixture) scan(servers ...procServer) {
+	f.t.Helper()
+	writeProc(f.t, f.root, servers)
+	f.dc.rescan()
+}
+
+// databases is the status's databases as "name state server".
+func (f *discoveryFixture) databases() string {
+	var out []string
+	for _, db := range f.d.Status().Databases {
+		s := db.Name
+		if db.Discovered {
+			s += " " + db.State + " " + db.Server
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "; ")
+}
+
+func (f *discoveryFixture) entry(name string) *database {
+	for _, db := range f.d.databases() {
+		if db.cfg.Name == name {
+			return db
+		}
+	}
+	return nil
+}
+
+var (
+	pg5433 = procServer{pid: 100, comm: "postgres", tcp: []string{"127.0.0.1:5433"}, unix: []string{"/tmp/pg/.s.PGSQL.5433"}}
+	my3307 = procServer{pid: 300, comm: "mariadbd", tcp: []string{"0.0.0.0:3307"}, unix: []string{"/tmp/my/mysqld.sock"}}
+)
+
+// A server that starts while sqlfwd runs becomes a database at the next
+// scan; one that stops loses its interception and shows as gone; one that
+// comes back on the same addresses takes its old entry again.
+func TestRediscoveryAddRemoveRestart(t *testing.T) {
+	f := newDiscoveryFixture(t)
+	f.scan()
+	if got := f.databases(); got != "" {
+		t.Fatalf("no servers: databases %q, want none", got)
+	}
+	f.scan(pg5433)
+	if got, want := f.databases(), "postgres-5433 protected postgres pid 100"; got != want {
+		t.Fatalf("after a server started: databases %q, want %q", got, want)
+	}
+	if got, want := f.kernel.state(), "/tmp/pg/.s.PGSQL.5433→postgres-5433 127.0.0.1:5433→postgres-5433"; got != want {
+		t.Fatalf("intercepted %q, want %q", got, want)
+	}
+	if l := f.log.take(); !strings.Contains(l, `msg="discovery: found and protecting" database=postgres-5433`) {
+		t.Errorf("log does not say what was found:\n%s", l)
+	}
+	db := f.entry("postgres-5433")
+	if c := db.cfg; c.BufferBytes == 0 || c.StartupTimeout == 0 || c.ConnectTimeout == 0 || c.AuthTimeout == 0 || c.MaxMessageBytes == 0 || c.Mode != ModeEnforce {
+		t.Errorf("the discovered database lacks a configured one's defaults: %+v", c)
+	}
+	db.stats.statements.Add(7)
+	if eng := db.engine.Load(); eng == nil || eng.Policy() == nil {
+		t.Fatal("no engine for the discovered database")
+	}
+
+	// a MariaDB starting beside it: its own entry, the v4 wildcard
+	// covering loopback and the host's address
+	f.scan(pg5433, my3307)
+	if got, want := f.databases(), "postgres-5433 protected postgres pid 100; mysql-3307 protected mariadbd pid 300"; got != want {
+		t.Fatalf("databases %q, want %q", got, want)
+	}
+	if got, want := f.kernel.state(), "/tmp/my/mysqld.sock→mysql-3307 /tmp/pg/.s.PGSQL.5433→postgres-5433 10.1.2.3:3307→mysql-3307 127.0.0.1:3307→mysql-3307 127.0.0.1:5433→postgres-5433"; got != want {
+		t.Fatalf("intercepted %q, want %q", got, want)
+	}
+	if c := f.kernel.takeCalls(); c != "protect postgres-5433, protect mysql-3307" {
+		t.Errorf("kernel calls %q", c)
+	}
+	f.log.take()
+
+	// PostgreSQL stops: its addresses are no longer intercepted, the
+	// entry stays (gone), the other server is untouched
+	f.now = f.now.Add(5 * time.Second)
+	f.scan(my3307)
+	if got, want := f.databases(), "postgres-5433 gone postgres pid 100; mysql-3307 protected mariadbd pid 300"; got != want {
+		t.Fatalf("after the server stopped: databases %q, want %q", got, want)
+	}
+	if got, want := f.kernel.state(), "/tmp/my/mysqld.sock→mysql-3307 10.1.2.3:3307→mysql-3307 127.0.0.1:3307→mysql-3307"; got != want {
+		t.Fatalf("intercepted %q, want %q", got, want)
+	}
+	if l := f.log.take(); !strings.Contains(l, `msg="discovery: server gone: no longer intercepting its addresses; open sessions end on their own" database=postgres-5433`) {
+		t.Errorf("log does not say the server went away:\n%s", l)
+	}
+	if st := f.d.Status().Databases[0]; st.Since == nil || !st.Since.Equal(f.now) {
+		t.Errorf("gone since %v, want %v", st.Since, f.now)
+	}
+
+	// it starts again (a new pid) on the same port and socket: the same
+	// entry, its counters kept
+	f.now = f.now.Add(5 * time.Second)
+	f.scan(procServer{pid: 200, comm: "postgres", tcp: pg5433.tcp, unix: pg5433.unix}, my3307)
+	if got, want := f.databases(), "postgres-5433 protected postgres pid 200; mysql-3307 protected mariadbd pid 300"; got != want {
+		t.Fatalf("after a restart: databases %q, want %q", got, want)
+	}
+	if f.entry("postgres-5433") != db || db.stats.statements.Load() != 7 {
+		t.Errorf("the restarted server got a new entry (or lost its counters): statements %d", f.entry("postgres-5433").stats.statements.Load())
+	}
+	if got, want := f.kernel.state(), "/tmp/my/mysqld.sock→mysql-3307 /tmp/pg/.s.PGSQL.5433→postgres-5433 10.1.2.3:3307→mysql-3307 127.0.0.1:3307→mysql-3307 127.0.0.1:5433→postgres-5433"; got != want {
+		t.Fatalf("intercepted %q, want %q", got, want)
+	}
+	if c := f.kernel.takeCalls(); c != "unprotect postgres-5433, protect postgres-5433" {
+		t.Errorf("kernel calls %q", c)
+	}
+	if l := f.log.take(); !strings.Contains(l, `msg="discovery: server back: protecting it again" database=postgres-5433`) {
+		t.Errorf("log does not say the server came back:\n%s", l)
+	}
+}
+
+// Scans that find the same servers change nothing and log nothing; a
+// restart between two scans keeps the entry and its interception.
+func TestRediscoveryNoFlapping(t *testing.T) {
+	f := newDiscoveryFixture(t)
+	f.scan(pg5433)
+	db := f.entry("postgres-5433")
+	f.kernel.takeCalls()
+	f.log.take()
+	for i := 0; i < 3; i++ {
+		f.now = f.now.Add(5 * time.Second)
+		f.scan(pg5433)
+	}
+	if c, l := f.kernel.takeCalls(), f.log.take(); c != "" || l != "" {
+		t.Errorf("unchanged servers: kernel calls %q, log %q; want none", c, l)
+	}
+	// restarted between two scans: a new pid, nothing unprotected
+	f.scan(procServer{pid: 101, comm: "postgres", tcp: pg5433.tcp, unix: pg5433.unix})
+	if c := f.kernel.takeCalls(); c != "" {
+		t.Errorf("restart between scans: kernel calls %q, want none", c)
+	}
+	if got, want := f.databases(), "postgres-5433 protected postgres pid 101"; got != want || f.entry("postgres-5433") != db {
+		t.Errorf("databases %q (same entry %v), want %q", got, f.entry("postgres-5433") == db, want)
+	}
+	if n := f.d.Status().Discovery.Scans; n != 5 {
+		t.Errorf("status counts %d scans, want 5", n)
+	}
+}
+
+// A server that comes back reached another way (here: on every address
+// instead of loopback) is a new entry under the same name; the old one's
+// routes are released.
+func TestRediscoveryServerMoved(t *testing.T) {
+	f := newDiscoveryFixture(t)
+	f.scan(pg5433)
+	old := f.entry("postgres-5433")
+	f.kernel.takeCalls()
+	f.scan(procServer{pid: 200, comm: "postgres", tcp: []string{"0.0.0.0:5433"}, unix: pg5433.unix})
+	nu := f.entry("postgres-5433")
+	if nu == nil || nu == old || len(f.d.databases()) != 1 {
+		t.Fatalf("databases %q: want one new entry", f.databases())
+	}
+	if c := f.kernel.takeCalls(); c != "unprotect postgres-5433, forget postgres-5433, protect postgres-5433" {
+		t.Errorf("kernel calls %q", c)
+	}
+	if got, want := f.kernel.state(), "/tmp/pg/.s.PGSQL.5433→postgres-5433 10.1.2.3:5433→postgres-5433 127.0.0.1:5433→postgres-5433"; got != want {
+		t.Errorf("intercepted %q, want %q", got, want)
+	}
+}
+
+// An entry gone for forgetGoneAfter is dropped, unless sessions are still
+// open on it.
+func TestRediscoveryForgetsGone(t *testing.T) {
+	f := newDiscoveryFixture(t)
+	f.scan(pg5433)
+	db := f.entry("postgres-5433")
+	f.scan()
+	db.stats.connActive.Add(1) // a session still running
+	f.now = f.now.Add(forgetGoneAfter + time.Second)
+	f.scan()
+	if f.entry("postgres-5433") == nil {
+		t.Fatal("an entry with an open session was forgotten")
+	}
+	db.stats.connActive.Add(-1)
+	f.scan()
+	if got := f.databases(); got != "" {
+		t.Errorf("databases %q, want the gone entry forgotten", got)
+	}
+	if c := f.kernel.takeCalls(); !strings.HasSuffix(c, "forget postgres-5433") {
+		t.Errorf("kernel calls %q: want its routes released", c)
+	}
+}
+
+// Configured databases are never touched by discovery, and a server one of
+// them covers is left to it (said in the status).
+func TestRediscoveryLeavesConfigured(t *testing.T) {
+	f := newDiscoveryFixture(t, Database{Name: "app", Protocol: "postgres", Upstream: "127.0.0.1:5433", Listen: "127.0.0.1:0"})
+	f.scan(pg5433, my3307)
+	if got, want := f.databases(), "app; mysql-3307 protected mariadbd pid 300"; got != want {
+		t.Fatalf("databases %q, want %q", got, want)
+	}
+	notes := f.d.Status().Discovery.NotProtected
+	if len(notes) != 1 || !strings.Contains(notes[0], "configured as database app") {
+		t.Errorf("not protected: %q, want the covered server named", notes)
+	}
+	f.log.take()
+	f.scan(my3307)
+	f.scan()
+	if got, want := f.databases(), "app; mysql-3307 gone mariadbd pid 300"; got != want {
+		t.Fatalf("databases %q, want %q", got, want)
+	}
+	if strings.Contains(f.log.take(), "database=app") {
+		t.Error("discovery logged about the configured database")
+	}
+}
+
+// Status, metrics and stats read the list while scans add and drop
+// databases (run with -race).
+func TestRediscoveryConcurrentReaders(t *testing.T) {
+	f := newDiscoveryFixture(t)
+	f.d.startStats(f.root, t.TempDir())
+	defer f.d.stopStats()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the stats loop's part, which one goroutine owns
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			f.d.rotateWindow(f.d.statsState)
+		}
+	}()
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(&metricsCollector{d: f.d})
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				f.d.Status()
+				f.d.Snapshot()
+				if _, err := reg.Gather(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < 30; i++ {
+		if i%2 == 0 {
+			f.scan(pg5433, my3307)
+		} else {
+			f.now = f.now.Add(forgetGoneAfter + time.Second)
+			f.scan(my3307)
+			f.scan(my3307) // forgets postgres-5433
+		}
+	}
+	close(stop)
+	wg.Wait()
 }

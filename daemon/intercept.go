@@ -44,6 +44,12 @@ type interceptor struct {
 	steer    *bpf.Steer
 	unixRd   *bpf.UnixRedirect
 	lns      []net.Listener
+	// cg is the cgroup the app-host programs are attached to.
+	cg string
+	// unixLns holds each database's unix listener (under mu); unixNote
+	// says why unix sockets are not intercepted, once that is known.
+	unixLns  map[*database]net.Listener
+	unixNote string
 	// routes maps every destination ever protected to its database. It
 	// only grows (copy on write), so a connection redirected just before
 	// its address was unprotected still finds its database; the accept
@@ -84,10 +90,12 @@ func (d *Daemon) startIntercept() (err error) {
 			dbHost = append(dbHost, db)
 		}
 	}
-	if len(appHost) == 0 && len(dbHost) == 0 {
+	if len(appHost) == 0 && len(dbHost) == 0 && !d.cfg.Discovery.Enabled {
 		return nil
 	}
-	it := &interceptor{d: d, active: map[netip.AddrPort]*database{}, steered: map[uint16]*database{}}
+	// Discovery needs the app-host programs even before it finds a server.
+	appHostOn := len(appHost) > 0 || d.cfg.Discovery.Enabled
+	it := &interceptor{d: d, active: map[netip.AddrPort]*database{}, steered: map[uint16]*database{}, unixLns: map[*database]net.Listener{}}
 	defer func() {
 		if err != nil {
 			it.close()
@@ -102,13 +110,13 @@ func (d *Daemon) startIntercept() (err error) {
 	}
 	it.cgroup2, err = cgroupstats.Cgroup2Mount(mi)
 	mi.Close()
-	if err != nil && len(appHost) > 0 {
+	if err != nil && appHostOn {
 		return interceptUnavailable(fmt.Errorf("no cgroup2 mount: %w", err))
 	}
 
 	var lc net.ListenConfig
 	lc.SetMultipathTCP(false) // SOCKMAPs cannot hold MPTCP sockets
-	if len(appHost) > 0 {
+	if appHostOn {
 		cg := ic.Cgroup
 		if cg == "" {
 			cg = it.cgroup2
@@ -118,6 +126,7 @@ func (d *Daemon) startIntercept() (err error) {
 			// cgroup ids are found there, not in our own mount.
 			it.cgroup2 = cg
 		}
+		it.cg = cg
 		ln4, err := lc.Listen(context.Background(), "tcp4", ic.Listen4)
 		if err != nil {
 			return fmt.Errorf("intercept listener: %w", err)
@@ -182,7 +191,7 @@ func (d *Daemon) startIntercept() (err error) {
 		}
 		it.stop = make(chan struct{})
 		go it.watchMapFull(it.stop)
-		if err := it.startUnix(appHost, cg); err != nil {
+		if err := it.startUnix(appHost); err != nil {
 			return err
 		}
 	}
@@ -246,7 +255,7 @@ func (it *interceptor) listenPods(lc net.ListenConfig, rc *bpf.RedirectConfig) e
 }
 
 // startUnix redirects the unix sockets of app-host databases that name one.
-func (it *interceptor) startUnix(dbs []*database, cg string) error {
+func (it *interceptor) startUnix(dbs []*database) error {
 	d := it.d
 	var want []*database
 	for _, db := range dbs {
@@ -257,39 +266,73 @@ func (it *interceptor) startUnix(dbs []*database, cg string) error {
 	if len(want) == 0 {
 		return nil
 	}
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	if err := it.loadUnix(); err != nil {
+		return err
+	}
+	if it.unixRd == nil {
+		// TCP interception still works; say plainly what is not covered
+		for _, db := range want {
+			d.log.Warn("unix-socket interception unavailable (needs kernel 6.7 or later): clients of this socket reach the database unjudged; set fail_closed to refuse to start instead",
+				"database", db.cfg.Name, "socket", db.cfg.UnixSocket, "err", it.unixNote)
+		}
+		return nil
+	}
+	for _, db := range want {
+		if err := it.protectUnix(db); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadUnix loads the unix-socket program unless it is loaded or known to
+// be unavailable (it.unixNote then says why; an error only when
+// fail_closed forbids going on without it). Under it.mu.
+func (it *interceptor) loadUnix() error {
+	if it.unixRd != nil || it.unixNote != "" {
+		return nil
+	}
+	d := it.d
 	if err := bpf.ProbeUnix(); err != nil {
 		if errors.Is(err, bpf.ErrUnsupported) && !d.cfg.Intercept.FailClosed {
-			// TCP interception still works; say plainly what is not covered
-			for _, db := range want {
-				d.log.Warn("unix-socket interception unavailable (needs kernel 6.7 or later): clients of this socket reach the database unjudged; set fail_closed to refuse to start instead",
-					"database", db.cfg.Name, "socket", db.cfg.UnixSocket, "err", err)
-			}
+			it.unixNote = err.Error()
 			return nil
 		}
 		return interceptUnavailable(fmt.Errorf("unix sockets: %w", err))
 	}
 	ur, err := bpf.LoadUnixRedirect(bpf.UnixConfig{
-		Cgroup: cg, DaemonTgid: uint32(os.Getpid()), Mark: d.cfg.Intercept.Mark,
+		Cgroup: it.cg, DaemonTgid: uint32(os.Getpid()), Mark: d.cfg.Intercept.Mark,
 		NetnsCookie: mustCookie(it.lns[0]),
 	})
 	if err != nil {
 		return interceptUnavailable(fmt.Errorf("unix sockets: %w", err))
 	}
 	it.unixRd = ur
-	dir := d.cfg.Intercept.SocketDir
-	if dir == "" {
-		dir = filepath.Dir(d.cfg.ControlSocket)
-		if d.cfg.ControlSocket == "none" {
-			dir = os.TempDir()
+	return nil
+}
+
+// protectUnix opens db's unix listener (once) and redirects connects to
+// db's socket there. Under it.mu, with it.unixRd loaded.
+func (it *interceptor) protectUnix(db *database) error {
+	d := it.d
+	ln := it.unixLns[db]
+	if ln == nil {
+		dir := d.cfg.Intercept.SocketDir
+		if dir == "" {
+			dir = filepath.Dir(d.cfg.ControlSocket)
+			if d.cfg.ControlSocket == "none" {
+				dir = os.TempDir()
+			}
 		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("unix listener directory: %w", err)
-	}
-	for _, db := range want {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("unix listener directory: %w", err)
+		}
 		path := filepath.Join(dir, "sqlfw-"+db.cfg.Name+"-"+filepath.Base(db.cfg.UnixSocket))
 		_ = os.Remove(path)
-		ln, err := net.Listen("unix", path)
+		var err error
+		ln, err = net.Listen("unix", path)
 		if err != nil {
 			return fmt.Errorf("database %s: unix listener: %w", db.cfg.Name, err)
 		}
@@ -299,16 +342,114 @@ func (it *interceptor) startUnix(dbs []*database, cg string) error {
 			ln.Close()
 			return err
 		}
-		it.lns = append(it.lns, ln)
-		if err := ur.Protect(db.cfg.UnixSocket, path); err != nil {
-			return err
-		}
-		d.log.Info("intercepting unix socket", "database", db.cfg.Name, "socket", db.cfg.UnixSocket, "listener", path)
-		db := db
+		it.unixLns[db] = ln
 		d.wg.Add(1)
 		go d.acceptLoop(ln, func(c net.Conn) (arrival, error) { return it.fromUnix(db, c) })
 	}
+	path := ln.Addr().String()
+	if err := it.unixRd.Protect(db.cfg.UnixSocket, path); err != nil {
+		return err
+	}
+	d.log.Info("intercepting unix socket", "database", db.cfg.Name, "socket", db.cfg.UnixSocket, "listener", path)
 	return nil
+}
+
+// protectDB intercepts a discovered database: its addresses (routes first,
+// so that a connect redirected at once finds it) and its unix socket. An
+// address a configured database holds is refused; one a discovered entry
+// that went away held passes to db.
+func (it *interceptor) protectDB(db *database) error {
+	if it.redirect == nil {
+		return errors.New("app-host interception is not active")
+	}
+	addrs, err := protectedAddrs(db.cfg)
+	if err != nil {
+		return err
+	}
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	routes := maps.Clone(*it.routes.Load())
+	for _, a := range addrs {
+		if other := it.active[a]; other != nil && other != db {
+			return fmt.Errorf("%s is already protected for database %s", a, other.cfg.Name)
+		}
+		if prev := routes[a]; prev != nil && prev != db && prev.found == nil {
+			return fmt.Errorf("%s was protected for database %s", a, prev.cfg.Name)
+		}
+		routes[a] = db
+	}
+	it.routes.Store(&routes)
+	for i, a := range addrs {
+		if err := it.redirect.Protect(a); err != nil {
+			for _, x := range addrs[:i] {
+				_ = it.redirect.Unprotect(x)
+				delete(it.active, x)
+			}
+			return err
+		}
+		it.active[a] = db
+	}
+	d := it.d
+	d.log.Info("intercepting", "database", db.cfg.Name, "mode", InterceptAppHost, "addresses", fmt.Sprint(addrs), "cgroup", it.cg)
+	if db.cfg.UnixSocket == "" {
+		return nil
+	}
+	if err := it.loadUnix(); err != nil || it.unixRd == nil {
+		d.log.Warn("unix-socket interception unavailable: clients of this socket reach the database unjudged",
+			"database", db.cfg.Name, "socket", db.cfg.UnixSocket, "err", errors.Join(err, errorsNew(it.unixNote)))
+		return nil
+	}
+	if err := it.protectUnix(db); err != nil {
+		d.log.Warn("unix-socket interception failed: clients of this socket reach the database unjudged",
+			"database", db.cfg.Name, "socket", db.cfg.UnixSocket, "err", err)
+	}
+	return nil
+}
+
+// unprotectDB stops intercepting new connects to db's addresses and unix
+// socket. Its routes stay, so a connection redirected just before still
+// finds db; sessions running go on.
+func (it *interceptor) unprotectDB(db *database) {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	for a, owner := range it.active {
+		if owner != db {
+			continue
+		}
+		if err := it.redirect.Unprotect(a); err != nil {
+			it.d.log.Warn("unprotecting", "database", db.cfg.Name, "address", a.String(), "err", err)
+			continue
+		}
+		delete(it.active, a)
+	}
+	if it.unixRd != nil && it.unixLns[db] != nil {
+		if err := it.unixRd.Unprotect(db.cfg.UnixSocket); err != nil {
+			it.d.log.Warn("unprotecting", "database", db.cfg.Name, "socket", db.cfg.UnixSocket, "err", err)
+		}
+	}
+	it.d.log.Info("no longer intercepting", "database", db.cfg.Name)
+}
+
+// forgetDB drops db's routes and closes its unix listener: nothing can be
+// on its way to db any more.
+func (it *interceptor) forgetDB(db *database) {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	routes := maps.Clone(*it.routes.Load())
+	maps.DeleteFunc(routes, func(_ netip.AddrPort, owner *database) bool { return owner == db })
+	it.routes.Store(&routes)
+	if ln := it.unixLns[db]; ln != nil {
+		ln.Close()
+		delete(it.unixLns, db)
+	}
+}
+
+// errorsNew is errors.New that keeps "" as no error.
+func errorsNew(s string) error {
+	if s == "" {
+		return nil
+	}
+	return errors.New(s)
 }
 
 func mustCookie(ln net.Listener) uint64 {
@@ -509,11 +650,19 @@ func (it *interceptor) close() {
 	if err := errors.Join(errs...); err != nil {
 		it.d.log.Warn("detaching interception", "err", err)
 	}
+	it.mu.Lock()
 	it.redirect, it.steer, it.unixRd = nil, nil, nil
+	it.mu.Unlock()
 	for _, ln := range it.lns {
 		ln.Close()
 	}
 	it.lns = nil
+	it.mu.Lock()
+	for db, ln := range it.unixLns {
+		ln.Close()
+		delete(it.unixLns, db)
+	}
+	it.mu.Unlock()
 }
 
 // interceptStats reads the programs' counters.
@@ -535,9 +684,12 @@ func (d *Daemon) interceptStats() InterceptionStats {
 			st.PodRedirected = c.PodRedirected
 		}
 	}
-	if it.unixRd != nil {
+	it.mu.Lock() // discovery may load the unix program at run time
+	unixRd := it.unixRd
+	it.mu.Unlock()
+	if unixRd != nil {
 		st.Programs = append(st.Programs, "unix")
-		if c, err := it.unixRd.Counters(); err == nil {
+		if c, err := unixRd.Counters(); err == nil {
 			st.UnixRedirected = c.Redirected
 		}
 	}

@@ -61,7 +61,19 @@ func (d *Daemon) Status() Status {
 			sum := sha256.Sum256(b)
 			ds.PolicySHA256 = hex.EncodeToString(sum[:])
 		}
+		if f := db.found; f != nil {
+			present, pid, comm, since := f.get()
+			ds.Discovered, ds.State, ds.Since = true, "gone", &since
+			ds.Server = fmt.Sprintf("%s pid %d", comm, pid)
+			if present {
+				ds.State = "protected"
+			}
+			ds.UnixSocket, ds.Protect = db.cfg.UnixSocket, db.cfg.Protect
+		}
 		st.Databases = append(st.Databases, ds)
+	}
+	if dc := d.discovery; dc != nil {
+		st.Discovery = dc.status()
 	}
 	return st
 }
@@ -206,6 +218,9 @@ var (
 	descTLS         = prometheus.NewDesc("sqlfw_tls_handshakes_total", "TLS handshakes by leg (client, server) and result (ok, failed).", []string{"database", "leg", "result"}, nil)
 	descTLSFail     = prometheus.NewDesc("sqlfw_tls_handshake_failures_total", "Failed TLS handshakes by leg (client, server) and cause (certificate, protocol, timeout, closed, refused, other).", []string{"database", "leg", "reason"}, nil)
 	descIdleClosed  = prometheus.NewDesc("sqlfw_idle_closed_total", "Sessions closed by idle_timeout or idle_in_transaction_timeout.", dbLabel, nil)
+	descDiscovered  = prometheus.NewDesc("sqlfw_discovered_server_up", "For a database discovery made: 1 while its server listens and is intercepted, 0 once it went away.", dbLabel, nil)
+	descScans       = prometheus.NewDesc("sqlfw_discovery_scans_total", "Scans of /proc for database servers.", nil, nil)
+	descScanSeconds = prometheus.NewDesc("sqlfw_discovery_last_scan_duration_seconds", "What the last scan of /proc took.", nil, nil)
 )
 
 // promBuckets are the histogram bounds in seconds: 10 µs to 10 s.
@@ -265,6 +280,10 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		for rule, v := range db.rules.snapshot() {
 			counter(descRules, float64(v), n, rule)
 		}
+		if f := db.found; f != nil {
+			present, _, _, _ := f.get()
+			gauge(descDiscovered, boolGauge(present), n)
+		}
 		if h := hists[db]; h != nil {
 			ch <- promHistogram(descHeld, h.held, n)
 			ch <- promHistogram(descEval, h.evalWall, n)
@@ -307,6 +326,11 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(descUnjudged, float64(unjudged))
 	counter(descNoOrigin, float64(is.Refused))
+	if dc := d.discovery; dc != nil {
+		ds := dc.status()
+		counter(descScans, float64(ds.Scans))
+		gauge(descScanSeconds, float64(ds.LastScanMicros)/1e6)
+	}
 	counter(descReloads, float64(d.reloadsOK.Load()), "ok")
 	counter(descReloads, float64(d.reloadsFail.Load()), "failed")
 	gauge(descLastReload, float64(d.lastReload.Load()))

@@ -31,10 +31,10 @@ func TestZeroConfig(t *testing.T) {
 	}
 	log := d.log()
 	name := fmt.Sprintf("postgres-%d", pg.Port)
-	if !strings.Contains(log, "no configuration file") || !strings.Contains(log, "as database "+name) {
+	if !strings.Contains(log, "no configuration file") || !logHas(log, `"msg":"discovery: found and protecting"`, `"database":"`+name+`"`) {
 		t.Fatalf("the log does not say what discovery found:\n%s", tail(log, 20))
 	}
-	if port := os.Getenv("SQLFW_MY_PORT"); port != "" && !strings.Contains(log, "as database mysql-"+port) {
+	if port := os.Getenv("SQLFW_MY_PORT"); port != "" && !logHas(log, `"msg":"discovery: found and protecting"`, `"database":"mysql-`+port+`"`) {
 		t.Errorf("the log does not say it protects the MariaDB it found:\n%s", tail(log, 20))
 	}
 	freshTable(t, "zeroconf_t", 1, 2)
@@ -56,8 +56,8 @@ func TestZeroConfig(t *testing.T) {
 }
 
 // startDiscovering runs sqlfwd in cg with only a missing --config, its
-// own control socket and --cgroup cg.
-func startDiscovering(t *testing.T, cg string) (*daemon, error) {
+// own control socket, --cgroup cg and extra.
+func startDiscovering(t *testing.T, cg string, extra ...string) (*daemon, error) {
 	dir, err := os.MkdirTemp("", "sqlfwd-")
 	if err != nil {
 		return nil, err
@@ -69,6 +69,7 @@ func startDiscovering(t *testing.T, cg string) (*daemon, error) {
 	}
 	argv := append(inCgroup(cg), filepath.Join(binDir, "sqlfwd"), "--config", filepath.Join(dir, "absent.yaml"),
 		"--cgroup", cg, "--control-socket", d.control)
+	argv = append(argv, extra...)
 	d.cmd = exec.Command(argv[0], argv[1:]...)
 	d.cmd.Stdout, d.cmd.Stderr = logf, logf
 	if err := d.cmd.Start(); err != nil {
@@ -97,4 +98,18 @@ func startDiscovering(t *testing.T, cg string) (*daemon, error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return d, nil
+}
+
+// logHas reports whether one line of log holds every part.
+func logHas(log string, parts ...string) bool {
+	for _, line := range strings.Split(log, "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }

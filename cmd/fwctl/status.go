@@ -34,8 +34,22 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, ", cgroup %s", st.Cgroup)
 	}
 	fmt.Fprintln(stdout)
+	if dc := st.Discovery; dc != nil {
+		ago := "no scan yet"
+		if !dc.LastScan.IsZero() {
+			ago = fmt.Sprintf("the last took %s, %s ago", time.Duration(dc.LastScanMicros)*time.Microsecond,
+				time.Since(dc.LastScan).Round(time.Second))
+		}
+		fmt.Fprintf(stdout, "discovery: rescans /proc every %s for servers that start or stop (%d scans, %s)\n", dc.Interval, dc.Scans, ago)
+		if dc.LastError != "" {
+			fmt.Fprintf(stdout, "  last scan failed: %s\n", dc.LastError)
+		}
+		for _, n := range dc.NotProtected {
+			fmt.Fprintf(stdout, "  %s\n", n)
+		}
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\ndatabase\tprotocol\tlisten\tupstream\tintercept\tmode\tconnections\tpolicy\tsha256")
+	fmt.Fprintln(tw, "\ndatabase\tprotocol\tlisten\tupstream\tintercept\tmode\tconnections\tpolicy\tsha256\tstate")
 	for _, db := range st.Databases {
 		mode := string(db.Mode)
 		if db.ModeOverride {
@@ -52,7 +66,18 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		if listen == "" {
 			listen = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", db.Name, db.Protocol, listen, db.Upstream, db.Intercept, mode, db.Connections, db.Policy, sum)
+		state := "configured"
+		if db.Discovered {
+			// protected: a server listens and is intercepted; gone: it
+			// stopped, new connections are not intercepted, open sessions
+			// end on their own
+			state = "found, " + db.State
+			if db.Since != nil {
+				state += " since " + db.Since.Local().Format(time.TimeOnly)
+			}
+			state += " (" + db.Server + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", db.Name, db.Protocol, listen, db.Upstream, db.Intercept, mode, db.Connections, db.Policy, sum, state)
 	}
 	tw.Flush()
 	return 0

@@ -40,7 +40,8 @@ func run(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var (
 		configPath = fs.String("config", "", "YAML configuration `file` (several databases); excludes the per-database flags; when the file does not exist, as --discover")
-		discoverF  = fs.Bool("discover", false, "protect the PostgreSQL servers found on this host (listening sockets of their processes in /proc), each intercepted with the default policy")
+		discoverF  = fs.Bool("discover", false, "protect the PostgreSQL and MySQL/MariaDB servers found on this host (listening sockets of their processes in /proc), each intercepted with its protocol's default policy; rescans pick up servers that start or stop later")
+		discoverIv = fs.Duration("discover-interval", 0, "how often discovery rescans /proc for servers that started or stopped (default 5s)")
 		protocol   = fs.String("protocol", "", "wire protocol of the database: postgres or mysql")
 		listen     = fs.String("listen", "", "`host:port` where clients connect")
 		upstream   = fs.String("upstream", "", "`host:port` of the database server")
@@ -113,17 +114,8 @@ func run(args []string, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "sqlfwd: --discover (or a missing --config file) excludes the per-database flags")
 			return 2
 		}
-		dbs, notes, err := daemon.DiscoveredDatabases("/proc")
-		if err != nil {
-			fmt.Fprintln(stderr, "sqlfwd:", err)
-			return 1
-		}
-		discovered = append(discovered, notes...)
-		if len(dbs) == 0 {
-			fmt.Fprintln(stderr, "sqlfwd: no PostgreSQL server found on this host to protect:\n  "+strings.Join(discovered, "\n  "))
-			return 1
-		}
-		cfg = &daemon.Config{Databases: dbs}
+		// the daemon scans /proc at start and every interval after
+		cfg = &daemon.Config{Discovery: daemon.Discovery{Enabled: true}}
 	} else if *configPath != "" {
 		if perDB {
 			fmt.Fprintln(stderr, "sqlfwd: --config excludes --protocol, --listen, --upstream, --policy, --mode, --max-message-bytes, --intercept, --intercept-mode, --protect and --unix-socket: put them in the file")
@@ -158,6 +150,9 @@ func run(args []string, stderr io.Writer) int {
 			}
 		}
 		cfg = &daemon.Config{Databases: []daemon.Database{db}}
+	}
+	if *discoverIv != 0 {
+		cfg.Discovery.Interval = *discoverIv
 	}
 	if *cgroup != "" {
 		cfg.Intercept.Cgroup = *cgroup
@@ -240,7 +235,11 @@ func run(args []string, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "sqlfwd: configuration not valid:", err)
 			return 2
 		}
-		fmt.Fprintf(stderr, "sqlfwd: configuration valid (%d databases)\n", len(cfg.Databases))
+		more := ""
+		if cfg.Discovery.Enabled {
+			more = ", and the servers discovery finds on this host"
+		}
+		fmt.Fprintf(stderr, "sqlfwd: configuration valid (%d databases%s)\n", len(cfg.Databases), more)
 		return 0
 	}
 	if err != nil {
@@ -254,7 +253,11 @@ func run(args []string, stderr io.Writer) int {
 	}
 	log.Info("sqlfwd started", "version", version)
 	sdn := newNotifier(log)
-	sdn.ready(fmt.Sprintf("serving %d database(s)", len(cfg.Databases)))
+	ready := fmt.Sprintf("serving %d database(s)", len(cfg.Databases))
+	if cfg.Discovery.Enabled {
+		ready = fmt.Sprintf("serving %d database(s), discovering every %s", len(d.Status().Databases), cfg.Discovery.Interval)
+	}
+	sdn.ready(ready)
 
 	sig := make(chan os.Signal, 4) // room for a SIGTERM behind a reload
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
