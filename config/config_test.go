@@ -47,6 +47,16 @@ func TestParse(t *testing.T) {
 		{name: "unknown key", yaml: "databses: []\n", wantErr: "databses"},
 		{name: "empty", yaml: "", wantErr: "empty"},
 		{name: "no databases", yaml: "log_level: info\n", wantErr: "no databases"},
+		{
+			name: "discovery alone",
+			yaml: "discovery: {enabled: true}\n",
+			check: func(t *testing.T, c *Config) {
+				if !c.Discovery.Enabled || c.Discovery.Interval != DefaultDiscoveryInterval || len(c.Databases) != 0 {
+					t.Errorf("discovery %+v, databases %d: want enabled every %s, none configured", c.Discovery, len(c.Databases), DefaultDiscoveryInterval)
+				}
+			},
+		},
+		{name: "discovery interval too short", yaml: "discovery: {enabled: true, interval: 10ms}\n", wantErr: "discovery.interval 10ms is below 100ms"},
 		{name: "bad mode", yaml: "databases:\n  - protocol: postgres\n    listen: 127.0.0.1:1\n    upstream: x:1\n    mode: block\n", wantErr: "mode \"block\""},
 		{name: "missing upstream", yaml: "databases:\n  - protocol: postgres\n    listen: 127.0.0.1:1\n", wantErr: "upstream"},
 		{name: "unsupported protocol", yaml: "databases:\n  - protocol: oracle\n    listen: 127.0.0.1:1\n    upstream: x:1\n", wantErr: "oracle"},

@@ -501,3 +501,13 @@ func TestRediscoveryConcurrentReaders(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// BenchmarkFindServers is one discovery scan of this host's /proc: what
+// sqlfwd pays every discovery.interval.
+func BenchmarkFindServers(b *testing.B) {
+	for b.Loop() {
+		if _, _, err := findServers("/proc", nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
