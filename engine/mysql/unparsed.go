@@ -43,6 +43,11 @@ import (
 //	                                       opens_connection (a replica connects to its primary)
 //	EXECUTE IMMEDIATE <not a string>       dynamic_sql
 //	EXECUTE IMMEDIATE 'text'               the facts of text, as PREPARE ... FROM 'text'
+//	INSERT | REPLACE | DELETE ... RETURNING list
+//	                                       the facts of the statement and of SELECT list
+//	SET STATEMENT v = x, ... FOR stmt      the facts of stmt, with the settings and
+//	                                       effects of SET v = x, ...; unparsed_body when
+//	                                       v is sql_mode or the character set
 //
 // Anywhere in a piece, also inside a body: INSTALL PLUGIN, INSTALL SONAME,
 // UNINSTALL PLUGIN or SONAME, and RETURNS type SONAME make it loads_code.
@@ -60,6 +65,7 @@ type piece struct {
 	lead      []token
 	loadsCode bool // INSTALL/UNINSTALL PLUGIN/SONAME, RETURNS type SONAME
 	invoker   bool // SQL SECURITY INVOKER
+	compound  bool // cut at a BEGIN
 	words     int  // tokens in all
 }
 
@@ -69,11 +75,18 @@ type piece struct {
 func recognize(text string) []engine.StmtFacts {
 	pieces := cut(text)
 	var out []engine.StmtFacts
+	// prev: the kinds of the statements before, while every piece so far
+	// is sure to be a statement of the message (stacked_after); after a
+	// piece that can hold a compound body, the next pieces may be the
+	// body's statements, which are not stacked ones.
 	var prev engine.KindSet
+	topLevel := true
 	add := func(st engine.StmtFacts) {
-		st.PrevKinds = prev
 		st.Kinds |= 1 << st.Kind
-		prev |= 1 << st.Kind
+		if topLevel {
+			st.PrevKinds = prev
+			prev |= 1 << st.Kind
+		}
 		out = append(out, st)
 	}
 	for i := range pieces {
@@ -81,12 +94,18 @@ func recognize(text string) []engine.StmtFacts {
 		if pc.words == 0 {
 			continue
 		}
+		// This piece is the message's when all before it are; those after
+		// it may be its body's.
+		opens := pc.compound || compoundLead(text, pc.lead[0]) || pc.lead[0].is(text, "begin") || pc.lead[0].is(text, "declare") ||
+			len(pc.lead) > 1 && pc.lead[1].kind == ':'
+		topLevelNext := topLevel && !opens
 		if len(pieces) > 1 {
 			if sts, ok := parsePiece(text[pc.lo:pc.hi]); ok {
 				for _, st := range sts {
 					st.Loc += int32(pc.lo)
 					add(st)
 				}
+				topLevel = topLevelNext
 				continue
 			}
 		}
@@ -99,6 +118,7 @@ func recognize(text string) []engine.StmtFacts {
 			st.Loc, st.Length = int32(pc.lo), int32(pc.hi-pc.lo)
 			add(st)
 		}
+		topLevel = topLevelNext
 	}
 	return out
 }
@@ -152,7 +172,7 @@ func cut(text string) []piece {
 			// without a ";": a piece of its own. Only where a compound
 			// statement can be: BEGIN is also a name (DELETE t FROM t
 			// begin WHERE ...), and a cut there would drop the WHERE.
-			cur.hi = t.hi
+			cur.hi, cur.compound = t.hi, true
 			out = append(out, cur)
 			cur = piece{lo: t.hi}
 			win = [3]token{2: t}
@@ -387,8 +407,121 @@ func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 		if l.eat("immediate") {
 			return immediate(text, l)
 		}
+	case l.at("insert", "replace", "delete"):
+		return returning(text, pc)
+	case l.eat("set"):
+		if l.at("statement") {
+			return setStatement(text, pc, l.t[l.i])
+		}
 	}
 	return st, ok
+}
+
+// returning is MariaDB's INSERT, REPLACE or DELETE ... RETURNING list: the
+// statement's facts with those of SELECT list. The RETURNING is the last
+// one at depth 0 before which the statement parses (TiDB does not parse a
+// text with the real one in it; a later one is a name in the list).
+func returning(text string, pc *piece) (st engine.StmtFacts, ok bool) {
+	var at []token
+	depth := 0
+	for i := pc.lo; i < pc.hi; {
+		t, more := nextToken(text[:pc.hi], i)
+		if !more {
+			break
+		}
+		i = t.hi
+		switch {
+		case t.kind == '(':
+			depth++
+		case t.kind == ')':
+			depth--
+		case depth == 0 && t.is(text, "returning"):
+			at = append(at, t)
+		}
+	}
+	for k := len(at) - 1; k >= 0; k-- {
+		main, parsed := parsePiece(text[pc.lo:at[k].lo])
+		if !parsed || len(main) != 1 {
+			continue
+		}
+		switch main[0].Kind {
+		case engine.KindInsert, engine.KindDelete:
+		default:
+			continue
+		}
+		list, parsed := parsePiece("SELECT " + text[at[k].hi:pc.hi])
+		if !parsed || len(list) != 1 {
+			continue
+		}
+		st = main[0]
+		merge(&st, &list[0])
+		st.Loc, st.Length = 0, 0
+		return st, true
+	}
+	return st, false
+}
+
+// setStatement is MariaDB's SET STATEMENT var = value [, ...] FOR
+// statement: the statement's facts, with those of SET var = value, ...
+// (the settings hold while it runs). The FOR is the first at depth 0 (a
+// value's subquery can hold a FOR UPDATE in parentheses).
+func setStatement(text string, pc *piece, kw token) (st engine.StmtFacts, ok bool) {
+	depth := 0
+	for i := kw.hi; i < pc.hi; {
+		t, more := nextToken(text[:pc.hi], i)
+		if !more {
+			break
+		}
+		i = t.hi
+		switch {
+		case t.kind == '(':
+			depth++
+		case t.kind == ')':
+			depth--
+		case depth == 0 && t.is(text, "for"):
+			inner := text[t.hi:pc.hi]
+			sts, parsed := parsePiece(inner)
+			if !parsed {
+				sts = recognize(inner)
+			}
+			if len(sts) == 1 {
+				st, ok = sts[0], true
+			}
+			set, parsed := parsePiece("SET " + text[kw.hi:t.lo])
+			if !parsed || len(set) != 1 {
+				if ok {
+					st.Unparsed = "the settings of a SET STATEMENT could not be parsed"
+				}
+				return st, ok
+			}
+			st.Settings = append(st.Settings, set[0].Settings...)
+			st.Effects |= set[0].Effects
+			st.Kinds |= 1 << engine.KindSetStmt
+			ok = ok || len(set[0].Settings) > 0 // what it sets, whatever the statement is
+			for _, name := range set[0].Settings {
+				if lexSetting(name) {
+					// The text a PREPARE or EXECUTE IMMEDIATE in it runs,
+					// and the body of a routine it creates, are lexed
+					// under the new setting, not the one this was read in.
+					st.Unparsed = "a statement run under SET STATEMENT of sql_mode or the character set is lexed by the server otherwise than as read"
+					ok = true
+				}
+			}
+			st.Loc, st.Length = 0, 0
+			return st, ok
+		}
+	}
+	return st, false
+}
+
+// lexSetting reports whether a system variable changes how the server
+// lexes text (lex.go).
+func lexSetting(name string) bool {
+	switch name {
+	case "sql_mode", "character_set_client", "character_set_connection", "collation_connection", "names", "character_set":
+		return true
+	}
+	return false
 }
 
 // immediate is MariaDB's EXECUTE IMMEDIATE: a string literal is analysed
