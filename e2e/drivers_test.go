@@ -152,11 +152,12 @@ func driverCommand(t *testing.T, p driverProg, proto string) []string {
 // driverEnv is what a program connects with.
 type driverEnv struct {
 	host, port, user, password, db, table, proc string
+	socket                                      string // MySQL: the unix socket, else TCP
 }
 
 func (e driverEnv) environ() []string {
 	return []string{"DRV_HOST=" + e.host, "DRV_PORT=" + e.port, "DRV_USER=" + e.user, "DRV_PASSWORD=" + e.password,
-		"DRV_DB=" + e.db, "DRV_TABLE=" + e.table, "DRV_PROC=" + e.proc}
+		"DRV_DB=" + e.db, "DRV_TABLE=" + e.table, "DRV_PROC=" + e.proc, "DRV_SOCKET=" + e.socket}
 }
 
 // runDriver runs argv (prefixed by wrap, e.g. inCgroup) and returns its
@@ -328,7 +329,7 @@ func TestDriversMySQL(t *testing.T) {
 			argv := driverCommand(t, p, "mysql")
 			table := "e2e_drv_" + strings.ReplaceAll(p.driver, "-", "_") + "_" + randomHex(t)
 			t.Cleanup(func() { myDB(t, my, my.addr(), true).Exec("drop table if exists " + table) })
-			e := driverEnv{host, port, my.PWUser, my.PWPassword, my.Database, table, proc}
+			e := driverEnv{host: host, port: port, user: my.PWUser, password: my.PWPassword, db: my.Database, table: table, proc: proc}
 			checkSteps(t, p, runDriver(t, nil, argv, e), wantMySQLSteps(p))
 			checkMySQLLog(t, p, my, table)
 		})
@@ -371,7 +372,7 @@ func TestDriversMySQLEd25519(t *testing.T) {
 			argv := driverCommand(t, p, "mysql")
 			table := "e2e_drv_ed_" + strings.ReplaceAll(p.driver, "-", "_") + "_" + randomHex(t)
 			t.Cleanup(func() { myDB(t, my, my.addr(), true).Exec("drop table if exists " + table) })
-			e := driverEnv{host, port, user, password, my.Database, table, proc}
+			e := driverEnv{host: host, port: port, user: user, password: password, db: my.Database, table: table, proc: proc}
 			checkSteps(t, p, runDriver(t, nil, argv, e), wantMySQLSteps(p))
 			checkMySQLLog(t, p, my, table)
 		})
@@ -396,22 +397,25 @@ func TestDriversPG(t *testing.T) {
 		t.Run(p.String(), func(t *testing.T) {
 			argv := driverCommand(t, p, "pg")
 			table := pgDriverTable(t, p)
-			e := driverEnv{host, port, pg.ScramUser, pg.ScramPassword, pg.Database, table, ""}
+			e := driverEnv{host: host, port: port, user: pg.ScramUser, password: pg.ScramPassword, db: pg.Database, table: table}
 			checkSteps(t, p, runDriver(t, nil, argv, e), wantPGSteps(p))
 			checkPGLog(t, p, table)
 		})
 	}
 }
 
-// TestDriversInterceptMySQL: one driver connecting to MariaDB's own
-// address from an intercepted cgroup gets the same answers.
+// TestDriversInterceptMySQL: drivers connecting to MariaDB's own address
+// (node mysql2) and unix socket (mysqlclient, as root, whom the socket
+// authenticates) from an intercepted cgroup get the same answers.
 func TestDriversInterceptMySQL(t *testing.T) {
 	needKernel(t)
 	my := mariadbEnv(t)
-	p := mysqlDrivers[0]
-	argv := driverCommand(t, p, "mysql")
 	cg := childCgroup(t)
-	d, err := startDaemonWrapped(inCgroup(cg), "--protocol", "mysql", "--upstream", my.addr(), "--intercept", "--cgroup", cg)
+	args := []string{"--protocol", "mysql", "--upstream", my.addr(), "--intercept", "--cgroup", cg}
+	if my.Socket != "" {
+		args = append(args, "--unix-socket", my.Socket)
+	}
+	d, err := startDaemonWrapped(inCgroup(cg), args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,30 +426,59 @@ func TestDriversInterceptMySQL(t *testing.T) {
 		_ = d.stop()
 	})
 	waitIntercepting(t, d)
-	table := "e2e_drv_icept_" + randomHex(t)
-	t.Cleanup(func() { myDB(t, my, my.addr(), true).Exec("drop table if exists " + table) })
-	e := driverEnv{my.Host, my.Port, my.PWUser, my.PWPassword, my.Database, table, myProc(t, my)}
-	checkSteps(t, p, runDriver(t, inCgroup(cg), argv, e), wantMySQLSteps(p))
-	checkMySQLLog(t, p, my, table)
-	if ic := stats(t, d).Interception; !ic.Active || ic.Redirected == 0 {
-		t.Errorf("interception counters %+v: want active and redirected > 0", ic)
+	proc := myProc(t, my)
+	run := func(t *testing.T, p driverProg, e driverEnv) {
+		argv := driverCommand(t, p, "mysql")
+		e.table = "e2e_drv_icept_" + randomHex(t)
+		t.Cleanup(func() { myDB(t, my, my.addr(), true).Exec("drop table if exists " + e.table) })
+		checkSteps(t, p, runDriver(t, inCgroup(cg), argv, e), wantMySQLSteps(p))
+		checkMySQLLog(t, p, my, e.table)
+	}
+	t.Run("tcp", func(t *testing.T) {
+		run(t, findDriver(t, mysqlDrivers, "node/mysql2"), driverEnv{host: my.Host, port: my.Port, user: my.PWUser, password: my.PWPassword, db: my.Database, proc: proc})
+	})
+	if my.Socket != "" {
+		t.Run("unix", func(t *testing.T) {
+			run(t, findDriver(t, mysqlDrivers, "python/mysqldb"), driverEnv{host: "localhost", port: my.Port, user: my.User, db: my.Database, proc: proc, socket: my.Socket})
+		})
+	}
+	if ic := stats(t, d).Interception; !ic.Active || ic.Redirected == 0 || my.Socket != "" && ic.UnixRedirected == 0 {
+		t.Errorf("interception counters %+v: want active and redirected > 0 (and unix)", ic)
 	}
 }
 
-// TestDriversInterceptPG: the same for PostgreSQL.
+// TestDriversInterceptPG: the same for PostgreSQL, node pg on TCP and
+// psycopg 3 on the unix socket (its directory as the host).
 func TestDriversInterceptPG(t *testing.T) {
 	needKernel(t)
-	p := pgDrivers[0]
-	argv := driverCommand(t, p, "pg")
 	cg := childCgroup(t)
 	d := startIntercepting(t, cg)
-	table := pgDriverTable(t, p)
-	e := driverEnv{pg.Host, strconv.Itoa(pg.Port), pg.ScramUser, pg.ScramPassword, pg.Database, table, ""}
-	checkSteps(t, p, runDriver(t, inCgroup(cg), argv, e), wantPGSteps(p))
-	checkPGLog(t, p, table)
-	if ic := stats(t, d).Interception; !ic.Active || ic.Redirected == 0 {
-		t.Errorf("interception counters %+v: want active and redirected > 0", ic)
+	run := func(t *testing.T, p driverProg, host string) {
+		argv := driverCommand(t, p, "pg")
+		table := pgDriverTable(t, p)
+		e := driverEnv{host: host, port: strconv.Itoa(pg.Port), user: pg.ScramUser, password: pg.ScramPassword, db: pg.Database, table: table}
+		checkSteps(t, p, runDriver(t, inCgroup(cg), argv, e), wantPGSteps(p))
+		checkPGLog(t, p, table)
 	}
+	t.Run("tcp", func(t *testing.T) { run(t, findDriver(t, pgDrivers, "node/pg"), pg.Host) })
+	if pg.SockDir != "" {
+		t.Run("unix", func(t *testing.T) { run(t, findDriver(t, pgDrivers, "python/psycopg"), pg.SockDir) })
+	}
+	if ic := stats(t, d).Interception; !ic.Active || ic.Redirected == 0 || pg.SockDir != "" && ic.UnixRedirected == 0 {
+		t.Errorf("interception counters %+v: want active and redirected > 0 (and unix)", ic)
+	}
+}
+
+// findDriver returns the driver of list named name (lang/driver).
+func findDriver(t *testing.T, list []driverProg, name string) driverProg {
+	t.Helper()
+	for _, p := range list {
+		if p.String() == name {
+			return p
+		}
+	}
+	t.Fatalf("no driver %s", name)
+	return driverProg{}
 }
 
 // waitIntercepting waits until d has attached its programs.

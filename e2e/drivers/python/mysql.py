@@ -4,8 +4,9 @@ with DRIVER pymysql (PyMySQL) or mysqldb (mysqlclient, on libmariadb).
 e2e/drivers_test.go runs it and judges the lines it prints ("step value
 ...", see e2e/drivers/README.md); the program only reports what the driver
 did. Connection settings come from DRV_HOST, DRV_PORT, DRV_USER,
-DRV_PASSWORD, DRV_DB; the table to work in from DRV_TABLE and the procedure
-with two result sets from DRV_PROC. Neither driver has server-side prepared
+DRV_PASSWORD, DRV_DB (with DRV_SOCKET, the server's unix socket instead of
+the address); the table to work in from DRV_TABLE and the procedure with two
+result sets from DRV_PROC. Neither driver has server-side prepared
 statements: parameters are interpolated by the client (text protocol).
 """
 
@@ -15,6 +16,7 @@ import sys
 E = os.environ
 T = E["DRV_TABLE"]
 PROC = E["DRV_PROC"]
+SOCKET = {"unix_socket": E["DRV_SOCKET"]} if E.get("DRV_SOCKET") else {}
 
 
 def out(*a):
@@ -39,7 +41,7 @@ def open_(driver):
 
         c = pymysql.connect(host=E["DRV_HOST"], port=int(E["DRV_PORT"]), user=E["DRV_USER"],
                             password=E["DRV_PASSWORD"], database=E["DRV_DB"],
-                            client_flag=CLIENT.MULTI_STATEMENTS, autocommit=True)
+                            client_flag=CLIENT.MULTI_STATEMENTS, autocommit=True, **SOCKET)
 
         def reset():
             # PyMySQL has no reset of its own; what a pool does with it
@@ -54,7 +56,7 @@ def open_(driver):
 
         c = MySQLdb.connect(host=E["DRV_HOST"], port=int(E["DRV_PORT"]), user=E["DRV_USER"],
                             password=E["DRV_PASSWORD"], database=E["DRV_DB"],
-                            client_flag=CLIENT.MULTI_STATEMENTS | CLIENT.MULTI_RESULTS)
+                            client_flag=CLIENT.MULTI_STATEMENTS | CLIENT.MULTI_RESULTS, **SOCKET)
         c.autocommit(True)
         global sqlstate
         sqlstate = c.sqlstate
