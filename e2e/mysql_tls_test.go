@@ -15,6 +15,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -495,5 +496,64 @@ func TestInterceptMySQLTLS(t *testing.T) {
 	}
 	if !strings.Contains(d.log(), `"via":"redirect"`) || !strings.Contains(d.log(), `"client_tls":"TLS 1.3`) {
 		t.Errorf("the session was not intercepted over TLS:\n%s", tail(d.log(), 10))
+	}
+}
+
+// TestMySQLTLSBadInput: plaintext after an SSL request is answered with
+// ERROR 1043 in clear, a TLS ClientHello where the handshake response
+// belongs is closed; each is one log line and a protocol failure in the
+// metric, and the daemon serves the next TLS client.
+func TestMySQLTLSBadInput(t *testing.T) {
+	my := mariadbEnv(t)
+	dir := t.TempDir()
+	ca := newTestCA(t, dir, "ca")
+	cert, key := ca.issue(t, dir, "server", false)
+	mport, _ := freePort()
+	maddr := "127.0.0.1:" + strconv.Itoa(mport)
+	d := mysqlDaemon(t, my, "--tls-cert", cert, "--tls-key", key, "--metrics-listen", maddr)
+	greeted := func() net.Conn {
+		c, err := net.DialTimeout("tcp", d.addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		var h [4]byte
+		if _, err := io.ReadFull(c, h[:]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, make([]byte, int(h[0])|int(h[1])<<8|int(h[2])<<16)); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// an SSL request (CLIENT_PROTOCOL_41 | CLIENT_SSL | CLIENT_SECURE_CONNECTION), then a
+	// handshake response in clear where the ClientHello belongs
+	ssl := append([]byte{32, 0, 0, 1, 0x00, 0x8a, 0x00, 0x00, 0, 0, 0, 1, 45}, make([]byte, 23)...)
+	c := greeted()
+	c.Write(ssl)
+	c.Write(append([]byte{40, 0, 0, 2, 0x00, 0x82, 0x00, 0x00, 0, 0, 0, 1, 45}, make([]byte, 23+14)...)) // 40-byte payload
+	b, _ := io.ReadAll(c)
+	if !strings.Contains(string(b), "#08S01") || !strings.Contains(string(b), "expected a TLS handshake") || len(b) < 5 || b[3] != 2 {
+		t.Errorf("plaintext after the SSL request: got %q, want ERR 1043 (08S01) with sequence id 2", b)
+	}
+	// a ClientHello straight after the greeting
+	c = greeted()
+	tc := tls.Client(c, &tls.Config{RootCAs: caPool(t, ca), ServerName: "localhost"})
+	if err := tc.Handshake(); err == nil {
+		t.Error("a TLS handshake where the handshake response belongs succeeded")
+	}
+	if got := metricValue(t, maddr, `sqlfw_tls_handshake_failures_total{database="default",leg="client",reason="protocol"}`); got != 2 {
+		t.Errorf("client-leg protocol failures: %v, want 2", got)
+	}
+	log := d.log()
+	if n := strings.Count(log, "closing connection: TLS handshake failed"); n != 1 {
+		t.Errorf("%d log lines for the plaintext after the SSL request, want 1:\n%s", n, tail(log, 10))
+	}
+	if n := strings.Count(log, "a TLS handshake where the handshake response belongs"); n != 1 {
+		t.Errorf("%d log lines for the ClientHello, want 1:\n%s", n, tail(log, 10))
+	}
+	if res := tlsCLI(t, my, d.addr, my.User, "", []string{"--ssl", "--ssl-ca=" + ca.path, "--ssl-verify-server-cert"}, "-e", "select 'still here'"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "still here" {
+		t.Errorf("a TLS client after the bad input: %s", res)
 	}
 }
