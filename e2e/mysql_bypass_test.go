@@ -22,6 +22,8 @@ type myRaw struct {
 	t     *testing.T
 	c     net.Conn
 	nonce []byte
+	// caps are sent in the handshake response: rawCaps unless changed.
+	caps uint32
 }
 
 // rawCaps: long password, with db, 4.1, transactions, secure connection,
@@ -37,7 +39,7 @@ func dialRaw(t *testing.T, addr string) *myRaw {
 	}
 	t.Cleanup(func() { c.Close() })
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	r := &myRaw{t: t, c: c}
+	r := &myRaw{t: t, c: c, caps: rawCaps}
 	g := r.read()
 	// the nonce: 8 bytes after the version and connection id, 12 more
 	// after the capabilities, character set, status and reserved bytes
@@ -94,7 +96,7 @@ func nativeScramble(nonce []byte, password string) []byte {
 // handshake is the handshake response for user (mysql_native_password
 // against the greeting's nonce) with collation id charset.
 func (r *myRaw) handshake(user, password, db string, charset byte) []byte {
-	p := binary.LittleEndian.AppendUint32(nil, rawCaps)
+	p := binary.LittleEndian.AppendUint32(nil, r.caps)
 	p = binary.LittleEndian.AppendUint32(p, 1<<24)
 	p = append(p, charset)
 	p = append(p, make([]byte, 23)...)
@@ -272,4 +274,110 @@ func TestMySQLCommandsDuringAuthentication(t *testing.T) {
 		count(r)
 	})
 	mustNotReach(t, my, marker)
+}
+
+// TestMySQLLexStateChanges: ways to change the client character set or
+// sql_mode without sqlfwd seeing it, after which it read a text otherwise
+// than the server: "'\xbf\\' or 1=1 -- '" is one string to a UTF-8
+// reader and, in gbk, a string ending after the two-byte character 0xbf5c
+// followed by OR 1=1; "'x\\' or 1=1 -- '" likewise under
+// NO_BACKSLASH_ESCAPES. Each attempt must be blocked and absent from the
+// general log, and the table keep its rows.
+func TestMySQLLexStateChanges(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	marker := "lexstate_" + randomHex(t)
+	table := "e2e_lexstate_" + randomHex(t)
+	direct := myDB(t, my, my.addr(), true)
+	if _, err := direct.Exec("create table " + table + " (id int)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = direct.Exec("drop table " + table) })
+	gbk := func(name string) string {
+		return "delete from " + table + " where id = '\xbf\\' or 1=1 -- " + marker + " " + name + "'"
+	}
+	const sessionTrack = 1 << 23
+	for _, tc := range []struct {
+		name      string
+		caps      uint32
+		collation byte
+		setup     func(r *myRaw)
+		attack    string
+	}{
+		{"session tracking turned off", rawCaps | sessionTrack, 45, func(r *myRaw) {
+			r.exec("set session_track_system_variables = ''")
+			r.exec("set names gbk")
+		}, gbk("tracking")},
+		{"EXECUTE of a PREPAREd SET NAMES", rawCaps, 45, func(r *myRaw) {
+			r.exec("prepare s from 'set names gbk'")
+			r.exec("set names utf8mb4")
+			r.exec("execute s")
+		}, gbk("execute")},
+		{"COM_STMT_EXECUTE of a prepared SET NAMES", rawCaps, 45, func(r *myRaw) {
+			r.write(rawPacket(0, append([]byte{0x16}, "set names gbk"...)))
+			ok := r.read()
+			if ok[4] != 0 {
+				t.Fatalf("COM_STMT_PREPARE: %q", ok)
+			}
+			id := ok[5:9]
+			r.write(rawPacket(0, append(append([]byte{0x17}, id...), 0, 1, 0, 0, 0)))
+			if got := r.result(); got != "OK" {
+				t.Fatalf("COM_STMT_EXECUTE: %q", got)
+			}
+		}, gbk("stmt_execute")},
+		{"COM_CHANGE_USER to gbk_chinese_nopad_ci", rawCaps, 45, func(r *myRaw) {
+			cu := append([]byte{0x11}, my.User...)
+			cu = append(cu, 0, 0)
+			cu = append(append(cu, my.Database...), 0)
+			cu = append(cu, 0x1c, 0x04) // 1052
+			cu = append(cu, "mysql_native_password\x00"...)
+			r.write(rawPacket(0, cu))
+			r.auth("")
+		}, gbk("change_user")},
+		{"COM_RESET_CONNECTION back to the handshake's gbk", rawCaps, 28, func(r *myRaw) {
+			r.exec("set names utf8mb4")
+			r.write(rawPacket(0, []byte{0x1f}))
+			if got := r.result(); got != "OK" {
+				t.Fatalf("COM_RESET_CONNECTION: %q", got)
+			}
+		}, gbk("reset")},
+		{"NO_BACKSLASH_ESCAPES after sql_mode was tracked", rawCaps | sessionTrack, 45, func(r *myRaw) {
+			r.exec("set session_track_system_variables = 'sql_mode'")
+			r.exec("set sql_mode = ''")
+			r.exec("set session_track_system_variables = ''")
+			r.exec("set sql_mode = 'NO_BACKSLASH_ESCAPES'")
+		}, "delete from " + table + " where id = 'x\\' or 1=1 -- " + marker + " nbe'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := direct.Exec("delete from " + table + " where id > 0"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := direct.Exec("insert into " + table + " values (1), (2)"); err != nil {
+				t.Fatal(err)
+			}
+			r := dialRaw(t, d.addr)
+			r.caps = tc.caps
+			r.write(r.handshake(my.User, "", my.Database, tc.collation))
+			r.auth("")
+			tc.setup(r)
+			r.write(rawQuery(tc.attack))
+			if got := r.result(); !strings.HasPrefix(got, "ERR 1227 42000 sqlfw:") {
+				t.Errorf("%q: got %q, want sqlfw's ERR 1227", tc.attack, got)
+			}
+			r.write(rawQuery("select count(*) from " + table))
+			if got := r.result(); got != "2" {
+				t.Errorf("rows after the attempt: %q, want 2", got)
+			}
+		})
+	}
+	mustNotReach(t, my, marker)
+}
+
+// exec runs sql and wants it to succeed.
+func (r *myRaw) exec(sql string) {
+	r.t.Helper()
+	r.write(rawQuery(sql))
+	if got := r.result(); strings.HasPrefix(got, "ERR") {
+		r.t.Fatalf("%s: %s", sql, got)
+	}
 }

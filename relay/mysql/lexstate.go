@@ -7,22 +7,29 @@ package mysql
 // (big5, cp932, gbk, sjis, gb18030). It is followed from what the server
 // says, never guessed from the statements when the server says it:
 //
-//   - the handshake response's collation gives the first character set;
+//   - the handshake response's collation gives the first character set,
+//     and a COM_CHANGE_USER's the next; COM_RESET_CONNECTION goes back to
+//     the login's (measured on MariaDB 10.11);
 //   - every OK and EOF carries the status flags SERVER_STATUS_NO_BACKSLASH_ESCAPES
 //     and, on MariaDB, SERVER_STATUS_ANSI_QUOTES: the result of a SET
-//     sql_mode is known from its own OK;
+//     sql_mode is known from its own OK, however it was set (a prepared
+//     SET, a SET STATEMENT, a variable), and these flags win over session
+//     tracking, which the client can turn off by SET
+//     session_track_system_variables;
 //   - under session tracking (CLIENT_SESSION_TRACK) an OK reports the new
 //     sql_mode and character_set_client when a statement changes them.
 //
-// Without session tracking a statement that names the character set (SET
-// NAMES, SET CHARACTER SET, character_set_client) is read in its one
-// simple form, SET NAMES x [COLLATE y]; any other makes the character set
-// unknown, which the engine treats as one whose bytes it cannot read
-// (non-ASCII text is then denied). On MySQL, which has no ANSI_QUOTES
-// status flag, ANSI_QUOTES set without session tracking of sql_mode is
-// not seen. While a statement that may change either is in flight, the
-// state is Unconfirmed: a text sent before its answer is read with
-// suspicion (engine/mysql lex.go).
+// A statement that names the character set (SET NAMES, SET CHARACTER SET,
+// character_set_client) and whose OK does not report the new one is read
+// in its one simple form, SET NAMES x [COLLATE y]; any other makes the
+// character set unknown, which the engine treats as one whose bytes it
+// cannot read (non-ASCII text is then denied). So does an EXECUTE, once
+// the session has PREPAREd a text that names the character set or comes
+// from a variable, and a COM_STMT_EXECUTE of a prepared SET that names it.
+// On MySQL, which has no ANSI_QUOTES status flag, ANSI_QUOTES set without
+// session tracking of sql_mode is not seen. While a statement that may
+// change either is in flight, the state is Unconfirmed: a text sent before
+// its answer is read with suspicion (engine/mysql lex.go).
 
 import (
 	"bytes"
@@ -47,12 +54,36 @@ var collationCharsets = map[byte]string{
 	95: "cp932", 96: "cp932", 248: "gb18030", 249: "gb18030", 250: "gb18030",
 }
 
+// collationCharset is collationCharsets for a two-byte id (COM_CHANGE_USER):
+// MariaDB's NO PAD collations are the PAD ones' ids plus 1024
+// (gbk_chinese_nopad_ci is 1052). An id of 0 (none sent) is unknown.
+func collationCharset(id uint16) string {
+	if id >= 1024 && id < 2048 {
+		id -= 1024
+	}
+	switch {
+	case id == 0:
+		return charsetUnknown
+	case id > 255:
+		return ""
+	}
+	return collationCharsets[byte(id)]
+}
+
 // lexState is the tracker's state, under the session's mu.
 type lexState struct {
 	mode, charset string
-	// modeTracked: the server reports sql_mode itself (session
-	// tracking), so the status flags are not read for it.
+	// login is the character set of the login (the handshake's or the
+	// last COM_CHANGE_USER's), which COM_RESET_CONNECTION goes back to.
+	login string
+	// mariadb: the server's status flags say ANSI_QUOTES.
+	mariadb bool
+	// modeTracked: the server reported sql_mode itself (session
+	// tracking), which is where MySQL's ANSI_QUOTES is read from.
 	modeTracked bool
+	// prepCharset: the session PREPAREd a text that may set the
+	// character set (toServer's, not under mu).
+	prepCharset bool
 }
 
 // lexSensitive reports whether a text may change the lexing state: it
@@ -98,6 +129,25 @@ func namesCharset(sql []byte) string {
 	return charsetUnknown
 }
 
+// queryCharset is what a COM_QUERY text may do to the lexing state: lex,
+// it may change it (the answer confirms it); charset, the character set it
+// sets as far as the text says ("" none, charsetUnknown when it may).
+func (l *lexState) queryCharset(sql []byte) (lex bool, charset string) {
+	lex = lexSensitive(sql)
+	if (lex || bytes.IndexByte(sql, '@') >= 0) && containsFold(sql, "prepare") {
+		// PREPARE s FROM 'SET NAMES gbk' (or FROM @v): its EXECUTE
+		// changes the character set without naming it
+		l.prepCharset = true
+	}
+	if l.prepCharset && containsFold(sql, "execute") {
+		return true, charsetUnknown
+	}
+	if lex {
+		charset = namesCharset(sql)
+	}
+	return lex, charset
+}
+
 // setNames reads "SET NAMES x [COLLATE y]" (x quoted or not), the form
 // drivers send; ok is false for any other text.
 func setNames(sql []byte) (charset string, ok bool) {
@@ -121,12 +171,21 @@ func setNames(sql []byte) (charset string, ok bool) {
 }
 
 // lexSettle updates the state after a complete response (under mu): from
-// the status flags, the session-state changes of the last OK (ok, when it
-// had any) and, for a lex-sensitive statement without tracked results,
-// from its text.
+// the status flags, the session-state changes of the last OK (tracked,
+// when it had any) and, for a lex-sensitive statement whose new character
+// set the OK did not report, from its text. COM_CHANGE_USER and
+// COM_RESET_CONNECTION start afresh: the login's character set, sql_mode
+// as the flags say, nothing tracked.
 func (s *session) lexSettle(r *wire.Response, cur *pending, tracked []byte) {
 	l := &s.lex
-	mode, charset := l.mode, l.charset
+	charset, failed := l.charset, r.Failed()
+	if !failed && (cur.cmd == wire.ComChangeUser || cur.cmd == wire.ComResetConnection) {
+		if cur.cmd == wire.ComChangeUser {
+			l.login = cur.charset
+		}
+		charset, l.modeTracked = l.login, false
+	}
+	var trackedMode []byte
 	sawCharset := false
 	for it := wire.NewSessionState(tracked); it.Next(); {
 		if it.Type != wire.TrackSystemVariables {
@@ -138,23 +197,30 @@ func (s *session) lexSettle(r *wire.Response, cur *pending, tracked []byte) {
 		}
 		switch string(name) {
 		case "sql_mode":
-			mode, l.modeTracked = string(value), true
+			trackedMode, l.modeTracked = value, true
 		case "character_set_client":
 			charset, sawCharset = string(bytes.ToLower(value)), true
 		}
 	}
-	if !l.modeTracked {
-		st := r.Status()
-		i := 0
-		if st&wire.StatusNoBackslashEscapes != 0 {
-			i |= 1
-		}
+	st := r.Status()
+	i := 0
+	if st&wire.StatusNoBackslashEscapes != 0 {
+		i |= 1
+	}
+	switch {
+	case l.mariadb:
 		if st&wire.StatusAnsiQuotes != 0 {
 			i |= 2
 		}
-		mode = sqlModes[i]
+	case trackedMode != nil:
+		if containsFold(trackedMode, "ansi_quotes") {
+			i |= 2
+		}
+	case l.modeTracked && (l.mode == sqlModes[2] || l.mode == sqlModes[3]):
+		i |= 2 // MySQL: as last reported
 	}
-	if cur.charset != "" && !sawCharset && !r.Failed() {
+	mode := sqlModes[i]
+	if cur.cmd != wire.ComChangeUser && cur.charset != "" && !sawCharset && !failed {
 		charset = cur.charset
 	}
 	if mode != l.mode || charset != l.charset {

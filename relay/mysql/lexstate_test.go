@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/sqlfw/sqlfw/engine"
@@ -18,7 +19,7 @@ func (lexDialect) Read(sql []byte, l *engine.LexState) ([]byte, string, string, 
 	case !bytes.HasPrefix(sql, []byte("select")):
 	case l.Unconfirmed:
 		return nil, "unconfirmed", "", false
-	case l.ClientEncoding != "":
+	case l.ClientEncoding != "" && l.ClientEncoding != "utf8mb4":
 		return nil, "charset-" + l.ClientEncoding, "", false
 	case l.SQLMode != "":
 		return nil, "mode-" + l.SQLMode, "", false
@@ -26,8 +27,26 @@ func (lexDialect) Read(sql []byte, l *engine.LexState) ([]byte, string, string, 
 	return sql, "", "", true
 }
 
+// trackedOK is an OK whose session state reports system variable name's
+// new value.
+func trackedOK(seq int, status uint16, name, value string) []byte {
+	p := []byte{0, 0, 0}
+	p = binary.LittleEndian.AppendUint16(p, status|wire.StatusSessionStateChanged)
+	p = append(p, 0, 0, 0) // warnings, empty info
+	v := wire.AppendLenInt(nil, uint64(len(name)))
+	v = append(v, name...)
+	v = wire.AppendLenInt(v, uint64(len(value)))
+	v = append(v, value...)
+	change := append([]byte{wire.TrackSystemVariables}, wire.AppendLenInt(nil, uint64(len(v)))...)
+	change = append(change, v...)
+	p = wire.AppendLenInt(p, uint64(len(change)))
+	return pkt(seq, append(p, change...)...)
+}
+
 func TestLexState(t *testing.T) {
 	setMode := "set sql_mode = 'NO_BACKSLASH_ESCAPES'"
+	cuGBK := pkt(0, append([]byte{wire.ComChangeUser}, "app\x00\x00shop\x00\x1c\x04mysql_native_password\x00\x00"...)...)
+	reset := pkt(0, wire.ComResetConnection)
 	for _, tc := range []struct {
 		name           string
 		caps           wire.Caps
@@ -54,6 +73,36 @@ func TestLexState(t *testing.T) {
 			[]step{expect(query("set names utf8mb4")), send(ok(1, autocommit)), expect(query("select 1")), send(resultSet(autocommit))},
 			[]step{send(query("set names utf8mb4"), query("select 2")), expect(ok(1, autocommit)), expectErr(1, errBlocked, "42000", "unconfirmed"),
 				send(query("select 1")), expect(resultSet(autocommit))}},
+		// Ways the state changed without sqlfw seeing it (found by review):
+		{"SET NAMES under session tracking that reports nothing", clientCaps, 45,
+			[]step{expect(query("set session_track_system_variables = ''")), send(ok(1, autocommit)),
+				expect(query("SET NAMES gbk")), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(query("set session_track_system_variables = ''")), expect(ok(1, autocommit)),
+				send(query("SET NAMES gbk")), expect(ok(1, autocommit)), send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-gbk")}},
+		{"EXECUTE of a PREPAREd SET NAMES", clientCaps &^ wire.CapSessionTrack, 45,
+			[]step{expect(query("PREPARE s FROM 'SET NAMES gbk'")), send(ok(1, autocommit)),
+				expect(query("set names utf8mb4")), send(ok(1, autocommit)), expect(query("EXECUTE s")), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(query("PREPARE s FROM 'SET NAMES gbk'")), expect(ok(1, autocommit)),
+				send(query("set names utf8mb4")), expect(ok(1, autocommit)),
+				send(query("EXECUTE s")), expect(ok(1, autocommit)), send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-unknown")}},
+		{"COM_STMT_EXECUTE of a prepared SET NAMES", clientCaps &^ wire.CapSessionTrack, 45,
+			[]step{expect(prepare("SET NAMES gbk")), send(prepareOK(7)), expect(execute(7)), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(prepare("SET NAMES gbk")), expect(prepareOK(7)), send(execute(7)), expect(ok(1, autocommit)),
+				send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-gbk")}},
+		{"COM_CHANGE_USER's character set", clientCaps, 45,
+			[]step{expect(cuGBK), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(cuGBK), expect(ok(1, autocommit)), send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-gbk")}},
+		{"COM_RESET_CONNECTION goes back to the login's character set", clientCaps, 28,
+			[]step{expect(query("set names utf8mb4")), send(ok(1, autocommit)), expect(query("select 1")), send(resultSet(autocommit)),
+				expect(reset), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(query("set names utf8mb4")), expect(ok(1, autocommit)), send(query("select 1")), expect(resultSet(autocommit)),
+				send(reset), expect(ok(1, autocommit)), send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-gbk")}},
+		{"the NO_BACKSLASH_ESCAPES flag after sql_mode was tracked", clientCaps, 45,
+			[]step{expect(query("set sql_mode = ''")), send(trackedOK(1, autocommit, "sql_mode", "")),
+				expect(query(setMode)), send(ok(1, autocommit|wire.StatusNoBackslashEscapes)), expectClosed()},
+			[]step{send(query("set sql_mode = ''")), expect(trackedOK(1, autocommit, "sql_mode", "")),
+				send(query(setMode)), expect(ok(1, autocommit|wire.StatusNoBackslashEscapes)),
+				send(query("select 1")), expectErr(1, errBlocked, "42000", "mode-NO_BACKSLASH_ESCAPES")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)

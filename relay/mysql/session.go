@@ -324,6 +324,7 @@ func (s *session) start() (release func(), ok bool) {
 		}
 	}
 	s.lex.charset = collationCharsets[r.Charset]
+	s.lex.login, s.lex.mariadb = s.lex.charset, h.MariaDB
 	s.sess.User, s.sess.Database, s.sess.Application = s.user, s.schema, s.app
 	s.sess.Lex.ClientEncoding = s.lex.charset
 	if ap, err := netip.ParseAddrPort(s.client.RemoteAddr().String()); err == nil {
@@ -842,12 +843,7 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 		if s.enforced(&v) {
 			return s.block(fr, m, seq, &v)
 		}
-		if lexSensitive(sql) {
-			next.lex = true
-			if !s.caps.Has(wire.CapSessionTrack) {
-				next.charset = namesCharset(sql)
-			}
-		}
+		next.lex, next.charset = s.lex.queryCharset(sql)
 	case wire.ComStmtPrepare:
 		sql, err := wire.PrepareText(p)
 		if err != nil {
@@ -889,6 +885,10 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 			if blocked {
 				return s.block(fr, m, seq, &v)
 			}
+			if t := s.memo.slots[slot].text; cmd != wire.ComStmtFetch && lexSensitive(t) {
+				// a prepared SET NAMES or SET sql_mode
+				next.lex, next.charset = true, namesCharset(t)
+			}
 		}
 		if cmd == wire.ComStmtClose {
 			s.memoClose(slot)
@@ -910,11 +910,15 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 			return false
 		}
 		next.user, next.schema = string(cu.User), string(cu.Database)
+		// the server starts the lexing state afresh (lexSettle)
+		next.lex, next.charset = true, collationCharset(cu.Charset)
 		// its authentication rounds follow, up to the server's OK or ERR
 		s.phase.Store(phaseAuth)
 	case wire.ComQuit:
 		return true // no answer: the server closes
-	case wire.ComResetConnection, wire.ComSetOption, wire.ComPing, wire.ComFieldList, wire.ComStatistics:
+	case wire.ComResetConnection:
+		next.lex = true // back to the login's character set, the default sql_mode (lexSettle)
+	case wire.ComSetOption, wire.ComPing, wire.ComFieldList, wire.ComStatistics:
 	default:
 		v := engine.Verdict{Action: engine.ActionDeny, RuleID: ruleCommand, Reason: reasonCommand, Statements: 1}
 		s.obs.Judged(v, observeCommand, time.Now(), 0)
