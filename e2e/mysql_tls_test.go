@@ -326,6 +326,20 @@ func TestMySQLTLS(t *testing.T) {
 		if err := conn.QueryRowContext(t.Context(), "select 2").Scan(&one); err != nil || one != 2 {
 			t.Errorf("the TLS session opened before the rotation: %v, want it to go on", err)
 		}
+		// and again with fwctl reload
+		ca3 := newTestCA(t, dir, "sqlfwca3")
+		cert3, key3 := ca3.issue(t, dir, "sqlfwd3", false)
+		copyFile(t, cert3, live)
+		copyFile(t, key3, liveKey)
+		if res := runToolPath(t, filepath.Join(binDir, "fwctl"), "reload", "--control-socket", d.control); res.Exit != 0 {
+			t.Fatalf("fwctl reload: %s", res)
+		}
+		if res := tlsCLI(t, my.myEnv, d.addr, my.User, "", []string{"--ssl", "--ssl-ca=" + ca3.path, "--ssl-verify-server-cert"}, "-e", "select 'reloaded'"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "reloaded" {
+			t.Errorf("after fwctl reload the new certificate is not served: %s", res)
+		}
+		if err := conn.QueryRowContext(t.Context(), "select 3").Scan(&one); err != nil || one != 3 {
+			t.Errorf("the TLS session opened before both rotations: %v, want it to go on", err)
+		}
 	})
 
 	t.Run("upstream verify-full", func(t *testing.T) {
