@@ -47,7 +47,8 @@ import (
 //	                                       the facts of the statement and of SELECT list
 //	SET STATEMENT v = x, ... FOR stmt      the facts of stmt, with the settings and
 //	                                       effects of SET v = x, ...; unparsed_body when
-//	                                       v is sql_mode or the character set
+//	                                       v is sql_mode or the character set and stmt a
+//	                                       PREPARE, EXECUTE, CREATE or ALTER
 //
 // Anywhere in a piece, also inside a body: INSTALL PLUGIN, INSTALL SONAME,
 // UNINSTALL PLUGIN or SONAME, and RETURNS type SONAME make it loads_code.
@@ -498,11 +499,15 @@ func setStatement(text string, pc *piece, kw token) (st engine.StmtFacts, ok boo
 			st.Effects |= set[0].Effects
 			st.Kinds |= 1 << engine.KindSetStmt
 			ok = ok || len(set[0].Settings) > 0 // what it sets, whatever the statement is
+			first, _ := nextToken(inner, 0)
+			dynamic := first.is(inner, "prepare") || first.is(inner, "execute") || first.is(inner, "create") || first.is(inner, "alter")
 			for _, name := range set[0].Settings {
-				if lexSetting(name) {
-					// The text a PREPARE or EXECUTE IMMEDIATE in it runs,
-					// and the body of a routine it creates, are lexed
-					// under the new setting, not the one this was read in.
+				if lexSetting(name) && dynamic && !plainMode(text[kw.hi:t.lo], name) {
+					// The statement itself is lexed as read, but the text a
+					// PREPARE or EXECUTE IMMEDIATE runs, and the body of a
+					// routine, trigger, event or view it creates (stored
+					// with the sql_mode it ran under), are lexed under the
+					// new setting.
 					st.Unparsed = "a statement run under SET STATEMENT of sql_mode or the character set is lexed by the server otherwise than as read"
 					ok = true
 				}
@@ -512,6 +517,35 @@ func setStatement(text string, pc *piece, kw token) (st engine.StmtFacts, ok boo
 		}
 	}
 	return st, false
+}
+
+// plainMode reports whether the assignments in text set name, when it is
+// sql_mode, only to string literals without ANSI_QUOTES (or a mode that
+// implies it) and NO_BACKSLASH_ESCAPES: modes that do not change lexing.
+func plainMode(text, name string) bool {
+	if name != "sql_mode" {
+		return false
+	}
+	seen := false
+	var prev [2]token
+	for i := 0; ; {
+		t, ok := nextToken(text, i)
+		if !ok {
+			return seen
+		}
+		i = t.hi
+		if prev[1].kind == '=' && prev[0].is(text, "sql_mode") {
+			end, more := nextToken(text, i)
+			if t.kind != tokString || more && end.kind != ',' {
+				return false // an expression: its value is not known here
+			}
+			if m := parseMode(text[t.lo+1 : t.hi-1]); m.ansiQuotes || m.noBackslash {
+				return false
+			}
+			seen = true
+		}
+		prev[0], prev[1] = prev[1], t
+	}
 }
 
 // lexSetting reports whether a system variable changes how the server
