@@ -58,11 +58,12 @@ func (myDialect) Normalize(stmt string) (string, error) {
 func (myDialect) Objects() []string { return slices.Clone(objectNames) }
 
 // Fills reports the match keys whose facts this dialect fills. It does not
-// fill languages (MySQL's routines are SQL or, in MariaDB, a SONAME, which
-// TiDB does not parse), extensions (MySQL has plugins, which TiDB does not
-// parse either) and role_attributes (MySQL roles have none). unparsed_body
-// is the text of a PREPARE ... FROM 'text' that could not be parsed;
-// routine bodies TiDB cannot parse make the statement a parse error.
+// fill languages (MySQL's routines are SQL or, in MariaDB, a SONAME: that
+// is loads_code), extensions (MySQL has plugins: objects: [plugin] and
+// loads_code) and role_attributes (MySQL roles have none). unparsed_body
+// is the text of a PREPARE ... FROM 'text' or EXECUTE IMMEDIATE that could
+// not be parsed; routine bodies TiDB cannot parse make the statement a
+// parse error (unparsed.go).
 func (myDialect) Fills(key string) bool {
 	switch key {
 	case "languages", "extensions", "role_attributes":
