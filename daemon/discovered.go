@@ -40,7 +40,9 @@ type foundServer struct {
 // findServers reads the servers under procRoot and turns each into a
 // database to protect; notes says what it leaves alone and why.
 func findServers(procRoot string, local []netip.Addr) (found []foundServer, notes []string, err error) {
-	servers, err := discover.Find(procRoot)
+	// sock_diag reads our own namespace's listeners at a cost that does not
+	// grow with the host's connections; only the live /proc is ours.
+	servers, err := discover.FindWith(procRoot, discover.Options{Netlink: procRoot == "/proc"})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -69,10 +69,23 @@ type Server struct {
 	OtherNetns bool
 }
 
+// Options change how Find reads.
+type Options struct {
+	// Netlink reads the listening TCP sockets of the caller's own network
+	// namespace through sock_diag (netlink.go) instead of net/tcp and
+	// net/tcp6, whose cost grows with every connection of the host. Only
+	// for the live /proc: procRoot/self must be the caller. Where netlink
+	// fails, the files are read.
+	Netlink bool
+}
+
 // Find returns the servers under procRoot, sorted by protocol and PID. A
 // process that disappears while it is read is skipped; only an unreadable
 // procRoot is an error.
-func Find(procRoot string) ([]Server, error) {
+func Find(procRoot string) ([]Server, error) { return FindWith(procRoot, Options{}) }
+
+// FindWith is Find with options.
+func FindWith(procRoot string, o Options) ([]Server, error) {
 	ents, err := os.ReadDir(procRoot)
 	if err != nil {
 		return nil, fmt.Errorf("discover: %w", err)
@@ -86,23 +99,40 @@ func Find(procRoot string) ([]Server, error) {
 	}
 	byNS := map[string]*nsSockets{}
 	claimed := map[uint32]bool{} // users whose sockets a server took by owner
+	// The server processes first: a child of a server process of the same
+	// protocol (a PostgreSQL backend, which closes the listening sockets
+	// after fork) is skipped unread, so that a scan costs per server, not
+	// per connection.
+	type candidate struct {
+		pid   int
+		name  string
+		proto Protocol
+	}
+	var cands []candidate
+	protoOf := map[int]Protocol{}
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid <= 0 {
 			continue
 		}
-		dir := filepath.Join(procRoot, e.Name())
-		comm, err := os.ReadFile(filepath.Join(dir, "comm"))
+		comm, err := os.ReadFile(filepath.Join(procRoot, e.Name(), "comm"))
 		if err != nil {
 			continue
 		}
 		name := strings.TrimSpace(string(comm))
-		proto, ok := servers[name]
-		if !ok {
+		if proto, ok := servers[name]; ok {
+			cands = append(cands, candidate{pid, name, proto})
+			protoOf[pid] = proto
+		}
+	}
+	for _, c := range cands {
+		pid, name, proto := c.pid, c.name, c.proto
+		dir := filepath.Join(procRoot, strconv.Itoa(pid))
+		uid, ppid, uidOK := processIDs(filepath.Join(dir, "status"))
+		if uidOK && ppid != pid && protoOf[ppid] == proto {
 			continue
 		}
 		inodes, fdsOK := socketInodes(filepath.Join(dir, "fd"))
-		uid, uidOK := processUID(filepath.Join(dir, "status"))
 		if !fdsOK && !uidOK {
 			continue
 		}
@@ -116,6 +146,13 @@ func Find(procRoot string) ([]Server, error) {
 			dirs := []string{filepath.Join(dir, "net")}
 			if ns != "" && ns == selfNS {
 				dirs = append([]string{filepath.Join(procRoot, "self", "net")}, dirs...)
+				if o.Netlink {
+					own := &nsSockets{tcp: map[uint64]tcpListener{}, unix: map[uint64]string{}}
+					if netlinkTCPListeners(own.tcp) == nil && readUnixListeners(filepath.Join(procRoot, "self", "net", "unix"), own.unix) {
+						socks, dirs = own, nil
+						byNS[ns] = socks
+					}
+				}
 			}
 			for _, netDir := range dirs {
 				socks = &nsSockets{tcp: map[uint64]tcpListener{}, unix: map[uint64]string{}}
@@ -211,23 +248,27 @@ type portListeners struct {
 	unix []string
 }
 
-// processUID reads the real uid from a status file.
-func processUID(path string) (uint32, bool) {
+// processIDs reads the real uid and the parent's pid (0 when the file has
+// none) from a status file; ok says whether the uid was read.
+func processIDs(path string) (uid uint32, ppid int, ok bool) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+		if rest, found := strings.CutPrefix(line, "PPid:"); found {
+			ppid, _ = strconv.Atoi(strings.TrimSpace(rest))
+		}
+		if rest, found := strings.CutPrefix(line, "Uid:"); found {
 			f := strings.Fields(rest)
 			if len(f) == 0 {
-				return 0, false
+				return 0, ppid, false
 			}
 			u, err := strconv.ParseUint(f[0], 10, 32)
-			return uint32(u), err == nil
+			uid, ok = uint32(u), err == nil
 		}
 	}
-	return 0, false
+	return uid, ppid, ok
 }
 
 // socketInodes reads the socket inodes a process holds open; ok is false

@@ -2,6 +2,7 @@ package discover
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ type proc struct {
 	netns  string
 	uid    int
 	noFDs  bool // fd/ unreadable: the owner fallback
+	ppid   int
 }
 
 const tcpHeader = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
@@ -42,7 +44,7 @@ func buildProc(t *testing.T, procs []proc, tcp, tcp6, unix string) string {
 		mk(filepath.Join(dir, "net", "tcp"), tcpHeader+tcp)
 		mk(filepath.Join(dir, "net", "tcp6"), tcpHeader+tcp6)
 		mk(filepath.Join(dir, "net", "unix"), unixHeader+unix)
-		mk(filepath.Join(dir, "status"), fmt.Sprintf("Name:\t%s\nUid:\t%d\t%d\t%d\t%d\n", p.comm, p.uid, p.uid, p.uid, p.uid))
+		mk(filepath.Join(dir, "status"), fmt.Sprintf("Name:\t%s\nPPid:\t%d\nUid:\t%d\t%d\t%d\t%d\n", p.comm, p.ppid, p.uid, p.uid, p.uid, p.uid))
 		if !p.noFDs {
 			os.MkdirAll(filepath.Join(dir, "fd"), 0o755)
 			os.Symlink("/dev/null", filepath.Join(dir, "fd", "0"))
@@ -86,6 +88,29 @@ func TestFindFixture(t *testing.T) {
 		{Protocol: MySQL, PID: 20, Comm: "mariadbd", TCP: []netip.AddrPort{netip.MustParseAddrPort("0.0.0.0:3306")}, Unix: []string{"/run/mysqld/mysqld.sock"}},
 		{Protocol: MySQL, PID: 40, Comm: "mysqld", TCP: []netip.AddrPort{netip.MustParseAddrPort("0.0.0.0:3306")}, OtherNetns: true},
 		{Protocol: Postgres, PID: 10, Comm: "postgres", TCP: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:5432"), netip.MustParseAddrPort("[::1]:5432")}, Unix: []string{"/run/postgresql/.s.PGSQL.5432"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+// A child of a server process of the same protocol (a backend) is not
+// read: were it holding the listening socket too, it is the same server.
+func TestFindSkipsChildren(t *testing.T) {
+	tcp := "   0: 0100007F:1538 00000000:0000 0A 00000000:00000000 00:00000000 00000000   101        0 100 1 0000000000000000 100 0 0 10 0\n" +
+		"   1: 0100007F:1539 00000000:0000 0A 00000000:00000000 00:00000000 00000000   101        0 110 1 0000000000000000 100 0 0 10 0\n"
+	root := buildProc(t, []proc{
+		{pid: 10, comm: "postgres", inodes: []int{100}, ppid: 1},
+		{pid: 11, comm: "postgres", inodes: []int{100}, ppid: 10}, // a backend with the listener
+		{pid: 12, comm: "mariadbd", inodes: []int{110}, ppid: 10}, // another protocol: its own server
+	}, tcp, "", "")
+	got, err := Find(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Server{
+		{Protocol: MySQL, PID: 12, Comm: "mariadbd", TCP: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:5433")}},
+		{Protocol: Postgres, PID: 10, Comm: "postgres", TCP: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:5432")}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
@@ -149,7 +174,13 @@ func TestFindLive(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: reading other users' fd links needs root")
 	}
-	got, err := Find("/proc")
+	for _, o := range []Options{{}, {Netlink: true}} {
+		t.Run(fmt.Sprintf("netlink=%v", o.Netlink), func(t *testing.T) { findLive(t, o, pgPort, myPort) })
+	}
+}
+
+func findLive(t *testing.T, o Options, pgPort, myPort string) {
+	got, err := FindWith("/proc", o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,5 +212,84 @@ func TestFindLive(t *testing.T) {
 	}
 	if myPort != "" {
 		check(MySQL, myPort)
+	}
+}
+
+// The sock_diag reading finds the listening sockets net/tcp and net/tcp6
+// show, with the same inode, address and owner, and no socket that is not
+// listening.
+func TestNetlinkMatchesProc(t *testing.T) {
+	var lns []net.Listener
+	for _, a := range []string{"127.0.0.1:0", "[::1]:0"} {
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			t.Logf("skipping %s: %v", a, err)
+			continue
+		}
+		defer ln.Close()
+		lns = append(lns, ln)
+	}
+	if len(lns) == 0 {
+		t.Skip("skipping: no loopback listener")
+	}
+	// an established connection, which must not be listed
+	c, err := net.Dial("tcp", lns[0].Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	nl := map[uint64]tcpListener{}
+	if err := netlinkTCPListeners(nl); err != nil {
+		t.Skipf("skipping: sock_diag unavailable: %v", err)
+	}
+	files := map[uint64]tcpListener{}
+	if !readTCPListeners("/proc/self/net/tcp", files) || !readTCPListeners("/proc/self/net/tcp6", files) {
+		t.Skip("skipping: no /proc/self/net/tcp")
+	}
+	for _, ln := range lns {
+		want := ln.Addr().(*net.TCPAddr).AddrPort()
+		want = netip.AddrPortFrom(want.Addr().Unmap(), want.Port())
+		var found []string
+		for ino, l := range files {
+			if l.addr == want {
+				got, ok := nl[ino]
+				if !ok || got != l {
+					t.Errorf("listener %s (inode %d, %+v in net/tcp): sock_diag has %+v, %v", want, ino, l, got, ok)
+				}
+				found = append(found, fmt.Sprint(ino))
+			}
+		}
+		if len(found) != 1 {
+			t.Errorf("listener %s: inodes %v in net/tcp, want one", want, found)
+		}
+	}
+	for ino, l := range nl {
+		if f, ok := files[ino]; ok && f != l {
+			t.Errorf("inode %d: sock_diag %+v, net/tcp %+v", ino, l, f)
+		}
+	}
+	local := c.LocalAddr().(*net.TCPAddr).AddrPort()
+	for _, l := range nl {
+		if l.addr.Port() == local.Port() {
+			t.Errorf("sock_diag lists the client end %s of an established connection", local)
+		}
+	}
+}
+
+// BenchmarkFindNetlink and BenchmarkFindFiles are one scan of this host's
+// /proc with and without sock_diag.
+func BenchmarkFindNetlink(b *testing.B) {
+	for b.Loop() {
+		if _, err := FindWith("/proc", Options{Netlink: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkFindFiles(b *testing.B) {
+	for b.Loop() {
+		if _, err := Find("/proc"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

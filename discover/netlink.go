@@ -1,0 +1,135 @@
+package discover
+
+// The listening TCP sockets of the caller's own network namespace, from the
+// kernel's sock_diag netlink interface (what `ss -tln` uses) instead of
+// net/tcp and net/tcp6. Those files are built by walking every socket of the
+// namespace, established and TIME_WAIT ones included, so reading them costs
+// milliseconds on a host with thousands of connections, at every rescan; a
+// dump filtered to the LISTEN state walks only the listening sockets.
+//
+// The request is an nlmsghdr and an inet_diag_req_v2
+// (include/uapi/linux/inet_diag.h); each answer an nlmsghdr and an
+// inet_diag_msg:
+//
+//	inet_diag_req_v2: family u8, protocol u8, ext u8, pad u8, states u32, sockid (48 bytes)
+//	inet_diag_msg:    family u8, state u8, timer u8, retrans u8, sockid (48 bytes),
+//	                  expires u32, rqueue u32, wqueue u32, uid u32, inode u32
+//	sockid:           sport be16, dport be16, src [4]be32, dst [4]be32, if u32, cookie [2]u32
+//
+// Ports and addresses are in network byte order, the other fields in the
+// host's.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	nlmsgHdrLen      = 16
+	inetDiagReqLen   = 56
+	inetDiagMsgLen   = 72
+	tcpStateListen   = 10 // TCP_LISTEN
+	sockDiagByFamily = unix.SOCK_DIAG_BY_FAMILY
+)
+
+// netlinkTCPListeners adds the listening TCP sockets (IPv4 and IPv6) of the
+// caller's network namespace to into.
+func netlinkTCPListeners(into map[uint64]tcpListener) error {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_INET_DIAG)
+	if err != nil {
+		return fmt.Errorf("sock_diag socket: %w", err)
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 32<<10)
+	for seq, family := range []uint8{unix.AF_INET, unix.AF_INET6} {
+		if err := unix.Sendto(fd, diagRequest(uint32(seq+1), family), 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+			return fmt.Errorf("sock_diag request: %w", err)
+		}
+		if err := readDiag(fd, buf, uint32(seq+1), into); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// diagRequest is a dump request for the listening TCP sockets of family.
+func diagRequest(seq uint32, family uint8) []byte {
+	b := make([]byte, nlmsgHdrLen+inetDiagReqLen)
+	ne := binary.NativeEndian
+	ne.PutUint32(b[0:], uint32(len(b)))
+	ne.PutUint16(b[4:], sockDiagByFamily)
+	ne.PutUint16(b[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
+	ne.PutUint32(b[8:], seq)
+	r := b[nlmsgHdrLen:]
+	r[0], r[1] = family, unix.IPPROTO_TCP
+	ne.PutUint32(r[4:], 1<<tcpStateListen)
+	return b
+}
+
+// readDiag reads the answers to request seq until its NLMSG_DONE.
+func readDiag(fd int, buf []byte, seq uint32, into map[uint64]tcpListener) error {
+	for {
+		n, _, err := unix.Recvfrom(fd, buf, 0)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return fmt.Errorf("sock_diag answer: %w", err)
+		}
+		done, err := parseDiag(buf[:n], seq, into)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// parseDiag reads one datagram of answers; done when it holds NLMSG_DONE.
+func parseDiag(b []byte, seq uint32, into map[uint64]tcpListener) (done bool, err error) {
+	ne := binary.NativeEndian
+	for len(b) >= nlmsgHdrLen {
+		l := int(ne.Uint32(b[0:]))
+		if l < nlmsgHdrLen || l > len(b) {
+			return false, fmt.Errorf("sock_diag: message of %d bytes in %d", l, len(b))
+		}
+		typ, mseq, body := ne.Uint16(b[4:]), ne.Uint32(b[8:]), b[nlmsgHdrLen:l]
+		b = b[min(len(b), (l+3)&^3):]
+		if mseq != seq {
+			continue
+		}
+		switch typ {
+		case unix.NLMSG_DONE:
+			return true, nil
+		case unix.NLMSG_ERROR:
+			if len(body) >= 4 {
+				if errno := int32(ne.Uint32(body)); errno != 0 {
+					return false, fmt.Errorf("sock_diag: %w", unix.Errno(-errno))
+				}
+			}
+			return true, nil
+		case sockDiagByFamily:
+			if len(body) < inetDiagMsgLen || body[1] != tcpStateListen {
+				continue
+			}
+			port := binary.BigEndian.Uint16(body[4:])
+			var a netip.Addr
+			switch body[0] {
+			case unix.AF_INET:
+				a = netip.AddrFrom4([4]byte(body[8:12]))
+			case unix.AF_INET6:
+				a = netip.AddrFrom16([16]byte(body[8:24])).Unmap()
+			default:
+				continue
+			}
+			ino := uint64(ne.Uint32(body[68:]))
+			if ino == 0 {
+				continue
+			}
+			into[ino] = tcpListener{addr: netip.AddrPortFrom(a, port), uid: ne.Uint32(body[64:])}
+		}
+	}
+	return false, nil
+}
