@@ -153,11 +153,12 @@ func driverCommand(t *testing.T, p driverProg, proto string) []string {
 type driverEnv struct {
 	host, port, user, password, db, table, proc string
 	socket                                      string // MySQL: the unix socket, else TCP
+	ca                                          string // TLS verified against this CA, else plain
 }
 
 func (e driverEnv) environ() []string {
 	return []string{"DRV_HOST=" + e.host, "DRV_PORT=" + e.port, "DRV_USER=" + e.user, "DRV_PASSWORD=" + e.password,
-		"DRV_DB=" + e.db, "DRV_TABLE=" + e.table, "DRV_PROC=" + e.proc, "DRV_SOCKET=" + e.socket}
+		"DRV_DB=" + e.db, "DRV_TABLE=" + e.table, "DRV_PROC=" + e.proc, "DRV_SOCKET=" + e.socket, "DRV_CA=" + e.ca}
 }
 
 // runDriver runs argv (prefixed by wrap, e.g. inCgroup) and returns its
@@ -402,6 +403,46 @@ func TestDriversPG(t *testing.T) {
 			checkPGLog(t, p, table)
 		})
 	}
+}
+
+// TestDriversTLS: every driver over TLS to a sqlfwd that requires it on
+// the client leg (its certificate verified against the test's CA, the
+// server leg plain), both protocols, the same steps.
+func TestDriversTLS(t *testing.T) {
+	needSqlfwd(t)
+	dir := t.TempDir()
+	ca := newTestCA(t, dir, "drivers-ca")
+	cert, key := ca.issue(t, dir, "sqlfwd", false)
+	tlsArgs := []string{"--tls-cert", cert, "--tls-key", key, "--tls-require"}
+	t.Run("mysql", func(t *testing.T) {
+		my := mariadbEnv(t)
+		d := mysqlDaemon(t, my, tlsArgs...)
+		host, port, _ := net.SplitHostPort(d.addr)
+		proc := myProc(t, my)
+		for _, p := range mysqlDrivers {
+			t.Run(p.String(), func(t *testing.T) {
+				argv := driverCommand(t, p, "mysql")
+				table := "e2e_drv_tls_" + strings.ReplaceAll(p.driver, "-", "_") + "_" + randomHex(t)
+				t.Cleanup(func() { myDB(t, my, my.addr(), true).Exec("drop table if exists " + table) })
+				e := driverEnv{host: host, port: port, user: my.PWUser, password: my.PWPassword, db: my.Database, table: table, proc: proc, ca: ca.path}
+				checkSteps(t, p, runDriver(t, nil, argv, e), wantMySQLSteps(p))
+				checkMySQLLog(t, p, my, table)
+			})
+		}
+	})
+	t.Run("pg", func(t *testing.T) {
+		d := ownDaemon(t, tlsArgs...)
+		host, port, _ := net.SplitHostPort(d.addr)
+		for _, p := range pgDrivers {
+			t.Run(p.String(), func(t *testing.T) {
+				argv := driverCommand(t, p, "pg")
+				table := pgDriverTable(t, p)
+				e := driverEnv{host: host, port: port, user: pg.ScramUser, password: pg.ScramPassword, db: pg.Database, table: table, ca: ca.path}
+				checkSteps(t, p, runDriver(t, nil, argv, e), wantPGSteps(p))
+				checkPGLog(t, p, table)
+			})
+		}
+	})
 }
 
 // TestDriversInterceptMySQL: drivers connecting to MariaDB's own address

@@ -5,7 +5,9 @@
 // ("step value ...", see e2e/drivers/README.md); the program only reports
 // what the driver did. Connection settings come from DRV_HOST, DRV_PORT,
 // DRV_USER, DRV_PASSWORD, DRV_DB; the table to work in from DRV_TABLE and
-// the procedure with two result sets from DRV_PROC.
+// the procedure with two result sets from DRV_PROC. With DRV_CA (a CA
+// certificate's file) the connection is TLS, the server's certificate
+// verified against it.
 
 import java.sql.*;
 import java.util.*;
@@ -82,6 +84,8 @@ public class MySQL {
         String url = "jdbc:mariadb://" + env("DRV_HOST") + ":" + env("DRV_PORT") + "/" + env("DRV_DB")
                 + "?user=" + env("DRV_USER") + "&password=" + env("DRV_PASSWORD")
                 + "&useServerPrepStmts=true&allowMultiQueries=true&maxPoolSize=1&useResetConnection=true";
+        String ca = System.getenv("DRV_CA");
+        if (ca != null && !ca.isEmpty()) url += "&useSsl=true&serverSslCert=" + ca;
         // the driver's own pool: a connection given back is reset
         // (COM_RESET_CONNECTION, useResetConnection)
         Class<?> pc = Class.forName("org.mariadb.jdbc.MariaDbPoolDataSource");

@@ -5,7 +5,8 @@
 // e2e/drivers/README.md); the program only reports what the driver did.
 // Connection settings come from DRV_HOST, DRV_PORT, DRV_USER, DRV_PASSWORD,
 // DRV_DB; the table (id int primary key, v text, made by the test) from
-// DRV_TABLE. pgjdbc speaks only the extended protocol: a text of several
+// DRV_TABLE; with DRV_CA (a CA certificate's file) the connection is TLS,
+// the server's certificate verified against it. pgjdbc speaks only the extended protocol: a text of several
 // statements goes as several Parse/Bind/Execute before one Sync.
 
 import java.sql.*;
@@ -68,7 +69,13 @@ public class PG {
         p.setProperty("user", env("DRV_USER"));
         p.setProperty("password", env("DRV_PASSWORD"));
         p.setProperty("prepareThreshold", "1");
-        p.setProperty("sslmode", "disable");
+        String ca = System.getenv("DRV_CA");
+        if (ca != null && !ca.isEmpty()) {
+            p.setProperty("sslmode", "verify-full");
+            p.setProperty("sslrootcert", ca);
+        } else {
+            p.setProperty("sslmode", "disable");
+        }
         c = DriverManager.getConnection("jdbc:postgresql://" + env("DRV_HOST") + ":" + env("DRV_PORT") + "/" + env("DRV_DB"), p);
         out("connect", "ok");
         out("plain", q("select 41+1").get(0).get(0));

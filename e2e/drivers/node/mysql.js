@@ -4,8 +4,11 @@
 // the program only reports what the driver did. Connection settings come
 // from DRV_HOST, DRV_PORT, DRV_USER, DRV_PASSWORD, DRV_DB; the table to
 // work in from DRV_TABLE and the procedure with two result sets from
-// DRV_PROC.
+// DRV_PROC. With DRV_CA (a CA certificate's file) the connection is TLS,
+// the server's certificate verified against it.
 'use strict';
+
+const fs = require('fs');
 
 const env = (k) => {
   if (!process.env[k]) throw new Error(k + ' not set');
@@ -15,6 +18,7 @@ const cfg = {
   host: env('DRV_HOST'), port: Number(env('DRV_PORT')), user: env('DRV_USER'),
   password: env('DRV_PASSWORD'), database: env('DRV_DB'), multipleStatements: true,
 };
+if (process.env.DRV_CA) cfg.ssl = { ca: fs.readFileSync(process.env.DRV_CA), rejectUnauthorized: true };
 const T = env('DRV_TABLE');
 const PROC = env('DRV_PROC');
 const out = (...a) => console.log(a.join(' '));

@@ -4,8 +4,11 @@
 // e2e/drivers/README.md); the program only reports what the driver did.
 // Connection settings come from DRV_HOST, DRV_PORT, DRV_USER, DRV_PASSWORD,
 // DRV_DB; the table (id int primary key, v text, made by the test) from
-// DRV_TABLE.
+// DRV_TABLE. With DRV_CA (a CA certificate's file) the connection is TLS,
+// the server's certificate verified against it.
 'use strict';
+
+const fs = require('fs');
 
 const env = (k) => {
   if (!process.env[k]) throw new Error(k + ' not set');
@@ -15,6 +18,7 @@ const cfg = {
   host: env('DRV_HOST'), port: Number(env('DRV_PORT')), user: env('DRV_USER'),
   password: env('DRV_PASSWORD'), database: env('DRV_DB'),
 };
+if (process.env.DRV_CA) cfg.ssl = { ca: fs.readFileSync(process.env.DRV_CA), rejectUnauthorized: true };
 const T = env('DRV_TABLE');
 const out = (...a) => console.log(a.join(' '));
 const err = (step, e) => out(step, e.code ?? '-', String(e.message).replace(/\n/g, ' '));

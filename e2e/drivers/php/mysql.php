@@ -6,7 +6,8 @@
 // Connection settings come from DRV_HOST, DRV_PORT, DRV_USER, DRV_PASSWORD,
 // DRV_DB; the table to work in from DRV_TABLE and the procedure with two
 // result sets from DRV_PROC. Both use server-side prepared statements
-// (PDO with ATTR_EMULATE_PREPARES false).
+// (PDO with ATTR_EMULATE_PREPARES false). With DRV_CA (a CA certificate's
+// file) the connection is TLS, the server's certificate verified against it.
 
 function env(string $k): string {
     $v = getenv($k);
@@ -34,7 +35,14 @@ class Mysqli_ implements Drv {
     public mysqli $m;
     function __construct($host, $port, $user, $pass, $db) {
         mysqli_report(MYSQLI_REPORT_ERROR | MYSQLI_REPORT_STRICT);
-        $this->m = new mysqli($host, $user, $pass, $db, $port);
+        $this->m = mysqli_init();
+        $flags = 0;
+        if ($ca = getenv('DRV_CA')) {
+            $this->m->ssl_set(null, null, $ca, null, null);
+            $this->m->options(MYSQLI_OPT_SSL_VERIFY_SERVER_CERT, true);
+            $flags = MYSQLI_CLIENT_SSL;
+        }
+        $this->m->real_connect($host, $user, $pass, $db, $port, null, $flags);
     }
     function q(string $s): array {
         $r = $this->m->query($s);
@@ -84,7 +92,7 @@ class Pdo_ implements Drv {
             PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
             PDO::ATTR_EMULATE_PREPARES => false,
             PDO::MYSQL_ATTR_MULTI_STATEMENTS => true,
-        ]);
+        ] + (getenv('DRV_CA') ? [PDO::MYSQL_ATTR_SSL_CA => getenv('DRV_CA'), PDO::MYSQL_ATTR_SSL_VERIFY_SERVER_CERT => true] : []));
     }
     // exec and query without parameters go as COM_QUERY, except that with
     // emulation off query() prepares: the text protocol is exec or, for

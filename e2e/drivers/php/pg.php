@@ -6,7 +6,8 @@
 // Connection settings come from DRV_HOST, DRV_PORT, DRV_USER, DRV_PASSWORD,
 // DRV_DB; the table (id int primary key, v text, made by the test) from
 // DRV_TABLE. Both use named server-side statements (pg_prepare; PDO with
-// ATTR_EMULATE_PREPARES false).
+// ATTR_EMULATE_PREPARES false). With DRV_CA (a CA certificate's file) the
+// connection is TLS, the server's certificate verified against it.
 
 function env(string $k): string {
     $v = getenv($k);
@@ -21,6 +22,7 @@ class PgErr extends Exception {
 
 $T = env('DRV_TABLE');
 [$host, $port, $user, $pass, $db] = [env('DRV_HOST'), env('DRV_PORT'), env('DRV_USER'), env('DRV_PASSWORD'), env('DRV_DB')];
+$tls = getenv('DRV_CA') ? 'sslmode=verify-full sslrootcert=' . getenv('DRV_CA') : 'sslmode=disable';
 
 // Each driver behind one interface: q (simple query protocol, several
 // statements allowed; the rows of each), x (a named prepared statement)
@@ -71,7 +73,8 @@ class Pgsql_ implements Drv {
 class Pdo_ implements Drv {
     public PDO $p;
     function __construct($host, $port, $user, $pass, $db) {
-        $this->p = new PDO("pgsql:host=$host;port=$port;dbname=$db", $user, $pass, [
+        global $tls;
+        $this->p = new PDO("pgsql:host=$host;port=$port;dbname=$db;" . str_replace(' ', ';', $tls), $user, $pass, [
             PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
             PDO::ATTR_EMULATE_PREPARES => false,
         ]);
@@ -102,7 +105,7 @@ class Pdo_ implements Drv {
 }
 
 $drv = match ($argv[1] ?? '') {
-    'pgsql' => new Pgsql_("host=$host port=$port dbname=$db user=$user password=$pass"),
+    'pgsql' => new Pgsql_("host=$host port=$port dbname=$db user=$user password=$pass $tls"),
     'pdo_pgsql' => new Pdo_($host, $port, $user, $pass, $db),
     default => exit("unknown driver\n"),
 };

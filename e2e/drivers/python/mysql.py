@@ -6,7 +6,8 @@ e2e/drivers_test.go runs it and judges the lines it prints ("step value
 did. Connection settings come from DRV_HOST, DRV_PORT, DRV_USER,
 DRV_PASSWORD, DRV_DB (with DRV_SOCKET, the server's unix socket instead of
 the address); the table to work in from DRV_TABLE and the procedure with two
-result sets from DRV_PROC. Neither driver has server-side prepared
+result sets from DRV_PROC. With DRV_CA (a CA certificate's file) the
+connection is TLS, the server's certificate verified against it. Neither driver has server-side prepared
 statements: parameters are interpolated by the client (text protocol).
 """
 
@@ -17,6 +18,8 @@ E = os.environ
 T = E["DRV_TABLE"]
 PROC = E["DRV_PROC"]
 SOCKET = {"unix_socket": E["DRV_SOCKET"]} if E.get("DRV_SOCKET") else {}
+if E.get("DRV_CA"):
+    SOCKET["ssl"] = {"ca": E["DRV_CA"], "check_hostname": True}
 
 
 def out(*a):

@@ -5,7 +5,8 @@ e2e/drivers_test.go runs it and judges the lines it prints ("step value
 ...", see e2e/drivers/README.md); the program only reports what the driver
 did. Connection settings come from DRV_HOST, DRV_PORT, DRV_USER,
 DRV_PASSWORD, DRV_DB; the table (id int primary key, v text, made by the
-test) from DRV_TABLE. psycopg2 interpolates parameters in the client;
+test) from DRV_TABLE; with DRV_CA (a CA certificate's file) the connection
+is TLS, the server's certificate verified against it. psycopg2 interpolates parameters in the client;
 psycopg 3 with prepare=True and asyncpg use named server-side statements.
 """
 
@@ -16,6 +17,7 @@ import sys
 E = os.environ
 T = E["DRV_TABLE"]
 CONN = dict(host=E["DRV_HOST"], port=int(E["DRV_PORT"]), user=E["DRV_USER"], password=E["DRV_PASSWORD"])
+LIBPQ_TLS = dict(sslmode="verify-full", sslrootcert=E["DRV_CA"]) if E.get("DRV_CA") else dict(sslmode="disable")
 
 
 def out(*a):
@@ -32,13 +34,13 @@ class Sync:
         if driver == "psycopg2":
             import psycopg2
 
-            self.c = psycopg2.connect(dbname=E["DRV_DB"], **CONN)
+            self.c = psycopg2.connect(dbname=E["DRV_DB"], **CONN, **LIBPQ_TLS)
             self.Error = psycopg2.Error
             self.ph = "%s"
         else:
             import psycopg
 
-            self.c = psycopg.connect(dbname=E["DRV_DB"], **CONN)
+            self.c = psycopg.connect(dbname=E["DRV_DB"], **CONN, **LIBPQ_TLS)
             self.Error = psycopg.Error
             self.ph = "%s"
         self.c.autocommit = True
@@ -144,7 +146,10 @@ def run_sync(driver):
 async def run_asyncpg():
     import asyncpg
 
-    pool = await asyncpg.create_pool(database=E["DRV_DB"], min_size=1, max_size=1, **CONN)
+    import ssl
+
+    tls = ssl.create_default_context(cafile=E["DRV_CA"]) if E.get("DRV_CA") else False
+    pool = await asyncpg.create_pool(database=E["DRV_DB"], min_size=1, max_size=1, ssl=tls, **CONN)
     c = await pool.acquire()
     out("connect", "ok")
     out("plain", await c.fetchval("select 41+1"))
