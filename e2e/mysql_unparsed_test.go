@@ -94,3 +94,33 @@ func TestMySQLUnparsedDenied(t *testing.T) {
 		t.Errorf("the general log lacks the allowed MariaDB statements on %s", allowed)
 	}
 }
+
+// TestMySQLInitDBScopes: the mariadb client's `use db` is a COM_INIT_DB
+// (MariaDB's general log says Init DB), and the session's database it sets
+// is what rules scoped by database see next.
+func TestMySQLInitDBScopes(t *testing.T) {
+	my := mariadbEnv(t)
+	other := "e2e_initdb_" + randomHex(t)
+	if res := mariadbCLI(t, my, my.addr(), "-e", "create database "+other); res.Exit != 0 {
+		t.Fatalf("create database directly: %s", res)
+	}
+	t.Cleanup(func() { mariadbCLI(t, my, my.addr(), "-e", "drop database if exists "+other) })
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pol, []byte("rules:\n  - {id: not-in-"+other+", action: deny, databases: ["+other+"], match: {kind: [select]}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := mysqlDaemon(t, my, "--policy", pol)
+	marker := "initdb" + randomHex(t)
+	res := mariadbCLI(t, my, d.addr, "-e", "select 'before_"+marker+"'; use "+other+"; select 'after_"+marker+"'")
+	if !strings.Contains(res.Stdout, "before_"+marker) || strings.Contains(res.Stdout, "after_"+marker) ||
+		!strings.Contains(res.Stderr, "ERROR 1227 (42000)") || !strings.Contains(res.Stderr, "not-in-"+other) {
+		t.Errorf("select, use %s, select through sqlfwd: %s; want the first select, then ERROR 1227 (42000) naming not-in-%s", other, res, other)
+	}
+	log := generalLog(t, my)
+	if !strings.Contains(log, "Init DB\t"+other) {
+		t.Errorf("the general log has no Init DB %s: the client did not send COM_INIT_DB\n%s", other, linesWith(log, other))
+	}
+	if strings.Contains(log, "after_"+marker) {
+		t.Errorf("the statement denied in %s reached the server: %s", other, linesWith(log, "after_"+marker))
+	}
+}
