@@ -381,3 +381,48 @@ func (r *myRaw) exec(sql string) {
 		r.t.Fatalf("%s: %s", sql, got)
 	}
 }
+
+// TestMySQLSingleByteCharsets: in a single-byte client character set some
+// bytes above 0x7F are control characters or spaces to MariaDB's lexer and
+// letters to the engine's parser: "--\x80" (cp1250) begins a comment that
+// hid a quote, and "\xff" (cp866) separated words the engine read as one
+// identifier, which read password hashes.
+func TestMySQLSingleByteCharsets(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	marker := "sbcs_" + randomHex(t)
+	table := "e2e_sbcs_" + randomHex(t)
+	direct := myDB(t, my, my.addr(), true)
+	if _, err := direct.Exec("create table " + table + " (id int)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = direct.Exec("drop table " + table) })
+	if _, err := direct.Exec("insert into " + table + " values (1), (2)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		collation byte
+		attack    string
+	}{
+		{"cp1250 --\\x80", 26, "select 1 --\x80 '\n; delete from " + table + " where id > 0 /* " + marker + " cp1250 */; -- '"},
+		{"macroman --\\xcb", 39, "select 1 --\xcb '\n; delete from " + table + " where id > 0 /* " + marker + " macroman */; -- '"},
+		{"cp866 \\xff", 36, "select user, password\xfffrom\xffmysql.user /* " + marker + " cp866 */"},
+		{"latin1 \\xe9\\xa0", 8, "update " + table + " set id = 3 where b\xe9\xa0or(1) /* " + marker + " latin1 */"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := dialRaw(t, d.addr)
+			r.write(r.handshake(my.User, "", my.Database, tc.collation))
+			r.auth("")
+			r.write(rawQuery(tc.attack))
+			if got := r.result(); !strings.HasPrefix(got, "ERR 1227 42000 sqlfw:") {
+				t.Errorf("%q: got %q, want sqlfw's ERR 1227", tc.attack, got)
+			}
+			r.write(rawQuery("select count(*) from " + table))
+			if got := r.result(); got != "2" {
+				t.Errorf("rows after the attempt: %q, want 2", got)
+			}
+		})
+	}
+	mustNotReach(t, my, marker)
+}

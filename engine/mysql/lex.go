@@ -42,9 +42,11 @@ import (
 // What it refuses (ok false, with a reason): NUL bytes outside strings,
 // comments, quotes or a ";" inside an executable comment, a six-digit version after
 // /*! (MySQL reads five digits and runs the sixth, MariaDB reads six),
-// "--" followed by a byte TiDB reads as a space but the server does not
-// (0x85, 0xA0), an unterminated executable comment, and an optimizer hint
-// with quotes in it.
+// "--" followed by a byte above 0x7F (TiDB reads 0x85 and 0xA0 as spaces;
+// single-byte character sets make others control characters or spaces to
+// the server), a byte the client character set makes a space outside
+// quotes (highSpace), an unterminated executable comment, and an optimizer
+// hint with quotes in it.
 //
 // The text is returned as is, without allocating, when nothing needs
 // rewriting. e2e TestMySQLReadAgreesWithServer checks this reading against
@@ -62,6 +64,24 @@ const (
 type mode struct {
 	noBackslash bool // NO_BACKSLASH_ESCAPES
 	ansiQuotes  bool // ANSI_QUOTES (also in the combination modes ANSI, DB2, ORACLE, ... as servers expand them)
+	// highSpace is the byte above 0x7F that the client character set's
+	// lexer reads as a space (highSpace), 0 when none.
+	highSpace byte
+}
+
+// highSpace is the byte above 0x7F that is a space to the server's lexer in
+// a single-byte client character set, where the engine's parser reads it
+// as part of a word (measured on MariaDB 10.11: SELECT<byte>1 runs), or 0.
+// Example: in latin1 "WHERE b\xe9\xa0or(1)" is the column b\xe9 OR 1 to the
+// server and a call of the function b\xe9\xa0or to the engine.
+func highSpace(charset string) byte {
+	switch strings.ToLower(charset) {
+	case "latin1", "latin2", "latin5", "latin7", "cp1250", "greek", "hebrew", "armscii8", "dec8", "geostd8":
+		return 0xa0
+	case "cp866", "cp852", "keybcs2":
+		return 0xff
+	}
+	return 0
 }
 
 // parseMode reads a sql_mode value as a server reports it (a
@@ -151,6 +171,7 @@ func lexRead(sql []byte, l *engine.LexState) ([]byte, string, string, bool) {
 		if l.SQLMode != "" {
 			m = parseMode(l.SQLMode)
 		}
+		m.highSpace = highSpace(l.ClientEncoding)
 	}
 	out, reason := canonical(sql, m)
 	if reason != "" {
@@ -280,8 +301,12 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				}
 				i++
 			}
-		case c == '-' && i+2 < n && sql[i+1] == '-' && (sql[i+2] == 0x85 || sql[i+2] == 0xa0):
-			return nil, `"--" followed by byte 0x85 or 0xA0 is a comment to the engine's parser but not to the server`
+		case c == '-' && i+2 < n && sql[i+1] == '-' && sql[i+2] >= 0x80:
+			// 0x85 and 0xA0 are spaces to the engine's parser; in
+			// single-byte character sets some bytes are control
+			// characters or spaces to the server (cp1250 0x80, hp8
+			// 0x81, macroman 0xCB, cp866 0xFF, ...)
+			return nil, `"--" followed by a byte above 0x7F is a comment to the server in some character sets and not to the engine's parser, or the other way round`
 		case c == '/' && i+1 < n && sql[i+1] == '*':
 			if execEnd >= 0 {
 				return nil, "a comment inside an executable comment (/*! ... */) ends differently for the server than for the engine"
@@ -409,11 +434,16 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 			i++
 		case (c == 0x85 || c == 0xa0) && (i == 0 || sql[i-1] < 0x80):
 			return nil, "byte 0x85 or 0xA0 on its own is a space to the engine's parser but not to the server"
+		case m.highSpace != 0 && c == m.highSpace:
+			return nil, "a byte the client character set makes a space (0xA0 in latin1, 0xFF in cp866) is part of a word to the engine's parser"
 		case isIdentByte(c):
 			j := i + 1
 			for j < n && isIdentByte(sql[j]) {
 				if (sql[j] == 0x85 || sql[j] == 0xa0) && sql[j-1] < 0x80 {
 					return nil, "byte 0x85 or 0xA0 on its own is a space to the engine's parser but not to the server"
+				}
+				if m.highSpace != 0 && sql[j] == m.highSpace {
+					return nil, "a byte the client character set makes a space (0xA0 in latin1, 0xFF in cp866) is part of a word to the engine's parser"
 				}
 				j++
 			}

@@ -46,12 +46,22 @@ const charsetUnknown = "unknown"
 var sqlModes = [4]string{"", "NO_BACKSLASH_ESCAPES", "ANSI_QUOTES", "ANSI_QUOTES,NO_BACKSLASH_ESCAPES"}
 
 // collationCharsets names the character sets of the handshake's collation
-// ids whose multibyte characters can contain a quote or backslash byte
-// (MySQL's and MariaDB's INFORMATION_SCHEMA.COLLATIONS); every other id is
-// ASCII-safe for lexing.
+// ids (MySQL's and MariaDB's INFORMATION_SCHEMA.COLLATIONS) that the engine
+// reads otherwise than UTF-8: those whose multibyte characters can contain
+// a quote or backslash byte (big5, sjis, gbk, cp932, gb18030), and the
+// single-byte ones in which a byte above 0x7F is a space to the server
+// (0xA0 in latin1 and most ISO sets, 0xFF in cp852, cp866 and keybcs2;
+// engine/mysql highSpace). Every other id reads as UTF-8 does.
 var collationCharsets = map[byte]string{
 	1: "big5", 84: "big5", 13: "sjis", 88: "sjis", 28: "gbk", 87: "gbk",
 	95: "cp932", 96: "cp932", 248: "gb18030", 249: "gb18030", 250: "gb18030",
+	5: "latin1", 8: "latin1", 15: "latin1", 31: "latin1", 47: "latin1", 48: "latin1", 49: "latin1", 94: "latin1",
+	2: "latin2", 9: "latin2", 21: "latin2", 27: "latin2", 77: "latin2",
+	30: "latin5", 78: "latin5", 20: "latin7", 41: "latin7", 42: "latin7", 79: "latin7",
+	26: "cp1250", 34: "cp1250", 44: "cp1250", 66: "cp1250", 99: "cp1250",
+	25: "greek", 70: "greek", 16: "hebrew", 71: "hebrew", 32: "armscii8", 64: "armscii8",
+	3: "dec8", 69: "dec8", 92: "geostd8", 93: "geostd8",
+	40: "cp852", 81: "cp852", 36: "cp866", 68: "cp866", 37: "keybcs2", 73: "keybcs2",
 }
 
 // collationCharset is collationCharsets for a two-byte id (COM_CHANGE_USER):
