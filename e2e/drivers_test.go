@@ -48,17 +48,18 @@ type driverProg struct {
 func (p driverProg) String() string { return p.lang + "/" + p.driver }
 
 var mysqlDrivers = []driverProg{
-	{lang: "node", driver: "mysql2", binary: true, module: "mysql2"},
+	{lang: "node", driver: "mysql2", binary: true, module: "mysql2",
+		extra: map[string]any{"infile": "2"}},
 	{lang: "node", driver: "mariadb", binary: true, ed25519: true, module: "mariadb",
-		extra: map[string]any{"pipeline": "1,1227,3", "batch": "3", "blocked-batch": blockedMySQL}},
+		extra: map[string]any{"pipeline": "1,1227,3", "batch": "3", "blocked-batch": blockedMySQL, "infile": "2"}},
 	{lang: "node", driver: "mysql", module: "mysql"},
 	{lang: "python", driver: "pymysql", noSQLState: true, noReset: true, ed25519: true, module: "pymysql"},
 	{lang: "python", driver: "mysqldb", ed25519: true, module: "MySQLdb"},
 	{lang: "php", driver: "mysqli", binary: true, module: "mysqli",
-		extra: map[string]any{"cursor": "5000 12502500"}},
+		extra: map[string]any{"cursor": "5000 12502500", "long-data": "4194304"}},
 	{lang: "php", driver: "pdo_mysql", binary: true, noReset: true, module: "pdo_mysql"},
 	{lang: "java", driver: "mariadb", binary: true, ed25519: true, module: "mariadb-java-client.jar",
-		extra: map[string]any{"batch": "3", "blocked-batch": blockedMySQL}},
+		extra: map[string]any{"batch": "3", "blocked-batch": blockedMySQL, "long-data": "3145728", "cancel": "1317", "infile": "2"}},
 }
 
 var pgDrivers = []driverProg{
@@ -66,13 +67,13 @@ var pgDrivers = []driverProg{
 	{lang: "node", driver: "postgres", binary: true, module: "postgres"},
 	{lang: "python", driver: "psycopg2", module: "psycopg2"},
 	{lang: "python", driver: "psycopg", binary: true, module: "psycopg",
-		extra: map[string]any{"pipeline": blockedPG, "after-pipeline": "3"}},
+		extra: map[string]any{"pipeline": blockedPG, "after-pipeline": "3", "copy": "1000", "notify": "hello", "cancel": "57014"}},
 	{lang: "python", driver: "asyncpg", binary: true, module: "asyncpg",
-		extra: map[string]any{"cursor": "12502500"}},
+		extra: map[string]any{"cursor": "12502500", "copy": "1000", "cancel": "57014"}},
 	{lang: "php", driver: "pgsql", binary: true, module: "pgsql"},
 	{lang: "php", driver: "pdo_pgsql", binary: true, module: "pdo_pgsql"},
 	{lang: "java", driver: "pgjdbc", binary: true, module: "postgresql.jar",
-		extra: map[string]any{"cursor": "12502500"}},
+		extra: map[string]any{"cursor": "12502500", "cancel": "57014"}},
 }
 
 // driversDir is e2e/drivers, where the programs are.

@@ -83,7 +83,7 @@ public class MySQL {
         String T = env("DRV_TABLE"), PROC = env("DRV_PROC");
         String url = "jdbc:mariadb://" + env("DRV_HOST") + ":" + env("DRV_PORT") + "/" + env("DRV_DB")
                 + "?user=" + env("DRV_USER") + "&password=" + env("DRV_PASSWORD")
-                + "&useServerPrepStmts=true&allowMultiQueries=true&maxPoolSize=1&useResetConnection=true";
+                + "&useServerPrepStmts=true&allowMultiQueries=true&maxPoolSize=1&useResetConnection=true&allowLocalInfile=true";
         String ca = System.getenv("DRV_CA");
         if (ca != null && !ca.isEmpty()) url += "&useSsl=true&serverSslCert=" + ca;
         // the driver's own pool: a connection given back is reset
@@ -163,6 +163,34 @@ public class MySQL {
         out("big", big.size(), sum(big));
         List<List<Object>> bigx = x("select seq, repeat('x', 100) from seq_1_to_5000 where seq <= ?", 5000);
         out("big-binary", bigx.size(), sum(bigx));
+
+        // a stream parameter: COM_STMT_SEND_LONG_DATA before the execute
+        try (PreparedStatement st = c.prepareStatement("select length(?)")) {
+            st.setBinaryStream(1, new java.io.ByteArrayInputStream(new byte[3 << 20]));
+            List<List<Object>> r = rows(st.executeQuery());
+            out("long-data", r.get(0).get(0));
+        }
+        // Statement.cancel: KILL QUERY on a connection of the driver's own
+        try (Statement st = c.createStatement()) {
+            new Thread(() -> {
+                try {
+                    Thread.sleep(500);
+                    st.cancel();
+                } catch (Exception e) {
+                    out("cancel-error", e);
+                }
+            }).start();
+            st.executeQuery("select sleep(5)");
+            out("cancel", "not cancelled");
+        } catch (SQLException e) {
+            out("cancel", e.getErrorCode());
+        }
+        // LOAD DATA LOCAL INFILE
+        java.nio.file.Path f = java.nio.file.Files.createTempFile("sqlfw-e2e", ".tsv");
+        java.nio.file.Files.writeString(f, "100\tinfile\n101\tinfile\n");
+        out("infile", c.createStatement().executeUpdate("load data local infile '" + f + "' into table " + T));
+        java.nio.file.Files.delete(f);
+        q("delete from " + T + " where v = 'infile'");
 
         q("set @sqlfw_e2e = 'kept'");
         c.close();

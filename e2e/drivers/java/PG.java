@@ -142,6 +142,16 @@ public class PG {
         c.commit();
         c.setAutoCommit(true);
 
+        // a query timeout: pgjdbc sends a CancelRequest on a connection of
+        // its own
+        try (Statement st = c.createStatement()) {
+            st.setQueryTimeout(1);
+            st.execute("select pg_sleep(5)");
+            out("cancel", "not cancelled");
+        } catch (SQLException e) {
+            out("cancel", e.getSQLState());
+        }
+
         // DISCARD ALL, what a pool sends between clients; pgjdbc notices
         // it and forgets its server-side statements
         q("set application_name = 'sqlfw_e2e_kept'");

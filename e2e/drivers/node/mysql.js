@@ -34,7 +34,10 @@ async function open(driver) {
   switch (driver) {
     case 'mysql2': {
       const mysql = require('mysql2/promise');
-      const pool = mysql.createPool({ ...cfg, connectionLimit: 1, resetOnRelease: true });
+      const pool = mysql.createPool({
+        ...cfg, connectionLimit: 1, resetOnRelease: true,
+        flags: ['+LOCAL_FILES'], infileStreamFactory: (p) => fs.createReadStream(p),
+      });
       let c = await pool.getConnection();
       return {
         binary: true,
@@ -48,7 +51,7 @@ async function open(driver) {
     }
     case 'mariadb': {
       const mariadb = require('mariadb');
-      const pool = mariadb.createPool({ ...cfg, connectionLimit: 1, resetAfterUse: true });
+      const pool = mariadb.createPool({ ...cfg, connectionLimit: 1, resetAfterUse: true, permitLocalInfile: true });
       let c = await pool.getConnection();
       return {
         binary: true,
@@ -134,6 +137,17 @@ async function main() {
       out('blocked-batch', 'not blocked');
     } catch (e) { err('blocked-batch', e); }
     await c.q(`delete from ${T} where id >= 6`);
+  }
+
+  if (driver !== 'mysql') {
+    // LOAD DATA LOCAL INFILE: the server asks for the file, the driver
+    // sends it
+    const f = require('os').tmpdir() + `/sqlfw-e2e-${T}.tsv`;
+    fs.writeFileSync(f, '100\tinfile\n101\tinfile\n');
+    const r = await c.q(`load data local infile '${f}' into table ${T}`);
+    fs.unlinkSync(f);
+    out('infile', r.affectedRows);
+    await c.q(`delete from ${T} where v = 'infile'`);
   }
 
   const sum = (rows) => rows.reduce((s, r) => s + Number(r.seq), 0);

@@ -186,6 +186,14 @@ if ($drv instanceof Mysqli_) {
     while ($st->fetch()) { $n++; $s += $seq; }
     $st->close();
     out('cursor', $n, $s);
+    // a parameter sent in pieces: COM_STMT_SEND_LONG_DATA before the execute
+    $st = $drv->m->prepare('select length(?)');
+    $null = null;
+    $st->bind_param('b', $null);
+    for ($i = 0; $i < 4; $i++) { $st->send_long_data(0, str_repeat('z', 1 << 20)); }
+    $st->execute();
+    out('long-data', $st->get_result()->fetch_row()[0]);
+    $st->close();
 }
 
 $drv->q("set @sqlfw_e2e = 'kept'");

@@ -133,6 +133,40 @@ def run_sync(driver):
             out("pipeline", e.sqlstate, str(e).strip().split("\n")[0])
         out("after-pipeline", c.q(f"select count(*) from {T}")[0][0][0])
 
+    if driver == "psycopg":
+        import threading
+        import time
+
+        # COPY in and out
+        cur = c.c.cursor()
+        with cur.copy(f"copy {T} (id, v) from stdin") as cp:
+            for i in range(1000, 2000):
+                cp.write_row((i, "copy"))
+        n = 0
+        with cur.copy(f"copy (select id from {T} where v = 'copy') to stdout") as cp:
+            for _ in cp.rows():
+                n += 1
+        c.q(f"delete from {T} where v = 'copy'")
+        out("copy", n)
+        # a notification from another session arrives on this one
+        got = []
+        c.c.add_notify_handler(lambda nt: got.append(nt.payload))
+        c.q(f"listen {T}")
+        other = psycopg.connect(dbname=E["DRV_DB"], autocommit=True, **CONN, **LIBPQ_TLS)
+        other.execute(f"notify {T}, 'hello'")
+        other.close()
+        time.sleep(0.2)
+        c.q("select 1")
+        out("notify", ",".join(got))
+        # a CancelRequest (a connection of its own through sqlfwd) stops
+        # the running statement
+        threading.Timer(0.5, c.c.cancel).start()
+        try:
+            c.q("select pg_sleep(5)")
+            out("cancel", "not cancelled")
+        except psycopg.Error as e:
+            out("cancel", e.sqlstate)
+
     # DISCARD ALL, what a pool sends between clients: settings and prepared
     # statements are gone (psycopg 3 forgets its own on seeing it)
     c.q("set application_name = 'sqlfw_e2e_kept'")
@@ -200,6 +234,16 @@ async def run_asyncpg():
         async for r in c.cursor("select g from generate_series(1, $1::int) g", 5000, prefetch=500):
             n += r[0]
     out("cursor", n)
+    # COPY in through copy_records_to_table
+    res = await c.copy_records_to_table(T, records=[(1000 + i, "copy") for i in range(1000)], columns=["id", "v"])
+    await c.execute(f"delete from {T} where v = 'copy'")
+    out("copy", res.split()[-1])
+    # a timeout: asyncpg sends a CancelRequest and the connection goes on
+    try:
+        await c.fetch("select pg_sleep(5)", timeout=0.5)
+        out("cancel", "not cancelled")
+    except asyncio.TimeoutError:
+        out("cancel", "57014")
 
     # the pool's reset on release (RESET ALL, CLOSE ALL, UNLISTEN *, advisory
     # unlocks), then the same connection again
