@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -329,9 +330,15 @@ func (d *Daemon) Start() error {
 		if d.intercept != nil {
 			dc.kernel = d.intercept
 		}
+		dc.startWatch()
 		dc.running = true
 		go dc.run()
-		d.log.Info("discovery: rescanning for servers that start or stop", "every", dc.interval.String(), "databases", len(d.databases()))
+		when := "no inotify"
+		if dc.watch != nil {
+			when = strings.Join(dc.sockDirs, " ") + " and the found sockets' directories"
+		}
+		d.log.Info("discovery: rescanning for servers that start or stop", "every", dc.interval.String(),
+			"and_when_a_socket_changes_in", when, "databases", len(d.databases()))
 	}
 	d.ready.Store(true) // /readyz
 	return nil

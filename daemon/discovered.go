@@ -142,6 +142,14 @@ type discovery struct {
 	lastErr    string
 	notProtect []string
 
+	// sockDirs are the directories watched for servers' unix sockets
+	// besides those of the sockets found (sockwatch.go); watch is nil when
+	// inotify is unavailable.
+	sockDirs []string
+	watch    *sockWatch
+	timerMu  sync.Mutex
+	timer    *time.Timer
+
 	running bool // run was started (Start; Stop reads it)
 	kick    chan struct{}
 	stop    chan struct{}
@@ -150,13 +158,17 @@ type discovery struct {
 
 func newDiscovery(d *Daemon) *discovery {
 	return &discovery{d: d, interval: d.cfg.Discovery.Interval, proc: d.proc, local: localAddrs, now: time.Now,
-		byName: map[string]*database{}, notes: map[string]bool{},
+		byName: map[string]*database{}, notes: map[string]bool{}, sockDirs: defaultSocketDirs,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 // run rescans every interval, or at once when kicked, until stopped.
 func (dc *discovery) run() {
 	defer close(dc.done)
+	if w := dc.watch; w != nil {
+		go w.run(func() { dc.rescanAfter(sockSettle) })
+		defer w.close()
+	}
 	t := time.NewTicker(dc.interval)
 	defer t.Stop()
 	for {
@@ -170,6 +182,20 @@ func (dc *discovery) run() {
 	}
 }
 
+// startWatch sets up the inotify watch of the socket directories (before
+// run); without inotify the interval alone finds servers.
+func (dc *discovery) startWatch() {
+	w, err := newSockWatch()
+	if err != nil {
+		dc.d.log.Warn("discovery: no inotify: servers are found at the next interval only", "err", err)
+		return
+	}
+	dc.mu.Lock()
+	dc.watch = w
+	w.watch(dc.socketDirs())
+	dc.mu.Unlock()
+}
+
 // rescanSoon asks the loop for a scan now (a reload does).
 func (dc *discovery) rescanSoon() {
 	select {
@@ -181,6 +207,11 @@ func (dc *discovery) rescanSoon() {
 func (dc *discovery) close() {
 	close(dc.stop)
 	<-dc.done
+	dc.timerMu.Lock()
+	if dc.timer != nil {
+		dc.timer.Stop()
+	}
+	dc.timerMu.Unlock()
 }
 
 // rescan reads the host's servers once and brings the databases in line:
@@ -269,6 +300,9 @@ func (dc *discovery) rescan() {
 		}
 	}
 	dc.logNotes(notes)
+	if dc.watch != nil {
+		dc.watch.watch(dc.socketDirs())
+	}
 }
 
 // configuredCovering names the configured database that already covers

@@ -511,3 +511,65 @@ func BenchmarkFindServers(b *testing.B) {
 		}
 	}
 }
+
+// A server's unix socket appearing or going in a watched directory starts
+// a scan at once, long before the interval.
+func TestRediscoveryOnSocketEvent(t *testing.T) {
+	f := newDiscoveryFixture(t)
+	f.now = time.Now()
+	f.dc.now = time.Now
+	f.dc.interval = time.Hour
+	sockDir := t.TempDir()
+	f.dc.sockDirs = []string{sockDir}
+	f.dc.startWatch()
+	if f.dc.watch == nil {
+		t.Skip("skipping: no inotify")
+	}
+	f.dc.running = true
+	go f.dc.run()
+	defer f.dc.close()
+	scans := func() uint64 { return f.d.Status().Discovery.Scans }
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 5 s (interval 1h); databases %q", what, f.databases())
+			}
+		}
+	}
+	srv := procServer{pid: 100, comm: "postgres", tcp: []string{"127.0.0.1:5433"}, unix: []string{filepath.Join(sockDir, ".s.PGSQL.5433")}}
+	writeProc(t, f.root, []procServer{srv})
+	// other files in the directory start no scan
+	if err := os.WriteFile(filepath.Join(sockDir, "notes.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * sockSettle)
+	if n := scans(); n != 0 || f.entry("postgres-5433") != nil {
+		t.Fatalf("a file that is no socket started %d scans", n)
+	}
+	if err := os.WriteFile(srv.unix[0], nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("found after its socket appeared", func() bool { return f.entry("postgres-5433") != nil })
+	writeProc(t, f.root, nil)
+	if err := os.Remove(srv.unix[0]); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("gone after its socket went", func() bool {
+		return strings.Contains(f.databases(), "postgres-5433 gone")
+	})
+	if got := f.kernel.state(); got != "" {
+		t.Errorf("still intercepted: %s", got)
+	}
+}
+
+func TestServerSocketName(t *testing.T) {
+	for name, want := range map[string]bool{
+		".s.PGSQL.5432": true, "mysqld.sock": true, "s.sock": true, ".s.PGSQL.5432.lock": false,
+		"sqlfw-postgres-5432-.s.PGSQL.5432": false, "notes.txt": false, "control.sock.tmp": false,
+	} {
+		if got := serverSocketName(name); got != want {
+			t.Errorf("%q: got %v, want %v", name, got, want)
+		}
+	}
+}
