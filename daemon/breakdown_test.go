@@ -214,7 +214,8 @@ func TestRecordingDoesNotAllocate(t *testing.T) {
 	rt.rec = h.rec
 	rt.startup = true
 	allocs := testing.AllocsPerRun(1000, func() {
-		h.begin()
+		h.wait()
+		h.begin(time.Now().UnixNano() - 1000)
 		c := h.evalStart()
 		h.evalEnd(c, 3*time.Microsecond)
 		h.statement()

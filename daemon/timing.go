@@ -4,25 +4,45 @@ package daemon
 //
 // toServer times every batch of client bytes that carries a statement
 // message (Query, Parse, FunctionCall, or a Bind of a statement it saw
-// prepared): the hold starts when Fill returns the read that completed the
-// batch and ends when the batch's bytes (or the poison that replaces a
-// blocked statement) have been written to the server. Each statement
-// message of the batch is recorded with that held time. The engine call is
-// timed in wall time for every message (as before, for eval_mean_ns).
+// prepared): the hold starts when the bytes that completed the batch
+// reached sqlfwd's socket — the kernel's receive time of the read that
+// brought them (relay.IO's stamps, TCP clients) or, where the socket gives
+// none (unix-socket and TLS clients, bytes a sockmap redirected), when that
+// read returned — and ends when the batch's bytes (or the poison that
+// replaces a blocked statement) have been written to the server. Each
+// statement message of the batch is recorded with that held time. The
+// engine call is timed in wall time for every message (as before, for
+// eval_mean_ns).
+//
+// Why from the arrival: bytes that arrive while sqlfwd cannot run (its
+// cgroup throttled, its threads waiting on a run queue) wait in the socket
+// until it runs again, and that wait is sqlfwd's added latency as much as a
+// wait in the middle of a hold. Counted from the read, it vanished: with
+// raw relay I/O a statement costs so little CPU that a throttled period
+// mostly lands between statements, and TestStatsThrottling saw the
+// held-time tail made of ordinary run-queue waits while the quota stalled
+// every statement that arrived during the other 90 ms of each period.
 //
 // One batch in sampleEvery is sampled: the goroutine is locked to its thread
 // for the hold, the thread's CPU clock is read at the start and end of the
 // hold and around each engine call, and the cgroup's nr_throttled is read
-// before and after. CLOCK_THREAD_CPUTIME_ID is not served by the vDSO on
+// when the session starts to wait for the batch (HoldWait: before the read,
+// so before the bytes arrived) and after the hold; a batch without a
+// receive time reads it at the start of the hold instead, where its held
+// time starts. CLOCK_THREAD_CPUTIME_ID is not served by the vDSO on
 // x86_64 (only the wall clocks are), so each read is a system call (about
 // 2 µs on the project's VMs), and a pread of cpu.stat about 3 µs: a sampled
 // batch costs about 12 µs more, an average of under 1 µs per statement.
 // Locking the thread makes the thread CPU clock the goroutine's own even if
 // it parks during the hold. A sampled hold splits exactly into on-CPU time
-// (evaluation and the rest: framing, copying, the write) and off-CPU time;
-// the off-CPU time is quota wait when nr_throttled moved during the hold
+// (evaluation and the rest: framing, copying, the write) and off-CPU time
+// (the wait in the socket, and any wait for CPU during the hold); the
+// off-CPU time is quota wait when nr_throttled moved between the two reads
 // (the kernel counts a throttled period when it refills the quota, which is
-// what releases a throttled thread) and run-queue wait otherwise.
+// what releases a throttled thread) and run-queue wait otherwise. A refill
+// while the session was idle, before its bytes arrived, counts too: then
+// the bytes arrived in a period that ran, and their wait is short unless
+// another refill released it, so the error stays out of the tail.
 //
 // toClient times responses: from the Fill that brings the first bytes after
 // the previous ReadyForQuery to the write that forwards the next one.
@@ -67,6 +87,7 @@ type holdTimer struct {
 
 	start   int64
 	n       int64 // statement messages in the batch
+	due     bool  // HoldWait chose the next batch for sampling
 	sampled bool
 	cpu0    int64
 	evalCPU int64
@@ -77,24 +98,51 @@ type holdTimer struct {
 	buf     [256]byte
 }
 
-// begin starts timing a batch; toServer calls it when Fill returns.
-func (h *holdTimer) begin() {
+// wait is called before toServer reads from the client: it chooses the
+// batches to sample and reads nr_throttled before their bytes can arrive.
+func (h *holdTimer) wait() {
+	if h.rec == nil {
+		return
+	}
+	h.tick++
+	h.due = h.tick%sampleEvery == 0
+	if h.due {
+		h.thr0, h.thrOK = h.probe.Read(&h.buf)
+	}
+}
+
+// maxArrivalWait bounds the wait in the socket a receive time may add: a
+// larger one means the real-time clock was stepped between the kernel's
+// stamp and the read.
+const maxArrivalWait = int64(histMax)
+
+// begin starts timing a batch; toServer calls it when Fill returns, with
+// the receive time of the read's bytes (Unix ns, 0 when unknown).
+func (h *holdTimer) begin(arrived int64) {
 	if h.rec == nil {
 		return
 	}
 	h.n, h.nEval, h.evalCPU = 0, 0, 0
-	h.tick++
-	h.sampled = h.tick%sampleEvery == 0
+	h.sampled, h.due = h.due, false
 	if h.sampled {
 		runtime.LockOSThread()
-		h.thr0, h.thrOK = h.probe.Read(&h.buf)
+		if arrived == 0 {
+			// the hold starts now: so does the bracket
+			h.thr0, h.thrOK = h.probe.Read(&h.buf)
+		}
 		h.cpu0 = threadCPU()
 		if h.cpu0 < 0 {
 			h.sampled = false
 			runtime.UnlockOSThread()
 		}
 	}
-	h.start = nanotime()
+	now := time.Now()
+	h.start = int64(now.Sub(monoBase))
+	if arrived != 0 {
+		if w := now.UnixNano() - arrived; w > 0 && w < maxArrivalWait {
+			h.start -= w
+		}
+	}
 }
 
 // statement counts one statement message in the batch.
@@ -234,7 +282,8 @@ func (d *Daemon) newMeter(db *database, id uint64) relay.Meter {
 	return m
 }
 
-func (m *sessionMeter) HoldBegin()                             { m.hold.begin() }
+func (m *sessionMeter) HoldWait()                              { m.hold.wait() }
+func (m *sessionMeter) HoldBegin(arrived int64)                { m.hold.begin(arrived) }
 func (m *sessionMeter) HoldStatement()                         { m.hold.statement() }
 func (m *sessionMeter) EvalStart() int64                       { return m.hold.evalStart() }
 func (m *sessionMeter) EvalEnd(cpu0 int64, wall time.Duration) { m.hold.evalEnd(cpu0, wall) }

@@ -9,7 +9,8 @@
 // list (Info), drain and close through the Session interface and never
 // knows a protocol's session type.
 //
-// relay does no I/O of its own. It never imports daemon, bpf, cgroupstats
+// relay does no I/O of its own beyond IO (rawio.go), the raw reads and
+// writes both protocols' relay loops make on plain sockets. It never imports daemon, bpf, cgroupstats
 // or a dialect package (engine/pgsql, engine/mysql); a protocol's relay
 // (relay/pg) imports it and its wire package.
 package relay

@@ -113,8 +113,13 @@ type SessionObserver interface {
 // window (docs/stats.md). Hold methods are the client-to-server loop's,
 // response methods the server-to-client loop's; none allocates.
 type Meter interface {
-	// HoldBegin: a read from the client completed a batch.
-	HoldBegin()
+	// HoldWait: the client-to-server loop is about to read from the client
+	// (before each Fill); the wait for the next batch begins here.
+	HoldWait()
+	// HoldBegin: a read from the client completed a batch. arrived is when
+	// the read's bytes reached the socket (Arrived: Unix ns of the
+	// real-time clock), 0 when unknown; the hold counts from there.
+	HoldBegin(arrived int64)
 	// HoldStatement counts a statement message in the batch.
 	HoldStatement()
 	// EvalStart is called before an engine call; its result goes to

@@ -192,7 +192,8 @@ func (h *harness) Close() {}
 
 type nopMeter struct{}
 
-func (nopMeter) HoldBegin()                   {}
+func (nopMeter) HoldWait()                    {}
+func (nopMeter) HoldBegin(int64)              {}
 func (nopMeter) HoldStatement()               {}
 func (nopMeter) EvalStart() int64             { return 0 }
 func (nopMeter) EvalEnd(int64, time.Duration) {}

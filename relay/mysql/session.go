@@ -366,6 +366,9 @@ func (s *session) start() (release func(), ok bool) {
 	m[3] = byte(srvSeq)
 	s.tlsInfo = [2]string{tlsInfo(s.client), tlsInfo(s.server)}
 
+	// The relay loops read and write plain sockets with raw system calls,
+	// the client's with its receive times (relay.IO); TLS legs keep net's.
+	s.client, s.server = relay.NewIO(s.client, true), relay.NewIO(s.server, false)
 	s.cfr = wire.NewFramer(s.client, lim.BufferBytes, preAuthMaxPacket, 0)
 	s.cfr.SetBudget(env.Budget)
 	s.sfr = wire.NewFramer(s.server, lim.BufferBytes, 0, 0)
@@ -707,6 +710,7 @@ func (s *session) toServer() {
 	// authentication exchange (start); the packets it returns carry them.
 	shift := s.cfrShift
 	for first := true; ; first = false {
+		s.meter.HoldWait() // timing
 		if first && fr.Buffered() > 0 {
 			// the client sent more with its handshake response: read
 			// it now, not after its next write
@@ -733,7 +737,7 @@ func (s *session) toServer() {
 		if s.idle.on {
 			s.disarmIdle()
 		}
-		s.meter.HoldBegin() // timing
+		s.meter.HoldBegin(relay.Arrived(s.client)) // timing
 		for {
 			ph := s.phase.Load()
 			want := wantAll

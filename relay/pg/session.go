@@ -415,6 +415,9 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 	s.tlsInfo = [2]string{tlsInfo(conn), tlsInfo(server)}
 	s.clientCert = peerName(conn)
 	s.auth.binding = authBindingImpossible(conn, server, env.ClientTLS())
+	// The relay loops read and write plain sockets with raw system calls,
+	// the client's with its receive times (relay.IO); TLS legs keep net's.
+	s.client, s.server = relay.NewIO(conn, true), relay.NewIO(server, false)
 	if _, err := server.Write(startup.Raw); err != nil {
 		s.log.Error("upstream write failed", "err", err)
 		s.closeBoth()
@@ -536,6 +539,7 @@ func (s *session) toServer() {
 	defer fr.Close()
 	var scratch []byte
 	for {
+		s.meter.HoldWait() // timing
 		if err := fr.Fill(); err != nil {
 			switch {
 			case s.idle.on && isTimeout(err):
@@ -558,7 +562,7 @@ func (s *session) toServer() {
 		if s.idle.on {
 			s.disarmIdle()
 		}
-		s.meter.HoldBegin() // timing
+		s.meter.HoldBegin(relay.Arrived(s.client)) // timing
 		syncs := 0
 		for {
 			want := wantClient
