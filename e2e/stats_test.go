@@ -244,6 +244,8 @@ func TestStatsThrottling(t *testing.T) {
 					runqUs += h * *tl.RunQueueWait
 					advised = advised || strings.Contains(st.Window.Advice, "CPU-quota wait")
 				}
+				t.Logf("quota 0.1 vCPU: over %d windows and %.0f tail samples, quota wait %.0f%%, run-queue wait %.0f%% of their held time",
+					len(windows), samples, 100*quotaUs/max(heldUs, 1), 100*runqUs/max(heldUs, 1))
 				if heldUs == 0 || quotaUs/heldUs <= 0.5 || quotaUs <= runqUs {
 					t.Errorf("quota 0.1 vCPU: over %d windows and %.0f tail samples, quota wait %.0f%%, run-queue wait %.0f%% of their held time; want quota wait > 50%% and dominant\n%s",
 						len(windows), samples, 100*quotaUs/max(heldUs, 1), 100*runqUs/max(heldUs, 1), js)
