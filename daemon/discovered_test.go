@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -571,5 +572,67 @@ func TestServerSocketName(t *testing.T) {
 		if got := serverSocketName(name); got != want {
 			t.Errorf("%q: got %v, want %v", name, got, want)
 		}
+	}
+}
+
+// A reload (SIGHUP) rebuilds the policies of configured and discovered
+// databases alike, keeps what discovery found, and asks for a scan.
+func TestRediscoveryKeptByReload(t *testing.T) {
+	f := newDiscoveryFixture(t, Database{Name: "app", Protocol: "postgres", Upstream: "127.0.0.1:6000", Listen: "127.0.0.1:0"})
+	f.scan(pg5433)
+	f.scan() // gone: kept all the same
+	f.scan(pg5433, my3307)
+	before := slices.Clone(f.d.databases())
+	engines := map[*database]any{}
+	for _, db := range before {
+		engines[db] = db.engine.Load()
+	}
+	f.dc.running = true // as after Start; no loop: the kick stays queued
+	if err := f.d.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	after := f.d.databases()
+	if !slices.Equal(before, after) {
+		t.Fatalf("databases after the reload: %q, want the same entries", f.databases())
+	}
+	for _, db := range after {
+		if any(db.engine.Load()) == engines[db] {
+			t.Errorf("%s: the reload did not rebuild its engine", db.cfg.Name)
+		}
+	}
+	if len(f.dc.kick) != 1 {
+		t.Error("the reload did not ask for a scan")
+	}
+	if got, want := f.databases(), "app; postgres-5433 protected postgres pid 100; mysql-3307 protected mariadbd pid 300"; got != want {
+		t.Errorf("databases %q, want %q", got, want)
+	}
+}
+
+// The metrics show each discovered database's server as up or gone, and
+// the scans.
+func TestRediscoveryMetrics(t *testing.T) {
+	f := newDiscoveryFixture(t)
+	f.scan(pg5433, my3307)
+	f.scan(my3307)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(&metricsCollector{d: f.d})
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			switch mf.GetName() {
+			case "sqlfw_discovered_server_up":
+				got[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+			case "sqlfw_discovery_scans_total":
+				got["scans"] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	want := map[string]float64{"postgres-5433": 0, "mysql-3307": 1, "scans": 2}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("metrics %v, want %v", got, want)
 	}
 }
