@@ -193,6 +193,10 @@ type Database struct {
 	// ReusePort sets SO_REUSEPORT on the explicit listener, so that several
 	// sqlfwd processes can serve one address (scale-out).
 	ReusePort bool `yaml:"reuse_port"`
+	// AllowCommands (protocol mysql) relays the replication commands named
+	// (COM_REGISTER_SLAVE, COM_BINLOG_DUMP, COM_BINLOG_DUMP_GTID), which
+	// are refused otherwise: a replica through sqlfwd.
+	AllowCommands []string `yaml:"allow_commands"`
 	// MaxMessageBytes bounds a client message held whole to be judged.
 	MaxMessageBytes int `yaml:"max_message_bytes"`
 	// BufferBytes is the relay buffer per direction and connection.
@@ -374,6 +378,11 @@ func (c *Config) Normalize() error {
 		case ModeEnforce, ModeMonitor, ModeDetect:
 		default:
 			errs = append(errs, fmt.Errorf("%s: mode %q: want enforce, monitor or detect", where, db.Mode))
+		}
+		for _, name := range db.AllowCommands {
+			if cmd, ok := mysql.CommandByName(name); db.Protocol != ProtocolMySQL || !ok || !mysql.IsReplication(cmd) {
+				errs = append(errs, fmt.Errorf("%s: allow_commands %q: only protocol mysql's COM_REGISTER_SLAVE, COM_BINLOG_DUMP and COM_BINLOG_DUMP_GTID can be allowed", where, name))
+			}
 		}
 		if db.MaxMessageBytes == 0 {
 			db.MaxMessageBytes = pg.DefaultMaxMessage

@@ -103,6 +103,18 @@ func TestParse(t *testing.T) {
 			},
 		},
 		{name: "mysql with a bad upstream_tls mode", yaml: "databases:\n  - {protocol: mysql, listen: '127.0.0.1:1', upstream: 'x:1', upstream_tls: {mode: sometimes}}\n", wantErr: "upstream_tls.mode"},
+		{
+			name: "mysql allows replication commands",
+			yaml: "databases:\n  - {protocol: mysql, listen: '127.0.0.1:1', upstream: 'x:1', allow_commands: [COM_BINLOG_DUMP, com_register_slave]}\n",
+			check: func(t *testing.T, c *Config) {
+				if got := c.Databases[0].AllowCommands; len(got) != 2 {
+					t.Errorf("allow_commands %v, want two", got)
+				}
+			},
+		},
+		{name: "mysql allows a command that is SQL", yaml: "databases:\n  - {protocol: mysql, listen: '127.0.0.1:1', upstream: 'x:1', allow_commands: [COM_SHUTDOWN]}\n", wantErr: "allow_commands \"COM_SHUTDOWN\""},
+		{name: "mysql allows an unknown command", yaml: "databases:\n  - {protocol: mysql, listen: '127.0.0.1:1', upstream: 'x:1', allow_commands: [binlog]}\n", wantErr: "allow_commands \"binlog\""},
+		{name: "postgres allows commands", yaml: "databases:\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:1', allow_commands: [COM_BINLOG_DUMP]}\n", wantErr: "only protocol mysql"},
 		{name: "duplicate listen", yaml: "databases:\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:1'}\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:2'}\n", wantErr: "used twice"},
 	}
 	for _, tt := range tests {

@@ -224,11 +224,12 @@ func (d *Daemon) lend(db *database) {
 			BufferBytes: c.BufferBytes, MaxMessageBytes: c.MaxMessageBytes,
 			RequireTLS: c.TLS != nil && c.TLS.Require,
 		},
-		Budget:   d.budget,
-		Admit:    func() (func(), error) { return d.admit(db) },
-		Log:      d.log.With("database", c.Name),
-		Observer: &observer{d: d, db: db},
-		Meter:    func(id uint64) relay.Meter { return d.newMeter(db, id) },
+		AllowCommands: c.AllowCommands,
+		Budget:        d.budget,
+		Admit:         func() (func(), error) { return d.admit(db) },
+		Log:           d.log.With("database", c.Name),
+		Observer:      &observer{d: d, db: db},
+		Meter:         func(id uint64) relay.Meter { return d.newMeter(db, id) },
 	}
 }
 

@@ -34,6 +34,9 @@ type Env struct {
 	// Upstream's.)
 	ClientTLS func() *tls.Config
 	Limits    Limits
+	// AllowCommands names the protocol commands relayed beyond those
+	// applications send (MySQL: replication, config allow_commands).
+	AllowCommands []string
 	// Budget bounds the message memory of all sessions together.
 	Budget Budget
 	// Admit counts a client whose startup has been read against the

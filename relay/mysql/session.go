@@ -924,6 +924,12 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 		next.lex = true // back to the login's character set, the default sql_mode (lexSettle)
 	case wire.ComSetOption, wire.ComPing, wire.ComFieldList, wire.ComStatistics:
 	default:
+		if wire.IsReplication(cmd) && s.allowed(cmd) {
+			// A replica through sqlfwd (config allow_commands); a dump's
+			// events are followed up to its EOF or ERR (wire.Response).
+			s.log.Info("replication command relayed (allow_commands)", "command", wire.CommandName(cmd))
+			break
+		}
 		v := engine.Verdict{Action: engine.ActionDeny, RuleID: ruleCommand, Reason: reasonCommand, Statements: 1}
 		s.obs.Judged(v, observeCommand, time.Now(), 0)
 		s.log.Warn("command refused", "command", wire.CommandName(cmd))
@@ -942,6 +948,16 @@ func (s *session) awaitAuthEnd() bool {
 		s.authEnded.Wait()
 	}
 	return !s.closed
+}
+
+// allowed reports whether the configuration's allow_commands names cmd.
+func (s *session) allowed(cmd byte) bool {
+	for _, name := range s.env.AllowCommands {
+		if c, ok := wire.CommandByName(name); ok && c == cmd {
+			return true
+		}
+	}
+	return false
 }
 
 // drop cuts m out of what goes to the server.

@@ -61,3 +61,26 @@ func TestSession(t *testing.T) {
 		})
 	}
 }
+
+// Replication commands named in allow_commands are relayed, a dump's
+// events followed to its EOF; the others stay refused.
+func TestAllowCommands(t *testing.T) {
+	h := newHarness(t)
+	h.env.AllowCommands = []string{"COM_REGISTER_SLAVE", "com_binlog_dump"}
+	srv, cli := login()
+	register := pkt(0, wire.ComRegisterSlave, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+	dump := pkt(0, wire.ComBinlogDump, 4, 0, 0, 0, 1, 0, 2, 0, 0, 0) // BINLOG_DUMP_NON_BLOCK
+	event := func(seq int) []byte {
+		return pkt(seq, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0x13, 0, 0, 0, 0, 0, 0, 0, 0x20, 0)
+	}
+	eof := pkt(3, 0xfe, 0, 0, 2, 0)
+	h.run(t, append(srv,
+		expect(register), send(ok(1, autocommit)),
+		expect(dump), send(event(1), event(2), eof),
+		expect(pkt(0, wire.ComPing)), send(ok(1, autocommit))),
+		append(cli,
+			send(register), expect(ok(1, autocommit)),
+			send(dump), expect(append(append(event(1), event(2)...), eof...)),
+			send(pkt(0, wire.ComBinlogDumpGTID, 0, 0, 0, 0)), expectErr(1, errBlocked, "42000", "COM_BINLOG_DUMP_GTID is not relayed"),
+			send(pkt(0, wire.ComPing)), expect(ok(1, autocommit))))
+}

@@ -7,6 +7,8 @@ package mysql
 // extended capabilities (sent in the greeting's reserved bytes, see
 // ParseHandshake) in its high half, as MariaDB numbers them.
 
+import "strings"
+
 // Caps is a set of capability flags.
 type Caps uint64
 
@@ -190,6 +192,24 @@ var commandNames = [256]string{
 	ComSubscribeGroupReplicationStream: "COM_SUBSCRIBE_GROUP_REPLICATION_STREAM",
 	ComStmtBulkExecute:                 "COM_STMT_BULK_EXECUTE", ComSlaveWorker: "COM_SLAVE_WORKER",
 	ComSlaveIO: "COM_SLAVE_IO", ComSlaveSQL: "COM_SLAVE_SQL", ComMulti: "COM_MULTI",
+}
+
+// IsReplication reports whether cmd is one of the commands only a replica
+// sends to its primary: COM_REGISTER_SLAVE, COM_BINLOG_DUMP and
+// COM_BINLOG_DUMP_GTID.
+func IsReplication(cmd byte) bool {
+	return cmd == ComRegisterSlave || cmd == ComBinlogDump || cmd == ComBinlogDumpGTID
+}
+
+// CommandByName returns the command byte of a protocol name
+// ("COM_BINLOG_DUMP", in any case).
+func CommandByName(name string) (byte, bool) {
+	for c, n := range commandNames {
+		if n != "" && strings.EqualFold(n, name) {
+			return byte(c), true
+		}
+	}
+	return 0, false
 }
 
 // CommandName returns the protocol name of a command byte ("COM_QUERY"), or

@@ -40,10 +40,11 @@ const (
 	phasePrepDefs        // the definitions after PREPARE_OK, counted
 	phaseInfile          // the client uploads; then the server's OK or ERR
 	phaseAuth            // authentication rounds, up to OK or ERR
+	phaseBinlog          // binlog events (00 ...) up to EOF or ERR
 )
 
 var phaseNames = [...]string{"done", "first", "column definitions", "rows", "field list", "one packet",
-	"prepare", "prepare definitions", "local infile", "authentication"}
+	"prepare", "prepare definitions", "local infile", "authentication", "binlog events"}
 
 var (
 	wantAll = func() *[256]bool {
@@ -105,6 +106,10 @@ func (r *Response) Begin(cmd byte) bool {
 		r.phase = phasePrepare
 	case ComChangeUser:
 		r.phase = phaseAuth
+	case ComBinlogDump, ComBinlogDumpGTID:
+		// A replica's dump: events until the EOF of a non-blocking dump
+		// (BINLOG_DUMP_NON_BLOCK) or an ERR; a blocking one never ends.
+		r.phase = phaseBinlog
 	default:
 		// OK/ERR (COM_PING, COM_INIT_DB, COM_RESET_CONNECTION, …), EOF/ERR
 		// (COM_SET_OPTION, COM_DEBUG), a string (COM_STATISTICS), or the
@@ -257,6 +262,15 @@ func (r *Response) Feed(msg []byte) (done bool, err error) {
 		}
 		r.phase = phaseDone
 		return true, nil
+	case phaseBinlog:
+		switch {
+		case h == HeaderOK || long:
+			return false, nil // an event
+		case h == HeaderEOF && len(p) < eofMaxLen:
+			r.phase = phaseDone
+			return true, nil
+		}
+		return false, r.unexpected(p)
 	case phasePrepare:
 		if h != HeaderOK {
 			return false, r.unexpected(p)

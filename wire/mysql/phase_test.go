@@ -81,7 +81,14 @@ var respCases = []respCase{
 	{name: "auth sha2 full", caps: capsNew, auth: true, pkts: [][]byte{{1, 4}, append([]byte{1}, "-----BEGIN PUBLIC KEY-----\n"...), pOK}},
 	{name: "cursor deprecate-eof", caps: capsNew, cmd: ComStmtExecute, pkts: [][]byte{pCount2, pDef, pDef, pEOFCurs}},
 	{name: "auth refused", caps: capsNew, auth: true, pkts: [][]byte{pErr}, failed: true},
+	// a replica's non-blocking dump: events (00, a 19-byte header, ...) up to EOF
+	{name: "binlog dump", caps: capsNew, cmd: ComBinlogDump, pkts: [][]byte{pEvent, pEvent, pEOF}},
+	{name: "binlog dump gtid refused", caps: capsNew, cmd: ComBinlogDumpGTID, pkts: [][]byte{pEvent, pErr}, failed: true},
+	{name: "register slave", caps: capsNew, cmd: ComRegisterSlave, pkts: [][]byte{pOK}},
 }
+
+// pEvent is a binlog event packet: 00, then a ROTATE_EVENT header.
+var pEvent = []byte{0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0x2c, 0, 0, 0, 0, 0, 0, 0, 0x20, 0, 4, 0, 0, 0, 0, 0, 0, 0, 'b', 'i', 'n', '.', '1'}
 
 func (tc respCase) begin(r *Response) {
 	if tc.auth {
