@@ -386,6 +386,25 @@ func TestMySQLTLS(t *testing.T) {
 		if !strings.Contains(d2.log(), "cannot reach the database server over TLS") || !strings.Contains(d2.log(), "db.wrong.example") {
 			t.Errorf("the log does not say why the server leg failed:\n%s", tail(d2.log(), 5))
 		}
+		// verify-ca checks the chain, not the name; require neither; a
+		// CA that did not sign the server's certificate fails verify-ca
+		for _, m := range []struct {
+			args []string
+			ok   bool
+		}{
+			{[]string{"--upstream-tls", "verify-ca", "--upstream-ca", my.ca.path, "--upstream-server-name", "db.wrong.example"}, true},
+			{[]string{"--upstream-tls", "require"}, true},
+			{[]string{"--upstream-tls", "verify-ca", "--upstream-ca", ca.path}, false},
+		} {
+			dm := mysqlDaemon(t, my.myEnv, m.args...)
+			res := tlsCLI(t, my.myEnv, dm.addr, my.User, "", nil, "-e", "show session status like 'Ssl_version'")
+			if m.ok && (res.Exit != 0 || !strings.Contains(res.Stdout, "TLSv1.3")) {
+				t.Errorf("%v: %s, want the server leg on TLS", m.args, res)
+			}
+			if !m.ok && (res.Exit == 0 || !strings.Contains(res.Stderr, "over TLS (upstream_tls)")) {
+				t.Errorf("%v: %s, want sqlfw's error", m.args, res)
+			}
+		}
 	})
 
 	t.Run("both legs", func(t *testing.T) {

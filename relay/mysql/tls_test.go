@@ -446,3 +446,15 @@ func TestTLSCommandsDuringAuthentication(t *testing.T) {
 				send(query("select 1")), expect(resultSet(autocommit))})
 	})
 }
+
+// The handshake read one byte at a time: the greeting, the SSL request and
+// the response through TLS, the server's answer.
+func TestTLSHandshakeBytewise(t *testing.T) {
+	h, pki, cli := tlsHarness(t)
+	upstreamTLS(h, pki, "verify-full", "db.test")
+	response := withSeq(handshakeResponse(clientCaps|wire.CapSSL, "app", "shop"), 2)
+	h.run(t, []step{sendBytewise(greeting(serverCaps)), expect(sqlfwSSLRequest(response)), startTLS(pki.serverConfig(t, "db.test"), true),
+		expect(response), sendBytewise(ok(3, autocommit)), expect(query("select 1")), send(resultSet(autocommit))},
+		[]step{expectFunc(checkTLSGreeting), sendBytewise(sslRequest(clientCaps)), startTLS(cli, false), sendBytewise(response),
+			expect(ok(3, autocommit)), send(query("select 1")), expect(resultSet(autocommit))})
+}
