@@ -1,6 +1,8 @@
 package mysql
 
 import (
+	"strings"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/sqlfw/sqlfw/engine"
@@ -53,9 +55,12 @@ import (
 // Anywhere in a piece, also inside a body: INSTALL PLUGIN, INSTALL SONAME,
 // UNINSTALL PLUGIN or SONAME, and RETURNS type SONAME make it loads_code.
 // Keywords are bare words (a `quoted` word is a name), in any case, with
-// comments anywhere between them; a kept executable comment's text counts
-// as run (/*!80000 INSTALL */ PLUGIN ... loads a plugin on MySQL 8), so the
-// facts are what some server runs.
+// comments anywhere between them. A kept executable comment (one some
+// servers run and others skip) is read both ways: its text counts as run
+// (/*!80000 INSTALL */ PLUGIN ... loads a plugin on MySQL 8), and the text
+// without it is parsed and recognized too (/*!80000 SELECT 1 FROM t WHERE
+// */ DELETE FROM users deletes every row on MariaDB), so the facts are what
+// some server runs.
 
 // leadTokens is how many tokens of a piece classifyLead looks at.
 const leadTokens = 48
@@ -74,6 +79,64 @@ type piece struct {
 // rejected as a whole, statement by statement (see above); nil when
 // nothing is.
 func recognize(text string) []engine.StmtFacts {
+	out := recognizeRead(text)
+	if skipped, ok := skipReading(text); ok {
+		// A server that skips the kept executable comments runs this:
+		// its facts count too.
+		parse(skipped, func(stmts []ast.StmtNode, err error) {
+			if err == nil {
+				out = append(out, stmtFacts(skipped, engine.LexStats{}, stmts, nil).Stmts...)
+			} else {
+				out = append(out, recognizeRead(skipped)...)
+			}
+		})
+	}
+	return out
+}
+
+// skipReading returns text with each kept executable comment (/*!NNNNN ...
+// */ of a version some servers skip, and MariaDB's /*M!, which Read keeps
+// as /*!) blanked: the text such a server runs. Read made sure each ends at
+// the first */ after it for every server. ok is false when text has none.
+func skipReading(text string) (string, bool) {
+	var b []byte
+	n := len(text)
+	for i := 0; i < n; {
+		c := text[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			i = quotedStr(text, i, c, c != '`')
+		case c == '#', c == '-' && i+1 < n && text[i+1] == '-' && (i+2 == n || isSpaceByte(text[i+2])):
+			for i < n && text[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < n && text[i+1] == '*':
+			k := strings.Index(text[i+2:], "*/")
+			end := n
+			if k >= 0 {
+				end = i + 2 + k + 2
+			}
+			if i+2 < n && text[i+2] == '!' {
+				if b == nil {
+					b = []byte(text)
+				}
+				for j := i; j < end; j++ {
+					b[j] = ' '
+				}
+			}
+			i = end
+		default:
+			i++
+		}
+	}
+	if b == nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// recognizeRead is recognize of one reading of the text.
+func recognizeRead(text string) []engine.StmtFacts {
 	pieces := cut(text)
 	var out []engine.StmtFacts
 	// prev: the kinds of the statements before, while every piece so far
