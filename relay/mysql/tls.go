@@ -76,7 +76,7 @@ var errTLSRecord = errors.New("a TLS record where a handshake packet belongs")
 // longer than preAuthMaxPacket is an error; the buffer grows with the data,
 // not with the length the header claims. fromClient: a TLS record is told
 // apart (errTLSRecord).
-func readHandshakePacket(c net.Conn, fromClient bool) ([]byte, error) {
+func readHandshakePacket(c io.Reader, fromClient bool) ([]byte, error) {
 	var h [wire.HeaderLen]byte
 	if _, err := io.ReadFull(c, h[:]); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {

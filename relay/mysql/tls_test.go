@@ -7,6 +7,7 @@ package mysql
 // ("Protocol::SSLRequest", "caching_sha2_password information").
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -19,6 +20,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/sqlfw/sqlfw/relay"
@@ -457,4 +459,29 @@ func TestTLSHandshakeBytewise(t *testing.T) {
 		expect(response), sendBytewise(ok(3, autocommit)), expect(query("select 1")), send(resultSet(autocommit))},
 		[]step{expectFunc(checkTLSGreeting), sendBytewise(sslRequest(clientCaps)), startTLS(cli, false), sendBytewise(response),
 			expect(ok(3, autocommit)), send(query("select 1")), expect(resultSet(autocommit))})
+}
+
+// readHandshakePacket returns one whole packet or an error, and never
+// reads past the packet: what follows it (TLS) stays unread.
+func FuzzReadHandshakePacket(f *testing.F) {
+	f.Add(sslRequest(clientCaps), true)
+	f.Add(append(handshakeResponse(clientCaps, "app", "shop"), 0x16, 3, 1), true)
+	f.Add(greeting(serverCaps), false)
+	f.Add([]byte{0x16, 3, 1, 2, 0, 1, 0xfc, 3, 3}, true) // a ClientHello's first bytes
+	f.Add([]byte{0xff, 0xff, 0xff, 0}, false)
+	f.Add([]byte{5, 0, 0}, true)
+	f.Fuzz(func(t *testing.T, in []byte, fromClient bool) {
+		r := bytes.NewReader(in)
+		m, err := readHandshakePacket(iotest.OneByteReader(r), fromClient)
+		if err != nil {
+			return
+		}
+		n := int(m[0]) | int(m[1])<<8 | int(m[2])<<16
+		if len(m) != wire.HeaderLen+n || n > preAuthMaxPacket || !bytes.Equal(m, in[:len(m)]) {
+			t.Fatalf("got %d bytes (header says %d) from %q", len(m), n, in)
+		}
+		if r.Len() != len(in)-len(m) {
+			t.Fatalf("read %d bytes past the packet", len(in)-len(m)-r.Len())
+		}
+	})
 }
