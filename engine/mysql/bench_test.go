@@ -133,3 +133,15 @@ func BenchmarkAnalyzeShaped100RowInsert(b *testing.B) {
 		e.Analyze(text)
 	}
 }
+
+// A parse error of many statements costs a bounded number of parses
+// (unparsed.go maxPieceParses): 100,000 pieces are judged in well under a
+// second's worth of parsing each.
+func BenchmarkRecognizeManyPieces(b *testing.B) {
+	text := strings.Repeat("x;", 100000) + "INSTALL SONAME 'x'"
+	for b.Loop() {
+		if sts := recognize(text); len(sts) == 0 {
+			b.Fatal("the INSTALL at the end was not recognized")
+		}
+	}
+}

@@ -319,3 +319,19 @@ func TestObjectsAreProduced(t *testing.T) {
 		}
 	}
 }
+
+// Past maxPieceParses pieces, statements are still recognized by their
+// words: the plugin load after 200 statements is denied by its rule.
+func TestRecognizeAfterManyPieces(t *testing.T) {
+	e, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tail := range []string{"INSTALL SONAME 'x'", "CHANGE MASTER TO MASTER_HOST = 'h'"} {
+		text := strings.Repeat("SELECT 1 RETURNING a;", 200) + tail
+		v := e.Judge([]byte(text), nil)
+		if want := map[bool]string{true: "no-code-loading", false: "no-remote-connections"}[strings.HasPrefix(tail, "INSTALL")]; v.RuleID != want {
+			t.Errorf("200 statements, then %s: got %v %s, want %s", tail, v.Action, v.RuleID, want)
+		}
+	}
+}

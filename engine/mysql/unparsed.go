@@ -65,6 +65,15 @@ import (
 // leadTokens is how many tokens of a piece classifyLead looks at.
 const leadTokens = 48
 
+// maxPieceParses bounds the pieces of one text parsed on their own, and
+// maxReturning the RETURNING words tried in one: a text of a million
+// "x;" must not cost a million parses (the later pieces are recognized by
+// their words only).
+const (
+	maxPieceParses = 64
+	maxReturning   = 4
+)
+
 // piece is one statement-sized cut of the text.
 type piece struct {
 	lo, hi    int // text[lo:hi], the ";" excluded
@@ -145,6 +154,7 @@ func recognizeRead(text string) []engine.StmtFacts {
 	// body's statements, which are not stacked ones.
 	var prev engine.KindSet
 	topLevel := true
+	parsed := 0
 	add := func(st engine.StmtFacts) {
 		st.Kinds |= 1 << st.Kind
 		if topLevel {
@@ -163,7 +173,8 @@ func recognizeRead(text string) []engine.StmtFacts {
 		opens := pc.compound || compoundLead(text, pc.lead[0]) || pc.lead[0].is(text, "begin") || pc.lead[0].is(text, "declare") ||
 			len(pc.lead) > 1 && pc.lead[1].kind == ':'
 		topLevelNext := topLevel && !opens
-		if len(pieces) > 1 {
+		if len(pieces) > 1 && parsed < maxPieceParses {
+			parsed++
 			if sts, ok := parsePiece(text[pc.lo:pc.hi]); ok {
 				for _, st := range sts {
 					st.Loc += int32(pc.lo)
@@ -503,7 +514,7 @@ func returning(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 			at = append(at, t)
 		}
 	}
-	for k := len(at) - 1; k >= 0; k-- {
+	for k := len(at) - 1; k >= 0 && k >= len(at)-maxReturning; k-- {
 		main, parsed := parsePiece(text[pc.lo:at[k].lo])
 		if !parsed || len(main) != 1 {
 			continue
