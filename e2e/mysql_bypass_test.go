@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -421,6 +423,98 @@ func TestMySQLSingleByteCharsets(t *testing.T) {
 			r.write(rawQuery("select count(*) from " + table))
 			if got := r.result(); got != "2" {
 				t.Errorf("rows after the attempt: %q, want 2", got)
+			}
+		})
+	}
+	mustNotReach(t, my, marker)
+}
+
+// TestMySQLDatabaseScope: a rule scoped to a database (docs/policy.md
+// suggests "databases: [mysql]" against unqualified reads of the mysql
+// schema) judged statements in a database they did not run in: after USE
+// without session tracking (MariaDB does not say), behind a pipelined
+// COM_INIT_DB or USE, after "USE mysql;" in the same message, after a
+// prepared USE.
+func TestMySQLDatabaseScope(t *testing.T) {
+	my := mariadbEnv(t)
+	def, err := os.ReadFile(filepath.Join("..", "engine", "mysql", "default_policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := strings.Replace(string(def), "\nrules:\n", "\nrules:\n  - {id: no-mysql-schema, action: deny, reason: the mysql schema is off limits, databases: [mysql], match: {}}\n", 1)
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(path, []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := mysqlDaemon(t, my, "--policy", path)
+	marker := "dbscope_" + randomHex(t)
+	read := func(name string) string {
+		return "select user, password from user /* " + marker + " " + name + " */"
+	}
+	const sessionTrack = 1 << 23
+	for _, tc := range []struct {
+		name string
+		caps uint32
+		run  func(r *myRaw) string
+	}{
+		{"USE without session tracking", rawCaps, func(r *myRaw) string {
+			r.exec("use mysql")
+			r.write(rawQuery(read("use")))
+			return r.result()
+		}},
+		{"pipelined COM_INIT_DB", rawCaps, func(r *myRaw) string {
+			r.write(rawPacket(0, append([]byte{0x02}, "mysql"...)), rawQuery(read("init_db")))
+			if got := r.result(); got != "OK" {
+				t.Fatalf("COM_INIT_DB: %q", got)
+			}
+			return r.result()
+		}},
+		{"pipelined USE under session tracking", rawCaps | sessionTrack, func(r *myRaw) string {
+			r.write(rawQuery("use mysql"), rawQuery(read("use_pipelined")))
+			if got := r.result(); got != "OK" {
+				t.Fatalf("USE: %q", got)
+			}
+			return r.result()
+		}},
+		{"USE and a statement in one message", rawCaps, func(r *myRaw) string {
+			r.write(rawQuery("use mysql; " + read("use_multi")))
+			return r.result()
+		}},
+		{"session_track_schema off", rawCaps | sessionTrack, func(r *myRaw) string {
+			r.exec("set session_track_schema = off")
+			r.exec("use `mysql`;")
+			r.write(rawQuery(read("track_off")))
+			return r.result()
+		}},
+		{"PREPARE of USE", rawCaps, func(r *myRaw) string {
+			r.write(rawQuery("prepare s from 'use mysql'"))
+			if got := r.result(); strings.HasPrefix(got, "ERR") {
+				return got // refused: its EXECUTE would change the database unseen
+			}
+			r.exec("execute s")
+			r.write(rawQuery(read("prepare")))
+			return r.result()
+		}},
+		{"COM_STMT_EXECUTE of a prepared USE", rawCaps, func(r *myRaw) string {
+			r.write(rawPacket(0, append([]byte{0x16}, "use mysql"...)))
+			ok := r.read()
+			if ok[4] != 0 {
+				t.Fatalf("COM_STMT_PREPARE: %q", ok)
+			}
+			r.write(rawPacket(0, append(append([]byte{0x17}, ok[5:9]...), 0, 1, 0, 0, 0)), rawQuery(read("stmt_execute")))
+			if got := r.result(); got != "OK" {
+				t.Fatalf("COM_STMT_EXECUTE: %q", got)
+			}
+			return r.result()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := dialRaw(t, d.addr)
+			r.caps = tc.caps
+			r.write(r.handshake(my.User, "", my.Database, 45))
+			r.auth("")
+			if got := tc.run(r); !strings.HasPrefix(got, "ERR 1227 42000 sqlfw:") {
+				t.Errorf("got %q, want sqlfw's ERR 1227", got)
 			}
 		})
 	}

@@ -455,6 +455,10 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				// A prepared SET NAMES or SET sql_mode changes the
 				// state without the text saying so.
 				lexSet = true
+			case words == 0 && asciiFold(word, "use") && !simpleUse(sql):
+				// The relay follows the session's database (which rules
+				// scoped by database read) from a USE in this form only.
+				return nil, "USE is read only alone in a message and in its simple form (USE name, or USE `name`), so that the database the statements after it run in is known"
 			case setStmt && (asciiFold(word, "sql_mode") || asciiFold(word, "names") || asciiFold(word, "character") ||
 				asciiFold(word, "charset") || asciiFold(word, "character_set_client")):
 				lexSet = true
@@ -542,4 +546,46 @@ func asciiFold(w []byte, s string) bool {
 		}
 	}
 	return true
+}
+
+// simpleUse reports whether sql is a USE statement in the one form the
+// relay reads (relay/mysql's useSchema): USE, a name (bare, or quoted with
+// backquotes) and at most a ";", with spaces between, and nothing else.
+func simpleUse(sql []byte) bool {
+	t := strings.TrimLeft(string(sql), " \t\r\n")
+	if len(t) < 4 || !strings.EqualFold(t[:3], "use") || !(t[3] == ' ' || t[3] == '\t' || t[3] == '\r' || t[3] == '\n') {
+		return false
+	}
+	t = strings.TrimLeft(t[3:], " \t\r\n")
+	switch {
+	case strings.HasPrefix(t, "`"):
+		i, n := 1, 0
+		for ; i < len(t); i++ {
+			if t[i] == '`' {
+				if i+1 < len(t) && t[i+1] == '`' {
+					i++
+					n++
+					continue
+				}
+				break
+			}
+			n++
+		}
+		if i >= len(t) || n == 0 {
+			return false
+		}
+		t = t[i+1:]
+	default:
+		i := 0
+		for i < len(t) && (isIdentByte(t[i])) {
+			i++
+		}
+		if i == 0 {
+			return false
+		}
+		t = t[i:]
+	}
+	t = strings.TrimLeft(t, " \t\r\n")
+	t = strings.TrimPrefix(t, ";")
+	return strings.TrimLeft(t, " \t\r\n") == ""
 }

@@ -238,3 +238,60 @@ func (s *session) lexSettle(r *wire.Response, cur *pending, tracked []byte) {
 		s.loginChanged.Store(true)
 	}
 }
+
+// useSchema reads a USE statement in the one form engine/mysql lets through
+// (its lex.go simpleUse): the whole text is USE, a name (bare, or quoted
+// with backquotes) and at most a ";", with spaces between. Example:
+// "USE `my db`;" gives "my db". The server says nothing of a USE to a
+// client without session tracking, so the session's database is followed
+// from the text.
+func useSchema(sql []byte) (string, bool) {
+	t := bytes.TrimLeft(sql, " \t\r\n")
+	if len(t) < 4 || !containsFold(t[:3], "use") || !isSpace(t[3]) {
+		return "", false
+	}
+	t = bytes.TrimLeft(t[3:], " \t\r\n")
+	var name []byte
+	switch {
+	case len(t) > 0 && t[0] == '`':
+		i := 1
+		for ; i < len(t); i++ {
+			if t[i] == '`' {
+				if i+1 < len(t) && t[i+1] == '`' {
+					name = append(name, '`')
+					i++
+					continue
+				}
+				break
+			}
+			name = append(name, t[i])
+		}
+		if i >= len(t) || len(name) == 0 {
+			return "", false
+		}
+		t = t[i+1:]
+	default:
+		i := 0
+		for i < len(t) && isNameByte(t[i]) {
+			i++
+		}
+		if i == 0 {
+			return "", false
+		}
+		name, t = t[:i], t[i:]
+	}
+	t = bytes.TrimLeft(t, " \t\r\n")
+	if len(t) > 0 && t[0] == ';' {
+		t = bytes.TrimLeft(t[1:], " \t\r\n")
+	}
+	if len(t) != 0 {
+		return "", false
+	}
+	return string(name), true
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' || c >= 0x80
+}

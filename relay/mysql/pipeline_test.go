@@ -36,3 +36,42 @@ func TestCommandsDuringAuthentication(t *testing.T) {
 				send(query("select 1")), expect(resultSet(autocommit))))
 	})
 }
+
+// The session's database follows USE without session tracking (the text
+// in its simple form), a prepared USE's COM_STMT_EXECUTE and COM_INIT_DB,
+// and a command sent before such a change is answered waits for the
+// answer: rules scoped to a database see the database it runs in.
+func TestDatabaseChanges(t *testing.T) {
+	const policy = `
+rules:
+  - {id: no-mysql-schema, action: deny, databases: [mysql], match: {}}
+`
+	hello := handshakeResponse(clientCaps&^wire.CapSessionTrack, "app", "shop")
+	for _, tc := range []struct {
+		name           string
+		server, client []step
+	}{
+		{"USE without session tracking",
+			[]step{expect(query("use mysql")), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(query("use mysql")), expect(ok(1, autocommit)), send(query("select 1")), expectErr(1, errBlocked, "42000", "no-mysql-schema")}},
+		{"a query pipelined behind COM_INIT_DB",
+			[]step{expect(pktS(0, wire.ComInitDB, "mysql")), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(pktS(0, wire.ComInitDB, "mysql"), query("select 1")), expect(ok(1, autocommit)),
+				expectErr(1, errBlocked, "42000", "no-mysql-schema")}},
+		{"a query pipelined behind USE",
+			[]step{expect(query("USE `mysql`;")), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(query("USE `mysql`;"), query("select 1")), expect(ok(1, autocommit)),
+				expectErr(1, errBlocked, "42000", "no-mysql-schema")}},
+		{"COM_STMT_EXECUTE of a prepared USE",
+			[]step{expect(prepare("use mysql")), send(prepareOK(3)), expect(execute(3)), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(prepare("use mysql")), expect(prepareOK(3)), send(execute(3), query("select 1")), expect(ok(1, autocommit)),
+				expectErr(1, errBlocked, "42000", "no-mysql-schema")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.eng.Store(testEngine(t, policy))
+			h.run(t, append([]step{send(greeting(serverCaps)), expect(hello), send(ok(2, autocommit))}, tc.server...),
+				append([]step{expectFunc(checkGreeting), send(hello), expect(ok(2, autocommit))}, tc.client...))
+		})
+	}
+}

@@ -106,8 +106,11 @@ type pending struct {
 	slot int
 	gen  uint32
 	// user and schema are what a COM_INIT_DB or COM_CHANGE_USER sets
-	// when the server accepts it.
+	// when the server accepts it; schema also a USE's (useSchema).
 	user, schema string
+	// schemaChange: the command changes the session's database; the
+	// commands after it wait for its answer (schemaInFlight).
+	schemaChange bool
 	// lex: the statement may change the lexing state (lexstate.go);
 	// charset is the character set it sets by its text.
 	lex     bool
@@ -150,9 +153,14 @@ type session struct {
 	// lexInFlight counts the commands sent that may change the lexing
 	// state and are not answered yet.
 	lexInFlight atomic.Int32
+	// schemaInFlight counts the commands sent that change the session's
+	// database and are not answered yet: a command read meanwhile waits
+	// (on authEnded) so that it is judged in the database it runs in.
+	schemaInFlight atomic.Int32
 	// authEnded (on mu) is signalled when an authentication exchange ends
-	// (the phase leaves phaseAuth) or the session closes: toServer waits
-	// on it with a command the client sent before the end.
+	// (the phase leaves phaseAuth), when schemaInFlight drops, or when the
+	// session closes: toServer waits on it with a command the client sent
+	// before.
 	authEnded sync.Cond
 
 	// cw serialises writes to the client.
@@ -599,6 +607,9 @@ func (s *session) expect(p pending) bool {
 	if p.lex {
 		s.lexInFlight.Add(1)
 	}
+	if p.schemaChange {
+		s.schemaInFlight.Add(1)
+	}
 	return true
 }
 
@@ -795,6 +806,15 @@ func (s *session) toServer() {
 				}
 				continue // authentication and upload: forwarded as it came
 			}
+			if s.schemaInFlight.Load() > 0 {
+				// sent before the answer to a change of database: judged
+				// once the database is known
+				fr.Unread(m)
+				if s.writeServer(fr.Take()) != nil || !s.awaitSchema() {
+					return
+				}
+				continue
+			}
 			if !s.command(fr, m) {
 				return
 			}
@@ -848,6 +868,7 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 			return s.block(fr, m, seq, &v)
 		}
 		next.lex, next.charset = s.lex.queryCharset(sql)
+		next.schema, next.schemaChange = useSchema(sql)
 	case wire.ComStmtPrepare:
 		sql, err := wire.PrepareText(p)
 		if err != nil {
@@ -889,9 +910,12 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 			if blocked {
 				return s.block(fr, m, seq, &v)
 			}
-			if t := s.memo.slots[slot].text; cmd != wire.ComStmtFetch && lexSensitive(t) {
-				// a prepared SET NAMES or SET sql_mode
-				next.lex, next.charset = true, namesCharset(t)
+			if t := s.memo.slots[slot].text; cmd != wire.ComStmtFetch {
+				if lexSensitive(t) {
+					// a prepared SET NAMES or SET sql_mode
+					next.lex, next.charset = true, namesCharset(t)
+				}
+				next.schema, next.schemaChange = useSchema(t) // a prepared USE
 			}
 		}
 		if cmd == wire.ComStmtClose {
@@ -906,7 +930,7 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 			s.protocolError(err)
 			return false
 		}
-		next.schema = string(schema)
+		next.schema, next.schemaChange = string(schema), true
 	case wire.ComChangeUser:
 		cu, err := wire.ParseChangeUser(p, s.caps)
 		if err != nil {
@@ -958,6 +982,17 @@ func (s *session) allowed(cmd byte) bool {
 		}
 	}
 	return false
+}
+
+// awaitSchema waits until no change of database is in flight; it reports
+// false when the session closed instead.
+func (s *session) awaitSchema() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.schemaInFlight.Load() > 0 && !s.closed {
+		s.authEnded.Wait()
+	}
+	return !s.closed
 }
 
 // drop cuts m out of what goes to the server.
@@ -1120,8 +1155,9 @@ func (s *session) settle(r *wire.Response, cur *pending, last []byte) {
 				s.memo.failed(cur.slot, cur.gen)
 			}
 		}
-	case wire.ComInitDB:
-		if !failed {
+	case wire.ComInitDB, wire.ComQuery, wire.ComStmtExecute:
+		if cur.schemaChange && !failed {
+			// COM_INIT_DB, USE (useSchema), a prepared USE
 			s.schema = cur.schema
 			s.loginChanged.Store(true)
 		}
@@ -1150,6 +1186,11 @@ func (s *session) settle(r *wire.Response, cur *pending, last []byte) {
 	if cur.lex {
 		cur.lex = false
 		s.lexInFlight.Add(-1)
+	}
+	if cur.schemaChange {
+		cur.schemaChange = false
+		s.schemaInFlight.Add(-1)
+		s.authEnded.Broadcast()
 	}
 }
 
