@@ -37,8 +37,10 @@ import (
 //	                                       written), event or view; changes_identity when the
 //	                                       DEFINER is not CURRENT_USER (and, for a routine or
 //	                                       view, no SQL SECURITY INVOKER is in the text)
-//	ALTER [DEFINER = u] EVENT | FUNCTION | PROCEDURE | SERVER, DROP FUNCTION | PROCEDURE | TRIGGER | EVENT | SERVER
-//	                                       ddl alter or drop of that object
+//	ALTER [DEFINER = u] EVENT | FUNCTION | PROCEDURE | SERVER | VIEW, DROP FUNCTION | PROCEDURE | TRIGGER | EVENT | SERVER
+//	                                       ddl alter or drop of that object; ALTER
+//	                                       DEFINER = u EVENT or VIEW: changes_identity
+//	(ALGORITHM = a and SQL SECURITY x may stand around the DEFINER)
 //	CREATE SERVER | ALTER SERVER           ddl, opens_connection (the remote server
 //	                                       FEDERATED, SPIDER and CONNECT tables reach)
 //	CHANGE MASTER | CHANGE REPLICATION SOURCE, START SLAVE | REPLICA | ALL SLAVES | ALL REPLICAS
@@ -378,6 +380,34 @@ func (l *lead) definer() (present, other, ok bool) {
 	return true, true, true
 }
 
+// options reads the clauses before a view's or routine's object word, in
+// any order: ALGORITHM = a, DEFINER = account, SQL SECURITY x. other is
+// true when the DEFINER is not CURRENT_USER.
+func (l *lead) options() (other, ok bool) {
+	for {
+		switch {
+		case l.at("definer"):
+			_, o, good := l.definer()
+			if !good {
+				return false, false
+			}
+			other = other || o
+		case l.eat("algorithm"):
+			if !l.eatByte('=') || !l.isName() {
+				return false, false
+			}
+			l.i++
+		case l.at("sql") && l.i+1 < len(l.t) && l.t[l.i+1].is(l.text, "security"):
+			l.i += 2
+			if !l.eat("definer", "invoker") {
+				return false, false
+			}
+		default:
+			return other, true
+		}
+	}
+}
+
 // classifyLead recognizes a piece TiDB did not parse by its leading words
 // (see the table above); ok is false when nothing about it is certain.
 func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
@@ -400,7 +430,7 @@ func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 		if l.eat("or") && !l.eat("replace") {
 			return st, false
 		}
-		_, other, good := l.definer()
+		other, good := l.options()
 		if !good {
 			return st, false
 		}
@@ -449,11 +479,15 @@ func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 			}
 		}
 	case l.eat("alter"):
-		if _, _, good := l.definer(); !good {
+		other, good := l.options()
+		if !good {
 			return st, false
 		}
-		if o := l.object("event", "function", "procedure", "server"); o != "" {
+		if o := l.object("event", "function", "procedure", "server", "view"); o != "" {
 			ddl(engine.VerbAlter, o)
+			if other && (o == "event" || o == "view" && !pc.invoker) {
+				st.Effects |= engine.EffChangesIdentity // ALTER DEFINER = u VIEW, EVENT
+			}
 			if o == "server" {
 				st.Effects |= engine.EffOpensConnection
 			} else if schema, _, _ := l.name(); systemSchema(schema) {
