@@ -495,6 +495,14 @@ func TestMySQLDatabaseScope(t *testing.T) {
 			r.write(rawQuery(read("prepare")))
 			return r.result()
 		}},
+		{"COM_FIELD_LIST in the mysql schema", rawCaps, func(r *myRaw) string {
+			r.write(rawPacket(0, append([]byte{0x02}, "mysql"...)))
+			if got := r.result(); got != "OK" {
+				t.Fatalf("COM_INIT_DB: %q", got)
+			}
+			r.write(rawPacket(0, append([]byte{0x04}, "x_"+marker+"\x00%"...)))
+			return r.result()
+		}},
 		{"COM_STMT_EXECUTE of a prepared USE", rawCaps, func(r *myRaw) string {
 			r.write(rawPacket(0, append([]byte{0x16}, "use mysql"...)))
 			ok := r.read()

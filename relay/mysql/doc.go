@@ -24,9 +24,10 @@
 //     before a byte of it reaches the server. COM_QUERY and
 //     COM_STMT_PREPARE are judged by the engine (every statement of a
 //     multi-statement text); the COM_STMT_* commands that name a statement
-//     id are decided by what its prepare was (prepared.go); COM_INIT_DB,
+//     id are decided by what its prepare was (prepared.go); COM_FIELD_LIST is
+//     judged as the SHOW COLUMNS it amounts to; COM_INIT_DB,
 //     COM_CHANGE_USER, COM_RESET_CONNECTION, COM_SET_OPTION, COM_PING,
-//     COM_QUIT, COM_FIELD_LIST and COM_STATISTICS pass; every other command
+//     COM_QUIT and COM_STATISTICS pass; every other command
 //     (replication, COM_SHUTDOWN, COM_PROCESS_KILL, ...) is refused
 //     whatever the mode, since no application needs it and the relay could
 //     not follow its answer.

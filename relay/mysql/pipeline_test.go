@@ -75,3 +75,20 @@ rules:
 		})
 	}
 }
+
+// COM_FIELD_LIST is judged as the SHOW COLUMNS it amounts to: a rule
+// scoped to the database (or naming the table) sees it.
+func TestFieldListJudged(t *testing.T) {
+	const policy = `
+rules:
+  - {id: no-mysql-schema, action: deny, databases: [mysql], match: {}}
+`
+	srv, cli := login()
+	fieldList := pktS(0, wire.ComFieldList, "user\x00%")
+	eof := pkt(1, 0xfe, 0, 0, 2, 0)
+	h := newHarness(t)
+	h.eng.Store(testEngine(t, policy))
+	h.run(t, append(srv, expect(fieldList), send(eof), expect(pktS(0, wire.ComInitDB, "mysql")), send(ok(1, autocommit)), expectClosed()),
+		append(cli, send(fieldList), expect(eof), send(pktS(0, wire.ComInitDB, "mysql")), expect(ok(1, autocommit)),
+			send(fieldList), expectErr(1, errBlocked, "42000", "no-mysql-schema")))
+}

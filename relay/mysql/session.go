@@ -172,6 +172,9 @@ type session struct {
 	head  int
 	// reply is the buffer local replies are built in.
 	reply []byte
+	// fieldSQL is toServer's buffer for the statement a COM_FIELD_LIST
+	// amounts to.
+	fieldSQL []byte
 	// user, schema and app are the login as the server last accepted it.
 	user, schema, app string
 	// tlsInfo describes the client's and the server's leg, clientCert
@@ -946,7 +949,27 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 		return true // no answer: the server closes
 	case wire.ComResetConnection:
 		next.lex = true // back to the login's character set, the default sql_mode (lexSettle)
-	case wire.ComSetOption, wire.ComPing, wire.ComFieldList, wire.ComStatistics:
+	case wire.ComFieldList:
+		// the column definitions of a table: judged as the SHOW COLUMNS
+		// it amounts to (the wildcard only narrows it)
+		table, err := wire.FieldListTable(p)
+		if err != nil {
+			s.protocolError(err)
+			return false
+		}
+		b := append(s.fieldSQL[:0], "SHOW COLUMNS FROM `"...)
+		for _, c := range table {
+			if c == '`' {
+				b = append(b, '`')
+			}
+			b = append(b, c)
+		}
+		s.fieldSQL = append(b, '`')
+		s.meter.HoldStatement() // timing
+		if v, _ := s.judge(s.fieldSQL, observeQuery); s.enforced(&v) {
+			return s.block(fr, m, seq, &v)
+		}
+	case wire.ComSetOption, wire.ComPing, wire.ComStatistics:
 	default:
 		if wire.IsReplication(cmd) && s.allowed(cmd) {
 			// A replica through sqlfwd (config allow_commands); a dump's
