@@ -43,6 +43,10 @@ import (
 //	(ALGORITHM = a and SQL SECURITY x may stand around the DEFINER)
 //	CREATE SERVER | ALTER SERVER           ddl, opens_connection (the remote server
 //	                                       FEDERATED, SPIDER and CONNECT tables reach)
+//	GRANT ... | REVOKE ...                 dcl grant/revoke (of roles without ON);
+//	                                       grants_privilege as for the GRANTs TiDB parses
+//	CREATE | ALTER | DROP | RENAME USER, CREATE | DROP ROLE
+//	                                       dcl create/alter/drop of a user or role
 //	CHANGE MASTER | CHANGE REPLICATION SOURCE, START SLAVE | REPLICA | ALL SLAVES | ALL REPLICAS
 //	                                       opens_connection (a replica connects to its primary)
 //	EXECUTE IMMEDIATE <not a string>       dynamic_sql
@@ -451,6 +455,10 @@ func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 			ddl(engine.VerbCreate, "server")
 			st.Effects |= engine.EffOpensConnection
 			return st, true
+		case l.at("user", "role"):
+			st.Kind, st.Verb, st.Object = engine.KindDCL, engine.VerbCreate, l.text[l.t[l.i].lo:l.t[l.i].hi]
+			st.Object = strings.ToLower(st.Object)
+			return st, true
 		default:
 			// CREATE TABLE and the others TiDB knows failed for a reason
 			// of their own: nothing is certain.
@@ -478,6 +486,21 @@ func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 				tableEffects(&st)
 			}
 		}
+	case l.at("alter") && l.i+1 < len(l.t) && l.t[l.i+1].is(text, "user"):
+		// ALTER USER USER() / CURRENT_USER: the session's own account
+		st.Kind, st.Verb, st.Object, ok = engine.KindDCL, engine.VerbAlter, "user", true
+		own := func(k int) bool { // USER() or CURRENT_USER[()]
+			return k < len(l.t) && (l.t[k].is(text, "current_user") ||
+				l.t[k].is(text, "user") && k+2 < len(l.t) && l.t[k+1].kind == '(' && l.t[k+2].kind == ')')
+		}
+		if own(l.i + 2) {
+			st.Object = ""
+			for k := l.i + 3; k < len(l.t); k++ {
+				if l.t[k].kind == ',' {
+					st.Object = "user" // and another account after it
+				}
+			}
+		}
 	case l.eat("alter"):
 		other, good := l.options()
 		if !good {
@@ -494,6 +517,16 @@ func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 				st.Effects |= engine.EffWritesCatalog
 			}
 		}
+	case l.eat("grant"):
+		return grant(text, pc, engine.VerbGrant)
+	case l.eat("revoke"):
+		return grant(text, pc, engine.VerbRevoke)
+	case l.eat("rename"):
+		if l.at("user") {
+			st.Kind, st.Verb, st.Object, ok = engine.KindDCL, engine.VerbAlter, "user", true
+		}
+	case l.at("drop") && l.i+1 < len(l.t) && (l.t[l.i+1].is(text, "user") || l.t[l.i+1].is(text, "role")):
+		st.Kind, st.Verb, st.Object, ok = engine.KindDCL, engine.VerbDrop, l.t[l.i+1].name(text), true
 	case l.eat("drop"):
 		if o := l.object("function", "procedure", "trigger", "event", "server"); o != "" {
 			ddl(engine.VerbDrop, o)
@@ -524,6 +557,100 @@ func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 		}
 	}
 	return st, ok
+}
+
+// grant recognizes a GRANT or REVOKE TiDB does not parse (MariaDB's
+// privileges: SET USER, BINLOG ADMIN, READ_ONLY ADMIN, ...; IDENTIFIED
+// VIA; ON PACKAGE): as the parsed ones (effects.go), a GRANT hands out
+// control of the server when it is global (ON *.*) or on the mysql schema,
+// of SUPER, FILE, PROCESS, RELOAD, SHUTDOWN or CREATE USER, WITH GRANT
+// OPTION, IDENTIFIED (it creates the account or sets its password) or
+// PROXY. Without ON it grants roles.
+func grant(text string, pc *piece, verb engine.DDLVerb) (st engine.StmtFacts, ok bool) {
+	st.Kind, st.Verb, st.Object = engine.KindDCL, verb, "user"
+	var privs, roles []string
+	on, global, mysqlLevel, proxy, dangerous := false, false, false, false, false
+	depth, toSeen, expectName := 0, false, true
+	var prev token
+	for i, first := pc.lo, true; i < pc.hi; first = false {
+		t, more := nextToken(text[:pc.hi], i)
+		if !more {
+			break
+		}
+		i = t.hi
+		switch {
+		case t.kind == '(':
+			depth++
+		case t.kind == ')':
+			depth--
+		case depth > 0:
+		case first:
+			// GRANT or REVOKE itself
+		case !on && !toSeen && t.is(text, "on"):
+			on = true
+			// [TABLE | FUNCTION | PROCEDURE | PACKAGE [BODY]] level
+			lv, _ := nextToken(text[:pc.hi], i)
+			for lv.is(text, "table") || lv.is(text, "function") || lv.is(text, "procedure") || lv.is(text, "package") || lv.is(text, "body") {
+				i = lv.hi
+				lv, _ = nextToken(text[:pc.hi], i)
+			}
+			dot, _ := nextToken(text[:pc.hi], lv.hi)
+			star, _ := nextToken(text[:pc.hi], dot.hi)
+			switch {
+			case lv.kind == '*' && dot.kind == '.' && star.kind == '*':
+				global = true
+			case (lv.kind == tokWord || lv.kind == tokIdent) && lv.name(text) == "mysql" && dot.kind == '.':
+				mysqlLevel = true
+			}
+		case !on && !toSeen && (t.is(text, "to") || t.is(text, "from")):
+			toSeen = true
+		case !on && !toSeen && t.kind == tokWord:
+			if len(privs) == 0 && t.is(text, "proxy") {
+				proxy = true
+			}
+			w := t.name(text)
+			privs = append(privs, w)
+			if prev.kind == tokWord && prev.is(text, "create") && w == "user" {
+				dangerous = true
+			}
+			switch w {
+			case "super", "file", "process", "reload", "shutdown", "grant":
+				dangerous = true
+			}
+			if expectName {
+				roles = append(roles, w)
+			}
+			expectName = false
+		case !on && !toSeen && t.kind == tokIdent:
+			if expectName {
+				roles = append(roles, t.name(text))
+			}
+			expectName = false
+		case !on && !toSeen && t.kind == ',':
+			expectName = true
+		case t.is(text, "identified"):
+			if verb == engine.VerbGrant {
+				st.Effects |= engine.EffGrantsPrivilege
+			}
+		case t.is(text, "option") && prev.is(text, "grant") && verb == engine.VerbGrant:
+			st.Effects |= engine.EffGrantsPrivilege // WITH GRANT OPTION
+		}
+		prev = t
+	}
+	if !toSeen && !on {
+		return st, false
+	}
+	if verb != engine.VerbGrant {
+		return st, true
+	}
+	if !on {
+		st.Object, st.Roles = "role", roles
+		return st, true
+	}
+	if global || mysqlLevel || proxy || dangerous {
+		st.Effects |= engine.EffGrantsPrivilege
+	}
+	return st, true
 }
 
 // returning is MariaDB's INSERT, REPLACE or DELETE ... RETURNING list: the
