@@ -612,6 +612,8 @@ func TestRediscoveryKeptByReload(t *testing.T) {
 // the scans.
 func TestRediscoveryMetrics(t *testing.T) {
 	f := newDiscoveryFixture(t)
+	f.d.startStats(f.root, t.TempDir())
+	defer f.d.stopStats()
 	f.scan(pg5433, my3307)
 	f.scan(my3307)
 	reg := prometheus.NewRegistry()
@@ -628,10 +630,13 @@ func TestRediscoveryMetrics(t *testing.T) {
 				got[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
 			case "sqlfw_discovery_scans_total":
 				got["scans"] = m.GetCounter().GetValue()
+			case "sqlfw_held_seconds":
+				// there before the database's first stats window
+				got["held "+m.GetLabel()[0].GetValue()] = float64(m.GetHistogram().GetSampleCount())
 			}
 		}
 	}
-	want := map[string]float64{"postgres-5433": 0, "mysql-3307": 1, "scans": 2}
+	want := map[string]float64{"postgres-5433": 0, "mysql-3307": 1, "scans": 2, "held postgres-5433": 0, "held mysql-3307": 0}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("metrics %v, want %v", got, want)
 	}

@@ -223,6 +223,10 @@ var (
 	descScanSeconds = prometheus.NewDesc("sqlfw_discovery_last_scan_duration_seconds", "What the last scan of /proc took.", nil, nil)
 )
 
+// noTimings stands for the histograms of a database that has had no stats
+// window yet (read only).
+var noTimings = newTimings()
+
 // promBuckets are the histogram bounds in seconds: 10 µs to 10 s.
 var promBuckets = []float64{10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3, 1, 2.5, 5, 10}
 
@@ -284,7 +288,11 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 			present, _, _, _ := f.get()
 			gauge(descDiscovered, boolGauge(present), n)
 		}
-		if h := hists[db]; h != nil {
+		if st != nil {
+			h := hists[db]
+			if h == nil { // before its first window: empty, but there
+				h = noTimings
+			}
 			ch <- promHistogram(descHeld, h.held, n)
 			ch <- promHistogram(descEval, h.evalWall, n)
 			ch <- promHistogram(descRelay, h.relay, n)

@@ -100,6 +100,10 @@ func TestRediscovery(t *testing.T) {
 	if ds := statusOf(t, d, name); ds == nil || ds.State != "gone" {
 		t.Errorf("fwctl status entry after the server stopped: %+v, want gone", ds)
 	}
+	res = runToolPath(t, filepath.Join(binDir, "fwctl"), "status", "--control-socket", d.control)
+	if !strings.Contains(res.Stdout, "found, gone since") || !strings.Contains(res.Stdout, "open sessions end on their own") {
+		t.Errorf("fwctl status does not say the server is gone and what that means:\n%s", res.Stdout)
+	}
 	// Another process on that port is reached directly: what the client
 	// in the intercepted cgroup sends arrives as sent (sqlfwd would have
 	// taken it for a startup packet and never passed it on).

@@ -48,6 +48,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  %s\n", n)
 		}
 	}
+	gone := false
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\ndatabase\tprotocol\tlisten\tupstream\tintercept\tmode\tconnections\tpolicy\tsha256\tstate")
 	for _, db := range st.Databases {
@@ -72,6 +73,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 			// stopped, new connections are not intercepted, open sessions
 			// end on their own
 			state = "found, " + db.State
+			gone = gone || db.State == "gone"
 			if db.Since != nil {
 				state += " since " + db.Since.Local().Format(time.TimeOnly)
 			}
@@ -80,5 +82,8 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", db.Name, db.Protocol, listen, db.Upstream, db.Intercept, mode, db.Connections, db.Policy, sum, state)
 	}
 	tw.Flush()
+	if gone {
+		fmt.Fprintln(stdout, "\ngone: the server stopped; its addresses and socket are no longer intercepted (another process there is reached directly), open sessions end on their own; the entry comes back with its counters if the server starts again on the same addresses, and is dropped 10 minutes after")
+	}
 	return 0
 }
