@@ -43,6 +43,9 @@ import (
 //	(ALGORITHM = a and SQL SECURITY x may stand around the DEFINER)
 //	CREATE SERVER | ALTER SERVER           ddl, opens_connection (the remote server
 //	                                       FEDERATED, SPIDER and CONNECT tables reach)
+//	LOAD DATA | XML [LOW_PRIORITY | CONCURRENT] [LOCAL] INFILE
+//	                                       copy from the client, or from a server file:
+//	                                       reads_server_file
 //	GRANT ... | REVOKE ...                 dcl grant/revoke (of roles without ON);
 //	                                       grants_privilege as for the GRANTs TiDB parses
 //	CREATE | ALTER | DROP | RENAME USER, CREATE | DROP ROLE
@@ -59,7 +62,10 @@ import (
 //	                                       PREPARE, EXECUTE, CREATE or ALTER
 //
 // Anywhere in a piece, also inside a body: INSTALL PLUGIN, INSTALL SONAME,
-// UNINSTALL PLUGIN or SONAME, and RETURNS type SONAME make it loads_code.
+// UNINSTALL PLUGIN or SONAME, and RETURNS type SONAME make it loads_code;
+// INTO OUTFILE or DUMPFILE writes_server_file; an unqualified call of
+// LOAD_FILE, SYS_EXEC or SYS_EVAL has its effects (funcEffects); mysql.user
+// and the other credential tables (credentialTables) reads_credentials.
 // Keywords are bare words (a `quoted` word is a name), in any case, with
 // comments anywhere between them. A kept executable comment (one some
 // servers run and others skip) is read both ways: its text counts as run
@@ -82,12 +88,12 @@ const (
 
 // piece is one statement-sized cut of the text.
 type piece struct {
-	lo, hi    int // text[lo:hi], the ";" excluded
-	lead      []token
-	loadsCode bool // INSTALL/UNINSTALL PLUGIN/SONAME, RETURNS type SONAME
-	invoker   bool // SQL SECURITY INVOKER
-	compound  bool // cut at a BEGIN
-	words     int  // tokens in all
+	lo, hi   int // text[lo:hi], the ";" excluded
+	lead     []token
+	effects  engine.EffectSet // of the word sequences that count anywhere (cut)
+	invoker  bool             // SQL SECURITY INVOKER
+	compound bool             // cut at a BEGIN
+	words    int              // tokens in all
 }
 
 // recognize returns the facts certain of text, which TiDB's parser
@@ -191,8 +197,8 @@ func recognizeRead(text string) []engine.StmtFacts {
 			}
 		}
 		st, ok := classifyLead(text, pc)
-		if pc.loadsCode {
-			st.Effects |= engine.EffLoadsCode
+		if pc.effects != 0 {
+			st.Effects |= pc.effects
 			ok = true
 		}
 		if ok {
@@ -240,9 +246,17 @@ func cut(text string) []piece {
 		}
 		switch {
 		case (t.is(text, "plugin") || t.is(text, "soname")) && (win[2].is(text, "install") || win[2].is(text, "uninstall")):
-			cur.loadsCode = true
+			cur.effects |= engine.EffLoadsCode
 		case t.is(text, "soname") && win[1].is(text, "returns"):
-			cur.loadsCode = true
+			cur.effects |= engine.EffLoadsCode
+		case (t.is(text, "outfile") || t.is(text, "dumpfile")) && win[2].is(text, "into"):
+			cur.effects |= engine.EffWritesServerFile // SELECT ... INTO OUTFILE/DUMPFILE
+		case t.kind == '(' && win[1].kind != '.' && win[2].kind == tokWord:
+			// an unqualified call: the built-in, or the UDF exploit kits install
+			cur.effects |= funcEffects[strings.ToLower(text[win[2].lo:win[2].hi])]
+		case (t.kind == tokWord || t.kind == tokIdent) && credentialTables[t.name(text)] && win[2].kind == '.' &&
+			(win[1].kind == tokWord || win[1].kind == tokIdent) && win[1].name(text) == "mysql" && win[0].kind != '.':
+			cur.effects |= engine.EffReadsCredentials // mysql.user, mysql.global_priv, ...
 		case t.is(text, "invoker") && win[2].is(text, "security") && win[1].is(text, "sql"):
 			cur.invoker = true
 		}
@@ -515,6 +529,17 @@ func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 				st.Effects |= engine.EffOpensConnection
 			} else if schema, _, _ := l.name(); systemSchema(schema) {
 				st.Effects |= engine.EffWritesCatalog
+			}
+		}
+	case l.eat("load"):
+		if l.eat("data") || l.eat("xml") {
+			l.eat("low_priority", "concurrent")
+			st.Kind, st.Kinds, st.CopyDir = engine.KindCopy, 1<<engine.KindInsert, engine.CopyFrom
+			switch {
+			case l.eat("local"):
+				st.Copy, ok = engine.CopyStdio, true
+			case l.at("infile"):
+				st.Copy, st.Effects, ok = engine.CopyFile, engine.EffReadsServerFile, true
 			}
 		}
 	case l.eat("grant"):
