@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -330,4 +331,58 @@ func statusOf(t *testing.T, d *daemon, name string) *control.DatabaseStatus {
 		}
 	}
 	return nil
+}
+
+// TestRediscoveryWithConfig: a configuration with discovery.enabled and a
+// configured database. Discovery leaves the configured server to its
+// database, adds a server started later, keeps it across a reload
+// (SIGHUP), and when that server stops the configured database is still
+// protected.
+func TestRediscoveryWithConfig(t *testing.T) {
+	needKernel(t)
+	cg := childCgroup(t)
+	cfgPath := filepath.Join(t.TempDir(), "sqlfwd.yaml")
+	cfg := fmt.Sprintf("discovery: {enabled: true, interval: %s}\ndatabases:\n  - name: suite\n    protocol: postgres\n    upstream: 127.0.0.1:%d\n    intercept: app-host\n",
+		rediscoverInterval, pg.Port)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := startDiscovering(t, cg, "--config", cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, d, `"msg":"discovery: not protected by discovery: postgres (pid`, "configured as database suite")
+	if ds := statusOf(t, d, "postgres-"+strconv.Itoa(pg.Port)); ds != nil {
+		t.Fatalf("discovery added the configured server as %+v", ds)
+	}
+	pg2 := startSecondPG(t)
+	name := "postgres-" + strconv.Itoa(pg2.Port)
+	waitLog(t, d, `"msg":"discovery: found and protecting"`, `"database":"`+name+`"`)
+	blocked := func(port int, what string) {
+		t.Helper()
+		args := append(inCgroup(cg), tool(t, "psql"), "-X", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-U", pg.User, "-d", pg.Database,
+			"-v", "VERBOSITY=verbose", "-Atc", "delete from rediscover_cfg_absent")
+		if res := runCmd(t, time.Minute, "", nil, args[0], args[1:]...); !strings.Contains(res.Stderr, codeBlocked) {
+			t.Errorf("%s: delete through interception: %s, want %s", what, res, codeBlocked)
+		}
+	}
+	blocked(pg.Port, "configured database")
+	blocked(pg2.Port, "discovered database")
+
+	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, d, `"msg":"policy reloaded"`, `"database":"`+name+`"`)
+	waitLog(t, d, `"msg":"policy reloaded"`, `"database":"suite"`)
+	if ds := statusOf(t, d, name); ds == nil || ds.State != "protected" {
+		t.Fatalf("after the reload: %+v, want %s still protected", ds, name)
+	}
+	blocked(pg2.Port, "discovered database after the reload")
+
+	pg2.stop(t)
+	waitLog(t, d, `"msg":"discovery: server gone: no longer intercepting its addresses; open sessions end on their own"`, `"database":"`+name+`"`)
+	if ds := statusOf(t, d, "suite"); ds == nil || ds.Discovered {
+		t.Errorf("the configured database after the discovered server went: %+v", ds)
+	}
+	blocked(pg.Port, "configured database after the discovered server went")
 }
