@@ -3,10 +3,14 @@ package e2e
 import (
 	"bytes"
 	"database/sql"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
@@ -122,5 +126,82 @@ func TestMySQLInitDBScopes(t *testing.T) {
 	}
 	if strings.Contains(log, "after_"+marker) {
 		t.Errorf("the statement denied in %s reached the server: %s", other, linesWith(log, "after_"+marker))
+	}
+}
+
+// TestMySQLReplicationCommands: a replica's commands are refused by default
+// (mariadb-binlog --read-from-remote-server gets sqlfw's error and its
+// COM_BINLOG_DUMP never reaches the server) and relayed with
+// --allow-commands, a dump's events followed to its end: mariadb-binlog
+// reads a MariaDB's binary log through sqlfwd (a server of this test's own,
+// the shared one runs without a binary log).
+func TestMySQLReplicationCommands(t *testing.T) {
+	mariadbEnv(t) // skips without MariaDB
+	if _, err := exec.LookPath("mariadbd"); err != nil {
+		t.Skip("mariadbd not installed")
+	}
+	if _, err := exec.LookPath("mariadb-binlog"); err != nil {
+		t.Skip("mariadb-binlog not installed")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mariadb-install-db", "--no-defaults", "--user=root", "--datadir="+dir+"/data",
+		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput(); err != nil {
+		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
+	}
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := exec.Command("mariadbd", "--no-defaults", "--user=root", "--datadir="+dir+"/data", "--port="+strconv.Itoa(port),
+		"--bind-address=127.0.0.1", "--socket="+dir+"/s.sock", "--pid-file="+dir+"/pid", "--log-error="+dir+"/err.log",
+		"--log-bin="+dir+"/bin", "--server-id=1", "--general-log=1", "--general-log-file="+dir+"/general.log")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	my := myEnv{Host: "127.0.0.1", Port: strconv.Itoa(port), User: "root", Database: "mysql"}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if res := mariadbCLI(t, my, my.addr(), "-e", "select 1"); res.Exit == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(dir + "/err.log")
+			t.Fatalf("mariadbd with a binary log did not start:\n%s", tail(string(b), 20))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	marker := "repl_" + randomHex(t)
+	if res := mariadbCLI(t, my, my.addr(), "-e", "create database "+marker+"; create table "+marker+".t (a int); insert into "+marker+".t values (42)"); res.Exit != 0 {
+		t.Fatalf("writing the binary log: %s", res)
+	}
+	binlog := func(addr string) psqlResult {
+		host, p, _ := net.SplitHostPort(addr)
+		return runTool(t, time.Minute, "", nil, "mariadb-binlog", "--no-defaults", "--read-from-remote-server",
+			"-h", host, "-P", p, "-u", "root", "bin.000001")
+	}
+	if res := binlog(my.addr()); res.Exit != 0 || !strings.Contains(res.Stdout, "insert into "+marker+".t values (42)") {
+		t.Fatalf("mariadb-binlog directly: %s", res)
+	}
+
+	d := mysqlDaemon(t, my, "--upstream", my.addr())
+	if res := binlog(d.addr); res.Exit == 0 || !strings.Contains(res.Stdout+res.Stderr, "COM_BINLOG_DUMP is not relayed") ||
+		strings.Contains(res.Stdout, "values (42)") {
+		t.Errorf("mariadb-binlog through sqlfwd by default: %s; want sqlfw's refusal of COM_BINLOG_DUMP", res)
+	}
+	allowed := mysqlDaemon(t, my, "--upstream", my.addr(), "--allow-commands", "COM_BINLOG_DUMP,COM_REGISTER_SLAVE")
+	if res := binlog(allowed.addr); res.Exit != 0 || !strings.Contains(res.Stdout, "insert into "+marker+".t values (42)") {
+		t.Errorf("mariadb-binlog through sqlfwd with --allow-commands: %s; want the binary log's statements", res)
+	}
+	// The session goes on after the dump's EOF: a statement after it.
+	if res := mariadbCLI(t, my, allowed.addr, "-e", "select 'after_"+marker+"'"); res.Exit != 0 || !strings.Contains(res.Stdout, "after_"+marker) {
+		t.Errorf("a query through the allowing sqlfwd: %s", res)
+	}
+	b, err := os.ReadFile(dir + "/general.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "Binlog Dump"); n != 2 {
+		t.Errorf("the server's general log has %d Binlog Dump commands, want 2 (direct and the allowed one):\n%s", n, linesWith(string(b), "Binlog"))
 	}
 }

@@ -52,6 +52,7 @@ func run(args []string, stderr io.Writer) int {
 		logFormat  = fs.String("log-format", "", "text, json or auto: text on a terminal, JSON otherwise (default auto)")
 		drain      = fs.Duration("drain-timeout", 0, "how long SIGTERM waits for busy sessions (default 30s)")
 		maxMsg     = fs.Int("max-message-bytes", 0, "largest client message held to be judged (default 64 MiB)")
+		allowCmds  = fs.String("allow-commands", "", "mysql: comma-separated replication commands to relay (COM_REGISTER_SLAVE, COM_BINLOG_DUMP, COM_BINLOG_DUMP_GTID; default none)")
 		maxConns   = fs.Int("max-connections", 0, "client connections allowed at once; more get 53300 (default no limit)")
 		tlsCert    = fs.String("tls-cert", "", "serve TLS to clients with this certificate `file` (PEM; with --tls-key)")
 		tlsKey     = fs.String("tls-key", "", "the certificate's private key `file` (PEM)")
@@ -101,7 +102,7 @@ func run(args []string, stderr io.Writer) int {
 	var cfg *daemon.Config
 	perDB := *protocol != "" || *listen != "" || *upstream != "" || *policy != "" || *mode != "" || *maxMsg != 0 || *reusePort ||
 		*intercept || *icMode != "" || *unixSock != "" || *protect != "" || *maxConns != 0 || *idleTO != 0 || *idleTxTO != 0 ||
-		*tlsCert != "" || *tlsKey != "" || *tlsCA != "" || *tlsReq || *upTLS != "" || *upCA != "" || *upName != ""
+		*tlsCert != "" || *tlsKey != "" || *tlsCA != "" || *tlsReq || *upTLS != "" || *upCA != "" || *upName != "" || *allowCmds != ""
 	var discovered []string // what discovery found, logged once the logger exists
 	if *configPath != "" && !*discoverF {
 		if _, err := os.Stat(*configPath); errors.Is(err, os.ErrNotExist) {
@@ -136,6 +137,9 @@ func run(args []string, stderr io.Writer) int {
 		}
 		if *protect != "" {
 			db.Protect = strings.Split(*protect, ",")
+		}
+		if *allowCmds != "" {
+			db.AllowCommands = strings.Split(*allowCmds, ",")
 		}
 		if *tlsCert != "" || *tlsKey != "" || *tlsCA != "" || *tlsReq {
 			db.TLS = &daemon.TLSConfig{Cert: *tlsCert, Key: *tlsKey, ClientCA: *tlsCA, Require: *tlsReq}
