@@ -80,6 +80,41 @@ func collationCharset(id uint16) string {
 	return collationCharsets[byte(id)]
 }
 
+// knownCollation reports whether every server of the kind knows collation
+// id, so that it uses it for the session: the ids below 256 MariaDB 10.11
+// has (INFORMATION_SCHEMA.COLLATIONS), and on MySQL also 248-255 (gb18030,
+// utf8mb4_0900_*). Newer servers know more; for those the reading is
+// checked against the fallback (clientCharset).
+func knownCollation(id uint16, mariadb bool) bool {
+	switch {
+	case id >= 1024 && id < 2048:
+		return knownCollation(id-1024, mariadb) // NO PAD
+	case id >= 1 && id <= 16, id >= 18 && id <= 75, id >= 77 && id <= 99, id >= 101 && id <= 124,
+		id >= 128 && id <= 151, id >= 159 && id <= 183, id >= 192 && id <= 215, id >= 223 && id <= 247:
+		return true
+	case id >= 248 && id <= 255:
+		return !mariadb
+	}
+	return false
+}
+
+// clientCharset is the character set a session's lexing follows for the
+// collation id of a handshake response or COM_CHANGE_USER: the id's, when
+// the server knows it; for one it may not know (0, MySQL 8's 255 on
+// MariaDB) the server's default, the greeting's, when the two read alike,
+// else unknown. Example: 255 on a MariaDB whose default is latin1 is read
+// as latin1 by the server, as UTF-8 by a client that sent it: unknown.
+func (l *lexState) clientCharset(id uint16) string {
+	fallback := collationCharsets[l.greeting]
+	switch cs := collationCharset(id); {
+	case id == 0:
+		return fallback
+	case knownCollation(id, l.mariadb), cs == fallback:
+		return cs
+	}
+	return charsetUnknown
+}
+
 // lexState is the tracker's state, under the session's mu.
 type lexState struct {
 	mode, charset string
@@ -88,6 +123,9 @@ type lexState struct {
 	login string
 	// mariadb: the server's status flags say ANSI_QUOTES.
 	mariadb bool
+	// greeting is the collation id of the server's greeting: its default
+	// character set, which it uses for a collation id it does not know.
+	greeting byte
 	// modeTracked: the server reported sql_mode itself (session
 	// tracking), which is where MySQL's ANSI_QUOTES is read from.
 	modeTracked bool

@@ -122,3 +122,44 @@ func TestLexState(t *testing.T) {
 		})
 	}
 }
+
+// A collation id the server does not know (MySQL 8's 255, utf8mb4_0900_ai_ci,
+// on MariaDB 10.11) makes the server use its default character set, the
+// greeting's: a latin1 default is not read as UTF-8.
+func TestLexStateUnknownCollation(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		greeting, login byte
+		want            string // the lexDialect's rule for "select 1", "" allowed
+	}{
+		{"255 on a latin1 MariaDB", 8, 255, "charset-unknown"},
+		{"255 on a gbk MariaDB", 28, 255, "charset-unknown"},
+		{"0 on a gbk MariaDB", 28, 0, "charset-gbk"},
+		{"255 on a utf8mb4 MariaDB", 45, 255, ""},
+		{"a known id", 28, 45, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			p, err := engine.ParsePolicy([]byte("rules: []\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := engine.New(p, lexDialect{}, engine.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.eng.Store(e)
+			g := greeting(serverCaps)
+			g[42] = tc.greeting
+			hello := handshakeResponse(clientCaps, "app", "shop")
+			hello[4+8] = tc.login
+			answer := expect(resultSet(autocommit))
+			srv := []step{send(g), expect(hello), send(ok(2, autocommit)), expect(query("select 1")), send(resultSet(autocommit))}
+			if tc.want != "" {
+				answer = expectErr(1, errBlocked, "42000", tc.want)
+				srv = append(srv[:3], expectClosed())
+			}
+			h.run(t, srv, []step{expectFunc(func([]byte) error { return nil }), send(hello), expect(ok(2, autocommit)), send(query("select 1")), answer})
+		})
+	}
+}

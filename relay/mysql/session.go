@@ -334,8 +334,9 @@ func (s *session) start() (release func(), ok bool) {
 			s.app = string(it.Value)
 		}
 	}
-	s.lex.charset = collationCharsets[r.Charset]
-	s.lex.login, s.lex.mariadb = s.lex.charset, h.MariaDB
+	s.lex.mariadb, s.lex.greeting = h.MariaDB, h.Charset
+	s.lex.charset = s.lex.clientCharset(uint16(r.Charset))
+	s.lex.login = s.lex.charset
 	s.sess.User, s.sess.Database, s.sess.Application = s.user, s.schema, s.app
 	s.sess.Lex.ClientEncoding = s.lex.charset
 	if ap, err := netip.ParseAddrPort(s.client.RemoteAddr().String()); err == nil {
@@ -942,7 +943,7 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 		}
 		next.user, next.schema = string(cu.User), string(cu.Database)
 		// the server starts the lexing state afresh (lexSettle)
-		next.lex, next.charset = true, collationCharset(cu.Charset)
+		next.lex, next.charset = true, s.lex.clientCharset(cu.Charset)
 		// its authentication rounds follow, up to the server's OK or ERR
 		s.phase.Store(phaseAuth)
 	case wire.ComQuit:
