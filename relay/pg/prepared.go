@@ -87,6 +87,9 @@ type stmtRec struct {
 	lex     engine.LexState // how the server lexed sql (lexstate.go)
 	verdict engine.Verdict
 	eng     *engine.Engine // nil: not judged yet
+	// app is the application_name verdict was judged under: a rule's
+	// applications scope decides it, and the session may change it.
+	app string
 	// ops are the text's SQL-level operations on named objects (nil for
 	// most texts).
 	ops []memoOp
@@ -257,6 +260,7 @@ func (s *session) rejudge(eng *engine.Engine, r *stmtRec, typ byte) engine.Verdi
 	if eng.Policy().UsesTime() {
 		s.sess.At = t0
 	}
+	s.followApp()
 	sess := s.sess
 	sess.Lex = r.lex
 	v := eng.Judge(r.sql, &sess)
@@ -269,14 +273,16 @@ func (s *session) rejudge(eng *engine.Engine, r *stmtRec, typ byte) engine.Verdi
 // verdictOf is the verdict of a remembered text under eng, with what it
 // runs by name. Called with m.mu held.
 func (s *session) verdictOf(r *stmtRec, eng *engine.Engine, typ byte, batch uint64, depth int) engine.Verdict {
-	if r.eng == eng && r.alt == nil && r.ops == nil && !r.unknown {
+	s.followApp()
+	app := s.sess.Application
+	if r.eng == eng && r.app == app && r.alt == nil && r.ops == nil && !r.unknown {
 		return r.verdict // the usual case: nothing changed
 	}
 	if r.unknown || depth > maxRefDepth {
 		return memoryUnknown
 	}
-	if r.eng != eng {
-		r.verdict, r.eng = s.rejudge(eng, r, typ), eng
+	if r.eng != eng || r.app != app {
+		r.verdict, r.eng, r.app = s.rejudge(eng, r, typ), eng, app
 	}
 	v := r.verdict
 	for _, a := range r.alt {
@@ -505,7 +511,7 @@ func (s *session) memoJudged(msg []byte, v engine.Verdict, eng *engine.Engine, b
 		r = &stmtRec{}
 	}
 	r.sql = append(r.sql[:0], sql...)
-	r.verdict, r.eng, r.ops, r.defines, r.lex = own, eng, ops, defines, s.sess.Lex
+	r.verdict, r.eng, r.ops, r.defines, r.lex, r.app = own, eng, ops, defines, s.sess.Lex, s.sess.Application
 	p := pending{kind: pendParse, batch: batch, rec: r}
 	if len(name) > 0 {
 		p.name = string(name)
@@ -597,7 +603,7 @@ func (s *session) memoBind(msg []byte, batch uint64) (v engine.Verdict, known, b
 	}
 	p.gen++
 	p.sql = append(p.sql[:0], first.sql...)
-	p.verdict, p.eng, p.ops, p.defines, p.lex = first.verdict, first.eng, first.ops, first.defines, first.lex
+	p.verdict, p.eng, p.ops, p.defines, p.lex, p.app = first.verdict, first.eng, first.ops, first.defines, first.lex, first.app
 	p.alt, p.unknown = first.alt, first.unknown
 	for _, c := range more {
 		cl := *c

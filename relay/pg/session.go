@@ -155,6 +155,12 @@ type session struct {
 
 	// lex follows the settings the server lexes with (lexstate.go).
 	lex lexTracker
+	// app is application_name as the server last reported it in a
+	// ParameterStatus (toClient's), nil before the first: a SET
+	// application_name (pgjdbc's setClientInfo), RESET or DISCARD ALL
+	// changes what a rule's applications scope sees, as it changes what
+	// the server says the client's application_name is.
+	app atomic.Pointer[string]
 }
 
 // poison is a blocked message replaced by a failing statement.
@@ -756,6 +762,7 @@ func (s *session) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 		s.sess.At = t0
 	}
 	s.sess.Lex = s.lex.state()
+	s.followApp()
 	switch msg[0] {
 	case wire.MsgQuery:
 		sql, err := wire.QueryText(msg)
@@ -780,6 +787,28 @@ func (s *session) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 	s.meter.EvalEnd(cpu0, el) // timing
 	s.obs.Judged(v, msg[0], t0, el)
 	return v, eng, nil
+}
+
+// appStatus records the application_name of a ParameterStatus (toClient).
+// The string is made only when the name changed.
+func (s *session) appStatus(msg []byte) {
+	name, value, err := wire.ParameterStatusFields(msg)
+	if err != nil || string(name) != "application_name" {
+		return
+	}
+	if p := s.app.Load(); p != nil && *p == string(value) {
+		return
+	}
+	v := string(value)
+	s.app.Store(&v)
+}
+
+// followApp gives the session the application_name the server reported
+// last (toServer, before judging).
+func (s *session) followApp() {
+	if p := s.app.Load(); p != nil {
+		s.sess.Application = *p
+	}
 }
 
 // protocolError closes the session after a malformed client message, with a
@@ -831,6 +860,7 @@ func (s *session) toClient() {
 			switch msg[0] {
 			case wire.MsgParameterStatus:
 				s.lex.parameterStatus(msg)
+				s.appStatus(msg)
 			case wire.MsgReadyForQuery:
 				st, err := wire.ReadyStatus(msg)
 				if err != nil {
