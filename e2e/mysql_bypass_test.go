@@ -471,6 +471,19 @@ func TestMySQLDatabaseScope(t *testing.T) {
 			r.write(rawQuery(read("use")))
 			return r.result()
 		}},
+		{"USE with a vertical tab", rawCaps, func(r *myRaw) string {
+			r.exec("use\vmysql")
+			r.write(rawQuery(read("use_vt")))
+			return r.result()
+		}},
+		{"SET STATEMENT ... FOR USE", rawCaps, func(r *myRaw) string {
+			r.write(rawQuery("set statement max_statement_time = 10 for use mysql"))
+			if got := r.result(); strings.HasPrefix(got, "ERR") {
+				return got
+			}
+			r.write(rawQuery(read("set_statement")))
+			return r.result()
+		}},
 		{"pipelined COM_INIT_DB", rawCaps, func(r *myRaw) string {
 			r.write(rawPacket(0, append([]byte{0x02}, "mysql"...)), rawQuery(read("init_db")))
 			if got := r.result(); got != "OK" {

@@ -157,7 +157,7 @@ func plain(sql []byte) bool {
 
 // lexRead is Dialect.Read.
 func lexRead(sql []byte, l *engine.LexState) ([]byte, string, string, bool) {
-	if plain(sql) {
+	if plain(sql) && !startsWithSetOrUse(sql) {
 		return sql, "", "", true
 	}
 	var m mode
@@ -455,6 +455,10 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				// A prepared SET NAMES or SET sql_mode changes the
 				// state without the text saying so.
 				lexSet = true
+			case setStmt && asciiFold(word, "for"):
+				// SET STATEMENT ... FOR <statement>: the word after it
+				// starts a statement (a USE, an EXECUTE, a SET)
+				words = -1
 			case words == 0 && asciiFold(word, "use") && !simpleUse(sql):
 				// The relay follows the session's database (which rules
 				// scoped by database read) from a USE in this form only.
@@ -548,15 +552,27 @@ func asciiFold(w []byte, s string) bool {
 	return true
 }
 
+// startsWithSetOrUse reports whether sql's first word may be SET or USE,
+// whose forms canonical checks even in a text without special bytes
+// (SET STATEMENT ... FOR USE db, USE\vdb).
+func startsWithSetOrUse(sql []byte) bool {
+	i := 0
+	for i < len(sql) && isSpaceByte(sql[i]) {
+		i++
+	}
+	return i+3 <= len(sql) && (asciiFold(sql[i:i+3], "use") || asciiFold(sql[i:i+3], "set"))
+}
+
 // simpleUse reports whether sql is a USE statement in the one form the
 // relay reads (relay/mysql's useSchema): USE, a name (bare, or quoted with
-// backquotes) and at most a ";", with spaces between, and nothing else.
+// backquotes) and at most a ";", with spaces between (any of the six the
+// server's lexer skips), and nothing else.
 func simpleUse(sql []byte) bool {
-	t := strings.TrimLeft(string(sql), " \t\r\n")
-	if len(t) < 4 || !strings.EqualFold(t[:3], "use") || !(t[3] == ' ' || t[3] == '\t' || t[3] == '\r' || t[3] == '\n') {
+	t := strings.TrimLeft(string(sql), " \t\r\n\v\f")
+	if len(t) < 4 || !strings.EqualFold(t[:3], "use") || !isSpaceByte(t[3]) {
 		return false
 	}
-	t = strings.TrimLeft(t[3:], " \t\r\n")
+	t = strings.TrimLeft(t[3:], " \t\r\n\v\f")
 	switch {
 	case strings.HasPrefix(t, "`"):
 		i, n := 1, 0
@@ -585,7 +601,7 @@ func simpleUse(sql []byte) bool {
 		}
 		t = t[i:]
 	}
-	t = strings.TrimLeft(t, " \t\r\n")
+	t = strings.TrimLeft(t, " \t\r\n\v\f")
 	t = strings.TrimPrefix(t, ";")
-	return strings.TrimLeft(t, " \t\r\n") == ""
+	return strings.TrimLeft(t, " \t\r\n\v\f") == ""
 }

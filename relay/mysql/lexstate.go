@@ -284,11 +284,11 @@ func (s *session) lexSettle(r *wire.Response, cur *pending, tracked []byte) {
 // client without session tracking, so the session's database is followed
 // from the text.
 func useSchema(sql []byte) (string, bool) {
-	t := bytes.TrimLeft(sql, " \t\r\n")
+	t := bytes.TrimLeft(sql, " \t\r\n\v\f")
 	if len(t) < 4 || !containsFold(t[:3], "use") || !isSpace(t[3]) {
 		return "", false
 	}
-	t = bytes.TrimLeft(t[3:], " \t\r\n")
+	t = bytes.TrimLeft(t[3:], " \t\r\n\v\f")
 	var name []byte
 	switch {
 	case len(t) > 0 && t[0] == '`':
@@ -318,9 +318,9 @@ func useSchema(sql []byte) (string, bool) {
 		}
 		name, t = t[:i], t[i:]
 	}
-	t = bytes.TrimLeft(t, " \t\r\n")
+	t = bytes.TrimLeft(t, " \t\r\n\v\f")
 	if len(t) > 0 && t[0] == ';' {
-		t = bytes.TrimLeft(t[1:], " \t\r\n")
+		t = bytes.TrimLeft(t[1:], " \t\r\n\v\f")
 	}
 	if len(t) != 0 {
 		return "", false
@@ -328,7 +328,9 @@ func useSchema(sql []byte) (string, bool) {
 	return string(name), true
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
+}
 
 func isNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' || c >= 0x80

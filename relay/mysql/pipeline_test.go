@@ -92,3 +92,16 @@ rules:
 		append(cli, send(fieldList), expect(eof), send(pktS(0, wire.ComInitDB, "mysql")), expect(ok(1, autocommit)),
 			send(fieldList), expectErr(1, errBlocked, "42000", "no-mysql-schema")))
 }
+
+func TestUseSchema(t *testing.T) {
+	for in, want := range map[string]string{"USE shop": "shop", "use\vshop\f;\v": "shop", " USE `a``b`;": "a`b", "USE\tx1$": "x1$"} {
+		if got, ok := useSchema([]byte(in)); !ok || got != want {
+			t.Errorf("useSchema(%q) = %q, %v, want %q", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"USE", "USE ", "USE x y", "USE ``", "USE `x", "USE /**/x", "USEx", "SET STATEMENT a=1 FOR USE x"} {
+		if got, ok := useSchema([]byte(in)); ok {
+			t.Errorf("useSchema(%q) = %q, want no USE read", in, got)
+		}
+	}
+}
