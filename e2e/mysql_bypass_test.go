@@ -310,6 +310,9 @@ func TestMySQLLexStateChanges(t *testing.T) {
 			r.exec("set session_track_system_variables = ''")
 			r.exec("set names gbk")
 		}, gbk("tracking")},
+		{"SET NAMES with vertical tabs", rawCaps, 45, func(r *myRaw) {
+			r.exec("set\vnames\vgbk")
+		}, gbk("vt")},
 		{"EXECUTE of a PREPAREd SET NAMES", rawCaps, 45, func(r *myRaw) {
 			r.exec("prepare s from 'set names gbk'")
 			r.exec("set names utf8mb4")

@@ -158,16 +158,17 @@ func containsFold(s []byte, word string) bool {
 }
 
 // namesCharset is the character set a statement sets as the text says,
-// for a session whose server does not track it: "" when the text does not
+// when its answer does not report it (session tracking): "" when the text does not
 // set it, charsetUnknown when it may and is not the simple form. Only a
-// text that starts with SET, or holds several statements or a comment,
-// counts (so that a column called names does not).
+// text that starts with SET (after any of the spaces the server skips),
+// holds several statements, a comment or an EXECUTE (IMMEDIATE 'SET NAMES
+// ...') counts (so that a column called names does not).
 func namesCharset(sql []byte) string {
 	if !containsFold(sql, "names") && !containsFold(sql, "character") && !containsFold(sql, "charset") {
 		return ""
 	}
-	t := bytes.TrimLeft(sql, " \t\r\n")
-	if !(len(t) >= 4 && containsFold(t[:4], "set") && (t[3] == ' ' || t[3] == '\t' || t[3] == '\n' || t[3] == '\r')) &&
+	t := bytes.TrimLeft(sql, " \t\r\n\v\f")
+	if !(len(t) >= 4 && containsFold(t[:4], "set") && isSpace(t[3])) && !containsFold(sql, "execute") &&
 		!bytes.ContainsAny(sql, ";#") && !bytes.Contains(sql, []byte("/*")) && !bytes.Contains(sql, []byte("--")) {
 		return ""
 	}

@@ -74,6 +74,12 @@ func TestLexState(t *testing.T) {
 			[]step{send(query("set names utf8mb4"), query("select 2")), expect(ok(1, autocommit)), expectErr(1, errBlocked, "42000", "unconfirmed"),
 				send(query("select 1")), expect(resultSet(autocommit))}},
 		// Ways the state changed without sqlfw seeing it (found by review):
+		{"SET NAMES with vertical tabs", clientCaps &^ wire.CapSessionTrack, 45,
+			[]step{expect(query("SET\vNAMES\vgbk")), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(query("SET\vNAMES\vgbk")), expect(ok(1, autocommit)), send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-gbk")}},
+		{"EXECUTE IMMEDIATE of SET NAMES", clientCaps &^ wire.CapSessionTrack, 45,
+			[]step{expect(query("EXECUTE IMMEDIATE 'SET NAMES gbk'")), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(query("EXECUTE IMMEDIATE 'SET NAMES gbk'")), expect(ok(1, autocommit)), send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-unknown")}},
 		{"SET NAMES under session tracking that reports nothing", clientCaps, 45,
 			[]step{expect(query("set session_track_system_variables = ''")), send(ok(1, autocommit)),
 				expect(query("SET NAMES gbk")), send(ok(1, autocommit)), expectClosed()},
