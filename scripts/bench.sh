@@ -74,7 +74,7 @@ while [ $# -gt 0 ]; do
 	--tls) tls=1; shift ;;
 	--nice) nice_lvl=$2; shift 2 ;;
 	--) shift; extra=("$@"); break ;;
-	*) sed -n '2,46p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+	*) sed -n '2,45p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
 say() { echo "bench.sh: $*" >&2; }
