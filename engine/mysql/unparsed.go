@@ -63,7 +63,9 @@ import (
 //
 // Anywhere in a piece, also inside a body: INSTALL PLUGIN, INSTALL SONAME,
 // UNINSTALL PLUGIN or SONAME, and RETURNS type SONAME make it loads_code;
-// INTO OUTFILE or DUMPFILE writes_server_file; an unqualified call of
+// INTO OUTFILE or DUMPFILE writes_server_file; ENGINE [=] CONNECT,
+// FEDERATED(X) or SPIDER and DATA/INDEX DIRECTORY the effects tableOptions
+// gives them; an unqualified call of
 // LOAD_FILE, SYS_EXEC or SYS_EVAL has its effects (funcEffects); mysql.user
 // and the other credential tables (credentialTables) reads_credentials.
 // Keywords are bare words (a `quoted` word is a name), in any case, with
@@ -249,6 +251,16 @@ func cut(text string) []piece {
 			cur.effects |= engine.EffLoadsCode
 		case t.is(text, "soname") && win[1].is(text, "returns"):
 			cur.effects |= engine.EffLoadsCode
+		case t.kind == tokWord && (win[2].is(text, "engine") || win[2].kind == '=' && win[1].is(text, "engine")):
+			// ENGINE [=] CONNECT, FEDERATED, SPIDER: as tableOptions
+			switch strings.ToLower(text[t.lo:t.hi]) {
+			case "federated", "federatedx", "spider":
+				cur.effects |= engine.EffOpensConnection
+			case "connect":
+				cur.effects |= engine.EffOpensConnection | engine.EffReadsServerFile | engine.EffWritesServerFile
+			}
+		case t.is(text, "directory") && (win[2].is(text, "data") || win[2].is(text, "index")):
+			cur.effects |= engine.EffWritesServerFile // DATA/INDEX DIRECTORY: table files placed anywhere
 		case (t.is(text, "outfile") || t.is(text, "dumpfile")) && win[2].is(text, "into"):
 			cur.effects |= engine.EffWritesServerFile // SELECT ... INTO OUTFILE/DUMPFILE
 		case t.kind == '(' && win[1].kind != '.' && win[2].kind == tokWord:
