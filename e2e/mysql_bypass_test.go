@@ -305,19 +305,26 @@ func TestMySQLLexStateChanges(t *testing.T) {
 		collation byte
 		setup     func(r *myRaw)
 		attack    string
+		// owed: answers setup left unread (commands pipelined with the
+		// attack)
+		owed int
 	}{
 		{"session tracking turned off", rawCaps | sessionTrack, 45, func(r *myRaw) {
 			r.exec("set session_track_system_variables = ''")
 			r.exec("set names gbk")
-		}, gbk("tracking")},
+		}, gbk("tracking"), 0},
 		{"SET NAMES with vertical tabs", rawCaps, 45, func(r *myRaw) {
 			r.exec("set\vnames\vgbk")
-		}, gbk("vt")},
+		}, gbk("vt"), 0},
+		{"pipelined behind an EXECUTE of SET sql_mode", rawCaps, 45, func(r *myRaw) {
+			r.exec("prepare s from 'set sql_mode = \\'NO_BACKSLASH_ESCAPES\\''")
+			r.write(rawQuery("execute s"))
+		}, "delete from " + table + " where id = 'x\\' or 1=1 -- " + marker + " execute_pipelined'", 1},
 		{"EXECUTE of a PREPAREd SET NAMES", rawCaps, 45, func(r *myRaw) {
 			r.exec("prepare s from 'set names gbk'")
 			r.exec("set names utf8mb4")
 			r.exec("execute s")
-		}, gbk("execute")},
+		}, gbk("execute"), 0},
 		{"COM_STMT_EXECUTE of a prepared SET NAMES", rawCaps, 45, func(r *myRaw) {
 			r.write(rawPacket(0, append([]byte{0x16}, "set names gbk"...)))
 			ok := r.read()
@@ -329,7 +336,7 @@ func TestMySQLLexStateChanges(t *testing.T) {
 			if got := r.result(); got != "OK" {
 				t.Fatalf("COM_STMT_EXECUTE: %q", got)
 			}
-		}, gbk("stmt_execute")},
+		}, gbk("stmt_execute"), 0},
 		{"COM_CHANGE_USER to gbk_chinese_nopad_ci", rawCaps, 45, func(r *myRaw) {
 			cu := append([]byte{0x11}, my.User...)
 			cu = append(cu, 0, 0)
@@ -338,20 +345,20 @@ func TestMySQLLexStateChanges(t *testing.T) {
 			cu = append(cu, "mysql_native_password\x00"...)
 			r.write(rawPacket(0, cu))
 			r.auth("")
-		}, gbk("change_user")},
+		}, gbk("change_user"), 0},
 		{"COM_RESET_CONNECTION back to the handshake's gbk", rawCaps, 28, func(r *myRaw) {
 			r.exec("set names utf8mb4")
 			r.write(rawPacket(0, []byte{0x1f}))
 			if got := r.result(); got != "OK" {
 				t.Fatalf("COM_RESET_CONNECTION: %q", got)
 			}
-		}, gbk("reset")},
+		}, gbk("reset"), 0},
 		{"NO_BACKSLASH_ESCAPES after sql_mode was tracked", rawCaps | sessionTrack, 45, func(r *myRaw) {
 			r.exec("set session_track_system_variables = 'sql_mode'")
 			r.exec("set sql_mode = ''")
 			r.exec("set session_track_system_variables = ''")
 			r.exec("set sql_mode = 'NO_BACKSLASH_ESCAPES'")
-		}, "delete from " + table + " where id = 'x\\' or 1=1 -- " + marker + " nbe'"},
+		}, "delete from " + table + " where id = 'x\\' or 1=1 -- " + marker + " nbe'", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := direct.Exec("delete from " + table + " where id > 0"); err != nil {
@@ -366,6 +373,11 @@ func TestMySQLLexStateChanges(t *testing.T) {
 			r.auth("")
 			tc.setup(r)
 			r.write(rawQuery(tc.attack))
+			for range tc.owed {
+				if got := r.result(); strings.HasPrefix(got, "ERR") {
+					t.Fatalf("setup: %s", got)
+				}
+			}
 			if got := r.result(); !strings.HasPrefix(got, "ERR 1227 42000 sqlfw:") {
 				t.Errorf("%q: got %q, want sqlfw's ERR 1227", tc.attack, got)
 			}

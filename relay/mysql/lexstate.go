@@ -182,7 +182,9 @@ func namesCharset(sql []byte) string {
 // it may change it (the answer confirms it); charset, the character set it
 // sets as far as the text says ("" none, charsetUnknown when it may).
 func (l *lexState) queryCharset(sql []byte) (lex bool, charset string) {
-	lex = lexSensitive(sql)
+	// an EXECUTE may run a prepared SET sql_mode or SET NAMES: what is
+	// sent before its answer is read as unconfirmed
+	lex = lexSensitive(sql) || containsFold(sql, "execute")
 	if (lex || bytes.IndexByte(sql, '@') >= 0) && containsFold(sql, "prepare") {
 		// PREPARE s FROM 'SET NAMES gbk' (or FROM @v): its EXECUTE
 		// changes the character set without naming it
