@@ -303,29 +303,7 @@ func TestInterceptMySQLAppHost(t *testing.T) {
 	needKernel(t)
 	my := mariadbEnv(t)
 	cg := childCgroup(t)
-	args := []string{"--protocol", "mysql", "--upstream", my.addr(), "--intercept", "--cgroup", cg}
-	if my.Socket != "" {
-		args = append(args, "--unix-socket", my.Socket)
-	}
-	d, err := startDaemonWrapped(inCgroup(cg), args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("sqlfwd log:\n%s", tail(d.log(), 40))
-		}
-		_ = d.stop()
-	})
-	for i := 0; !strings.Contains(d.log(), `"msg":"sqlfwd started"`); i++ {
-		if i > 100 {
-			t.Fatalf("sqlfwd did not finish starting; its log:\n%s", d.log())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if !strings.Contains(d.log(), `"msg":"intercepting"`) {
-		t.Fatalf("sqlfwd did not intercept; its log:\n%s", d.log())
-	}
+	d := startMySQLIntercepting(t, my, cg)
 	table := "e2e_icept_" + randomHex(t)
 	direct := myDB(t, my, my.addr(), true)
 	if _, err := direct.Exec("create table " + table + " (id int); insert into " + table + " values (1), (2), (3)"); err != nil {

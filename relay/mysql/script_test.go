@@ -361,7 +361,7 @@ func pktS(seq int, first byte, s string) []byte { return pkt(seq, append([]byte{
 const serverCaps = wire.CapFoundRows | wire.CapLongFlag | wire.CapConnectWithDB | wire.CapCompress | wire.CapLocalFiles |
 	wire.CapProtocol41 | wire.CapSSL | wire.CapTransactions | wire.CapSecureConnection | wire.CapMultiStatements |
 	wire.CapMultiResults | wire.CapPSMultiResults | wire.CapPluginAuth | wire.CapConnectAttrs | wire.CapPluginAuthLenencData |
-	wire.CapSessionTrack | wire.CapDeprecateEOF | wire.CapMariaDBStmtBulkOperations | wire.CapMariaDBComMulti
+	wire.CapSessionTrack | wire.CapDeprecateEOF | wire.CapMariaDBStmtBulkOperations | wire.CapMariaDBComMulti | wire.CapMariaDBProgress
 
 // greeting is a MariaDB HandshakeV10 offering caps (CLIENT_MYSQL clear:
 // the extended capabilities follow).
@@ -383,7 +383,8 @@ func greeting(caps wire.Caps) []byte {
 
 const clientCaps = wire.CapLongFlag | wire.CapConnectWithDB | wire.CapLocalFiles | wire.CapProtocol41 | wire.CapTransactions |
 	wire.CapSecureConnection | wire.CapMultiStatements | wire.CapMultiResults | wire.CapPSMultiResults | wire.CapPluginAuth |
-	wire.CapConnectAttrs | wire.CapPluginAuthLenencData | wire.CapSessionTrack | wire.CapDeprecateEOF | wire.CapMariaDBStmtBulkOperations
+	wire.CapConnectAttrs | wire.CapPluginAuthLenencData | wire.CapSessionTrack | wire.CapDeprecateEOF | wire.CapMariaDBStmtBulkOperations |
+	wire.CapMariaDBProgress
 
 // handshakeResponse is a client's HandshakeResponse41 for user and db.
 func handshakeResponse(caps wire.Caps, user, db string) []byte {
@@ -412,6 +413,12 @@ func ok(seq int, status uint16) []byte {
 	p := []byte{0, 0, 0}
 	p = binary.LittleEndian.AppendUint16(p, status)
 	return pkt(seq, append(p, 0, 0)...)
+}
+
+// progress is a MariaDB progress report (an ERR with error number 0xffff:
+// stage 1 of 1, 16%, "ALT"), which ends no command.
+func progress(seq int) []byte {
+	return pkt(seq, append([]byte{0xff, 0xff, 0xff, 1, 1, 1, 0x10, 0, 0, 3}, "ALT"...)...)
 }
 
 func query(sql string) []byte { return pktS(0, wire.ComQuery, sql) }

@@ -1102,6 +1102,7 @@ func (s *session) toClient() {
 			if m == nil {
 				break
 			}
+			wasInfile := r.Infile()
 			done, err := r.Feed(m)
 			if err != nil {
 				s.env.Observer.Count(relay.ProtocolErrors, 1)
@@ -1109,8 +1110,13 @@ func (s *session) toClient() {
 				return
 			}
 			if r.Infile() {
-				// before the client can see the request
-				s.phase.Store(phaseInfile + uint32((wire.LastSeq(m)+1)&0xff))
+				if !wasInfile {
+					// the file request, before the client can see it;
+					// not again on a progress report during the upload
+					// (MariaDB's, an ERR 0xffff that ends nothing), which
+					// may come after the client's empty packet ended it
+					s.phase.Store(phaseInfile + uint32((wire.LastSeq(m)+1)&0xff))
+				}
 				continue
 			}
 			if !done {
