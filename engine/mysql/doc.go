@@ -9,7 +9,9 @@
 // server executes under the session's sql_mode and character set, with
 // executable comments resolved, refused where the server's reading cannot
 // be known), prescan.go (the measures before parsing and the comment
-// tricks), facts.go (the parser pool and the walker over each statement),
+// tricks, and the tokens unparsed.go reads), facts.go (the parser pool and
+// the walker over each statement), unparsed.go (what is certain of a text
+// the parser rejects),
 // ddl.go (statement kind, DDL verb and object type), taut.go (always-true
 // conditions folded as MySQL compares), effects.go (what a statement makes
 // the server do, in the effect names engine/pgsql uses too), shape.go (the

@@ -19,11 +19,10 @@ import (
 //
 // The text is cut into statements at every ";" outside strings, quoted
 // identifiers and comments (nextToken), and after a BEGIN [NOT ATOMIC] that
-// can start a compound statement:
-// the server's statements, and also the statements of a compound body
-// (BEGIN ... END), which end at a ";" for this cut but not for the server,
-// so a piece may be a body's statement, whose facts hold for the routine
-// that runs it. When the text has more
+// can start a compound statement: the server's statements, and also the
+// statements of a compound body (BEGIN ... END), which end at a ";" for
+// this cut but not for the server, so a piece may be a body's statement,
+// whose facts hold for the routine that runs it. When the text has more
 // than one piece, each is parsed on its own and, when TiDB parses it, has
 // its full facts; the others are recognized by their leading words
 // (classifyLead):
@@ -37,10 +36,12 @@ import (
 //	                                       written), event or view; changes_identity when the
 //	                                       DEFINER is not CURRENT_USER (and, for a routine or
 //	                                       view, no SQL SECURITY INVOKER is in the text)
-//	ALTER [DEFINER = u] EVENT | FUNCTION | PROCEDURE | SERVER | VIEW, DROP FUNCTION | PROCEDURE | TRIGGER | EVENT | SERVER
+//	ALTER [DEFINER = u] EVENT | FUNCTION | PROCEDURE | SERVER | VIEW
+//	DROP FUNCTION | PROCEDURE | TRIGGER | EVENT | SERVER
 //	                                       ddl alter or drop of that object; ALTER
 //	                                       DEFINER = u EVENT or VIEW: changes_identity
-//	(ALGORITHM = a and SQL SECURITY x may stand around the DEFINER)
+//	                                       (ALGORITHM = a and SQL SECURITY x may stand
+//	                                       around a DEFINER, in CREATE too)
 //	CREATE SERVER | ALTER SERVER           ddl, opens_connection (the remote server
 //	                                       FEDERATED, SPIDER and CONNECT tables reach)
 //	LOAD DATA | XML [LOW_PRIORITY | CONCURRENT] [LOCAL] INFILE
@@ -64,10 +65,10 @@ import (
 // Anywhere in a piece, also inside a body: INSTALL PLUGIN, INSTALL SONAME,
 // UNINSTALL PLUGIN or SONAME, and RETURNS type SONAME make it loads_code;
 // INTO OUTFILE or DUMPFILE writes_server_file; ENGINE [=] CONNECT,
-// FEDERATED(X) or SPIDER and DATA/INDEX DIRECTORY the effects tableOptions
-// gives them; an unqualified call of
-// LOAD_FILE, SYS_EXEC or SYS_EVAL has its effects (funcEffects); mysql.user
-// and the other credential tables (credentialTables) reads_credentials.
+// FEDERATED(X) or SPIDER and DATA/INDEX DIRECTORY have the effects
+// tableOptions gives them; an unqualified call of LOAD_FILE, SYS_EXEC or
+// SYS_EVAL has its effects (funcEffects); mysql.user and the other
+// credential tables (credentialTables) make it reads_credentials.
 // Keywords are bare words (a `quoted` word is a name), in any case, with
 // comments anywhere between them. A kept executable comment (one some
 // servers run and others skip) is read both ways: its text counts as run
