@@ -316,6 +316,9 @@ func TestMySQLLexStateChanges(t *testing.T) {
 		{"SET NAMES with vertical tabs", rawCaps, 45, func(r *myRaw) {
 			r.exec("set\vnames\vgbk")
 		}, gbk("vt"), 0},
+		{"pipelined behind SET sql_mode", rawCaps, 45, func(r *myRaw) {
+			r.write(rawQuery("set sql_mode = 'NO_BACKSLASH_ESCAPES'"))
+		}, "delete from " + table + " where id = 'x\\' or 1=1 -- " + marker + " set_pipelined'", 1},
 		{"pipelined behind an EXECUTE of SET sql_mode", rawCaps, 45, func(r *myRaw) {
 			r.exec("prepare s from 'set sql_mode = \\'NO_BACKSLASH_ESCAPES\\''")
 			r.write(rawQuery("execute s"))

@@ -147,7 +147,14 @@ func containsFold(s []byte, word string) bool {
 	n := len(word)
 	for i := 0; i+n <= len(s); i++ {
 		j := 0
-		for j < n && s[i+j]|0x20 == word[j] {
+		for j < n {
+			c := s[i+j]
+			if c >= 'A' && c <= 'Z' {
+				c |= 0x20 // only letters fold: "_" | 0x20 is DEL
+			}
+			if c != word[j] {
+				break
+			}
 			j++
 		}
 		if j == n {
@@ -328,7 +335,18 @@ func useSchema(sql []byte) (string, bool) {
 	if len(t) != 0 {
 		return "", false
 	}
-	return string(name), true
+	return schemaName(name), true
+}
+
+// schemaName is the session's database as the server names it:
+// information_schema in any case is information_schema (USE
+// INFORMATION_SCHEMA works and DATABASE() says information_schema), so
+// that a rule scoped to it sees it.
+func schemaName(b []byte) string {
+	if len(b) == len("information_schema") && containsFold(b, "information_schema") {
+		return "information_schema"
+	}
+	return string(b)
 }
 
 func isSpace(c byte) bool {

@@ -74,6 +74,10 @@ func TestLexState(t *testing.T) {
 			[]step{send(query("set names utf8mb4"), query("select 2")), expect(ok(1, autocommit)), expectErr(1, errBlocked, "42000", "unconfirmed"),
 				send(query("select 1")), expect(resultSet(autocommit))}},
 		// Ways the state changed without sqlfw seeing it (found by review):
+		{"a text pipelined behind SET sql_mode is unconfirmed", clientCaps, 45,
+			[]step{expect(query(setMode)), send(ok(1, autocommit|wire.StatusNoBackslashEscapes)), expectClosed()},
+			[]step{send(query(setMode), query("select 2")), expect(ok(1, autocommit|wire.StatusNoBackslashEscapes)),
+				expectErr(1, errBlocked, "42000", "unconfirmed")}},
 		{"a text pipelined behind an EXECUTE is unconfirmed", clientCaps, 45,
 			[]step{expect(query("EXECUTE s")), send(ok(1, autocommit|wire.StatusNoBackslashEscapes)), expectClosed()},
 			[]step{send(query("EXECUTE s"), query("select 2")), expect(ok(1, autocommit|wire.StatusNoBackslashEscapes)),

@@ -94,7 +94,7 @@ rules:
 }
 
 func TestUseSchema(t *testing.T) {
-	for in, want := range map[string]string{"USE shop": "shop", "use\vshop\f;\v": "shop", " USE `a``b`;": "a`b", "USE\tx1$": "x1$"} {
+	for in, want := range map[string]string{"USE shop": "shop", "use\vshop\f;\v": "shop", " USE `a``b`;": "a`b", "USE\tx1$": "x1$", "use INFORMATION_Schema": "information_schema"} {
 		if got, ok := useSchema([]byte(in)); !ok || got != want {
 			t.Errorf("useSchema(%q) = %q, %v, want %q", in, got, ok, want)
 		}

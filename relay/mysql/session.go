@@ -328,7 +328,7 @@ func (s *session) start() (release func(), ok bool) {
 		return nil, false
 	}
 	s.caps = r.Caps & offered
-	s.user, s.schema = string(r.User), string(r.Database)
+	s.user, s.schema = string(r.User), schemaName(r.Database)
 	for it := wire.NewAttrs(r.ConnectAttrs); it.Next(); {
 		if string(it.Key) == "program_name" {
 			s.app = string(it.Value)
@@ -934,14 +934,14 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 			s.protocolError(err)
 			return false
 		}
-		next.schema, next.schemaChange = string(schema), true
+		next.schema, next.schemaChange = schemaName(schema), true
 	case wire.ComChangeUser:
 		cu, err := wire.ParseChangeUser(p, s.caps)
 		if err != nil {
 			s.protocolError(err)
 			return false
 		}
-		next.user, next.schema = string(cu.User), string(cu.Database)
+		next.user, next.schema = string(cu.User), schemaName(cu.Database)
 		// the server starts the lexing state afresh (lexSettle)
 		next.lex, next.charset = true, s.lex.clientCharset(cu.Charset)
 		// its authentication rounds follow, up to the server's OK or ERR
