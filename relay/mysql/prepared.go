@@ -45,6 +45,11 @@ type stmtSlot struct {
 	// read when it is re-judged), so it is read without mu.
 	eng  *engine.Engine
 	text []byte
+	// lex and db are the lexing state and database the prepare was
+	// judged in: the server keeps the statement as parsed then and runs it
+	// in that database, so a re-judgement uses them (toServer's, as text).
+	lex engine.LexState
+	db  string
 }
 
 // memo is guarded by the session's mu, except as said of stmtSlot.text.
@@ -79,6 +84,7 @@ func (s *session) memoPrepare(sql []byte, v engine.Verdict, eng *engine.Engine) 
 	sl.gen++
 	sl.state, sl.id, sl.v, sl.eng = slotPreparing, 0, v, eng
 	sl.text = append(sl.text[:0], sql...)
+	sl.lex, sl.db = s.sess.Lex, s.sess.Database
 	m.last = i
 	return i, sl.gen
 }
@@ -112,8 +118,12 @@ func (s *session) memoUse(i int) (v engine.Verdict, blocked, judged bool) {
 	s.mu.Unlock()
 	if cur := s.env.Engine(); cur != eng {
 		judged = true
-		// The policy was reloaded: judge the statement as it would be now.
+		// The policy was reloaded: judge the statement as it would be now,
+		// as it was prepared.
+		lex, db := s.sess.Lex, s.sess.Database
+		s.sess.Lex, s.sess.Database = s.memo.slots[i].lex, s.memo.slots[i].db
 		v, eng = s.judge(s.memo.slots[i].text, observeExecute)
+		s.sess.Lex, s.sess.Database = lex, db
 		s.mu.Lock()
 		sl = &s.memo.slots[i]
 		sl.v, sl.eng = v, eng

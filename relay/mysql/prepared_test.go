@@ -153,3 +153,19 @@ func TestPreparedExecutionsCountedMonitor(t *testing.T) {
 		t.Errorf("applied verdicts %+v, want one of rule no-delete", h.applied)
 	}
 }
+
+// A statement re-judged after a reload is judged in the database it was
+// prepared in, where the server runs it, not the session's current one.
+func TestPreparedRejudgedInItsDatabase(t *testing.T) {
+	h := newHarness(t)
+	srv, cli := login() // database shop
+	h.run(t, append(srv, expect(prepare("select ?")), send(prepareOK(7)),
+		expect(pktS(0, wire.ComInitDB, "other")), send(ok(1, autocommit)), expectClosed()),
+		append(cli, send(prepare("select ?")), expect(prepareOK(7)),
+			send(pktS(0, wire.ComInitDB, "other")), expect(ok(1, autocommit)),
+			func(net.Conn) error {
+				h.eng.Store(testEngine(t, "rules:\n  - {id: no-shop, action: deny, databases: [shop], match: {}}\n"))
+				return nil
+			},
+			send(execute(7)), expectErr(1, errBlocked, "42000", "no-shop")))
+}
