@@ -205,3 +205,32 @@ func TestMySQLReplicationCommands(t *testing.T) {
 		t.Errorf("the server's general log has %d Binlog Dump commands, want 2 (direct and the allowed one):\n%s", n, linesWith(string(b), "Binlog"))
 	}
 }
+
+// TestMySQLSetStatement: MariaDB's SET STATEMENT ... FOR a query
+// (Connector/J's query timeout) runs through sqlfwd under the default
+// policy, judged as its query: a WHERE-less DELETE under it is blocked and
+// never reaches the server.
+func TestMySQLSetStatement(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	marker := "setstmt_" + randomHex(t)
+	table := "e2e_" + marker
+	if res := mariadbCLI(t, my, my.addr(), "-e", "create table "+table+" (id int); insert into "+table+" values (1), (2)"); res.Exit != 0 {
+		t.Fatalf("create table directly: %s", res)
+	}
+	t.Cleanup(func() { mariadbCLI(t, my, my.addr(), "-e", "drop table if exists "+table) })
+	db := myDB(t, my, d.addr, false)
+	var n int
+	if err := db.QueryRow("SET STATEMENT max_statement_time=10 FOR SELECT COUNT(*) FROM " + table + " WHERE id > 0").Scan(&n); err != nil || n != 2 {
+		t.Errorf("SET STATEMENT ... FOR SELECT through sqlfwd: %d, %v; want 2", n, err)
+	}
+	_, err := db.Exec("SET STATEMENT max_statement_time=10 FOR DELETE FROM " + table)
+	wantMyBlocked(t, "SET STATEMENT ... FOR DELETE without WHERE", err, "no-unfiltered-writes")
+	log := generalLog(t, my)
+	if !strings.Contains(log, "FOR SELECT COUNT(*) FROM "+table) {
+		t.Errorf("the general log lacks the allowed SET STATEMENT on %s", table)
+	}
+	if strings.Contains(log, "FOR DELETE FROM "+table) {
+		t.Errorf("the blocked statement reached the server: %s", linesWith(log, "FOR DELETE FROM "+table))
+	}
+}

@@ -74,6 +74,12 @@ func analyzeStmts(text string, lex engine.LexStats, inspect func(*engine.TextFac
 func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error) *engine.TextFacts {
 	tf := &engine.TextFacts{Lex: lex}
 	if err != nil {
+		if st, ok := composed(text); ok {
+			// MariaDB's SET STATEMENT ... FOR a query, whose two parts TiDB
+			// parses (unparsed.go): parsed after all.
+			tf.Stmts = []engine.StmtFacts{st}
+			return tf
+		}
 		tf.ParseError = true
 		tf.ParseReason = parseErrorReason + errPosition(err)
 		if what := knownUnparsed(text); what != "" {

@@ -821,6 +821,76 @@ func plainMode(text, name string) bool {
 	}
 }
 
+// composed reads a text that is one MariaDB SET STATEMENT v = x, ... FOR
+// stmt (Connector/J's query timeout: SET STATEMENT max_statement_time = n
+// FOR the query) as parsed when TiDB parses both parts: the SET of
+// settings that do not change lexing, and a SELECT, INSERT, UPDATE or
+// DELETE, nothing else. Its facts are stmt's with the SET's settings and
+// effects: all of what the server runs, so every rule applies, as to a
+// parsed text. A text with a kept executable comment (two readings) is not
+// composed.
+func composed(text string) (engine.StmtFacts, bool) {
+	var none engine.StmtFacts
+	if _, two := skipReading(text); two {
+		return none, false
+	}
+	pieces := cut(text)
+	var pc *piece
+	for i := range pieces {
+		if pieces[i].words == 0 {
+			continue
+		}
+		if pc != nil {
+			return none, false // more than one statement
+		}
+		pc = &pieces[i]
+	}
+	if pc == nil || len(pc.lead) < 2 || !pc.lead[0].is(text, "set") || !pc.lead[1].is(text, "statement") {
+		return none, false
+	}
+	kw := pc.lead[1]
+	depth := 0
+	for i := kw.hi; i < pc.hi; {
+		t, more := nextToken(text[:pc.hi], i)
+		if !more {
+			break
+		}
+		i = t.hi
+		switch {
+		case t.kind == '(':
+			depth++
+		case t.kind == ')':
+			depth--
+		case depth == 0 && t.is(text, "for"):
+			inner, parsed := parsePiece(text[t.hi:pc.hi])
+			if !parsed || len(inner) != 1 {
+				return none, false
+			}
+			st := inner[0]
+			switch st.Kind {
+			case engine.KindSelect, engine.KindInsert, engine.KindUpdate, engine.KindDelete:
+			default:
+				return none, false
+			}
+			set, parsed := parsePiece("SET " + text[kw.hi:t.lo])
+			if !parsed || len(set) != 1 || set[0].Kind != engine.KindSetStmt {
+				return none, false
+			}
+			for _, name := range set[0].Settings {
+				if lexSetting(name) {
+					return none, false
+				}
+			}
+			st.Settings = append(st.Settings, set[0].Settings...)
+			st.Effects |= set[0].Effects
+			st.Kinds |= 1 << engine.KindSetStmt
+			st.Loc, st.Length = 0, 0
+			return st, true
+		}
+	}
+	return none, false
+}
+
 // lexSetting reports whether a system variable changes how the server
 // lexes text (lex.go).
 func lexSetting(name string) bool {

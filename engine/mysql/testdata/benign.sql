@@ -182,3 +182,4 @@ EXPLAIN FORMAT=JSON SELECT * FROM users WHERE id = 1
 SELECT * FROM users WHERE name = 'O\'Brien' AND note = "say \"hi\""
 SELECT * FROM users WHERE id = 1 /* trace_id=4bf92f3577b34da6 */
 SELECT 1 FROM DUAL
+SET STATEMENT max_statement_time=30 FOR SELECT id, name FROM customers WHERE id = 42
