@@ -57,7 +57,8 @@ var mysqlDrivers = []driverProg{
 	{lang: "python", driver: "mysqldb", ed25519: true, module: "MySQLdb"},
 	{lang: "php", driver: "mysqli", binary: true, module: "mysqli",
 		extra: map[string]any{"cursor": "5000 12502500", "long-data": "4194304"}},
-	{lang: "php", driver: "pdo_mysql", binary: true, noReset: true, module: "pdo_mysql"},
+	{lang: "php", driver: "pdo_mysql", binary: true, noReset: true, module: "pdo_mysql",
+		extra: map[string]any{"gbk-injection": blockedMySQLAny}},
 	{lang: "java", driver: "mariadb", binary: true, ed25519: true, module: "mariadb-java-client.jar",
 		extra: map[string]any{"batch": "3", "blocked-batch": blockedMySQL, "long-data": "3145728", "cancel": "1317", "infile": "2"}},
 }
@@ -187,6 +188,8 @@ func runDriver(t *testing.T, wrap, argv []string, e driverEnv) map[string]string
 var (
 	blockedMySQL = regexp.MustCompile(`^1227 42000 sqlfw: statement blocked by rule no-unfiltered-writes\b`)
 	blockedPG    = regexp.MustCompile(`^42501 sqlfw: statement blocked by rule no-unfiltered-writes\b`)
+	// a block by whichever rule
+	blockedMySQLAny = regexp.MustCompile(`^1227 42000 sqlfw: statement blocked by rule `)
 	// PyMySQL reads the SQLSTATE off the packet and drops it
 	blockedMySQLNoState = regexp.MustCompile(`^1227 - sqlfw: statement blocked by rule no-unfiltered-writes\b`)
 )
@@ -259,12 +262,13 @@ func wantPGSteps(p driverProg) map[string]any {
 
 // blockedText matches, in a server log's lines, the statements the
 // programs send that sqlfwd blocks: a delete of table without WHERE, the
-// WHERE-less update and (with multi) the insert sent in one text with a
-// blocked delete. The programs' other deletes have a WHERE.
+// WHERE-less update and (with multi, MySQL's) the insert sent in one text
+// with a blocked delete and PDO's GBK injection. The programs' other
+// deletes have a WHERE.
 func blockedText(table string, multi bool) *regexp.Regexp {
 	re := `(?m)delete from ` + table + `\s*(;|$)|update ` + table + ` set v`
 	if multi {
-		re += `|\(5, 'five'\)`
+		re += `|\(5, 'five'\)|or 1=1`
 	}
 	return regexp.MustCompile(re)
 }

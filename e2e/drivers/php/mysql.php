@@ -196,6 +196,24 @@ if ($drv instanceof Mysqli_) {
     $st->close();
 }
 
+if ($drv instanceof Pdo_) {
+    // The classic: after SET NAMES gbk, PDO's emulated prepare (its
+    // default) escapes the quote after 0xbf as 0xbf 0x5c 0x27, which GBK
+    // reads as one character and a quote: the parameter ends the string
+    // and "or 1=1" runs (it does against the server directly).
+    $drv->p->exec('SET NAMES gbk');
+    $drv->p->setAttribute(PDO::ATTR_EMULATE_PREPARES, true);
+    try {
+        $st = $drv->p->prepare("select id from $T where v = ?");
+        $st->execute(["\xbf' or 1=1 -- "]);
+        out('gbk-injection', 'not blocked', count($st->fetchAll()));
+    } catch (PDOException $e) {
+        out('gbk-injection', str_replace("\n", ' ', $drv->err($e)));
+    }
+    $drv->p->setAttribute(PDO::ATTR_EMULATE_PREPARES, false);
+    $drv->p->exec('SET NAMES utf8mb4');
+}
+
 $drv->q("set @sqlfw_e2e = 'kept'");
 $what = $drv->reset();
 out('reset', $what !== '' ? $what : $first($drv->q("select coalesce(@sqlfw_e2e, 'cleared')")));
