@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -175,7 +176,8 @@ func digits(b []byte) (uint64, bool) {
 // offset 0), for the daemon's sampled batches: nothing is allocated. A nil
 // probe reads nothing.
 type ThrottleProbe struct {
-	f *os.File
+	f  *os.File
+	fd uintptr
 }
 
 // OpenThrottleProbe opens the cpu.stat of the layout's cpu controller, or
@@ -194,7 +196,7 @@ func OpenThrottleProbe(l Layout) *ThrottleProbe {
 	if err != nil {
 		return nil
 	}
-	return &ThrottleProbe{f: f}
+	return &ThrottleProbe{f: f, fd: f.Fd()}
 }
 
 // Close closes the file; a nil probe is fine.
@@ -211,8 +213,13 @@ func (p *ThrottleProbe) Read(buf *[256]byte) (uint64, bool) {
 	if p == nil {
 		return 0, false
 	}
-	n, err := unix.Pread(int(p.f.Fd()), buf[:], 0)
-	if err != nil || n <= 0 {
+	// A raw system call: unix.Pread would enter the runtime's system-call
+	// state, which wakes its sysmon thread when the daemon was idle (the
+	// relay's own reads and writes avoid it too). Reading cpu.stat does not
+	// block.
+	r, _, e := unix.RawSyscall6(unix.SYS_PREAD64, p.fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
+	n := int(r)
+	if e != 0 || n <= 0 {
 		return 0, false
 	}
 	b := buf[:n]

@@ -244,3 +244,28 @@ func BenchmarkClocks(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRecording measures what timing.go and breakdown.go add to one
+// statement: the hold's clocks and the HdrHistogram records (held, eval,
+// relay) under the shard's lock, one batch in sampleEvery sampled (there
+// without a cgroup probe: the thread CPU clock only).
+func BenchmarkRecording(b *testing.B) {
+	r := newRecorder()
+	var h holdTimer
+	h.rec = r.shardFor(1)
+	var rt relayTimer
+	rt.rec = h.rec
+	rt.startup = true
+	b.ReportAllocs()
+	for b.Loop() {
+		h.wait()
+		h.begin(time.Now().UnixNano() - 20000)
+		c := h.evalStart()
+		h.evalEnd(c, 3*time.Microsecond)
+		h.statement()
+		h.end()
+		rt.arrived()
+		rt.readyForQuery()
+		rt.forwarded()
+	}
+}

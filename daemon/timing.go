@@ -54,6 +54,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -70,10 +71,14 @@ var monoBase = time.Now()
 // nanotime is monotonic nanoseconds since the process started.
 func nanotime() int64 { return int64(time.Since(monoBase)) }
 
-// threadCPU returns the calling thread's CPU time in ns, or -1.
+// threadCPU returns the calling thread's CPU time in ns, or -1. It is a
+// raw system call (the vDSO does not serve this clock): through
+// unix.ClockGettime it would enter the runtime's system-call state and wake
+// sysmon as the relay's own reads no longer do (relay.IO), and it never
+// blocks.
 func threadCPU() int64 {
 	var ts unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) != nil {
+	if _, _, e := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, unix.CLOCK_THREAD_CPUTIME_ID, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
 		return -1
 	}
 	return ts.Nano()
