@@ -19,7 +19,9 @@
 #      wire/, engine/, timing and counters daemon/timing.go, relay/pg, the
 #      rest of daemon/).
 # --targets may add barerelay-raw: the bare relay with raw read(2)/write(2)
-# in RawConn callbacks (bench/cmd/barerelay --io raw).
+# in RawConn callbacks (bench/cmd/barerelay --io raw), and sqlfwd-base:
+# another sqlfwd binary (--base-bin FILE, say main's), configured as sqlfwd,
+# for a before/after in one run.
 # Prints markdown tables (per statement) and leaves the raw files in --out
 # (NAME-RATE-ROUND.{stat,cpu,groups,syms,pgbench}: .syms names the frames
 # behind each group, e.g. which runtime function called nanosleep).
@@ -28,14 +30,14 @@
 #
 #   scripts/profile-relay.sh [--rates 2000,6000] [--seconds 10] [--clients 2]
 #                            [--rounds 2] [--freq 4999] [--out DIR]
-#                            [--targets sqlfwd,barerelay,haproxy]
+#                            [--targets sqlfwd,barerelay,haproxy] [--base-bin FILE]
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here/.."
 # shellcheck source=free-port.sh
 . "$here/free-port.sh"
-rates=2000 secs=10 clients=2 rounds=2 freq=4999 out="" targets=sqlfwd,barerelay,haproxy
+rates=2000 secs=10 clients=2 rounds=2 freq=4999 out="" targets=sqlfwd,barerelay,haproxy basebin=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rates) rates=$2; shift 2 ;;
@@ -45,7 +47,8 @@ while [ $# -gt 0 ]; do
 	--freq) freq=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--targets) targets=$2; shift 2 ;;
-	*) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+	--base-bin) basebin=$2; shift 2 ;;
+	*) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
 say() { echo "profile-relay.sh: $*" >&2; }
@@ -96,6 +99,10 @@ for t in ${targets//,/ }; do
 	case "$t" in
 	sqlfwd) start sqlfwd "$p" "$work/sqlfwd" --protocol postgres --listen "127.0.0.1:$p" \
 		--upstream "127.0.0.1:$pgport" --control-socket "$work/ctl.sock" --log-level warn ;;
+	sqlfwd-base)
+		[ -x "$basebin" ] || { say "sqlfwd-base needs --base-bin FILE"; exit 2; }
+		start sqlfwd-base "$p" "$basebin" --protocol postgres --listen "127.0.0.1:$p" \
+			--upstream "127.0.0.1:$pgport" --control-socket "$work/ctl-base.sock" --log-level warn ;;
 	barerelay) start barerelay "$p" "$work/barerelay" --listen "127.0.0.1:$p" --upstream "127.0.0.1:$pgport" ;;
 	barerelay-raw) start barerelay-raw "$p" "$work/barerelay" --io raw --listen "127.0.0.1:$p" --upstream "127.0.0.1:$pgport" ;;
 	haproxy)
