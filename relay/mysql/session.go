@@ -467,6 +467,10 @@ func (s *session) readResponse(cliTLS *tls.Config) ([]byte, wire.HandshakeRespon
 		if s.clientCert = peerName(tc); s.clientCert != "" {
 			s.log = s.log.With("client_cert", s.clientCert)
 		}
+		// the handshake cleared the deadline; the response is still bound
+		if t := s.env.Limits.StartupTimeout; t > 0 {
+			_ = tc.SetReadDeadline(time.Now().Add(t))
+		}
 		m, err = readHandshakePacket(tc, false)
 		if err != nil {
 			if errors.Is(err, io.EOF) {

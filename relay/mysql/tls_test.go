@@ -276,6 +276,31 @@ func TestTLSClientBadInput(t *testing.T) {
 	}
 }
 
+// A client that finishes the TLS handshake and then sends nothing is
+// closed at the startup timeout, as one in clear is (the handshake cleared
+// the deadline: such a client held a goroutine and a descriptor forever,
+// before admission counted it).
+func TestTLSSilenceAfterHandshake(t *testing.T) {
+	h, _, cli := tlsHarness(t)
+	h.env.Limits.StartupTimeout = 300 * time.Millisecond
+	closedByRelay := func(c net.Conn) error {
+		_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		m, err := readPkt(c)
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			return fmt.Errorf("still open 3s after a %v startup timeout", h.env.Limits.StartupTimeout)
+		}
+		if err == nil {
+			return fmt.Errorf("got %q, want the connection closed", m)
+		}
+		return nil
+	}
+	h.run(t, []step{send(greeting(serverCaps)), expectClosed()},
+		[]step{expectFunc(checkTLSGreeting), send(sslRequest(clientCaps)), startTLS(cli, false), closedByRelay})
+	if logs := h.logs.String(); !strings.Contains(logs, "no handshake response after TLS") {
+		t.Errorf("want the log to say why; the log:\n%s", logs)
+	}
+}
+
 // A client certificate from the CA is accepted, and the log names its
 // subject.
 func TestTLSClientCertificate(t *testing.T) {
