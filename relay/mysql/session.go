@@ -1126,6 +1126,7 @@ func (s *session) toClient() {
 			if !done {
 				continue
 			}
+			login := false // the login's exchange ends here
 			if authing {
 				_ = s.server.SetReadDeadline(time.Time{})
 				authing = false
@@ -1135,10 +1136,20 @@ func (s *session) toClient() {
 					_ = s.writeClient(fr.Take())
 					return
 				}
+				login = cur.cmd == 0
 			}
 			s.settle(r, &cur, m)
 			if err := s.writeClient(fr.Take()); err != nil {
 				return
+			}
+			if login {
+				// Only now may the commands pipelined behind the login be
+				// decided: the login is in no queue, so a reply of sqlfw's
+				// to one would otherwise go out at once, before its OK.
+				s.mu.Lock()
+				s.phase.Store(phaseCommand)
+				s.authEnded.Broadcast()
+				s.mu.Unlock()
 			}
 			s.meter.ResponseReady() // timing (the first, the end of authentication, is not timed)
 			if !s.answered(owed) {
@@ -1173,10 +1184,11 @@ func (s *session) settle(r *wire.Response, cur *pending, last []byte) {
 	s.inTx = r.InTransaction()
 	failed := r.Failed()
 	switch cur.cmd {
-	case 0, wire.ComChangeUser:
+	case wire.ComChangeUser:
+		// (the login's end, cmd 0, is toClient's: after its OK is written)
 		s.phase.Store(phaseCommand)
 		s.authEnded.Broadcast()
-		if cur.cmd == wire.ComChangeUser && !failed {
+		if !failed {
 			s.user, s.schema = cur.user, cur.schema
 			s.loginChanged.Store(true)
 			s.memo.reset()
