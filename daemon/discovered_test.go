@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sys/unix"
 )
 
 func TestUpstreamAndProtect(t *testing.T) {
@@ -572,6 +575,43 @@ func TestServerSocketName(t *testing.T) {
 		if got := serverSocketName(name); got != want {
 			t.Errorf("%q: got %v, want %v", name, got, want)
 		}
+	}
+}
+
+// The inotify events the socket watch reads: a server's socket created or
+// removed is a hit, other names are not, an overflowed queue (events lost)
+// is, and a dropped watch is forgotten.
+func TestSockEvents(t *testing.T) {
+	event := func(wd int32, mask uint32, name string) []byte {
+		l := 0
+		if name != "" {
+			l = (len(name) + 1 + 15) &^ 15 // NUL-padded, as the kernel pads
+		}
+		b := binary.NativeEndian.AppendUint32(nil, uint32(wd))
+		b = binary.NativeEndian.AppendUint32(b, mask)
+		b = binary.NativeEndian.AppendUint32(b, 0) // cookie
+		b = binary.NativeEndian.AppendUint32(b, uint32(l))
+		return append(b, append([]byte(name), make([]byte, l-len(name))...)...)
+	}
+	cat := func(bs ...[]byte) []byte { return bytes.Join(bs, nil) }
+	for _, tc := range []struct {
+		name    string
+		buf     []byte
+		hit     bool
+		forgets []int32
+	}{
+		{"a PostgreSQL socket created", event(1, unix.IN_CREATE, ".s.PGSQL.5433"), true, nil},
+		{"another file", cat(event(1, unix.IN_CREATE, "notes.txt"), event(1, unix.IN_DELETE, ".s.PGSQL.5433.lock")), false, nil},
+		{"a socket among others", cat(event(1, unix.IN_CREATE, "notes.txt"), event(2, unix.IN_DELETE, "mysqld.sock")), true, nil},
+		{"the queue overflowed", event(-1, unix.IN_Q_OVERFLOW, ""), true, nil},
+		{"a watch dropped", event(3, unix.IN_IGNORED, ""), false, []int32{3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var forgot []int32
+			if hit := sockEvents(tc.buf, func(wd int32) { forgot = append(forgot, wd) }); hit != tc.hit || !slices.Equal(forgot, tc.forgets) {
+				t.Errorf("sockEvents(%q) = %v, forgot %v; want %v, %v", tc.buf, hit, forgot, tc.hit, tc.forgets)
+			}
+		})
 	}
 }
 

@@ -68,25 +68,34 @@ func (w *sockWatch) run(changed func()) {
 		if err != nil {
 			return
 		}
-		b := buf[:n]
-		hit := false
-		for len(b) >= unix.SizeofInotifyEvent {
-			wd := int32(binary.NativeEndian.Uint32(b[0:]))
-			mask := binary.NativeEndian.Uint32(b[4:])
-			l := int(binary.NativeEndian.Uint32(b[12:]))
-			end := min(len(b), unix.SizeofInotifyEvent+l)
-			name := strings.TrimRight(string(b[unix.SizeofInotifyEvent:end]), "\x00")
-			b = b[end:]
-			if mask&unix.IN_IGNORED != 0 {
-				w.forget(wd) // the directory went; watch() may add it again
-				continue
-			}
-			hit = hit || serverSocketName(name)
-		}
-		if hit {
+		if sockEvents(buf[:n], w.forget) {
 			changed()
 		}
 	}
+}
+
+// sockEvents reads a buffer of inotify events: it reports whether one names
+// a server's socket, or the queue overflowed (events were lost: a scan
+// finds what they said), and calls forget for each watch the kernel
+// dropped (the directory went; watch() may add it again).
+func sockEvents(b []byte, forget func(wd int32)) (hit bool) {
+	for len(b) >= unix.SizeofInotifyEvent {
+		wd := int32(binary.NativeEndian.Uint32(b[0:]))
+		mask := binary.NativeEndian.Uint32(b[4:])
+		l := int(binary.NativeEndian.Uint32(b[12:]))
+		end := min(len(b), unix.SizeofInotifyEvent+l)
+		name := strings.TrimRight(string(b[unix.SizeofInotifyEvent:end]), "\x00")
+		b = b[end:]
+		switch {
+		case mask&unix.IN_Q_OVERFLOW != 0:
+			hit = true
+		case mask&unix.IN_IGNORED != 0:
+			forget(wd)
+		default:
+			hit = hit || serverSocketName(name)
+		}
+	}
+	return hit
 }
 
 func (w *sockWatch) forget(wd int32) {
