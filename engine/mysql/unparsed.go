@@ -53,7 +53,7 @@ import (
 //	                                       dcl create/alter/drop of a user or role
 //	CHANGE MASTER | CHANGE REPLICATION SOURCE, START SLAVE | REPLICA | ALL SLAVES | ALL REPLICAS
 //	                                       opens_connection (a replica connects to its primary)
-//	EXECUTE IMMEDIATE <not a string>       dynamic_sql
+//	EXECUTE IMMEDIATE <not one literal>    dynamic_sql ('a' 'b' too)
 //	EXECUTE IMMEDIATE 'text'               the facts of text, as PREPARE ... FROM 'text'
 //	INSERT | REPLACE | DELETE ... RETURNING list
 //	                                       the facts of the statement and of SELECT list
@@ -915,7 +915,11 @@ func immediate(text string, l *lead) (st engine.StmtFacts, ok bool) {
 	}
 	l.i++
 	if l.i < len(l.t) && !l.at("using") {
-		return st, false // 'a' 'b', 'a' || x, ...: not one literal
+		// 'a' 'b' (one string to the server: 'DELETE FROM ' 't'),
+		// 'a' || x, ...: not one literal TiDB reads, so text assembled
+		// at run time as for any other expression
+		st.DynamicSQL = true
+		return st, true
 	}
 	// The literal, lexed as the server lexes it, in a statement TiDB has.
 	prep := "PREPARE sqlfw_immediate FROM " + text[lit.lo:lit.hi]
