@@ -54,6 +54,7 @@ import (
 //	CHANGE MASTER | CHANGE REPLICATION SOURCE, START SLAVE | REPLICA | ALL SLAVES | ALL REPLICAS
 //	                                       opens_connection (a replica connects to its primary)
 //	EXECUTE IMMEDIATE <not one literal>    dynamic_sql ('a' 'b' too)
+//	PREPARE s FROM <not one literal>       dynamic_sql
 //	EXECUTE IMMEDIATE 'text'               the facts of text, as PREPARE ... FROM 'text'
 //	INSERT | REPLACE | DELETE ... RETURNING list
 //	                                       the facts of the statement and of SELECT list
@@ -586,6 +587,13 @@ func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 	case l.eat("execute"):
 		if l.eat("immediate") {
 			return immediate(text, l)
+		}
+	case l.eat("prepare"):
+		// TiDB parses PREPARE s FROM 'text' and FROM @v: one here prepares
+		// an expression (MariaDB: CONCAT(...), 'a' 'b'), text the server
+		// assembles as it runs
+		if _, _, named := l.name(); named && l.eat("from") {
+			st.DynamicSQL, ok = true, true
 		}
 	case l.at("insert", "replace", "delete"):
 		return returning(text, pc)
