@@ -64,6 +64,7 @@ func TestMySQLUnparsedDenied(t *testing.T) {
 		{"EXECUTE IMMEDIATE 'INSTALL SONAME ''i_" + marker + "'''", "no-code-loading"},
 		{"CREATE EVENT e_" + marker + " ON SCHEDULE EVERY 1 HOUR DO DELETE FROM " + table + " WHERE id < 0", "no-scheduled-sql"},
 		{"EXECUTE IMMEDIATE 'DELETE FROM ' '" + table + "'", "no-dynamic-sql"}, // one string to MariaDB
+		{"PREPARE s_" + marker + " FROM CONCAT('DELETE FROM ', '" + table + "')", "no-dynamic-sql"},
 		{"DELETE FROM " + table + " RETURNING id", "no-unfiltered-writes"},
 		{"SET STATEMENT max_statement_time = 10 FOR DELETE FROM " + table, "no-unfiltered-writes"},
 		{"CREATE DEFINER = 'root'@'localhost' TRIGGER t_" + marker + " BEFORE INSERT ON " + table + " FOR EACH ROW SET NEW.id = 1", "no-definer-views"},
