@@ -2,8 +2,12 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
+	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -22,10 +26,60 @@ const SBTableSize = 10_000
 // sbRange is sysbench's range_size.
 const sbRange = 100
 
+// mysqlTLS is the client TLS of a target's sslmode, read as libpq reads
+// it: disable (or none) plaintext; allow and prefer TLS when the server
+// offers it; require TLS, the certificate unchecked; verify-ca the chain
+// against sslrootcert; verify-full the chain and the address's name.
+func (c DBConfig) mysqlTLS() (conf *tls.Config, fallback bool, err error) {
+	var roots *x509.CertPool
+	if c.SSLMode == "verify-ca" || c.SSLMode == "verify-full" {
+		if c.SSLRootCert == "" {
+			return nil, false, fmt.Errorf("sslmode %s needs sslrootcert", c.SSLMode)
+		}
+		pem, err := os.ReadFile(c.SSLRootCert)
+		if err != nil {
+			return nil, false, err
+		}
+		roots = x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(pem) {
+			return nil, false, fmt.Errorf("%s: no PEM certificate", c.SSLRootCert)
+		}
+	}
+	switch c.SSLMode {
+	case "", "disable":
+		return nil, false, nil
+	case "allow", "prefer":
+		return &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}, true, nil
+	case "require":
+		return &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}, false, nil
+	case "verify-ca":
+		return &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12,
+			VerifyConnection: func(cs tls.ConnectionState) error {
+				if len(cs.PeerCertificates) == 0 {
+					return errors.New("server sent no certificate")
+				}
+				inter := x509.NewCertPool()
+				for _, ic := range cs.PeerCertificates[1:] {
+					inter.AddCert(ic)
+				}
+				_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+				return err
+			}}, false, nil
+	case "verify-full":
+		// the driver sets ServerName from the address
+		return &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}, false, nil
+	}
+	return nil, false, fmt.Errorf("sslmode %q", c.SSLMode)
+}
+
 func (c DBConfig) mysqlConnector(addr string) (*sql.DB, error) {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = c.User, c.Password, "tcp", addr, c.Database
 	cfg.Timeout = 10 * time.Second
+	var err error
+	if cfg.TLS, cfg.AllowFallbackToPlaintext, err = c.mysqlTLS(); err != nil {
+		return nil, fmt.Errorf("mysql TLS: %w", err)
+	}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("mysql config: %w", err)
@@ -164,11 +218,38 @@ func (o *sbOp) Close() error {
 	return o.db.Close()
 }
 
+// myConnectOp opens a new connection per request, as connectOp does for
+// PostgreSQL: TCP connect, greeting, TLS if the target's sslmode asks,
+// authentication, SELECT 1, COM_QUIT. Its pool keeps no idle connection,
+// so each request's connection is closed when the request ends.
+type myConnectOp struct{ db *sql.DB }
+
+func openMyConnect(cfg DBConfig, addr string) OpenFunc {
+	return func(context.Context) (Op, error) {
+		db, err := cfg.mysqlConnector(addr)
+		if err != nil {
+			return nil, err
+		}
+		db.SetMaxIdleConns(0)
+		return myConnectOp{db: db}, nil
+	}
+}
+
+func (o myConnectOp) Do(ctx context.Context, _ int64) error {
+	var one int
+	return o.db.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
+}
+
+func (o myConnectOp) Close() error { return o.db.Close() }
+
 // MySQLWorkloads lists the MySQL workloads.
 func MySQLWorkloads() []Workload {
 	return []Workload{{
 		Name: "oltp-read-only", Protocol: MySQL, Schema: "sysbench", Statements: 16,
 		Setup: setupSysbench, Open: openSysbench,
 		Doc: "sysbench oltp_read_only: BEGIN, 10 point selects, 4 range selects of " + strconv.Itoa(sbRange) + " rows (plain, SUM, ORDER BY, DISTINCT), COMMIT; prepared, " + strconv.Itoa(SBTableSize) + " rows",
+	}, {
+		Name: "mysql-connect", Protocol: MySQL, Statements: 1, Open: openMyConnect,
+		Doc: "a new connection per request: connect, greeting, TLS if the target's sslmode asks, auth, SELECT 1, COM_QUIT",
 	}}
 }

@@ -41,8 +41,12 @@
 # TLS and opens its own to the server (--upstream-tls require): both legs
 # encrypted, as the commercial anchor measures it; HAProxy in TCP mode
 # relays the client's TLS to the server untouched; PgBouncer terminates and
-# re-encrypts like sqlfwd. The MySQL half is skipped. Results go to
-# <date>-<profile>-tls/.
+# re-encrypts like sqlfwd. The MySQL half likewise: MariaDB started with
+# the run's certificate, every MySQL client with TLS (sslmode=require),
+# sqlfwd terminating and re-opening, HAProxy relaying. Results go to
+# <date>-<profile>-tls/ and <date>-<profile>-tls-mysql/. The handshake
+# cost: -- --workloads connect,select-pk-prepared (PostgreSQL) or
+# -- --workloads mysql-connect,oltp-read-only (with --no-pg).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -74,7 +78,7 @@ while [ $# -gt 0 ]; do
 	--tls) tls=1; shift ;;
 	--nice) nice_lvl=$2; shift 2 ;;
 	--) shift; extra=("$@"); break ;;
-	*) sed -n '2,45p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+	*) sed -n '2,48p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
 say() { echo "bench.sh: $*" >&2; }
@@ -151,7 +155,6 @@ pgport=$SQLFW_PG_PORT
 # sqlfwd command gets (tls_key, fwtls).
 tls_key="" fwtls=""
 if [ "$tls" = 1 ]; then
-	mysql=0
 	t="$work/tls"
 	mkdir -p "$t"
 	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=sqlfw-bench-ca \
@@ -365,7 +368,12 @@ if [ "$pg" = 1 ] && [ "$profile" = ci ] && [ "$status" = 0 ]; then
 fi
 
 if [ "$mysql" = 1 ]; then
-	"$here/mariadb.sh" start --dir "$work/my" >/dev/null
+	myssl=()
+	if [ "$tls" = 1 ]; then
+		myssl=(--ssl-cert "$work/tls/server.pem" --ssl-key "$work/tls/server.key")
+		say "TLS: MariaDB serves TLS, MySQL clients sslmode=require; sqlfwd terminates and re-encrypts, HAProxy relays TLS"
+	fi
+	"$here/mariadb.sh" start --dir "$work/my" ${myssl[@]+"${myssl[@]}"} >/dev/null
 	eval "$("$here/mariadb.sh" env --dir "$work/my")"
 	myhp="$(free_port)"
 	cat >"$work/haproxy-my.cfg" <<CFG
@@ -386,26 +394,26 @@ CFG
 	myfw="$(free_port)"
 	for _ in 1 2 3 4 5; do [ "$myfw" != "$myhp" ] && break; myfw="$(free_port)"; done
 	{
-		printf 'direct 127.0.0.1:%s version="MariaDB %s" pause_pidfile=%s\n' "$myport" "$myver" "$work/my/pid"
+		printf 'direct 127.0.0.1:%s version="MariaDB %s" pause_pidfile=%s '"$tls_key"'\n' "$myport" "$myver" "$work/my/pid"
 		# sqlfwd as for PostgreSQL: its own cgroup and quota, enforce, the
 		# default MySQL policy
 		sqlfw_cg my-explicit
-		printf 'sqlfwd 127.0.0.1:%s version="%s, enforce, default policy, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol mysql --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl-my.sock --log-level warn"\n' \
+		printf 'sqlfwd 127.0.0.1:%s version="%s, enforce, default policy, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol mysql --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl-my.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
 			"$myfw" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$myfw" "$myport" "$work"
 		if [ -n "$basebin" ]; then
 			mybase="$(free_port)"
 			sqlfw_cg my-base
-			printf 'sqlfwd-base 127.0.0.1:%s version="%s (--base-bin), enforce, default policy, quota %s vCPU" %s start="%sexec %s --protocol mysql --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl-my-base.sock --log-level warn"\n' \
+			printf 'sqlfwd-base 127.0.0.1:%s version="%s (--base-bin), enforce, default policy, quota %s vCPU" %s start="%sexec %s --protocol mysql --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl-my-base.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
 				"$mybase" "$basever" "$quota" "$cpu_keys" "$into_cg" "$(cd "$(dirname "$basebin")" && pwd)/$(basename "$basebin")" "$mybase" "$myport" "$work"
 		fi
 		if [ "$intercept" = 1 ]; then
 			# as for PostgreSQL: MariaDB's port on a loopback alias where
 			# nothing listens, handed to sqlfwd by the kernel (sockmap on)
 			sqlfw_cg my-intercept-on
-			printf 'sqlfwd-intercept-sockmap-on 127.0.0.2:%s version="%s, enforce, default policy, app-host interception, sockmap on, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol mysql --upstream 127.0.0.1:%s --intercept --protect 127.0.0.2:%s --sockmap on --control-socket %s/ctl-my-on.sock --log-level warn"\n' \
+			printf 'sqlfwd-intercept-sockmap-on 127.0.0.2:%s version="%s, enforce, default policy, app-host interception, sockmap on, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol mysql --upstream 127.0.0.1:%s --intercept --protect 127.0.0.2:%s --sockmap on --control-socket %s/ctl-my-on.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
 				"$myport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$myport" "$myport" "$work"
 		fi
-		printf 'haproxy 127.0.0.1:%s version="%s, TCP mode" start="exec haproxy -db -f %s/haproxy-my.cfg"\n' "$myhp" "$hpver" "$work"
+		printf 'haproxy 127.0.0.1:%s version="%s, TCP mode" start="exec haproxy -db -f %s/haproxy-my.cfg" '"$tls_key"'\n' "$myhp" "$hpver" "$work"
 	} >"$work/targets-my"
 	say "profile mysql-$profile: $(grep -c . "$work/targets-my") targets, results in $out-mysql"
 	mystatus=0

@@ -2,14 +2,16 @@
 # mariadb.sh runs a throwaway MariaDB for tests and demos; the shape of pg.sh.
 #
 #   scripts/mariadb.sh start  [--dir D] [--port N] [--log-statements]
+#                             [--ssl-cert FILE --ssl-key FILE]
 #   scripts/mariadb.sh stop   [--dir D] [--purge]
 #   scripts/mariadb.sh status [--dir D]
 #   scripts/mariadb.sh env    [--dir D]      # eval "$(scripts/mariadb.sh env)"
 #
 # D defaults to $SQLFW_MY_DIR or /tmp/sqlfw-mariadb. It holds data/, s.sock,
 # server.log (error log), general.log (every statement, with
-# --log-statements), pid and port. root@localhost has an empty password and
-# password authentication (mysql_native_password), so TCP clients work.
+# --log-statements), pid and port. --ssl-cert and --ssl-key serve TLS with
+# that PEM certificate and key (MariaDB reads them only at start).
+# root@localhost has an empty password and password authentication (mysql_native_password), so TCP clients work.
 # A role with a password exists for auth passthrough tests:
 #   sqlfw_user / sqlfw_pass (mysql_native_password, from 127.0.0.1)
 set -euo pipefail
@@ -21,7 +23,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PW_USER=sqlfw_user PW_PASSWORD=sqlfw_pass
 
 usage() {
-	sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 say() { echo "mariadb.sh: $*" >&2; }
@@ -33,6 +35,7 @@ dir="${SQLFW_MY_DIR:-/tmp/sqlfw-mariadb}"
 port=""
 general_log=0
 purge=0
+ssl=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--dir) dir="$2"; shift 2 ;;
@@ -41,6 +44,8 @@ while [ $# -gt 0 ]; do
 	--port=*) port="${1#*=}"; shift ;;
 	--log-statements) general_log=1; shift ;;
 	--purge) purge=1; shift ;;
+	--ssl-cert) ssl+=("--ssl-cert=$2"); shift 2 ;;
+	--ssl-key) ssl+=("--ssl-key=$2"); shift 2 ;;
 	-h | --help) usage ;;
 	*) say "unknown argument: $1"; usage ;;
 	esac
@@ -98,7 +103,7 @@ start() {
 			--port="$port" --bind-address=127.0.0.1 --socket="$sockf" \
 			--pid-file="$dir/pid" --log-error="$log" --skip-log-bin \
 			--innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 \
-			--general-log-file="$glog" </dev/null >/dev/null 2>&1 &
+			--general-log-file="$glog" ${ssl[@]+"${ssl[@]}"} </dev/null >/dev/null 2>&1 &
 		for _ in $(seq 1 120); do
 			if running; then
 				break
