@@ -35,7 +35,7 @@ import (
 //	cpu_cgroup     read CPU use and throttling from this cgroup v1 cpu dir
 //	cpu_acct       its cpuacct dir, when cpuacct is mounted separately
 //	pause_pidfile  the server to pause for the generator self-check
-//	sslmode        the PostgreSQL clients' sslmode for this target (libpq's
+//	sslmode        the clients' sslmode for this target (libpq's
 //	               names: disable, require, verify-ca, verify-full; the
 //	               default is disable)
 //	sslrootcert    the CA file verify-ca and verify-full check against
