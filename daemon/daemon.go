@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -159,6 +160,7 @@ func (d *Daemon) newDatabase(dc *Database) (*database, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.warnClearServerLeg(dc, srvTLS, cliTLS)
 	d.dbsMu.Lock()
 	r := d.relays[p.name]
 	if r == nil {
@@ -523,6 +525,7 @@ func (d *Daemon) Reload() error {
 		// theirs
 		db.tls.server.Store(tlsCfgs[i].server)
 		db.tls.client.Store(tlsCfgs[i].client)
+		d.warnClearServerLeg(&db.cfg, tlsCfgs[i].server, tlsCfgs[i].client)
 		for _, w := range engines[i].Policy().Warnings() {
 			d.log.Warn("policy warning", "database", db.cfg.Name, "warning", w)
 		}
@@ -616,4 +619,31 @@ func (d *Daemon) Learned(name string) ([]byte, error) {
 		return nil, fmt.Errorf("database %s: nothing learnt (fwctl learn start first)", db.cfg.Name)
 	}
 	return l.Export(), nil
+}
+
+// warnClearServerLeg warns when a database's client leg is TLS (srv, the
+// configuration sqlfwd serves it with) and its server leg is not (no cli)
+// to an upstream off this host: the client believes its connection is
+// encrypted to the end.
+func (d *Daemon) warnClearServerLeg(dc *Database, srv, cli *tls.Config) {
+	if srv != nil && cli == nil && offHostTCP(dc.Upstream) {
+		d.log.Warn("the client leg is TLS but the server leg is not: statements, and the passwords of clear-text authentication (MySQL's full caching_sha2_password, mysql_clear_password, PostgreSQL's password method), cross the network to the server unencrypted; set upstream_tls",
+			"database", dc.Name, "upstream", dc.Upstream)
+	}
+}
+
+// offHostTCP reports whether upstream is a TCP address that may leave this
+// host: not a unix socket path, not a loopback address, not localhost.
+func offHostTCP(upstream string) bool {
+	host, _, err := net.SplitHostPort(upstream)
+	if err != nil {
+		return false // a unix socket path
+	}
+	if strings.EqualFold(host, "localhost") {
+		return false
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		return !a.Unmap().IsLoopback()
+	}
+	return true // a name: it may resolve anywhere
 }

@@ -34,3 +34,28 @@ func TestSeveralDatabases(t *testing.T) {
 		t.Errorf("stats %+v, want a: 1 denied, b: 1 would deny", st.Databases)
 	}
 }
+
+// offHostTCP tells an upstream that may leave the host (where a plaintext
+// server leg behind a TLS client leg is warned about) from a local one.
+func TestOffHostTCP(t *testing.T) {
+	for _, tc := range []struct {
+		upstream string
+		want     bool
+	}{
+		{"127.0.0.1:5432", false},
+		{"127.0.0.53:3306", false},
+		{"[::1]:5432", false},
+		{"[::ffff:127.0.0.1]:5432", false},
+		{"localhost:5432", false},
+		{"LOCALHOST:3306", false},
+		{"/run/postgresql/.s.PGSQL.5432", false},
+		{"/run/mysqld/mysqld.sock", false},
+		{"10.1.2.3:5432", true},
+		{"[2001:db8::1]:3306", true},
+		{"db.internal:5432", true},
+	} {
+		if got := offHostTCP(tc.upstream); got != tc.want {
+			t.Errorf("offHostTCP(%q) = %v, want %v", tc.upstream, got, tc.want)
+		}
+	}
+}
