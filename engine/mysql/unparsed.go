@@ -595,7 +595,14 @@ func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 		if _, _, named := l.name(); named && l.eat("from") {
 			st.DynamicSQL, ok = true, true
 		}
-	case l.at("insert", "replace", "delete"):
+	case l.at("update", "delete"):
+		if st, ok := portionOf(text, pc); ok {
+			return st, true
+		}
+		if l.at("delete") {
+			return returning(text, pc)
+		}
+	case l.at("insert", "replace"):
 		return returning(text, pc)
 	case l.eat("set"):
 		if l.at("statement") {
@@ -741,6 +748,84 @@ func returning(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 		return st, true
 	}
 	return st, false
+}
+
+// portionOf is MariaDB's DELETE FROM t FOR PORTION OF p FROM a TO b
+// [WHERE ...] and UPDATE t FOR PORTION OF p FROM a TO b SET ...
+// (application-time periods), which TiDB does not parse: the statement's
+// facts without the clause, which only narrows the rows it changes (so a
+// WHERE-less one is still WHERE-less), with those of SELECT a, b. The
+// clause is the first FOR PORTION OF at depth 0; it ends at the first
+// WHERE, SET, ORDER, LIMIT or RETURNING at depth 0 after its TO.
+func portionOf(text string, pc *piece) (st engine.StmtFacts, ok bool) {
+	var ts []token
+	var depths []int
+	depth := 0
+	for i := pc.lo; i < pc.hi; {
+		t, more := nextToken(text[:pc.hi], i)
+		if !more {
+			break
+		}
+		i = t.hi
+		switch t.kind {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		}
+		ts, depths = append(ts, t), append(depths, depth)
+	}
+	at := -1
+	for k := 0; k+2 < len(ts); k++ {
+		if depths[k] == 0 && ts[k].is(text, "for") && ts[k+1].is(text, "portion") && ts[k+2].is(text, "of") {
+			at = k
+			break
+		}
+	}
+	// FOR PORTION OF name FROM
+	if at < 0 || at+4 >= len(ts) || !ts[at+4].is(text, "from") {
+		return st, false
+	}
+	from, to, end := at+4, -1, len(ts)
+	for k := from + 1; k < len(ts); k++ {
+		if depths[k] != 0 || ts[k].kind != tokWord {
+			continue
+		}
+		if to < 0 {
+			if ts[k].is(text, "to") {
+				to = k
+			}
+			continue
+		}
+		if ts[k].is(text, "where") || ts[k].is(text, "set") || ts[k].is(text, "order") || ts[k].is(text, "limit") || ts[k].is(text, "returning") {
+			end = k
+			break
+		}
+	}
+	if to < 0 || to == from+1 || to+1 == end {
+		return st, false
+	}
+	rest := ""
+	if end < len(ts) {
+		rest = text[ts[end].lo:pc.hi]
+	}
+	main, parsed := parsePiece(text[pc.lo:ts[at].lo] + " " + rest)
+	if !parsed || len(main) != 1 {
+		return st, false
+	}
+	switch main[0].Kind {
+	case engine.KindDelete, engine.KindUpdate:
+	default:
+		return st, false
+	}
+	bounds, parsed := parsePiece("SELECT " + text[ts[from].hi:ts[to].lo] + ", " + text[ts[to].hi:ts[end-1].hi])
+	if !parsed || len(bounds) != 1 {
+		return st, false
+	}
+	st = main[0]
+	merge(&st, &bounds[0])
+	st.Loc, st.Length = 0, 0
+	return st, true
 }
 
 // setStatement is MariaDB's SET STATEMENT var = value [, ...] FOR
