@@ -34,7 +34,9 @@ import (
 // arrival and the read (a throttled CFS period, a busy run queue) is part
 // of the statement's time (docs/stats.md). Unix-domain stream sockets
 // carry no receive time (the kernel stamps none), and neither do bytes a
-// sockmap program redirected: Arrived is then 0.
+// sockmap program redirected, nor the first segments after the first
+// socket of the host asked for stamps (the kernel turns them on in
+// deferred work): Arrived is then 0.
 type IO struct {
 	net.Conn
 	rc syscall.RawConn

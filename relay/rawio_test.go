@@ -105,6 +105,26 @@ func TestIOArrived(t *testing.T) {
 	defer ln.Close()
 	c, peer := pair(t, ln, true)
 	buf := make([]byte, 64)
+	// The kernel turns receive timestamps on in deferred work the first
+	// time a socket asks for them (net_enable_timestamp): on a host where
+	// no socket had them, the first segments after that carry none, and
+	// Arrived is 0 for them (the daemon then counts from the read). Wait,
+	// bounded, for the first stamped read; then every read must be stamped.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if _, err := peer.Write([]byte("warm")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+		if Arrived(c) != 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no read was stamped in 5 s: SO_TIMESTAMPNS gives no receive time")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	for i := range 3 {
 		before := time.Now().UnixNano()
 		if _, err := peer.Write([]byte("ping")); err != nil {
