@@ -706,12 +706,9 @@ func grant(text string, pc *piece, verb engine.DDLVerb) (st engine.StmtFacts, ok
 	return st, true
 }
 
-// returning is MariaDB's INSERT, REPLACE or DELETE ... RETURNING list: the
-// statement's facts with those of SELECT list. The RETURNING is the last
-// one at depth 0 before which the statement parses (TiDB does not parse a
-// text with the real one in it; a later one is a name in the list).
-func returning(text string, pc *piece) (st engine.StmtFacts, ok bool) {
-	var at []token
+// depthTokens returns the tokens of a piece with the parenthesis depth at
+// each (an opening parenthesis counts itself: it is at depth 1).
+func depthTokens(text string, pc *piece) (ts []token, depths []int) {
 	depth := 0
 	for i := pc.lo; i < pc.hi; {
 		t, more := nextToken(text[:pc.hi], i)
@@ -719,12 +716,26 @@ func returning(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 			break
 		}
 		i = t.hi
-		switch {
-		case t.kind == '(':
+		switch t.kind {
+		case '(':
 			depth++
-		case t.kind == ')':
+		case ')':
 			depth--
-		case depth == 0 && t.is(text, "returning"):
+		}
+		ts, depths = append(ts, t), append(depths, depth)
+	}
+	return ts, depths
+}
+
+// returning is MariaDB's INSERT, REPLACE or DELETE ... RETURNING list: the
+// statement's facts with those of SELECT list. The RETURNING is the last
+// one at depth 0 before which the statement parses (TiDB does not parse a
+// text with the real one in it; a later one is a name in the list).
+func returning(text string, pc *piece) (st engine.StmtFacts, ok bool) {
+	var at []token
+	ts, depths := depthTokens(text, pc)
+	for k, t := range ts {
+		if depths[k] == 0 && t.is(text, "returning") {
 			at = append(at, t)
 		}
 	}
@@ -758,23 +769,7 @@ func returning(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 // clause is the first FOR PORTION OF at depth 0; it ends at the first
 // WHERE, SET, ORDER, LIMIT or RETURNING at depth 0 after its TO.
 func portionOf(text string, pc *piece) (st engine.StmtFacts, ok bool) {
-	var ts []token
-	var depths []int
-	depth := 0
-	for i := pc.lo; i < pc.hi; {
-		t, more := nextToken(text[:pc.hi], i)
-		if !more {
-			break
-		}
-		i = t.hi
-		switch t.kind {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		}
-		ts, depths = append(ts, t), append(depths, depth)
-	}
+	ts, depths := depthTokens(text, pc)
 	at := -1
 	for k := 0; k+2 < len(ts); k++ {
 		if depths[k] == 0 && ts[k].is(text, "for") && ts[k+1].is(text, "portion") && ts[k+2].is(text, "of") {
