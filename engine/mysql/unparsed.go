@@ -825,9 +825,52 @@ func portionOf(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 
 // setStatement is MariaDB's SET STATEMENT var = value [, ...] FOR
 // statement: the statement's facts, with those of SET var = value, ...
-// (the settings hold while it runs). The FOR is the first at depth 0 (a
-// value's subquery can hold a FOR UPDATE in parentheses).
+// (the settings hold while it runs); its FOR is setStatementFor's.
 func setStatement(text string, pc *piece, kw token) (st engine.StmtFacts, ok bool) {
+	t, found := setStatementFor(text, pc, kw)
+	if !found {
+		return st, false
+	}
+	inner := text[t.hi:pc.hi]
+	sts, parsed := parsePiece(inner)
+	if !parsed {
+		sts = recognize(inner)
+	}
+	if len(sts) == 1 {
+		st, ok = sts[0], true
+	}
+	set, parsed := parsePiece("SET " + text[kw.hi:t.lo])
+	if !parsed || len(set) != 1 {
+		if ok {
+			st.Unparsed = "the settings of a SET STATEMENT could not be parsed"
+		}
+		return st, ok
+	}
+	st.Settings = append(st.Settings, set[0].Settings...)
+	st.Effects |= set[0].Effects
+	st.Kinds |= 1 << engine.KindSetStmt
+	ok = ok || len(set[0].Settings) > 0 // what it sets, whatever the statement is
+	first, _ := nextToken(inner, 0)
+	dynamic := first.is(inner, "prepare") || first.is(inner, "execute") || first.is(inner, "create") || first.is(inner, "alter")
+	for _, name := range set[0].Settings {
+		if lexSetting(name) && dynamic && !plainMode(text[kw.hi:t.lo], name) {
+			// The statement itself is lexed as read, but the text a
+			// PREPARE or EXECUTE IMMEDIATE runs, and the body of a
+			// routine, trigger, event or view it creates (stored
+			// with the sql_mode it ran under), are lexed under the
+			// new setting.
+			st.Unparsed = "a statement run under SET STATEMENT of sql_mode or the character set is lexed by the server otherwise than as read"
+			ok = true
+		}
+	}
+	st.Loc, st.Length = 0, 0
+	return st, ok
+}
+
+// setStatementFor returns the FOR of a SET STATEMENT whose SET STATEMENT
+// ends at kw: the first FOR at depth 0 after it (a value's subquery can
+// hold a FOR UPDATE in parentheses).
+func setStatementFor(text string, pc *piece, kw token) (token, bool) {
 	depth := 0
 	for i := kw.hi; i < pc.hi; {
 		t, more := nextToken(text[:pc.hi], i)
@@ -841,43 +884,10 @@ func setStatement(text string, pc *piece, kw token) (st engine.StmtFacts, ok boo
 		case t.kind == ')':
 			depth--
 		case depth == 0 && t.is(text, "for"):
-			inner := text[t.hi:pc.hi]
-			sts, parsed := parsePiece(inner)
-			if !parsed {
-				sts = recognize(inner)
-			}
-			if len(sts) == 1 {
-				st, ok = sts[0], true
-			}
-			set, parsed := parsePiece("SET " + text[kw.hi:t.lo])
-			if !parsed || len(set) != 1 {
-				if ok {
-					st.Unparsed = "the settings of a SET STATEMENT could not be parsed"
-				}
-				return st, ok
-			}
-			st.Settings = append(st.Settings, set[0].Settings...)
-			st.Effects |= set[0].Effects
-			st.Kinds |= 1 << engine.KindSetStmt
-			ok = ok || len(set[0].Settings) > 0 // what it sets, whatever the statement is
-			first, _ := nextToken(inner, 0)
-			dynamic := first.is(inner, "prepare") || first.is(inner, "execute") || first.is(inner, "create") || first.is(inner, "alter")
-			for _, name := range set[0].Settings {
-				if lexSetting(name) && dynamic && !plainMode(text[kw.hi:t.lo], name) {
-					// The statement itself is lexed as read, but the text a
-					// PREPARE or EXECUTE IMMEDIATE runs, and the body of a
-					// routine, trigger, event or view it creates (stored
-					// with the sql_mode it ran under), are lexed under the
-					// new setting.
-					st.Unparsed = "a statement run under SET STATEMENT of sql_mode or the character set is lexed by the server otherwise than as read"
-					ok = true
-				}
-			}
-			st.Loc, st.Length = 0, 0
-			return st, ok
+			return t, true
 		}
 	}
-	return st, false
+	return token{}, false
 }
 
 // plainMode reports whether the assignments in text set name, when it is
@@ -937,46 +947,34 @@ func composed(text string) (engine.StmtFacts, bool) {
 		return none, false
 	}
 	kw := pc.lead[1]
-	depth := 0
-	for i := kw.hi; i < pc.hi; {
-		t, more := nextToken(text[:pc.hi], i)
-		if !more {
-			break
-		}
-		i = t.hi
-		switch {
-		case t.kind == '(':
-			depth++
-		case t.kind == ')':
-			depth--
-		case depth == 0 && t.is(text, "for"):
-			inner, parsed := parsePiece(text[t.hi:pc.hi])
-			if !parsed || len(inner) != 1 {
-				return none, false
-			}
-			st := inner[0]
-			switch st.Kind {
-			case engine.KindSelect, engine.KindInsert, engine.KindUpdate, engine.KindDelete:
-			default:
-				return none, false
-			}
-			set, parsed := parsePiece("SET " + text[kw.hi:t.lo])
-			if !parsed || len(set) != 1 || set[0].Kind != engine.KindSetStmt {
-				return none, false
-			}
-			for _, name := range set[0].Settings {
-				if lexSetting(name) {
-					return none, false
-				}
-			}
-			st.Settings = append(st.Settings, set[0].Settings...)
-			st.Effects |= set[0].Effects
-			st.Kinds |= 1 << engine.KindSetStmt
-			st.Loc, st.Length = 0, 0
-			return st, true
+	t, found := setStatementFor(text, pc, kw)
+	if !found {
+		return none, false
+	}
+	inner, parsed := parsePiece(text[t.hi:pc.hi])
+	if !parsed || len(inner) != 1 {
+		return none, false
+	}
+	st := inner[0]
+	switch st.Kind {
+	case engine.KindSelect, engine.KindInsert, engine.KindUpdate, engine.KindDelete:
+	default:
+		return none, false
+	}
+	set, parsed := parsePiece("SET " + text[kw.hi:t.lo])
+	if !parsed || len(set) != 1 || set[0].Kind != engine.KindSetStmt {
+		return none, false
+	}
+	for _, name := range set[0].Settings {
+		if lexSetting(name) {
+			return none, false
 		}
 	}
-	return none, false
+	st.Settings = append(st.Settings, set[0].Settings...)
+	st.Effects |= set[0].Effects
+	st.Kinds |= 1 << engine.KindSetStmt
+	st.Loc, st.Length = 0, 0
+	return st, true
 }
 
 // lexSetting reports whether a system variable changes how the server
