@@ -314,3 +314,72 @@ func writeCgroupValue(t *testing.T, path, value string) {
 		t.Fatalf("writing %s to %s: %v", value, path, err)
 	}
 }
+
+// TestStatsPGPreparedExecutions: pgbench -M prepared through sqlfwd (one
+// Parse per connection, then Bind/Execute/Sync per statement) counts each
+// Bind of the earlier-prepared statement as a prepared execution, in the
+// statements and the allowed verdicts, not as a judged message, as MySQL's
+// COM_STMT_EXECUTE is (docs/stats.md "Prepared executions"); pgbench -M
+// extended (Parse, Bind, Execute in one batch) counts each statement once,
+// as the judged Parse. Both are checked against the executions the
+// server's own statement log shows.
+func TestStatsPGPreparedExecutions(t *testing.T) {
+	needSqlfwd(t)
+	needBinary(t)
+	d, err := startDaemon()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.stop() })
+	host, port, _ := net.SplitHostPort(d.addr)
+	const clients, perClient = 2, 40
+	const n = clients * perClient
+	for _, mode := range []string{"prepared", "extended"} {
+		marker := "sqlfw_e2e_prepexec_" + randomHex(t)
+		script := filepath.Join(t.TempDir(), "bench.sql")
+		if err := os.WriteFile(script, []byte("\\set x random(1, 1000)\nSELECT :x + 1 AS "+marker+";\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := stats(t, d).Databases[0]
+		args := []string{"-n", "-M", mode, "-c", fmt.Sprint(clients), "-j", "1", "-t", fmt.Sprint(perClient),
+			"-f", script, "-h", host, "-p", port, "-U", pg.User, pg.Database}
+		if res := runTool(t, 2*time.Minute, "", nil, "pgbench", args...); res.Exit != 0 {
+			t.Fatalf("input pgbench %s through sqlfwd\ngot %s\nwant exit 0", strings.Join(args, " "), res)
+		}
+		after := stats(t, d).Databases[0]
+		// the server's word: each statement run is one "execute" line
+		logged := 0
+		for _, l := range strings.Split(serverLog(t), "\n") {
+			if strings.Contains(l, "execute ") && strings.Contains(l, marker) {
+				logged++
+			}
+		}
+		if logged != n {
+			t.Errorf("-M %s: the server logged %d executions of the script's statement, want %d", mode, logged, n)
+		}
+		execs := after.Executions - before.Executions
+		judged := after.Messages - before.Messages
+		stmts := after.Statements - before.Statements
+		allowed := after.Allowed - before.Allowed
+		t.Logf("-M %s: %d statements run; counted executions %d, judged messages %d, statements %d, allowed %d", mode, n, execs, judged, stmts, allowed)
+		switch mode {
+		case "prepared":
+			if execs != n {
+				t.Errorf("-M prepared: executions counted %d, want %d (one per Bind of the prepared statement)", execs, n)
+			}
+			if judged > clients {
+				t.Errorf("-M prepared: %d judged messages, want at most %d (a Parse per connection)", judged, clients)
+			}
+		case "extended":
+			if execs != 0 {
+				t.Errorf("-M extended: executions counted %d, want 0 (each Bind runs the Parse of its own batch)", execs)
+			}
+			if judged != n {
+				t.Errorf("-M extended: %d judged messages, want %d (one Parse per statement)", judged, n)
+			}
+		}
+		if stmts != execs+judged || allowed != stmts {
+			t.Errorf("-M %s: statements %d and allowed %d, want both %d (executions + judged messages)", mode, stmts, allowed, execs+judged)
+		}
+	}
+}

@@ -166,6 +166,13 @@ type memo struct {
 	desync  bool
 	free    []*stmtRec
 	scratch []*stmtRec
+	// scratchNew: the batch asking for the candidates in scratch changes
+	// the name itself (a Parse, Close, PREPARE... of it in the same
+	// batch). toServer's.
+	scratchNew bool
+	// rejudged counts rejudge's engine calls (toServer's): a Bind that
+	// caused one was counted as a judged message.
+	rejudged uint64
 	// opsBuf and nameBuf are toServer's scratch for a text's operations
 	opsBuf  []memoOp
 	nameBuf []byte
@@ -267,6 +274,7 @@ func (s *session) rejudge(eng *engine.Engine, r *stmtRec, typ byte) engine.Verdi
 	el := time.Since(t0)
 	s.meter.EvalEnd(cpu0, el) // timing
 	s.obs.Judged(v, typ, t0, el)
+	s.memo.rejudged++
 	return v
 }
 
@@ -366,7 +374,7 @@ func (s *session) stmtCands(name []byte, batch uint64) []*stmtRec {
 			c.add(def, p.batch == batch)
 		}
 	}
-	m.scratch = c.done()
+	m.scratch, m.scratchNew = c.done(), c.curSet
 	return m.scratch
 }
 
@@ -546,7 +554,10 @@ func (s *session) memoClose(msg []byte, batch uint64) error {
 // memoBind returns the verdict for the statement a Bind names, judged
 // again when the policy changed since, and records the portal unless the
 // Bind is blocked. known is false for a name the session never saw
-// prepared (the server will reject the Bind).
+// prepared (the server will reject the Bind). A Bind of a statement an
+// earlier batch prepared is counted as an execution (relay.SessionObserver
+// Applied), as MySQL's COM_STMT_EXECUTE is: pgbench -M prepared's
+// statements are such Binds, and were counted nowhere.
 func (s *session) memoBind(msg []byte, batch uint64) (v engine.Verdict, known, blocked bool, err error) {
 	portal, name, err := wire.BindNames(msg)
 	if err != nil {
@@ -564,6 +575,11 @@ func (s *session) memoBind(msg []byte, batch uint64) (v engine.Verdict, known, b
 		return v, false, false, nil
 	}
 	first := cands[0]
+	// prepared by an earlier batch: this Bind is an execution of it,
+	// counted with the remembered verdict (counted as judged instead when
+	// a reload made verdictOf judge it again); a Bind in the batch that
+	// parses its statement is the running of the Parse judged there
+	execution, rejudged := !m.scratchNew, m.rejudged
 	var more []*stmtRec
 	if len(cands) > 1 {
 		for _, c := range cands[1:] {
@@ -573,6 +589,9 @@ func (s *session) memoBind(msg []byte, batch uint64) (v engine.Verdict, known, b
 	v = s.verdictOf(first, eng, wire.MsgBind, batch, 0)
 	for _, c := range more {
 		v = s.stronger(v, s.verdictOf(c, eng, wire.MsgBind, batch, 0))
+	}
+	if execution && m.rejudged == rejudged {
+		s.obs.Applied(v, wire.MsgBind, time.Now())
 	}
 	if s.enforced(&v) {
 		return v, true, true, nil
