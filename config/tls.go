@@ -32,6 +32,11 @@ type UpstreamTLS struct {
 	// ServerName is the name verify-full checks (default: the upstream's
 	// host).
 	ServerName string `yaml:"server_name"`
+	// AllowClearPassword lets a TLS client's clear-text password (PostgreSQL's
+	// password method, mysql_clear_password, …) cross a plaintext server leg
+	// to an upstream off this host; by default such an authentication is
+	// refused (docs/config.md, "TLS").
+	AllowClearPassword bool `yaml:"allow_clear_password"`
 }
 
 // Upstream TLS modes.

@@ -74,6 +74,7 @@ func (d *Daemon) serve(a arrival) {
 	if cfg := db.tls.client.Load(); cfg != nil {
 		c.Upstream.TLS, c.Upstream.TLSMode = cfg, db.cfg.UpstreamTLS.Mode
 	}
+	c.Upstream.RefuseClearPassword = refuseClearPassword(&db.cfg, c.Upstream)
 	db.proto.Serve(&db.env, &c)
 }
 

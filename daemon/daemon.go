@@ -624,12 +624,29 @@ func (d *Daemon) Learned(name string) ([]byte, error) {
 // warnClearServerLeg warns when a database's client leg is TLS (srv, the
 // configuration sqlfwd serves it with) and its server leg is not (no cli)
 // to an upstream off this host: the client believes its connection is
-// encrypted to the end.
+// encrypted to the end. Its sessions refuse clear-text authentication
+// there (refuseClearPassword) unless upstream_tls.allow_clear_password.
 func (d *Daemon) warnClearServerLeg(dc *Database, srv, cli *tls.Config) {
-	if srv != nil && cli == nil && offHostTCP(dc.Upstream) {
-		d.log.Warn("the client leg is TLS but the server leg is not: statements, and the passwords of clear-text authentication (MySQL's full caching_sha2_password, mysql_clear_password, PostgreSQL's password method), cross the network to the server unencrypted; set upstream_tls",
-			"database", dc.Name, "upstream", dc.Upstream)
+	if srv == nil || cli != nil || !offHostTCP(dc.Upstream) {
+		return
 	}
+	if dc.UpstreamTLS != nil && dc.UpstreamTLS.AllowClearPassword {
+		d.log.Warn("the client leg is TLS but the server leg is not: statements, and the passwords of clear-text authentication (upstream_tls.allow_clear_password), cross the network to the server unencrypted; set upstream_tls",
+			"database", dc.Name, "upstream", dc.Upstream)
+		return
+	}
+	d.log.Warn("the client leg is TLS but the server leg is not: statements cross the network to the server unencrypted, and clear-text authentication (PostgreSQL's password method, mysql_clear_password, MariaDB's dialog, sha256_password, caching_sha2_password's full authentication) is refused; set upstream_tls",
+		"database", dc.Name, "upstream", dc.Upstream)
+}
+
+// refuseClearPassword reports whether a session to up must refuse an
+// authentication that sends the password in clear when its server leg is
+// plaintext and its client leg TLS (relay.Upstream.RefuseClearPassword).
+func refuseClearPassword(dc *Database, up relay.Upstream) bool {
+	if dc.UpstreamTLS != nil && dc.UpstreamTLS.AllowClearPassword {
+		return false
+	}
+	return up.Network == "tcp" && offHostTCP(up.Addr)
 }
 
 // offHostTCP reports whether upstream is a TCP address that may leave this

@@ -3,6 +3,8 @@ package daemon
 import (
 	"strings"
 	"testing"
+
+	"github.com/sqlfw/sqlfw/relay"
 )
 
 // Two databases from one configuration: each listener reaches its own
@@ -56,6 +58,32 @@ func TestOffHostTCP(t *testing.T) {
 	} {
 		if got := offHostTCP(tc.upstream); got != tc.want {
 			t.Errorf("offHostTCP(%q) = %v, want %v", tc.upstream, got, tc.want)
+		}
+	}
+}
+
+// refuseClearPassword: clear-text authentication is refused on a
+// plaintext server leg to an upstream that may leave the host, unless
+// upstream_tls.allow_clear_password.
+func TestRefuseClearPassword(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		up    relay.Upstream
+		allow bool
+		want  bool
+	}{
+		{"off host", relay.Upstream{Network: "tcp", Addr: "10.1.2.3:5432"}, false, true},
+		{"a name", relay.Upstream{Network: "tcp", Addr: "db.internal:3306"}, false, true},
+		{"allowed", relay.Upstream{Network: "tcp", Addr: "10.1.2.3:5432"}, true, false},
+		{"loopback", relay.Upstream{Network: "tcp", Addr: "127.0.0.1:5432"}, false, false},
+		{"unix socket", relay.Upstream{Network: "unix", Addr: "/run/mysqld/mysqld.sock"}, false, false},
+	} {
+		dc := &Database{Upstream: tc.up.Addr}
+		if tc.allow {
+			dc.UpstreamTLS = &UpstreamTLS{AllowClearPassword: true}
+		}
+		if got := refuseClearPassword(dc, tc.up); got != tc.want {
+			t.Errorf("%s: refuseClearPassword(%+v) = %v, want %v", tc.name, tc.up, got, tc.want)
 		}
 	}
 }

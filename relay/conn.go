@@ -48,6 +48,13 @@ type Upstream struct {
 	// the session goes on in clear when the server declines).
 	TLS     *tls.Config
 	TLSMode string
+	// RefuseClearPassword: the upstream is off this host and clear-text
+	// passwords may not cross a plaintext server leg to it (the
+	// configuration's upstream_tls.allow_clear_password is off). A session
+	// whose client leg is TLS and server leg is not then refuses an
+	// authentication that would send the client's password in clear: the
+	// client believes it is encrypted to the end.
+	RefuseClearPassword bool
 }
 
 // Conn is a client connection as it arrived. Serve owns Client from the

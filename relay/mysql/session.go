@@ -195,6 +195,9 @@ type session struct {
 	// verdict whose reply is queued: toClient closes the session once the
 	// client has it.
 	leaveOpen bool
+	// authPlugin is the authentication plugin in use (clearpw.go): the
+	// greeting's, the client's, the last AuthSwitchRequest's.
+	authPlugin []byte
 }
 
 // Serve runs one session: the dial, the greeting, the handshake response
@@ -296,6 +299,7 @@ func (s *session) start() (release func(), ok bool) {
 		return nil, false
 	}
 	serverCaps := h.Strip(wire.DefaultStrip) // in place, in m
+	s.authPlugin = append(s.authPlugin[:0], h.AuthPlugin...)
 	// CLIENT_SSL is the client leg's: sqlfw's own certificate (tls.go).
 	cliTLS := env.ClientTLS()
 	if cliTLS != nil {
@@ -377,6 +381,14 @@ func (s *session) start() (release func(), ok bool) {
 	cliSeq := wire.Seq(m)
 	m[3] = byte(srvSeq)
 	s.tlsInfo = [2]string{tlsInfo(s.client), tlsInfo(s.server)}
+	if len(r.AuthPlugin) > 0 {
+		s.authPlugin = append(s.authPlugin[:0], r.AuthPlugin...)
+	}
+	if clearPlugin(s.authPlugin) && len(r.AuthResponse) > 0 && s.clearRefused() {
+		s.refuseClear(s.authPlugin)
+		writeErr(s.client, seq, errAccessDenied, sqlstateAccessDenied, msgClearPassword)
+		return nil, false
+	}
 
 	// The relay loops read and write plain sockets with raw system calls,
 	// the client's with its receive times (relay.IO); TLS legs keep net's.
@@ -945,6 +957,13 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 			s.protocolError(err)
 			return false
 		}
+		if clearPlugin(cu.AuthPlugin) && len(cu.AuthResponse) > 0 && s.clearRefused() {
+			s.refuseClear(cu.AuthPlugin)
+			return s.dropAnswer(fr, m, pending{seq: seq, code: errAccessDenied, sqlstate: sqlstateAccessDenied, msg: msgClearPassword, closeAfter: true})
+		}
+		if len(cu.AuthPlugin) > 0 {
+			s.authPlugin = append(s.authPlugin[:0], cu.AuthPlugin...)
+		}
 		next.user, next.schema = string(cu.User), schemaName(cu.Database)
 		// the server starts the lexing state afresh (lexSettle)
 		next.lex, next.charset = true, s.lex.clientCharset(cu.Charset)
@@ -1111,6 +1130,9 @@ func (s *session) toClient() {
 			if err != nil {
 				s.env.Observer.Count(relay.ProtocolErrors, 1)
 				s.log.Error("closing connection: the server's answer cannot be followed", "command", wire.CommandName(cur.cmd), "err", err)
+				return
+			}
+			if authing && !done && !s.clearAuthRound(fr, m) {
 				return
 			}
 			if r.Infile() {

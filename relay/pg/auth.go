@@ -63,6 +63,9 @@ type authPhase struct {
 	stripped atomic.Bool
 	// initial is toServer's: the SASLInitialResponse has been read.
 	initial bool
+	// clear is set at the dial: the client leg is TLS, the server leg is
+	// not, and the upstream is off the host (RefuseClearPassword).
+	clear bool
 }
 
 var (
@@ -96,7 +99,7 @@ func authBindingImpossible(client, server net.Conn, clientCfg *tls.Config) bool 
 
 // authServerWant is toClient's framer table in the phase.
 func (s *session) authServerWant(want *[256]bool) *[256]bool {
-	if s.auth.binding && !s.auth.over.Load() {
+	if (s.auth.binding || s.auth.clear) && !s.auth.over.Load() {
 		return wantServerAuth
 	}
 	return want
@@ -115,7 +118,11 @@ func (s *session) authClientWant(want *[256]bool) *[256]bool {
 // client without it (appended to scratch after the bytes before it). It
 // returns the scratch buffer and false when the session must end.
 func (s *session) authServerSASL(fr *wire.Framer, msg, scratch []byte) ([]byte, bool) {
-	if code, err := wire.AuthCode(msg); err != nil || code != wire.AuthSASL {
+	code, err := wire.AuthCode(msg)
+	if err == nil && code == wire.AuthCleartextPassword && s.auth.clear {
+		return scratch, s.authServerClear(fr, msg)
+	}
+	if err != nil || code != wire.AuthSASL {
 		return scratch, err == nil // other requests pass untouched
 	}
 	out, dropped, err := wire.AppendSASLWithout(scratch[:0], msg, wire.SCRAMSHA256Plus)
@@ -135,6 +142,19 @@ func (s *session) authServerSASL(fr *wire.Framer, msg, scratch []byte) ([]byte, 
 	}
 	s.log.Debug("SCRAM-SHA-256-PLUS not offered to the client: channel binding cannot cross TLS termination")
 	return out, true
+}
+
+// authServerClear is authServerSASL's for an AuthenticationCleartextPassword
+// that must not reach the client (auth.clear): what came before it goes
+// out, then FATAL 28000 instead of it; the session ends.
+func (s *session) authServerClear(fr *wire.Framer, msg []byte) bool {
+	s.env.Observer.Count(relay.ConnRefused, 1)
+	s.log.Warn("refusing connection: the server asks for the password in clear, and the server leg is not encrypted while the client's is (set upstream_tls, or upstream_tls.allow_clear_password)", "upstream", s.conn.Upstream.Addr)
+	out := append([]byte(nil), fr.TakeBefore(msg)...)
+	out = wire.AppendError(out, wire.SeverityFatal, sqlstateInvalidAuthorization,
+		"sqlfw: the database server asks for the password in clear, and sqlfw's connection to it is not encrypted: the password is not sent (configure upstream_tls, or upstream_tls.allow_clear_password)", "", "")
+	_ = s.writeClient(out)
+	return false
 }
 
 // authClientSASL is toServer's for the client's first 'p' after a

@@ -421,6 +421,7 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 	s.tlsInfo = [2]string{tlsInfo(conn), tlsInfo(server)}
 	s.clientCert = peerName(conn)
 	s.auth.binding = authBindingImpossible(conn, server, env.ClientTLS())
+	s.auth.clear = up.RefuseClearPassword && tlsInfo(conn) != "" && tlsInfo(server) == ""
 	// The relay loops read and write plain sockets with raw system calls,
 	// the client's with its receive times (relay.IO); TLS legs keep net's.
 	s.client, s.server = relay.NewIO(conn, true), relay.NewIO(server, false)

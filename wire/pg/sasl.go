@@ -18,10 +18,13 @@ const MsgAuthentication = 'R'
 
 // Authentication request codes (src/include/libpq/protocol.h, pqcomm.h).
 const (
-	AuthOK           = 0
-	AuthSASL         = 10
-	AuthSASLContinue = 11
-	AuthSASLFinal    = 12
+	AuthOK = 0
+	// AuthCleartextPassword asks for the password in clear (the password
+	// method, and PAM, LDAP and RADIUS, which need it).
+	AuthCleartextPassword = 3
+	AuthSASL              = 10
+	AuthSASLContinue      = 11
+	AuthSASLFinal         = 12
 )
 
 // SCRAM mechanism names.
