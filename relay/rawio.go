@@ -67,6 +67,13 @@ const cmsgStampSpace = 32
 // connection, a pipe in a test) is returned as it is and keeps net's
 // path. stamp asks for the receive time of what is read (Arrived); where
 // the socket cannot give it the connection is still wrapped without.
+//
+// A TLS leg gets the same raw calls from below: the sessions hand
+// crypto/tls an IO of the socket (tls.Server(NewIO(c, stamp), cfg)), so
+// every record it reads or writes is one raw call, and the relay loops'
+// NewIO of the *tls.Conn leaves it as it is. tls.Conn's deadlines and
+// Close reach the socket through IO's embedded connection; its CloseWrite
+// sends close_notify and leaves the socket open, as before.
 func NewIO(c net.Conn, stamp bool) net.Conn {
 	var sc syscall.Conn
 	switch t := c.(type) {
@@ -99,13 +106,21 @@ func NewIO(c net.Conn, stamp bool) net.Conn {
 
 // Arrived returns when the bytes of c's last read reached its socket, in
 // Unix nanoseconds of the real-time clock (the kernel's receive time), or
-// 0 when c is not an IO with stamps or the read brought none. Only the
-// reading goroutine may call it.
+// 0 when c is not an IO with stamps or the read brought none. A connection
+// over an IO (a *tls.Conn, anything with NetConn) answers for the IO's
+// last read: the socket read that brought the record c's last read
+// decrypted, or a later one. Only the reading goroutine may call it.
 func Arrived(c net.Conn) int64 {
-	if r, ok := c.(*IO); ok {
-		return r.arrived
+	for {
+		switch t := c.(type) {
+		case *IO:
+			return t.arrived
+		case interface{ NetConn() net.Conn }:
+			c = t.NetConn()
+		default:
+			return 0
+		}
 	}
-	return 0
 }
 
 func (c *IO) doRead(fd uintptr) bool {

@@ -391,7 +391,7 @@ func (s *session) start() (release func(), ok bool) {
 	}
 
 	// The relay loops read and write plain sockets with raw system calls,
-	// the client's with its receive times (relay.IO); TLS legs keep net's.
+	// the client's with its receive times (relay.IO); a TLS leg's IO is under its crypto/tls (tls.go).
 	s.client, s.server = relay.NewIO(s.client, true), relay.NewIO(s.server, false)
 	s.cfr = wire.NewFramer(s.client, lim.BufferBytes, preAuthMaxPacket, 0)
 	s.cfr.SetBudget(env.Budget)

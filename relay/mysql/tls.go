@@ -50,6 +50,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/sqlfw/sqlfw/relay"
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
 )
 
@@ -129,7 +130,7 @@ func acceptTLS(conn net.Conn, cfg *tls.Config, timeout time.Duration) (*tls.Conn
 	if timeout <= 0 {
 		timeout = tlsHandshakeTimeout
 	}
-	tc := tls.Server(conn, cfg)
+	tc := tls.Server(relay.NewIO(conn, true), cfg) // raw socket calls under TLS, with receive times (relay/rawio.go)
 	_ = conn.SetDeadline(time.Now().Add(timeout))
 	err := tc.Handshake()
 	_ = conn.SetDeadline(time.Time{})
@@ -150,7 +151,7 @@ func dialTLS(server net.Conn, sslRequest []byte, cfg *tls.Config, timeout time.D
 	if _, err := server.Write(sslRequest); err != nil {
 		return nil, fmt.Errorf("sending the SSL request: %w", err)
 	}
-	tc := tls.Client(server, cfg)
+	tc := tls.Client(relay.NewIO(server, false), cfg) // raw socket calls under TLS (relay/rawio.go)
 	if err := tc.Handshake(); err != nil {
 		return nil, fmt.Errorf("server TLS handshake: %w", err)
 	}

@@ -199,6 +199,7 @@ func TestTLSClientLeg(t *testing.T) {
 	if info := s.Info(); !strings.HasPrefix(info.ClientTLS, "TLS 1.3 ") || info.ServerTLS != "" {
 		t.Errorf("Info: client_tls %q, server_tls %q; want TLS 1.3 and clear", info.ClientTLS, info.ServerTLS)
 	}
+	underIO(t, "client", s.(*session).client)
 	if n := h.count(relay.TLSClientOK); n != 1 {
 		t.Errorf("TLSClientOK %d, want 1", n)
 	}
@@ -355,6 +356,7 @@ func TestTLSServerLeg(t *testing.T) {
 	if info := s.Info(); info.ClientTLS != "" || !strings.HasPrefix(info.ServerTLS, "TLS 1.3 ") {
 		t.Errorf("Info: client_tls %q, server_tls %q; want clear and TLS 1.3", info.ClientTLS, info.ServerTLS)
 	}
+	underIO(t, "server", s.(*session).server)
 	if n := h.count(relay.TLSServerOK); n != 1 {
 		t.Errorf("TLSServerOK %d, want 1", n)
 	}
@@ -509,4 +511,17 @@ func FuzzReadHandshakePacket(f *testing.F) {
 			t.Fatalf("read %d bytes past the packet", len(in)-len(m)-r.Len())
 		}
 	})
+}
+
+// underIO checks that a TLS leg's crypto/tls reads and writes its socket
+// through relay.IO's raw calls (relay/rawio.go).
+func underIO(t *testing.T, leg string, c net.Conn) {
+	t.Helper()
+	tc, ok := c.(*tls.Conn)
+	if !ok {
+		t.Fatalf("%s leg: a %T, want a *tls.Conn", leg, c)
+	}
+	if _, ok := tc.NetConn().(*relay.IO); !ok {
+		t.Errorf("%s leg: TLS over a %T, want over a *relay.IO", leg, tc.NetConn())
+	}
 }

@@ -423,7 +423,7 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 	s.auth.binding = authBindingImpossible(conn, server, env.ClientTLS())
 	s.auth.clear = up.RefuseClearPassword && tlsInfo(conn) != "" && tlsInfo(server) == ""
 	// The relay loops read and write plain sockets with raw system calls,
-	// the client's with its receive times (relay.IO); TLS legs keep net's.
+	// the client's with its receive times (relay.IO); a TLS leg's IO is under its crypto/tls (tls.go).
 	s.client, s.server = relay.NewIO(conn, true), relay.NewIO(server, false)
 	if _, err := server.Write(startup.Raw); err != nil {
 		s.log.Error("upstream write failed", "err", err)

@@ -37,9 +37,17 @@ import (
 // tlsHandshakeTimeout bounds each leg's handshake.
 const tlsHandshakeTimeout = 10 * time.Second
 
-// acceptTLS runs the client's handshake on conn.
+// acceptTLS runs the client's handshake on conn. crypto/tls reads and
+// writes the socket through relay.IO, with its receive times (rawio.go).
 func acceptTLS(conn net.Conn, cfg *tls.Config) (*tls.Conn, error) {
-	tc := tls.Server(conn, cfg)
+	var under net.Conn
+	if p, ok := conn.(*peekConn); ok {
+		p.Conn = relay.NewIO(p.Conn, true)
+		under = p
+	} else {
+		under = relay.NewIO(conn, true)
+	}
+	tc := tls.Server(under, cfg)
 	_ = conn.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
 	err := tc.Handshake()
 	_ = conn.SetDeadline(time.Time{})
@@ -75,7 +83,7 @@ func dialTLS(server net.Conn, cfg *tls.Config, mode string) (net.Conn, error) {
 	default:
 		return nil, fmt.Errorf("the database server answered SSLRequest with %q", b[0])
 	}
-	tc := tls.Client(server, cfg)
+	tc := tls.Client(relay.NewIO(server, false), cfg) // raw socket calls under TLS (rawio.go)
 	if err := tc.Handshake(); err != nil {
 		return nil, fmt.Errorf("server TLS handshake: %w", err)
 	}
@@ -100,6 +108,10 @@ func (p *peekConn) Read(b []byte) (int, error) {
 	}
 	return p.Conn.Read(b)
 }
+
+// NetConn is the connection under the bytes read ahead (relay.Arrived
+// looks through it).
+func (p *peekConn) NetConn() net.Conn { return p.Conn }
 
 // tlsInfo describes a leg's TLS for logs and connections.
 func tlsInfo(c net.Conn) string {
