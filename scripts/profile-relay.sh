@@ -25,19 +25,28 @@
 # Prints markdown tables (per statement) and leaves the raw files in --out
 # (NAME-RATE-ROUND.{stat,cpu,groups,syms,pgbench}: .syms names the frames
 # behind each group, e.g. which runtime function called nanosleep).
-# Needs root (perf on other processes), perf (linux-perf), haproxy, pgbench.
+# --protocol mysql profiles the same relays in front of a throwaway MariaDB
+# (scripts/mariadb.sh) instead: sysbench oltp_read_only (1 table of 10,000
+# rows, prepared statements, 16 statements per transaction) at a fixed
+# total rate of transactions (--rates), --clients threads; everything is
+# divided by the statements sysbench reports, and the tables add its
+# latency per transaction (p50, mean) and the target "direct" (MariaDB's
+# own port: its CPU rows are mariadbd's) for the added latency.
+# Needs root (perf on other processes), perf (linux-perf), haproxy, pgbench
+# (mysql: mariadb-server, sysbench).
 # Wall-clock numbers are noisy on a shared VM; counts per statement are not.
 #
 #   scripts/profile-relay.sh [--rates 2000,6000] [--seconds 10] [--clients 2]
 #                            [--rounds 2] [--freq 4999] [--out DIR]
 #                            [--targets sqlfwd,barerelay,haproxy] [--base-bin FILE]
+#                            [--protocol postgres|mysql]
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here/.."
 # shellcheck source=free-port.sh
 . "$here/free-port.sh"
-rates=2000 secs=10 clients=2 rounds=2 freq=4999 out="" targets=sqlfwd,barerelay,haproxy basebin=""
+rates="" secs=10 clients=2 rounds=2 freq=4999 out="" targets=sqlfwd,barerelay,haproxy basebin="" proto=postgres
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rates) rates=$2; shift 2 ;;
@@ -48,10 +57,16 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift 2 ;;
 	--targets) targets=$2; shift 2 ;;
 	--base-bin) basebin=$2; shift 2 ;;
-	*) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+	--protocol) proto=$2; shift 2 ;;
+	*) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
 say() { echo "profile-relay.sh: $*" >&2; }
+case "$proto" in
+postgres) rates=${rates:-2000} ;;
+mysql) rates=${rates:-50} ;;
+*) say "--protocol postgres or mysql"; exit 2 ;;
+esac
 [ "$(id -u)" = 0 ] || { say "needs root (perf on other processes)"; exit 2; }
 command -v perf >/dev/null || { say "installing linux-perf"; DEBIAN_FRONTEND=noninteractive apt-get install -y linux-perf >/dev/null; }
 command -v haproxy >/dev/null || { say "installing haproxy"; DEBIAN_FRONTEND=noninteractive apt-get install -y haproxy >/dev/null; }
@@ -65,6 +80,7 @@ cleanup() {
 	set +e
 	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	"$here/pg.sh" stop --dir "$work/pg" >/dev/null 2>&1
+	"$here/mariadb.sh" stop --dir "$work/my" >/dev/null 2>&1
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -73,10 +89,20 @@ version="$(git describe --always --dirty 2>/dev/null || echo dev)"
 say "building sqlfwd ($version) and barerelay"
 go build -ldflags "-X main.version=$version" -o "$work/sqlfwd" ./cmd/sqlfwd
 go build -o "$work/barerelay" ./bench/cmd/barerelay
-"$here/pg.sh" start --dir "$work/pg" >/dev/null
-eval "$("$here/pg.sh" env --dir "$work/pg")"
-pgport=$SQLFW_PG_PORT
-pgbench -i -s 1 -q -h 127.0.0.1 -p "$pgport" -U postgres postgres >/dev/null 2>&1
+if [ "$proto" = postgres ]; then
+	"$here/pg.sh" start --dir "$work/pg" >/dev/null
+	eval "$("$here/pg.sh" env --dir "$work/pg")"
+	pgport=$SQLFW_PG_PORT
+	pgbench -i -s 1 -q -h 127.0.0.1 -p "$pgport" -U postgres postgres >/dev/null 2>&1
+else
+	command -v sysbench >/dev/null || { say "installing sysbench"; DEBIAN_FRONTEND=noninteractive apt-get install -y sysbench >/dev/null; }
+	command -v mariadbd >/dev/null || { say "installing mariadb-server"; DEBIAN_FRONTEND=noninteractive apt-get install -y mariadb-server >/dev/null; }
+	"$here/mariadb.sh" start --dir "$work/my" >/dev/null
+	eval "$("$here/mariadb.sh" env --dir "$work/my")"
+	pgport=$SQLFW_MY_PORT # the upstream of every relay
+	sbopts=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-user=root --mysql-db=sqlfw --tables=1 --table-size=10000)
+	sysbench oltp_read_only "${sbopts[@]}" --mysql-port="$pgport" prepare >"$out/sysbench-prepare.log" 2>&1
+fi
 
 declare -A port pid
 start() { # name port command...
@@ -93,15 +119,24 @@ start() { # name port command...
 	say "$n did not come up (see $out/$n.log)"
 	exit 1
 }
-pgbench_ok() { "$SQLFW_PG_BIN/psql" -X -q -h 127.0.0.1 -p "$1" -U postgres -d postgres -c 'select 1' >/dev/null 2>&1; }
+pgbench_ok() {
+	if [ "$proto" = mysql ]; then
+		mariadb --no-defaults -h 127.0.0.1 -P "$1" -uroot -e 'select 1' >/dev/null 2>&1
+	else
+		"$SQLFW_PG_BIN/psql" -X -q -h 127.0.0.1 -p "$1" -U postgres -d postgres -c 'select 1' >/dev/null 2>&1
+	fi
+}
 for t in ${targets//,/ }; do
 	p="$(free_port)"
 	case "$t" in
-	sqlfwd) start sqlfwd "$p" "$work/sqlfwd" --protocol postgres --listen "127.0.0.1:$p" \
+	direct)
+		[ "$proto" = mysql ] || { say "direct is a mysql target"; exit 2; }
+		pid[direct]=$(cat "$work/my/pid") port[direct]=$pgport ;;
+	sqlfwd) start sqlfwd "$p" "$work/sqlfwd" --protocol "$proto" --listen "127.0.0.1:$p" \
 		--upstream "127.0.0.1:$pgport" --control-socket "$work/ctl.sock" --log-level warn ;;
 	sqlfwd-base)
 		[ -x "$basebin" ] || { say "sqlfwd-base needs --base-bin FILE"; exit 2; }
-		start sqlfwd-base "$p" "$basebin" --protocol postgres --listen "127.0.0.1:$p" \
+		start sqlfwd-base "$p" "$basebin" --protocol "$proto" --listen "127.0.0.1:$p" \
 			--upstream "127.0.0.1:$pgport" --control-socket "$work/ctl-base.sock" --log-level warn ;;
 	barerelay) start barerelay "$p" "$work/barerelay" --listen "127.0.0.1:$p" --upstream "127.0.0.1:$pgport" ;;
 	barerelay-raw) start barerelay-raw "$p" "$work/barerelay" --io raw --listen "127.0.0.1:$p" --upstream "127.0.0.1:$pgport" ;;
@@ -131,11 +166,25 @@ for s in read write recvfrom sendto readv writev recvmsg sendmsg epoll_wait epol
 	events="$events,syscalls:sys_enter_$s"
 done
 
-bench() { # target rate seconds -> pgbench output on stdout
-	pgbench -n -S -M prepared -c "$clients" -j "$clients" -R "$1" -T "$2" \
-		-h 127.0.0.1 -p "${port[$3]}" -U postgres postgres 2>&1
+load() { # rate seconds target: the load tool's command line, in lc
+	if [ "$proto" = mysql ]; then
+		lc=(sysbench oltp_read_only "${sbopts[@]}" --mysql-port="${port[$3]}" --threads="$clients"
+			--rate="$1" --time="$2" --percentile=50 --report-interval=0 run)
+	else
+		lc=(pgbench -n -S -M prepared -c "$clients" -j "$clients" -R "$1" -T "$2"
+			-h 127.0.0.1 -p "${port[$3]}" -U postgres postgres)
+	fi
 }
-txns() { awk -F': *' '/number of transactions actually processed/ {split($2, a, "/"); print a[1]}' "$1"; }
+bench() { load "$@"; "${lc[@]}" 2>&1; }
+txns() { # statements in a run
+	if [ "$proto" = mysql ]; then
+		awk '$1 == "queries:" {print $2; exit}' "$1"
+	else
+		awk -F': *' '/number of transactions actually processed/ {split($2, a, "/"); print a[1]}' "$1"
+	fi
+}
+# sysbench's latency per transaction, ms: p50 (--percentile=50) and mean
+sblat() { awk '$1 == "avg:" {a = $2} $1 == "50th" {p = $3} END {print p, a}' "$1"; }
 cputicks() { awk '{print $14, $15}' "/proc/$1/stat"; } # utime stime, in clock ticks
 
 hz=$(getconf CLK_TCK)
@@ -145,15 +194,14 @@ for rate in ${rates//,/ }; do
 	for r in $(seq 1 "$rounds"); do
 		for t in ${targets//,/ }; do
 			cell="$out/$t-$rate-$r"
+			load "$rate" "$secs" "$t"
 			read -r u0 s0 < <(cputicks "${pid[$t]}")
 			perf stat -x, -o "$cell.stat" -e "$events" -p "${pid[$t]}" -- \
-				pgbench -n -S -M prepared -c "$clients" -j "$clients" -R "$rate" -T "$secs" \
-				-h 127.0.0.1 -p "${port[$t]}" -U postgres postgres >"$cell.pgbench" 2>&1
+				"${lc[@]}" >"$cell.pgbench" 2>&1
 			read -r u1 s1 < <(cputicks "${pid[$t]}")
 			echo "$(((u1 - u0) * 1000000 / hz)) $(((s1 - s0) * 1000000 / hz))" >"$cell.cpu"
 			perf record -q -e cpu-clock -F "$freq" -g -o "$cell.data" -p "${pid[$t]}" -- \
-				pgbench -n -S -M prepared -c "$clients" -j "$clients" -R "$rate" -T "$secs" \
-				-h 127.0.0.1 -p "${port[$t]}" -U postgres postgres >"$cell.rec.pgbench" 2>&1
+				"${lc[@]}" >"$cell.rec.pgbench" 2>&1
 			perf script -i "$cell.data" -F ip,sym,dso 2>/dev/null | awk -v syms="$cell.syms" -f "$here/profile-relay.awk" | LC_ALL=C sort >"$cell.groups"
 			LC_ALL=C sort -t"$(printf '\t')" -k1,1 -k3,3nr -o "$cell.syms" "$cell.syms"
 			rm -f "$cell.data"
@@ -165,7 +213,11 @@ done
 # Tables: per statement, mean over rounds.
 for rate in ${rates//,/ }; do
 	echo
-	echo "### $rate statements/s, $clients clients, pgbench -S -M prepared, $rounds × ${secs}s per relay ($version, $(date -u +%Y-%m-%dT%H:%MZ))"
+	if [ "$proto" = mysql ]; then
+		echo "### $rate transactions/s, $clients threads, sysbench oltp_read_only (16 statements each), $rounds × ${secs}s per relay ($version, $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg))"
+	else
+		echo "### $rate statements/s, $clients clients, pgbench -S -M prepared, $rounds × ${secs}s per relay ($version, $(date -u +%Y-%m-%dT%H:%MZ))"
+	fi
 	echo
 	{
 		for t in ${targets//,/ }; do
@@ -176,6 +228,14 @@ for rate in ${rates//,/ }; do
 					ev = $3; sub(/^syscalls:sys_enter_/, "", ev); sub(/^raw_syscalls:sys_enter/, "syscalls", ev)
 					v = $1; if (ev == "task-clock") { ev = "task-clock µs"; v = v / 1000 }
 					printf "S\t%s\t%s\t%.4f\n", t, ev, v / n }' "$cell.stat"
+				if [ "$proto" = mysql ]; then
+					# per transaction, not per statement: mean of both runs of the cell
+					read -r p1 a1 < <(sblat "$cell.pgbench")
+					read -r p2 a2 < <(sblat "$cell.rec.pgbench")
+					awk -v t="$t" -v p="$p1 $p2" -v a="$a1 $a2" 'BEGIN { split(p, pp, " "); split(a, aa, " ")
+						printf "S\t%s\tsysbench p50 ms per transaction\t%.4f\n", t, (pp[1] + pp[2]) / 2
+						printf "S\t%s\tsysbench mean ms per transaction\t%.4f\n", t, (aa[1] + aa[2]) / 2 }'
+				fi
 				read -r u s <"$cell.cpu"
 				awk -v t="$t" -v n="$n" -v u="$u" -v s="$s" 'BEGIN {
 					printf "S\t%s\tuser CPU µs (/proc)\t%.4f\nS\t%s\tsystem CPU µs (/proc)\t%.4f\n", t, u / n, t, s / n }'
