@@ -50,6 +50,13 @@ type stmtSlot struct {
 	// in that database, so a re-judgement uses them (toServer's, as text).
 	lex engine.LexState
 	db  string
+	// What an execution may change, found in text once at the prepare
+	// rather than at every execution (toServer's, as text): exLex, the
+	// lexing state (a prepared SET NAMES or SET sql_mode), with the
+	// character set exCharset; exSchema, the database (a prepared USE,
+	// exSchemaChange).
+	exLex, exSchemaChange bool
+	exCharset, exSchema   string
 }
 
 // memo is guarded by the session's mu, except as said of stmtSlot.text.
@@ -85,6 +92,11 @@ func (s *session) memoPrepare(sql []byte, v engine.Verdict, eng *engine.Engine) 
 	sl.state, sl.id, sl.v, sl.eng = slotPreparing, 0, v, eng
 	sl.text = append(sl.text[:0], sql...)
 	sl.lex, sl.db = s.sess.Lex, s.sess.Database
+	sl.exLex, sl.exCharset = lexSensitive(sql), ""
+	if sl.exLex {
+		sl.exCharset = namesCharset(sql)
+	}
+	sl.exSchema, sl.exSchemaChange = useSchema(sql)
 	m.last = i
 	return i, sl.gen
 }

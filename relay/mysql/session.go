@@ -930,12 +930,11 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 			if blocked {
 				return s.block(fr, m, seq, &v)
 			}
-			if t := s.memo.slots[slot].text; cmd != wire.ComStmtFetch {
-				if lexSensitive(t) {
-					// a prepared SET NAMES or SET sql_mode
-					next.lex, next.charset = true, namesCharset(t)
-				}
-				next.schema, next.schemaChange = useSchema(t) // a prepared USE
+			if sl := &s.memo.slots[slot]; cmd != wire.ComStmtFetch {
+				// a prepared SET NAMES or SET sql_mode, a prepared USE
+				// (memoPrepare read the text)
+				next.lex, next.charset = sl.exLex, sl.exCharset
+				next.schema, next.schemaChange = sl.exSchema, sl.exSchemaChange
 			}
 		}
 		if cmd == wire.ComStmtClose {
