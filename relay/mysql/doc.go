@@ -8,7 +8,9 @@
 //     CLIENT_SSL, which is offered again when sqlfw has a certificate for
 //     the client leg: tls.go), then forwarded; the client's SSL request and
 //     TLS handshake when it asks for them, its handshake response read
-//     (user, default schema, the program_name connection attribute), the
+//     (user, default schema, the program_name connection attribute) as the
+//     server reads it (handshake.go: with the client's flags within those
+//     the greeting offered, a quoted user without its quotes), the
 //     client admitted against the connection limits (only now, so a health
 //     probe holds no slot), the server leg's own TLS (upstream_tls), and
 //     the response forwarded with CLIENT_SSL saying what the server leg
@@ -17,6 +19,7 @@
 //   - authentication: every round (mysql_native_password,
 //     caching_sha2_password's fast and full paths, client_ed25519, auth
 //     switches) passes through untouched up to the server's OK or ERR
+//     (but a clear-text password on a clear server leg: clearpw.go)
 //     (renumbered when only one leg carried an SSL request); a command the
 //     client sends before that end (sequence id 0, no round of the
 //     exchange) waits for it and is then decided as a command;

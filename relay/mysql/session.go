@@ -315,7 +315,7 @@ func (s *session) start() (release func(), ok bool) {
 	if lim.StartupTimeout > 0 {
 		_ = s.client.SetReadDeadline(time.Now().Add(lim.StartupTimeout))
 	}
-	m, r, ok := s.readResponse(cliTLS)
+	m, r, ok := s.readResponse(cliTLS, offered)
 	if !ok {
 		return nil, false
 	}
@@ -332,7 +332,19 @@ func (s *session) start() (release func(), ok bool) {
 		return nil, false
 	}
 	s.caps = r.Caps & offered
-	s.user, s.schema = string(r.User), schemaName(r.Database)
+	if s.caps.Has(wire.CapPluginAuth) && r.AuthPlugin == nil {
+		// a client that claims CLIENT_PLUGIN_AUTH and names no plugin:
+		// the server goes on without the flag ("Some clients lie",
+		// parse_client_handshake_packet), and so does COM_CHANGE_USER
+		s.caps &^= wire.CapPluginAuth
+	}
+	if why := ambiguousResponse(s.caps); why != "" {
+		env.Observer.Count(relay.ProtocolErrors, 1)
+		s.log.Warn("closing connection: a handshake response the server may read otherwise than sqlfw: " + why)
+		writeErr(s.client, seq, errHandshake, sqlstateHandshake, "sqlfw: malformed handshake response")
+		return nil, false
+	}
+	s.user, s.schema = string(wire.LoginUser(r.User)), schemaName(r.Database)
 	for it := wire.NewAttrs(r.ConnectAttrs); it.Next(); {
 		if string(it.Key) == "program_name" {
 			s.app = string(it.Value)
@@ -428,7 +440,7 @@ func (s *session) start() (release func(), ok bool) {
 // handshake first when the client sends an SSL request. When it reports
 // false the client has its error (where the protocol allows one) and the
 // log its line.
-func (s *session) readResponse(cliTLS *tls.Config) ([]byte, wire.HandshakeResponse, bool) {
+func (s *session) readResponse(cliTLS *tls.Config, offered wire.Caps) ([]byte, wire.HandshakeResponse, bool) {
 	env := s.env
 	fail := func(seq int, msg, logMsg string, err error) ([]byte, wire.HandshakeResponse, bool) {
 		env.Observer.Count(relay.ProtocolErrors, 1)
@@ -451,7 +463,7 @@ func (s *session) readResponse(cliTLS *tls.Config) ([]byte, wire.HandshakeRespon
 		return fail(-1, "", "no handshake response", err)
 	}
 	seq := wire.LastSeq(m) + 1
-	r, err := wire.ParseHandshakeResponse(m[wire.HeaderLen:])
+	r, err := wire.ParseHandshakeResponseFor(m[wire.HeaderLen:], offered)
 	if err != nil {
 		return fail(seq, "sqlfw: malformed handshake response", "malformed handshake response", err)
 	}
@@ -491,7 +503,7 @@ func (s *session) readResponse(cliTLS *tls.Config) ([]byte, wire.HandshakeRespon
 			return fail(-1, "", "no handshake response after TLS", err)
 		}
 		seq = wire.LastSeq(m) + 1
-		if r, err = wire.ParseHandshakeResponse(m[wire.HeaderLen:]); err != nil || r.SSLRequest {
+		if r, err = wire.ParseHandshakeResponseFor(m[wire.HeaderLen:], offered); err != nil || r.SSLRequest {
 			if err == nil {
 				err = errors.New("a second SSL request")
 			}

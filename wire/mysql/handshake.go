@@ -192,10 +192,25 @@ type HandshakeResponse struct {
 	ConnectAttrs []byte
 }
 
-// ParseHandshakeResponse parses a HandshakeResponse41 or an SSLRequest.
-// A pre-4.1 response (HandshakeResponse320) is an error: no server the
-// firewall protects accepts one.
+// ParseHandshakeResponse parses a HandshakeResponse41 or an SSLRequest
+// with the flags the client sent. A pre-4.1 response
+// (HandshakeResponse320) is an error: no server the firewall protects
+// accepts one.
 func ParseHandshakeResponse(p []byte) (HandshakeResponse, error) {
+	return ParseHandshakeResponseFor(p, ^Caps(0))
+}
+
+// ParseHandshakeResponseFor parses a response as a server whose greeting
+// offered offered reads it: the fields a flag brings in (the database,
+// the plugin name, the connection attributes, how the auth response's
+// length is encoded) are read only when the client set the flag and the
+// server offered it. MariaDB (parse_client_handshake_packet in
+// sql/sql_acl.cc: thd->client_capabilities &= client_capabilities) and
+// MySQL (sql/auth/sql_authentication.cc) both read it so: a client that
+// claims a flag it was not offered must not make the relay read a
+// different user, database or attributes than the server. Caps keeps
+// what the client sent.
+func ParseHandshakeResponseFor(p []byte, offered Caps) (HandshakeResponse, error) {
 	bad := func(what string) (HandshakeResponse, error) {
 		return HandshakeResponse{}, fmt.Errorf("%w: handshake response: %s", ErrFrame, what)
 	}
@@ -221,14 +236,18 @@ func ParseHandshakeResponse(p []byte) (HandshakeResponse, error) {
 		return r, nil
 	}
 	rest := p[SSLRequestLen:]
+	caps := r.Caps & offered // what the server reads with
 	var ok bool
 	if r.User, rest, ok = cstring(rest); !ok {
 		return bad("unterminated user")
 	}
 	switch {
-	case r.Caps.Has(CapPluginAuthLenencData):
+	case caps.Has(CapPluginAuthLenencData):
+		// (MariaDB reads a one-byte length without
+		// CLIENT_SECURE_CONNECTION, MySQL a length-encoded one: no
+		// client sends that, a relay should refuse it)
 		r.AuthResponse, rest, ok = ReadLenString(rest)
-	case r.Caps.Has(CapSecureConnection):
+	case caps.Has(CapSecureConnection):
 		if ok = len(rest) > 0 && int(rest[0]) < len(rest); ok {
 			r.AuthResponse, rest = rest[1:1+int(rest[0])], rest[1+int(rest[0]):]
 		}
@@ -238,13 +257,13 @@ func ParseHandshakeResponse(p []byte) (HandshakeResponse, error) {
 	if !ok {
 		return bad("malformed auth response")
 	}
-	if r.Caps.Has(CapConnectWithDB) && len(rest) > 0 {
+	if caps.Has(CapConnectWithDB) && len(rest) > 0 {
 		r.Database, rest = cstringOrRest(rest)
 	}
-	if r.Caps.Has(CapPluginAuth) && len(rest) > 0 {
+	if caps.Has(CapPluginAuth) && len(rest) > 0 {
 		r.AuthPlugin, rest = cstringOrRest(rest)
 	}
-	if r.Caps.Has(CapConnectAttrs) && len(rest) > 0 {
+	if caps.Has(CapConnectAttrs) && len(rest) > 0 {
 		attrs, _, err := connectAttrs(rest)
 		if err != nil {
 			return bad(err.Error())
@@ -347,4 +366,16 @@ func ParseAuthSwitch(p []byte) (plugin, data []byte, err error) {
 		return p[1:], nil, nil
 	}
 	return plugin, data, nil
+}
+
+// LoginUser is the user a server authenticates for a handshake response's
+// user field: MariaDB and MySQL take the quotes off a name that starts and
+// ends with one (parse_client_handshake_packet: "If username starts and
+// ends in "'", chop them off"), so that 'root' logs in as root. It aliases
+// user. (COM_CHANGE_USER's user is taken as sent.)
+func LoginUser(user []byte) []byte {
+	if len(user) > 1 && user[0] == '\'' && user[len(user)-1] == '\'' {
+		return user[1 : len(user)-1]
+	}
+	return user
 }

@@ -433,3 +433,60 @@ func TestAppendErr(t *testing.T) {
 		t.Fatalf("AppendErr allocates %v times", n)
 	}
 }
+
+// A response read as a server that offered less reads it: the fields of
+// flags the client claims and the server did not offer are not there.
+func TestParseHandshakeResponseFor(t *testing.T) {
+	claimed := CapProtocol41 | CapLongPassword | CapSecureConnection | CapPluginAuth | CapPluginAuthLenencData | CapConnectAttrs | CapConnectWithDB
+	head := []byte{byte(claimed), byte(claimed >> 8), byte(claimed >> 16), byte(claimed >> 24), 0, 0, 0, 0x40, 45}
+	head = append(head, make([]byte, 23)...)
+	body := func(auth []byte) []byte {
+		p := append(append([]byte(nil), head...), "app\x00"...)
+		p = append(p, auth...)
+		p = append(p, "shop\x00mysql_native_password\x00"...)
+		return AppendLenString(p, AppendLenString(AppendLenString(nil, []byte("program_name")), []byte("evil")))
+	}
+	short := append([]byte{20}, "0123456789abcdefghij"...)
+	for _, tc := range []struct {
+		name            string
+		p               []byte
+		offered         Caps
+		db, plugin, app string
+		err             bool
+	}{
+		{"all offered", body(short), ^Caps(0), "shop", "mysql_native_password", "evil", false},
+		{"no attributes offered", body(short), claimed &^ CapConnectAttrs, "shop", "mysql_native_password", "", false},
+		{"no database, plugin or attributes offered", body(short), claimed &^ (CapConnectWithDB | CapPluginAuth | CapConnectAttrs), "", "", "", false},
+		{"no database offered: the server reads shop as the plugin", body(short), claimed &^ (CapConnectWithDB | CapConnectAttrs), "", "shop", "", false},
+		// 0xfc: a 2-byte length (3) when length-encoded, 252 bytes when not
+		{"no length-encoded auth data offered", body([]byte{0xfc, 3, 0, 'a', 'b', 'c'}), claimed &^ CapPluginAuthLenencData, "", "", "", true},
+		{"length-encoded auth data offered", body([]byte{0xfc, 3, 0, 'a', 'b', 'c'}), claimed, "shop", "mysql_native_password", "evil", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := ParseHandshakeResponseFor(tc.p, tc.offered)
+			if (err != nil) != tc.err {
+				t.Fatalf("err %v, want error %v", err, tc.err)
+			}
+			if err != nil {
+				return
+			}
+			var app string
+			for it := NewAttrs(r.ConnectAttrs); it.Next(); {
+				if string(it.Key) == "program_name" {
+					app = string(it.Value)
+				}
+			}
+			if string(r.Database) != tc.db || string(r.AuthPlugin) != tc.plugin || app != tc.app || r.Caps != claimed {
+				t.Errorf("database %q plugin %q program_name %q caps %#x, want %q %q %q %#x", r.Database, r.AuthPlugin, app, uint64(r.Caps), tc.db, tc.plugin, tc.app, uint64(claimed))
+			}
+		})
+	}
+}
+
+func TestLoginUser(t *testing.T) {
+	for in, want := range map[string]string{"'root'": "root", "root": "root", "'": "'", "''": "", "'a": "'a", "a'": "a'"} {
+		if got := string(LoginUser([]byte(in))); got != want {
+			t.Errorf("LoginUser(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
