@@ -127,6 +127,9 @@ func (e *Engine) Judge(sql []byte, s *Session) Verdict {
 	}
 	v := e.judge(tf, s)
 	v.SessionOps = len(tf.SQLOps) > 0
+	for i := range tf.Stmts {
+		v.DynamicSQL = v.DynamicSQL || tf.Stmts[i].DynamicSQL
+	}
 	if l := e.learner.Load(); l != nil {
 		l.record(e.dialect, tf, string(sql), s)
 	}

@@ -64,6 +64,13 @@ type Verdict struct {
 	// declares, fetches from or closes a named statement or cursor:
 	// (*Engine).SQLOps lists what.
 	SessionOps bool
+	// DynamicSQL is true when a statement of the text runs SQL text
+	// assembled at run time (the dynamic_sql fact: MySQL's PREPARE ...
+	// FROM a variable, MariaDB's PREPARE FROM an expression or EXECUTE
+	// IMMEDIATE of one): what it runs, and so whether it changes how the
+	// server lexes the session's later text (SET NAMES gbk), cannot be
+	// known from the text (relay/mysql lexstate.go).
+	DynamicSQL bool
 }
 
 // Session is what the engine knows about the connection a statement came

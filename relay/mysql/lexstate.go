@@ -25,7 +25,9 @@ package mysql
 // character set unknown, which the engine treats as one whose bytes it
 // cannot read (non-ASCII text is then denied). So does an EXECUTE, once
 // the session has PREPAREd a text that names the character set or comes
-// from a variable, and a COM_STMT_EXECUTE of a prepared SET that names it.
+// from a variable or an expression, an EXECUTE IMMEDIATE of text assembled
+// at run time (the engine's Verdict.DynamicSQL: CONCAT('SET NA','MES gbk')
+// names nothing), and a COM_STMT_EXECUTE of a prepared SET that names it.
 // On MySQL, which has no ANSI_QUOTES status flag, ANSI_QUOTES set without
 // session tracking of sql_mode is not seen. While a statement that may
 // change either is in flight, the state is Unconfirmed: a text sent before
@@ -188,16 +190,20 @@ func namesCharset(sql []byte) string {
 // queryCharset is what a COM_QUERY text may do to the lexing state: lex,
 // it may change it (the answer confirms it); charset, the character set it
 // sets as far as the text says ("" none, charsetUnknown when it may).
-func (l *lexState) queryCharset(sql []byte) (lex bool, charset string) {
+// dynamic is the engine's Verdict.DynamicSQL: the text runs SQL assembled
+// at run time, which may set the character set without naming it.
+func (l *lexState) queryCharset(sql []byte, dynamic bool) (lex bool, charset string) {
 	// an EXECUTE may run a prepared SET sql_mode or SET NAMES: what is
 	// sent before its answer is read as unconfirmed
-	lex = lexSensitive(sql) || containsFold(sql, "execute")
+	lex = lexSensitive(sql) || containsFold(sql, "execute") || dynamic
 	if (lex || bytes.IndexByte(sql, '@') >= 0) && containsFold(sql, "prepare") {
-		// PREPARE s FROM 'SET NAMES gbk' (or FROM @v): its EXECUTE
-		// changes the character set without naming it
+		// PREPARE s FROM 'SET NAMES gbk' (or FROM @v, FROM
+		// CONCAT('SET NA','MES gbk')): its EXECUTE changes the
+		// character set without naming it
 		l.prepCharset = true
 	}
-	if l.prepCharset && containsFold(sql, "execute") {
+	if (l.prepCharset || dynamic) && containsFold(sql, "execute") {
+		// (EXECUTE IMMEDIATE CONCAT('SET NA','MES gbk') runs its text now)
 		return true, charsetUnknown
 	}
 	if lex {

@@ -64,7 +64,8 @@ func (testDialect) Analyze(text string, lex engine.LexStats) *engine.TextFacts {
 		case "begin", "commit", "rollback":
 			k = engine.KindTransaction
 		}
-		tf.Stmts = append(tf.Stmts, engine.StmtFacts{Kind: k, Kinds: 1 << k, Loc: int32(loc), Length: int32(len(st))})
+		tf.Stmts = append(tf.Stmts, engine.StmtFacts{Kind: k, Kinds: 1 << k, Loc: int32(loc), Length: int32(len(st)),
+			DynamicSQL: strings.Contains(strings.ToLower(st), "concat(")}) // text assembled at run time
 	}
 	return tf
 }

@@ -899,7 +899,7 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 		if s.enforced(&v) {
 			return s.block(fr, m, seq, &v)
 		}
-		next.lex, next.charset = s.lex.queryCharset(sql)
+		next.lex, next.charset = s.lex.queryCharset(sql, v.DynamicSQL)
 		next.schema, next.schemaChange = useSchema(sql)
 	case wire.ComStmtPrepare:
 		sql, err := wire.PrepareText(p)
