@@ -366,6 +366,7 @@ func (dc *discovery) add(f foundServer, now time.Time) (*database, error) {
 	if err := dc.protect(db); err != nil {
 		d.removeDatabase(db)
 		if dc.kernel != nil {
+			dc.kernel.unprotectDB(db) // what the rollback could not take out
 			dc.kernel.forgetDB(db)
 		}
 		return nil, err

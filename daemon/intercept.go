@@ -368,26 +368,8 @@ func (it *interceptor) protectDB(db *database) error {
 	}
 	it.mu.Lock()
 	defer it.mu.Unlock()
-	routes := maps.Clone(*it.routes.Load())
-	for _, a := range addrs {
-		if other := it.active[a]; other != nil && other != db {
-			return fmt.Errorf("%s is already protected for database %s", a, other.cfg.Name)
-		}
-		if prev := routes[a]; prev != nil && prev != db && prev.found == nil {
-			return fmt.Errorf("%s was protected for database %s", a, prev.cfg.Name)
-		}
-		routes[a] = db
-	}
-	it.routes.Store(&routes)
-	for i, a := range addrs {
-		if err := it.redirect.Protect(a); err != nil {
-			for _, x := range addrs[:i] {
-				_ = it.redirect.Unprotect(x)
-				delete(it.active, x)
-			}
-			return err
-		}
-		it.active[a] = db
+	if err := it.protectAddrs(it.redirect, db, addrs); err != nil {
+		return err
 	}
 	d := it.d
 	d.log.Info("intercepting", "database", db.cfg.Name, "mode", InterceptAppHost, "addresses", fmt.Sprint(addrs), "cgroup", it.cg)
@@ -402,6 +384,57 @@ func (it *interceptor) protectDB(db *database) error {
 	if err := it.protectUnix(db); err != nil {
 		d.log.Warn("unix-socket interception failed: clients of this socket reach the database unjudged",
 			"database", db.cfg.Name, "socket", db.cfg.UnixSocket, "err", err)
+	}
+	return nil
+}
+
+// addrMap is the kernel's set of protected addresses (bpf.Redirect's).
+type addrMap interface {
+	Protect(netip.AddrPort) error
+	Unprotect(netip.AddrPort) error
+}
+
+// protectAddrs is protectDB's for the addresses, under it.mu: their routes
+// first, then each address into m. It leaves no half state: when one
+// cannot be written, those it wrote are taken out again and the routes
+// are what they were, so that m, active and the routes say what they said
+// before (an address db already held stays). One that cannot be taken out
+// stays in active, where unprotectDB finds it, with its route, so that
+// the connections the kernel still redirects find db; the error says so.
+func (it *interceptor) protectAddrs(m addrMap, db *database, addrs []netip.AddrPort) error {
+	prev := it.routes.Load()
+	routes := maps.Clone(*prev)
+	for _, a := range addrs {
+		if other := it.active[a]; other != nil && other != db {
+			return fmt.Errorf("%s is already protected for database %s", a, other.cfg.Name)
+		}
+		if p := routes[a]; p != nil && p != db && p.found == nil {
+			return fmt.Errorf("%s was protected for database %s", a, p.cfg.Name)
+		}
+		routes[a] = db
+	}
+	it.routes.Store(&routes)
+	var added []netip.AddrPort
+	for _, a := range addrs {
+		if it.active[a] == db {
+			continue // db's already (or listed twice)
+		}
+		if err := m.Protect(a); err != nil {
+			err = fmt.Errorf("database %s: %w", db.cfg.Name, err)
+			kept := maps.Clone(*prev)
+			for _, x := range added {
+				if uerr := m.Unprotect(x); uerr != nil {
+					err = errors.Join(err, fmt.Errorf("%s stays protected: %w", x, uerr))
+					kept[x] = db
+					continue
+				}
+				delete(it.active, x)
+			}
+			it.routes.Store(&kept)
+			return err
+		}
+		added = append(added, a)
+		it.active[a] = db
 	}
 	return nil
 }
@@ -773,10 +806,12 @@ func (d *Daemon) Protect(name, addr string, add bool) error {
 		return fmt.Errorf("%s was protected for database %s; restart sqlfwd to move it", ap, prev.cfg.Name)
 	}
 	// the route first: a connect redirected right after Protect must find it
-	routes := maps.Clone(*it.routes.Load())
+	prev := it.routes.Load()
+	routes := maps.Clone(*prev)
 	routes[ap] = db
 	it.routes.Store(&routes)
 	if err := it.redirect.Protect(ap); err != nil {
+		it.routes.Store(prev) // no half state
 		return err
 	}
 	it.active[ap] = db
