@@ -21,7 +21,8 @@
 # --targets may add barerelay-raw: the bare relay with raw read(2)/write(2)
 # in RawConn callbacks (bench/cmd/barerelay --io raw), and sqlfwd-base:
 # another sqlfwd binary (--base-bin FILE, say main's), configured as sqlfwd,
-# for a before/after in one run.
+# for a before/after in one run; sqlfwd-p1 and barerelay-raw-p1 are sqlfwd
+# and barerelay-raw with GOMAXPROCS=1.
 # Prints markdown tables (per statement) and leaves the raw files in --out
 # (NAME-RATE-ROUND.{stat,cpu,groups,syms,pgbench}: .syms names the frames
 # behind each group, e.g. which runtime function called nanosleep).
@@ -58,7 +59,7 @@ while [ $# -gt 0 ]; do
 	--targets) targets=$2; shift 2 ;;
 	--base-bin) basebin=$2; shift 2 ;;
 	--protocol) proto=$2; shift 2 ;;
-	*) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+	*) sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
 say() { echo "profile-relay.sh: $*" >&2; }
@@ -140,6 +141,11 @@ for t in ${targets//,/ }; do
 			--upstream "127.0.0.1:$pgport" --control-socket "$work/ctl-base.sock" --log-level warn ;;
 	barerelay) start barerelay "$p" "$work/barerelay" --listen "127.0.0.1:$p" --upstream "127.0.0.1:$pgport" ;;
 	barerelay-raw) start barerelay-raw "$p" "$work/barerelay" --io raw --listen "127.0.0.1:$p" --upstream "127.0.0.1:$pgport" ;;
+	# the same two with the Go runtime on one P (GOMAXPROCS=1): one thread
+	# runs Go code, as HAProxy's one event loop does
+	sqlfwd-p1) start sqlfwd-p1 "$p" env GOMAXPROCS=1 "$work/sqlfwd" --protocol "$proto" --listen "127.0.0.1:$p" \
+		--upstream "127.0.0.1:$pgport" --control-socket "$work/ctl-p1.sock" --log-level warn ;;
+	barerelay-raw-p1) start barerelay-raw-p1 "$p" env GOMAXPROCS=1 "$work/barerelay" --io raw --listen "127.0.0.1:$p" --upstream "127.0.0.1:$pgport" ;;
 	haproxy)
 		cat >"$work/haproxy.cfg" <<CFG
 # Written by scripts/profile-relay.sh: a plain TCP hop, as scripts/bench.sh's.
