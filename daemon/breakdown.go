@@ -18,6 +18,8 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/sqlfw/sqlfw/cgroupstats"
 	"github.com/sqlfw/sqlfw/engine"
 )
@@ -95,18 +97,24 @@ func newTimings() *timings {
 }
 
 func (t *timings) reset() {
+	t.relay.Reset()
+	t.tail = [nTail]tailBucket{}
+	if t.held == nil {
+		return // a relay shard's
+	}
 	t.held.Reset()
 	t.evalWall.Reset()
 	t.evalCPU.Reset()
-	t.relay.Reset()
-	t.tail = [nTail]tailBucket{}
 }
 
 func (t *timings) merge(o *timings) {
+	t.relay.Merge(o.relay)
+	if o.held == nil {
+		return // a relay shard's: nothing else
+	}
 	t.held.Merge(o.held)
 	t.evalWall.Merge(o.evalWall)
 	t.evalCPU.Merge(o.evalCPU)
-	t.relay.Merge(o.relay)
 	for i := range t.tail {
 		t.tail[i].add(&o.tail[i])
 	}
@@ -124,7 +132,14 @@ func clampHist(v int64) int64 {
 
 // shard is what a few sessions record into. The stats loop swaps cur for
 // spare under the lock, so merging never holds up a session.
+//
+// A session's toServer records into a shard of the recorder's holds and its
+// toClient into one of its relays: the two goroutines run on different
+// threads, and a shared lock made each record move the lock's cache line
+// between the cores; each shard has a cache line of its own for the same
+// reason (issue 15).
 type shard struct {
+	_          cpu.CacheLinePad
 	mu         sync.Mutex
 	cur, spare *timings
 }
@@ -182,24 +197,34 @@ func (s *shard) recordRelay(d, n int64) {
 // recorder is one database's timing figures for the current window.
 type recorder struct {
 	shards [nShards]shard
+	// relays hold the relay histograms only (the others are nil)
+	relays [nShards]shard
+	_      cpu.CacheLinePad
 }
 
 func newRecorder() *recorder {
 	r := &recorder{}
 	for i := range r.shards {
 		r.shards[i].cur, r.shards[i].spare = newTimings(), newTimings()
+		r.relays[i].cur, r.relays[i].spare = &timings{relay: newHist()}, &timings{relay: newHist()}
 	}
 	return r
 }
 
+// shardFor is where session id's toServer records (recordHold,
+// recordEvals); relayFor where its toClient records (recordRelay).
 func (r *recorder) shardFor(id uint64) *shard { return &r.shards[id%nShards] }
+func (r *recorder) relayFor(id uint64) *shard { return &r.relays[id%nShards] }
 
 // collect moves every shard's figures into w (reset first). Only the stats
 // loop (or a test) calls it.
 func (r *recorder) collect(w *timings) {
 	w.reset()
-	for i := range r.shards {
-		s := &r.shards[i]
+	for i := range 2 * nShards {
+		s := &r.shards[i%nShards]
+		if i >= nShards {
+			s = &r.relays[i%nShards]
+		}
 		s.mu.Lock()
 		old := s.cur
 		s.cur, s.spare = s.spare, nil

@@ -3,6 +3,8 @@ package daemon
 import (
 	"sync/atomic"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/sqlfw/sqlfw/relay"
 )
 
@@ -30,7 +32,13 @@ type counters struct {
 	protocolErrs  atomic.Uint64
 	evalNanos     atomic.Uint64
 	bytesToServer atomic.Uint64
+	// bytesToClient is the only counter a session's toClient adds to, on
+	// a cache line of its own: the two relay goroutines run on different
+	// threads, and sharing toServer's line made every add a transfer of the
+	// line between the cores (issue 15)
+	_             cpu.CacheLinePad
 	bytesToClient atomic.Uint64
+	_             cpu.CacheLinePad
 }
 
 func (c *counters) snapshot() DatabaseStats {

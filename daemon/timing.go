@@ -279,8 +279,7 @@ func (d *Daemon) newMeter(db *database, id uint64) relay.Meter {
 	if db.rec == nil {
 		return m
 	}
-	sh := db.rec.shardFor(id)
-	m.hold.rec, m.relay.rec = sh, sh
+	m.hold.rec, m.relay.rec = db.rec.shardFor(id), db.rec.relayFor(id)
 	if st := d.statsState; st != nil {
 		m.hold.probe = st.probe
 	}
