@@ -76,6 +76,7 @@ type Daemon struct {
 
 	// statsState and metrics: breakdown.go and metrics.go.
 	statsState *statsState
+	procsStop  chan struct{} // stops the GOMAXPROCS tuner (procs.go)
 	metrics    *metricsServer
 }
 
@@ -313,6 +314,8 @@ func (d *Daemon) Start() error {
 		}
 	}
 	d.startStats(d.proc, "/")
+	d.procsStop = make(chan struct{})
+	startProcsTuner(d.log, d.procsStop)
 	if err := d.startMetrics(); err != nil {
 		return err
 	}
@@ -459,6 +462,9 @@ func (d *Daemon) Stop(ctx context.Context) error {
 	}
 	d.stopMetrics()
 	d.stopStats()
+	if d.procsStop != nil {
+		close(d.procsStop)
+	}
 	return err
 }
 
