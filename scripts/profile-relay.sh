@@ -37,8 +37,13 @@
 # (mysql: mariadb-server, sysbench).
 # Wall-clock numbers are noisy on a shared VM; counts per statement are not.
 #
+# --tls (postgres): pgbench connects with sslmode=require, PostgreSQL serves
+# TLS (a certificate made for the run, as scripts/bench.sh --tls does),
+# sqlfwd terminates it and opens its own (--upstream-tls require); HAProxy
+# and the bare relay pass the client's TLS through.
+#
 #   scripts/profile-relay.sh [--rates 2000,6000] [--seconds 10] [--clients 2]
-#                            [--rounds 2] [--freq 4999] [--out DIR]
+#                            [--rounds 2] [--freq 4999] [--out DIR] [--tls]
 #                            [--targets sqlfwd,barerelay,haproxy] [--base-bin FILE]
 #                            [--protocol postgres|mysql]
 set -euo pipefail
@@ -47,7 +52,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here/.."
 # shellcheck source=free-port.sh
 . "$here/free-port.sh"
-rates="" secs=10 clients=2 rounds=2 freq=4999 out="" targets=sqlfwd,barerelay,haproxy basebin="" proto=postgres
+rates="" secs=10 clients=2 rounds=2 freq=4999 out="" targets=sqlfwd,barerelay,haproxy basebin="" proto=postgres tls=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rates) rates=$2; shift 2 ;;
@@ -59,10 +64,12 @@ while [ $# -gt 0 ]; do
 	--targets) targets=$2; shift 2 ;;
 	--base-bin) basebin=$2; shift 2 ;;
 	--protocol) proto=$2; shift 2 ;;
-	*) sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+	--tls) tls=1; shift ;;
+	*) sed -n '2,48p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
 say() { echo "profile-relay.sh: $*" >&2; }
+[ "$tls" = 0 ] || [ "$proto" = postgres ] || { echo "profile-relay.sh: --tls is for --protocol postgres" >&2; exit 2; }
 case "$proto" in
 postgres) rates=${rates:-2000} ;;
 mysql) rates=${rates:-50} ;;
@@ -90,11 +97,26 @@ version="$(git describe --always --dirty 2>/dev/null || echo dev)"
 say "building sqlfwd ($version) and barerelay"
 go build -ldflags "-X main.version=$version" -o "$work/sqlfwd" ./cmd/sqlfwd
 go build -o "$work/barerelay" ./bench/cmd/barerelay
+fwtls=() # --tls: sqlfwd's flags
 if [ "$proto" = postgres ]; then
 	"$here/pg.sh" start --dir "$work/pg" >/dev/null
 	eval "$("$here/pg.sh" env --dir "$work/pg")"
 	pgport=$SQLFW_PG_PORT
 	pgbench -i -s 1 -q -h 127.0.0.1 -p "$pgport" -U postgres postgres >/dev/null 2>&1
+	if [ "$tls" = 1 ]; then
+		t="$work/tls"
+		mkdir -p "$t"
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=sqlfw-profile \
+			-addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout "$t/server.key" -out "$t/server.pem" 2>/dev/null
+		install -m 600 -o postgres "$t/server.key" "$work/pg/data/profile-server.key"
+		install -m 644 -o postgres "$t/server.pem" "$work/pg/data/profile-server.pem"
+		"$SQLFW_PG_BIN/psql" -X -q -h 127.0.0.1 -p "$pgport" -U postgres -d postgres \
+			-c "ALTER SYSTEM SET ssl_cert_file = 'profile-server.pem'" -c "ALTER SYSTEM SET ssl_key_file = 'profile-server.key'" \
+			-c "ALTER SYSTEM SET ssl = on" -c "SELECT pg_reload_conf()" >/dev/null
+		sleep 1
+		export PGSSLMODE=require # pgbench's and psql's, every target
+		fwtls=(--tls-cert "$t/server.pem" --tls-key "$t/server.key" --upstream-tls require)
+	fi
 else
 	command -v sysbench >/dev/null || { say "installing sysbench"; DEBIAN_FRONTEND=noninteractive apt-get install -y sysbench >/dev/null; }
 	command -v mariadbd >/dev/null || { say "installing mariadb-server"; DEBIAN_FRONTEND=noninteractive apt-get install -y mariadb-server >/dev/null; }
@@ -134,17 +156,17 @@ for t in ${targets//,/ }; do
 		[ "$proto" = mysql ] || { say "direct is a mysql target"; exit 2; }
 		pid[direct]=$(cat "$work/my/pid") port[direct]=$pgport ;;
 	sqlfwd) start sqlfwd "$p" "$work/sqlfwd" --protocol "$proto" --listen "127.0.0.1:$p" \
-		--upstream "127.0.0.1:$pgport" --control-socket "$work/ctl.sock" --log-level warn ;;
+		--upstream "127.0.0.1:$pgport" --control-socket "$work/ctl.sock" --log-level warn "${fwtls[@]}" ;;
 	sqlfwd-base)
 		[ -x "$basebin" ] || { say "sqlfwd-base needs --base-bin FILE"; exit 2; }
 		start sqlfwd-base "$p" "$basebin" --protocol "$proto" --listen "127.0.0.1:$p" \
-			--upstream "127.0.0.1:$pgport" --control-socket "$work/ctl-base.sock" --log-level warn ;;
+			--upstream "127.0.0.1:$pgport" --control-socket "$work/ctl-base.sock" --log-level warn "${fwtls[@]}" ;;
 	barerelay) start barerelay "$p" "$work/barerelay" --listen "127.0.0.1:$p" --upstream "127.0.0.1:$pgport" ;;
 	barerelay-raw) start barerelay-raw "$p" "$work/barerelay" --io raw --listen "127.0.0.1:$p" --upstream "127.0.0.1:$pgport" ;;
 	# the same two with the Go runtime on one P (GOMAXPROCS=1): one thread
 	# runs Go code, as HAProxy's one event loop does
 	sqlfwd-p1) start sqlfwd-p1 "$p" env GOMAXPROCS=1 "$work/sqlfwd" --protocol "$proto" --listen "127.0.0.1:$p" \
-		--upstream "127.0.0.1:$pgport" --control-socket "$work/ctl-p1.sock" --log-level warn ;;
+		--upstream "127.0.0.1:$pgport" --control-socket "$work/ctl-p1.sock" --log-level warn "${fwtls[@]}" ;;
 	barerelay-raw-p1) start barerelay-raw-p1 "$p" env GOMAXPROCS=1 "$work/barerelay" --io raw --listen "127.0.0.1:$p" --upstream "127.0.0.1:$pgport" ;;
 	haproxy)
 		cat >"$work/haproxy.cfg" <<CFG
@@ -222,7 +244,7 @@ for rate in ${rates//,/ }; do
 	if [ "$proto" = mysql ]; then
 		echo "### $rate transactions/s, $clients threads, sysbench oltp_read_only (16 statements each), $rounds × ${secs}s per relay ($version, $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg))"
 	else
-		echo "### $rate statements/s, $clients clients, pgbench -S -M prepared, $rounds × ${secs}s per relay ($version, $(date -u +%Y-%m-%dT%H:%MZ))"
+		echo "### $rate statements/s, $clients clients, pgbench -S -M prepared$([ "$tls" = 1 ] && echo ", TLS (sslmode=require)"), $rounds × ${secs}s per relay ($version, $(date -u +%Y-%m-%dT%H:%MZ))"
 	fi
 	echo
 	{
