@@ -15,6 +15,7 @@
 # that exist for auth passthrough tests and must give a password on 127.0.0.1:
 #   scram_user / scram_pass  (stored as SCRAM-SHA-256, pg_hba scram-sha-256)
 #   md5_user   / md5_pass    (stored as MD5, pg_hba md5)
+#   clear_user / clear_s3cret (pg_hba password: asked for in clear)
 # --log-statements sets log_statement=all (the e2e tests read server.log);
 # without it a start resets log_statement to none.
 #
@@ -30,6 +31,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PGBIN="${SQLFW_PGBIN:-/usr/lib/postgresql/15/bin}"
 SCRAM_USER=scram_user SCRAM_PASSWORD=scram_pass
 MD5_USER=md5_user MD5_PASSWORD=md5_pass
+CLEAR_USER=clear_user CLEAR_PASSWORD=clear_s3cret
 
 usage() {
 	sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
@@ -103,6 +105,7 @@ init_cluster() {
 local all all                      trust
 host  all $SCRAM_USER 127.0.0.1/32 scram-sha-256
 host  all $MD5_USER   127.0.0.1/32 md5
+host  all $CLEAR_USER 127.0.0.1/32 password
 host  all all         127.0.0.1/32 trust
 host  all all         ::1/128      trust
 HBA
@@ -134,12 +137,17 @@ BEGIN
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$MD5_USER') THEN
     CREATE ROLE $MD5_USER LOGIN;
   END IF;
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$CLEAR_USER') THEN
+    CREATE ROLE $CLEAR_USER LOGIN;
+  END IF;
 END
 \$\$;
 SET password_encryption = 'scram-sha-256';
 ALTER ROLE $SCRAM_USER PASSWORD '$SCRAM_PASSWORD';
 SET password_encryption = 'md5';
 ALTER ROLE $MD5_USER PASSWORD '$MD5_PASSWORD';
+SET password_encryption = 'scram-sha-256';
+ALTER ROLE $CLEAR_USER PASSWORD '$CLEAR_PASSWORD';
 ALTER SYSTEM SET log_statement = '$log_statements';
 SELECT pg_reload_conf() \g /dev/null
 SQL
