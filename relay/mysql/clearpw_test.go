@@ -92,3 +92,26 @@ func TestClearPasswordPlaintextClient(t *testing.T) {
 	h.run(t, []step{send(greeting(serverCaps)), expect(handshakeResponse(clientCaps, "app", "shop")), send(switchReq), expect(answer), send(ok(4, autocommit))},
 		[]step{expect(greeting(serverCaps &^ wire.DefaultStrip)), send(handshakeResponse(clientCaps, "app", "shop")), expect(switchReq), send(answer), expect(ok(4, autocommit))})
 }
+
+// A COM_CHANGE_USER that already carries a clear-text password (the
+// client chose mysql_clear_password) on a TLS client leg and a clear
+// server leg off the host never reaches the server; the client gets
+// ER_ACCESS_DENIED_ERROR and the session closes.
+func TestClearPasswordChangeUserRefused(t *testing.T) {
+	const password = "s3cret-change-user"
+	h, _, cli := tlsHarness(t)
+	h.upstream = relay.Upstream{Network: "tcp", Addr: "db.example:3306", RefuseClearPassword: true}
+	response := handshakeResponse(clientCaps|wire.CapSSL, "app", "shop")
+	cu := append([]byte{wire.ComChangeUser}, "admin\x00"...)
+	cu = append(cu, byte(len(password)+1))
+	cu = append(cu, password+"\x00"...)
+	cu = append(cu, "shop\x00"...)
+	cu = append(cu, 45, 0)
+	cu = append(cu, "mysql_clear_password\x00"...)
+	h.run(t, []step{send(greeting(serverCaps)), expect(handshakeResponse(clientCaps, "app", "shop")), send(ok(2, autocommit)), expectClosed()},
+		[]step{expectFunc(checkTLSGreeting), send(sslRequest(clientCaps)), startTLS(cli, false), send(withSeq(response, 2)), expect(ok(3, autocommit)),
+			send(pkt(0, cu...)), expectErr(1, errAccessDenied, sqlstateAccessDenied, "password in clear"), expectClosed()})
+	if strings.Contains(h.logs.String(), password) {
+		t.Errorf("the password is in the log:\n%s", h.logs.String())
+	}
+}
