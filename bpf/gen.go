@@ -9,3 +9,4 @@ package bpf
 //go:generate sh -c "go run github.com/cilium/ebpf/cmd/bpf2go -target bpfel -cflags '-O2 -mcpu=v3 -Wall -Werror' redirect redirect.c -- -I/usr/include/$(uname -m)-linux-gnu"
 //go:generate sh -c "go run github.com/cilium/ebpf/cmd/bpf2go -target bpfel -cflags '-O2 -mcpu=v3 -Wall -Werror' steer steer.c -- -I/usr/include/$(uname -m)-linux-gnu"
 //go:generate sh -c "go run github.com/cilium/ebpf/cmd/bpf2go -target bpfel -cflags '-O2 -mcpu=v3 -Wall -Werror' unix unix.c -- -I/usr/include/$(uname -m)-linux-gnu"
+//go:generate sh -c "go run github.com/cilium/ebpf/cmd/bpf2go -target bpfel -cflags '-O2 -mcpu=v3 -Wall -Werror' fastpath fastpath.c -- -I/usr/include/$(uname -m)-linux-gnu"

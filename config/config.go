@@ -128,6 +128,10 @@ type Intercept struct {
 	Mark uint32 `yaml:"mark"`
 	// Sockmap splices the local client leg in the kernel (default true).
 	Sockmap *bool `yaml:"sockmap"`
+	// Fastpath (experimental, default off) lets the kernel relay the
+	// server-to-client direction of PostgreSQL sessions where the session
+	// need not see it (bpf/doc.go "Fast path"). Plaintext legs only.
+	Fastpath bool `yaml:"fastpath"`
 	// FailClosed refuses a protected connect() whose origin cannot be
 	// recorded instead of letting it go directly to the database, and pins
 	// the programs in PinDir so that a daemon that dies leaves protected

@@ -167,8 +167,15 @@ type InterceptionStats struct {
 	MapFull         uint64 `json:"map_full"`
 	SockmapAdded    uint64 `json:"sockmap_added"`
 	SockmapFallback uint64 `json:"sockmap_fallback"`
-	Steered         uint64 `json:"steered"`
-	UnixRedirected  uint64 `json:"unix_redirected"`
+	// Fastpath* are the experimental kernel fast path's (intercept.fastpath):
+	// sessions put on it, bytes and ReadyForQuery messages the kernel relayed
+	// to clients, and the halts that handed a session back to user space.
+	FastpathSessions uint64 `json:"fastpath_sessions,omitempty"`
+	FastpathBytes    uint64 `json:"fastpath_bytes,omitempty"`
+	FastpathReady    uint64 `json:"fastpath_ready,omitempty"`
+	FastpathHalts    uint64 `json:"fastpath_halts,omitempty"`
+	Steered          uint64 `json:"steered"`
+	UnixRedirected   uint64 `json:"unix_redirected"`
 	// PodRedirected counts the redirected connects that came from pods
 	// (other network namespaces) through the pod listener; they are also
 	// in Redirected.

@@ -41,6 +41,7 @@ type interceptor struct {
 	d        *Daemon
 	cgroup2  string // the cgroup2 mount, for cgroup id → path
 	redirect *bpf.Redirect
+	fast     *bpf.Fast // intercept.fastpath, nil when off
 	steer    *bpf.Steer
 	unixRd   *bpf.UnixRedirect
 	lns      []net.Listener
@@ -177,6 +178,14 @@ func (d *Daemon) startIntercept() (err error) {
 		}
 		if it.redirect, err = bpf.LoadRedirect(rc); err != nil {
 			return interceptUnavailable(err)
+		}
+		if ic.Fastpath {
+			if it.fast, err = bpf.LoadFast(it.redirect); err != nil {
+				d.log.Warn("intercept.fastpath: the kernel fast path is not available; sessions relay in user space", "err", err)
+				it.fast = nil
+			} else {
+				d.log.Warn("intercept.fastpath is on: EXPERIMENTAL kernel fast path for the server-to-client direction (bpf/doc.go)")
+			}
 		}
 		for _, db := range appHost {
 			addrs, _ := protectedAddrs(db.cfg)
@@ -545,10 +554,38 @@ func (it *interceptor) fromRedirect(c net.Conn) (arrival, error) {
 	if db == nil {
 		return arrival{}, fmt.Errorf("original destination %s is not protected", o.Dst)
 	}
-	return arrival{db: db, conn: relay.Conn{
+	a := arrival{db: db, conn: relay.Conn{
 		Client: c, Via: relay.ViaRedirect, Upstream: relay.Upstream{Network: "tcp", Addr: db.cfg.Upstream}, Origin: o.Dst.String(),
 		Process: relay.Process{Known: true, Tgid: o.Client.Tgid, UID: o.Client.Uid, Comm: o.Client.Comm, Cgroup: it.cgroupPath(o.Client.CgroupID)},
-	}}, nil
+	}}
+	if it.fast != nil {
+		a.conn.Fast = fastPath{it.fast}
+	}
+	return a, nil
+}
+
+// fastPath gives relay sessions the kernel fast path (bpf.Fast).
+type fastPath struct{ f *bpf.Fast }
+
+func (p fastPath) Attach(server, client net.Conn) (relay.FastLeg, error) {
+	l, err := p.f.Attach(server, client)
+	if err != nil {
+		return nil, err
+	}
+	return fastLeg{l}, nil
+}
+
+type fastLeg struct{ *bpf.FastLeg }
+
+func (l fastLeg) Halt(apply func(relay.FastReport)) error {
+	return l.FastLeg.Halt(func(r bpf.FastReport) {
+		apply(relay.FastReport{Ready: r.Ready, Status: r.Status, Redirected: r.Redirected})
+	})
+}
+
+func (l fastLeg) TakePrefix() relay.FastPrefix {
+	p := l.FastLeg.TakePrefix()
+	return relay.FastPrefix{Rem: p.Rem, Need: p.Need, Acc: p.Acc}
 }
 
 // fromSteer identifies a connection the sk_lookup program steered: the
@@ -666,6 +703,10 @@ func (it *interceptor) close() {
 		it.stop = nil
 	}
 	var errs []error
+	if it.fast != nil {
+		errs = append(errs, it.fast.Close())
+		it.fast = nil
+	}
 	if it.redirect != nil {
 		if it.d.cfg.Intercept.FailClosed {
 			errs = append(errs, it.redirect.Release())
@@ -716,6 +757,11 @@ func (d *Daemon) interceptStats() InterceptionStats {
 			st.SockmapAdded, st.SockmapFallback = c.SockmapAdded, c.SockmapFallback
 			st.PodRedirected = c.PodRedirected
 		}
+	}
+	if it.fast != nil {
+		st.Programs = append(st.Programs, "fastpath")
+		c := it.fast.Counters()
+		st.FastpathSessions, st.FastpathBytes, st.FastpathReady, st.FastpathHalts = c.Sessions, c.Bytes, c.Ready, c.Halts
 	}
 	it.mu.Lock() // discovery may load the unix program at run time
 	unixRd := it.unixRd

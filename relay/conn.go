@@ -68,6 +68,9 @@ type Conn struct {
 	Origin   string
 	Process  Process
 	Upstream Upstream
+	// Fast, when set, is the kernel fast path for the server-to-client
+	// direction (plaintext TCP legs only).
+	Fast FastPath
 }
 
 // Logger is base with the connection's attributes: session, client, via,
@@ -79,3 +82,36 @@ func (c *Conn) Logger(base *slog.Logger) *slog.Logger {
 	}
 	return log.With(processAttrs(c.Process)...)
 }
+
+// FastPath is the kernel's server-to-client fast path for a session
+// (experimental; the daemon gives it to intercepted sessions when
+// intercept.fastpath is on). Attach takes the plain sockets of both legs
+// before the server has sent anything.
+type FastPath interface {
+	Attach(server, client net.Conn) (FastLeg, error)
+}
+
+// FastLeg is one session on the fast path (bpf.FastLeg): the kernel relays
+// server messages the session need not see between Resume and Halt.
+// Every write to the client leg is made after a Halt and counted with
+// Wrote; Resume only with everything read from the server written, at a
+// message boundary.
+type FastLeg interface {
+	Resume(read uint64, status byte, ok func() bool)
+	Halt(apply func(FastReport)) error
+	TakePrefix() FastPrefix
+	Wrote(n int)
+	Close()
+}
+
+// FastReport is what the kernel relayed since the last Halt.
+type FastReport struct {
+	Ready      uint64 // ReadyForQuery messages
+	Status     byte   // their transaction status (all the same)
+	Redirected uint64 // bytes
+}
+
+// FastPrefix is where the first byte read after a Halt stands in the
+// message the kernel was relaying: Need length bytes to come (Acc those
+// seen), or Rem body bytes; they go to the client as they are.
+type FastPrefix struct{ Rem, Need, Acc uint64 }

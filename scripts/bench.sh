@@ -285,6 +285,14 @@ targets="$work/targets"
 			printf 'sqlfwd-intercept-sockmap-%s %s:%s version="%s, enforce, default policy, app-host interception, sockmap %s, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --upstream 127.0.0.1:%s --intercept --protect %s:%s --sockmap %s --control-socket %s/ctl-%s.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
 				"$1" "$2" "$pgport" "$fwver" "$1" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$pgport" "$2" "$pgport" "$1" "$work" "$1"
 		done
+		# The experimental kernel fast path (intercept.fastpath): the kernel
+		# relays server-to-client messages the session need not see. Its
+		# sk_skb redirects are sent by kworker threads, outside sqlfwd's
+		# cgroup: the CPU figure of this target leaves that time (and the
+		# softirq time spent on its behalf) out.
+		sqlfw_cg "intercept-fastpath"
+		printf 'sqlfwd-intercept-fastpath 127.0.0.4:%s version="%s, enforce, default policy, app-host interception, sockmap on, EXPERIMENTAL kernel fast path (its kworker CPU not counted), quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --upstream 127.0.0.1:%s --intercept --protect 127.0.0.4:%s --sockmap on --fastpath --control-socket %s/ctl-fastpath.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
+			"$pgport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$pgport" "$pgport" "$work"
 	fi
 	if [ "$haproxy" = 1 ]; then
 		cat >"$work/haproxy.cfg" <<CFG

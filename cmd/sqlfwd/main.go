@@ -71,6 +71,7 @@ func run(args []string, stderr io.Writer) int {
 		cgroup     = fs.String("cgroup", "", "app-host: intercept only processes in this cgroup2 `directory` (default all)")
 		podListen  = fs.String("pod-listen", "", "app-host: also intercept pods on this node (other network namespaces) connecting to protected non-loopback addresses; they are sent to this `IP:PORT` of the host, which pods route to (dual stack: one IPv4 and one IPv6, comma-separated)")
 		sockmap    = fs.String("sockmap", "", "on or off: splice the local client leg in the kernel (default on)")
+		fastpath   = fs.Bool("fastpath", false, "EXPERIMENTAL: the kernel relays the server-to-client direction of intercepted PostgreSQL sessions where it can (intercept.fastpath)")
 		failClosed = fs.Bool("fail-closed", false, "refuse protected connects sqlfwd cannot judge: when its origin map is full, and after the daemon dies (programs pinned in --pin-dir); default fail open")
 		pinDir     = fs.String("pin-dir", "", "where --fail-closed pins the programs (default /sys/fs/bpf/sqlfw)")
 		detachPins = fs.Bool("detach-pins", false, "remove the interception a --fail-closed sqlfwd left pinned in --pin-dir (protected connects then go directly to the database), and exit")
@@ -172,6 +173,9 @@ func run(args []string, stderr io.Writer) int {
 	default:
 		fmt.Fprintln(stderr, "sqlfwd: --sockmap takes on or off")
 		return 2
+	}
+	if *fastpath {
+		cfg.Intercept.Fastpath = true
 	}
 	if *failClosed {
 		cfg.Intercept.FailClosed = true

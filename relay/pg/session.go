@@ -143,6 +143,9 @@ type session struct {
 	idle  idleState
 
 	closeOnce sync.Once
+	// fast is the kernel fast path of the server-to-client direction
+	// (fast.go), nil when off.
+	fast relay.FastLeg
 	// skipping is toServer's: after a blocked Parse, drop client messages
 	// until Sync, as the server does after an error.
 	skipping bool
@@ -425,6 +428,17 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 	// The relay loops read and write plain sockets with raw system calls,
 	// the client's with its receive times (relay.IO); a TLS leg's IO is under its crypto/tls (tls.go).
 	s.client, s.server = relay.NewIO(conn, true), relay.NewIO(server, false)
+	if c.Fast != nil && up.TLS == nil {
+		_, plainC := conn.(*net.TCPConn)
+		if _, plainS := server.(*net.TCPConn); plainC && plainS {
+			if leg, err := c.Fast.Attach(server, conn); err != nil {
+				s.log.Warn("fast path not available for this session", "err", err)
+			} else {
+				s.fast = leg
+				s.client = &fastClient{Conn: s.client, s: s}
+			}
+		}
+	}
 	if _, err := server.Write(startup.Raw); err != nil {
 		s.log.Error("upstream write failed", "err", err)
 		s.closeBoth()
@@ -502,11 +516,17 @@ func (s *session) closeBoth() {
 		if s.server != nil {
 			s.server.Close()
 		}
+		if s.fast != nil {
+			s.fast.Close()
+		}
 	})
 }
 
 // drain closes the session now if it is idle, or when it next becomes idle.
 func (s *session) drain() {
+	if s.fast != nil {
+		s.fastHalt() // the kernel's ReadyForQuery counts
+	}
 	s.mu.Lock()
 	s.draining = true
 	idle := s.outstanding == 0 && byte(s.txStatus.Load()) == wire.TxIdle
@@ -747,6 +767,9 @@ func (s *session) writeServer(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
+	if s.fast != nil && (s.havePoison.Load() || s.memo.active.Load()) {
+		s.fastHalt() // the replies to b are for toClient to see
+	}
 	s.env.Observer.Count(relay.BytesToServer, uint64(len(b)))
 	_, err := s.server.Write(b)
 	return err
@@ -825,7 +848,13 @@ func (s *session) protocolError(err error) {
 // toClient relays server messages to the client.
 func (s *session) toClient() {
 	defer s.closeBoth()
-	fr := wire.NewFramer(s.server, s.env.Limits.BufferBytes, s.env.Limits.MaxMessageBytes, 0)
+	var src io.Reader = s.server
+	var fast *fastReader
+	if s.fast != nil {
+		fast = &fastReader{s: s}
+		src = fast
+	}
+	fr := wire.NewFramer(src, s.env.Limits.BufferBytes, s.env.Limits.MaxMessageBytes, 0)
 	var scratch []byte
 	// The authentication phase is bounded (auth.go): the first reply, then
 	// the end of authentication.
@@ -918,6 +947,9 @@ func (s *session) toClient() {
 		if closeAfter || s.drainedIdle() {
 			s.log.Info("session closed by drain")
 			return
+		}
+		if fast != nil {
+			s.fastResume(fast, fr)
 		}
 	}
 }
