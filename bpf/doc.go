@@ -56,6 +56,59 @@
 // connects go direct. Links are tied to the daemon's file descriptors, so a
 // killed daemon fails open.
 //
+// # Fast path (fastpath.c, LoadFast; experimental, intercept.fastpath)
+//
+// The server-to-client direction of an intercepted PostgreSQL session,
+// relayed by the kernel where the session need not see it. The
+// client-to-server direction stays in user space: no statement reaches the
+// server unjudged.
+//
+//   - The daemon's upstream socket goes into fast_in (a SOCKMAP with an
+//     sk_skb verdict program, no stream parser) and its client leg into
+//     fast_out, before the startup message is sent; a slot of fast_slots
+//     (an mmapped array) holds the session's state. With Sockmap on, the
+//     client leg is listed in relay_tcp_only: the kernel's writes to it
+//     and the daemon's then both go through TCP, in the order made.
+//   - A slot is off until user space resumes it (FastLeg.Resume), which it
+//     does only at a message boundary with everything it read written,
+//     after startup and with no poison, verdict-memory change, idle timer
+//     or drain pending. The program turns it on at the next segment only
+//     if it has passed user space no more bytes than user space said it
+//     read.
+//   - While on, the program frames each segment from the slot's position
+//     (a message may span segments) and redirects the whole segment to the
+//     client leg's send side if it holds only ParseComplete, BindComplete,
+//     CloseComplete, CommandComplete, DataRow, EmptyQueryResponse, NoData,
+//     PortalSuspended, ParameterDescription, RowDescription or
+//     ReadyForQuery with the transaction status user space last saw; it
+//     counts those ReadyForQuery messages. Anything else (ErrorResponse,
+//     ParameterStatus, Notice, Notification, Copy*, a status change, more
+//     than 64 messages in one segment) turns the slot off and the segment
+//     and everything after it go to user space, with where the segment
+//     starts in the message the kernel was relaying (FastPrefix: those
+//     bytes go to the client as they are).
+//   - Halt (before any user-space write to the client, and before sending
+//     the server a message whose replies user space must see) stores
+//     off_req, waits until no program run is in progress (busy, a
+//     Dekker-style handshake on sequentially consistent atomics: a run
+//     that started before the store has finished, a later one sees it),
+//     replays the counted ReadyForQuery messages into the session, then
+//     waits until the client leg's written bytes (tcpi_bytes_acked, then
+//     SIOCOUTQ: never more than the truth) reach what user space wrote plus
+//     what the kernel redirected. sk_skb redirects are asynchronous (a
+//     kworker sends them from the target's psock queue); this wait is what
+//     orders the daemon's next write after them.
+//
+// What it cannot do: TLS legs, unix sockets, MySQL. The session's timing
+// of responses the kernel relayed is not measured (statement counts and
+// bytes are, at the next Halt). The kernel queues redirected segments
+// without bound when the client reads slowly (user space would stop
+// reading the server); the kworker's CPU is outside sqlfwd's cgroup. A
+// Halt polls (Gosched, then 20 µs sleeps) and gives up, closing the
+// session, after 100,000 polls. Proved by tests, not by a model checker:
+// e2e TestInterceptFastpath compares psql, pgbench and pipelined pgx
+// answers with and without it and checks the server log.
+//
 // # Unix sockets (unix.c, LoadUnixRedirect; kernel ≥ 6.7)
 //
 // cgroup/connect_unix reads the requested path through the kernel context

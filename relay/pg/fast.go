@@ -44,6 +44,9 @@ func (r *fastReader) Read(p []byte) (int, error) {
 	for {
 		n, err := r.s.server.Read(p)
 		if n <= 0 {
+			if err != nil {
+				r.s.fastHalt() // the kernel's bytes reach the client before the close
+			}
 			return n, err
 		}
 		r.read += uint64(n)
