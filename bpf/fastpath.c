@@ -41,7 +41,11 @@ struct fast_slot {
 	__u64 rem;
 	__u64 hdr_need;
 	__u64 hdr_acc;
-	__u64 pad[2];
+	// user: the socket cookie of the upstream socket the slot is for, set
+	// before that socket joins fast_in; a late run on an earlier session's
+	// socket finds another cookie and leaves the slot alone.
+	__u64 cookie;
+	__u64 pad[1];
 };
 
 struct {
@@ -177,6 +181,10 @@ int fast_verdict(struct __sk_buff *skb)
 	w.len = skb->len;
 
 	__sync_fetch_and_add(&st->busy, 1);
+	if (*(volatile __u64 *)&st->cookie != cookie) {
+		__sync_fetch_and_add(&st->busy, -1);
+		return SK_PASS;
+	}
 	if (*(volatile __u64 *)&st->off_req) {
 		st->on = 0;
 		goto pass;

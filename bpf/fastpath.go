@@ -60,7 +60,7 @@ func LoadFast(r *Redirect) (*Fast, error) {
 		return nil, classify(fmt.Errorf("attaching sk_skb verdict to fast_in: %w", err))
 	}
 	f.attached = true
-	for i := fastSlots - 1; i >= 0; i-- {
+	for i := range fastSlots {
 		f.free = append(f.free, uint32(i))
 	}
 	return f, nil
@@ -168,11 +168,21 @@ func (f *Fast) Attach(server, client net.Conn) (*FastLeg, error) {
 		f.mu.Unlock()
 		return nil, errors.New("fast path: no free slot")
 	}
-	slot := f.free[len(f.free)-1]
-	f.free = f.free[:len(f.free)-1]
+	// Oldest freed first: a slot is reused as late as possible (see the
+	// cookie check in fastpath.c).
+	slot := f.free[0]
+	f.free = f.free[1:]
 	f.mu.Unlock()
 	l := &FastLeg{f: f, slot: slot, cookie: cookie, st: f.slot(slot), client: cc}
-	*l.st = fastpathFastSlot{} // no program runs on a free slot
+	// A late run on an earlier session's socket may still be inside the
+	// slot: busy stays (its runs undo their own count), the rest starts
+	// afresh, and the cookie tells that run the slot is no longer its.
+	st := l.st
+	for _, p := range []*uint64{&st.OffReq, &st.ArmReq, &st.ArmRead, &st.ArmStatus, &st.On, &st.ArmDone, &st.Passed,
+		&st.Redirected, &st.Ready, &st.Status, &st.Rem, &st.HdrNeed, &st.HdrAcc} {
+		atomic.StoreUint64(p, 0)
+	}
+	atomic.StoreUint64(&st.Cookie, cookie)
 	if f.redirect != nil {
 		if err := f.redirect.keepTCP(client); err != nil {
 			l.release()
@@ -202,6 +212,7 @@ func (f *Fast) Attach(server, client net.Conn) (*FastLeg, error) {
 
 func (l *FastLeg) release() {
 	f := l.f
+	atomic.StoreUint64(&l.st.Cookie, 0)
 	_ = f.objs.FastSlotByCookie.Delete(l.cookie)
 	_ = f.objs.FastIn.Delete(l.slot)
 	_ = f.objs.FastOut.Delete(l.slot)

@@ -29,7 +29,8 @@ type fastpathFastSlot struct {
 	Rem        uint64
 	HdrNeed    uint64
 	HdrAcc     uint64
-	Pad        [2]uint64
+	Cookie     uint64
+	Pad        [1]uint64
 }
 
 // Names of all BPF objects in the ELF.
