@@ -5,9 +5,11 @@
 # kworker threads that send the fast path's redirected segments, and every
 # other CPU on the machine (so run it on an idle machine; the difference
 # between the two targets at the same rate is what the relay costs).
-#   bash kworker-ab.sh [RATE] [SECONDS] [ROUNDS]   (root; run from the repo)
+#   bash kworker-ab.sh [RATE] [SECONDS] [ROUNDS] [ROWS]   (root; run from the repo)
+# ROWS (default 1): pgbench -S's point select, or with ROWS > 1 a prepared
+# select of ROWS rows of pgbench_accounts (aid, abalance, filler).
 set -euo pipefail
-rate=${1:-3000} secs=${2:-10} rounds=${3:-2}
+rate=${1:-3000} secs=${2:-10} rounds=${3:-2} rows=${4:-1}
 dir=$(mktemp -d /tmp/sqlfw-kab.XXXXXX)
 chmod 755 "$dir"
 scripts/pg.sh start --dir "$dir/pg" >/dev/null
@@ -39,7 +41,13 @@ for r in $(seq 1 "$rounds"); do
 	for t in sockmap:127.0.0.6 fastpath:127.0.0.7; do
 		name=${t%%:*} alias=${t#*:}
 		c0=$(ticks) k0=$(kw)
-		out=$(pgbench -n -S -M prepared -c 4 -j 2 -R "$rate" -T "$secs" -h "$alias" -p "$port" -U postgres postgres 2>&1)
+		if [ "$rows" = 1 ]; then
+			wl=(-S)
+		else
+			printf '\\set a random(1, %d)\nselect aid, abalance, filler from pgbench_accounts where aid between :a and :a + %d;\n' $((100000 - rows)) $((rows - 1)) >"$dir/rows.sql"
+			wl=(-f "$dir/rows.sql")
+		fi
+		out=$(pgbench -n "${wl[@]}" -M prepared -c 4 -j 2 -R "$rate" -T "$secs" -h "$alias" -p "$port" -U postgres postgres 2>&1)
 		c1=$(ticks) k1=$(kw)
 		tps=$(awk '/^tps/{print $3; exit}' <<<"$out")
 		lat=$(awk '/^latency average/{print $4; exit}' <<<"$out")
