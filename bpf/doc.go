@@ -83,7 +83,7 @@
 //     ReadyForQuery with the transaction status user space last saw; it
 //     counts those ReadyForQuery messages. Anything else (ErrorResponse,
 //     ParameterStatus, Notice, Notification, Copy*, a status change, more
-//     than 64 messages in one segment) turns the slot off and the segment
+//     than 128 messages in one segment) turns the slot off and the segment
 //     and everything after it go to user space, with where the segment
 //     starts in the message the kernel was relaying (FastPrefix: those
 //     bytes go to the client as they are).

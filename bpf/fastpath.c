@@ -14,7 +14,7 @@ char _license[] SEC("license") = "GPL";
 
 #define FAST_SLOTS 4096
 // Messages walked per segment; a segment with more goes to user space.
-#define FAST_STEPS 64
+#define FAST_STEPS 128
 
 // fast_slot is one session's state, shared with user space through an
 // mmap of fast_slots. User space writes only off_req, arm_req and
