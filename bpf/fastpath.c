@@ -156,6 +156,25 @@ static __always_inline int walk_skb(struct __sk_buff *skb, struct walk *w)
 			w->pos += 6;
 			continue;
 		}
+		if (w->len - w->pos >= 5) {
+			// the whole header here: length and body skip in one step
+			if (bpf_skb_load_bytes(skb, w->pos, h, 5) < 0)
+				return -1;
+			w->acc = ((__u64)h[1] << 24) | ((__u64)h[2] << 16) | ((__u64)h[3] << 8) | h[4];
+			if (w->acc < 4 || w->acc > 0x7fffffff)
+				return -1;
+			w->pos += 5;
+			w->rem = w->acc - 4;
+			w->acc = 0;
+			if (w->rem >= w->len - w->pos) {
+				w->rem -= w->len - w->pos;
+				w->pos = w->len;
+				return 0;
+			}
+			w->pos += (__u32)w->rem;
+			w->rem = 0;
+			continue;
+		}
 		w->pos++;
 		w->need = 4;
 		w->acc = 0;
