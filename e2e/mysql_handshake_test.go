@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"database/sql"
-	"io"
 	"net"
 	"strings"
 	"testing"
@@ -62,25 +61,9 @@ func TestMySQLHandshakeAsServerReads(t *testing.T) {
 		}
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-		read := func() []byte {
-			t.Helper()
-			var h [4]byte
-			if _, err := io.ReadFull(c, h[:]); err != nil {
-				t.Fatal(err)
-			}
-			b := make([]byte, int(h[0])|int(h[1])<<8|int(h[2])<<16)
-			if _, err := io.ReadFull(c, b); err != nil {
-				t.Fatal(err)
-			}
-			return append(h[:], b...)
-		}
-		write := func(seq byte, payload []byte) {
-			t.Helper()
-			n := len(payload)
-			if _, err := c.Write(append([]byte{byte(n), byte(n >> 8), byte(n >> 16), seq}, payload...)); err != nil {
-				t.Fatal(err)
-			}
-		}
+		r := &myRaw{t: t, c: c} // mysql_bypass_test.go
+		read := r.read
+		write := func(seq byte, payload []byte) { t.Helper(); r.write(rawPacket(seq, payload)) }
 		onMysql := func(log string) int {
 			return strings.Count(log, "@localhost on mysql") + strings.Count(log, "@127.0.0.1 on mysql")
 		}
