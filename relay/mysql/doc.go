@@ -15,7 +15,12 @@
 //     probe holds no slot), the server leg's own TLS (upstream_tls), and
 //     the response forwarded with CLIENT_SSL saying what the server leg
 //     is. A client that asks for TLS where none is configured, or for
-//     compression, gets an ERR and is closed;
+//     compression, gets an ERR and is closed; so does a packet before
+//     login whose header claims more than sqlfw holds then (64 KiB and the
+//     rest of a handshake response): it gets the server's own answer to a
+//     packet too large (ER_NET_PACKET_TOO_LARGE, 1153, SQLSTATE 08S01) as
+//     soon as the header is read, as after login a command beyond
+//     max_message_bytes does;
 //   - authentication: every round (mysql_native_password,
 //     caching_sha2_password's fast and full paths, client_ed25519, auth
 //     switches) passes through untouched up to the server's OK or ERR
@@ -51,6 +56,9 @@
 // transaction state a drain waits for, the meter's timing and the client
 // leg's framing (a LOCAL INFILE upload, which the server asks for only
 // after an allowed statement, and the rounds of a COM_CHANGE_USER).
+// A client that half-closes its side after sending still gets the answers
+// to every command it sent whole (guard.go): the server leg is half-closed
+// after them, and the session ends when the server closes.
 // The session tells the engine the lexing state the server reads its text
 // with (lexstate.go: sql_mode's NO_BACKSLASH_ESCAPES and ANSI_QUOTES, the
 // client character set) and closes idle sessions (guard.go).

@@ -1,5 +1,13 @@
 package mysql
 
+// A client that half-closes after sending (a pipelining client that shuts
+// down its write side, `printf … | nc`) still gets the answers to every
+// command it sent whole: the server's side is half-closed too, after
+// everything the client sent, and toClient relays the rest of the answers
+// (and the replies sqlfw queued among them) until the server closes, as a
+// server read directly would answer each command before it reads the end.
+// A command the client sent only part of is never forwarded.
+//
 // Idle timeouts: a session idle outside a transaction for idle_timeout, or
 // inside one for idle_in_transaction_timeout, is closed with the error
 // MySQL 8 sends when its own wait_timeout ends a session
@@ -17,6 +25,19 @@ import (
 )
 
 const errClientInteractionTimeout = 4031 // ER_CLIENT_INTERACTION_TIMEOUT
+
+// halfClose is toServer's answer to the client's EOF. It reports false
+// when the server connection cannot be half-closed (the session then
+// closes at once).
+func (s *session) halfClose() bool {
+	cw, ok := s.server.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return false
+	}
+	s.log.Debug("client closed its side: relaying the rest of the server's answers")
+	s.leaveOpen = true
+	return true
+}
 
 type idleState struct {
 	on    bool // a timeout is configured (set at start, read-only)

@@ -64,6 +64,11 @@ const (
 	errHandshake      = 1043
 	sqlstateHandshake = "08S01"
 	errMalformed      = 1835 // ER_MALFORMED_PACKET
+	// errPacketTooLarge is ER_NET_PACKET_TOO_LARGE, what the server
+	// answers a packet longer than max_allowed_packet with (before login
+	// too, as soon as the header claims it), in its words; it then closes.
+	errPacketTooLarge = 1153
+	msgPacketTooLarge = "sqlfw: Got a packet bigger than 'max_allowed_packet' bytes"
 	errOutOfResources = 1041 // ER_OUT_OF_RESOURCES
 	errUnknown        = 1105 // ER_UNKNOWN_ERROR: the server cannot be reached
 	errConCount       = 1040 // ER_CON_COUNT_ERROR: a relay.Refusal
@@ -451,7 +456,10 @@ func (s *session) readResponse(cliTLS *tls.Config, offered wire.Caps) ([]byte, w
 		return nil, wire.HandshakeResponse{}, false
 	}
 	m, err := readHandshakePacket(s.client, true)
+	var big *packetTooLarge
 	switch {
+	case errors.As(err, &big):
+		return s.tooLarge(big)
 	case errors.Is(err, errTLSRecord):
 		// MySQL has no TLS without an SSL request first
 		env.Observer.Count(relay.TLSClientFail, 1)
@@ -500,6 +508,9 @@ func (s *session) readResponse(cliTLS *tls.Config, offered wire.Caps) ([]byte, w
 			if errors.Is(err, io.EOF) {
 				return nil, wire.HandshakeResponse{}, false
 			}
+			if errors.As(err, &big) {
+				return s.tooLarge(big)
+			}
 			return fail(-1, "", "no handshake response after TLS", err)
 		}
 		seq = wire.LastSeq(m) + 1
@@ -517,6 +528,16 @@ func (s *session) readResponse(cliTLS *tls.Config, offered wire.Caps) ([]byte, w
 		return fail(seq, "sqlfw: CLIENT_SSL in a handshake response without TLS", "CLIENT_SSL without an SSL request", nil)
 	}
 	return m, r, true
+}
+
+// tooLarge refuses a handshake response longer than sqlfw holds before
+// login with the server's own answer to a packet too large (the server
+// sends it once the header claims the length, before the rest arrives).
+func (s *session) tooLarge(e *packetTooLarge) ([]byte, wire.HandshakeResponse, bool) {
+	s.env.Observer.Count(relay.ProtocolErrors, 1)
+	s.log.Warn("closing connection: a packet before login larger than sqlfw accepts", "length", e.n, "limit", preAuthMaxPacket)
+	writeErr(s.client, e.seq+1, errPacketTooLarge, sqlstateHandshake, msgPacketTooLarge)
+	return nil, wire.HandshakeResponse{}, false
 }
 
 // upstreamTLS opens the server leg's TLS (upstream_tls): sqlfw's own SSL
@@ -731,8 +752,15 @@ func (s *session) syncLogin() {
 func (s *session) protocolError(err error) {
 	s.env.Observer.Count(relay.ProtocolErrors, 1)
 	s.log.Warn("closing connection: protocol violation from client", "err", err)
+	var fe *wire.FrameError
 	s.cw.Lock()
-	writeErr(s.client, 1, errMalformed, sqlstateGeneral, "sqlfw: malformed packet from the client")
+	if errors.As(err, &fe) && fe.TooLarge() {
+		// as the server answers a packet beyond max_allowed_packet (an
+		// authentication round's ids continue the handshake's)
+		writeErr(s.client, (fe.Seq+1)&0xff, errPacketTooLarge, sqlstateHandshake, msgPacketTooLarge)
+	} else {
+		writeErr(s.client, 1, errMalformed, sqlstateGeneral, "sqlfw: malformed packet from the client")
+	}
 	s.cw.Unlock()
 }
 
@@ -768,7 +796,11 @@ func (s *session) toServer() {
 				s.cw.Lock()
 				writeErr(s.client, 1, errOutOfResources, sqlstateGeneral, "sqlfw: out of memory for statements being judged; try again")
 				s.cw.Unlock()
-			case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+			case errors.Is(err, io.EOF):
+				if s.halfClose() {
+					return
+				}
+			case errors.Is(err, net.ErrClosed):
 			default:
 				s.log.Debug("client read ended", "err", err)
 			}

@@ -72,6 +72,16 @@ const (
 // errTLSRecord: TLS where a MySQL packet belongs.
 var errTLSRecord = errors.New("a TLS record where a handshake packet belongs")
 
+// packetTooLarge is a handshake packet whose header claims more than
+// preAuthMaxPacket bytes; seq is its sequence id.
+type packetTooLarge struct{ seq, n int }
+
+func (e *packetTooLarge) Error() string {
+	return fmt.Sprintf("%v: a handshake packet of %d bytes, limit %d", wire.ErrFrame, e.n, preAuthMaxPacket)
+}
+
+func (e *packetTooLarge) Unwrap() error { return wire.ErrFrame }
+
 // readHandshakePacket reads one packet of the handshake whole and nothing
 // past it (a TLS handshake may follow it on the same connection). A packet
 // longer than preAuthMaxPacket is an error; the buffer grows with the data,
@@ -92,7 +102,7 @@ func readHandshakePacket(c io.Reader, fromClient bool) ([]byte, error) {
 	}
 	n := int(h[0]) | int(h[1])<<8 | int(h[2])<<16
 	if n > preAuthMaxPacket {
-		return nil, fmt.Errorf("%w: a handshake packet of %d bytes", wire.ErrFrame, n)
+		return nil, &packetTooLarge{seq: int(h[3]), n: n}
 	}
 	b := make([]byte, wire.HeaderLen, wire.HeaderLen+min(n, 512))
 	copy(b, h[:])

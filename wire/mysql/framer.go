@@ -76,7 +76,8 @@ type FrameError struct {
 	// Unknown: First is not a type the peer may send (SetTypes).
 	Unknown bool
 	// Seq is the sequence id found where WantSeq was expected
-	// (OutOfSequence).
+	// (OutOfSequence), or the one a packet too large began with, as the
+	// peer sent it (the error a server answers it with follows it).
 	Seq, WantSeq  int
 	OutOfSequence bool
 }
@@ -92,6 +93,10 @@ func (e *FrameError) Error() string {
 }
 
 func (e *FrameError) Unwrap() error { return ErrFrame }
+
+// TooLarge reports a packet longer than the Framer's bound (what a server
+// answers with ER_NET_PACKET_TOO_LARGE).
+func (e *FrameError) TooLarge() bool { return !e.Unknown && !e.OutOfSequence }
 
 // Budget is memory shared by many Framers, with the meaning of wire/pg's
 // Budget (the two interfaces have the same method set, so one value serves
@@ -361,7 +366,7 @@ func (f *Framer) Next(want *[256]bool) ([]byte, error) {
 			return f.wanted(first)
 		}
 		if f.maxPassed > 0 && n > f.maxPassed {
-			return nil, &FrameError{First: first, Length: int64(n), Max: f.maxPassed}
+			return nil, &FrameError{First: first, Length: int64(n), Max: f.maxPassed, Seq: int(f.buf[f.r+3])}
 		}
 		f.consumeHeader(f.r)
 		f.r += HeaderLen
@@ -381,7 +386,7 @@ func (f *Framer) wanted(first byte) ([]byte, error) {
 		n := le24(f.buf[at:])
 		size += n
 		if size > f.maxWanted {
-			return nil, &FrameError{First: first, Length: int64(size), Max: f.maxWanted}
+			return nil, &FrameError{First: first, Length: int64(size), Max: f.maxWanted, Seq: int(f.buf[f.r+3])}
 		}
 		at += HeaderLen + n
 		if n < MaxFragment {
