@@ -17,7 +17,17 @@ package pg
 //   - the server's first reply is awaited server_reply_timeout, the end of
 //     the phase auth_timeout from the session's start; then the client gets
 //     08006 instead of waiting for ever on a server that accepted and went
-//     silent.
+//     silent;
+//   - a password message ('p': PasswordMessage, SASLInitialResponse,
+//     SASLResponse, GSSResponse, whose bodies only the exchange gives a
+//     meaning) is relayed only as the answer to a request of the server's:
+//     one per Authentication request that takes an answer, seen before the
+//     client could read it. One the client sends ahead of the request it
+//     answers waits for it (what came before goes on). Once the server has
+//     said AuthenticationOk a 'p' is a protocol violation, as PostgreSQL's
+//     SocketBackend has it ("invalid frontend message type 112", FATAL
+//     08P01): sqlfw answers it so and closes the session, and the server
+//     never sees it (authAnswer).
 //
 // SCRAM channel binding with TLS on both legs (tls.go): the client would
 // bind its proof to sqlfwd's certificate, the server checks its own. Unless
@@ -36,6 +46,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,8 +54,14 @@ import (
 	wire "github.com/sqlfw/sqlfw/wire/pg"
 )
 
-// preAuthMaxMessage bounds every client message before authentication ends.
-const preAuthMaxMessage = 65535 + 4
+const (
+	// preAuthMaxMessage bounds every client message before authentication
+	// ends.
+	preAuthMaxMessage = 65535 + 4
+	// msgPasswordAfterAuth: PostgreSQL's words for a 'p' after startup
+	// (SocketBackend), and what it was.
+	msgPasswordAfterAuth = "sqlfw: invalid frontend message type 112: a password message (or SASL or GSS response) after authentication ended"
+)
 
 // authPhase is the phase's state.
 type authPhase struct {
@@ -66,12 +83,20 @@ type authPhase struct {
 	// clear is set at the dial: the client leg is TLS, the server leg is
 	// not, and the upstream is off the host (RefuseClearPassword).
 	clear bool
+	// asked counts the server's Authentication requests that take an
+	// answer, ok is set at AuthenticationOk: both toClient's, before the
+	// client can see the message, and signalled on moved (under the
+	// session's mu). answered is toServer's: the 'p' messages relayed.
+	asked    atomic.Uint32
+	ok       atomic.Bool
+	moved    sync.Cond
+	answered uint32
 }
 
 var (
-	wantServerAuth = wantTable(wire.MsgReadyForQuery, wire.MsgBackendKeyData, wire.MsgParameterStatus, wire.MsgCopyInResponse, wire.MsgAuthentication)
-	wantClientAuth = wantTable(wire.MsgQuery, wire.MsgParse, wire.MsgFunctionCall, wire.MsgSync, wire.MsgBind, wire.MsgClose,
-		wire.MsgExecute, wire.MsgDescribe, wire.MsgFlush, wire.MsgTerminate, wire.MsgCopyDone, wire.MsgPassword)
+	wantServerAuth       = wantTable(wire.MsgReadyForQuery, wire.MsgBackendKeyData, wire.MsgParameterStatus, wire.MsgCopyInResponse, wire.MsgAuthentication)
+	wantServerAuthPoison = wantTable(wire.MsgReadyForQuery, wire.MsgBackendKeyData, wire.MsgParameterStatus, wire.MsgCopyInResponse, wire.MsgAuthentication,
+		wire.MsgErrorResponse, wire.MsgParseComplete, wire.MsgCloseComplete)
 )
 
 // authBindingImpossible reports whether SCRAM channel binding cannot cross
@@ -97,20 +122,92 @@ func authBindingImpossible(client, server net.Conn, clientCfg *tls.Config) bool 
 	return ours == nil || len(ours.Certificate) == 0 || !bytes.Equal(ours.Certificate[0], peer[0].Raw)
 }
 
-// authServerWant is toClient's framer table in the phase.
+// authServerWant is toClient's framer table: in the phase, with the
+// Authentication requests.
 func (s *session) authServerWant(want *[256]bool) *[256]bool {
-	if (s.auth.binding || s.auth.clear) && !s.auth.over.Load() {
-		return wantServerAuth
+	if s.auth.over.Load() {
+		return want
 	}
-	return want
+	if want == wantServerPoison {
+		return wantServerAuthPoison
+	}
+	return wantServerAuth
 }
 
-// authClientWant is toServer's framer table in the phase.
-func (s *session) authClientWant(want *[256]bool) *[256]bool {
-	if s.auth.stripped.Load() && !s.auth.initial {
-		return wantClientAuth
+// authRequest is toClient's for an Authentication message, before the
+// client can see it: it counts the requests that take an answer and marks
+// AuthenticationOk. It reports false when the session must end.
+func (s *session) authRequest(fr *wire.Framer, msg, scratch []byte) ([]byte, bool) {
+	code, err := wire.AuthCode(msg)
+	if err != nil {
+		s.env.Observer.Count(relay.ProtocolErrors, 1)
+		s.log.Error("closing connection: malformed message from the server", "err", err)
+		return scratch, false
 	}
-	return want
+	s.mu.Lock()
+	switch code {
+	case wire.AuthOK:
+		s.auth.ok.Store(true)
+	case wire.AuthSASLFinal: // the server's last SCRAM message; AuthenticationOk follows
+	default: // a password, a SASL or GSS round: one answer each
+		s.auth.asked.Add(1)
+	}
+	s.auth.moved.Broadcast()
+	s.mu.Unlock()
+	if s.auth.binding || s.auth.clear {
+		return s.authServerSASL(fr, msg, scratch)
+	}
+	return scratch, true
+}
+
+// authAnswer is toServer's for a 'p' message from the client (msg; syncs
+// counts the sync points pending before it in the read). It reports false
+// when the session must end: the 'p' came after AuthenticationOk (the
+// client has its FATAL 08P01 and nothing of the read was sent), or the
+// session closed while it waited for the request it answers.
+func (s *session) authAnswer(fr *wire.Framer, msg []byte, syncs *int) bool {
+	if !s.auth.ok.Load() && s.auth.answered >= s.auth.asked.Load() {
+		// Ahead of the request it answers: what came before goes now, and
+		// msg once the request has come.
+		before := fr.TakeBefore(msg)
+		s.mu.Lock()
+		s.outstanding += *syncs
+		s.syncsSent += uint64(*syncs)
+		s.mu.Unlock()
+		*syncs = 0
+		if s.writeServer(before) != nil {
+			return false
+		}
+		s.mu.Lock()
+		for !s.auth.ok.Load() && s.auth.answered >= s.auth.asked.Load() && !s.closed {
+			s.auth.moved.Wait()
+		}
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return false
+		}
+		if !s.auth.ok.Load() {
+			s.auth.answered++
+			if s.auth.stripped.Load() && !s.auth.initial && !s.authClientSASL(msg) {
+				return false
+			}
+			return s.writeServer(msg) == nil
+		}
+	}
+	if s.auth.ok.Load() {
+		s.env.Observer.Count(relay.ProtocolErrors, 1)
+		s.log.Warn("closing connection: protocol violation from client: a password message after authentication ended")
+		s.cw.Lock()
+		writeFatal(s.client, sqlstateProtocolViolation, msgPasswordAfterAuth)
+		s.cw.Unlock()
+		return false
+	}
+	s.auth.answered++ // stays pending: forwarded as it came
+	if s.auth.stripped.Load() && !s.auth.initial {
+		return s.authClientSASL(msg)
+	}
+	return true
 }
 
 // authServerSASL is toClient's for an Authentication message in the

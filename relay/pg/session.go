@@ -64,7 +64,8 @@ const (
 
 var (
 	wantClient = wantTable(wire.MsgQuery, wire.MsgParse, wire.MsgFunctionCall, wire.MsgSync, wire.MsgBind, wire.MsgClose,
-		wire.MsgExecute, wire.MsgDescribe, wire.MsgFlush, wire.MsgTerminate, wire.MsgCopyDone) // Describe to CopyDone only to check their bodies (guard.go)
+		wire.MsgExecute, wire.MsgDescribe, wire.MsgFlush, wire.MsgTerminate, wire.MsgCopyDone, // Describe to CopyDone only to check their bodies (guard.go)
+		wire.MsgPassword) // relayed only as an answer in the authentication phase (auth.go)
 	wantClientSkip   = wantAll()
 	wantServer       = wantTable(wire.MsgReadyForQuery, wire.MsgBackendKeyData, wire.MsgParameterStatus, wire.MsgCopyInResponse)
 	wantServerPoison = wantTable(wire.MsgReadyForQuery, wire.MsgBackendKeyData, wire.MsgParameterStatus, wire.MsgCopyInResponse, wire.MsgErrorResponse, wire.MsgParseComplete, wire.MsgCloseComplete)
@@ -182,6 +183,7 @@ type poison struct {
 // newSession is a session of c, before its startup.
 func (p *Protocol) newSession(env *relay.Env, c *relay.Conn) *session {
 	s := &session{env: env, proto: p, conn: c, id: c.ID, client: c.Client, outstanding: 1}
+	s.auth.moved.L = &s.mu
 	s.meter = env.Meter(s.id)
 	s.lex.init()
 	return s
@@ -511,6 +513,7 @@ func (s *session) closeBoth() {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closed = true
+		s.auth.moved.Broadcast()
 		s.mu.Unlock()
 		s.client.Close()
 		if s.server != nil {
@@ -596,7 +599,6 @@ func (s *session) toServer() {
 			if s.skipping {
 				want = wantClientSkip
 			}
-			want = s.authClientWant(want)
 			msg, err := fr.Next(want)
 			if err != nil {
 				s.protocolError(err)
@@ -606,6 +608,12 @@ func (s *session) toServer() {
 				break
 			}
 			typ := msg[0]
+			if typ == wire.MsgPassword {
+				if !s.authAnswer(fr, msg, &syncs) {
+					return
+				}
+				continue
+			}
 			if !s.skipping || typ == wire.MsgSync {
 				s.memoTrack(typ) // prepared.go: a Query the server may skip
 			}
@@ -631,11 +639,6 @@ func (s *session) toServer() {
 					return
 				}
 				syncs++
-				continue
-			case wire.MsgPassword: // only while authClientWant wants it
-				if !s.authClientSASL(msg) {
-					return
-				}
 				continue
 			case wire.MsgDescribe, wire.MsgFlush, wire.MsgTerminate, wire.MsgCopyDone:
 				if err := wire.CheckBody(msg); err != nil {
@@ -914,7 +917,7 @@ func (s *session) toClient() {
 				s.memoCopyIn()
 			case wire.MsgAuthentication:
 				var ok bool
-				if scratch, ok = s.authServerSASL(fr, msg, scratch); !ok {
+				if scratch, ok = s.authRequest(fr, msg, scratch); !ok {
 					return
 				}
 			case wire.MsgBackendKeyData:
