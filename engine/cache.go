@@ -174,6 +174,10 @@ func entrySize(text string, f *TextFacts) int64 {
 			n += refOverhead + int64(len(c.Qual)+len(c.Name))
 		}
 		n += int64(len(st.matched)) * refOverhead
+		for j := range st.InDatabase {
+			d := &st.InDatabase[j].Facts
+			n += stmtOverhead + int64(len(d.Tables)+len(d.matched))*refOverhead
+		}
 	}
 	return n
 }

@@ -8,7 +8,10 @@ package engine
 // image. A Dialect must be safe for concurrent use and hold no per-session
 // state: whatever a session changes about reading its text is in
 // Session.Lex, and the facts of a text depend on the text alone, because
-// they are cached by it.
+// they are cached by it. What a statement does in the session's current
+// database is such a fact too: the dialect fills its facts in each database
+// where they differ (StmtFacts.InDatabase), and the engine applies the one
+// of Session.Database on each call.
 type Dialect interface {
 	// Name names the dialect in errors ("postgresql").
 	Name() string

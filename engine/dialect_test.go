@@ -28,6 +28,21 @@ func (testDialect) Analyze(text string, lex LexStats) *TextFacts {
 	for _, m := range testCall.FindAllStringSubmatch(text, -1) {
 		st.Funcs = append(st.Funcs, FuncRef{Name: strings.ToLower(m[1])})
 	}
+	if _, in, ok := strings.Cut(text, " in "); ok {
+		// "f() in sysdb g()": in database sysdb, g is called too.
+		db, calls, _ := strings.Cut(in, " ")
+		d := DatabaseFacts{Database: db, Facts: st}
+		d.Facts.Funcs = nil
+		for _, m := range testCall.FindAllStringSubmatch(calls, -1) {
+			d.Facts.Funcs = append(d.Facts.Funcs, FuncRef{Name: strings.ToLower(m[1])})
+		}
+		st.Funcs = nil
+		for _, m := range testCall.FindAllStringSubmatch(text[:len(text)-len(in)], -1) {
+			st.Funcs = append(st.Funcs, FuncRef{Name: strings.ToLower(m[1])})
+		}
+		d.Facts.Funcs = append(d.Facts.Funcs, st.Funcs...)
+		st.InDatabase = []DatabaseFacts{d}
+	}
 	tf := &TextFacts{Stmts: []StmtFacts{st}, Lex: lex}
 	if strings.HasPrefix(text, "!") {
 		tf.ParseError, tf.ParseReason = true, "test parse error"

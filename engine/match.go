@@ -21,18 +21,27 @@ func (p *Policy) precompute(d Dialect, tf *TextFacts, text string) {
 	var cand []int32
 	for i := range tf.Stmts {
 		st := &tf.Stmts[i]
-		cand = p.candidates(st, cand[:0])
 		var fp uint64
 		if prints != nil {
 			fp = prints[i]
 		}
-		for _, ri := range cand {
-			r := &p.rules[ri]
-			if ok, reason := p.staticMatch(r, st, tf, fp); ok {
-				st.matched = append(st.matched, ruleMatch{rule: ri, reason: reason})
-			}
+		cand = p.match(st, tf, fp, cand)
+		for j := range st.InDatabase {
+			cand = p.match(&st.InDatabase[j].Facts, tf, fp, cand)
 		}
 	}
+}
+
+// match fills st.matched; cand is scratch space, returned for reuse.
+func (p *Policy) match(st *StmtFacts, tf *TextFacts, fp uint64, cand []int32) []int32 {
+	cand = p.candidates(st, cand[:0])
+	for _, ri := range cand {
+		r := &p.rules[ri]
+		if ok, reason := p.staticMatch(r, st, tf, fp); ok {
+			st.matched = append(st.matched, ruleMatch{rule: ri, reason: reason})
+		}
+	}
+	return cand
 }
 
 // candidates returns, in policy order, the rules that could match st.

@@ -24,14 +24,31 @@ func (tf *TextFacts) template() *TextFacts {
 	for i := range t.Stmts {
 		st := &t.Stmts[i]
 		st.matched, st.Loc, st.Length = nil, 0, 0
+		st.InDatabase = cloneInDatabase(st.InDatabase)
 	}
 	return t
+}
+
+// cloneInDatabase copies the per-database facts without their matched
+// rules, so that precomputing an instance does not write to a template.
+func cloneInDatabase(in []DatabaseFacts) []DatabaseFacts {
+	if in == nil {
+		return nil
+	}
+	out := slices.Clone(in)
+	for i := range out {
+		out[i].Facts.matched = nil
+	}
+	return out
 }
 
 // instance returns facts for a text of t's shape measured as lex; the
 // caller precomputes the rules on the text.
 func (t *TextFacts) instance(lex LexStats) *TextFacts {
 	tf := &TextFacts{Stmts: slices.Clone(t.Stmts), Lex: lex, shaped: true}
+	for i := range tf.Stmts {
+		tf.Stmts[i].InDatabase = cloneInDatabase(tf.Stmts[i].InDatabase)
+	}
 	if prints := t.prints; prints != nil {
 		tf.printOnce.Do(func() { tf.prints = prints })
 	}

@@ -186,9 +186,39 @@ type StmtFacts struct {
 	// to the end), for fingerprints.
 	Loc, Length int32
 
+	// InDatabase holds what the statement does instead when the session's
+	// current database (Session.Database, compared without case) is one of
+	// these: the database its unqualified names then resolve in (MySQL:
+	// USE mysql; SELECT * FROM user). The facts above hold in every other
+	// database, and with none selected. A dialect fills an entry only where
+	// it differs from them; the engine applies the one for the session on
+	// each call (DatabaseFacts.of).
+	InDatabase []DatabaseFacts
+
 	// matched lists, in policy order, the rules whose conditions on the
 	// text hold; scope, time and rate are checked per call.
 	matched []ruleMatch
+}
+
+// DatabaseFacts is the facts of a statement when the session's current
+// database is Database.
+type DatabaseFacts struct {
+	Database string // lower-cased
+	Facts    StmtFacts
+}
+
+// inDatabase returns the facts of st in a session whose current database
+// is db: an InDatabase entry's, or st itself. It does not allocate.
+func (st *StmtFacts) inDatabase(db string) *StmtFacts {
+	if db == "" {
+		return st
+	}
+	for i := range st.InDatabase {
+		if strings.EqualFold(st.InDatabase[i].Database, db) {
+			return &st.InDatabase[i].Facts
+		}
+	}
+	return st
 }
 
 // ruleMatch is one rule whose static conditions a statement satisfies.

@@ -48,8 +48,9 @@ func readCorpus(t testing.TB, glob string) []adversarialCase {
 	return out
 }
 
-// parseSessionSpec applies "sql_mode=A+B,charset=gbk,unconfirmed=1" to s
-// ("+" separates sql_mode's words, since "," separates settings).
+// parseSessionSpec applies "sql_mode=A+B,charset=gbk,unconfirmed=1,db=mysql"
+// to s ("+" separates sql_mode's words, since "," separates settings; db is
+// the session's current database, "app" unless set, and db= is none).
 func parseSessionSpec(spec string, s *engine.Session) error {
 	if spec == "" {
 		return nil
@@ -68,6 +69,8 @@ func parseSessionSpec(spec string, s *engine.Session) error {
 			s.Lex.Unconfirmed = v == "1"
 		case "user":
 			s.User = v
+		case "db":
+			s.Database = v
 		default:
 			return fmt.Errorf("unknown session key %q", k)
 		}

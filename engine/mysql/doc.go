@@ -14,7 +14,9 @@
 // the parser rejects),
 // ddl.go (statement kind, DDL verb and object type), taut.go (always-true
 // conditions folded as MySQL compares), effects.go (what a statement makes
-// the server do, in the effect names engine/pgsql uses too), shape.go (the
+// the server do, in the effect names engine/pgsql uses too), currentdb.go
+// (what it does when the session's current database is one of the
+// server's own, and the names a GRANT matches as patterns), shape.go (the
 // shapes of bulk INSERTs and why a shape hit is sound: Dialect is an
 // engine.Shaper) and dialect.go (the Dialect methods and the default
 // policy).

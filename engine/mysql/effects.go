@@ -76,11 +76,23 @@ var dangerousPrivs = map[mysql.PrivilegeType]bool{
 
 // statementEffects adds what the whole statement does.
 func statementEffects(st *engine.StmtFacts, s ast.StmtNode) {
+	statementEffectsIn(st, s, "")
+}
+
+// statementEffectsIn is statementEffects in a session whose current
+// database is db ("": an application's, or none; currentdb.go).
+func statementEffectsIn(st *engine.StmtFacts, s ast.StmtNode, db string) {
 	tableEffects(st)
 	switch x := s.(type) {
 	case *ast.ShowStmt:
-		if x.Tp == ast.ShowCreateUser {
+		switch {
+		case x.Tp == ast.ShowCreateUser:
 			st.Effects |= engine.EffReadsCredentials // shows the authentication string
+		case x.Tp == ast.ShowGrants && x.User != nil && !x.User.CurrentUser:
+			// MariaDB shows another account's password hash (IDENTIFIED
+			// BY PASSWORD '*...', IDENTIFIED VIA ... USING '...'); a role
+			// cannot be told from an account by its name.
+			st.Effects |= engine.EffReadsCredentials
 		}
 	case *ast.ShutdownStmt, *ast.RestartStmt:
 		st.Effects |= engine.EffSignalsServer
@@ -95,28 +107,24 @@ func statementEffects(st *engine.StmtFacts, s ast.StmtNode) {
 			st.Effects |= engine.EffSignalsServer // logs, privileges, hosts, status, a global read lock
 		}
 	case *ast.GrantStmt:
-		global := x.Level != nil && (x.Level.Level == ast.GrantLevelGlobal || strings.EqualFold(x.Level.DBName, "mysql"))
-		if global || x.WithGrant {
-			st.Effects |= engine.EffGrantsPrivilege
-		}
-		for _, u := range x.Users {
-			if u.AuthOpt != nil {
-				// GRANT ... IDENTIFIED BY creates the account, or sets its
-				// password, whatever sql_mode says (MariaDB).
-				st.Effects |= engine.EffGrantsPrivilege
-			}
-		}
-		for _, p := range x.Privs {
-			if dangerousPrivs[p.Priv] || (p.Priv == mysql.AllPriv && global) {
-				st.Effects |= engine.EffGrantsPrivilege
-			}
-		}
+		st.Effects |= grantEffects(x, db)
 	case *ast.GrantProxyStmt:
 		st.Effects |= engine.EffGrantsPrivilege // lets a user act as another
 	case *ast.GrantRoleStmt:
 		for _, r := range x.Roles {
 			st.Roles = append(st.Roles, strings.ToLower(r.Username))
 		}
+		// What a role holds is not in the text: it may be anything.
+		st.Effects |= engine.EffGrantsPrivilege
+	case *ast.SetRoleStmt:
+		if x.SetRoleOpt != ast.SetRoleNone {
+			// Takes up the privileges of a role (or of the default roles),
+			// which the text does not say.
+			st.Effects |= engine.EffGrantsPrivilege
+		}
+	case *ast.SetDefaultRoleStmt:
+		// The roles an account's sessions start with, for its next login.
+		st.Effects |= engine.EffGrantsPrivilege
 	case *ast.CreateViewStmt:
 		if x.Definer != nil && !x.Definer.CurrentUser {
 			// DEFINER = another account, SQL SECURITY DEFINER (the

@@ -91,9 +91,10 @@ func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 	tf.Stmts = make([]engine.StmtFacts, 0, len(stmts))
 	var prev engine.KindSet
 	loc := 0
+	db := "" // the database a USE earlier in the text selected: "" while none did
 	for _, s := range stmts {
 		st := engine.StmtFacts{PrevKinds: prev}
-		fillStmt(&st, s, 0)
+		dependent := fillStmtIn(&st, s, 0, db)
 		// Statement texts follow each other: "SELECT 1;" then " SELECT 2".
 		t := s.Text()
 		if strings.HasPrefix(text[loc:], t) {
@@ -105,6 +106,12 @@ func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 		}
 		if st.Kind == engine.KindSelect && st.SleepSeconds > 0 && prev != 0 {
 			st.TimeProbe = true // a sleep stacked after another statement
+		}
+		if db == "" && mayDiffer(&st, dependent) {
+			inDatabases(&st, s)
+		}
+		if u, ok := s.(*ast.UseStmt); ok {
+			db = useDatabase(u.DBName)
 		}
 		prev |= 1 << st.Kind
 		tf.Stmts = append(tf.Stmts, st)
@@ -136,6 +143,13 @@ func errPosition(err error) string {
 // fillStmt fills st from the statement s. depth counts PREPARE texts
 // analysed inside it.
 func fillStmt(st *engine.StmtFacts, s ast.StmtNode, depth int) {
+	fillStmtIn(st, s, depth, "")
+}
+
+// fillStmtIn is fillStmt with the statement's unqualified names resolved in
+// the database db ("": an application's, or none: currentdb.go). It
+// reports whether what the statement does depends on that database.
+func fillStmtIn(st *engine.StmtFacts, s ast.StmtNode, depth int, db string) bool {
 	st.Kind, st.Verb, st.Object = classify(s)
 	st.Kinds |= 1 << st.Kind
 	if ex, ok := s.(*ast.ExplainStmt); ok && ex.Analyze && ex.Stmt != nil {
@@ -144,21 +158,28 @@ func fillStmt(st *engine.StmtFacts, s ast.StmtNode, depth int) {
 		st.Kind = k
 		st.Kinds |= 1<<k | 1<<engine.KindExplain
 	}
-	w := &walker{st: st, depth: depth}
+	w := &walker{st: st, depth: depth, db: db}
 	w.writes = map[*ast.TableName]bool{}
 	w.aliases = map[*ast.TableName]string{}
 	s.Accept(w)
 	w.finish()
-	statementEffects(st, s)
+	w.resolve()
+	statementEffectsIn(st, s, db)
+	return w.dependent
 }
 
 // walker fills the facts every node of a statement contributes.
 type walker struct {
-	st      *engine.StmtFacts
-	depth   int
-	writes  map[*ast.TableName]bool   // write targets of INSERT, UPDATE, DELETE, LOAD DATA
-	aliases map[*ast.TableName]string // AS names from the table sources
-	sleeps  int
+	st    *engine.StmtFacts
+	depth int
+	// db is the database unqualified names resolve in ("": an
+	// application's); dependent is set when a GRANT level or a routine
+	// name is unqualified (currentdb.go mayDiffer: the tables are in st).
+	db        string
+	dependent bool
+	writes    map[*ast.TableName]bool   // write targets of INSERT, UPDATE, DELETE, LOAD DATA
+	aliases   map[*ast.TableName]string // AS names from the table sources
+	sleeps    int
 	// data: a sleep or benchmark sits where data decides whether or how
 	// long it runs (a condition, CASE, IF, a subquery).
 	data     bool
@@ -193,12 +214,12 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 			w.with(x.With)
 		}
 	case *ast.SetOprStmt:
+		if x.With != nil {
+			w.with(x.With)
+		}
 		if x.SelectList != nil {
 			st.UnionArms += int32(len(x.SelectList.Selects))
 			w.setOpr(x.SelectList.Selects)
-		}
-		if x.With != nil {
-			w.with(x.With)
 		}
 	case *ast.InsertStmt:
 		st.Kinds |= 1 << engine.KindInsert
@@ -327,6 +348,10 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		w.cond(x.Where) // SHOW TABLES WHERE SLEEP(5) sleeps once per row
 	case *ast.PrepareStmt:
 		w.prepare(x)
+	case *ast.GrantStmt:
+		if grantDependent(x) {
+			w.dependent = true
+		}
 	case *ast.VariableAssignment:
 		setting(st, x)
 	}
@@ -343,7 +368,10 @@ func (w *walker) Leave(n ast.Node) (ast.Node, bool) {
 // routineIn: a routine created or dropped in the server's own schemas
 // changes them (mysql.proc).
 func (w *walker) routineIn(name *ast.TableName) {
-	if name != nil && systemSchema(name.Schema.L) {
+	if name != nil && name.Schema.L == "" {
+		w.dependent = true
+	}
+	if name != nil && systemSchema(w.schemaOf(name)) {
 		w.st.Effects |= engine.EffWritesCatalog
 	}
 }
@@ -474,7 +502,7 @@ func (w *walker) setOpr(arms []ast.Node) {
 	for _, a := range arms {
 		c := false
 		a.Accept(visitFunc(func(x ast.Node) {
-			if t, ok := x.(*ast.TableName); ok && systemSchema(t.Schema.L) {
+			if t, ok := x.(*ast.TableName); ok && systemSchema(w.schemaOf(t)) {
 				c = true
 			}
 		}))
@@ -607,7 +635,9 @@ func (w *walker) prepare(x *ast.PrepareStmt) {
 				st.Unparsed = "a PREPAREd USE changes the database without the relay seeing it"
 			}
 			var in engine.StmtFacts
-			fillStmt(&in, s, w.depth+1)
+			if fillStmtIn(&in, s, w.depth+1, w.db) {
+				w.dependent = true
+			}
 			merge(st, &in)
 		}
 	})
@@ -796,7 +826,7 @@ func (w *walker) procedureChild(f reflect.Value) {
 	if s, ok := c.(ast.StmtNode); ok && !procedural(c) {
 		k, _, _ := classify(s)
 		w.st.Kinds |= 1 << k
-		defer statementEffects(w.st, s)
+		defer statementEffectsIn(w.st, s, w.db)
 	}
 	c.Accept(w)
 }

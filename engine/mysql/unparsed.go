@@ -171,18 +171,36 @@ func recognizeRead(text string) []engine.StmtFacts {
 	var prev engine.KindSet
 	topLevel := true
 	parsed := 0
+	// used: a USE in an earlier piece selected the database usedDB
+	// (currentdb.go), where the names of the pieces after it resolve.
+	used, usedDB, pendingUse, pendingDB := false, "", false, ""
 	add := func(st engine.StmtFacts) {
 		st.Kinds |= 1 << st.Kind
 		if topLevel {
 			st.PrevKinds = prev
 			prev |= 1 << st.Kind
 		}
+		for j := range st.InDatabase {
+			d := &st.InDatabase[j].Facts
+			d.Kinds |= st.Kinds | 1<<d.Kind
+			d.PrevKinds = st.PrevKinds
+			d.Effects |= st.Effects
+		}
+		if used {
+			st = selected(st, usedDB)
+		}
 		out = append(out, st)
 	}
 	for i := range pieces {
 		pc := &pieces[i]
+		if pendingUse {
+			used, usedDB, pendingUse = true, pendingDB, false
+		}
 		if pc.words == 0 {
 			continue
+		}
+		if pc.lead[0].is(text, "use") && len(pc.lead) > 1 {
+			pendingUse, pendingDB = true, useDatabase(pc.lead[1].name(text))
 		}
 		// This piece is the message's when all before it are; those after
 		// it may be its body's.
@@ -608,6 +626,12 @@ func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 		if l.at("statement") {
 			return setStatement(text, pc, l.t[l.i])
 		}
+		if l.eat("default") && l.at("role") {
+			// MariaDB's SET DEFAULT ROLE r [FOR account]: the roles the
+			// account's sessions start with, which may hold anything.
+			st.Kind, st.Effects = engine.KindSetStmt, engine.EffGrantsPrivilege
+			return st, true
+		}
 	}
 	return st, ok
 }
@@ -622,7 +646,7 @@ func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 func grant(text string, pc *piece, verb engine.DDLVerb) (st engine.StmtFacts, ok bool) {
 	st.Kind, st.Verb, st.Object = engine.KindDCL, verb, "user"
 	var privs, roles []string
-	on, global, mysqlLevel, proxy, dangerous := false, false, false, false, false
+	on, global, mysqlLevel, proxy, dangerous, unqualified := false, false, false, false, false, false
 	depth, toSeen, expectName := 0, false, true
 	var prev token
 	for i, first := pc.lo, true; i < pc.hi; first = false {
@@ -652,8 +676,10 @@ func grant(text string, pc *piece, verb engine.DDLVerb) (st engine.StmtFacts, ok
 			switch {
 			case lv.kind == '*' && dot.kind == '.' && star.kind == '*':
 				global = true
-			case (lv.kind == tokWord || lv.kind == tokIdent) && lv.name(text) == "mysql" && dot.kind == '.':
-				mysqlLevel = true
+			case (lv.kind == tokWord || lv.kind == tokIdent) && dot.kind == '.' && coversSystem(lv.name(text)):
+				mysqlLevel = true // ON mysql.*, ON `m_sql`.*, ON `%`.t (currentdb.go)
+			case dot.kind != '.':
+				unqualified = true // ON * or ON t: the current database's
 			}
 		case !on && !toSeen && (t.is(text, "to") || t.is(text, "from")):
 			toSeen = true
@@ -697,11 +723,20 @@ func grant(text string, pc *piece, verb engine.DDLVerb) (st engine.StmtFacts, ok
 		return st, true
 	}
 	if !on {
+		// What a role holds is not in the text: it may be anything.
 		st.Object, st.Roles = "role", roles
+		st.Effects |= engine.EffGrantsPrivilege
 		return st, true
 	}
 	if global || mysqlLevel || proxy || dangerous {
 		st.Effects |= engine.EffGrantsPrivilege
+	}
+	if unqualified && st.Effects&engine.EffGrantsPrivilege == 0 {
+		for _, db := range systemDatabases {
+			in := st
+			in.Effects |= engine.EffGrantsPrivilege
+			st.InDatabase = append(st.InDatabase, engine.DatabaseFacts{Database: db, Facts: in})
+		}
 	}
 	return st, true
 }

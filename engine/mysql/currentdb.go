@@ -1,0 +1,236 @@
+package mysql
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// The session's current database. MariaDB resolves every unqualified name
+// in it: after USE mysql (or COM_INIT_DB, a database in the handshake or in
+// COM_CHANGE_USER) SELECT * FROM user reads mysql.user, INSERT INTO func
+// registers a UDF for the next start, and GRANT ALL ON * TO app is GRANT
+// ALL ON mysql.*. Facts are cached by text alone (engine/dialect.go), so a
+// statement with an unqualified name gets, besides its facts in an
+// application's database, its facts in each of the server's own databases
+// where they differ (engine.StmtFacts.InDatabase), and the engine applies
+// the one of the session's database on each call: without allocating, and
+// comparing names without case, as lower_case_table_names may fold them.
+//
+// A USE earlier in the same text selects the database for the statements
+// after it (USE mysql; SELECT * FROM user), which then have one set of
+// facts only: the text says where their names resolve.
+
+// systemDatabases are the server's own databases, where an unqualified
+// name is a system object. The engine compares them without case.
+var systemDatabases = [...]string{"mysql", "information_schema", "performance_schema", "sys"}
+
+// schemaOf is the database a table name resolves in: its own qualifier,
+// else the database the walker resolves unqualified names in ("": an
+// application's), unless it names a WITH query in scope.
+func (w *walker) schemaOf(t *ast.TableName) string {
+	if t.Schema.L != "" || w.db == "" {
+		return t.Schema.L
+	}
+	for _, c := range w.st.CTENames {
+		if c == t.Name.L {
+			return ""
+		}
+	}
+	return w.db
+}
+
+// resolve fills the database of every unqualified relation (not a WITH
+// query) with the one unqualified names resolve in, once the statement is
+// walked and its WITH names are known.
+func (w *walker) resolve() {
+	if w.db == "" {
+		return
+	}
+	for i := range w.st.Tables {
+		t := &w.st.Tables[i]
+		if t.Schema == "" && !t.CTE {
+			t.Schema = w.db
+		}
+	}
+}
+
+// useDatabase is the database a USE selects, as the facts name it: one of
+// systemDatabases, in any case, or "" for any other (an application's).
+func useDatabase(name string) string {
+	for _, d := range systemDatabases {
+		if strings.EqualFold(name, d) {
+			return d
+		}
+	}
+	return ""
+}
+
+// mayDiffer reports whether the facts of st, filled for an application's
+// database, can differ in one of the server's own: it has a GRANT level or
+// a routine name that is unqualified (dependent), a set operation (a
+// catalog arm: catalog_union), or an unqualified relation that it writes or
+// whose name is a credential table's or performance_schema's setup_
+// (effects.go tableEffects). A fact added that depends on reading a system
+// database must be added here too; every other statement keeps its one
+// set of facts, and its cold path the cost of one walk.
+func mayDiffer(st *engine.StmtFacts, dependent bool) bool {
+	if dependent || st.UnionArms > 0 {
+		return true
+	}
+	for i := range st.Tables {
+		t := &st.Tables[i]
+		if t.Schema == "" && !t.CTE && (t.Write || credentialTables[t.Name] || strings.HasPrefix(t.Name, "setup_")) {
+			return true
+		}
+	}
+	return false
+}
+
+// inDatabases adds to st, which was filled for an application's database,
+// its facts in each of the server's own databases where they differ.
+func inDatabases(st *engine.StmtFacts, s ast.StmtNode) {
+	for _, db := range systemDatabases {
+		v := engine.StmtFacts{PrevKinds: st.PrevKinds}
+		fillStmtIn(&v, s, 0, db)
+		if v.Effects == st.Effects && v.CatalogUnion == st.CatalogUnion {
+			continue
+		}
+		v.TimeProbe = v.TimeProbe || st.TimeProbe // a sleep stacked after another statement (stmtFacts)
+		st.InDatabase = append(st.InDatabase, engine.DatabaseFacts{Database: db, Facts: v})
+	}
+}
+
+// grantDependent reports whether a GRANT names its level by the current
+// database: ON * (every table of it) or ON tbl.
+func grantDependent(x *ast.GrantStmt) bool {
+	if x.Level == nil {
+		return false
+	}
+	switch x.Level.Level {
+	case ast.GrantLevelDB, ast.GrantLevelTable:
+		return x.Level.DBName == ""
+	}
+	return false
+}
+
+// grantEffects is what a GRANT hands out in a session whose current
+// database is db (""; an application's, or none): control of the server
+// when it is global (ON *.*), on a database whose name, as the pattern the
+// server matches it as, covers one of the server's own (coversSystem: ON
+// `m_sql`.*, ON `%`.*, ON * after USE mysql), WITH GRANT OPTION, of a
+// privilege that is control of the server at any level (dangerousPrivs),
+// IDENTIFIED (it creates the account or sets its password), or TO PUBLIC
+// (MariaDB 10.11: to every account there is and will be).
+func grantEffects(x *ast.GrantStmt, db string) engine.EffectSet {
+	grants := false
+	if x.Level != nil {
+		switch x.Level.Level {
+		case ast.GrantLevelGlobal:
+			grants = true
+		case ast.GrantLevelDB, ast.GrantLevelTable:
+			name := x.Level.DBName
+			if name == "" {
+				name = db // ON * and ON tbl: the current database
+			}
+			grants = name != "" && coversSystem(name)
+		default:
+			grants = true // a level TiDB adds and this code does not know
+		}
+	}
+	grants = grants || x.WithGrant
+	for _, u := range x.Users {
+		if u.AuthOpt != nil {
+			// GRANT ... IDENTIFIED BY creates the account, or sets its
+			// password, whatever sql_mode says (MariaDB).
+			grants = true
+		}
+		if u.User != nil && strings.EqualFold(u.User.Username, "public") {
+			grants = true
+		}
+	}
+	for _, p := range x.Privs {
+		if dangerousPrivs[p.Priv] {
+			grants = true
+		}
+	}
+	if grants {
+		return engine.EffGrantsPrivilege
+	}
+	return 0
+}
+
+// coversSystem reports whether a database name in a GRANT, read as the
+// pattern MariaDB matches grant names as (% any string, _ any character,
+// \ makes the next one literal), matches one of the server's own
+// databases, in any case: MariaDB matches the names of database-level
+// grants as patterns, and whether it folds their case depends on
+// lower_case_table_names; table- and routine-level names are taken as
+// patterns too, which can only deny more. Trailing spaces, which the server
+// refuses in a name, are ignored.
+func coversSystem(pattern string) bool {
+	pattern = strings.TrimRight(pattern, " ")
+	for _, d := range systemDatabases {
+		if likeFold(pattern, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// likeFold matches s against a LIKE pattern with \ as its escape, folding
+// case (Unicode simple folding: ſ matches s). s is ASCII.
+func likeFold(p, s string) bool {
+	for len(p) > 0 {
+		r, n := utf8.DecodeRuneInString(p)
+		switch r {
+		case '%':
+			for len(p) > 0 && p[0] == '%' {
+				p = p[1:]
+			}
+			if p == "" {
+				return true
+			}
+			for i := 0; i <= len(s); i++ {
+				if likeFold(p, s[i:]) {
+					return true
+				}
+			}
+			return false
+		case '_':
+			if s == "" {
+				return false
+			}
+			p, s = p[1:], s[1:]
+			continue
+		case '\\':
+			if len(p) > 1 {
+				p = p[1:]
+				r, n = utf8.DecodeRuneInString(p)
+			}
+		}
+		if s == "" || !strings.EqualFold(p[:n], s[:1]) {
+			return false
+		}
+		p, s = p[n:], s[1:]
+	}
+	return s == ""
+}
+
+// selected returns the facts of st in the database db that a USE earlier
+// in its text selected ("": an application's): they no longer depend on
+// the session's.
+func selected(st engine.StmtFacts, db string) engine.StmtFacts {
+	for _, d := range st.InDatabase {
+		if d.Database == db {
+			f := d.Facts
+			f.Loc, f.Length = st.Loc, st.Length
+			return f
+		}
+	}
+	st.InDatabase = nil
+	return st
+}
