@@ -10,8 +10,11 @@
 // executable comments resolved, refused where the server's reading cannot
 // be known), prescan.go (the measures before parsing and the comment
 // tricks, and the tokens unparsed.go reads), facts.go (the parser pool and
-// the walker over each statement), unparsed.go (what is certain of a text
-// the parser rejects),
+// the walker over each statement), mariadb.go and body.go (MariaDB's own
+// syntax where TiDB's grammar stops: a text the parser rejects is read
+// again as the server's statements, each rewritten to TiDB's spelling of
+// the same facts, stored programs header and body statement by statement),
+// unparsed.go (what is certain of a text nothing reads),
 // ddl.go (statement kind, DDL verb and object type), taut.go (always-true
 // conditions folded as MySQL compares), effects.go (what a statement makes
 // the server do, in the effect names engine/pgsql uses too), currentdb.go
@@ -21,10 +24,9 @@
 // engine.Shaper) and dialect.go (the Dialect methods and the default
 // policy).
 //
-// What TiDB's parser does not parse (MariaDB's RETURNING, EXECUTE IMMEDIATE,
-// SET STATEMENT, system-versioned tables; INSTALL PLUGIN, CREATE FUNCTION
-// ... SONAME, triggers, events, CHANGE MASTER, CREATE SERVER; SELECT ...
-// INTO DUMPFILE and INTO @variable) is a parse error and gets the policy's
+// What neither TiDB's parser nor mariadb.go reads (system-versioned
+// tables, HANDLER, XA; INSTALL PLUGIN, CREATE FUNCTION ... SONAME, CHANGE
+// MASTER, CREATE SERVER) is a parse error and gets the policy's
 // on_parse_error, unless what is certain of it from its words
 // (unparsed.go) matches a deny rule: docs/policy.md lists it, measured on
 // MariaDB's own test suite (suite_test.go).

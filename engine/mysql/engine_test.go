@@ -34,7 +34,8 @@ func TestParseErrorReasonHasNoLiterals(t *testing.T) {
 		{"configured log", "on_parse_error: log", "INSERT INTO t VALUES ('" + secret + "'", engine.ActionLog},
 		{"second statement bad", "rules: []", "SELECT 1; SELEC '" + secret + "'", engine.ActionDeny},
 		{"unterminated literal", "rules: []", "SELECT '" + secret, engine.ActionDeny},
-		{"mariadb returning", "rules: []", "DELETE FROM t WHERE a = '" + secret + "' RETURNING a", engine.ActionDeny},
+		{"mariadb syntax not read", "rules: []", "HANDLER t READ a = ('" + secret + "')", engine.ActionDeny},
+		{"mariadb returning not read", "rules: []", "DELETE FROM t WHERE a = '" + secret + "' RETURNING a b c", engine.ActionDeny},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -230,11 +231,12 @@ func TestCacheHitDoesNotAllocate(t *testing.T) {
 
 func TestParseErrorNamesKnownGaps(t *testing.T) {
 	for sql, want := range map[string]string{
-		"INSTALL PLUGIN server_audit SONAME 'server_audit.so'":                              "INSTALL PLUGIN",
-		"create function sys_exec returns int soname 'udf.so'":                              "CREATE FUNCTION ... SONAME",
-		"DELETE FROM t WHERE id = 'secret' RETURNING id":                                    "RETURNING",
-		"CREATE DEFINER=`root`@`%` TRIGGER t BEFORE INSERT ON x FOR EACH ROW SET NEW.a = 1": "CREATE TRIGGER",
-		"SELEC 1": "",
+		"INSTALL PLUGIN server_audit SONAME 'server_audit.so'":                                "INSTALL PLUGIN",
+		"create function sys_exec returns int soname 'udf.so'":                                "CREATE FUNCTION ... SONAME",
+		"DELETE FROM t WHERE id = 'secret' RETURNING id id id":                                "RETURNING",
+		"CREATE DEFINER=`root`@`%` TRIGGER t BEFORE INSERT ON x FOR EACH ROW SET NEW.a = 1 1": "CREATE TRIGGER",
+		"HANDLER t READ a = ('secret')":                                                       "HANDLER",
+		"SELEC 1":                                                                             "",
 	} {
 		tf := analyze(sql, engine.LexStats{})
 		if !tf.ParseError {
@@ -302,7 +304,7 @@ func TestObjectsAreProduced(t *testing.T) {
 		"database": "CREATE DATABASE d", "table": "CREATE TABLE t (a int)", "view": "CREATE VIEW v AS SELECT 1",
 		"index": "CREATE INDEX i ON t (a)", "sequence": "CREATE SEQUENCE s", "procedure": "CREATE PROCEDURE p() SELECT 1",
 		"user": "CREATE USER u", "role": "CREATE ROLE r",
-		// parse errors whose leading words say what they are (unparsed.go)
+		// MariaDB's syntax, read by mariadb.go and body.go
 		"function": "CREATE FUNCTION f() RETURNS INT RETURN 1", "trigger": "CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.a = 1",
 		"event": "CREATE EVENT e ON SCHEDULE EVERY 1 HOUR DO DELETE FROM t WHERE a < 0", "server": "CREATE SERVER s FOREIGN DATA WRAPPER mysql OPTIONS (HOST 'h')",
 		"plugin": "INSTALL PLUGIN p SONAME 'p.so'",
@@ -314,7 +316,7 @@ func TestObjectsAreProduced(t *testing.T) {
 			continue
 		}
 		tf := analyze(sql, engine.LexStats{})
-		if len(tf.Stmts) != 1 || tf.Stmts[0].Object != o {
+		if tf.ParseError && o != "server" && o != "plugin" || len(tf.Stmts) == 0 || tf.Stmts[0].Object != o {
 			t.Errorf("%q: object %+v, want %s", sql, tf.Stmts, o)
 		}
 	}

@@ -80,6 +80,12 @@ func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 			tf.Stmts = []engine.StmtFacts{st}
 			return tf
 		}
+		if sts, ok := readMariaDB(text); ok {
+			// MariaDB's own syntax, read as the server reads it
+			// (mariadb.go, body.go).
+			tf.Stmts = sts
+			return tf
+		}
 		tf.ParseError = true
 		tf.ParseReason = parseErrorReason + errPosition(err)
 		if what := knownUnparsed(text); what != "" {

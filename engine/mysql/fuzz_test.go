@@ -22,6 +22,13 @@ func FuzzRead(f *testing.F) {
 		"CREATE DEFINER=`a`@`b` TRIGGER t BEFORE INSERT ON mysql.user FOR EACH ROW BEGIN NOT ATOMIC DELETE FROM t; END",
 		"EXECUTE IMMEDIATE 'EXECUTE IMMEDIATE ''INSTALL SONAME ''''x'''''''",
 		"CREATE FUNCTION f RETURNS INT SONAME 'x'; DROP EVENT IF EXISTS mysql.e",
+		// mariadb.go, body.go
+		"EXPLAIN EXTENDED SELECT CAST(a AS INT) FROM t WHERE b SOUNDS LIKE 'x' INTO @v",
+		"SET STATEMENT max_statement_time=1 FOR DELETE FROM t WHERE id = 1 RETURNING (SELECT 1)",
+		"SELECT * FROM JSON_TABLE('[1]', '$[*]' COLUMNS (a INT PATH '$')) AS jt; CHECK TABLE t EXTENDED",
+		"CREATE PROCEDURE p() BEGIN DECLARE c CURSOR (a INT) FOR SELECT a; l: LOOP FETCH c INTO x; IF x THEN LEAVE l; END IF; END LOOP l; END",
+		"CREATE FUNCTION f(a INT) RETURNS INT BEGIN FOR i IN 1..a DO SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'x'; END FOR; RETURN CASE a WHEN 1 THEN 2 END; END",
+		"BEGIN NOT ATOMIC CASE WHEN 1 THEN REPEAT SELECT 1; UNTIL 1 END REPEAT; END CASE; END",
 	} {
 		f.Add(s, uint8(0))
 	}
@@ -46,7 +53,12 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("%q: read as %d bytes", s, len(text))
 		}
 		lex := Dialect.Prescan(string(text), 0)
-		Dialect.Analyze(string(text), lex)
+		tf := Dialect.Analyze(string(text), lex)
+		for _, st := range tf.Stmts {
+			if st.Loc < 0 || st.Length < 0 || int(st.Loc)+int(st.Length) > len(text) {
+				t.Fatalf("%q: a statement at %d+%d of %d bytes", s, st.Loc, st.Length, len(text))
+			}
+		}
 	})
 }
 

@@ -1,0 +1,797 @@
+package mysql
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/charset"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// MariaDB's own syntax, read where TiDB's grammar stops. A text TiDB's
+// parser rejects (only then: a text it parses never comes here, so the
+// cached and the parsed paths are unchanged) is read again as the server's
+// statements, each one as MariaDB reads it:
+//
+//	EXPLAIN EXTENDED SELECT 1; SELECT CAST(a AS INT) FROM t
+//
+// is read as the two statements "EXPLAIN SELECT 1" and "SELECT CAST(a AS
+// SIGNED) FROM t", each parsed by TiDB and judged with its full facts, at
+// the location of its original text (fingerprints are of the original).
+//
+// Why rewriting tokens and not a grammar of our own: TiDB's parser already
+// reads all of each statement but a word or a clause, and every fact
+// (tables, functions, effects, kinds, folding) comes from its tree. A
+// rewrite replaces only words whose meaning is the same in TiDB's
+// spelling, so the facts of the rewritten text are the facts of the
+// original; a clause TiDB has no spelling for is judged as the statement
+// it can be split into (RETURNING list: the statement and SELECT list).
+// The rewrites, on the tokens of the reading (prescan.go's nextToken, which
+// tokenises as the server does), never on raw text:
+//
+//	EXPLAIN | DESCRIBE EXTENDED | PARTITIONS      EXPLAIN
+//	CAST(x AS INT | INTEGER)                      CAST(x AS SIGNED)
+//	a SOUNDS LIKE b                               SOUNDEX(a) = SOUNDEX(b) (a and b names,
+//	                                              literals, calls or parenthesised)
+//	VALUE(c)                                      VALUES(c)
+//	SELECT ... INTO @v, local_v [FROM ...]        SELECT ... [FROM ...] (a variable is
+//	                                              not a fact; INTO OUTFILE stays, DUMPFILE
+//	                                              is OUTFILE)
+//	CHARACTER SET | CHARSET | USING | NAMES cs,   utf8mb4, _utf8mb4, for a character set
+//	_cs 'literal'                                 MariaDB has and TiDB does not (koi8r,
+//	                                              ucs2, utf16, cp1251, ...)
+//	COLLATE co (one TiDB does not know)           utf8mb4_bin (co is _bin or _cs: folded
+//	                                              as case-sensitive) or utf8mb4_general_ci
+//	CHECK | CHECKSUM TABLE t, ... [options]       ADMIN CHECK | CHECKSUM TABLE t, ...
+//	REPAIR TABLE t, ... [options]                 OPTIMIZE TABLE t, ... (it rebuilds)
+//	ANALYZE TABLE t PERSISTENT FOR ...            ANALYZE TABLE t
+//	INSERT | REPLACE | DELETE ... RETURNING list  the statement, with SELECT list's facts
+//	SET STATEMENT v = x, ... FOR stmt             stmt read so, with SET v = x's facts
+//	JSON_TABLE(e, p COLUMNS (...)) [AS] a         (SELECT e, p) AS a: the columns clause
+//	                                              holds names, types and literals only
+//
+// Stored programs and compound statements (CREATE PROCEDURE, FUNCTION,
+// TRIGGER, EVENT; BEGIN NOT ATOMIC, IF, CASE, LOOP, WHILE, REPEAT, FOR
+// outside a routine) are read by body.go: the header by its grammar, the
+// body statement by statement, each statement read as above.
+//
+// Whatever is not read so stays a parse error, with what unparsed.go is
+// certain of it: nothing the dialect did not read is judged as read. A
+// text with a kept executable comment (two readings: lex.go) is not read
+// here at all.
+
+// maxMariaParses bounds the parses one text may cost here (a statement is
+// parsed at most twice, a body's expressions once each): a text of a
+// million statements is not read, and stays a parse error.
+const maxMariaParses = 4096
+
+// maxSoundsLike bounds the SOUNDS LIKE of one statement rewritten: each
+// looks back over its left operand.
+const maxSoundsLike = 64
+
+// mread reads one text.
+type mread struct {
+	text   string
+	t      []token
+	parses int
+	nest   int // compound statements open (maxNest)
+	// inner are the statements of the bodies read, in text order, each
+	// with its own facts and location (body.go).
+	inner []engine.StmtFacts
+}
+
+// readMariaDB returns the facts of each of text's statements, read as
+// MariaDB reads them, and false when some part of it is not read.
+func readMariaDB(text string) ([]engine.StmtFacts, bool) {
+	if _, two := skipReading(text); two {
+		return nil, false
+	}
+	r := &mread{text: text}
+	r.tokenize()
+	var out []engine.StmtFacts
+	var prev engine.KindSet
+	for i := 0; i < len(r.t); {
+		if r.t[i].kind == ';' {
+			i++
+			continue
+		}
+		st, end, ok := r.top(i)
+		if !ok || end <= i || end < len(r.t) && r.t[end].kind != ';' {
+			return nil, false
+		}
+		st.Loc, st.Length = int32(r.t[i].lo), int32(r.t[end-1].hi-r.t[i].lo)
+		st.PrevKinds = prev
+		st.Kinds |= 1 << st.Kind
+		if st.Kind == engine.KindSelect && st.SleepSeconds > 0 && prev != 0 {
+			st.TimeProbe = true // a sleep stacked after another statement (stmtFacts)
+		}
+		prev |= 1 << st.Kind
+		out = append(out, st)
+		// A body's statements follow their program: not stacked ones.
+		out = append(out, r.inner...)
+		r.inner = r.inner[:0]
+		i = end
+	}
+	if len(out) == 0 {
+		return nil, false
+	}
+	return out, true
+}
+
+// top reads the server statement at token i: a stored program, a compound
+// statement, or a statement up to the next ";" outside parentheses.
+func (r *mread) top(i int) (engine.StmtFacts, int, bool) {
+	if r.programAt(i) {
+		return r.program(i)
+	}
+	if r.compoundAt(i, true) {
+		var st engine.StmtFacts
+		st.Kind = engine.KindUtility // a block run now: its statements' kinds are in Kinds
+		end, ok := r.bodyStmt(i, &st)
+		return st, end, ok
+	}
+	end := r.stmtEnd(i)
+	st, ok := r.simple(i, end)
+	return st, end, ok
+}
+
+// stmtEnd is the index of the ";" that ends the statement at i (at
+// parenthesis depth 0), or len(r.t).
+func (r *mread) stmtEnd(i int) int {
+	depth := 0
+	for ; i < len(r.t); i++ {
+		switch r.t[i].kind {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ';':
+			if depth <= 0 {
+				return i
+			}
+		}
+	}
+	return i
+}
+
+// is reports whether token i is the bare word w.
+func (r *mread) is(i int, w string) bool {
+	return i >= 0 && i < len(r.t) && r.t[i].is(r.text, w)
+}
+
+// isAny reports whether token i is one of the bare words ws.
+func (r *mread) isAny(i int, ws ...string) bool {
+	for _, w := range ws {
+		if r.is(i, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *mread) kind(i int) byte {
+	if i < 0 || i >= len(r.t) {
+		return 0
+	}
+	return r.t[i].kind
+}
+
+// isName reports whether token i can be a name.
+func (r *mread) isName(i int) bool {
+	k := r.kind(i)
+	return k == tokWord || k == tokIdent
+}
+
+// name reads [a.]b[.c] at i and returns the index after it, or -1.
+func (r *mread) name(i int) int {
+	if !r.isName(i) {
+		return -1
+	}
+	i++
+	for n := 0; n < 2 && r.kind(i) == '.' && r.isName(i+1); n++ {
+		i += 2
+	}
+	return i
+}
+
+// src is the original text of tokens [i, j).
+func (r *mread) src(i, j int) string {
+	if i >= j {
+		return ""
+	}
+	return r.text[r.t[i].lo:r.t[j-1].hi]
+}
+
+// parseOne parses s as one statement and returns its facts.
+func (r *mread) parseOne(s string) (engine.StmtFacts, bool) {
+	if r.parses >= maxMariaParses {
+		return engine.StmtFacts{}, false
+	}
+	r.parses++
+	sts, ok := parsePiece(s)
+	if !ok || len(sts) != 1 {
+		return engine.StmtFacts{}, false
+	}
+	st := sts[0]
+	st.Loc, st.Length = 0, 0
+	return st, true
+}
+
+// simple reads the statement of tokens [i, j): as TiDB parses it, else by
+// one of the statement forms TiDB has no grammar for, else rewritten.
+func (r *mread) simple(i, j int) (engine.StmtFacts, bool) {
+	if i >= j {
+		return engine.StmtFacts{}, false
+	}
+	if st, ok := r.parseOne(r.src(i, j)); ok {
+		return st, true
+	}
+	switch {
+	case r.is(i, "set") && r.is(i+1, "statement"):
+		return r.setStatement(i, j)
+	case r.isAny(i, "insert", "replace", "delete"):
+		if st, ok := r.returning(i, j); ok {
+			return st, true
+		}
+	case r.isAny(i, "signal", "resignal", "get"):
+		var st engine.StmtFacts
+		st.Kind = engine.KindUtility
+		end, ok := r.condStmt(i, &st)
+		return st, ok && end == j
+	case r.is(i, "drop") && r.isAny(i+1, "function", "trigger", "event"):
+		return r.dropObject(i, j)
+	case r.is(i, "show") && r.is(i+1, "create") && r.isAny(i+2, "trigger", "function", "event", "package"):
+		k := i + 3
+		if r.is(i+2, "package") && r.is(k, "body") {
+			k++
+		}
+		if r.name(k) == j {
+			return engine.StmtFacts{Kind: engine.KindUtility}, true
+		}
+		return engine.StmtFacts{}, false
+	case r.is(i, "show") && r.isAny(i+1, "procedure", "function") && r.is(i+2, "code"):
+		if r.name(i+3) == j {
+			return engine.StmtFacts{Kind: engine.KindUtility}, true
+		}
+		return engine.StmtFacts{}, false
+	}
+	s, changed, ok := r.rewrite(i, j)
+	if !ok || !changed {
+		return engine.StmtFacts{}, false
+	}
+	return r.parseOne(s)
+}
+
+// dropObject is DROP FUNCTION | TRIGGER | EVENT [IF EXISTS] name: what
+// unparsed.go's classifyLead knows of it, once its grammar is read whole.
+func (r *mread) dropObject(i, j int) (engine.StmtFacts, bool) {
+	k := i + 2
+	if r.is(k, "if") {
+		if !r.is(k+1, "exists") {
+			return engine.StmtFacts{}, false
+		}
+		k += 2
+	}
+	if r.name(k) != j {
+		return engine.StmtFacts{}, false
+	}
+	return r.lead(i, j)
+}
+
+// lead is classifyLead of tokens [i, j) (unparsed.go).
+func (r *mread) lead(i, j int) (engine.StmtFacts, bool) {
+	pc := piece{lo: r.t[i].lo, hi: r.t[j-1].hi, words: j - i}
+	pc.lead = r.t[i:min(j, i+leadTokens)]
+	return classifyLead(r.text, &pc)
+}
+
+// setStatement is SET STATEMENT v = x, ... FOR stmt: stmt read as any
+// statement is, with the facts of SET v = x, ... (unparsed.go's
+// setStatement gives what a lexing setting does to a dynamic statement).
+func (r *mread) setStatement(i, j int) (engine.StmtFacts, bool) {
+	depth, f := 0, -1
+	for k := i + 2; k < j && f < 0; k++ {
+		switch {
+		case r.kind(k) == '(':
+			depth++
+		case r.kind(k) == ')':
+			depth--
+		case depth == 0 && r.is(k, "for"):
+			f = k
+		}
+	}
+	if f < 0 || f+1 >= j {
+		return engine.StmtFacts{}, false
+	}
+	var st engine.StmtFacts
+	var ok bool
+	if r.programAt(f + 1) {
+		var end int
+		st, end, ok = r.program(f + 1)
+		ok = ok && end == j
+	} else {
+		st, ok = r.simple(f+1, j)
+	}
+	if !ok {
+		return st, false
+	}
+	set, ok := r.parseOne("SET " + r.src(i+2, f))
+	if !ok || set.Kind != engine.KindSetStmt || len(set.Settings) == 0 {
+		return st, false
+	}
+	st.Settings = append(st.Settings, set.Settings...)
+	st.Effects |= set.Effects
+	st.Kinds |= 1 << engine.KindSetStmt
+	for _, name := range set.Settings {
+		if lexSetting(name) && !plainMode(r.src(i+2, f), name) {
+			// The text a PREPARE or EXECUTE IMMEDIATE runs, a stored
+			// body, and what the relay follows of the session's lexing
+			// would be lexed otherwise than as read: left to
+			// unparsed.go.
+			return st, false
+		}
+	}
+	return st, true
+}
+
+// returning is INSERT, REPLACE or DELETE ... RETURNING list: the
+// statement (read as any is) with the facts of SELECT list. The RETURNING
+// is the last one at depth 0 before which the statement reads.
+func (r *mread) returning(i, j int) (engine.StmtFacts, bool) {
+	depth := 0
+	var at []int
+	for k := i; k < j; k++ {
+		switch {
+		case r.kind(k) == '(':
+			depth++
+		case r.kind(k) == ')':
+			depth--
+		case depth == 0 && r.is(k, "returning"):
+			at = append(at, k)
+		}
+	}
+	for n := len(at) - 1; n >= 0 && n >= len(at)-maxReturning; n-- {
+		k := at[n]
+		if k+1 >= j {
+			continue
+		}
+		st, ok := r.simple(i, k)
+		if !ok {
+			continue
+		}
+		switch st.Kind {
+		case engine.KindInsert, engine.KindDelete:
+		default:
+			continue
+		}
+		list, ok := r.expr(k+1, j)
+		if !ok {
+			continue
+		}
+		merge(&st, &list)
+		return st, true
+	}
+	return engine.StmtFacts{}, false
+}
+
+// expr reads the expression list of tokens [i, j) as SELECT list does, and
+// returns its facts without the SELECT's kind: a condition, a DEFAULT or a
+// RETURNING list is not a statement of its own.
+func (r *mread) expr(i, j int) (engine.StmtFacts, bool) {
+	if i >= j {
+		return engine.StmtFacts{}, false
+	}
+	s := "SELECT " + r.src(i, j)
+	st, ok := r.parseOne(s)
+	if !ok {
+		sub := &mread{text: s, parses: r.parses}
+		sub.tokenize()
+		s2, changed, good := sub.rewrite(0, len(sub.t))
+		r.parses = sub.parses
+		if !good || !changed {
+			return st, false
+		}
+		if st, ok = r.parseOne(s2); !ok {
+			return st, false
+		}
+	}
+	if st.Kind != engine.KindSelect {
+		return st, false
+	}
+	st.Kinds &^= 1 << engine.KindSelect
+	st.Kind = engine.KindUtility
+	return st, true
+}
+
+// edit replaces the tokens [i, j) (j == i: inserts before token i) with s.
+type edit struct {
+	i, j int
+	s    string
+}
+
+// rewrite returns the text of tokens [i, j) with MariaDB's spellings
+// replaced by TiDB's (see the table above); changed is false when none
+// applies, ok false when a form is there but cannot be rewritten soundly.
+func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
+	var eds []edit
+	add := func(e edit) { eds = append(eds, e) }
+	// Statement-level forms.
+	switch {
+	case r.isAny(i, "explain", "describe", "desc") && r.isAny(i+1, "extended", "partitions"):
+		add(edit{i + 1, i + 2, ""})
+	case r.is(i, "check") && r.isAny(i+1, "table", "view"):
+		return r.tableList(i, j, "ADMIN CHECK TABLE")
+	case r.is(i, "checksum") && r.is(i+1, "table"):
+		return r.tableList(i, j, "ADMIN CHECKSUM TABLE")
+	case r.is(i, "repair") && r.isAny(i+1, "table", "view"):
+		return r.tableList(i, j, "OPTIMIZE TABLE")
+	case r.is(i, "analyze") && r.is(i+1, "table"):
+		for k := i + 2; k < j; k++ {
+			if r.is(k, "persistent") && r.is(k+1, "for") {
+				// PERSISTENT FOR ALL | COLUMNS (...) INDEXES (...):
+				// names only
+				for m := k + 2; m < j; m++ {
+					if c := r.kind(m); c != tokWord && c != tokIdent && c != '(' && c != ')' && c != ',' {
+						return "", false, false
+					}
+				}
+				add(edit{k, j, ""})
+				break
+			}
+		}
+	}
+	depth, sounds := 0, 0
+	for k := i; k < j; k++ {
+		t := r.t[k]
+		switch t.kind {
+		case '(':
+			depth++
+			continue
+		case ')':
+			depth--
+			continue
+		}
+		switch {
+		case (t.is(r.text, "as") || t.kind == ',') && r.isAny(k+1, "int", "integer") && r.kind(k+2) == ')':
+			// CAST(x AS INT), CONVERT(x, INT): INT is a reserved word,
+			// a type here
+			add(edit{k + 1, k + 2, "SIGNED"})
+		case t.is(r.text, "value") && r.kind(k+1) == '(':
+			add(edit{k, k + 1, "VALUES"})
+		case t.is(r.text, "sounds") && r.is(k+1, "like"):
+			sounds++
+			es, good := r.soundsLike(i, j, k)
+			if !good || sounds > maxSoundsLike {
+				return "", false, false
+			}
+			eds = append(eds, es...)
+		case t.is(r.text, "dumpfile") && r.is(k-1, "into"):
+			add(edit{k, k + 1, "OUTFILE"})
+		case t.is(r.text, "into") && !r.isAny(k-1, "insert", "replace", "ignore", "delayed", "low_priority", "high_priority") &&
+			!r.isAny(k+1, "outfile", "dumpfile", "table"):
+			end, good := r.intoVars(k+1, j)
+			if good {
+				add(edit{k, end, ""})
+			}
+		case t.kind == tokWord && (r.isAny(k-1, "charset", "using", "names") || r.is(k-1, "set") && r.is(k-2, "character") ||
+			r.kind(k-1) == '=' && (r.is(k-2, "charset") || r.is(k-2, "set") && r.is(k-3, "character"))):
+			if mariaCharset(t.name(r.text)) {
+				add(edit{k, k + 1, "utf8mb4"})
+			}
+		case t.kind == tokWord && t.hi-t.lo > 1 && r.text[t.lo] == '_' && mariaCharset(t.name(r.text)[1:]) &&
+			(r.kind(k+1) == tokString || r.kind(k+1) == tokWord && hexish(r.text[r.t[k+1].lo:r.t[k+1].hi])):
+			add(edit{k, k + 1, "_utf8mb4"})
+		case (t.kind == tokWord || t.kind == tokIdent || t.kind == tokString) && (r.is(k-1, "collate") || r.kind(k-1) == '=' && r.is(k-2, "collate")):
+			co := t.name(r.text)
+			if t.kind == tokString {
+				co = strings.ToLower(r.text[t.lo+1 : t.hi-1])
+			}
+			if _, err := charset.GetCollationByName(co); err != nil {
+				if strings.Contains(co, "_bin") || strings.HasSuffix(co, "_cs") {
+					add(edit{k, k + 1, "utf8mb4_bin"})
+				} else {
+					add(edit{k, k + 1, "utf8mb4_general_ci"})
+				}
+			}
+		case t.is(r.text, "json_table") && r.kind(k+1) == '(':
+			e, good := r.jsonTable(k, j)
+			if !good {
+				return "", false, false
+			}
+			add(e)
+		}
+	}
+	if len(eds) == 0 {
+		return "", false, true
+	}
+	return r.apply(i, j, eds), true, true
+}
+
+// apply writes tokens [i, j) with the edits, which are in token order
+// (edits inside another's range are dropped).
+func (r *mread) apply(i, j int, eds []edit) string {
+	// stable order by position; inserts before replacements at the same index
+	for a := 1; a < len(eds); a++ {
+		for b := a; b > 0 && (eds[b].i < eds[b-1].i || eds[b].i == eds[b-1].i && eds[b].j < eds[b-1].j); b-- {
+			eds[b], eds[b-1] = eds[b-1], eds[b]
+		}
+	}
+	var b strings.Builder
+	pos := r.t[i].lo
+	end := r.t[j-1].hi
+	for _, e := range eds {
+		at := end
+		if e.i < j {
+			at = r.t[e.i].lo
+		}
+		if at < pos {
+			continue // inside an earlier edit
+		}
+		b.WriteString(r.text[pos:at])
+		b.WriteByte(' ')
+		b.WriteString(e.s)
+		b.WriteByte(' ')
+		pos = at
+		if e.j > e.i {
+			pos = r.t[e.j-1].hi
+		}
+	}
+	b.WriteString(r.text[pos:end])
+	return b.String()
+}
+
+// tableList rewrites CHECK | CHECKSUM | REPAIR TABLE t, ... [options] as
+// the TiDB statement of the same kind over the same tables: the options
+// (QUICK, EXTENDED, FOR UPGRADE, USE_FRM, ...) are words only.
+func (r *mread) tableList(i, j int, as string) (string, bool, bool) {
+	k := i + 2
+	var names []string
+	for {
+		e := r.name(k)
+		if e < 0 || e > k+3 {
+			return "", false, false
+		}
+		names = append(names, r.src(k, e))
+		k = e
+		if r.kind(k) != ',' {
+			break
+		}
+		k++
+	}
+	for m := k; m < j; m++ {
+		if r.kind(m) != tokWord {
+			return "", false, false
+		}
+	}
+	return as + " " + strings.Join(names, ", "), true, true
+}
+
+// intoVars reads the variables of SELECT ... INTO var, ... at i (@name,
+// @'name', a local variable's name) and returns the index after them.
+func (r *mread) intoVars(i, j int) (int, bool) {
+	for k := i; k < j; {
+		switch {
+		case r.kind(k) == '@' && (r.isName(k+1) || r.kind(k+1) == tokString):
+			k += 2
+		case r.kind(k) == tokWord && !r.isAny(k, "from", "where", "for", "lock", "limit", "union"):
+			k++
+		default:
+			return 0, false
+		}
+		if r.kind(k) != ',' {
+			return k, true
+		}
+		k++
+	}
+	return 0, false
+}
+
+// soundsLike rewrites the a SOUNDS LIKE b at token k (within [i, j)) as
+// SOUNDEX(a) = SOUNDEX(b): = has SOUNDS LIKE's precedence. a and b must be
+// operands that end at the comparison on both sides (a name, a literal, a
+// variable, a call or a parenthesised expression, between tokens that
+// bind less than a comparison); anything else is not rewritten.
+func (r *mread) soundsLike(i, j, k int) ([]edit, bool) {
+	la := r.operandBefore(i, k)
+	rb := r.operandAfter(k+2, j)
+	if la < 0 || rb < 0 {
+		return nil, false
+	}
+	if !r.looseBefore(la-1, i) || !r.looseAfter(rb, j) {
+		return nil, false
+	}
+	return []edit{
+		{la, la, "SOUNDEX("},
+		{k, k + 2, ") = SOUNDEX("},
+		{rb, rb, ")"},
+	}, true
+}
+
+// operandBefore returns the first token of the operand that ends just
+// before k, or -1.
+func (r *mread) operandBefore(i, k int) int {
+	e := k - 1
+	if e < i {
+		return -1
+	}
+	if r.kind(e) == ')' {
+		depth := 0
+		for m := e; m >= i; m-- {
+			switch r.kind(m) {
+			case ')':
+				depth++
+			case '(':
+				depth--
+				if depth == 0 {
+					if m-1 >= i && r.kind(m-1) == tokWord && !r.loose(m-1) {
+						return m - 1 // a call
+					}
+					return m
+				}
+			}
+		}
+		return -1
+	}
+	if !r.atom(e) {
+		return -1
+	}
+	for e-2 >= i && r.kind(e-1) == '.' && r.isName(e-2) {
+		e -= 2
+	}
+	if e-1 >= i && r.kind(e-1) == '@' {
+		e--
+		if e-1 >= i && r.kind(e-1) == '@' {
+			e--
+		}
+	}
+	return e
+}
+
+// operandAfter returns the index after the operand that starts at k, or -1.
+func (r *mread) operandAfter(k, j int) int {
+	if k >= j {
+		return -1
+	}
+	for r.kind(k) == '@' && k < j {
+		k++
+	}
+	if r.kind(k) == tokWord && r.kind(k+1) == '(' || r.kind(k) == '(' {
+		if r.kind(k) == tokWord {
+			k++
+		}
+		depth := 0
+		for m := k; m < j; m++ {
+			switch r.kind(m) {
+			case '(':
+				depth++
+			case ')':
+				depth--
+				if depth == 0 {
+					return m + 1
+				}
+			}
+		}
+		return -1
+	}
+	if !r.atom(k) {
+		return -1
+	}
+	k++
+	for k+1 < j && r.kind(k) == '.' && r.isName(k+1) {
+		k += 2
+	}
+	return k
+}
+
+// atom reports whether token k is a name, literal or number, not a
+// keyword that binds.
+func (r *mread) atom(k int) bool {
+	switch r.kind(k) {
+	case tokString, tokIdent:
+		return true
+	case tokWord:
+		return !r.loose(k)
+	}
+	return false
+}
+
+// loose reports whether token k is a word that binds less than a
+// comparison, or starts a clause.
+func (r *mread) loose(k int) bool {
+	return r.isAny(k, "and", "or", "xor", "not", "where", "having", "on", "select", "when", "then", "else", "end",
+		"from", "order", "group", "limit", "as", "by", "set", "if", "return", "into", "union", "case", "do", "until", "like", "sounds", "is", "in", "between", "regexp", "rlike", "escape", "div", "mod", "binary", "collate", "interval")
+}
+
+// looseBefore reports whether token k (before an operand) binds less than
+// a comparison.
+func (r *mread) looseBefore(k, i int) bool {
+	if k < i {
+		return true
+	}
+	switch r.kind(k) {
+	case '(', ',':
+		return true
+	case '&':
+		return r.kind(k-1) == '&'
+	case '|':
+		return r.kind(k-1) == '|'
+	case '!':
+		return true
+	}
+	return r.isAny(k, "and", "or", "xor", "not", "where", "having", "on", "select", "when", "then", "else", "if", "return", "do", "until", "set")
+}
+
+// looseAfter reports whether token k (after an operand) binds less than a
+// comparison.
+func (r *mread) looseAfter(k, j int) bool {
+	if k >= j {
+		return true
+	}
+	switch r.kind(k) {
+	case ')', ',', ';':
+		return true
+	case '&':
+		return r.kind(k+1) == '&'
+	case '|':
+		return r.kind(k+1) == '|'
+	}
+	return r.isAny(k, "and", "or", "xor", "then", "else", "end", "when", "from", "order", "group", "limit", "having", "as", "union", "do", "into", "for", "lock", "window")
+}
+
+// jsonTable rewrites JSON_TABLE(e, p COLUMNS (...)) at k as (SELECT e, p):
+// a derived table that reads what JSON_TABLE reads. The COLUMNS clause may
+// hold only names, types, paths and literals (MariaDB's grammar: no
+// expressions), else nothing is rewritten.
+func (r *mread) jsonTable(k, j int) (edit, bool) {
+	open := k + 1
+	depth, cols, closeAt := 0, -1, -1
+	for m := open; m < j && closeAt < 0; m++ {
+		switch {
+		case r.kind(m) == '(':
+			depth++
+		case r.kind(m) == ')':
+			depth--
+			if depth == 0 {
+				closeAt = m
+			}
+		case depth == 1 && r.is(m, "columns") && cols < 0:
+			cols = m
+		}
+	}
+	if cols < 0 || closeAt < 0 || cols == open+1 {
+		return edit{}, false
+	}
+	for m := cols + 1; m < closeAt; m++ {
+		switch r.kind(m) {
+		case tokWord, tokIdent, tokString, '(', ')', ',', '-', '.':
+			if r.isAny(m, "select", "values", "table", "with") {
+				return edit{}, false
+			}
+		default:
+			return edit{}, false
+		}
+	}
+	return edit{k, closeAt + 1, "(SELECT " + r.src(open+1, cols) + ")"}, true
+}
+
+// hexish reports whether a word is a hex or bit literal (0x41, x or b
+// before a quoted string is its own word: X'41').
+func hexish(w string) bool {
+	lw := strings.ToLower(w)
+	return lw == "x" || lw == "b" || strings.HasPrefix(lw, "0x") || strings.HasPrefix(lw, "0b")
+}
+
+// mariaCharset reports whether name is a character set MariaDB 10.11 has
+// and TiDB's parser does not (SHOW CHARACTER SET).
+func mariaCharset(name string) bool {
+	switch name {
+	case "big5", "dec8", "cp850", "hp8", "koi8r", "latin2", "swe7", "ujis", "sjis", "hebrew", "tis620", "euckr",
+		"koi8u", "gb2312", "greek", "cp1250", "latin5", "armscii8", "ucs2", "cp866", "keybcs2", "macce", "macroman",
+		"cp852", "latin7", "cp1251", "utf16", "utf16le", "cp1256", "cp1257", "utf32", "geostd8", "cp932", "eucjpms", "gbk", "utf8mb3":
+		if _, err := charset.GetCharsetInfo(name); err == nil && name != "gbk" {
+			return false
+		}
+		return true
+	}
+	return false
+}

@@ -1,0 +1,179 @@
+package mysql
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// stripLoc returns the facts of each statement without their locations
+// (a rewritten text's are the original's, its canonical form's differ).
+func stripLoc(sts []engine.StmtFacts) []engine.StmtFacts {
+	out := make([]engine.StmtFacts, len(sts))
+	for i, st := range sts {
+		st.Loc, st.Length = 0, 0
+		out[i] = st
+	}
+	return out
+}
+
+// TestMariaDBFormsHaveCanonicalFacts: each MariaDB-only form is read
+// (not a parse error) with exactly the facts of the statement TiDB parses
+// that means the same to the server.
+func TestMariaDBFormsHaveCanonicalFacts(t *testing.T) {
+	for _, tc := range []struct{ name, maria, canonical string }{
+		{"explain extended", "EXPLAIN EXTENDED SELECT a FROM t WHERE b = 1", "EXPLAIN SELECT a FROM t WHERE b = 1"},
+		{"explain extended delete", "EXPLAIN EXTENDED DELETE FROM mysql.user", "EXPLAIN DELETE FROM mysql.user"},
+		{"explain partitions", "EXPLAIN PARTITIONS SELECT * FROM t", "EXPLAIN SELECT * FROM t"},
+		{"describe extended", "DESCRIBE EXTENDED SELECT 1", "DESCRIBE SELECT 1"},
+		{"cast as int", "SELECT CAST(a AS INT) FROM t", "SELECT CAST(a AS SIGNED) FROM t"},
+		{"cast as integer", "SELECT CAST(a AS INTEGER), CONVERT(b, INT) FROM t", "SELECT CAST(a AS SIGNED), CONVERT(b, SIGNED) FROM t"},
+		{"sounds like", "SELECT * FROM t WHERE a SOUNDS LIKE 'x' AND b = 1", "SELECT * FROM t WHERE SOUNDEX(a) = SOUNDEX('x') AND b = 1"},
+		{"sounds like call", "SELECT * FROM t WHERE lower(a) SOUNDS LIKE (SELECT n FROM u)", "SELECT * FROM t WHERE SOUNDEX(lower(a)) = SOUNDEX((SELECT n FROM u))"},
+		{"sounds like tautology", "DELETE FROM t WHERE id = 1 OR 'a' SOUNDS LIKE 'a'", "DELETE FROM t WHERE id = 1 OR SOUNDEX('a') = SOUNDEX('a')"},
+		{"value()", "INSERT INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE a = VALUE(a) + 1", "INSERT INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE a = VALUES(a) + 1"},
+		{"into @var", "SELECT a, b INTO @x, @y FROM t WHERE id = 1", "SELECT a, b FROM t WHERE id = 1"},
+		{"into @var at the end", "SELECT a FROM t WHERE id = 1 INTO @x", "SELECT a FROM t WHERE id = 1"},
+		{"into dumpfile", "SELECT a FROM t INTO DUMPFILE '/tmp/x'", "SELECT a FROM t INTO OUTFILE '/tmp/x'"},
+		{"charset koi8r", "CREATE TABLE t (a CHAR(10) CHARACTER SET koi8r) CHARSET=latin2", "CREATE TABLE t (a CHAR(10) CHARACTER SET utf8mb4) CHARSET=utf8mb4"},
+		{"introducer", "SELECT _koi8r 'a', CONVERT('b' USING cp1251) FROM t", "SELECT _utf8mb4 'a', CONVERT('b' USING utf8mb4) FROM t"},
+		{"set names", "SET NAMES koi8r", "SET NAMES utf8mb4"},
+		{"collation ci", "DELETE FROM t WHERE id = 1 OR 'a' = 'A' COLLATE koi8r_general_ci", "DELETE FROM t WHERE id = 1 OR 'a' = 'A' COLLATE utf8mb4_general_ci"},
+		{"collation bin", "DELETE FROM t WHERE id = 1 OR 'a' = 'A' COLLATE koi8r_bin", "DELETE FROM t WHERE id = 1 OR 'a' = 'A' COLLATE utf8mb4_bin"},
+		{"check table", "CHECK TABLE t1, db.t2 EXTENDED", "ADMIN CHECK TABLE t1, db.t2"},
+		{"checksum table", "CHECKSUM TABLE t QUICK", "ADMIN CHECKSUM TABLE t"},
+		{"analyze persistent", "ANALYZE TABLE t PERSISTENT FOR ALL", "ANALYZE TABLE t"},
+		{"json_table", "SELECT jt.a FROM JSON_TABLE((SELECT doc FROM mysql.user), '$[*]' COLUMNS (a INT PATH '$')) AS jt", "SELECT jt.a FROM (SELECT (SELECT doc FROM mysql.user), '$[*]') AS jt"},
+		{"show create trigger", "SHOW CREATE TRIGGER tr", "SHOW PROCESSLIST"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := analyze(tc.maria, engine.LexStats{})
+			want := analyze(tc.canonical, engine.LexStats{})
+			if got.ParseError || want.ParseError {
+				t.Fatalf("%q: parse error %v (%s); canonical %q: %v", tc.maria, got.ParseError, got.ParseReason, tc.canonical, want.ParseError)
+			}
+			if g, w := stripLoc(got.Stmts), stripLoc(want.Stmts); !reflect.DeepEqual(g, w) {
+				t.Errorf("%q:\n got %+v\nwant %+v (%q)", tc.maria, g, w, tc.canonical)
+			}
+			if st := got.Stmts[0]; st.Loc != 0 || int(st.Length) != len(tc.maria) {
+				t.Errorf("%q: located at %d+%d, want the whole original text", tc.maria, st.Loc, st.Length)
+			}
+		})
+	}
+}
+
+// TestMariaDBReadKeepsEffects: a form read by a rewrite or split is still
+// denied by the rule its effect names, with the default policy.
+func TestMariaDBReadKeepsEffects(t *testing.T) {
+	e, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ sql, rule string }{
+		{"EXPLAIN EXTENDED DELETE FROM mysql.user", "no-unfiltered-writes"},
+		{"EXPLAIN EXTENDED SELECT * FROM mysql.user", "no-credential-tables"},
+		{"SET STATEMENT max_statement_time=1 FOR DELETE FROM t", "no-unfiltered-writes"},
+		{"SET STATEMENT max_statement_time=1 FOR SELECT password FROM mysql.user", "no-credential-tables"},
+		{"SET STATEMENT general_log=0 FOR SELECT 1", "no-logging-changes"},
+		{"SET STATEMENT character_set_client = 'gbk' FOR SELECT 1", "parse-error"},
+		{"DELETE FROM t WHERE id = 1 RETURNING (SELECT password FROM mysql.user LIMIT 1)", "no-credential-tables"},
+		{"DELETE FROM t RETURNING id", "no-unfiltered-writes"},
+		{"INSERT INTO t VALUES (1) RETURNING LOAD_FILE('/etc/passwd')", "no-server-files"},
+		{"SELECT a FROM t INTO DUMPFILE '/tmp/x'", "no-server-files"},
+		{"SELECT CAST(LOAD_FILE('/etc/passwd') AS INT)", "no-server-files"},
+		{"SELECT * FROM t WHERE a SOUNDS LIKE LOAD_FILE('/etc/passwd')", "no-server-files"},
+		{"SELECT * FROM JSON_TABLE(LOAD_FILE('/etc/passwd'), '$' COLUMNS (a TEXT PATH '$')) AS j", "no-server-files"},
+		{"SELECT * FROM JSON_TABLE('[]', '$' COLUMNS (a TEXT PATH '$' DEFAULT (SELECT 1) ON EMPTY)) AS j", "parse-error"},
+		{"CHECK TABLE t; DELETE FROM u", "no-unfiltered-writes"},
+		{"SELECT 1 SOUNDS LIKE 1; UPDATE t SET a = 1 WHERE id = 2", "no-stacked-after-select"},
+		{"SELECT a + 1 SOUNDS LIKE b FROM t", "parse-error"}, // an operand the rewrite does not delimit
+		{"CREATE FUNCTION f() RETURNS INT BEGIN DELETE FROM t; RETURN 1; END", "no-unfiltered-writes"},
+		{"CREATE FUNCTION f() RETURNS INT RETURN (SELECT COUNT(*) FROM mysql.user WHERE password <> '')", "no-credential-tables"},
+		{"CREATE TRIGGER tr AFTER INSERT ON t FOR EACH ROW BEGIN CREATE USER x; END", "no-account-management"},
+		{"CREATE TRIGGER tr AFTER INSERT ON t FOR EACH ROW INSERT INTO mysql.global_priv VALUES ('%', 'x', '{}')", "no-catalog-writes"},
+		{"CREATE DEFINER = root@localhost FUNCTION f() RETURNS INT RETURN 1", "no-definer-views"},
+		{"CREATE PROCEDURE p() BEGIN DECLARE x INT DEFAULT (SELECT LOAD_FILE('/etc/passwd')); END", "no-server-files"},
+		{"CREATE PROCEDURE p() BEGIN DECLARE c CURSOR FOR SELECT authentication_string FROM mysql.user; OPEN c; END", "no-credential-tables"},
+		{"CREATE PROCEDURE p() BEGIN DECLARE EXIT HANDLER FOR SQLEXCEPTION DELETE FROM t; SELECT 1; END", "no-unfiltered-writes"},
+		{"CREATE PROCEDURE p() BEGIN FOR i IN 1 .. (SELECT SLEEP(100)) DO SELECT i; END FOR; END", "no-time-probe"},
+		{"CREATE PROCEDURE p() BEGIN IF (SELECT 1 FROM mysql.user LIMIT 1) THEN SELECT 1; END IF; END", "no-credential-tables"},
+		{"CREATE PROCEDURE p() BEGIN l: LOOP INSTALL SONAME 'x'; LEAVE l; END LOOP l; END", "no-code-loading"},
+		{"CREATE PROCEDURE p() BEGIN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = (SELECT password FROM mysql.user LIMIT 1); END", "no-credential-tables"},
+		{"CREATE PROCEDURE p() BEGIN RESIGNAL; SET GLOBAL general_log = 0; END", "no-logging-changes"},
+		{"CREATE PROCEDURE p() BEGIN SELECT 1 INTO OUTFILE '/tmp/x'; END", "no-server-files"},
+		{"CREATE PROCEDURE p() BEGIN WHILE 1 DO BEGIN NOT ATOMIC UPDATE t SET a = 1; END; END WHILE; END", "no-unfiltered-writes"},
+		{"CREATE PROCEDURE p() BEGIN SELECT 1; END; DELETE FROM t", "no-unfiltered-writes"},
+		{"CREATE PROCEDURE p() BEGIN SELECT 1; END END; SELECT 2", "parse-error"},
+		{"CREATE PROCEDURE p() BEGIN SELECT 1; garbage here; END", "parse-error"},
+		{"CREATE EVENT e ON SCHEDULE EVERY 1 HOUR DO UPDATE t SET a = 1 WHERE b = 2", "no-scheduled-sql"},
+		{"BEGIN NOT ATOMIC DELETE FROM t; END", "no-unfiltered-writes"},
+		{"IF 1 THEN SELECT * FROM mysql.user; END IF", "no-credential-tables"},
+	} {
+		v := e.Judge([]byte(tc.sql), nil)
+		if !v.Action.Denies() || v.RuleID != tc.rule {
+			t.Errorf("%q: got %v %s (%s), want deny %s", tc.sql, v.Action, v.RuleID, v.Reason, tc.rule)
+		}
+	}
+}
+
+// TestMariaDBReadAllows: MariaDB's own forms that do nothing a rule names
+// are allowed (they were parse errors).
+func TestMariaDBReadAllows(t *testing.T) {
+	e, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{
+		"EXPLAIN EXTENDED SELECT * FROM t WHERE a = 1",
+		"SELECT CAST(a AS INT) FROM t",
+		"SELECT 'mood' SOUNDS LIKE 'mud'",
+		"INSERT INTO t VALUES (1) ON DUPLICATE KEY UPDATE a = VALUE(a)",
+		"SELECT a INTO @x FROM t WHERE id = 1",
+		"CHECK TABLE t1, t2",
+		"REPAIR TABLE t QUICK",
+		"SET NAMES koi8r",
+		"SELECT CONVERT(_koi8r 'x' USING cp1251)",
+		"SET STATEMENT max_statement_time = 10 FOR SELECT * FROM t WHERE id = 1",
+		"DELETE FROM t WHERE id = 1 RETURNING id, a",
+		"SELECT * FROM JSON_TABLE('[1,2]', '$[*]' COLUMNS (a INT PATH '$', NESTED PATH '$' COLUMNS (b FOR ORDINALITY))) AS jt",
+		"CREATE FUNCTION f(a INT) RETURNS INT DETERMINISTIC RETURN a + 1",
+		"CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.a = NEW.a + 1",
+		"CREATE PROCEDURE p(IN lo INT, hi INT) BEGIN DECLARE done INT DEFAULT FALSE; DECLARE v INT; DECLARE c CURSOR (a INT, b INT) FOR SELECT id FROM t WHERE id BETWEEN a AND b; DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = TRUE; OPEN c(lo, hi); l: LOOP FETCH c INTO v; IF done THEN LEAVE l; END IF; END LOOP l; CLOSE c; END",
+		"CREATE PROCEDURE p() BEGIN DECLARE r ROW (a INT, b VARCHAR(10)); DECLARE s ROW TYPE OF t; DECLARE x TYPE OF t.a; SET r.a = 1; FOR i IN REVERSE 1..3 DO SELECT i; END FOR; END",
+		"CREATE PROCEDURE p() BEGIN DECLARE e CONDITION FOR SQLSTATE '45000'; DECLARE EXIT HANDLER FOR e RESIGNAL SET MESSAGE_TEXT = 'x'; SIGNAL e; END",
+		"CREATE PROCEDURE p() BEGIN GET DIAGNOSTICS CONDITION 1 @a = MESSAGE_TEXT, @b = RETURNED_SQLSTATE; END",
+		"CREATE PROCEDURE p() BEGIN CASE WHEN 1 THEN SELECT 1; ELSE BEGIN END; END CASE; REPEAT SELECT 1; UNTIL 1 END REPEAT; END",
+		"DROP FUNCTION IF EXISTS f",
+		"DROP TRIGGER tr",
+		"SHOW CREATE FUNCTION f",
+	} {
+		if v := e.Judge([]byte(sql), nil); v.Action != engine.ActionAllow || v.ParseError {
+			t.Errorf("%q: got %v %s (%s) parse error %v, want allow", sql, v.Action, v.RuleID, v.Reason, v.ParseError)
+		}
+	}
+}
+
+// TestMariaDBBodyStatementsLocated: a body's statements are the text's own
+// too, located in the original text, after their program.
+func TestMariaDBBodyStatementsLocated(t *testing.T) {
+	sql := "SELECT 1; CREATE FUNCTION f() RETURNS INT BEGIN UPDATE t SET a = 1 WHERE id = 2; RETURN 1; END; EXPLAIN EXTENDED SELECT 2"
+	tf := analyze(sql, engine.LexStats{})
+	if tf.ParseError {
+		t.Fatalf("parse error: %s", tf.ParseReason)
+	}
+	var texts []string
+	for _, st := range tf.Stmts {
+		texts = append(texts, sql[st.Loc:st.Loc+st.Length])
+	}
+	want := []string{"SELECT 1", "CREATE FUNCTION f() RETURNS INT BEGIN UPDATE t SET a = 1 WHERE id = 2; RETURN 1; END", "UPDATE t SET a = 1 WHERE id = 2", "EXPLAIN EXTENDED SELECT 2"}
+	if !reflect.DeepEqual(texts, want) {
+		t.Errorf("statements %q, want %q", texts, want)
+	}
+	if k := tf.Stmts[1].Kinds; !k.Has(engine.KindDDL) || !k.Has(engine.KindUpdate) {
+		t.Errorf("the function's kinds %b: want ddl and its body's update", k)
+	}
+	if tf.Stmts[2].PrevKinds != 0 || tf.Stmts[3].PrevKinds != 1<<engine.KindSelect|1<<engine.KindDDL {
+		t.Errorf("prev kinds %b %b: a body statement is not stacked, the next top-level statement follows the program", tf.Stmts[2].PrevKinds, tf.Stmts[3].PrevKinds)
+	}
+}
