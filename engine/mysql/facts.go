@@ -80,6 +80,11 @@ func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 			tf.Stmts = []engine.StmtFacts{st}
 			return tf
 		}
+		if st, ok := immediateParsed(text); ok {
+			// EXECUTE IMMEDIATE 'text': the statement text holds.
+			tf.Stmts = []engine.StmtFacts{st}
+			return tf
+		}
 		if sts, ok := readMariaDB(text); ok {
 			// MariaDB's own syntax, read as the server reads it
 			// (mariadb.go, body.go).

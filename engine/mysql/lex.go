@@ -39,8 +39,21 @@ import (
 //   - Under NO_BACKSLASH_ESCAPES a backslash in a string is doubled; under
 //     ANSI_QUOTES "x" becomes `x`.
 //
+// In a multibyte client character set (gbk, big5, sjis, cp932, gb18030,
+// euckr, gb2312, ujis, eucjpms) the text is first converted to UTF-8 along
+// the server's character boundaries (charset.go), and the converted text is
+// read as above.
+//
+// A ";" inside an executable comment every server runs stays: the text is
+// read as the server reads it without the markers. In a compound body
+// (mariadb-dump's /*!50003 CREATE*/ ... TRIGGER ... BEGIN ...; END */) it
+// separates the body's statements for the server too; at the top level
+// (SELECT 1 /*!; DROP TABLE t */) MariaDB 10.11 rejects the whole text
+// (measured), and the engine judges both statements.
+//
 // What it refuses (ok false, with a reason): NUL bytes outside strings,
-// comments, quotes or a ";" inside an executable comment, a six-digit version after
+// comments or quotes inside an executable comment, a ";" inside one some
+// servers skip, a six-digit version after
 // /*! (MySQL reads five digits and runs the sixth, MariaDB reads six),
 // "--" followed by a byte above 0x7F (TiDB reads 0x85 and 0xA0 as spaces;
 // single-byte character sets make others control characters or spaces to
@@ -55,9 +68,10 @@ import (
 // rule ids of the denies read returns; they are not policy rules: the
 // engine cannot judge a text whose reading it cannot know.
 const (
-	lexAmbiguousRuleID   = "lexing-ambiguous"
-	lexUnconfirmedRuleID = "lexing-state-unconfirmed"
-	lexCharsetRuleID     = "client-charset-unsupported"
+	lexAmbiguousRuleID      = "lexing-ambiguous"
+	lexUnconfirmedRuleID    = "lexing-state-unconfirmed"
+	lexCharsetRuleID        = "client-charset-unsupported"
+	lexCharsetInvalidRuleID = "client-charset-invalid"
 )
 
 // mode is the part of sql_mode that changes lexing.
@@ -106,16 +120,18 @@ func parseMode(s string) mode {
 	return m
 }
 
-// asciiSafeCharsets are the client character sets in which no byte of a
-// multibyte character is below 0x80, so that a quote or backslash byte is
-// always that character. In big5, cp932, gbk, sjis and gb18030 a trail byte
-// can be 0x5C (a backslash): "\xbf\x5c'" is one character and a quote to the
-// server, a byte, an escape and an escaped quote to a UTF-8 reader.
+// asciiSafeCharsets are the client character sets other than the
+// multibyte ones charset.go converts whose text the engine reads byte for
+// byte: UTF-8 and the single-byte sets, in which every byte below 0x80 is
+// that ASCII character. (In big5, cp932, gbk, sjis and gb18030 a trail byte
+// can be 0x5C, a backslash: "\xbf\x5c'" is one character and a quote to the
+// server, a byte, an escape and an escaped quote to a byte-wise reader;
+// charset.go reads them along the server's character boundaries.)
 var asciiSafeCharsets = []string{
 	"utf8mb4", "utf8", "utf8mb3", "latin1", "latin2", "latin5", "latin7", "ascii", "binary",
 	"cp1250", "cp1251", "cp1256", "cp1257", "cp850", "cp852", "cp866", "koi8r", "koi8u",
 	"greek", "hebrew", "armscii8", "geostd8", "keybcs2", "macce", "macroman", "swe7", "dec8",
-	"hp8", "tis620", "euckr", "ujis", "eucjpms", "gb2312",
+	"hp8", "tis620",
 }
 
 func asciiSafe(charset string) bool {
@@ -165,8 +181,18 @@ func lexRead(sql []byte, l *engine.LexState) ([]byte, string, string, bool) {
 		if l.Unconfirmed && sensitive(sql) {
 			return nil, lexUnconfirmedRuleID, "the text has quotes, a backslash or non-ASCII bytes and was sent before the server confirmed sql_mode and the character set after a statement that may change them; send it after that statement's result", false
 		}
-		if l.ClientEncoding != "" && !asciiSafe(l.ClientEncoding) && hasHigh(sql) {
-			return nil, lexCharsetRuleID, "sqlfw cannot read non-ASCII text in a client character set whose characters can contain a quote or backslash byte (big5, cp932, gbk, sjis, gb18030); use utf8mb4", false
+		if l.ClientEncoding != "" && hasHigh(sql) {
+			if cs := lookupMultibyte(l.ClientEncoding); cs != nil {
+				// charset.go: judged as UTF-8 read along the server's
+				// character boundaries.
+				conv, ok := cs.toUTF8(sql)
+				if !ok {
+					return nil, lexCharsetInvalidRuleID, "the text is not valid in client character set " + cs.name + ", or has a character sqlfw cannot map to exactly one non-ASCII character as the server does", false
+				}
+				sql = conv
+			} else if !asciiSafe(l.ClientEncoding) {
+				return nil, lexCharsetRuleID, "sqlfw cannot read non-ASCII text in this client character set; use utf8mb4 or one docs/policy.md lists", false
+			}
 		}
 		if l.SQLMode != "" {
 			m = parseMode(l.SQLMode)
@@ -263,6 +289,11 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 	// statement for the server: such a body with a SET NAMES or EXECUTE
 	// followed by more is refused too (conservative).
 	words, setStmt, lexSet, lexChanged := 0, false, false, false
+	// immediate: the string literal that follows EXECUTE IMMEDIATE is
+	// lexed again by the server, in the session's sql_mode, when it runs;
+	// the engine reads it in the default one (unparsed.go immediateParsed).
+	immediate := false
+	nonDefault := m.noBackslash || m.ansiQuotes
 	for i := 0; i < n; {
 		c := sql[i]
 		if lexChanged && !isSpaceByte(c) && c != ';' && c != '#' && c != '/' && c != '-' {
@@ -407,6 +438,14 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 			w.done = j
 			i = j
 		case c == '\'' || c == '"':
+			if immediate && nonDefault {
+				j, _ := quoted(sql, i, c, !m.noBackslash)
+				for k := i + 1; k < j-1; k++ {
+					if q := sql[k]; q == '\\' || q == '"' || q == '\'' {
+						return nil, "the text of an EXECUTE IMMEDIATE is lexed by the server under the session's sql_mode (NO_BACKSLASH_ESCAPES or ANSI_QUOTES), which sqlfw does not apply to it; quotes and backslashes in it cannot be read soundly"
+					}
+				}
+			}
 			if m.noBackslash {
 				j, ok := quoted(sql, i, c, false)
 				if !ok {
@@ -425,12 +464,13 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				return w.result(), ""
 			}
 			i = j
-		case c == ';' && execEnd >= 0:
-			// MariaDB 10.11 rejects it (measured); the parser would split.
-			return nil, "a statement end (;) inside an executable comment (/*! ... */)"
+		case c == ';' && execEnd >= 0 && !execBlank:
+			// A server that skips the comment does not see the ";": the
+			// two readings cut the text in different places.
+			return nil, "a statement end (;) inside an executable comment some servers skip (/*!NNNNN ... */ of a later version, /*M! ... */)"
 		case c == ';':
 			lexChanged = lexChanged || lexSet
-			words, setStmt, lexSet = 0, false, false
+			words, setStmt, lexSet, immediate = 0, false, false, false
 			i++
 		case (c == 0x85 || c == 0xa0) && (i == 0 || sql[i-1] < 0x80):
 			return nil, "byte 0x85 or 0xA0 on its own is a space to the engine's parser but not to the server"
@@ -455,6 +495,8 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				// A prepared SET NAMES or SET sql_mode changes the
 				// state without the text saying so.
 				lexSet = true
+			case words == 1 && lexSet && asciiFold(word, "immediate"):
+				immediate = true
 			case setStmt && asciiFold(word, "for"):
 				// SET STATEMENT ... FOR <statement>: the word after it
 				// starts a statement (a USE, an EXECUTE, a SET)

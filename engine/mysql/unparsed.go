@@ -1012,6 +1012,105 @@ func composed(text string) (engine.StmtFacts, bool) {
 	return st, true
 }
 
+// immediateParsed is composed for MariaDB's EXECUTE IMMEDIATE of one
+// string literal, which runs the statement the literal holds now: a text
+// that is only
+//
+//	EXECUTE IMMEDIATE 'text' [USING expr, ...]
+//
+// has the facts of the one statement in text, when TiDB parses it (and it
+// is no USE, whose database change the relay would not see), together with
+// those of the USING expressions, so that it is judged as that statement:
+// EXECUTE IMMEDIATE 'SELECT 1' is a select, EXECUTE IMMEDIATE 'DELETE FROM
+// t' a delete without WHERE. Anything else stays a parse error, with what
+// recognize finds (immediate: a literal's statements, or dynamic_sql). Read
+// (lex.go) refuses a literal whose text the server would lex under a
+// sql_mode other than the one the engine reads it in.
+func immediateParsed(text string) (engine.StmtFacts, bool) {
+	var none engine.StmtFacts
+	if _, two := skipReading(text); two {
+		return none, false
+	}
+	pieces := cut(text)
+	var pc *piece
+	for i := range pieces {
+		if pieces[i].words == 0 {
+			continue
+		}
+		if pc != nil {
+			return none, false // more than one statement
+		}
+		pc = &pieces[i]
+	}
+	if pc == nil || len(pc.lead) < 3 || !pc.lead[0].is(text, "execute") || !pc.lead[1].is(text, "immediate") || pc.lead[2].kind != tokString {
+		return none, false
+	}
+	lit := pc.lead[2]
+	args := ""
+	if pc.words > 3 {
+		if len(pc.lead) < 5 || !pc.lead[3].is(text, "using") {
+			return none, false
+		}
+		args = text[pc.lead[3].hi:pc.hi]
+	}
+	var body string
+	parse("PREPARE sqlfw_immediate FROM "+text[lit.lo:lit.hi], func(stmts []ast.StmtNode, err error) {
+		if err == nil && len(stmts) == 1 {
+			if x, ok := stmts[0].(*ast.PrepareStmt); ok && x.SQLVar == nil {
+				body = x.SQLText
+			}
+		}
+	})
+	if body == "" {
+		return none, false
+	}
+	if t, ok := nextToken(body, 0); !ok || t.is(body, "use") {
+		return none, false
+	}
+	inner, parsed := parsePiece(body)
+	if !parsed || len(inner) != 1 {
+		return none, false
+	}
+	st := inner[0]
+	switch st.Kind {
+	case engine.KindSelect, engine.KindInsert, engine.KindUpdate, engine.KindDelete, engine.KindTruncate,
+		engine.KindDDL, engine.KindDCL, engine.KindCall, engine.KindDo, engine.KindSetStmt, engine.KindExplain:
+	default:
+		// PREPARE, EXECUTE, DEALLOCATE (names the relay follows from
+		// their own texts), transaction control, SHOW, ...
+		return none, false
+	}
+	if st.Kind == engine.KindSetStmt && setsLexing(body) {
+		// the relay follows SET NAMES and sql_mode from their own texts
+		// and the server's answer (relay/mysql lexstate.go)
+		return none, false
+	}
+	if args != "" {
+		using, parsed := parsePiece("SELECT " + args)
+		if !parsed || len(using) != 1 || using[0].Kind != engine.KindSelect {
+			return none, false
+		}
+		merge(&st, &using[0])
+	}
+	st.Loc, st.Length = 0, 0
+	return st, true
+}
+
+// setsLexing reports whether a SET text names sql_mode or a character set
+// or collation (SET NAMES, SET CHARACTER SET, character_set_client, ...).
+func setsLexing(text string) bool {
+	for t, ok := nextToken(text, 0); ok; t, ok = nextToken(text, t.hi) {
+		if t.kind != tokWord && t.kind != tokIdent {
+			continue
+		}
+		n := t.name(text)
+		if n == "names" || n == "charset" || n == "sql_mode" || strings.HasPrefix(n, "character") || strings.HasPrefix(n, "collation") {
+			return true
+		}
+	}
+	return false
+}
+
 // lexSetting reports whether a system variable changes how the server
 // lexes text (lex.go).
 func lexSetting(name string) bool {

@@ -49,14 +49,17 @@ var sqlModes = [4]string{"", "NO_BACKSLASH_ESCAPES", "ANSI_QUOTES", "ANSI_QUOTES
 
 // collationCharsets names the character sets of the handshake's collation
 // ids (MySQL's and MariaDB's INFORMATION_SCHEMA.COLLATIONS) that the engine
-// reads otherwise than UTF-8: those whose multibyte characters can contain
-// a quote or backslash byte (big5, sjis, gbk, cp932, gb18030), and the
+// reads otherwise than UTF-8: the multibyte ones it converts along the
+// server's character boundaries (engine/mysql charset.go: big5, sjis, gbk,
+// cp932 and gb18030, whose characters can contain a quote or backslash
+// byte, and euckr, ujis, eucjpms and gb2312), and the
 // single-byte ones in which a byte above 0x7F is a space to the server
 // (0xA0 in latin1 and most ISO sets, 0xFF in cp852, cp866 and keybcs2;
 // engine/mysql highSpace). Every other id reads as UTF-8 does.
 var collationCharsets = map[byte]string{
 	1: "big5", 84: "big5", 13: "sjis", 88: "sjis", 28: "gbk", 87: "gbk",
 	95: "cp932", 96: "cp932", 248: "gb18030", 249: "gb18030", 250: "gb18030",
+	19: "euckr", 85: "euckr", 12: "ujis", 91: "ujis", 97: "eucjpms", 98: "eucjpms", 24: "gb2312", 86: "gb2312",
 	5: "latin1", 8: "latin1", 15: "latin1", 31: "latin1", 47: "latin1", 48: "latin1", 49: "latin1", 94: "latin1",
 	2: "latin2", 9: "latin2", 21: "latin2", 27: "latin2", 77: "latin2",
 	30: "latin5", 78: "latin5", 20: "latin7", 41: "latin7", 42: "latin7", 79: "latin7",
