@@ -103,8 +103,13 @@ func statementEffectsIn(st *engine.StmtFacts, s ast.StmtNode, db string) {
 			st.Effects |= engine.EffSignalsServer
 		}
 	case *ast.FlushStmt:
-		if x.Tp != ast.FlushTables || x.ReadLock {
-			st.Effects |= engine.EffSignalsServer // logs, privileges, hosts, status, a global read lock
+		// FLUSH TABLES (without a read lock) closes and reopens tables;
+		// FLUSH STATUS resets the status counters (SHOW STATUS) to zero:
+		// neither signals the server, flushes logs or privileges or
+		// locks. Logs, privileges, hosts (which unblocks hosts the
+		// server blocked), a global read lock do.
+		if (x.Tp != ast.FlushTables && x.Tp != ast.FlushStatus) || x.ReadLock {
+			st.Effects |= engine.EffSignalsServer
 		}
 	case *ast.GrantStmt:
 		st.Effects |= grantEffects(x, db)

@@ -163,11 +163,16 @@ func fillStmt(st *engine.StmtFacts, s ast.StmtNode, depth int) {
 func fillStmtIn(st *engine.StmtFacts, s ast.StmtNode, depth int, db string) bool {
 	st.Kind, st.Verb, st.Object = classify(s)
 	st.Kinds |= 1 << st.Kind
-	if ex, ok := s.(*ast.ExplainStmt); ok && ex.Analyze && ex.Stmt != nil {
-		// EXPLAIN ANALYZE runs its statement.
-		k, _, _ := classify(ex.Stmt)
-		st.Kind = k
-		st.Kinds |= 1<<k | 1<<engine.KindExplain
+	planOnly := false
+	if ex, ok := s.(*ast.ExplainStmt); ok && ex.Stmt != nil {
+		if ex.Analyze {
+			// EXPLAIN ANALYZE runs its statement.
+			k, _, _ := classify(ex.Stmt)
+			st.Kind = k
+			st.Kinds |= 1<<k | 1<<engine.KindExplain
+		} else {
+			planOnly = true
+		}
 	}
 	w := &walker{st: st, depth: depth, db: db}
 	w.writes = map[*ast.TableName]bool{}
@@ -175,8 +180,26 @@ func fillStmtIn(st *engine.StmtFacts, s ast.StmtNode, depth int, db string) bool
 	s.Accept(w)
 	w.finish()
 	w.resolve()
+	if planOnly {
+		planned(st)
+	}
 	statementEffectsIn(st, s, db)
 	return w.dependent
+}
+
+// planned takes from the facts of a plain EXPLAIN what only running its
+// statement would do: EXPLAIN UPDATE, DELETE, INSERT and REPLACE plan the
+// write and change no row, so they have neither its kind, nor a WHERE-less
+// write, nor written tables. What the plan reads stays, and so do the
+// effects of its expressions: the optimizer evaluates constant subqueries
+// and functions of constants while it plans (EXPLAIN SELECT ... WHERE a =
+// (SELECT SLEEP(5)) sleeps).
+func planned(st *engine.StmtFacts) {
+	st.Kinds &^= 1<<engine.KindInsert | 1<<engine.KindUpdate | 1<<engine.KindDelete
+	st.Unfiltered = 0
+	for i := range st.Tables {
+		st.Tables[i].Write = false
+	}
 }
 
 // walker fills the facts every node of a statement contributes.

@@ -293,6 +293,11 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 	// lexed again by the server, in the session's sql_mode, when it runs;
 	// the engine reads it in the default one (unparsed.go immediateParsed).
 	immediate := false
+	// compound counts the BEGIN ... END bodies open (a BEGIN that is not a
+	// statement's first word, an END not followed by IF, LOOP, ...): a
+	// ";" in one separates the body's statements, also inside an
+	// executable comment every server runs (mariadb-dump's triggers).
+	compound := 0
 	nonDefault := m.noBackslash || m.ansiQuotes
 	for i := 0; i < n; {
 		c := sql[i]
@@ -468,6 +473,10 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 			// A server that skips the comment does not see the ";": the
 			// two readings cut the text in different places.
 			return nil, "a statement end (;) inside an executable comment some servers skip (/*!NNNNN ... */ of a later version, /*M! ... */)"
+		case c == ';' && execEnd >= 0 && compound == 0:
+			// MariaDB 10.11 rejects a statement end inside an executable
+			// comment (measured); the parser would split.
+			return nil, "a statement end (;) inside an executable comment (/*! ... */) outside a BEGIN ... END body"
 		case c == ';':
 			lexChanged = lexChanged || lexSet
 			words, setStmt, lexSet, immediate = 0, false, false, false
@@ -497,6 +506,10 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				lexSet = true
 			case words == 1 && lexSet && asciiFold(word, "immediate"):
 				immediate = true
+			case (words > 0 || compound > 0) && asciiFold(word, "begin"):
+				compound++
+			case compound > 0 && asciiFold(word, "end") && !endsBlock(sql[j:]):
+				compound--
 			case setStmt && asciiFold(word, "for"):
 				// SET STATEMENT ... FOR <statement>: the word after it
 				// starts a statement (a USE, an EXECUTE, a SET)
@@ -522,6 +535,22 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 		return nil, "an unterminated executable comment (/*! ...)"
 	}
 	return w.result(), ""
+}
+
+// endsBlock reports whether the word after an END (in rest) makes it the
+// end of another compound statement than BEGIN ... END.
+func endsBlock(rest []byte) bool {
+	i := 0
+	for i < len(rest) && isSpaceByte(rest[i]) {
+		i++
+	}
+	j := i
+	for j < len(rest) && isIdentByte(rest[j]) {
+		j++
+	}
+	w := rest[i:j]
+	return asciiFold(w, "if") || asciiFold(w, "loop") || asciiFold(w, "while") || asciiFold(w, "case") ||
+		asciiFold(w, "repeat") || asciiFold(w, "for")
 }
 
 // quoted returns the index after the literal or identifier that starts at
