@@ -397,6 +397,11 @@ const (
 	SQLClose
 	// SQLDiscardAll is DISCARD ALL (every prepared statement and cursor).
 	SQLDiscardAll
+	// SQLCallRoutine is a CALL of a stored procedure, now or when the
+	// statement is EXECUTEd (MySQL: PREPARE s FROM 'CALL p()'): the
+	// procedure may EXECUTE any statement the session prepared (engine/mysql
+	// sqlprepare.go). Name is "".
+	SQLCallRoutine
 )
 
 // SQLOp is one such operation of a judged text.
@@ -409,7 +414,9 @@ type SQLOp struct {
 	Stmt int
 	// Inner is the byte span [lo, hi) of the PREPAREd statement or the
 	// DECLAREd query in the text; [0, 0) when it could not be located, in
-	// which case the caller must not trust the operation.
+	// which case the caller must not trust the operation. engine/mysql:
+	// the span of the PREPARE statement itself, which that dialect judges
+	// as the statement its string holds ([0, 0): judge the whole text).
 	InnerLo, InnerHi int
 	Hold             bool
 }

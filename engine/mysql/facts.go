@@ -97,6 +97,7 @@ func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 			tf.ParseReason += ": sqlfw does not parse " + what
 		}
 		tf.Stmts = recognize(text)
+		tf.SQLOps = unparsedOps(text)
 		return tf
 	}
 	tf.Stmts = make([]engine.StmtFacts, 0, len(stmts))
@@ -127,6 +128,7 @@ func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 		prev |= 1 << st.Kind
 		tf.Stmts = append(tf.Stmts, st)
 	}
+	tf.SQLOps = sqlOps(tf, stmts)
 	return tf
 }
 
@@ -663,6 +665,12 @@ func (w *walker) prepare(x *ast.PrepareStmt) {
 			return
 		}
 		for _, s := range stmts {
+			switch s.(type) {
+			case *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt:
+				// the server refuses them in a PREPARE (ER_UNSUPPORTED_PS);
+				// were one run, it would act on a name sqlfw does not follow
+				st.Unparsed = "a PREPARE or EXECUTE IMMEDIATE text that prepares, executes or deallocates a prepared statement"
+			}
 			if _, ok := s.(*ast.UseStmt); ok {
 				// its EXECUTE changes the session's database, which the
 				// relay follows from a USE text only (lex.go simpleUse)

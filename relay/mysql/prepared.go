@@ -57,6 +57,9 @@ type stmtSlot struct {
 	// exSchemaChange).
 	exLex, exSchemaChange bool
 	exCharset, exSchema   string
+	// calls: the statement calls a routine, which may EXECUTE any
+	// SQL-level prepared statement (sqlprepare.go).
+	calls bool
 }
 
 // memo is guarded by the session's mu, except as said of stmtSlot.text.
@@ -65,6 +68,8 @@ type memo struct {
 	// last is the slot of the last COM_STMT_PREPARE sent, -1 when none
 	// or when it was blocked.
 	last int
+	// names are the SQL-level prepared statements (sqlprepare.go).
+	names names
 }
 
 // memoBlocked records that the last prepare the client sent was blocked.
@@ -76,7 +81,7 @@ func (s *session) memoBlocked() {
 
 // memoPrepare takes a slot for a prepare being sent and returns it with
 // its generation.
-func (s *session) memoPrepare(sql []byte, v engine.Verdict, eng *engine.Engine) (int, uint32) {
+func (s *session) memoPrepare(sql []byte, v engine.Verdict, eng *engine.Engine, calls bool) (int, uint32) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := &s.memo
@@ -97,6 +102,7 @@ func (s *session) memoPrepare(sql []byte, v engine.Verdict, eng *engine.Engine) 
 		sl.exCharset = namesCharset(sql)
 	}
 	sl.exSchema, sl.exSchemaChange = useSchema(sql)
+	sl.calls = calls
 	m.last = i
 	return i, sl.gen
 }
@@ -182,4 +188,5 @@ func (m *memo) reset() {
 	for i := range m.slots {
 		m.free(i)
 	}
+	m.names.reset()
 }

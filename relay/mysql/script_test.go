@@ -64,7 +64,27 @@ func (testDialect) Analyze(text string, lex engine.LexStats) *engine.TextFacts {
 		case "begin", "commit", "rollback":
 			k = engine.KindTransaction
 		}
-		tf.Stmts = append(tf.Stmts, engine.StmtFacts{Kind: k, Kinds: 1 << k, Loc: int32(loc), Length: int32(len(st)),
+		kinds := engine.KindSet(1 << k)
+		// SQL-level prepared statements, as engine/mysql reports them
+		// (sqlprepare.go): PREPARE name FROM <statement> has the kind of
+		// the statement it prepares too
+		i := len(tf.Stmts)
+		switch {
+		case w[0] == "prepare" && len(w) > 3 && w[2] == "from":
+			inner := testDialect{}.Analyze(strings.Join(w[3:], " "), lex)
+			if len(inner.Stmts) > 0 {
+				kinds |= inner.Stmts[0].Kinds
+			}
+			tf.SQLOps = append(tf.SQLOps, engine.SQLOp{Kind: engine.SQLPrepare, Name: w[1], Stmt: i, InnerLo: loc, InnerHi: loc + len(st)})
+		case w[0] == "execute" && len(w) > 1 && w[1] != "immediate":
+			tf.SQLOps = append(tf.SQLOps, engine.SQLOp{Kind: engine.SQLExecute, Name: w[1], Stmt: i})
+		case w[0] == "deallocate" && len(w) > 2:
+			tf.SQLOps = append(tf.SQLOps, engine.SQLOp{Kind: engine.SQLDeallocate, Name: w[2], Stmt: i})
+		}
+		if strings.Contains(strings.ToLower(st), "call ") {
+			tf.SQLOps = append(tf.SQLOps, engine.SQLOp{Kind: engine.SQLCallRoutine, Stmt: i})
+		}
+		tf.Stmts = append(tf.Stmts, engine.StmtFacts{Kind: k, Kinds: kinds, Loc: int32(loc), Length: int32(len(st)),
 			DynamicSQL: strings.Contains(strings.ToLower(st), "concat(")}) // text assembled at run time
 	}
 	return tf

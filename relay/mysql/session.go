@@ -120,6 +120,9 @@ type pending struct {
 	// charset is the character set it sets by its text.
 	lex     bool
 	charset string
+	// nameOps: what a COM_QUERY does to SQL-level prepared statements
+	// once the server has run it (sqlprepare.go).
+	nameOps []nameOp
 	// a local reply: its error and whether the session closes after it.
 	code       uint16
 	sqlstate   string
@@ -927,7 +930,11 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 			return false
 		}
 		s.meter.HoldStatement() // timing
-		v, _ := s.judge(sql, observeQuery)
+		v, eng := s.judge(sql, observeQuery)
+		if v.SessionOps {
+			// PREPARE, EXECUTE, DEALLOCATE, CALL (sqlprepare.go)
+			v, next.nameOps = s.namesJudged(sql, v, eng)
+		}
 		if s.enforced(&v) {
 			return s.block(fr, m, seq, &v)
 		}
@@ -941,11 +948,18 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 		}
 		s.meter.HoldStatement() // timing
 		v, eng := s.judge(sql, observePrepare)
+		calls := false
+		if v.SessionOps {
+			var unsupported bool
+			if calls, unsupported = prepareCalls(eng, sql, &s.sess); unsupported {
+				v = s.stronger(v, unsupportedPS)
+			}
+		}
 		if s.enforced(&v) {
 			s.memoBlocked()
 			return s.block(fr, m, seq, &v)
 		}
-		next.slot, next.gen = s.memoPrepare(sql, v, eng)
+		next.slot, next.gen = s.memoPrepare(sql, v, eng, calls)
 	case wire.ComStmtExecute, wire.ComStmtBulkExecute, wire.ComStmtFetch, wire.ComStmtReset,
 		wire.ComStmtSendLongData, wire.ComStmtClose:
 		id, err := wire.StmtID(p)
@@ -970,6 +984,12 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 				// an execution (a FETCH continues one): counted with the
 				// prepare's verdict
 				s.obs.Applied(v, observeExecute, time.Now())
+			}
+			if s.memo.slots[slot].calls && cmd != wire.ComStmtFetch {
+				// a prepared CALL may EXECUTE any SQL-level name
+				if v = s.stronger(v, s.callVerdict(0)); s.enforced(&v) {
+					blocked = true
+				}
 			}
 			if blocked {
 				return s.block(fr, m, seq, &v)
@@ -1267,6 +1287,10 @@ func (s *session) settle(r *wire.Response, cur *pending, last []byte) {
 			}
 		}
 	case wire.ComInitDB, wire.ComQuery, wire.ComStmtExecute:
+		if len(cur.nameOps) > 0 {
+			s.memo.names.apply(cur.nameOps, failed)
+			cur.nameOps = nil
+		}
 		if cur.schemaChange && !failed {
 			// COM_INIT_DB, USE (useSchema), a prepared USE
 			s.schema = cur.schema
