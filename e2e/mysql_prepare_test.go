@@ -1,0 +1,209 @@
+package e2e
+
+// SQL-level prepared statements through sqlfwd (relay/mysql sqlprepare.go):
+// an EXECUTE is judged by what MariaDB holds under its name, under the mode
+// and policy of the moment. Proof by MariaDB's general log (the EXECUTE
+// never reached it) and by the rows (checked on a direct connection).
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// prepFixture is a table of three rows and a raw session through d.
+type prepFixture struct {
+	t      *testing.T
+	my     myEnv
+	table  string
+	marker string
+}
+
+func newPrepFixture(t *testing.T, my myEnv) *prepFixture {
+	t.Helper()
+	m := randomHex(t)
+	f := &prepFixture{t: t, my: my, table: "e2e_prep_" + m, marker: m}
+	direct := myDB(t, my, my.addr(), true)
+	if _, err := direct.Exec("create table " + f.table + " (id int)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := direct.Exec("insert into " + f.table + " values (1), (2), (3)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = direct.Exec("drop table " + f.table) })
+	return f
+}
+
+// rows counts the table's rows on a direct connection.
+func (f *prepFixture) rows() int {
+	f.t.Helper()
+	var n int
+	if err := myDB(f.t, f.my, f.my.addr(), true).QueryRow("select count(*) from " + f.table).Scan(&n); err != nil {
+		f.t.Fatal(err)
+	}
+	return n
+}
+
+// name is a statement name unique to the test.
+func (f *prepFixture) name(s string) string { return s + "_" + f.marker }
+
+func (f *prepFixture) login(addr string) *myRaw {
+	r := dialRaw(f.t, addr)
+	r.write(r.handshake(f.my.User, "", f.my.Database, 45))
+	r.auth("")
+	return r
+}
+
+// query sends sql and returns its result.
+func (r *myRaw) query(sql string) string {
+	r.t.Helper()
+	r.write(rawQuery(sql))
+	return r.result()
+}
+
+func TestMySQLPreparedVerdictMemory(t *testing.T) {
+	my := mariadbEnv(t)
+	defaultPolicy, err := os.ReadFile(filepath.Join("..", "engine", "mysql", "default_policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, variant := range []string{"monitor to enforce", "reload to a stricter policy"} {
+		t.Run(variant, func(t *testing.T) {
+			f := newPrepFixture(t, my)
+			var d *daemon
+			pol := policyFile(t, "rules: []\n")
+			if variant == "monitor to enforce" {
+				d = mysqlDaemon(t, my, "--mode", "monitor")
+			} else {
+				d = mysqlDaemon(t, my, "--policy", pol)
+			}
+			del, benign, proc := f.name("del"), f.name("ok"), f.name("proc")
+			direct := myDB(t, my, my.addr(), true)
+			// a procedure that EXECUTEs the session's statement
+			if _, err := direct.Exec("create procedure " + proc + "() execute " + del); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _, _ = direct.Exec("drop procedure " + proc) })
+
+			r := f.login(d.addr)
+			if got := r.query("PREPARE " + del + " FROM 'DELETE FROM " + f.table + "'"); got != "OK" {
+				t.Fatalf("PREPARE before the switch: %q", got)
+			}
+			if got := r.query("PREPARE " + benign + " FROM 'SELECT 1'"); got != "OK" {
+				t.Fatalf("PREPARE before the switch: %q", got)
+			}
+			if n := f.rows(); n != 3 {
+				t.Fatalf("rows before the switch: %d", n)
+			}
+			if variant == "monitor to enforce" {
+				if res := fwctl(t, d, "mode", "enforce"); res.Exit != 0 {
+					t.Fatalf("fwctl mode enforce: %s", res)
+				}
+			} else {
+				if err := os.WriteFile(pol, defaultPolicy, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if res := fwctl(t, d, "reload"); res.Exit != 0 {
+					t.Fatalf("fwctl reload: %s", res)
+				}
+			}
+			wantRawBlocked(t, "EXECUTE of a DELETE prepared before the switch", r.query("EXECUTE "+del), "no-unfiltered-writes")
+			wantRawBlocked(t, "EXECUTE, names in another case", r.query("EXECUTE "+strings.ToUpper(del)), "no-unfiltered-writes")
+			wantRawBlocked(t, "CALL of a procedure that EXECUTEs it", r.query("CALL "+proc+"()"), "no-unfiltered-writes")
+			if got := r.query("EXECUTE " + benign); got != "1" {
+				t.Errorf("EXECUTE of a benign statement: %q, want 1", got)
+			}
+			if n := f.rows(); n != 3 {
+				t.Errorf("rows after the blocked EXECUTEs: %d, want 3", n)
+			}
+			log := generalLog(t, my)
+			for _, s := range []string{"EXECUTE " + del, "EXECUTE " + strings.ToUpper(del), "CALL " + proc} {
+				if strings.Contains(log, s) {
+					t.Errorf("the server ran %q:\n%s", s, linesWith(log, s))
+				}
+			}
+
+			// DEALLOCATE, then a benign re-PREPARE of the name
+			if got := r.query("DEALLOCATE PREPARE " + del); got != "OK" {
+				t.Fatalf("DEALLOCATE: %q", got)
+			}
+			wantRawBlocked(t, "EXECUTE after DEALLOCATE", r.query("EXECUTE "+del), "session-memory")
+			if got := r.query("PREPARE " + del + " FROM 'SELECT 2'"); got != "OK" {
+				t.Fatalf("re-PREPARE: %q", got)
+			}
+			if got := r.query("EXECUTE " + del); got != "2" {
+				t.Errorf("EXECUTE of the benign re-PREPARE: %q, want 2", got)
+			}
+		})
+	}
+}
+
+// TestMySQLPreparedForgotten: COM_RESET_CONNECTION, COM_CHANGE_USER and a
+// re-PREPARE the server refuses leave no statement under the name
+// (MariaDB deallocates the old one first: checked on a direct connection),
+// and sqlfwd forgets it too.
+func TestMySQLPreparedForgotten(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	f := newPrepFixture(t, my)
+	name := f.name("s")
+	badPrepare := "PREPARE " + name + " FROM 'SELECT no_such_column FROM " + f.table + "'"
+
+	// what MariaDB does: the refused re-PREPARE removed the old statement
+	r := f.login(my.addr())
+	r.query("PREPARE " + name + " FROM 'SELECT 1'")
+	if got := r.query(badPrepare); !strings.HasPrefix(got, "ERR 1054") {
+		t.Fatalf("direct: the bad re-PREPARE: %q, want ERR 1054", got)
+	}
+	if got := r.query("EXECUTE " + name); !strings.HasPrefix(got, "ERR 1243") {
+		t.Fatalf("direct: EXECUTE after a refused re-PREPARE: %q, want ERR 1243 (the server deallocated it)", got)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		forget func(r *myRaw)
+	}{
+		{"COM_RESET_CONNECTION", func(r *myRaw) {
+			r.write(rawPacket(0, []byte{0x1f}))
+			if got := r.result(); got != "OK" {
+				t.Fatalf("COM_RESET_CONNECTION: %q", got)
+			}
+		}},
+		{"COM_CHANGE_USER", func(r *myRaw) {
+			cu := append([]byte{0x11}, my.User...)
+			cu = append(cu, 0, 0) // no auth data: the server switches
+			cu = append(append(cu, my.Database...), 0)
+			cu = append(cu, 45, 0)
+			cu = append(cu, "mysql_native_password\x00"...)
+			r.write(rawPacket(0, cu))
+			if m := r.read(); m[4] != 0xfe {
+				t.Fatalf("COM_CHANGE_USER: %q, want an auth switch", m)
+			}
+			r.write(rawPacket(2, nil))
+			if m := r.read(); m[4] != 0x00 {
+				t.Fatalf("COM_CHANGE_USER: %q, want OK", m)
+			}
+		}},
+		{"a re-PREPARE the server refuses", func(r *myRaw) {
+			if got := r.query(badPrepare); !strings.HasPrefix(got, "ERR 1054") {
+				t.Fatalf("the bad re-PREPARE: %q, want ERR 1054", got)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.login(d.addr)
+			if got := r.query("PREPARE " + name + " FROM 'SELECT 1'"); got != "OK" {
+				t.Fatalf("PREPARE: %q", got)
+			}
+			if got := r.query("EXECUTE " + name); got != "1" {
+				t.Fatalf("EXECUTE: %q, want 1", got)
+			}
+			tc.forget(r)
+			wantRawBlocked(t, "EXECUTE after "+tc.name, r.query("EXECUTE "+name), "session-memory")
+			if got := r.query("SELECT 3"); got != "3" {
+				t.Errorf("the session after the blocked EXECUTE: %q", got)
+			}
+		})
+	}
+}
