@@ -207,3 +207,43 @@ func TestMySQLPreparedForgotten(t *testing.T) {
 		})
 	}
 }
+
+// TestMySQLExecuteParamsTruncated: a COM_STMT_EXECUTE whose parameter block
+// is cut short is answered with ER_WRONG_ARGUMENTS (MariaDB's own answer)
+// and never reaches the server; the session goes on, and a whole block
+// runs.
+func TestMySQLExecuteParamsTruncated(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	f := newPrepFixture(t, my)
+	r := f.login(d.addr)
+	marker := "execparams_" + f.marker
+	r.write(rawPacket(0, append([]byte{0x16}, "select ? /* "+marker+" */"...)))
+	ok := r.read()
+	if ok[4] != 0 {
+		t.Fatalf("COM_STMT_PREPARE: %q", ok)
+	}
+	id := ok[5:9]
+	for range 4 { // the parameter's and the column's definitions, each with its EOF
+		r.read()
+	}
+	header := append(append([]byte{0x17}, id...), 0, 1, 0, 0, 0)
+	// one LONGLONG parameter: null bitmap, bound flag, type; the value 7 of its 8 bytes
+	cut := append(append([]byte(nil), header...), 0, 1, 0x08, 0, 1, 0, 0, 0, 0, 0, 0)
+	r.write(rawPacket(0, cut))
+	if got := r.result(); !strings.HasPrefix(got, "ERR 1210 HY000 sqlfw:") {
+		t.Errorf("a cut parameter block: %q, want sqlfw's ERR 1210", got)
+	}
+	if got := r.query("SELECT 5"); got != "5" {
+		t.Errorf("the session after the refused execution: %q", got)
+	}
+	whole := append(append([]byte(nil), header...), 0, 1, 0x08, 0, 42, 0, 0, 0, 0, 0, 0, 0)
+	r.write(rawPacket(0, whole))
+	if got := r.result(); got != "42" {
+		t.Errorf("a whole parameter block: %q, want 42", got)
+	}
+	log := generalLog(t, my)
+	if n := strings.Count(log, "Execute\tselect 42 /* "+marker); n != 1 {
+		t.Errorf("the general log has %d executions of the statement, want 1 (the whole block's):\n%s", n, linesWith(log, marker))
+	}
+}

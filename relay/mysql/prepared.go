@@ -60,6 +60,13 @@ type stmtSlot struct {
 	// calls: the statement calls a routine, which may EXECUTE any
 	// SQL-level prepared statement (sqlprepare.go).
 	calls bool
+	// params is the parameter count the PREPARE_OK gave (under mu);
+	// types the types the last execution bound, long the bitmap of the
+	// parameters sent by COM_STMT_SEND_LONG_DATA since (toServer's): what
+	// a COM_STMT_EXECUTE's parameter block is read with (execparams.go).
+	params uint16
+	types  []byte
+	long   []byte
 }
 
 // memo is guarded by the session's mu, except as said of stmtSlot.text.
@@ -95,6 +102,7 @@ func (s *session) memoPrepare(sql []byte, v engine.Verdict, eng *engine.Engine, 
 	sl := &m.slots[i]
 	sl.gen++
 	sl.state, sl.id, sl.v, sl.eng = slotPreparing, 0, v, eng
+	sl.params, sl.types, sl.long = 0, sl.types[:0], sl.long[:0]
 	sl.text = append(sl.text[:0], sql...)
 	sl.lex, sl.db = s.sess.Lex, s.sess.Database
 	sl.exLex, sl.exCharset = lexSensitive(sql), ""
@@ -159,9 +167,9 @@ func (s *session) memoClose(i int) {
 
 // prepared gives slot i, if it is still generation gen's, its statement
 // id (under mu).
-func (m *memo) prepared(i int, gen, id uint32) {
+func (m *memo) prepared(i int, gen, id uint32, params uint16) {
 	if sl := &m.slots[i]; sl.state == slotPreparing && sl.gen == gen {
-		sl.state, sl.id = slotReady, id
+		sl.state, sl.id, sl.params = slotReady, id, params
 	}
 }
 

@@ -69,6 +69,11 @@ const (
 	// too, as soon as the header claims it), in its words; it then closes.
 	errPacketTooLarge = 1153
 	msgPacketTooLarge = "sqlfw: Got a packet bigger than 'max_allowed_packet' bytes"
+	// errWrongArguments is ER_WRONG_ARGUMENTS, MariaDB's answer to a
+	// COM_STMT_EXECUTE whose parameter block it reads past the end of
+	// (insert_params); the connection stays usable.
+	errWrongArguments = 1210
+	msgWrongArguments = "sqlfw: incorrect arguments to mysqld_stmt_execute: the parameter block does not hold the prepared statement's parameters"
 	errOutOfResources = 1041 // ER_OUT_OF_RESOURCES
 	errUnknown        = 1105 // ER_UNKNOWN_ERROR: the server cannot be reached
 	errConCount       = 1040 // ER_CON_COUNT_ERROR: a relay.Refusal
@@ -882,6 +887,15 @@ func (s *session) toServer() {
 				}
 				continue
 			}
+			if s.executesUnprepared(m) {
+				// MariaDB's last prepared id, sent before the PREPARE_OK:
+				// decided once its parameter count is known (execparams.go)
+				fr.Unread(m)
+				if s.writeServer(fr.Take()) != nil || !s.awaitPrepared() {
+					return
+				}
+				continue
+			}
 			if !s.command(fr, m) {
 				return
 			}
@@ -994,6 +1008,9 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 			if blocked {
 				return s.block(fr, m, seq, &v)
 			}
+			if cmd == wire.ComStmtExecute && !s.executeParams(p, slot) {
+				return s.dropAnswer(fr, m, pending{seq: seq, code: errWrongArguments, sqlstate: sqlstateGeneral, msg: msgWrongArguments})
+			}
 			if sl := &s.memo.slots[slot]; cmd != wire.ComStmtFetch {
 				// a prepared SET NAMES or SET sql_mode, a prepared USE
 				// (memoPrepare read the text)
@@ -1001,8 +1018,13 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 				next.schema, next.schemaChange = sl.exSchema, sl.exSchemaChange
 			}
 		}
-		if cmd == wire.ComStmtClose {
+		switch cmd {
+		case wire.ComStmtClose:
 			s.memoClose(slot)
+		case wire.ComStmtSendLongData:
+			s.longData(p, slot)
+		case wire.ComStmtReset:
+			s.memo.slots[slot].long = s.memo.slots[slot].long[:0]
 		}
 		if !answered {
 			return true
@@ -1281,10 +1303,11 @@ func (s *session) settle(r *wire.Response, cur *pending, last []byte) {
 	case wire.ComStmtPrepare:
 		if cur.slot >= 0 {
 			if ok, good := r.Prepared(); good {
-				s.memo.prepared(cur.slot, cur.gen, ok.StmtID)
+				s.memo.prepared(cur.slot, cur.gen, ok.StmtID, ok.Params)
 			} else {
 				s.memo.failed(cur.slot, cur.gen)
 			}
+			s.authEnded.Broadcast() // an execution of it may wait (awaitPrepared)
 		}
 	case wire.ComInitDB, wire.ComQuery, wire.ComStmtExecute:
 		if len(cur.nameOps) > 0 {

@@ -1,0 +1,90 @@
+package mysql
+
+// The parameter block of COM_STMT_EXECUTE, checked before the command is
+// forwarded: it must hold every value the server will read for the
+// statement's parameters (wire.ParseExecute), with the types the block
+// binds or the last execution bound, and without the values sent by
+// COM_STMT_SEND_LONG_DATA. A block that does not is answered as MariaDB
+// answers it, ER_WRONG_ARGUMENTS, and never reaches the server; the
+// connection stays usable, as it does on the server, and the refusal is
+// logged and counted as a protocol error. The parameter count is the
+// server's, from the PREPARE_OK: an execution of MariaDB's last prepared id
+// sent before that answer waits for it.
+
+import (
+	"encoding/binary"
+
+	"github.com/sqlfw/sqlfw/relay"
+	wire "github.com/sqlfw/sqlfw/wire/mysql"
+)
+
+// executeParams reads the parameter block of COM_STMT_EXECUTE payload p for
+// slot, and remembers the types it binds; false: it is malformed.
+func (s *session) executeParams(p []byte, slot int) bool {
+	s.mu.Lock()
+	params := int(s.memo.slots[slot].params)
+	s.mu.Unlock()
+	sl := &s.memo.slots[slot] // types and long are toServer's
+	e, err := wire.ParseExecute(p, params, sl.types, sl.long, s.caps)
+	if err != nil {
+		s.env.Observer.Count(relay.ProtocolErrors, 1)
+		s.log.Warn("COM_STMT_EXECUTE refused: its parameter block does not hold the statement's parameters", "params", params, "bytes", len(p))
+		return false
+	}
+	if e.NewTypes {
+		sl.types = append(sl.types[:0], e.Types...)
+	}
+	sl.long = sl.long[:0] // the server forgets the long data after an execution
+	return true
+}
+
+// longData marks the parameter a COM_STMT_SEND_LONG_DATA sends: its value
+// is not in the next execution's block.
+func (s *session) longData(p []byte, slot int) {
+	if len(p) < 7 {
+		return
+	}
+	i := int(binary.LittleEndian.Uint16(p[5:7]))
+	s.mu.Lock()
+	params := int(s.memo.slots[slot].params)
+	s.mu.Unlock()
+	if i >= params {
+		return // the server refuses the execution
+	}
+	sl := &s.memo.slots[slot]
+	for len(sl.long) <= i/8 {
+		sl.long = append(sl.long, 0)
+	}
+	sl.long[i/8] |= 1 << (i % 8)
+}
+
+// executesUnprepared reports whether m is a COM_STMT_EXECUTE of MariaDB's
+// last prepared id whose PREPARE_OK has not come.
+func (s *session) executesUnprepared(m []byte) bool {
+	if len(m) < wire.HeaderLen+5 || m[wire.HeaderLen] != wire.ComStmtExecute {
+		return false
+	}
+	if binary.LittleEndian.Uint32(m[wire.HeaderLen+1:]) != wire.StmtLastPrepared {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastPreparing()
+}
+
+// lastPreparing: the last prepare sent is unanswered (under mu).
+func (s *session) lastPreparing() bool {
+	m := &s.memo
+	return m.last >= 0 && m.slots[m.last].state == slotPreparing
+}
+
+// awaitPrepared waits until the last prepare sent has its answer; it
+// reports false when the session closed instead.
+func (s *session) awaitPrepared() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.lastPreparing() && !s.closed {
+		s.authEnded.Wait()
+	}
+	return !s.closed
+}

@@ -1,0 +1,75 @@
+package mysql
+
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+
+	wire "github.com/sqlfw/sqlfw/wire/mysql"
+)
+
+// prepareOKParams is a PREPARE_OK of id with one parameter and no
+// columns, the parameter's definition after it (DEPRECATE_EOF: no EOF).
+func prepareOKParams(id uint32) []byte {
+	p := []byte{0}
+	p = binary.LittleEndian.AppendUint32(p, id)
+	p = append(p, 0, 0, 1, 0, 0, 0, 0)
+	def := []byte{3, 'd', 'e', 'f', 0, 0, 0, 1, '?', 0, 0x0c, 0x3f, 0, 0, 0, 0, 0, 8, 0x80, 0, 0, 0, 0}
+	return append(pkt(1, p...), pkt(2, def...)...)
+}
+
+// executeBlock is a COM_STMT_EXECUTE of id with a parameter block.
+func executeBlock(id uint32, block ...byte) []byte {
+	return stmtCmd(wire.ComStmtExecute, id, append([]byte{0, 1, 0, 0, 0}, block...)...)
+}
+
+// TestExecuteParams: a COM_STMT_EXECUTE whose parameter block does not hold
+// the statement's parameters is answered with ER_WRONG_ARGUMENTS, as
+// MariaDB answers it, and never reaches the server; the session goes on.
+func TestExecuteParams(t *testing.T) {
+	ll := []byte{wire.TypeLongLong, 0}
+	v := []byte{1, 0, 0, 0, 0, 0, 0, 0}
+	good := executeBlock(7, append(append([]byte{0, 1}, ll...), v...)...)
+	again := executeBlock(7, append([]byte{0, 0}, v...)...) // the types bound before
+	wrong := func() step { return expectErr(1, errWrongArguments, "HY000", "incorrect arguments") }
+	ping, pong := pkt(0, wire.ComPing), ok(1, autocommit)
+	for _, tc := range []struct {
+		name           string
+		server, client []step
+	}{
+		{"a value cut short",
+			[]step{expect(prepare("select ?")), send(prepareOKParams(7)), expect(ping), send(pong), expect(good), send(ok(1, autocommit))},
+			[]step{send(prepare("select ?")), expect(prepareOKParams(7)),
+				send(executeBlock(7, append(append([]byte{0, 1}, ll...), v[:7]...)...)), wrong(),
+				send(ping), expect(pong), send(good), expect(ok(1, autocommit))}},
+		{"no block at all",
+			[]step{expect(prepare("select ?")), send(prepareOKParams(7)), expect(ping), send(pong)},
+			[]step{send(prepare("select ?")), expect(prepareOKParams(7)), send(execute(7)), wrong(), send(ping), expect(pong)}},
+		{"no types bound yet",
+			[]step{expect(prepare("select ?")), send(prepareOKParams(7)), expect(ping), send(pong)},
+			[]step{send(prepare("select ?")), expect(prepareOKParams(7)), send(again), wrong(), send(ping), expect(pong)}},
+		{"the types an execution bound serve the next",
+			[]step{expect(prepare("select ?")), send(prepareOKParams(7)), expect(good), send(ok(1, autocommit)), expect(again), send(ok(1, autocommit))},
+			[]step{send(prepare("select ?")), expect(prepareOKParams(7)), send(good), expect(ok(1, autocommit)), send(again), expect(ok(1, autocommit))}},
+		{"a value sent as long data is not in the block",
+			[]step{expect(prepare("select ?")), send(prepareOKParams(7)), expect(stmtCmd(wire.ComStmtSendLongData, 7, 0, 0, 'x')),
+				expect(executeBlock(7, append([]byte{0, 1}, ll...)...)), send(ok(1, autocommit)), expect(ping), send(pong)},
+			[]step{send(prepare("select ?")), expect(prepareOKParams(7)), send(stmtCmd(wire.ComStmtSendLongData, 7, 0, 0, 'x')),
+				send(executeBlock(7, append([]byte{0, 1}, ll...)...)), expect(ok(1, autocommit)),
+				// the long data went with that execution
+				send(executeBlock(7, append([]byte{0, 1}, ll...)...)), wrong(), send(ping), expect(pong)}},
+		{"MariaDB's last prepared id, pipelined, with a block cut short",
+			[]step{expect(prepare("select ?")), send(prepareOKParams(9)), expect(ping), send(pong)},
+			[]step{send(prepare("select ?"), executeBlock(wire.StmtLastPrepared, 0, 1)), expect(prepareOKParams(9)), wrong(),
+				send(ping), expect(pong)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			srv, cli := login()
+			h.run(t, append(srv, tc.server...), append(cli, tc.client...))
+			if strings.Contains(tc.name, "cut short") && !strings.Contains(h.logs.String(), "COM_STMT_EXECUTE refused") {
+				t.Errorf("no log line for the refused execution:\n%s", h.logs.String())
+			}
+		})
+	}
+}
