@@ -78,6 +78,7 @@ func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 			// MariaDB's SET STATEMENT ... FOR a query, whose two parts TiDB
 			// parses (unparsed.go): parsed after all.
 			tf.Stmts = []engine.StmtFacts{st}
+			tf.SQLOps = unparsedOps(text)
 			return tf
 		}
 		if st, ok := immediateParsed(text); ok {
@@ -89,6 +90,7 @@ func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 			// MariaDB's own syntax, read as the server reads it
 			// (mariadb.go, body.go).
 			tf.Stmts = sts
+			tf.SQLOps = unparsedOps(text)
 			return tf
 		}
 		tf.ParseError = true

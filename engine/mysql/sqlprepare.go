@@ -82,12 +82,16 @@ func stmtSpan(st *engine.StmtFacts) (int, int) {
 func foldName(name string) string { return strings.ToLower(name) }
 
 // unparsedOps finds the operations of a text TiDB rejected, from the words
-// each statement starts with (unparsed.go's pieces): EXECUTE name (not
-// IMMEDIATE), PREPARE name FROM, DEALLOCATE or DROP PREPARE name, CALL,
-// also after SET STATEMENT ... FOR. A PREPARE is not located ([0, 0)): its
-// text is judged whole again, which a text TiDB rejects leaves to
-// on_parse_error and to what is certain of it. The pieces are cut again
-// only when a word of that kind occurs, so that other texts pay one scan.
+// each statement starts with: EXECUTE name (not IMMEDIATE), PREPARE name
+// FROM, DEALLOCATE or DROP PREPARE name, CALL. A statement starts a piece
+// of the text (unparsed.go's cut, at each ";"), follows SET STATEMENT ...
+// FOR, or follows the words that open a statement inside MariaDB's
+// compound statements (BEGIN NOT ATOMIC ..., IF ... THEN ..., ELSE, LOOP,
+// REPEAT, DO, a label's ":"), which run now. A stored program's body is
+// read the same way, though it runs only when called: its EXECUTE of a
+// name it does not PREPARE is then judged (or refused) already at CREATE.
+// A PREPARE is not located ([0, 0)): the whole text is judged again, which
+// is how it was judged. Texts without such a word pay one scan.
 func unparsedOps(text string) []engine.SQLOp {
 	if !mentionsOps(text) {
 		return nil
@@ -98,48 +102,66 @@ func unparsedOps(text string) []engine.SQLOp {
 		if pc.words == 0 {
 			continue
 		}
-		l := &lead{text: text, t: pc.lead}
-		if l.eat("set") && l.at("statement") {
-			kw := l.t[l.i]
-			t, found := setStatementFor(text, &pc, kw)
-			if !found {
-				stmt++
+		var toks []token
+		for i := pc.lo; ; {
+			tk, more := nextToken(text[:pc.hi], i)
+			if !more {
+				break
+			}
+			toks, i = append(toks, tk), tk.hi
+		}
+		for k := range toks {
+			if k > 0 && !opensStatement(text, toks, k-1) {
 				continue
 			}
-			// the statement after FOR, in tokens of its own
-			var toks []token
-			for i := t.hi; len(toks) < 8; {
-				tk, more := nextToken(text[:pc.hi], i)
-				if !more {
-					break
-				}
-				toks, i = append(toks, tk), tk.hi
+			if op, ok := opAt(text, toks[k:], stmt); ok {
+				ops = append(ops, op)
 			}
-			l = &lead{text: text, t: toks}
-		}
-		op := engine.SQLOp{Stmt: stmt}
-		switch {
-		case l.eat("execute"):
-			if !l.at("immediate") && l.isName() {
-				op.Kind, op.Name = engine.SQLExecute, l.t[l.i].name(text)
-			}
-		case l.eat("prepare"):
-			if l.isName() {
-				op.Kind, op.Name = engine.SQLPrepare, l.t[l.i].name(text)
-			}
-		case l.eat("deallocate", "drop"):
-			if l.eat("prepare") && l.isName() {
-				op.Kind, op.Name = engine.SQLDeallocate, l.t[l.i].name(text)
-			}
-		case l.at("call"):
-			op.Kind = engine.SQLCallRoutine
-		}
-		if op.Kind != 0 {
-			ops = append(ops, op)
 		}
 		stmt++
 	}
 	return ops
+}
+
+// opensStatement: a statement may start after token k.
+func opensStatement(text string, toks []token, k int) bool {
+	t := toks[k]
+	if t.kind == ':' {
+		return true // a label
+	}
+	if t.kind != tokWord {
+		return false
+	}
+	for _, w := range [...]string{"atomic", "then", "else", "loop", "repeat", "do", "begin"} {
+		if t.is(text, w) {
+			return true
+		}
+	}
+	// SET STATEMENT ... FOR stmt
+	return t.is(text, "for") && len(toks) > 1 && toks[0].is(text, "set") && toks[1].is(text, "statement")
+}
+
+// opAt reads the operation the tokens start with.
+func opAt(text string, toks []token, stmt int) (engine.SQLOp, bool) {
+	l := &lead{text: text, t: toks}
+	op := engine.SQLOp{Stmt: stmt}
+	switch {
+	case l.eat("execute"):
+		if !l.at("immediate") && l.isName() {
+			op.Kind, op.Name = engine.SQLExecute, l.t[l.i].name(text)
+		}
+	case l.eat("prepare"):
+		if l.isName() {
+			op.Kind, op.Name = engine.SQLPrepare, l.t[l.i].name(text)
+		}
+	case l.eat("deallocate", "drop"):
+		if l.eat("prepare") && l.isName() {
+			op.Kind, op.Name = engine.SQLDeallocate, l.t[l.i].name(text)
+		}
+	case l.at("call"):
+		op.Kind = engine.SQLCallRoutine
+	}
+	return op, op.Kind != 0
 }
 
 // mentionsOps reports whether text has, in any case, a word that starts a

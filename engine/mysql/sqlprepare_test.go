@@ -54,6 +54,10 @@ func TestSQLOps(t *testing.T) {
 		{"set statement for execute", "SET STATEMENT max_statement_time=1 FOR EXECUTE s", "execute s@0"},
 		{"execute behind a text TiDB rejects", "SELECT 1 RETURNING x; EXECUTE `S`", "execute s@1"},
 		{"prepare in a text TiDB rejects", "PREPARE s FROM CONCAT('DELETE', ' FROM t')", "prepare s@0 [whole]"},
+		{"a compound statement runs its EXECUTE now", "BEGIN NOT ATOMIC EXECUTE s; END", "execute s@1"},
+		{"after THEN, ELSE and a label", "IF 1 THEN EXECUTE a; ELSE EXECUTE b; END IF; l: LOOP EXECUTE c; END LOOP", "execute a@0; execute b@1; execute c@3"},
+		{"a CALL inside a compound statement", "BEGIN NOT ATOMIC SELECT 1; CALL p(); END", "call @2"},
+		{"a column named execute is no statement", "SELECT execute FROM t RETURNING x", ""},
 		{"drop prepare in a text TiDB rejects", "SELEC 1; DROP PREPARE s; deallocate prepare t", "deallocate s@1; deallocate t@2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
