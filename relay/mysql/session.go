@@ -1312,7 +1312,13 @@ func (s *session) settle(r *wire.Response, cur *pending, last []byte) {
 	case wire.ComInitDB, wire.ComQuery, wire.ComStmtExecute:
 		if len(cur.nameOps) > 0 {
 			s.memo.names.apply(cur.nameOps, failed)
+			// no longer pending: the command stays queued until answered
+			// pops it, and a lookup meanwhile must not take its PREPAREs
+			// (candidates)
 			cur.nameOps = nil
+			if s.head < len(s.queue) {
+				s.queue[s.head].nameOps = nil
+			}
 		}
 		if cur.schemaChange && !failed {
 			// COM_INIT_DB, USE (useSchema), a prepared USE
