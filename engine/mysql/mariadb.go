@@ -49,6 +49,37 @@ import (
 //	SET STATEMENT v = x, ... FOR stmt             stmt read so, with SET v = x's facts
 //	JSON_TABLE(e, p COLUMNS (...)) [AS] a         (SELECT e, p) AS a: the columns clause
 //	                                              holds names, types and literals only
+//	CREATE OR REPLACE TABLE | SEQUENCE | DATABASE CREATE ..., and DROP ... IF EXISTS name as
+//	                                              a statement of its own at the same place
+//	CAST(x AS DOUBLE(m, d) | VARCHAR(n) |         CAST(x AS DECIMAL(m, d) | CHAR(n) | TIME)
+//	  INTERVAL DAY_SECOND(n))
+//	AS rank (a window function's name)            AS `rank`
+//	DROP CONSTRAINT | FOREIGN KEY IF EXISTS c     DROP CONSTRAINT | FOREIGN KEY c
+//	[LIMIT n] ROWS EXAMINED m                     [LIMIT n]
+//	WITH [CASCADED | LOCAL] CHECK OPTION (views)  nothing (it checks writes through the view)
+//	POINT, GEOMETRY, ... columns; SPATIAL INDEX   BLOB columns; INDEX
+//	CHAR(n) ASCII | UNICODE; YEAR(2) columns      CHARACTER SET utf8mb4; YEAR
+//	WITH RECURSIVE ... CYCLE a, ... RESTRICT      without the CYCLE clause (judged as the
+//	                                              unbounded recursion it would be)
+//	COLUMN_CREATE | COLUMN_ADD | COLUMN_GET       the same without AS type
+//	  (..., v AS type, ...)
+//	GROUP_CONCAT | JSON_ARRAYAGG(... LIMIT n)     without the LIMIT
+//	XA START | END | PREPARE | COMMIT | ... xid   a transaction statement
+//	RESET MASTER | SLAVE | REPLICA | QUERY CACHE  utility; signals_server but QUERY CACHE
+//	SIGNAL, RESIGNAL, GET DIAGNOSTICS             utility, with the facts of SET item = e
+//	DROP FUNCTION | TRIGGER | EVENT, SHOW CREATE   what unparsed.go's classifyLead gives
+//	  TRIGGER | FUNCTION | EVENT | PACKAGE, SHOW
+//	  PROCEDURE | FUNCTION CODE
+//
+// Some forms have an expression where TiDB takes a literal or nothing; the
+// expression is then judged on its own, as SELECT e, and its facts are the
+// statement's (mread.extra), while a literal stands in its place:
+//
+//	LIKE p ESCAPE (e)                             LIKE p ESCAPE '!'
+//	LEAD | LAG | NTH_VALUE(x, e), NTILE(e)        the same with 1 for e
+//	PERCENTILE_CONT | PERCENTILE_DISC(x) WITHIN   f(x), with the ORDER BY list and the
+//	  GROUP (ORDER BY l) OVER (spec), MEDIAN(x)   spec read as ROW_NUMBER() OVER (spec)
+//	  OVER (spec)                                 (whose call is not the text's)
 //
 // Stored programs and compound statements (CREATE PROCEDURE, FUNCTION,
 // TRIGGER, EVENT; BEGIN NOT ATOMIC, IF, CASE, LOOP, WHILE, REPEAT, FOR
@@ -78,6 +109,9 @@ type mread struct {
 	// inner are the statements of the bodies read, in text order, each
 	// with its own facts and location (body.go).
 	inner []engine.StmtFacts
+	// extra are the facts of expressions a rewrite took out of the text
+	// (ESCAPE (e)), merged into the rewritten statement's.
+	extra []engine.StmtFacts
 }
 
 // readMariaDB returns the facts of each of text's statements, read as
@@ -229,6 +263,12 @@ func (r *mread) simple(i, j int) (engine.StmtFacts, bool) {
 	switch {
 	case r.is(i, "set") && r.is(i+1, "statement"):
 		return r.setStatement(i, j)
+	case r.is(i, "create") && r.is(i+1, "or") && r.is(i+2, "replace") && r.isAny(i+3, "table", "temporary", "sequence", "database", "schema"):
+		return r.orReplace(i, j)
+	case r.is(i, "xa"):
+		return r.xa(i, j)
+	case r.is(i, "reset"):
+		return r.reset(i, j)
 	case r.isAny(i, "insert", "replace", "delete"):
 		if st, ok := r.returning(i, j); ok {
 			return st, true
@@ -255,11 +295,26 @@ func (r *mread) simple(i, j int) (engine.StmtFacts, bool) {
 		}
 		return engine.StmtFacts{}, false
 	}
+	return r.rewriteParse(i, j, "")
+}
+
+// rewriteParse parses prefix and the rewrite of tokens [i, j), with the
+// facts of the expressions a rewrite took out of the text (r.extra).
+func (r *mread) rewriteParse(i, j int, prefix string) (engine.StmtFacts, bool) {
 	s, changed, ok := r.rewrite(i, j)
+	extra := r.extra
+	r.extra = nil
 	if !ok || !changed {
 		return engine.StmtFacts{}, false
 	}
-	return r.parseOne(s)
+	st, ok := r.parseOne(prefix + s)
+	if !ok {
+		return st, false
+	}
+	for k := range extra {
+		merge(&st, &extra[k])
+	}
+	return st, true
 }
 
 // dropObject is DROP FUNCTION | TRIGGER | EVENT [IF EXISTS] name: what
@@ -276,6 +331,95 @@ func (r *mread) dropObject(i, j int) (engine.StmtFacts, bool) {
 		return engine.StmtFacts{}, false
 	}
 	return r.lead(i, j)
+}
+
+// orReplace is CREATE OR REPLACE [TEMPORARY] TABLE | SEQUENCE | DATABASE
+// name ...: the server drops what has the name, then creates it. It is read
+// as the CREATE, and the DROP ... IF EXISTS name is a statement of the
+// text's own at the same place (r.inner), so that a rule on either verb
+// sees it.
+func (r *mread) orReplace(i, j int) (engine.StmtFacts, bool) {
+	k := i + 3
+	temp := r.is(k, "temporary")
+	if temp {
+		k++
+	}
+	object := r.t[k].name(r.text)
+	if !r.isAny(k, "table", "sequence", "database", "schema") {
+		return engine.StmtFacts{}, false
+	}
+	e := r.name(k + 1)
+	if e < 0 {
+		return engine.StmtFacts{}, false
+	}
+	st, ok := r.simple(i+3, j)
+	if !ok || st.Kind != engine.KindDDL || st.Verb != engine.VerbCreate {
+		// reparse "CREATE ..." without OR REPLACE
+		st, ok = r.parseOne("CREATE " + r.src(i+3, j))
+		if !ok {
+			if st, ok = r.rewriteParse(i+3, j, "CREATE "); !ok {
+				return st, false
+			}
+		}
+	}
+	drop := "DROP "
+	if temp {
+		drop += "TEMPORARY "
+	}
+	d, ok := r.parseOne(drop + object + " IF EXISTS " + r.src(k+1, e))
+	if !ok || d.Verb != engine.VerbDrop {
+		return st, false
+	}
+	d.Kinds |= 1 << d.Kind
+	d.Loc, d.Length = int32(r.t[i].lo), int32(r.t[j-1].hi-r.t[i].lo)
+	r.inner = append(r.inner, d)
+	return st, true
+}
+
+// reset is RESET MASTER [TO n], RESET SLAVE | REPLICA ['name'] [ALL] and
+// RESET QUERY CACHE. RESET MASTER deletes every binary log (the record of
+// what ran, and what replicas read), RESET SLAVE a replica's position and
+// connection settings: as FLUSH LOGS, they signal the server.
+func (r *mread) reset(i, j int) (engine.StmtFacts, bool) {
+	st := engine.StmtFacts{Kind: engine.KindUtility}
+	k := i + 1
+	switch {
+	case r.is(k, "query") && r.is(k+1, "cache"):
+		return st, k+2 == j
+	case r.is(k, "master"):
+		k++
+		if r.is(k, "to") && r.kind(k+1) == tokWord && isDigits(r.text[r.t[k+1].lo:r.t[k+1].hi]) {
+			k += 2
+		}
+	case r.isAny(k, "slave", "replica"):
+		k++
+		if r.kind(k) == tokString {
+			k++
+		}
+		if r.is(k, "all") {
+			k++
+		}
+	default:
+		return st, false
+	}
+	st.Effects |= engine.EffSignalsServer
+	return st, k == j
+}
+
+// xa is XA START | BEGIN | END | PREPARE | COMMIT | ROLLBACK | RECOVER
+// with a transaction id of literals: a transaction statement.
+func (r *mread) xa(i, j int) (engine.StmtFacts, bool) {
+	if !r.isAny(i+1, "start", "begin", "end", "prepare", "commit", "rollback", "recover") {
+		return engine.StmtFacts{}, false
+	}
+	for k := i + 2; k < j; k++ {
+		switch r.kind(k) {
+		case tokString, tokWord, ',', '=':
+		default:
+			return engine.StmtFacts{}, false
+		}
+	}
+	return engine.StmtFacts{Kind: engine.KindTransaction}, true
 }
 
 // lead is classifyLead of tokens [i, j) (unparsed.go).
@@ -386,12 +530,9 @@ func (r *mread) expr(i, j int) (engine.StmtFacts, bool) {
 	if !ok {
 		sub := &mread{text: s, parses: r.parses}
 		sub.tokenize()
-		s2, changed, good := sub.rewrite(0, len(sub.t))
+		st, ok = sub.rewriteParse(0, len(sub.t), "")
 		r.parses = sub.parses
-		if !good || !changed {
-			return st, false
-		}
-		if st, ok = r.parseOne(s2); !ok {
+		if !ok {
 			return st, false
 		}
 	}
@@ -419,13 +560,24 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 	switch {
 	case r.isAny(i, "explain", "describe", "desc") && r.isAny(i+1, "extended", "partitions"):
 		add(edit{i + 1, i + 2, ""})
-	case r.is(i, "check") && r.isAny(i+1, "table", "view"):
+	case r.is(i, "check") && r.isAny(i+1, "table", "tables", "view"):
 		return r.tableList(i, j, "ADMIN CHECK TABLE")
-	case r.is(i, "checksum") && r.is(i+1, "table"):
+	case r.is(i, "checksum") && r.isAny(i+1, "table", "tables"):
 		return r.tableList(i, j, "ADMIN CHECKSUM TABLE")
-	case r.is(i, "repair") && r.isAny(i+1, "table", "view"):
+	case r.is(i, "repair") && r.isAny(i+1, "table", "tables", "view"):
 		return r.tableList(i, j, "OPTIMIZE TABLE")
-	case r.is(i, "analyze") && r.is(i+1, "table"):
+	case r.isAny(i, "create", "alter") && r.is(j-1, "option") && r.is(j-2, "check"):
+		// CREATE | ALTER VIEW ... WITH [CASCADED | LOCAL] CHECK OPTION:
+		// a check on writes through the view
+		k := j - 3
+		if r.isAny(k, "cascaded", "local") {
+			k--
+		}
+		if !r.is(k, "with") {
+			return "", false, false
+		}
+		add(edit{k, j, ""})
+	case r.is(i, "analyze") && r.isAny(i+1, "table", "tables"):
 		for k := i + 2; k < j; k++ {
 			if r.is(k, "persistent") && r.is(k+1, "for") {
 				// PERSISTENT FOR ALL | COLUMNS (...) INDEXES (...):
@@ -456,6 +608,138 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			// CAST(x AS INT), CONVERT(x, INT): INT is a reserved word,
 			// a type here
 			add(edit{k + 1, k + 2, "SIGNED"})
+		case t.is(r.text, "as") && r.isAny(k+1, "double", "float", "real") && r.kind(k+2) == '(':
+			// CAST(x AS DOUBLE(m, d)): a number of that precision
+			add(edit{k + 1, k + 2, "DECIMAL"})
+		case t.is(r.text, "as") && r.isAny(k+1, "varchar", "varchar2") && r.kind(k+2) == '(':
+			add(edit{k + 1, k + 2, "CHAR"})
+		case t.is(r.text, "as") && r.kind(k+1) == tokWord && windowName(r.t[k+1].name(r.text)) && r.kind(k+2) != '(':
+			// an alias TiDB reserves (AS rank): a name to MariaDB
+			add(edit{k + 1, k + 2, "`" + r.t[k+1].name(r.text) + "`"})
+		case t.is(r.text, "if") && r.is(k+1, "exists") && (r.is(k-1, "constraint") || r.is(k-1, "key") && r.is(k-2, "foreign") || r.is(k-1, "check")):
+			// ALTER TABLE ... DROP CONSTRAINT | FOREIGN KEY IF EXISTS c
+			add(edit{k, k + 2, ""})
+		case t.is(r.text, "rows") && r.is(k+1, "examined") && r.kind(k+2) == tokWord:
+			// LIMIT [n] ROWS EXAMINED m: a bound on the work, not a fact
+			if r.is(k-1, "limit") {
+				add(edit{k - 1, k + 3, ""})
+			} else {
+				add(edit{k, k + 3, ""})
+			}
+		case t.kind == tokWord && spatialType(t.name(r.text)) && r.kind(k+1) != '(' && r.kind(k+1) != '.' && r.isName(k-1) && r.kind(k-2) != '.' &&
+			r.isAny(i, "create", "alter"):
+			// a column of a spatial type (TiDB has none): its values are
+			// bytes to every rule
+			add(edit{k, k + 1, "BLOB"})
+		case t.is(r.text, "spatial") && r.isAny(k+1, "index", "key") && r.isAny(i, "create", "alter"):
+			add(edit{k, k + 1, ""})
+		case t.kind == tokWord && r.isAny(k, "percentile_cont", "percentile_disc", "median") && r.kind(k+1) == '(':
+			e, good := r.percentile(k, j)
+			if !good {
+				return "", false, false
+			}
+			add(e)
+		case t.kind == tokWord && r.isAny(k, "lead", "lag", "nth_value", "ntile") && r.kind(k+1) == '(' && depth >= 0:
+			// TiDB takes a literal offset, count or bucket number only:
+			// another expression is judged on its own (r.extra)
+			e := r.closeParen(k+1, j)
+			if e < 0 {
+				return "", false, false
+			}
+			argStart, n := k+2, 0
+			if r.is(k, "ntile") {
+				n = 1 // the first argument
+			}
+			d := 0
+			for m := k + 2; m <= e; m++ {
+				switch {
+				case r.kind(m) == '(':
+					d++
+				case r.kind(m) == ')' && m < e:
+					d--
+				case d == 0 && (r.kind(m) == ',' || m == e):
+					n++
+					if n == 2 && !(m == argStart+1 && r.kind(argStart) == tokWord && isDigits(r.text[r.t[argStart].lo:r.t[argStart].hi])) {
+						f, good := r.expr(argStart, m)
+						if !good {
+							return "", false, false
+						}
+						r.extra = append(r.extra, f)
+						add(edit{argStart, m, "1"})
+					}
+					argStart = m + 1
+				}
+			}
+		case t.is(r.text, "limit") && depth > 0 && r.aggregateLimit(i, k):
+			// GROUP_CONCAT | JSON_ARRAYAGG(... LIMIT n [, m | OFFSET m]):
+			// how many values are joined, not a fact
+			m := k + 1
+			for m < j && (r.kind(m) == tokWord && (isDigits(r.text[r.t[m].lo:r.t[m].hi]) || r.is(m, "offset")) || r.kind(m) == ',') {
+				m++
+			}
+			if r.kind(m) != ')' || m == k+1 {
+				return "", false, false
+			}
+			add(edit{k, m, ""})
+		case t.is(r.text, "escape") && r.kind(k+1) == '(':
+			// LIKE p ESCAPE (e): TiDB takes a literal only. The
+			// escape character does not change what the text does; e's
+			// facts are the statement's.
+			e := r.closeParen(k+1, j)
+			if e < 0 {
+				return "", false, false
+			}
+			f, good := r.expr(k+1, e+1)
+			if !good {
+				return "", false, false
+			}
+			r.extra = append(r.extra, f)
+			add(edit{k + 1, e + 1, "'!'"})
+		case t.is(r.text, "cycle") && r.isName(k+1) && r.is(i, "with") && depth == 0:
+			// WITH RECURSIVE ... CYCLE col, ... RESTRICT: without it the
+			// recursion is judged as unbounded as it can be
+			m := k + 1
+			for r.isName(m) && !r.is(m, "restrict") {
+				m++
+				if r.kind(m) == ',' {
+					m++
+				}
+			}
+			if !r.is(m, "restrict") {
+				return "", false, false
+			}
+			add(edit{k, m + 1, ""})
+		case t.kind == tokWord && r.isAny(k, "column_create", "column_add", "column_get") && r.kind(k+1) == '(':
+			// dynamic columns: COLUMN_CREATE(n, v [AS type], ...), COLUMN_GET(c, n AS type)
+			e := r.closeParen(k+1, j)
+			if e < 0 {
+				return "", false, false
+			}
+			d := 0
+			for m := k + 2; m < e; m++ {
+				switch r.kind(m) {
+				case '(':
+					d++
+				case ')':
+					d--
+				}
+				if d == 0 && r.is(m, "as") {
+					te := r.typ(m + 1)
+					if te < 0 || te > e || r.kind(te) != ',' && te != e {
+						return "", false, false
+					}
+					add(edit{m, te, ""})
+				}
+			}
+		case t.is(r.text, "as") && r.is(k+1, "interval") && r.kind(k+2) == tokWord:
+			// CAST(x AS INTERVAL DAY_SECOND(n)): a time
+			add(edit{k + 1, k + 3, "TIME"})
+		case t.kind == tokWord && r.isAny(k, "ascii", "unicode") && r.isAny(i, "create", "alter") && (r.kind(k-1) == ')' || r.isAny(k-1, "char", "varchar", "text", "tinytext", "mediumtext", "longtext")):
+			// CHAR(n) ASCII | UNICODE: a character set
+			add(edit{k, k + 1, "CHARACTER SET utf8mb4"})
+		case t.is(r.text, "year") && r.kind(k+1) == '(' && r.kind(k+2) == tokWord && r.kind(k+3) == ')' && r.isName(k-1) && r.isAny(i, "create", "alter"):
+			// a YEAR(2) column: MariaDB makes it YEAR
+			add(edit{k + 1, k + 4, ""})
 		case t.is(r.text, "value") && r.kind(k+1) == '(':
 			add(edit{k, k + 1, "VALUES"})
 		case t.is(r.text, "sounds") && r.is(k+1, "like"):
@@ -774,6 +1058,150 @@ func (r *mread) jsonTable(k, j int) (edit, bool) {
 	return edit{k, closeAt + 1, "(SELECT " + r.src(open+1, cols) + ")"}, true
 }
 
+// percentile rewrites PERCENTILE_CONT | PERCENTILE_DISC(x) WITHIN GROUP
+// (ORDER BY list) OVER (spec) and MEDIAN(x) OVER (spec) at k as the call
+// f(x) alone, which TiDB reads as a function call: the ORDER BY list and
+// the window's spec are judged as a window of their own (r.extra).
+func (r *mread) percentile(k, j int) (edit, bool) {
+	e := r.closeParen(k+1, j)
+	if e < 0 {
+		return edit{}, false
+	}
+	m := e + 1
+	var spec string
+	if r.is(m, "within") && r.is(m+1, "group") && r.kind(m+2) == '(' && r.is(m+3, "order") && r.is(m+4, "by") {
+		g := r.closeParen(m+2, j)
+		if g < 0 {
+			return edit{}, false
+		}
+		spec = "ORDER BY " + r.src(m+5, g)
+		m = g + 1
+	}
+	if spec != "" {
+		f, ok := r.windowSpec(spec)
+		if !ok {
+			return edit{}, false
+		}
+		r.extra = append(r.extra, f)
+	}
+	if !r.is(m, "over") {
+		return edit{}, false
+	}
+	end := m + 2
+	switch {
+	case r.kind(m+1) == '(':
+		o := r.closeParen(m+1, j)
+		if o < 0 {
+			return edit{}, false
+		}
+		if o > m+2 {
+			f, ok := r.windowSpec(r.src(m+2, o))
+			if !ok {
+				return edit{}, false
+			}
+			r.extra = append(r.extra, f)
+		}
+		end = o + 1
+	case r.isName(m + 1):
+	default:
+		return edit{}, false
+	}
+	return edit{e + 1, end, ""}, true
+}
+
+// windowSpec reads a window's spec (PARTITION BY ..., ORDER BY ..., a
+// frame) as TiDB reads it in ROW_NUMBER() OVER (spec), whose call is
+// not the text's.
+func (r *mread) windowSpec(spec string) (engine.StmtFacts, bool) {
+	f, ok := r.exprOf("SELECT ROW_NUMBER() OVER (" + spec + ")")
+	if !ok || len(f.Funcs) == 0 || f.Funcs[0] != (engine.FuncRef{Name: "row_number"}) {
+		return f, false
+	}
+	f.Funcs = f.Funcs[1:]
+	return f, true
+}
+
+// exprOf reads the SELECT s (text of the reader's making, with MariaDB's
+// spellings of the original in it) as expr does.
+func (r *mread) exprOf(s string) (engine.StmtFacts, bool) {
+	sub := &mread{text: s, parses: r.parses}
+	sub.tokenize()
+	f, ok := sub.parseOne(s)
+	if !ok {
+		f, ok = sub.rewriteParse(0, len(sub.t), "")
+	}
+	r.parses = sub.parses
+	if !ok || f.Kind != engine.KindSelect {
+		return f, false
+	}
+	f.Kinds &^= 1 << engine.KindSelect
+	f.Kind = engine.KindUtility
+	return f, true
+}
+
+func isDigits(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// aggregateLimit reports whether the LIMIT at k is inside the parentheses
+// of a GROUP_CONCAT or JSON_ARRAYAGG call (and not of a subquery in it).
+func (r *mread) aggregateLimit(i, k int) bool {
+	depth := 0
+	for m := k - 1; m > i; m-- {
+		switch r.kind(m) {
+		case ')':
+			depth++
+		case '(':
+			if depth == 0 {
+				return r.isAny(m-1, "group_concat", "json_arrayagg") && !r.isAny(m+1, "select", "with")
+			}
+			depth--
+		}
+	}
+	return false
+}
+
+// closeParen returns the index of the ")" that closes the "(" at k, or -1.
+func (r *mread) closeParen(k, j int) int {
+	depth := 0
+	for m := k; m < j; m++ {
+		switch r.kind(m) {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return m
+			}
+		}
+	}
+	return -1
+}
+
+// windowName reports whether w is a window function's name, which TiDB
+// reserves and MariaDB does not.
+func windowName(w string) bool {
+	switch w {
+	case "rank", "dense_rank", "row_number", "ntile", "lead", "lag", "first_value", "last_value", "nth_value", "cume_dist", "percent_rank":
+		return true
+	}
+	return false
+}
+
+// spatialType reports whether w names one of MariaDB's spatial types.
+func spatialType(w string) bool {
+	switch w {
+	case "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection":
+		return true
+	}
+	return false
+}
+
 // hexish reports whether a word is a hex or bit literal (0x41, x or b
 // before a quoted string is its own word: X'41').
 func hexish(w string) bool {
@@ -787,10 +1215,7 @@ func mariaCharset(name string) bool {
 	switch name {
 	case "big5", "dec8", "cp850", "hp8", "koi8r", "latin2", "swe7", "ujis", "sjis", "hebrew", "tis620", "euckr",
 		"koi8u", "gb2312", "greek", "cp1250", "latin5", "armscii8", "ucs2", "cp866", "keybcs2", "macce", "macroman",
-		"cp852", "latin7", "cp1251", "utf16", "utf16le", "cp1256", "cp1257", "utf32", "geostd8", "cp932", "eucjpms", "gbk", "utf8mb3":
-		if _, err := charset.GetCharsetInfo(name); err == nil && name != "gbk" {
-			return false
-		}
+		"cp852", "latin7", "cp1251", "utf16", "utf16le", "cp1256", "cp1257", "utf32", "geostd8", "cp932", "eucjpms", "gbk", "utf8mb3", "filename":
 		return true
 	}
 	return false
