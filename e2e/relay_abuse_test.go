@@ -181,39 +181,10 @@ func TestPGRestartUnderLoad(t *testing.T) {
 			time.Sleep(time.Second) // statements in flight on every session
 			restarted.Store(true)
 			p.pgCtl(t, "restart", "-m", mode, "-w", "-t", "60", "-l", p.Log)
-			// Every session works again on a new connection.
-			for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-				back := 0
-				for _, w := range workers {
-					if w.okAfter.Load() > 0 {
-						back++
-					}
-				}
-				if back == len(workers) {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Errorf("%d of %d sessions never answered a statement again after the restart", len(workers)-back, len(workers))
-					break
-				}
-			}
+			waitBack(t, workers) // every session works again on a new connection
 			close(stop)
 			wg.Wait()
-			failed := 0
-			for _, w := range workers {
-				for _, h := range w.hangs {
-					t.Errorf("session %d (simple %v, tx %v): %s", w.id, w.simple, w.tx, h)
-				}
-				failed += len(w.errs)
-				if testing.Verbose() {
-					for _, e := range w.errs {
-						t.Logf("session %d: %s", w.id, e)
-					}
-				}
-			}
-			if failed == 0 {
-				t.Errorf("no statement failed across the restart: the restart did not hit the load")
-			}
+			checkLoad(t, workers)
 			select {
 			case <-d.done:
 				t.Fatalf("sqlfwd exited (%v)", d.waitErr)
@@ -436,5 +407,170 @@ func TestPGPasswordMessageAfterAuth(t *testing.T) {
 	var v int
 	if err := other.QueryRow(ctx, "select 41 + 1").Scan(&v); err != nil || v != 42 {
 		t.Errorf("another session: select 41 + 1 = %d, %v; want 42", v, err)
+	}
+}
+
+// runMy runs statements through db (one connection at a time, reconnected
+// by database/sql after a failure) until stop.
+func (w *loadWorker) runMy(db *sql.DB, stop <-chan struct{}, restarted *atomic.Bool) {
+	stmts := []string{"do sleep(0.05)", "select count(*) from seq_1_to_1000", "select 1"}
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		q := stmts[i%len(stmts)]
+		ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+		t0 := time.Now()
+		var err error
+		if w.tx {
+			var tx *sql.Tx
+			if tx, err = db.BeginTx(ctx, nil); err == nil {
+				if _, err = tx.ExecContext(ctx, q); err == nil {
+					err = tx.Commit()
+				} else {
+					_ = tx.Rollback()
+				}
+			}
+		} else {
+			_, err = db.ExecContext(ctx, q)
+		}
+		cancel()
+		if err != nil {
+			w.note(t0, q, err)
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		if restarted.Load() {
+			w.okAfter.Add(1)
+		}
+	}
+}
+
+// waitBack waits until every worker has had a statement answered since the
+// restart began, for at most a minute.
+func waitBack(t *testing.T, workers []*loadWorker) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		back := 0
+		for _, w := range workers {
+			if w.okAfter.Load() > 0 {
+				back++
+			}
+		}
+		if back == len(workers) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%d of %d sessions never answered a statement again after the restart", len(workers)-back, len(workers))
+			return
+		}
+	}
+}
+
+// checkLoad reports the hangs the workers saw, and wants some statement to
+// have failed (the restart hit the load).
+func checkLoad(t *testing.T, workers []*loadWorker) {
+	t.Helper()
+	failed := 0
+	for _, w := range workers {
+		for _, h := range w.hangs {
+			t.Errorf("session %d (tx %v): %s", w.id, w.tx, h)
+		}
+		failed += len(w.errs)
+		if testing.Verbose() {
+			for _, e := range w.errs {
+				t.Logf("session %d: %s", w.id, e)
+			}
+		}
+	}
+	if failed == 0 {
+		t.Errorf("no statement failed across the restart: the restart did not hit the load")
+	}
+}
+
+// TestMySQLRestartUnderLoad is TestPGRestartUnderLoad's MariaDB
+// counterpart: a clean shutdown (mariadb.sh stop) and a kill -9, each
+// followed by a start, under load from concurrent sessions with statements
+// in flight, in and out of transactions. Every statement is answered or
+// fails at once (hangBound), every session works again once the server is
+// back, and the daemon lives on.
+func TestMySQLRestartUnderLoad(t *testing.T) {
+	needSqlfwd(t)
+	needBinary(t)
+	if _, err := exec.LookPath("mariadbd"); err != nil {
+		if _, err := os.Stat("/usr/sbin/mariadbd"); err != nil {
+			t.Skip("no mariadbd")
+		}
+	}
+	dir, err := os.MkdirTemp("", "sqlfw-my3-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	script := scriptPath("mariadb.sh")
+	dir = filepath.Join(dir, "my")
+	t.Cleanup(func() {
+		runCmd(t, time.Minute, "", nil, "bash", script, "stop", "--dir", dir)
+		os.RemoveAll(filepath.Dir(dir))
+	})
+	start := func() {
+		t.Helper()
+		if res := runCmd(t, 3*time.Minute, "", nil, "bash", script, "start", "--dir", dir); res.Exit != 0 {
+			t.Fatalf("starting a MariaDB of the test's own: %s", res)
+		}
+	}
+	start()
+	env := scriptEnv(t, "bash", script, "env", "--dir", dir)
+	my := myEnv{Host: "127.0.0.1", Port: env["SQLFW_MY_PORT"], User: "root", Database: "mysql"}
+	d := mysqlDaemon(t, my)
+	for _, how := range []string{"shutdown", "kill -9"} {
+		t.Run(how, func(t *testing.T) {
+			var restarted atomic.Bool
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			var workers []*loadWorker
+			for i := 0; i < 6; i++ {
+				w := &loadWorker{id: i, tx: i%3 == 2}
+				workers = append(workers, w)
+				db := myDB(t, my, d.addr, i%2 == 0)
+				db.SetMaxOpenConns(1)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					w.runMy(db, stop, &restarted)
+				}()
+			}
+			time.Sleep(time.Second) // statements in flight on every session
+			restarted.Store(true)
+			if how == "shutdown" {
+				if res := runCmd(t, time.Minute, "", nil, "bash", script, "stop", "--dir", dir); res.Exit != 0 {
+					t.Fatalf("stopping: %s", res)
+				}
+			} else {
+				b, err := os.ReadFile(filepath.Join(dir, "pid"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				for syscall.Kill(pid, 0) == nil {
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			start()
+			waitBack(t, workers)
+			close(stop)
+			wg.Wait()
+			checkLoad(t, workers)
+			select {
+			case <-d.done:
+				t.Fatalf("sqlfwd exited (%v)", d.waitErr)
+			default:
+			}
+		})
 	}
 }
