@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -233,4 +234,95 @@ func selected(st engine.StmtFacts, db string) engine.StmtFacts {
 	}
 	st.InDatabase = nil
 	return st
+}
+
+// mergeInDatabase merges what a statement nested in st (a routine's body
+// statement, a PREPARE text) does in each system database into st's facts
+// there, before merge adds in's own facts to st's: a database where either
+// has facts of its own gets them, from st's and in's facts there (their own
+// where they have none there).
+func mergeInDatabase(st, in *engine.StmtFacts) {
+	if len(st.InDatabase) == 0 && len(in.InDatabase) == 0 {
+		return
+	}
+	for _, db := range systemDatabases {
+		si := slices.IndexFunc(st.InDatabase, func(d engine.DatabaseFacts) bool { return d.Database == db })
+		ii := slices.IndexFunc(in.InDatabase, func(d engine.DatabaseFacts) bool { return d.Database == db })
+		if si < 0 && ii < 0 {
+			continue
+		}
+		src := *in
+		if ii >= 0 {
+			src = in.InDatabase[ii].Facts
+		}
+		src.InDatabase = nil
+		if si < 0 {
+			f := detached(*st)
+			st.InDatabase = append(st.InDatabase, engine.DatabaseFacts{Database: db, Facts: f})
+			si = len(st.InDatabase) - 1
+		}
+		merge(&st.InDatabase[si].Facts, &src)
+	}
+}
+
+// detached is a copy of f without its facts in other databases, whose
+// slices do not share their free capacity with f's, so that appending to
+// either leaves the other as it is.
+func detached(f engine.StmtFacts) engine.StmtFacts {
+	f.InDatabase = nil
+	f.Tables, f.Funcs, f.Cols = slices.Clip(f.Tables), slices.Clip(f.Funcs), slices.Clip(f.Cols)
+	f.Languages, f.Extensions, f.Settings = slices.Clip(f.Languages), slices.Clip(f.Extensions), slices.Clip(f.Settings)
+	f.Roles, f.CTENames = slices.Clip(f.Roles), slices.Clip(f.CTENames)
+	return f
+}
+
+// writeKinds are the kinds of statement that change the objects they name.
+const writeKinds = engine.KindSet(1<<engine.KindInsert | 1<<engine.KindUpdate | 1<<engine.KindDelete |
+	1<<engine.KindMerge | 1<<engine.KindTruncate | 1<<engine.KindCopy | 1<<engine.KindDDL)
+
+// unparsedInDatabase gives a statement TiDB does not parse, whose facts
+// are what is certain from its words (unparsed.go), its facts in each
+// system database, where its unqualified names would be the system
+// objects: in mysql a bare word that names a credential table (user,
+// global_priv, ...) reads credentials, and a statement that writes
+// (insert, update, delete, DDL, ...) writes the catalog there, or, in
+// performance_schema, may switch its instruments off. Which of its names
+// are relations is not known, so any such word counts, in sessions whose
+// database is a system one only.
+func unparsedInDatabase(st *engine.StmtFacts, text string, pc *piece) {
+	credential := false
+	for i := pc.lo; i < pc.hi && !credential; {
+		t, more := nextToken(text[:pc.hi], i)
+		if !more {
+			break
+		}
+		i = t.hi
+		if (t.kind == tokWord || t.kind == tokIdent) && credentialTables[t.name(text)] {
+			credential = true
+		}
+	}
+	writes := (st.Kinds|1<<st.Kind)&writeKinds != 0
+	for _, db := range systemDatabases {
+		var add engine.EffectSet
+		switch {
+		case db == "mysql" && credential:
+			add |= engine.EffReadsCredentials
+		}
+		if writes {
+			if db == "performance_schema" {
+				add |= engine.EffDisablesLogging
+			} else {
+				add |= engine.EffWritesCatalog
+			}
+		}
+		if add == 0 {
+			continue
+		}
+		i := slices.IndexFunc(st.InDatabase, func(d engine.DatabaseFacts) bool { return d.Database == db })
+		if i < 0 {
+			st.InDatabase = append(st.InDatabase, engine.DatabaseFacts{Database: db, Facts: detached(*st)})
+			i = len(st.InDatabase) - 1
+		}
+		st.InDatabase[i].Facts.Effects |= add
+	}
 }

@@ -689,6 +689,7 @@ func (w *walker) prepare(x *ast.PrepareStmt) {
 
 // merge adds what a statement nested in st does to st.
 func merge(st, in *engine.StmtFacts) {
+	mergeInDatabase(st, in)
 	st.Kinds |= in.Kinds
 	st.Unfiltered |= in.Unfiltered
 	st.Copy |= in.Copy

@@ -223,7 +223,11 @@ func recognizeRead(text string) []engine.StmtFacts {
 			st.Effects |= pc.effects
 			ok = true
 		}
-		if ok {
+		if !ok {
+			st = engine.StmtFacts{} // nothing is certain, but in a system database its names may be
+		}
+		unparsedInDatabase(&st, text, pc)
+		if ok || len(st.InDatabase) > 0 {
 			st.Loc, st.Length = int32(pc.lo), int32(pc.hi-pc.lo)
 			add(st)
 		}
@@ -1154,6 +1158,16 @@ func immediate(text string, l *lead) (st engine.StmtFacts, ok bool) {
 		w := &walker{st: &st}
 		w.prepare(x)
 		ok = true
+		if mayDiffer(&st, w.dependent) {
+			// its statements in the session's database (currentdb.go)
+			for _, db := range systemDatabases {
+				var v engine.StmtFacts
+				(&walker{st: &v, db: db}).prepare(x)
+				if v.Effects != st.Effects || v.CatalogUnion != st.CatalogUnion {
+					st.InDatabase = append(st.InDatabase, engine.DatabaseFacts{Database: db, Facts: v})
+				}
+			}
+		}
 	})
 	return st, ok
 }
