@@ -19,7 +19,9 @@
 // conditions folded as MySQL compares), effects.go (what a statement makes
 // the server do, in the effect names engine/pgsql uses too), currentdb.go
 // (what it does when the session's current database is one of the
-// server's own, and the names a GRANT matches as patterns), shape.go (the
+// server's own, and the names a GRANT matches as patterns), sqlprepare.go
+// (what a text does to SQL-level prepared statements by name: PREPARE,
+// EXECUTE, DEALLOCATE, CALL, which relay/mysql follows), shape.go (the
 // shapes of bulk INSERTs and why a shape hit is sound: Dialect is an
 // engine.Shaper) and dialect.go (the Dialect methods and the default
 // policy).

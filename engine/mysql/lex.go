@@ -289,8 +289,9 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 	// statement for the server: such a body with a SET NAMES or EXECUTE
 	// followed by more is refused too (conservative).
 	words, setStmt, lexSet, lexChanged := 0, false, false, false
-	// immediate: the string literal that follows EXECUTE IMMEDIATE is
-	// lexed again by the server, in the session's sql_mode, when it runs;
+	// immediate: the string literal that follows EXECUTE IMMEDIATE (or
+	// PREPARE name FROM) is lexed again by the server, in the session's
+	// sql_mode, when it runs (is prepared);
 	// the engine reads it in the default one (unparsed.go immediateParsed).
 	immediate := false
 	// compound counts the BEGIN ... END bodies open (a BEGIN that is not a
@@ -447,7 +448,7 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				j, _ := quoted(sql, i, c, !m.noBackslash)
 				for k := i + 1; k < j-1; k++ {
 					if q := sql[k]; q == '\\' || q == '"' || q == '\'' {
-						return nil, "the text of an EXECUTE IMMEDIATE is lexed by the server under the session's sql_mode (NO_BACKSLASH_ESCAPES or ANSI_QUOTES), which sqlfw does not apply to it; quotes and backslashes in it cannot be read soundly"
+						return nil, "the text of an EXECUTE IMMEDIATE or PREPARE is lexed by the server under the session's sql_mode (NO_BACKSLASH_ESCAPES or ANSI_QUOTES), which sqlfw does not apply to it; quotes and backslashes in it cannot be read soundly"
 					}
 				}
 			}
@@ -505,6 +506,11 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				// state without the text saying so.
 				lexSet = true
 			case words == 1 && lexSet && asciiFold(word, "immediate"):
+				immediate = true
+			case words == 0 && asciiFold(word, "prepare"):
+				// PREPARE name FROM 'text': the server lexes text when it
+				// prepares it, in the session's sql_mode, as it lexes
+				// EXECUTE IMMEDIATE's
 				immediate = true
 			case (words > 0 || compound > 0) && asciiFold(word, "begin"):
 				compound++

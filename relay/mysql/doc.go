@@ -32,7 +32,10 @@
 //     before a byte of it reaches the server. COM_QUERY and
 //     COM_STMT_PREPARE are judged by the engine (every statement of a
 //     multi-statement text); the COM_STMT_* commands that name a statement
-//     id are decided by what its prepare was (prepared.go); COM_FIELD_LIST is
+//     id are decided by what its prepare was (prepared.go), a
+//     COM_STMT_EXECUTE only with a parameter block that holds the
+//     statement's parameters (execparams.go); an EXECUTE of a SQL-level
+//     name by what the server holds under it (sqlprepare.go); COM_FIELD_LIST is
 //     judged as the SHOW COLUMNS it amounts to; COM_INIT_DB,
 //     COM_CHANGE_USER, COM_RESET_CONNECTION, COM_SET_OPTION, COM_PING,
 //     COM_QUIT and COM_STATISTICS pass; every other command
