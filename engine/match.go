@@ -129,6 +129,9 @@ func (p *Policy) staticMatch(r *rule, f *StmtFacts, tf *TextFacts, fp uint64) (b
 	if r.effects != 0 && f.Effects&r.effects == 0 {
 		return false, ""
 	}
+	if r.probes != 0 && f.Probes&r.probes == 0 {
+		return false, ""
+	}
 	if r.stackedAfter != 0 {
 		// Judged by everything the statement does: a WITH (DELETE ...)
 		// SELECT after a SELECT is a delete.

@@ -96,6 +96,7 @@ type rule struct {
 	unparsedBody  bool // unparsed_body (body.go)
 	stackedAfter  KindSet
 	effects       EffectSet
+	probes        ProbeSet
 	limits        limits
 	fingerprints  map[uint64]struct{}
 	rate          *rateSpec
@@ -315,6 +316,7 @@ type yamlMatch struct {
 	UnparsedBody   bool           `yaml:"unparsed_body"`
 	StackedAfter   []yamlKind     `yaml:"stacked_after"`
 	Effects        []yamlEffect   `yaml:"effects"`
+	Probes         []yamlProbe    `yaml:"probes"`
 	Limits         *yamlLimits    `yaml:"limits"`
 	Fingerprints   []yamlPrint    `yaml:"fingerprints"`
 	Rate           *yamlRate      `yaml:"rate"`
@@ -477,6 +479,18 @@ func (e *yamlEffect) UnmarshalYAML(n *yaml.Node) error {
 		}
 	}
 	return posErr(n, "unknown effect %q (want one of %s)", n.Value, strings.Join(effectNames[:], ", "))
+}
+
+type yamlProbe ProbeSet
+
+func (e *yamlProbe) UnmarshalYAML(n *yaml.Node) error {
+	for i, name := range probeNames {
+		if n.Value == name {
+			*e = yamlProbe(1 << i)
+			return nil
+		}
+	}
+	return posErr(n, "unknown probe %q (want one of %s)", n.Value, strings.Join(probeNames[:], ", "))
 }
 
 type yamlDay time.Weekday
@@ -737,6 +751,9 @@ func compileRule(yr yamlRule) (rule, error) {
 	}
 	for _, e := range m.Effects {
 		r.effects |= EffectSet(e)
+	}
+	for _, e := range m.Probes {
+		r.probes |= ProbeSet(e)
 	}
 	if l := m.Limits; l != nil {
 		for _, v := range []int64{int64(l.Bytes), int64(l.InList), int64(l.Depth), int64(l.Joins), int64(l.UnionArms), int64(l.CTEs), int64(l.BoolTerms), l.SeriesRows, l.StringBytes} {

@@ -16,6 +16,7 @@ func TestParsePolicyErrors(t *testing.T) {
 		{"bad action", "rules:\n  - id: a\n    action: block\n", []string{"line 3 column 13", "block"}},
 		{"bad on_parse_error", "on_parse_error: maybe\n", []string{"line 1 column 17", "maybe"}},
 		{"bad kind", "rules:\n  - {id: a, action: deny, match: {kind: [select, upsert]}}\n", []string{"line 2", "upsert"}},
+		{"bad probe", "rules:\n  - {id: a, action: deny, match: {probes: [catalog, blind]}}\n", []string{"line 2", "blind", "server_info"}},
 		{"bad copy", "rules:\n  - {id: a, action: deny, match: {copy: [stdin]}}\n", []string{"line 2", "stdin"}},
 		{"bad access", "rules:\n  - {id: a, action: deny, match: {tables: [t], access: modify}}\n", []string{"line 2", "modify"}},
 		{"access without tables", "rules:\n  - {id: a, action: deny, match: {access: read}}\n", []string{"line 2 column 5", "access needs tables"}},

@@ -152,6 +152,9 @@ type StmtFacts struct {
 	Tautology    bool // an OR with an always-true arm in WHERE/HAVING/ON
 	CatalogUnion bool // a set operation mixing system-catalog and other arms
 	TimeProbe    bool // a sleep whose running or length depends on data, or next to a table read
+	// Probes is which extraction probes the statement has the shape of
+	// (ProbeSet; engine/mysql probes.go).
+	Probes ProbeSet
 	// Effects is what the statement makes the server do (effects.go).
 	Effects EffectSet
 	// SleepSeconds sums the constant durations of its sleeps.
@@ -355,6 +358,37 @@ func (s EffectSet) String() string {
 	for i := 0; i < NumEffects; i++ {
 		if s&(1<<i) != 0 {
 			out = append(out, effectNames[i])
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// ProbeSet is a bit set of the shapes of an injected extraction step, as
+// rules name them in `probes:`. A dialect that fills them says so in
+// Fills("probes").
+type ProbeSet uint8
+
+const (
+	// ProbeCatalog: a system catalog or schema read embedded in a
+	// statement that reads or writes application tables.
+	ProbeCatalog ProbeSet = 1 << iota
+	// ProbeServerInfo: what describes the server (the session's user, the
+	// server's version, host, directories) returned in a set operation's
+	// arm or tested inside an application statement.
+	ProbeServerInfo
+	// ProbeErrorBased: a function whose error message carries a value it
+	// was fed, fed what is not a constant.
+	ProbeErrorBased
+	NumProbes = iota
+)
+
+var probeNames = [NumProbes]string{"catalog", "server_info", "error_based"}
+
+func (s ProbeSet) String() string {
+	var out []string
+	for i := 0; i < NumProbes; i++ {
+		if s&(1<<i) != 0 {
+			out = append(out, probeNames[i])
 		}
 	}
 	return strings.Join(out, ",")

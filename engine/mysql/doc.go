@@ -14,7 +14,10 @@
 // syntax where TiDB's grammar stops: a text the parser rejects is read
 // again as the server's statements, each rewritten to TiDB's spelling of
 // the same facts, stored programs header and body statement by statement),
-// unparsed.go (what is certain of a text nothing reads),
+// unparsed.go (what is certain of a text nothing reads), routine.go (a
+// routine's body counts as what its statements are), probes.go (the
+// shapes of injected catalog, server-information and error-based probes,
+// and disguised waits),
 // ddl.go (statement kind, DDL verb and object type), taut.go (always-true
 // conditions folded as MySQL compares), effects.go (what a statement makes
 // the server do, in the effect names engine/pgsql uses too), currentdb.go

@@ -2,7 +2,6 @@ package mysql
 
 import (
 	"errors"
-	"reflect"
 	"strings"
 	"sync"
 
@@ -188,6 +187,7 @@ func fillStmtIn(st *engine.StmtFacts, s ast.StmtNode, depth int, db string) bool
 		planned(st)
 	}
 	statementEffectsIn(st, s, db)
+	probes(st, s, w.probe)
 	return w.dependent
 }
 
@@ -223,6 +223,9 @@ type walker struct {
 	data     bool
 	condNest int
 	conds    map[ast.Node]bool // WHERE, HAVING, ON, CASE and IF arguments being walked
+	// probe: the statement calls a function or reads a system variable
+	// that the probe shapes use (probes.go).
+	probe bool
 }
 
 func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
@@ -332,6 +335,7 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		w.write(x.Sequences...)
 	case *ast.ProcedureInfo:
 		w.routineIn(x.ProcedureName)
+		w.routineBody(x.ProcedureBody)
 	case *ast.DropProcedureStmt:
 		w.routineIn(x.ProcedureName)
 	case *ast.Join:
@@ -370,6 +374,10 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		}
 	case *ast.BinaryOperationExpr:
 		switch x.Op {
+		case opcode.Plus, opcode.Minus, opcode.Mul, opcode.Div, opcode.IntDiv, opcode.Mod:
+			if overflow(x.L) || overflow(x.R) {
+				w.probe = true // BIGINT overflow (probes.go)
+			}
 		case opcode.LogicAnd, opcode.LogicOr, opcode.LogicXor:
 			st.BoolTerms += 2
 			if w.condNest > 0 {
@@ -392,6 +400,10 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		}
 	case *ast.VariableAssignment:
 		setting(st, x)
+	case *ast.VariableExpr:
+		if x.IsSystem {
+			w.probe = true
+		}
 	}
 	return n, false
 }
@@ -569,6 +581,12 @@ func (w *walker) call(schema, name string, args []ast.ExprNode) {
 	st := w.st
 	st.Funcs = append(st.Funcs, engine.FuncRef{Schema: schema, Name: name})
 	st.Effects |= funcEffects[name]
+	if probeCall(name) {
+		w.probe = true
+	}
+	if w.waitCall(name, args) {
+		return
+	}
 	switch name {
 	case "sleep":
 		w.sleeps++
@@ -697,6 +715,7 @@ func merge(st, in *engine.StmtFacts) {
 	st.Tautology = st.Tautology || in.Tautology
 	st.CatalogUnion = st.CatalogUnion || in.CatalogUnion
 	st.TimeProbe = st.TimeProbe || in.TimeProbe
+	st.Probes |= in.Probes
 	st.DynamicSQL = st.DynamicSQL || in.DynamicSQL
 	st.Effects |= in.Effects
 	st.SleepSeconds += in.SleepSeconds
@@ -834,40 +853,10 @@ func procedural(n ast.Node) bool {
 // so that no field is missed: the statements of a body are what CALL runs
 // later, so they count as the CREATE PROCEDURE's own.
 func (w *walker) procedure(n ast.Node) {
-	v := reflect.ValueOf(n)
-	for v.Kind() == reflect.Pointer {
-		if v.IsNil() {
-			return
-		}
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return
-	}
-	for i := 0; i < v.NumField(); i++ {
-		f := v.Field(i)
-		if !v.Type().Field(i).IsExported() {
-			continue
-		}
-		switch f.Kind() {
-		case reflect.Interface, reflect.Pointer:
-			w.procedureChild(f)
-		case reflect.Slice:
-			for j := 0; j < f.Len(); j++ {
-				w.procedureChild(f.Index(j))
-			}
-		}
-	}
+	eachChild(n, w.procedureChild)
 }
 
-func (w *walker) procedureChild(f reflect.Value) {
-	if (f.Kind() == reflect.Interface || f.Kind() == reflect.Pointer) && f.IsNil() {
-		return
-	}
-	c, ok := f.Interface().(ast.Node)
-	if !ok {
-		return
-	}
+func (w *walker) procedureChild(c ast.Node) {
 	if s, ok := c.(ast.StmtNode); ok && !procedural(c) {
 		k, _, _ := classify(s)
 		w.st.Kinds |= 1 << k

@@ -219,6 +219,22 @@ func recognizeRead(text string) []engine.StmtFacts {
 			}
 		}
 		st, ok := classifyLead(text, pc)
+		if parsed < maxPieceParses {
+			// a routine's body, or a block's statement (routine.go)
+			if ok {
+				parsed++
+				routinePiece(text, pc, &st)
+			} else if sts := blockPiece(text, pc); len(sts) > 0 {
+				parsed++
+				sts[0].Effects |= pc.effects
+				for _, in := range sts {
+					in.Loc, in.Length = int32(pc.lo), int32(pc.hi-pc.lo)
+					add(in)
+				}
+				topLevel = topLevelNext
+				continue
+			}
+		}
 		if pc.effects != 0 {
 			st.Effects |= pc.effects
 			ok = true

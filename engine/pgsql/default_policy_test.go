@@ -83,3 +83,15 @@ func TestDefaultPolicyParses(t *testing.T) {
 		t.Errorf("default policy warnings: %q", w)
 	}
 }
+
+// TestProbesRefused: PostgreSQL's dialect does not fill probes (engine/mysql
+// does), so a policy naming them is refused rather than never matching.
+func TestProbesRefused(t *testing.T) {
+	p, err := engine.ParsePolicy([]byte("rules:\n  - {id: p, action: deny, match: {probes: [catalog]}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(Dialect); err == nil || !strings.Contains(err.Error(), "probes") {
+		t.Errorf("Check: got %v, want an error naming probes", err)
+	}
+}

@@ -1,0 +1,514 @@
+package mysql
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// The shapes of an injected extraction step (engine.ProbeSet), decided by
+// where a statement puts what it reads, not by the names alone: the
+// mariadb client, mariadb-dump, ORMs and dashboards read the catalog and
+// the server's version too, but in statements of their own.
+//
+//	catalog      a table of information_schema, mysql, performance_schema
+//	             or sys (schema-qualified) read by a statement that also
+//	             reads or writes an application table (any other name, not
+//	             a WITH name): in a subquery, a derived table, a CTE, a
+//	             join, a UNION arm, IN/EXISTS, a function argument, ORDER
+//	             BY, INSERT ... SELECT, CREATE TABLE ... SELECT; the view
+//	             a CREATE VIEW creates is not an application table (its
+//	             query's tables are). Utility statements (LOCK TABLES,
+//	             SHOW) do not count.
+//	server_info  what describes the server — USER(), CURRENT_USER,
+//	             SYSTEM_USER(), SESSION_USER(), DATABASE(), SCHEMA(),
+//	             VERSION(), CONNECTION_ID(), CURRENT_ROLE(), a system
+//	             variable naming the server's host, version, directories,
+//	             files or identity (serverVariables), any @@GLOBAL.x — in
+//	             the select list of an arm of a set operation; or, in a
+//	             statement that reads or writes an application table, a
+//	             server variable anywhere, or such a function tested: one
+//	             side of a comparison (=, <, LIKE, REGEXP, BETWEEN, IN, IS
+//	             NULL, IS TRUE) whose other side is a constant, or the
+//	             argument of ASCII, ORD, HEX, BIN, CONV, LENGTH and the
+//	             other functions that turn it into a number
+//	             (extractWrappers). owner = USER(), INSERT ... VALUES
+//	             (CURRENT_USER()) and SELECT VERSION() alone are not.
+//	error_based  a function whose error message carries the value it was
+//	             fed, fed what is not a constant: the XPath of UPDATEXML
+//	             and EXTRACTVALUE, the name of NAME_CONST, GTID_SUBSET and
+//	             GTID_SUBTRACT, the document of a JSON function
+//	             (JSON_KEYS, JSON_EXTRACT, ...: not the constructors)
+//	             or a geometry constructor (POLYGON, LINESTRING,
+//	             MULTIPOINT, ...) fed a subquery or server information,
+//	             ST_LatFromGeoHash and its kin likewise; EXP() of a "~" or
+//	             a subquery; arithmetic on ~x or a number of 2^63 or more
+//	             with a subquery or server information on the other side
+//	             (BIGINT overflow: the error quotes the evaluated operand);
+//	             GROUP BY an expression with RAND() (the duplicate-key
+//	             error of FLOOR(RAND(0)*2)), by alias or position too.
+//
+// Disguised waits are sleeps (waitCall): MASTER_GTID_WAIT, MASTER_POS_WAIT,
+// SOURCE_POS_WAIT, WAIT_FOR_EXECUTED_GTID_SET and
+// WAIT_UNTIL_SQL_THREAD_AFTER_GTIDS wait for their timeout (for ever
+// without one); GET_LOCK waits while another session holds the lock.
+//
+// The walker (facts.go) only notes that a statement calls one of the
+// functions or reads a system variable (walker.probe); the search below
+// runs for those statements alone, so the others pay nothing for it.
+
+// serverInfoFuncs return the session's account, database or the server's
+// version: what an injected probe reads first.
+var serverInfoFuncs = map[string]bool{
+	"user": true, "current_user": true, "system_user": true, "session_user": true, "database": true,
+	"schema": true, "version": true, "connection_id": true, "current_role": true,
+}
+
+// serverVariables describe the server: its host, version and build,
+// directories and files, identity.
+var serverVariables = map[string]bool{
+	"hostname": true, "datadir": true, "basedir": true, "plugin_dir": true, "secure_file_priv": true,
+	"tmpdir": true, "slave_load_tmpdir": true, "character_sets_dir": true, "lc_messages_dir": true,
+	"version": true, "version_comment": true, "version_compile_os": true, "version_compile_machine": true,
+	"version_malloc_library": true, "version_source_revision": true, "version_ssl_library": true,
+	"innodb_version": true, "protocol_version": true, "license": true,
+	"socket": true, "port": true, "pid_file": true, "log_error": true, "general_log_file": true,
+	"slow_query_log_file": true, "log_bin_basename": true, "log_bin_index": true, "relay_log": true,
+	"relay_log_basename": true, "relay_log_index": true, "innodb_data_home_dir": true,
+	"innodb_log_group_home_dir": true, "innodb_undo_directory": true, "aria_log_dir_path": true,
+	"server_id": true, "server_uuid": true, "report_host": true, "bind_address": true,
+	"wsrep_node_address": true, "wsrep_cluster_address": true, "have_ssl": true, "have_openssl": true,
+	"have_symlink": true, "have_dynamic_loading": true,
+}
+
+// extractWrappers turn a string into numbers a blind probe compares one by
+// one (ASCII(SUBSTR(USER(), 1, 1)) > 64).
+var extractWrappers = map[string]bool{
+	"ascii": true, "ord": true, "hex": true, "bin": true, "conv": true, "length": true, "char_length": true,
+	"character_length": true, "bit_length": true, "octet_length": true, "crc32": true, "strcmp": true,
+}
+
+// errorArg: for the functions whose error message carries an argument,
+// which argument (-1: any).
+var errorArg = map[string]int{
+	"updatexml": 1, "extractvalue": 1, "name_const": 0, "gtid_subset": -1, "gtid_subtract": -1,
+}
+
+// geometry constructors and geohash decoders: an argument that is not
+// geometry (or not a geohash) is quoted in the error.
+var geometryFuncs = map[string]bool{
+	"linestring": true, "polygon": true, "multipoint": true, "multilinestring": true, "multipolygon": true,
+	"geometrycollection": true, "st_latfromgeohash": true, "st_longfromgeohash": true, "st_pointfromgeohash": true,
+}
+
+// jsonConstructors build JSON from values and do not parse their
+// arguments: no error carries one.
+var jsonConstructors = map[string]bool{
+	"json_object": true, "json_array": true, "json_quote": true, "json_arrayagg": true, "json_objectagg": true,
+}
+
+// probeCall reports whether a call of name makes the walker run the probe
+// search.
+func probeCall(name string) bool {
+	if serverInfoFuncs[name] || name == "rand" || name == "exp" || geometryFuncs[name] {
+		return true
+	}
+	if _, ok := errorArg[name]; ok {
+		return true
+	}
+	return strings.HasPrefix(name, "json_") && !jsonConstructors[name]
+}
+
+// waitFuncs wait for a replication position up to a timeout: the index of
+// the timeout argument (none: for ever).
+var waitFuncs = map[string]int{
+	"master_gtid_wait": 1, "master_pos_wait": 2, "source_pos_wait": 2, "wait_for_executed_gtid_set": 1,
+	"wait_until_sql_thread_after_gtids": 1,
+}
+
+// getLockLongSeconds is the GET_LOCK timeout beyond which it is a long
+// sleep: migration tools wait seconds for their lock (Rails 0, Flyway 10).
+const getLockLongSeconds = 600
+
+// waitCall adds what a call of a waiting function does: it is a sleep of
+// its timeout, data-driven when its timeout is computed or it sits in a
+// condition. It reports whether name is one.
+func (w *walker) waitCall(name string, args []ast.ExprNode) bool {
+	st := w.st
+	if i, ok := waitFuncs[name]; ok {
+		w.sleeps++
+		secs, known := constNumber(args, i)
+		switch {
+		case i >= len(args) || secs < 0:
+			st.Effects |= engine.EffLongSleep // no timeout: waits for ever
+		case !known:
+			st.Effects |= engine.EffLongSleep
+			st.TimeProbe = true
+		case secs > longSleepSeconds:
+			st.Effects |= engine.EffLongSleep
+		}
+		if known && secs > 0 {
+			st.SleepSeconds += secs
+		}
+		if w.condNest > 0 {
+			st.TimeProbe = true
+		}
+		return true
+	}
+	if name != "get_lock" {
+		return false
+	}
+	if len(args) > 1 {
+		if _, param := args[1].(ast.ParamMarkerExpr); !param {
+			secs, known := constNumber(args, 1)
+			switch {
+			case !known:
+				st.TimeProbe = true // a wait computed from data
+				st.Effects |= engine.EffLongSleep
+			case secs < 0 || secs > getLockLongSeconds:
+				st.Effects |= engine.EffLongSleep // negative: for ever
+			}
+		}
+	}
+	if w.condNest > 0 {
+		st.TimeProbe = true
+	}
+	return true
+}
+
+// appTable reports whether the statement reads or writes a table that is
+// not one of the server's own schemas (schema-qualified) or a WITH name.
+// The view a CREATE VIEW names is not one: a view over the catalog is a
+// report an operator reads (a statement reading it looks like any other).
+func appTable(st *engine.StmtFacts, s ast.StmtNode) bool {
+	_, view := s.(*ast.CreateViewStmt)
+	for i := range st.Tables {
+		t := &st.Tables[i]
+		if t.CTE || systemSchema(t.Schema) || t.Schema == "" && t.Name == "dual" || view && t.Write {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// catalogRead reports whether the statement reads a table of the
+// server's own schemas.
+func catalogRead(st *engine.StmtFacts) bool {
+	for i := range st.Tables {
+		if systemSchema(st.Tables[i].Schema) {
+			return true
+		}
+	}
+	return false
+}
+
+// probes fills st.Probes of the statement s, whose walk is done; search is
+// the walker's note that s calls a function or reads a variable the probe
+// shapes use.
+func probes(st *engine.StmtFacts, s ast.StmtNode, search bool) {
+	if st.Kind == engine.KindUtility {
+		return
+	}
+	app := appTable(st, s)
+	if app && catalogRead(st) {
+		st.Probes |= engine.ProbeCatalog
+	}
+	if !search {
+		return
+	}
+	s.Accept(&probeVisitor{st: st, app: app})
+}
+
+// probeVisitor calls probeNode on every node, also those of a stored
+// procedure's body, which their Accept does not visit (procedural).
+type probeVisitor struct {
+	st  *engine.StmtFacts
+	app bool
+}
+
+func (v *probeVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	if procedural(n) {
+		eachChild(n, func(c ast.Node) { c.Accept(v) })
+		return n, true
+	}
+	probeNode(v.st, n, v.app)
+	return n, false
+}
+
+func (v *probeVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// probeNode adds the probe shape the node n has; app: the statement reads
+// or writes an application table.
+func probeNode(st *engine.StmtFacts, n ast.Node, app bool) {
+	switch x := n.(type) {
+	case *ast.SetOprStmt:
+		if x.SelectList == nil || len(x.SelectList.Selects) < 2 {
+			return
+		}
+		for _, arm := range x.SelectList.Selects {
+			if armReturnsServerInfo(arm) {
+				st.Probes |= engine.ProbeServerInfo
+			}
+		}
+	case *ast.SelectStmt:
+		if randGrouping(x) {
+			st.Probes |= engine.ProbeErrorBased
+		}
+	case *ast.FuncCallExpr:
+		name := x.FnName.L
+		if errorFed(name, x.Args) {
+			st.Probes |= engine.ProbeErrorBased
+		}
+		if app && extractWrappers[name] {
+			for _, a := range x.Args {
+				if serverInfo(a) {
+					st.Probes |= engine.ProbeServerInfo
+				}
+			}
+		}
+	case *ast.VariableExpr:
+		if app && serverVariable(x) {
+			st.Probes |= engine.ProbeServerInfo
+		}
+	case *ast.BinaryOperationExpr:
+		switch x.Op {
+		case opcode.Plus, opcode.Minus, opcode.Mul, opcode.Div, opcode.IntDiv, opcode.Mod:
+			if overflow(x.L) && fed(x.R) || overflow(x.R) && fed(x.L) {
+				st.Probes |= engine.ProbeErrorBased
+			}
+		case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.NullEQ:
+			if app && tested(x.L, x.R) {
+				st.Probes |= engine.ProbeServerInfo
+			}
+		}
+	case *ast.PatternLikeOrIlikeExpr:
+		if app && tested(x.Expr, x.Pattern) {
+			st.Probes |= engine.ProbeServerInfo
+		}
+	case *ast.PatternRegexpExpr:
+		if app && tested(x.Expr, x.Pattern) {
+			st.Probes |= engine.ProbeServerInfo
+		}
+	case *ast.BetweenExpr:
+		if app && serverInfo(x.Expr) && constant(x.Left) && constant(x.Right) {
+			st.Probes |= engine.ProbeServerInfo
+		}
+	case *ast.PatternInExpr:
+		if app && serverInfo(x.Expr) && x.Sel == nil {
+			all := true
+			for _, v := range x.List {
+				all = all && constant(v)
+			}
+			if all {
+				st.Probes |= engine.ProbeServerInfo
+			}
+		}
+	case *ast.IsNullExpr:
+		if app && serverInfo(x.Expr) {
+			st.Probes |= engine.ProbeServerInfo
+		}
+	case *ast.IsTruthExpr:
+		if app && serverInfo(x.Expr) {
+			st.Probes |= engine.ProbeServerInfo
+		}
+	}
+}
+
+// armReturnsServerInfo reports whether an arm of a set operation (a
+// SELECT, or a parenthesised set operation's arms) selects server
+// information.
+func armReturnsServerInfo(arm ast.Node) bool {
+	switch x := arm.(type) {
+	case *ast.SelectStmt:
+		if x.Fields == nil {
+			return false
+		}
+		for _, f := range x.Fields.Fields {
+			if f.Expr != nil && serverInfo(f.Expr) {
+				return true
+			}
+		}
+	case *ast.SetOprSelectList:
+		for _, a := range x.Selects {
+			if armReturnsServerInfo(a) {
+				return true
+			}
+		}
+	case *ast.SetOprStmt:
+		return x.SelectList != nil && armReturnsServerInfo(x.SelectList)
+	}
+	return false
+}
+
+// tested: one side holds server information, the other is a constant.
+func tested(l, r ast.ExprNode) bool {
+	return serverInfo(l) && constant(r) || serverInfo(r) && constant(l)
+}
+
+// serverVariable reports whether v is a system variable that describes the
+// server, or any global one.
+func serverVariable(v *ast.VariableExpr) bool {
+	return v.IsSystem && (v.IsGlobal && v.ExplicitScope || serverVariables[strings.ToLower(v.Name)])
+}
+
+// serverInfo reports whether e holds, anywhere in it, a server-describing
+// function or variable.
+func serverInfo(e ast.Node) bool {
+	found := false
+	e.Accept(visitFunc(func(n ast.Node) {
+		switch x := n.(type) {
+		case *ast.FuncCallExpr:
+			if serverInfoFuncs[x.FnName.L] {
+				found = true
+			}
+		case *ast.VariableExpr:
+			if serverVariable(x) {
+				found = true
+			}
+		}
+	}))
+	return found
+}
+
+// constant reports whether e's value is known before it runs: no column,
+// parameter, variable, table, server information or random number in it.
+func constant(e ast.Node) bool {
+	ok := true
+	e.Accept(visitFunc(func(n ast.Node) {
+		switch x := n.(type) {
+		case *ast.ColumnNameExpr, ast.ParamMarkerExpr, *ast.VariableExpr, *ast.TableName, *ast.DefaultExpr:
+			ok = false
+		case *ast.FuncCallExpr:
+			if len(x.Args) == 0 || serverInfoFuncs[x.FnName.L] || x.FnName.L == "rand" {
+				ok = false
+			}
+		case *ast.AggregateFuncExpr, *ast.WindowFuncExpr:
+			ok = false
+		}
+	}))
+	return ok
+}
+
+// fed reports whether e carries a value a probe wants out: a subquery or
+// server information.
+func fed(e ast.Node) bool {
+	if serverInfo(e) {
+		return true
+	}
+	found := false
+	e.Accept(visitFunc(func(n ast.Node) {
+		if _, ok := n.(*ast.SubqueryExpr); ok {
+			found = true
+		}
+	}))
+	return found
+}
+
+// errorFed reports whether the call of name is a function whose error
+// message carries an argument, fed what is not a constant.
+func errorFed(name string, args []ast.ExprNode) bool {
+	if i, ok := errorArg[name]; ok {
+		for k, a := range args {
+			if (i < 0 || k == i) && !constant(a) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case name == "exp":
+		return len(args) > 0 && (fed(args[0]) || hasBitNeg(args[0]))
+	case geometryFuncs[name]:
+		for _, a := range args {
+			if fed(a) {
+				return true
+			}
+		}
+	case strings.HasPrefix(name, "json_") && !jsonConstructors[name]:
+		return len(args) > 0 && fed(args[0])
+	}
+	return false
+}
+
+// overflow reports whether e is ~x or a number of 2^63 or more: added to,
+// subtracted from or multiplied by anything but 0, it overflows BIGINT,
+// and the error quotes the other operand's value.
+func overflow(e ast.ExprNode) bool {
+	for {
+		p, ok := e.(*ast.ParenthesesExpr)
+		if !ok {
+			break
+		}
+		e = p.Expr
+	}
+	if u, ok := e.(*ast.UnaryOperationExpr); ok && u.Op == opcode.BitNeg {
+		return true
+	}
+	if v, ok := value(e); ok {
+		if n, ok := toNumber(v); ok && n >= 9223372036854775807 {
+			return true
+		}
+	}
+	return false
+}
+
+func hasBitNeg(e ast.Node) bool {
+	found := false
+	e.Accept(visitFunc(func(n ast.Node) {
+		if u, ok := n.(*ast.UnaryOperationExpr); ok && u.Op == opcode.BitNeg {
+			found = true
+		}
+	}))
+	return found
+}
+
+// randGrouping reports whether a SELECT groups by an expression with
+// RAND() in it, named in GROUP BY, by a select-list alias or by position.
+func randGrouping(sel *ast.SelectStmt) bool {
+	if sel.GroupBy == nil {
+		return false
+	}
+	for _, it := range sel.GroupBy.Items {
+		if it == nil || it.Expr == nil {
+			continue
+		}
+		if hasRand(it.Expr) {
+			return true
+		}
+		if sel.Fields == nil {
+			continue
+		}
+		switch x := it.Expr.(type) {
+		case *ast.ColumnNameExpr:
+			if x.Name == nil || x.Name.Table.L != "" {
+				continue
+			}
+			for _, f := range sel.Fields.Fields {
+				if f.AsName.L == x.Name.Name.L && f.Expr != nil && hasRand(f.Expr) {
+					return true
+				}
+			}
+		case *ast.PositionExpr:
+			if k := x.N - 1; k >= 0 && k < len(sel.Fields.Fields) {
+				if f := sel.Fields.Fields[k]; f.Expr != nil && hasRand(f.Expr) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func hasRand(e ast.Node) bool {
+	found := false
+	e.Accept(visitFunc(func(n ast.Node) {
+		if f, ok := n.(*ast.FuncCallExpr); ok && f.FnName.L == "rand" {
+			found = true
+		}
+	}))
+	return found
+}

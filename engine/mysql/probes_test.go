@@ -1,0 +1,164 @@
+package mysql
+
+import (
+	"testing"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// stmtsOf returns the facts of text's statements, parsed or, for a parse
+// error, recognized (unparsed.go).
+func stmtsOf(text string) []engine.StmtFacts {
+	return analyze(text, engine.LexStats{}).Stmts
+}
+
+// anyProbes is the union of the probes of text's statements.
+func anyProbes(text string) engine.ProbeSet {
+	var p engine.ProbeSet
+	for _, st := range stmtsOf(text) {
+		p |= st.Probes
+	}
+	return p
+}
+
+func TestProbeFacts(t *testing.T) {
+	const (
+		cat = engine.ProbeCatalog
+		srv = engine.ProbeServerInfo
+		eb  = engine.ProbeErrorBased
+	)
+	tests := []struct {
+		name, sql string
+		want      engine.ProbeSet
+	}{
+		// catalog reads embedded in a statement on application tables
+		{"scalar subquery", "SELECT a FROM t WHERE id = (SELECT table_name FROM information_schema.tables LIMIT 1)", cat},
+		{"exists", "SELECT a FROM t WHERE id = 1 AND EXISTS (SELECT 1 FROM information_schema.columns WHERE column_name = 'pw')", cat},
+		{"in subquery", "SELECT a FROM t WHERE id IN (SELECT 1 FROM mysql.db)", cat},
+		{"derived table", "SELECT a FROM t, (SELECT schema_name FROM information_schema.schemata) x", cat},
+		{"cte", "WITH c AS (SELECT table_name FROM information_schema.tables) SELECT a FROM t JOIN c", cat},
+		{"join", "SELECT t.a, p.user FROM t JOIN performance_schema.threads p ON p.thread_id = t.id", cat},
+		{"order by", "SELECT a FROM t ORDER BY (SELECT count(*) FROM information_schema.columns)", cat},
+		{"function argument", "SELECT a FROM t WHERE id = 1 AND length((SELECT group_concat(table_name) FROM information_schema.tables)) > 0", cat},
+		{"sys schema", "SELECT a FROM t WHERE id = (SELECT count(*) FROM sys.processlist)", cat},
+		{"insert select", "INSERT INTO t (a) SELECT table_name FROM information_schema.tables", cat},
+		{"update subquery", "UPDATE t SET a = (SELECT group_concat(user) FROM mysql.db) WHERE id = 1", cat},
+		{"create table as", "CREATE TABLE snap AS SELECT * FROM information_schema.tables", cat},
+		{"union arm qualified app table", "SELECT a FROM shop.t UNION SELECT table_name FROM information_schema.tables", cat},
+		{"view over app and catalog", "CREATE VIEW v AS SELECT a FROM t WHERE a IN (SELECT table_name FROM information_schema.tables)", cat},
+		// the tools' own catalog queries
+		{"catalog only", "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()", 0},
+		{"catalog subqueries", "SELECT DISTINCT TABLESPACE_NAME FROM INFORMATION_SCHEMA.FILES WHERE TABLESPACE_NAME IN (SELECT DISTINCT TABLESPACE_NAME FROM INFORMATION_SCHEMA.PARTITIONS WHERE TABLE_SCHEMA IN ('shop'))", 0},
+		{"catalog joins", "SELECT c.table_name FROM information_schema.key_column_usage kc JOIN information_schema.table_constraints c ON c.constraint_name = kc.constraint_name", 0},
+		{"catalog with a cte", "WITH x AS (SELECT table_name FROM information_schema.tables) SELECT * FROM x", 0},
+		{"laravel has table", "select exists (select 1 from information_schema.tables where table_schema = 'db' and table_name = 'users' and table_type in ('BASE TABLE', 'SYSTEM VERSIONED')) as `exists`", 0},
+		{"view over the catalog", "CREATE VIEW v AS SELECT * FROM mysql.help_topic", 0},
+		{"lock tables", "LOCK TABLES t READ, mysql.proc READ", 0},
+
+		// server information
+		{"union user", "SELECT a FROM t WHERE id = 1 UNION SELECT user()", srv},
+		{"union datadir", "SELECT a FROM t WHERE id = 1 UNION ALL SELECT @@datadir", srv},
+		{"union without tables", "SELECT 1 UNION SELECT version()", srv},
+		{"union nested", "SELECT a FROM t WHERE id = 1 UNION SELECT concat(database(), 0x3a, current_user)", srv},
+		{"ascii substr", "SELECT a FROM t WHERE id = 1 AND ASCII(SUBSTR(user(), 1, 1)) > 64", srv},
+		{"ord mid", "SELECT a FROM t WHERE id = 1 AND ORD(MID(version(), 1, 1)) = 49", srv},
+		{"like", "SELECT a FROM t WHERE id = 1 AND user() LIKE 'root%'", srv},
+		{"regexp", "SELECT a FROM t WHERE id = 1 AND database() REGEXP '^s'", srv},
+		{"between", "SELECT a FROM t WHERE id = 1 AND connection_id() BETWEEN 1 AND 100", srv},
+		{"in list", "SELECT a FROM t WHERE id = 1 AND schema() IN ('shop', 'app')", srv},
+		{"length", "SELECT a FROM t WHERE id = length(database())", srv},
+		{"subquery compared", "SELECT a FROM t WHERE id = 1 AND (SELECT system_user()) LIKE 'r%'", srv},
+		{"variable in condition", "SELECT a FROM t WHERE id = 1 AND @@version_compile_os = 'Linux'", srv},
+		{"variable in select list", "SELECT a, @@hostname FROM t", srv},
+		{"global variable", "SELECT a FROM t WHERE id = 1 AND @@global.max_connections > 10", srv},
+		{"order by if", "SELECT a FROM t ORDER BY IF(session_user() LIKE 'r%', a, id)", srv},
+		{"owner column", "SELECT a FROM t WHERE owner = USER()", 0},
+		{"owner substring_index", "SELECT a FROM t WHERE owner = SUBSTRING_INDEX(CURRENT_USER(), '@', 1)", 0},
+		{"insert value", "INSERT INTO log (who, at) VALUES (CURRENT_USER(), NOW())", 0},
+		{"update set", "UPDATE t SET by_user = USER() WHERE id = 1", 0},
+		{"alone", "SELECT @@version", 0},
+		{"driver", "SELECT DATABASE(), USER() LIMIT 1", 0},
+		{"cli", "select @@version_comment limit 1", 0},
+		{"session variable in app statement", "SELECT a FROM t WHERE id = 1 AND @@session.sql_mode LIKE '%STRICT%'", 0},
+
+		// error-based
+		{"updatexml", "SELECT a FROM t WHERE id = 1 AND updatexml(1, concat(0x7e, (SELECT user())), 1)", eb},
+		{"extractvalue", "SELECT a FROM t WHERE id = 1 AND extractvalue(1, concat(0x7e, version()))", eb},
+		{"extractvalue column", "SELECT extractvalue(1, concat(0x7e, pw)) FROM users", eb},
+		{"extractvalue constant", "SELECT extractvalue(doc, '/a/b') FROM t", 0},
+		{"updatexml constant", "UPDATE t SET doc = updatexml(doc, '/a', '<b/>') WHERE id = 1", 0},
+		{"name_const", "SELECT * FROM (SELECT NAME_CONST(VERSION(), 1), NAME_CONST(VERSION(), 1)) a", eb},
+		{"name_const binlog", "INSERT INTO t VALUES (NAME_CONST('x', 5))", 0},
+		{"gtid_subset", "SELECT a FROM t WHERE id = 1 AND gtid_subset(concat(0x7e, user()), 1)", eb},
+		{"gtid_subtract", "SELECT gtid_subtract((SELECT pw FROM users LIMIT 1), 1)", eb},
+		{"exp bitneg", "SELECT a FROM t WHERE id = 1 AND exp(~(SELECT * FROM (SELECT user()) x))", eb},
+		{"exp column", "SELECT exp(rate) FROM t", 0},
+		{"bitneg minus", "SELECT a FROM t WHERE id = 1 AND !(SELECT * FROM (SELECT user()) x) - ~0", eb},
+		{"bitneg plus", "SELECT ~0 + (SELECT pw FROM users LIMIT 1)", eb},
+		{"huge literal", "SELECT a FROM t WHERE id = 1 AND (SELECT 2 FROM dual) + 18446744073709551615", eb},
+		{"bitneg constant", "SELECT ~0 + 1", 0},
+		{"group by rand alias", "SELECT count(*), concat(version(), floor(rand(0) * 2)) x FROM t GROUP BY x", eb},
+		{"group by rand expr", "SELECT count(*) FROM t GROUP BY concat((SELECT user()), floor(rand(0) * 2))", eb},
+		{"group by rand position", "SELECT concat(user(), floor(rand(0) * 2)), count(*) FROM t GROUP BY 1", eb},
+		{"order by rand", "SELECT a FROM t ORDER BY rand() LIMIT 1", 0},
+		{"json_keys", "SELECT a FROM t WHERE id = 1 AND json_keys((SELECT convert((SELECT concat(0x7e, user())) using utf8)))", eb},
+		{"json_extract subquery", "SELECT json_extract((SELECT pw FROM users LIMIT 1), '$.a')", eb},
+		{"json_extract column", "SELECT json_extract(doc, '$.a') FROM t", 0},
+		{"json_object", "SELECT json_object('k', (SELECT max(id) FROM t2)) FROM t", 0},
+		{"polygon", "SELECT a FROM t WHERE id = 1 AND polygon((SELECT * FROM (SELECT * FROM (SELECT user()) a) b))", eb},
+		{"multipoint", "SELECT multipoint((SELECT pw FROM users LIMIT 1))", eb},
+		{"linestring", "SELECT a FROM t WHERE id = 1 AND linestring(version())", eb},
+		{"geometry", "SELECT ST_AsText(POLYGON(LINESTRING(POINT(0, 0), POINT(1, 0), POINT(0, 1), POINT(0, 0))))", 0},
+		{"geohash", "SELECT a FROM t WHERE id = 1 AND ST_LatFromGeoHash(version())", eb},
+		{"geohash column", "SELECT ST_LatFromGeoHash(gh) FROM t", 0},
+		// in a routine's body too
+		{"procedure block", "CREATE PROCEDURE p() BEGIN SELECT updatexml(1, concat(0x7e, user()), 1); END", eb},
+		{"procedure body", "CREATE PROCEDURE p() SELECT a FROM t WHERE id = (SELECT count(*) FROM information_schema.tables)", cat},
+		{"prepared text", "PREPARE s FROM 'SELECT a FROM t WHERE id = 1 AND extractvalue(1, concat(0x7e, user()))'", eb},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := anyProbes(tt.sql); got != tt.want {
+				t.Errorf("%s\ngot probes %q, want %q", tt.sql, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWaitFacts(t *testing.T) {
+	tests := []struct {
+		name, sql       string
+		probe, long     bool
+		sleepSecondsMin float64
+	}{
+		{"master_gtid_wait without timeout", "SELECT master_gtid_wait('0-1-100')", false, true, 0},
+		{"master_gtid_wait short", "SELECT master_gtid_wait('0-1-100', 1)", false, false, 1},
+		{"master_gtid_wait long", "SELECT master_gtid_wait('0-1-100', 60)", false, true, 60},
+		{"master_gtid_wait in a condition", "SELECT a FROM t WHERE id = 1 AND master_gtid_wait('0-1-100', 1) = 0", true, false, 1},
+		{"master_pos_wait computed", "SELECT master_pos_wait('f', 4, (SELECT count(*) FROM t))", true, true, 0},
+		{"master_pos_wait next to a table", "SELECT master_pos_wait('f', 4, 1) FROM t", true, false, 1},
+		{"source_pos_wait", "SELECT source_pos_wait('f', 4)", false, true, 0},
+		{"wait_for_executed_gtid_set", "SELECT wait_for_executed_gtid_set('x', 100)", false, true, 100},
+		{"get_lock migration", "SELECT GET_LOCK('x', 10)", false, false, 0},
+		{"get_lock parameter", "SELECT GET_LOCK(?, ?)", false, false, 0},
+		{"get_lock for ever", "SELECT GET_LOCK('x', -1)", false, true, 0},
+		{"get_lock hours", "SELECT GET_LOCK('x', 3600)", false, true, 0},
+		{"get_lock computed", "SELECT GET_LOCK('x', (SELECT count(*) FROM users))", true, true, 0},
+		{"get_lock in a condition", "SELECT a FROM t WHERE id = 1 AND GET_LOCK('x', 5)", true, false, 0},
+		{"release_lock", "SELECT RELEASE_LOCK('x')", false, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sts := stmtsOf(tt.sql)
+			if len(sts) != 1 {
+				t.Fatalf("%s: %d statements", tt.sql, len(sts))
+			}
+			st := sts[0]
+			long := st.Effects&engine.EffLongSleep != 0
+			if st.TimeProbe != tt.probe || long != tt.long || st.SleepSeconds < tt.sleepSecondsMin {
+				t.Errorf("%s\ngot time_probe %v, long_sleep %v, %v s; want %v, %v, at least %v s",
+					tt.sql, st.TimeProbe, long, st.SleepSeconds, tt.probe, tt.long, tt.sleepSecondsMin)
+			}
+		})
+	}
+}
