@@ -75,26 +75,26 @@ func useDatabase(name string) string {
 // a routine name that is unqualified (dependent), a set operation (a
 // catalog arm: catalog_union), or an unqualified relation that it writes or
 // whose name is a credential table's or performance_schema's setup_
-// (effects.go tableEffects), or unqualified relations next to qualified
-// ones or probes (probes.go). A fact added that depends on reading a system
+// (effects.go tableEffects), or unqualified relations in a statement that
+// reads the catalog or has a probe's shape (probes.go). A fact added that depends on reading a system
 // database must be added here too; every other statement keeps its one
 // set of facts, and its cold path the cost of one walk.
 func mayDiffer(st *engine.StmtFacts, dependent bool) bool {
 	if dependent || st.UnionArms > 0 {
 		return true
 	}
-	unqualified, qualified := false, false
+	unqualified := false
 	for i := range st.Tables {
 		t := &st.Tables[i]
 		if t.Schema == "" && !t.CTE && (t.Write || credentialTables[t.Name] || strings.HasPrefix(t.Name, "setup_")) {
 			return true
 		}
 		unqualified = unqualified || t.Schema == "" && !t.CTE
-		qualified = qualified || t.Schema != ""
 	}
-	// probes.go: whether a statement reads both the catalog and an
-	// application table depends on what its unqualified names are.
-	return unqualified && (qualified || st.Probes != 0)
+	// probes.go: whether a statement that reads the catalog, or has a
+	// probe's shape, reads an application table depends on what its
+	// unqualified names are.
+	return unqualified && (st.Probes != 0 || catalogRead(st))
 }
 
 // inDatabases adds to st, which was filled for an application's database,
