@@ -91,13 +91,26 @@ func TestOversizedBeforeLogin(t *testing.T) {
 			h := newHarness(t)
 			h.tcp = true // the whole oversized response is written while the relay answers
 			h.run(t, tc.server, tc.client)
-			if n := h.counts[relay.ProtocolErrors].Load(); n != 1 {
-				t.Errorf("protocol errors counted: %d, want 1", n)
-			}
-			if n := strings.Count(h.logs.String(), "closing connection"); n != 1 {
-				t.Errorf("%d log lines say the connection closes, want 1:\n%s", n, h.logs)
-			}
+			checkCounted(t, h)
 		})
+	}
+	t.Run("a handshake response over the limit after TLS", func(t *testing.T) {
+		h, _, cli := tlsHarness(t)
+		h.run(t, []step{send(greeting(serverCaps)), expectClosed()},
+			[]step{expectFunc(checkTLSGreeting), send(sslRequest(clientCaps)), startTLS(cli, false),
+				send(hdr(wire.MaxFragment, 2)), tooLarge(3), expectClosed()})
+		checkCounted(t, h)
+	})
+}
+
+// checkCounted wants one protocol error counted and one log line.
+func checkCounted(t *testing.T, h *harness) {
+	t.Helper()
+	if n := h.counts[relay.ProtocolErrors].Load(); n != 1 {
+		t.Errorf("protocol errors counted: %d, want 1", n)
+	}
+	if n := strings.Count(h.logs.String(), "closing connection"); n != 1 {
+		t.Errorf("%d log lines say the connection closes, want 1:\n%s", n, h.logs)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -496,10 +497,22 @@ func FuzzReadHandshakePacket(f *testing.F) {
 	f.Add(greeting(serverCaps), false)
 	f.Add([]byte{0x16, 3, 1, 2, 0, 1, 0xfc, 3, 3}, true) // a ClientHello's first bytes
 	f.Add([]byte{0xff, 0xff, 0xff, 0}, false)
+	f.Add([]byte{0xff, 0xff, 0xff, 1, 0, 0}, true)
 	f.Add([]byte{5, 0, 0}, true)
 	f.Fuzz(func(t *testing.T, in []byte, fromClient bool) {
 		r := bytes.NewReader(in)
 		m, err := readHandshakePacket(iotest.OneByteReader(r), fromClient)
+		if len(in) >= wire.HeaderLen && int(in[0])|int(in[1])<<8|int(in[2])<<16 > preAuthMaxPacket &&
+			!(fromClient && in[0] == tlsRecordHandshake && in[1] == tlsMajor && in[2] >= 1 && in[2] <= 3) {
+			// too large: said at the header (the server answers it with
+			// ER_NET_PACKET_TOO_LARGE after this sequence id), nothing
+			// past it read
+			var big *packetTooLarge
+			if !errors.As(err, &big) || big.seq != int(in[3]) || r.Len() != len(in)-wire.HeaderLen {
+				t.Fatalf("%q: got %v with %d bytes left, want a packetTooLarge with sequence id %d after the header", in, err, r.Len(), in[3])
+			}
+			return
+		}
 		if err != nil {
 			return
 		}
