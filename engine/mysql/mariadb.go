@@ -70,6 +70,9 @@ import (
 //	DROP FUNCTION | TRIGGER | EVENT, SHOW CREATE   what unparsed.go's classifyLead gives
 //	  TRIGGER | FUNCTION | EVENT | PACKAGE, SHOW
 //	  PROCEDURE | FUNCTION CODE
+//	SHOW PACKAGE [BODY] STATUS [LIKE | WHERE]    SHOW PROCEDURE STATUS with its condition
+//	SHOW BINARY | MASTER LOGS, SHOW ENGINE e     utility (the server's state)
+//	  STATUS | MUTEX | LOGS
 //
 // Some forms have an expression where TiDB takes a literal or nothing; the
 // expression is then judged on its own, as SELECT e, and its facts are the
@@ -289,6 +292,26 @@ func (r *mread) simple(i, j int) (engine.StmtFacts, bool) {
 			return engine.StmtFacts{Kind: engine.KindUtility}, true
 		}
 		return engine.StmtFacts{}, false
+	case r.is(i, "show") && r.is(i+1, "package"):
+		// SHOW PACKAGE [BODY] STATUS [LIKE 'x' | WHERE expr] (mariadb-dump
+		// sends it): SHOW PROCEDURE STATUS's shape, its condition judged.
+		k := i + 2
+		if r.is(k, "body") {
+			k++
+		}
+		if !r.is(k, "status") {
+			return engine.StmtFacts{}, false
+		}
+		rest := ""
+		if k+1 < j {
+			rest = r.text[r.t[k+1].lo:r.t[j-1].hi]
+		}
+		return r.parseOne("SHOW PROCEDURE STATUS " + rest)
+	case r.is(i, "show") && r.isAny(i+1, "binary", "master") && r.is(i+2, "logs") && i+3 == j,
+		r.is(i, "show") && r.is(i+1, "engine") && r.isName(i+2) && r.isAny(i+3, "status", "mutex", "logs") && i+4 == j:
+		// SHOW BINARY LOGS, SHOW ENGINE INNODB STATUS: the server's own
+		// state, like SHOW MASTER STATUS and SHOW PROCESSLIST.
+		return engine.StmtFacts{Kind: engine.KindUtility}, true
 	case r.is(i, "show") && r.isAny(i+1, "procedure", "function") && r.is(i+2, "code"):
 		if r.name(i+3) == j {
 			return engine.StmtFacts{Kind: engine.KindUtility}, true
