@@ -610,6 +610,8 @@ func (r *mread) bodyStmt(i int, st *engine.StmtFacts) (end int, ok bool) {
 			return e, true // OPEN c()
 		}
 		return e, r.cond(i+3, e-1, st)
+	case r.is(i, "fetch") && r.is(i+1, "group") && r.is(i+2, "next") && r.is(i+3, "row"):
+		return i + 4, true // an aggregate function's next row
 	case r.is(i, "fetch"):
 		k := i + 1
 		if r.is(k, "next") {

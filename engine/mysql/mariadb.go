@@ -272,7 +272,7 @@ func (r *mread) simple(i, j int) (engine.StmtFacts, bool) {
 		return r.xa(i, j)
 	case r.is(i, "reset"):
 		return r.reset(i, j)
-	case r.isAny(i, "insert", "replace", "delete"):
+	case r.isAny(i, "insert", "replace", "delete", "explain", "describe", "desc"):
 		if st, ok := r.returning(i, j); ok {
 			return st, true
 		}
@@ -526,8 +526,11 @@ func (r *mread) returning(i, j int) (engine.StmtFacts, bool) {
 		if !ok {
 			continue
 		}
-		switch st.Kind {
-		case engine.KindInsert, engine.KindDelete:
+		switch {
+		case st.Kind == engine.KindInsert, st.Kind == engine.KindDelete:
+		case st.Kind == engine.KindExplain && !r.isAny(i, "insert", "replace", "delete"):
+			// EXPLAIN DELETE ... RETURNING list: what EXPLAIN makes
+			// of the DELETE, with the list's facts
 		default:
 			continue
 		}
@@ -600,6 +603,18 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			return "", false, false
 		}
 		add(edit{k, j, ""})
+	case r.is(i, "analyze") && !r.isAny(i+1, "table", "tables", "local", "no_write_to_binlog"):
+		// MariaDB's ANALYZE [FORMAT=JSON] stmt runs stmt and shows its
+		// plan: TiDB's EXPLAIN ANALYZE, which the walker judges as the
+		// statement it runs
+		k := i + 1
+		if r.is(k, "format") && r.kind(k+1) == '=' && r.kind(k+2) == tokWord {
+			k += 3
+		}
+		if !r.isAny(k, "select", "with", "update", "delete", "insert", "replace", "values") && r.kind(k) != '(' {
+			return "", false, false
+		}
+		add(edit{i, k, "EXPLAIN ANALYZE"})
 	case r.is(i, "analyze") && r.isAny(i+1, "table", "tables"):
 		for k := i + 2; k < j; k++ {
 			if r.is(k, "persistent") && r.is(k+1, "for") {
@@ -639,9 +654,63 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 		case t.is(r.text, "as") && r.kind(k+1) == tokWord && windowName(r.t[k+1].name(r.text)) && r.kind(k+2) != '(':
 			// an alias TiDB reserves (AS rank): a name to MariaDB
 			add(edit{k + 1, k + 2, "`" + r.t[k+1].name(r.text) + "`"})
-		case t.is(r.text, "if") && r.is(k+1, "exists") && (r.is(k-1, "constraint") || r.is(k-1, "key") && r.is(k-2, "foreign") || r.is(k-1, "check")):
-			// ALTER TABLE ... DROP CONSTRAINT | FOREIGN KEY IF EXISTS c
-			add(edit{k, k + 2, ""})
+		case t.is(r.text, "if") && r.isAny(i, "create", "alter", "drop", "rename") && !r.is(i+1, "procedure") &&
+			(r.is(k+1, "exists") || r.is(k+1, "not") && r.is(k+2, "exists")):
+			// DDL's IF [NOT] EXISTS where TiDB has none (ALTER TABLE IF
+			// EXISTS, ADD PRIMARY KEY IF NOT EXISTS, DROP CONSTRAINT
+			// IF EXISTS, CREATE VIEW IF NOT EXISTS, ...): whether the
+			// server errs when the object is there or not, not what
+			// the statement does to it (an expression's IF is a
+			// call: IF(...))
+			if r.is(k+1, "not") {
+				add(edit{k, k + 3, ""})
+			} else {
+				add(edit{k, k + 2, ""})
+			}
+		case t.is(r.text, "constraint") && r.is(k-1, "drop") && r.is(k+1, "primary") && r.is(k+2, "key"):
+			add(edit{k, k + 1, ""}) // DROP CONSTRAINT PRIMARY KEY
+		case t.is(r.text, "persistent") && r.kind(k-1) == ')' && r.isAny(i, "create", "alter"):
+			add(edit{k, k + 1, "STORED"}) // a generated column: AS (e) PERSISTENT
+		case t.is(r.text, "limit") && depth >= 0 && r.kind(k+1) == tokWord && !isDigits(r.text[r.t[k+1].lo:r.t[k+1].hi]) && !r.is(k+1, "rows") &&
+			(r.kind(k+2) != '.' && r.kind(k+2) != '('):
+			// LIMIT v, a routine's variable or parameter: a count
+			add(edit{k + 1, k + 2, "1"})
+			if r.kind(k+2) == ',' && r.kind(k+3) == tokWord && !isDigits(r.text[r.t[k+3].lo:r.t[k+3].hi]) {
+				add(edit{k + 3, k + 4, "1"})
+			}
+		case t.is(r.text, "offset") && r.kind(k+1) == tokWord && r.isAny(k+2, "row", "rows") && r.is(k+3, "fetch"):
+			// OFFSET n ROWS FETCH FIRST | NEXT [m] ROW | ROWS ONLY | WITH TIES
+			e, good := r.fetchFirst(k+3, j)
+			if !good {
+				return "", false, false
+			}
+			add(edit{k, e, "LIMIT " + e2s(r, k+1) + ", " + r.fetchCount(k+3)})
+		case t.is(r.text, "fetch") && r.isAny(k+1, "first", "next") && !r.isAny(k-3, "offset"):
+			e, good := r.fetchFirst(k, j)
+			if !good {
+				return "", false, false
+			}
+			add(edit{k, e, "LIMIT " + r.fetchCount(k)})
+		case t.is(r.text, "values") && r.kind(k+1) == '(' && (k == i || r.kind(k-1) == '(' || r.isAny(k-1, "union", "except", "intersect", "all", "distinct", "as") ||
+			r.isName(k-1) && r.is(i, "create") && r.is(i+1, "table")):
+			// a table value constructor, VALUES (row), ...: its
+			// expressions as one SELECT list
+			es, good := r.valuesRows(k, j)
+			if !good {
+				return "", false, false
+			}
+			eds = append(eds, es...)
+		case t.is(r.text, "into") && r.isAny(k+1, "outfile", "dumpfile") && r.kind(k+2) == tokString && r.isAny(i, "select") && depth == 0:
+			// SELECT list INTO OUTFILE 'f' [options] FROM ...: TiDB takes
+			// the clause at the end only
+			m := k + 3
+			for m < j && (r.kind(m) == tokWord || r.kind(m) == tokString) && !r.is(m, "from") {
+				m++
+			}
+			if r.is(m, "from") {
+				add(edit{k, m, ""})
+				add(edit{j, j, r.src(k, m)})
+			}
 		case t.is(r.text, "rows") && r.is(k+1, "examined") && r.kind(k+2) == tokWord:
 			// LIMIT [n] ROWS EXAMINED m: a bound on the work, not a fact
 			if r.is(k-1, "limit") {
@@ -1187,6 +1256,58 @@ func (r *mread) aggregateLimit(i, k int) bool {
 		}
 	}
 	return false
+}
+
+// fetchFirst returns the index after FETCH FIRST | NEXT [n] ROW | ROWS
+// ONLY | WITH TIES at k.
+func (r *mread) fetchFirst(k, j int) (int, bool) {
+	m := k + 2
+	if r.kind(m) == tokWord && isDigits(r.text[r.t[m].lo:r.t[m].hi]) {
+		m++
+	}
+	if !r.isAny(m, "row", "rows") {
+		return 0, false
+	}
+	m++
+	switch {
+	case r.is(m, "only"):
+		return m + 1, true
+	case r.is(m, "with") && r.is(m+1, "ties"):
+		return m + 2, true
+	}
+	return 0, false
+}
+
+// fetchCount is the n of FETCH FIRST n ROWS at k (1 without one).
+func (r *mread) fetchCount(k int) string {
+	if r.kind(k+2) == tokWord && isDigits(r.text[r.t[k+2].lo:r.t[k+2].hi]) {
+		return r.src(k+2, k+3)
+	}
+	return "1"
+}
+
+// e2s is the text of token k.
+func e2s(r *mread, k int) string { return r.src(k, k+1) }
+
+// valuesRows rewrites VALUES (a, b), (c, d) at k as SELECT a, b, c, d: the
+// rows' expressions, each judged where it is.
+func (r *mread) valuesRows(k, j int) ([]edit, bool) {
+	eds := []edit{{k, k + 1, "SELECT"}}
+	m := k + 1
+	for {
+		if r.kind(m) != '(' || r.kind(m+1) == ')' {
+			return nil, false
+		}
+		c := r.closeParen(m, j)
+		if c < 0 {
+			return nil, false
+		}
+		eds = append(eds, edit{m, m + 1, ""}, edit{c, c + 1, ""})
+		if r.kind(c+1) != ',' || r.kind(c+2) != '(' {
+			return eds, true
+		}
+		m = c + 2
+	}
 }
 
 // closeParen returns the index of the ")" that closes the "(" at k, or -1.

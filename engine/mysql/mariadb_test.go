@@ -64,6 +64,19 @@ func TestMariaDBFormsHaveCanonicalFacts(t *testing.T) {
 		{"percentile", "SELECT PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY a) OVER (PARTITION BY b) FROM t", "SELECT PERCENTILE_CONT(0.5), a, b FROM t"},
 		{"xa", "XA START 'x', 'y', 1", "BEGIN"},
 		{"check tables", "CHECK TABLES t", "ADMIN CHECK TABLE t"},
+		{"analyze statement", "ANALYZE FORMAT=JSON UPDATE t SET a = 1", "EXPLAIN ANALYZE UPDATE t SET a = 1"},
+		{"analyze select", "ANALYZE SELECT * FROM mysql.user", "EXPLAIN ANALYZE SELECT * FROM mysql.user"},
+		{"alter table if exists", "ALTER TABLE IF EXISTS t ADD PRIMARY KEY IF NOT EXISTS (a), ALTER COLUMN IF EXISTS b SET DEFAULT 1", "ALTER TABLE t ADD PRIMARY KEY (a), ALTER COLUMN b SET DEFAULT 1"},
+		{"create view if not exists", "CREATE VIEW IF NOT EXISTS v AS SELECT * FROM mysql.user", "CREATE VIEW v AS SELECT * FROM mysql.user"},
+		{"drop constraint primary key", "ALTER TABLE t DROP CONSTRAINT PRIMARY KEY", "ALTER TABLE t DROP PRIMARY KEY"},
+		{"persistent", "CREATE TABLE t (a INT, b INT AS (a + 1) PERSISTENT)", "CREATE TABLE t (a INT, b INT AS (a + 1) STORED)"},
+		{"limit variable", "SELECT a FROM t LIMIT lo, n", "SELECT a FROM t LIMIT 1, 1"},
+		{"fetch first", "SELECT a FROM t ORDER BY a OFFSET 1 ROWS FETCH FIRST 2 ROWS WITH TIES", "SELECT a FROM t ORDER BY a LIMIT 1, 2"},
+		{"fetch next only", "SELECT a FROM t ORDER BY a FETCH NEXT ROW ONLY", "SELECT a FROM t ORDER BY a LIMIT 1"},
+		{"values statement", "VALUES (1, (SELECT a FROM u)), (3, 4) UNION VALUES (5, 6)", "SELECT 1, (SELECT a FROM u), 3, 4 UNION SELECT 5, 6"},
+		{"values in", "SELECT a FROM t WHERE a IN (VALUES (1), (2))", "SELECT a FROM t WHERE a IN (SELECT 1, 2)"},
+		{"create table values", "CREATE TABLE t AS VALUES (7), (3)", "CREATE TABLE t AS SELECT 7, 3"},
+		{"into outfile before from", "SELECT a INTO OUTFILE '/tmp/x' FIELDS TERMINATED BY ',' FROM t", "SELECT a FROM t INTO OUTFILE '/tmp/x' FIELDS TERMINATED BY ','"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := analyze(tc.maria, engine.LexStats{})
