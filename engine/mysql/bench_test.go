@@ -75,6 +75,12 @@ func benchCold(b *testing.B, text string) {
 func BenchmarkVerdictColdPointSelect(b *testing.B) { benchCold(b, benchPointSelect) }
 func BenchmarkVerdictCold3Join(b *testing.B)       { benchCold(b, bench3Join) }
 
+// A write to an unqualified table: its facts in the system databases are
+// filled too (currentdb.go), unlike a read's.
+func BenchmarkVerdictColdPointUpdate(b *testing.B) {
+	benchCold(b, "UPDATE sbtest1 SET k=k+1 WHERE id=4990")
+}
+
 func benchBulkInsert(rows int) string {
 	var sb strings.Builder
 	sb.WriteString("INSERT INTO sbtest1 (id, k, c, pad) VALUES ")

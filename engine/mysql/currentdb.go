@@ -98,16 +98,39 @@ func mayDiffer(st *engine.StmtFacts, dependent bool) bool {
 }
 
 // inDatabases adds to st, which was filled for an application's database,
-// its facts in each of the server's own databases where they differ.
-func inDatabases(st *engine.StmtFacts, s ast.StmtNode) {
+// its facts in each of the server's own databases where they differ. When
+// only the relations it writes depend on the database (byTables), its
+// facts there are its tables resolved there, with their effects
+// (tableEffects); otherwise the statement is walked again in each.
+func inDatabases(st *engine.StmtFacts, s ast.StmtNode, dependent bool) {
+	byTables := !dependent && byTables(st)
+	var found [len(systemDatabases)]engine.DatabaseFacts // one allocation for all
+	n := 0
 	for _, db := range systemDatabases {
-		v := engine.StmtFacts{PrevKinds: st.PrevKinds}
-		fillStmtIn(&v, s, 0, db)
+		var v engine.StmtFacts
+		if byTables {
+			v = detached(*st)
+			v.Loc, v.Length = 0, 0 // the statement's place is st's
+			v.Tables = slices.Clone(st.Tables)
+			for i := range v.Tables {
+				if t := &v.Tables[i]; t.Schema == "" && !t.CTE {
+					t.Schema = db
+				}
+			}
+			tableEffects(&v)
+		} else {
+			v = engine.StmtFacts{PrevKinds: st.PrevKinds}
+			fillStmtIn(&v, s, 0, db)
+		}
 		if v.Effects == st.Effects && v.CatalogUnion == st.CatalogUnion && v.Probes == st.Probes {
 			continue
 		}
 		v.TimeProbe = v.TimeProbe || st.TimeProbe // a sleep stacked after another statement (stmtFacts)
-		st.InDatabase = append(st.InDatabase, engine.DatabaseFacts{Database: db, Facts: v})
+		found[n] = engine.DatabaseFacts{Database: db, Facts: v}
+		n++
+	}
+	if n > 0 {
+		st.InDatabase = append(st.InDatabase, found[:n]...)
 	}
 }
 
@@ -331,4 +354,20 @@ func unparsedInDatabase(st *engine.StmtFacts, text string, pc *piece) {
 		}
 		st.InDatabase[i].Facts.Effects |= add
 	}
+}
+
+// byTables reports whether what st does in another database follows from
+// its tables alone: no set operation (catalog_union), no probe and no
+// catalog read (probes.go), and no unqualified relation that it only reads
+// (which there could be a catalog read, or a probe's).
+func byTables(st *engine.StmtFacts) bool {
+	if st.UnionArms > 0 || st.Probes != 0 || catalogRead(st) {
+		return false
+	}
+	for i := range st.Tables {
+		if t := &st.Tables[i]; t.Schema == "" && !t.CTE && !t.Write {
+			return false
+		}
+	}
+	return true
 }

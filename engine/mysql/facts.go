@@ -121,7 +121,7 @@ func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 			st.TimeProbe = true // a sleep stacked after another statement
 		}
 		if db == "" && mayDiffer(&st, dependent) {
-			inDatabases(&st, s)
+			inDatabases(&st, s, dependent)
 		}
 		if u, ok := s.(*ast.UseStmt); ok {
 			db = useDatabase(u.DBName)
