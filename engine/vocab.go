@@ -482,4 +482,11 @@ type LexState struct {
 	// setting was sent and the server has not yet reported the outcome:
 	// the settings the text will be lexed with are not known.
 	Unconfirmed bool
+	// ServerVersion is the server's version as MySQL numbers it in
+	// executable comments (major*10000 + minor*100 + patch: 101119 for
+	// MariaDB 10.11.19, 80036 for MySQL 8.0.36), from its greeting, and
+	// MariaDB whether it is MariaDB; 0 when unknown (the dialect then
+	// reads text so that every supported server runs what it judges).
+	ServerVersion uint32
+	MariaDB       bool
 }

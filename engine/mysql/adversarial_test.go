@@ -69,6 +69,14 @@ func parseSessionSpec(spec string, s *engine.Session) error {
 			s.Lex.Unconfirmed = v == "1"
 		case "user":
 			s.User = v
+		case "server":
+			// server=mariadb-101119, server=mysql-80036: the greeting's
+			kind, ver, _ := strings.Cut(v, "-")
+			n, err := strconv.Atoi(ver)
+			if err != nil || (kind != "mariadb" && kind != "mysql") {
+				return fmt.Errorf("server=%q: want mariadb-NNNNNN or mysql-NNNNN", v)
+			}
+			s.Lex.ServerVersion, s.Lex.MariaDB = uint32(n), kind == "mariadb"
 		case "db":
 			s.Database = v
 		default:

@@ -81,6 +81,29 @@ type mode struct {
 	// highSpace is the byte above 0x7F that the client character set's
 	// lexer reads as a space (highSpace), 0 when none.
 	highSpace byte
+	// version is the server's version when known (engine.LexState's
+	// ServerVersion), and mariadb whether it is MariaDB: executable
+	// comments are then read as that server reads them (serverRuns).
+	version int
+	mariadb bool
+}
+
+// serverRuns reports whether the known server of m runs an executable
+// comment: /*! with a version of digits digits (0: none) v, or MariaDB's
+// /*M! (maria). MariaDB (sql/sql_lex.cc) runs /*!NNNNN up to its own
+// version but not 50700-99999 (MySQL 5.7 and 8 syntax it may lack), and
+// /*M!NNNNNN up to its own; MySQL runs /*!NNNNN up to its own and reads
+// /*M! as a plain comment.
+func (m mode) serverRuns(maria bool, digits, v int) bool {
+	switch {
+	case maria:
+		return m.mariadb && (digits == 0 || v <= m.version)
+	case digits == 0:
+		return true
+	case m.mariadb:
+		return v <= m.version && (v < 50700 || v > 99999)
+	}
+	return v <= m.version
 }
 
 // highSpace is the byte above 0x7F that is a space to the server's lexer in
@@ -198,6 +221,7 @@ func lexRead(sql []byte, l *engine.LexState) ([]byte, string, string, bool) {
 			m = parseMode(l.SQLMode)
 		}
 		m.highSpace = highSpace(l.ClientEncoding)
+		m.version, m.mariadb = int(l.ServerVersion), l.MariaDB
 	}
 	out, reason := canonical(sql, m)
 	if reason != "" {
@@ -366,14 +390,22 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 					j++
 					digits++
 				}
-				if digits > 5 {
+				if digits > 5 && !(m.version != 0 && m.mariadb && digits == 6) {
 					return nil, "an executable comment with a version of more than five digits (/*!NNNNNN) is read differently by MySQL and MariaDB"
+				}
+				if m.version != 0 && digits >= 5 && !m.serverRuns(false, digits, version(sql[i+3:j])) {
+					// The server skips it: a plain comment to it, and to
+					// the engine once the marker is blanked.
+					w.blank(i+2, j)
+					i = end + 2
+					continue
 				}
 				if reason := sameEnd(sql, j, end, m); reason != "" {
 					return nil, reason
 				}
-				// Fewer than five digits are no version: the text.
-				execBlank = digits < 5 || version(sql[i+3:j]) < everyServerRuns
+				// Fewer than five digits are no version: the text. A
+				// known server runs it (it did not skip it above).
+				execBlank = digits < 5 || version(sql[i+3:j]) < everyServerRuns || m.version != 0
 				if digits < 5 {
 					j = i + 3
 				}
@@ -395,13 +427,24 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 					i = end + 2
 					continue
 				}
+				known := m.version != 0
+				if known && !m.serverRuns(true, j-(i+4), version(sql[i+4:j])) {
+					w.blank(i+2, j) // a plain comment to the server
+					i = end + 2
+					continue
+				}
 				if reason := sameEnd(sql, j, end, m); reason != "" {
 					return nil, reason
 				}
-				w.set(i+2, '!')
-				w.blank(i+3, j)
+				if known {
+					// MariaDB, which runs it: its text, without markers.
+					w.blank(i, j)
+				} else {
+					w.set(i+2, '!')
+					w.blank(i+3, j)
+				}
 				i = j
-				execEnd, execBlank = end, false
+				execEnd, execBlank = end, known
 			case i+2 < n && sql[i+2] == '+':
 				for k := i + 3; k < end; k++ {
 					if q := sql[k]; q == '\'' || q == '"' || q == '`' {

@@ -365,3 +365,33 @@ func isSpace(c byte) bool {
 func isNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' || c >= 0x80
 }
+
+// versionID is a greeting's version ("10.11.19-MariaDB-0+deb12u1",
+// "8.0.36") as executable comments number it: major*10000 + minor*100 +
+// patch, 101119 and 80036; 0 when it does not read as one (the engine then
+// reads comments for every server).
+func versionID(v []byte) uint32 {
+	var parts [3]uint32
+	n, digits := 0, 0
+	for _, c := range v {
+		switch {
+		case c >= '0' && c <= '9':
+			parts[n] = parts[n]*10 + uint32(c-'0')
+			digits++
+			if digits > 2 && n > 0 || digits > 3 {
+				return 0
+			}
+		case c == '.' && n < 2 && digits > 0:
+			n, digits = n+1, 0
+		default:
+			if n != 2 || digits == 0 {
+				return 0
+			}
+			return parts[0]*10000 + parts[1]*100 + parts[2]
+		}
+	}
+	if n != 2 || digits == 0 {
+		return 0
+	}
+	return parts[0]*10000 + parts[1]*100 + parts[2]
+}

@@ -189,3 +189,25 @@ func TestLexStateUnknownCollation(t *testing.T) {
 		})
 	}
 }
+
+// TestVersionID: a greeting's version as executable comments number it.
+func TestVersionID(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want uint32
+	}{
+		{"10.11.19-MariaDB-0+deb12u1", 101119},
+		{"8.0.36", 80036},
+		{"5.7.44-log", 50744},
+		{"11.4.2-MariaDB", 110402},
+		{"10.11", 0},
+		{"x.y.z", 0},
+		{"", 0},
+		{"1000.1.1", 0},
+		{"10.100.1", 0},
+	} {
+		if got := versionID([]byte(tc.in)); got != tc.want {
+			t.Errorf("versionID(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}

@@ -27,6 +27,7 @@ package mysql
 // that moves it.
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -364,6 +365,9 @@ func (s *session) start() (release func(), ok bool) {
 		}
 	}
 	s.lex.mariadb, s.lex.greeting = h.MariaDB, h.Charset
+	// Executable comments are read as this server reads them (engine/mysql
+	// lex.go serverRuns).
+	s.sess.Lex.ServerVersion, s.sess.Lex.MariaDB = versionID(h.Version()), h.MariaDB || bytes.Contains(h.Version(), []byte("MariaDB"))
 	s.lex.charset = s.lex.clientCharset(uint16(r.Charset))
 	s.lex.login = s.lex.charset
 	s.sess.User, s.sess.Database, s.sess.Application = s.user, s.schema, s.app
