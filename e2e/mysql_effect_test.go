@@ -27,6 +27,7 @@ func TestMySQLEffectPrivilegesAndCurrentDatabase(t *testing.T) {
 	role := "fx_role_" + suffix
 	appDB := "fx_db_" + suffix
 	udf := "fx_udf_" + suffix
+	sysTable := "fx_sys_" + suffix
 	marker := "fx_attack_" + suffix
 	for _, q := range []string{
 		"create user '" + app + "'@'%' identified by '" + appPW + "'",
@@ -49,7 +50,7 @@ func TestMySQLEffectPrivilegesAndCurrentDatabase(t *testing.T) {
 		for _, q := range []string{
 			"drop user if exists '" + app + "'@'%'", "drop user if exists '" + victim + "'@'%'",
 			"drop user if exists '" + grantee + "'@'%'", "drop user if exists 'fx_renamed_" + suffix + "'@'%'",
-			"drop role if exists " + role, "drop database if exists " + appDB,
+			"drop role if exists " + role, "drop database if exists " + appDB, "drop table if exists sys." + sysTable,
 			"delete from mysql.func where name = '" + udf + "'",
 		} {
 			_, _ = direct.Exec(q)
@@ -74,6 +75,7 @@ func TestMySQLEffectPrivilegesAndCurrentDatabase(t *testing.T) {
 		one("table grants", "select count(*) from mysql.tables_priv where user = ?", grantee)
 		one("roles granted", "select count(*) from mysql.roles_mapping where user = ?", grantee)
 		one("registered functions", "select count(*) from mysql.func where name = ?", udf)
+		one("tables in sys", "select count(*) from information_schema.tables where table_schema = 'sys' and table_name = ?", sysTable)
 		rows, err := direct.Query("show grants for '" + grantee + "'@'%'")
 		if err != nil {
 			t.Fatal(err)
@@ -146,6 +148,14 @@ func TestMySQLEffectPrivilegesAndCurrentDatabase(t *testing.T) {
 		{"COM_CHANGE_USER into mysql, unqualified user", appDB, func(r *myRaw) { changeUser(r, app, appPW, "mysql") },
 			"select authentication_string from user", "no-credential-tables"},
 		{"SHOW CREATE USER", appDB, nil, "show create user root@localhost", "no-credential-tables"},
+		{"COM_INIT_DB mysql, EXECUTE IMMEDIATE of an unqualified read", appDB, func(r *myRaw) { initDB(r, "mysql") },
+			"execute immediate 'select authentication_string from user'", "no-credential-tables"},
+		{"USE mysql, PREPARE of GRANT ALL ON *", appDB, func(r *myRaw) { r.exec("use mysql") },
+			"prepare s from 'grant all on * to ''" + grantee + "''@''%'''", "no-privileged-grants"},
+		{"USE mysql, SET STATEMENT ... FOR an unqualified write", appDB, func(r *myRaw) { r.exec("use mysql") },
+			"set statement max_statement_time = 10 for update global_priv set priv = '{}' where user = '" + victim + "'", "no-catalog-writes"},
+		{"USE sys, CREATE TABLE", appDB, func(r *myRaw) { r.exec("use sys") }, "create table " + sysTable + " (a int)", "no-catalog-writes"},
+		{"GRANT ON PACKAGE in mysql", appDB, nil, "grant execute on package body `m_sql`.pk to " + to, "no-privileged-grants"},
 		{"SHOW GRANTS FOR another account", appDB, nil, "show grants for '" + victim + "'@'%'", "no-credential-tables"},
 	}
 	for i, a := range attacks {
@@ -203,6 +213,11 @@ func TestMySQLEffectPrivilegesAndCurrentDatabase(t *testing.T) {
 			if got := q(r, c[0]); got != c[1] {
 				t.Errorf("in mysql, %s: %q, want %q", c[0], got, c[1])
 			}
+		}
+		// The catalog as tools read it, from information_schema.
+		r.exec("use information_schema")
+		if got := q(r, "select count(*) from tables where table_schema = '"+appDB+"'"); got != "2" {
+			t.Errorf("in information_schema, the application's tables: %q, want 2", got)
 		}
 		r.exec("use " + appDB)
 		if got := q(r, "select name from user where id = 1"); got != "uno" {
