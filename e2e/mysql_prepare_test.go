@@ -6,6 +6,7 @@ package e2e
 // never reached it) and by the rows (checked on a direct connection).
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -253,5 +254,52 @@ func TestMySQLExecuteParamsTruncated(t *testing.T) {
 	log := generalLog(t, my)
 	if n := strings.Count(log, "Execute\tselect 42 /* "+marker); n != 1 {
 		t.Errorf("the general log has %d executions of the statement, want 1 (the whole block's):\n%s", n, linesWith(log, marker))
+	}
+}
+
+// TestMySQLBareParam: a prepared DELETE whose WHERE is a parameter on its
+// own deletes every row when the value bound is true. Through the binary
+// protocol (go-sql-driver without interpolation) the value is read: a true
+// one is blocked, a false one runs (and deletes nothing); EXECUTE ...
+// USING @v binds a value sqlfwd does not know: blocked.
+func TestMySQLBareParam(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	f := newPrepFixture(t, my)
+	db := myDB(t, my, d.addr, false)
+	mark := func(s string) string { return "DELETE FROM " + f.table + " WHERE ? /* bare_" + s + "_" + f.marker + " */" }
+	for _, v := range []any{1, "1", " 2x", 0.5} {
+		_, err := db.Exec(mark("true"), v)
+		wantMyBlocked(t, fmt.Sprintf("DELETE ... WHERE ? with %#v", v), err, "no-unfiltered-writes")
+	}
+	for _, v := range []any{0, "0", "abc", nil} {
+		if _, err := db.Exec(mark("false"), v); err != nil {
+			t.Errorf("DELETE ... WHERE ? with %#v: %v, want it run (it deletes nothing)", v, err)
+		}
+	}
+	if n := f.rows(); n != 3 {
+		t.Errorf("rows: %d, want 3", n)
+	}
+
+	r := f.login(d.addr)
+	if got := r.query("PREPARE s FROM '" + strings.ReplaceAll(mark("using"), "'", "''") + "'"); got != "OK" {
+		t.Fatalf("PREPARE: %q", got)
+	}
+	r.query("SET @t = 1, @f = 0")
+	wantRawBlocked(t, "EXECUTE USING a true variable", r.query("EXECUTE s USING @t"), "no-unfiltered-writes")
+	wantRawBlocked(t, "EXECUTE USING a false variable (not known to sqlfwd)", r.query("EXECUTE s USING @f"), "no-unfiltered-writes")
+	if n := f.rows(); n != 3 {
+		t.Errorf("rows after EXECUTE USING: %d, want 3", n)
+	}
+	log := generalLog(t, my)
+	for _, s := range []string{"true", "using"} {
+		for _, l := range strings.Split(linesWith(log, "bare_"+s+"_"+f.marker), "\n") {
+			if strings.Contains(l, "Execute") || strings.Contains(l, "EXECUTE") {
+				t.Errorf("the server ran it: %s", l)
+			}
+		}
+	}
+	if n := strings.Count(log, "bare_false_"+f.marker); n < 4 {
+		t.Errorf("the false ones: %d lines in the general log, want their executions", n)
 	}
 }

@@ -129,6 +129,7 @@ func (e *Engine) Judge(sql []byte, s *Session) Verdict {
 	v.SessionOps = len(tf.SQLOps) > 0
 	for i := range tf.Stmts {
 		v.DynamicSQL = v.DynamicSQL || tf.Stmts[i].DynamicSQL
+		v.BareParams = v.BareParams || len(tf.Stmts[i].BareParams) > 0
 	}
 	if l := e.learner.Load(); l != nil {
 		l.record(e.dialect, tf, string(sql), s)

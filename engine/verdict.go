@@ -71,6 +71,10 @@ type Verdict struct {
 	// server lexes the session's later text (SET NAMES gbk), cannot be
 	// known from the text (relay/mysql lexstate.go).
 	DynamicSQL bool
+	// BareParams is true when a statement of the text has a parameter
+	// that stands alone as a condition (StmtFacts.BareParams): an
+	// execution is judged with the values bound (JudgeBound).
+	BareParams bool
 }
 
 // Session is what the engine knows about the connection a statement came

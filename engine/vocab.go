@@ -189,6 +189,15 @@ type StmtFacts struct {
 	// to the end), for fingerprints.
 	Loc, Length int32
 
+	// BareParams are the statement's parameters (?) that stand alone as a
+	// condition, which the value bound at execution decides (bound.go);
+	// BareWhere holds kindUpdate and/or kindDelete when such a condition
+	// is an UPDATE's or DELETE's whole WHERE, BareOr is set when it is an
+	// arm of an OR.
+	BareParams []BareParam
+	BareWhere  KindSet
+	BareOr     bool
+
 	// InDatabase holds what the statement does instead when the session's
 	// current database (Session.Database, compared without case) is one of
 	// these: the database its unqualified names then resolve in (MySQL:
@@ -255,6 +264,11 @@ type TextFacts struct {
 	// SQLOps: what the text does to named session objects (PostgreSQL:
 	// engine/pgsql sqlprepare.go).
 	SQLOps []SQLOp
+
+	// bound: the facts with every bare parameter's condition always true
+	// (bound.go), made at most once.
+	boundOnce sync.Once
+	bound     *TextFacts
 
 	// Fingerprints are computed at most once per text, when a policy or a
 	// learner first needs them.

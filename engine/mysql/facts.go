@@ -188,6 +188,9 @@ func fillStmtIn(st *engine.StmtFacts, s ast.StmtNode, depth int, db string) bool
 	}
 	statementEffectsIn(st, s, db)
 	probes(st, s, w.probe)
+	if !planOnly {
+		bareParams(st, s) // params.go
+	}
 	return w.dependent
 }
 
@@ -713,6 +716,9 @@ func merge(st, in *engine.StmtFacts) {
 	st.Copy |= in.Copy
 	st.CopyDir |= in.CopyDir
 	st.Tautology = st.Tautology || in.Tautology
+	st.BareParams = append(st.BareParams, in.BareParams...) // one statement: the server prepares no more
+	st.BareWhere |= in.BareWhere
+	st.BareOr = st.BareOr || in.BareOr
 	st.CatalogUnion = st.CatalogUnion || in.CatalogUnion
 	st.TimeProbe = st.TimeProbe || in.TimeProbe
 	st.Probes |= in.Probes

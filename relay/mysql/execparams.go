@@ -20,7 +20,7 @@ import (
 
 // executeParams reads the parameter block of COM_STMT_EXECUTE payload p for
 // slot, and remembers the types it binds; false: it is malformed.
-func (s *session) executeParams(p []byte, slot int) bool {
+func (s *session) executeParams(p []byte, slot int) (wire.ExecuteParams, bool) {
 	s.mu.Lock()
 	params := int(s.memo.slots[slot].params)
 	s.mu.Unlock()
@@ -29,13 +29,13 @@ func (s *session) executeParams(p []byte, slot int) bool {
 	if err != nil {
 		s.env.Observer.Count(relay.ProtocolErrors, 1)
 		s.log.Warn("COM_STMT_EXECUTE refused: its parameter block does not hold the statement's parameters", "params", params, "bytes", len(p))
-		return false
+		return e, false
 	}
 	if e.NewTypes {
 		sl.types = append(sl.types[:0], e.Types...)
 	}
 	sl.long = sl.long[:0] // the server forgets the long data after an execution
-	return true
+	return e, true
 }
 
 // longData marks the parameter a COM_STMT_SEND_LONG_DATA sends: its value

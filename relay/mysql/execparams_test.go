@@ -73,3 +73,53 @@ func TestExecuteParams(t *testing.T) {
 		})
 	}
 }
+
+// A bare parameter (DELETE ... WHERE ?) is decided by the value bound: a
+// true one makes the DELETE WHERE-less and blocked, a false or NULL one
+// runs; EXECUTE ... USING binds values sqlfw does not know: blocked.
+func TestBoundBareParam(t *testing.T) {
+	const policy = "rules:\n  - {id: no-unfiltered, action: deny, match: {kind: [delete], without_where: true}}\n"
+	ll := []byte{wire.TypeLongLong, 0}
+	str := []byte{wire.TypeVarString, 0}
+	withLL := func(v byte) []byte {
+		return executeBlock(7, append(append([]byte{0, 1}, ll...), v, 0, 0, 0, 0, 0, 0, 0)...)
+	}
+	withStr := func(v string) []byte {
+		return executeBlock(7, append(append(append([]byte{0, 1}, str...), byte(len(v))), v...)...)
+	}
+	null := executeBlock(7, append([]byte{1, 1}, ll...)...)
+	blocked := func() step { return expectErr(1, errBlocked, "42000", "no-unfiltered") }
+	prep := prepare("delete from t where ?")
+	h := newHarness(t)
+	h.eng.Store(testEngine(t, policy))
+	srv, cli := login()
+	h.run(t, append(srv, expect(prep), send(prepareOKParams(7)),
+		expect(withLL(0)), send(ok(1, autocommit)), expect(null), send(ok(1, autocommit)),
+		expect(withStr("0.0abc")), send(ok(1, autocommit)),
+		expect(query("prepare s from delete from t where ?")), send(ok(1, autocommit)),
+		expect(pkt(0, wire.ComPing)), send(ok(1, autocommit))),
+		append(cli, send(prep), expect(prepareOKParams(7)),
+			send(withLL(1)), blocked(),
+			send(withLL(0)), expect(ok(1, autocommit)),
+			send(null), expect(ok(1, autocommit)),
+			send(withStr(" 1x")), blocked(),
+			send(withStr("0.0abc")), expect(ok(1, autocommit)),
+			send(query("prepare s from delete from t where ?")), expect(ok(1, autocommit)),
+			send(query("execute s using @v")), blocked(),
+			send(pkt(0, wire.ComPing)), expect(ok(1, autocommit))))
+}
+
+func TestStringTruth(t *testing.T) {
+	for _, tc := range []struct {
+		s          string
+		canT, canF bool
+	}{
+		{"1", true, false}, {"0", false, true}, {"", false, true}, {"abc", false, true}, {" 1", true, false},
+		{"-0.0", false, true}, {".5", true, false}, {"0x1", false, true}, {"1e3", true, false}, {"1e-400", true, true},
+		{"00", false, true}, {"\xd9\xa1", true, true},
+	} {
+		if tr, f := stringTruth([]byte(tc.s)); tr != tc.canT || f != tc.canF {
+			t.Errorf("%q: got (%v, %v), want (%v, %v)", tc.s, tr, f, tc.canT, tc.canF)
+		}
+	}
+}

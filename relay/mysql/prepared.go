@@ -21,6 +21,8 @@ package mysql
 // nothing in the steady state; a lookup is a scan of the slots.
 
 import (
+	"time"
+
 	"github.com/sqlfw/sqlfw/engine"
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
 )
@@ -156,6 +158,26 @@ func (s *session) memoUse(i int) (v engine.Verdict, blocked, judged bool) {
 		s.mu.Unlock()
 	}
 	return v, s.enforced(&v), judged
+}
+
+// memoBound judges an execution of slot i with the values of its
+// parameter block, as it was prepared (lexing state, database), and
+// reports it.
+func (s *session) memoBound(i int, e *wire.ExecuteParams) engine.Verdict {
+	sl := &s.memo.slots[i] // text, lex and db are toServer's
+	sess := s.sess
+	sess.Lex, sess.Database = sl.lex, sl.db
+	eng := s.env.Engine()
+	t0 := time.Now()
+	if eng.Policy().UsesTime() {
+		sess.At = t0
+	}
+	cpu0 := s.meter.EvalStart() // timing
+	v := eng.JudgeBound(sl.text, &sess, boundTruth(e))
+	el := time.Since(t0)
+	s.meter.EvalEnd(cpu0, el) // timing
+	s.obs.Judged(v, observeExecute, t0, el)
+	return v
 }
 
 // memoClose frees slot i: COM_STMT_CLOSE has no answer.

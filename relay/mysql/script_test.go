@@ -65,6 +65,15 @@ func (testDialect) Analyze(text string, lex engine.LexStats) *engine.TextFacts {
 			k = engine.KindTransaction
 		}
 		kinds := engine.KindSet(1 << k)
+		var bare []engine.BareParam
+		var bareWhere engine.KindSet
+		if strings.HasSuffix(strings.TrimSpace(strings.ToLower(st)), "where ?") {
+			// a bare parameter (engine/mysql params.go)
+			bare = []engine.BareParam{{Index: 0}}
+			if k == engine.KindDelete {
+				bareWhere = 1 << k
+			}
+		}
 		// SQL-level prepared statements, as engine/mysql reports them
 		// (sqlprepare.go): PREPARE name FROM <statement> has the kind of
 		// the statement it prepares too
@@ -74,6 +83,7 @@ func (testDialect) Analyze(text string, lex engine.LexStats) *engine.TextFacts {
 			inner := testDialect{}.Analyze(strings.Join(w[3:], " "), lex)
 			if len(inner.Stmts) > 0 {
 				kinds |= inner.Stmts[0].Kinds
+				bare, bareWhere = inner.Stmts[0].BareParams, inner.Stmts[0].BareWhere
 			}
 			tf.SQLOps = append(tf.SQLOps, engine.SQLOp{Kind: engine.SQLPrepare, Name: w[1], Stmt: i, InnerLo: loc, InnerHi: loc + len(st)})
 		case w[0] == "execute" && len(w) > 1 && w[1] != "immediate":
@@ -85,6 +95,7 @@ func (testDialect) Analyze(text string, lex engine.LexStats) *engine.TextFacts {
 			tf.SQLOps = append(tf.SQLOps, engine.SQLOp{Kind: engine.SQLCallRoutine, Stmt: i})
 		}
 		tf.Stmts = append(tf.Stmts, engine.StmtFacts{Kind: k, Kinds: kinds, Loc: int32(loc), Length: int32(len(st)),
+			BareParams: bare, BareWhere: bareWhere,
 			DynamicSQL: strings.Contains(strings.ToLower(st), "concat(")}) // text assembled at run time
 	}
 	return tf

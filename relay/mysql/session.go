@@ -1012,8 +1012,18 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 			if blocked {
 				return s.block(fr, m, seq, &v)
 			}
-			if cmd == wire.ComStmtExecute && !s.executeParams(p, slot) {
-				return s.dropAnswer(fr, m, pending{seq: seq, code: errWrongArguments, sqlstate: sqlstateGeneral, msg: msgWrongArguments})
+			if cmd == wire.ComStmtExecute {
+				e, ok := s.executeParams(p, slot)
+				if !ok {
+					return s.dropAnswer(fr, m, pending{seq: seq, code: errWrongArguments, sqlstate: sqlstateGeneral, msg: msgWrongArguments})
+				}
+				if v.BareParams {
+					// a condition that is a parameter on its own: decided
+					// by the value bound (bound.go)
+					if v = s.memoBound(slot, &e); s.enforced(&v) {
+						return s.block(fr, m, seq, &v)
+					}
+				}
 			}
 			if sl := &s.memo.slots[slot]; cmd != wire.ComStmtFetch {
 				// a prepared SET NAMES or SET sql_mode, a prepared USE

@@ -213,8 +213,13 @@ func (s *session) namesJudged(sql []byte, v engine.Verdict, eng *engine.Engine) 
 		case engine.SQLDeallocate:
 			defs = append(defs, nameOp{kind: engine.SQLDeallocate, name: o.Name})
 		case engine.SQLExecute:
-			if preparedHere(defs, o.Name) {
-				continue // its PREPARE is a statement of this text, judged with it
+			if r := preparedHere(defs, o.Name); r != nil {
+				// its PREPARE is a statement of this text, judged with it;
+				// alone, for the values EXECUTE binds
+				if r.v.BareParams || v.BareParams {
+					v = s.stronger(v, s.recordsVerdict([]*nameRec{r}, 0))
+				}
+				continue
 			}
 			v = s.stronger(v, s.executeVerdict(o.Name, 0))
 		case engine.SQLCallRoutine:
@@ -226,13 +231,13 @@ func (s *session) namesJudged(sql []byte, v engine.Verdict, eng *engine.Engine) 
 	return v, defs
 }
 
-// preparedHere: defs (the operations before) prepare name, unless a later
-// one deallocates it.
-func preparedHere(defs []nameOp, name string) bool {
-	here := false
+// preparedHere returns the record of name that defs (the operations
+// before) prepare, unless a later one deallocates it.
+func preparedHere(defs []nameOp, name string) *nameRec {
+	var here *nameRec
 	for _, d := range defs {
 		if d.name == name {
-			here = d.kind == engine.SQLPrepare
+			here = d.rec
 		}
 	}
 	return here
@@ -304,7 +309,8 @@ func (s *session) recordVerdict(r *nameRec) engine.Verdict {
 		sess.At = t0
 	}
 	cpu0 := s.meter.EvalStart() // timing
-	v = cur.Judge(r.text, &sess)
+	// EXECUTE ... USING binds values sqlfw does not know (bound.go)
+	v = cur.JudgeBound(r.text, &sess, engine.UnknownParams)
 	el := time.Since(t0)
 	s.meter.EvalEnd(cpu0, el) // timing
 	s.obs.Judged(v, observeExecute, t0, el)
