@@ -371,3 +371,66 @@ func byTables(st *engine.StmtFacts) bool {
 	}
 	return true
 }
+
+// callEffects: the sys schema's procedures that change performance_schema's
+// instruments and consumers (ps_setup_disable_instrument('%'), ...,
+// ps_setup_reset_to_default, ps_setup_reload_saved) or empty its history
+// (ps_truncate_all_tables) change what the server records, whether named
+// sys.p or p in a session whose database is sys (db). The ps_setup_show_*
+// procedures only read.
+func callEffects(x *ast.CallStmt, db string) engine.EffectSet {
+	if x.Procedure == nil {
+		return 0
+	}
+	schema := x.Procedure.Schema.L
+	if schema == "" {
+		schema = db
+	}
+	name := x.Procedure.FnName.L
+	if schema == "sys" && (strings.HasPrefix(name, "ps_setup_") && !strings.HasPrefix(name, "ps_setup_show_") || name == "ps_truncate_all_tables") {
+		return engine.EffDisablesLogging
+	}
+	return 0
+}
+
+// tablesInDatabases settles the facts in each system database of a
+// statement read by mariadb.go: those its parsed parts brought (merge), made
+// to agree with the whole statement's, and, from its table list, what its
+// unqualified relations do there (a trigger's table, a RETURNING
+// statement's target): the facts byTables gives.
+func tablesInDatabases(st *engine.StmtFacts) {
+	if len(st.InDatabase) == 0 && !slices.ContainsFunc(st.Tables, func(t engine.TableRef) bool { return t.Schema == "" && !t.CTE }) {
+		return
+	}
+	var found [len(systemDatabases)]engine.DatabaseFacts
+	n := 0
+	for _, db := range systemDatabases {
+		i := slices.IndexFunc(st.InDatabase, func(d engine.DatabaseFacts) bool { return d.Database == db })
+		var v engine.StmtFacts
+		if i >= 0 {
+			v = st.InDatabase[i].Facts
+		} else {
+			v = detached(*st)
+			v.Loc, v.Length = 0, 0
+		}
+		v.PrevKinds = st.PrevKinds
+		v.Kinds |= st.Kinds
+		v.Effects |= st.Effects
+		v.TimeProbe = v.TimeProbe || st.TimeProbe
+		v.Tables = slices.Clone(v.Tables)
+		for k := range v.Tables {
+			if t := &v.Tables[k]; t.Schema == "" && !t.CTE {
+				t.Schema = db
+			}
+		}
+		tableEffects(&v)
+		if i >= 0 || v.Effects != st.Effects || v.CatalogUnion != st.CatalogUnion || v.Probes != st.Probes {
+			found[n] = engine.DatabaseFacts{Database: db, Facts: v}
+			n++
+		}
+	}
+	st.InDatabase = nil
+	if n > 0 {
+		st.InDatabase = append(st.InDatabase, found[:n]...)
+	}
+}

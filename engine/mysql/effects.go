@@ -113,6 +113,8 @@ func statementEffectsIn(st *engine.StmtFacts, s ast.StmtNode, db string) {
 		}
 	case *ast.GrantStmt:
 		st.Effects |= grantEffects(x, db)
+	case *ast.CallStmt:
+		st.Effects |= callEffects(x, db)
 	case *ast.GrantProxyStmt:
 		st.Effects |= engine.EffGrantsPrivilege // lets a user act as another
 	case *ast.GrantRoleStmt:

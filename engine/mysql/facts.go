@@ -401,6 +401,10 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		if grantDependent(x) {
 			w.dependent = true
 		}
+	case *ast.CallStmt:
+		if x.Procedure != nil && x.Procedure.Schema.L == "" {
+			w.dependent = true // CALL p: the current database's p
+		}
 	case *ast.VariableAssignment:
 		setting(st, x)
 	case *ast.VariableExpr:

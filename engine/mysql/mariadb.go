@@ -143,8 +143,12 @@ func readMariaDB(text string) ([]engine.StmtFacts, bool) {
 			st.TimeProbe = true // a sleep stacked after another statement (stmtFacts)
 		}
 		prev |= 1 << st.Kind
+		tablesInDatabases(&st)
 		out = append(out, st)
 		// A body's statements follow their program: not stacked ones.
+		for k := range r.inner {
+			tablesInDatabases(&r.inner[k])
+		}
 		out = append(out, r.inner...)
 		r.inner = r.inner[:0]
 		i = end
