@@ -3,6 +3,8 @@ package mysql
 import (
 	"testing"
 
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
 	"github.com/sqlfw/sqlfw/engine"
 )
 
@@ -161,4 +163,32 @@ func TestWaitFacts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkVerdictColdSearched: a cold verdict of a statement that makes the
+// probe search run (it calls USER()), against VerdictColdPointSelect, which
+// does not (docs/performance.md).
+func BenchmarkVerdictColdSearched(b *testing.B) {
+	benchCold(b, "SELECT c FROM sbtest1 WHERE id = 4990 AND owner = USER()")
+}
+
+// BenchmarkProbeSearch3Join: the probe search alone over a parsed 3-way join
+// that calls a function it looks at.
+func BenchmarkProbeSearch3Join(b *testing.B) {
+	const q = "SELECT o.id, c.name FROM orders o JOIN customers c ON c.id = o.customer_id JOIN order_lines l ON l.order_id = o.id WHERE o.owner = CURRENT_USER() AND o.created > '2024-01-01' ORDER BY o.id LIMIT 20"
+	parse(q, func(stmts []ast.StmtNode, err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		var st engine.StmtFacts
+		fillStmt(&st, stmts[0], 0)
+		b.ReportAllocs()
+		for b.Loop() {
+			st.Probes = 0
+			probes(&st, stmts[0], true)
+		}
+		if st.Probes != 0 {
+			b.Fatal(st.Probes)
+		}
+	})
 }
