@@ -251,7 +251,7 @@ func (r *mread) typ(i int) int {
 	i++
 	for {
 		switch {
-		case r.isAny(i, "precision", "varying", "unsigned", "signed", "zerofill", "binary", "ascii", "unicode", "byte",
+		case r.isAny(i, "precision", "varying", "unsigned", "signed", "zerofill", "binary", "ascii", "unicode", "byte", "int", "integer",
 			"varchar", "varcharacter", "char", "character", "varbinary", "national", "nchar", "nvarchar") &&
 			!(r.is(i, "character") && r.is(i+1, "set")):
 			i++
@@ -817,7 +817,7 @@ func (r *mread) condStmt(i int, st *engine.StmtFacts) (int, bool) {
 		// and item names
 		for k := i + 1; k < e; k++ {
 			switch r.kind(k) {
-			case tokWord, tokIdent, '@', '=', ',':
+			case tokWord, tokIdent, '@', '=', ',', '-':
 			default:
 				return 0, false
 			}

@@ -133,9 +133,11 @@ func statementEffectsIn(st *engine.StmtFacts, s ast.StmtNode, db string) {
 		// The roles an account's sessions start with, for its next login.
 		st.Effects |= engine.EffGrantsPrivilege
 	case *ast.CreateViewStmt:
-		if x.Definer != nil && !x.Definer.CurrentUser {
+		if x.Definer != nil && !x.Definer.CurrentUser && x.Security != ast.SecurityInvoker {
 			// DEFINER = another account, SQL SECURITY DEFINER (the
 			// default): whoever queries the view reads as that account.
+			// (SQL SECURITY INVOKER: as the one who queries it, as
+			// unparsed.go's recognizer has it.)
 			st.Effects |= engine.EffChangesIdentity
 		}
 	case *ast.CreateTableStmt:

@@ -274,6 +274,19 @@ func (r *mread) simple(i, j int) (engine.StmtFacts, bool) {
 		return r.orReplace(i, j)
 	case r.is(i, "xa"):
 		return r.xa(i, j)
+	case r.is(i, "alter") && r.alterView(i, j):
+		// ALTER [ALGORITHM = a] [DEFINER = u] [SQL SECURITY x] VIEW v AS
+		// select: what CREATE OR REPLACE VIEW of the same makes it,
+		// altered
+		st, ok := r.parseOne("CREATE OR REPLACE " + r.src(i+1, j))
+		if !ok {
+			st, ok = r.rewriteParse(i+1, j, "CREATE OR REPLACE ")
+		}
+		if !ok || st.Object != "view" {
+			return st, false
+		}
+		st.Verb = engine.VerbAlter
+		return st, true
 	case r.is(i, "reset"):
 		return r.reset(i, j)
 	case r.isAny(i, "insert", "replace", "delete", "explain", "describe", "desc"):
@@ -431,6 +444,24 @@ func (r *mread) reset(i, j int) (engine.StmtFacts, bool) {
 	}
 	st.Effects |= engine.EffSignalsServer
 	return st, k == j
+}
+
+// alterView reports whether the ALTER at i alters a view.
+func (r *mread) alterView(i, j int) bool {
+	k := i + 1
+	for n := 0; n < 4 && k < j; n++ {
+		switch {
+		case r.is(k, "algorithm") && r.kind(k+1) == '=':
+			k += 3
+		case r.is(k, "definer"):
+			if k = r.account(k + 1); k < 0 {
+				return false
+			}
+		case r.is(k, "sql") && r.is(k+1, "security"):
+			k += 3
+		}
+	}
+	return r.is(k, "view")
 }
 
 // xa is XA START | BEGIN | END | PREPARE | COMMIT | ROLLBACK | RECOVER
@@ -715,6 +746,14 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 				add(edit{k, m, ""})
 				add(edit{j, j, r.src(k, m)})
 			}
+		case t.is(r.text, "character") && r.is(k+1, "set") && r.kind(k-1) == tokString && r.isAny(k-2, "outfile", "dumpfile"),
+			t.is(r.text, "charset") && r.kind(k-1) == tokString && r.isAny(k-2, "outfile", "dumpfile"):
+			// INTO OUTFILE 'f' CHARACTER SET cs: how the file is written
+			if t.is(r.text, "charset") {
+				add(edit{k, k + 2, ""})
+			} else {
+				add(edit{k, k + 3, ""})
+			}
 		case t.is(r.text, "rows") && r.is(k+1, "examined") && r.kind(k+2) == tokWord:
 			// LIMIT [n] ROWS EXAMINED m: a bound on the work, not a fact
 			if r.is(k-1, "limit") {
@@ -777,6 +816,92 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 				return "", false, false
 			}
 			add(edit{k, m, ""})
+		case t.is(r.text, "escape") && r.kind(k+1) == tokWord && r.kind(k+2) != '(' && r.kind(k+2) != '.':
+			// LIKE p ESCAPE 0x5c: a literal TiDB takes only as a string
+			f, good := r.expr(k+1, k+2)
+			if !good {
+				return "", false, false
+			}
+			r.extra = append(r.extra, f)
+			add(edit{k + 1, k + 2, "'!'"})
+		case t.is(r.text, "match") && r.isName(k+1) && r.kind(k+1) != '(' && r.matchColumns(k+1, j) > 0:
+			// MATCH a, b AGAINST (...): MATCH (a, b) AGAINST (...)
+			e := r.matchColumns(k+1, j)
+			add(edit{k + 1, k + 1, "("})
+			add(edit{e, e, ")"})
+		case t.is(r.text, "last_value") && r.kind(k+1) == '(' && !r.is(r.closeParen(k+1, j)+1, "over"):
+			// MariaDB's LAST_VALUE(e, ...) function, not the window one
+			add(edit{k, k + 1, "`last_value`"})
+		case t.kind == tokWord && r.isAny(k, "json_arrayagg") && r.kind(k+1) == '(':
+			// JSON_ARRAYAGG([DISTINCT] e [ORDER BY l] [LIMIT n]): TiDB has
+			// neither DISTINCT nor ORDER BY in it; l is judged on its own
+			e := r.closeParen(k+1, j)
+			if e < 0 {
+				return "", false, false
+			}
+			if r.is(k+2, "distinct") {
+				add(edit{k + 2, k + 3, ""})
+			}
+			d := 0
+			for m := k + 2; m < e; m++ {
+				switch r.kind(m) {
+				case '(':
+					d++
+				case ')':
+					d--
+				}
+				if d == 0 && r.is(m, "order") && r.is(m+1, "by") {
+					end := e
+					for x := m + 2; x < e; x++ {
+						if r.is(x, "limit") {
+							end = x
+							break
+						}
+					}
+					f, good := r.windowSpec(r.src(m, end)) // ORDER BY l [ASC | DESC], ...
+					if !good {
+						return "", false, false
+					}
+					r.extra = append(r.extra, f)
+					add(edit{m, end, ""})
+					break
+				}
+			}
+		case t.is(r.text, "exclude") && depth > 0 && (r.is(k+1, "no") && r.is(k+2, "others") || r.is(k+1, "current") && r.is(k+2, "row")):
+			add(edit{k, k + 3, ""}) // a window frame's EXCLUDE
+		case t.is(r.text, "exclude") && depth > 0 && r.isAny(k+1, "group", "ties") && r.kind(k+2) == ')':
+			add(edit{k, k + 2, ""})
+		case t.kind == tokWord && windowName(t.name(r.text)) && r.kind(k+1) != '(' && !r.is(k-1, "as"):
+			// a column named rank, lead, ...: a name to MariaDB
+			add(edit{k, k + 1, "`" + t.name(r.text) + "`"})
+		case t.kind == tokWord && r.isAny(k, "generated", "row", "rows", "groups") && r.isAny(i, "create", "alter") &&
+			(r.kind(k-1) == '(' || r.kind(k-1) == ',' || r.isAny(k-1, "add", "column", "modify", "change")) && r.kind(k+1) == tokWord && !r.isAny(k+1, "always", "format"):
+			// a column named so (TiDB reserves the word, MariaDB does not)
+			add(edit{k, k + 1, "`" + t.name(r.text) + "`"})
+		case t.is(r.text, "with") && r.is(k+1, "query") && r.is(k+2, "expansion") && r.is(k-1, "mode"):
+			// MATCH ... AGAINST (... IN BOOLEAN MODE WITH QUERY EXPANSION)
+			add(edit{k, k + 3, ""})
+		case t.is(r.text, "local") && k == i+1 && r.is(i, "show"):
+			add(edit{k, k + 1, "SESSION"}) // SHOW LOCAL VARIABLES | STATUS
+		case t.is(r.text, "default") && r.isAny(i, "create", "alter") && (r.kind(k+1) == '(' || r.kind(k+1) == tokWord && r.kind(k+2) == '(') && !r.is(k-1, "character"):
+			// a column's DEFAULT (e) or DEFAULT f(...), which TiDB takes
+			// only for a few functions: e is judged on its own
+			open := k + 1
+			if r.kind(open) != '(' {
+				open++
+			}
+			e := r.closeParen(open, j)
+			if e < 0 {
+				return "", false, false
+			}
+			f, good := r.expr(k+1, e+1)
+			if !good {
+				return "", false, false
+			}
+			r.extra = append(r.extra, f)
+			add(edit{k + 1, e + 1, "NULL"})
+		case t.is(r.text, "as") && r.isAny(k+1, "nchar", "nvarchar"):
+			add(edit{k + 1, k + 2, "CHAR"})
 		case t.is(r.text, "escape") && r.kind(k+1) == '(':
 			// LIKE p ESCAPE (e): TiDB takes a literal only. The
 			// escape character does not change what the text does; e's
@@ -872,6 +997,8 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 				} else {
 					add(edit{k, k + 1, "utf8mb4_general_ci"})
 				}
+			} else if t.kind == tokString && isNameWord(co) {
+				add(edit{k, k + 1, co}) // COLLATE 'name': the name
 			}
 		case t.is(r.text, "json_table") && r.kind(k+1) == '(':
 			e, good := r.jsonTable(k, j)
@@ -1312,6 +1439,35 @@ func (r *mread) valuesRows(k, j int) ([]edit, bool) {
 		}
 		m = c + 2
 	}
+}
+
+// matchColumns returns the index after MATCH's a, b, ... at k when
+// AGAINST follows them, or -1.
+func (r *mread) matchColumns(k, j int) int {
+	for m := k; m < j; {
+		e := r.name(m)
+		if e < 0 {
+			return -1
+		}
+		if r.is(e, "against") {
+			return e
+		}
+		if r.kind(e) != ',' {
+			return -1
+		}
+		m = e + 1
+	}
+	return -1
+}
+
+// isNameWord reports whether w is spelt as a bare name.
+func isNameWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if !isIdentByte(w[i]) {
+			return false
+		}
+	}
+	return w != ""
 }
 
 // closeParen returns the index of the ")" that closes the "(" at k, or -1.

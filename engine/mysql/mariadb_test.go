@@ -76,6 +76,16 @@ func TestMariaDBFormsHaveCanonicalFacts(t *testing.T) {
 		{"values statement", "VALUES (1, (SELECT a FROM u)), (3, 4) UNION VALUES (5, 6)", "SELECT 1, (SELECT a FROM u), 3, 4 UNION SELECT 5, 6"},
 		{"values in", "SELECT a FROM t WHERE a IN (VALUES (1), (2))", "SELECT a FROM t WHERE a IN (SELECT 1, 2)"},
 		{"create table values", "CREATE TABLE t AS VALUES (7), (3)", "CREATE TABLE t AS SELECT 7, 3"},
+		{"default expression", "CREATE TABLE t (a TEXT, b BLOB DEFAULT COMPRESS(a), c INT DEFAULT (a + 1))", "CREATE TABLE t (a TEXT, b BLOB DEFAULT NULL, c INT DEFAULT NULL) SELECT COMPRESS(a), (a + 1)"},
+		{"column named generated", "CREATE TABLE t (generated TINYINT, row INT, rank INT)", "CREATE TABLE t (`generated` TINYINT, `row` INT, `rank` INT)"},
+		{"match without parentheses", "SELECT * FROM t WHERE MATCH a, b AGAINST ('x' IN BOOLEAN MODE WITH QUERY EXPANSION)", "SELECT * FROM t WHERE MATCH (a, b) AGAINST ('x' IN BOOLEAN MODE)"},
+		{"json_arrayagg distinct order", "SELECT JSON_ARRAYAGG(DISTINCT a ORDER BY b DESC) FROM t", "SELECT JSON_ARRAYAGG(a), b FROM t"},
+		{"last_value function", "SELECT LAST_VALUE(@a := 1, a) FROM t", "SELECT `last_value`(@a := 1, a) FROM t"},
+		{"escape hex", "SELECT a LIKE 'x' ESCAPE 0x5c FROM t", "SELECT a LIKE 'x' ESCAPE '!' FROM t WHERE 0x5c"},
+		{"frame exclude", "SELECT COUNT(*) OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE NO OTHERS) FROM t", "SELECT COUNT(*) OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM t"},
+		{"show local", "SHOW LOCAL VARIABLES LIKE 'sql_mode'", "SHOW SESSION VARIABLES LIKE 'sql_mode'"},
+		{"outfile charset", "SELECT a FROM t INTO OUTFILE 'f' CHARACTER SET ucs2", "SELECT a FROM t INTO OUTFILE 'f'"},
+		{"cast nchar", "SELECT CAST(a AS NCHAR(2)) FROM t", "SELECT CAST(a AS CHAR(2)) FROM t"},
 		{"into outfile before from", "SELECT a INTO OUTFILE '/tmp/x' FIELDS TERMINATED BY ',' FROM t", "SELECT a FROM t INTO OUTFILE '/tmp/x' FIELDS TERMINATED BY ','"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,6 +101,24 @@ func TestMariaDBFormsHaveCanonicalFacts(t *testing.T) {
 				t.Errorf("%q: located at %d+%d, want the whole original text", tc.maria, st.Loc, st.Length)
 			}
 		})
+	}
+}
+
+// TestMariaDBAlterView: ALTER VIEW has the facts of CREATE OR REPLACE VIEW
+// of the same, with the verb alter.
+func TestMariaDBAlterView(t *testing.T) {
+	got := analyze("ALTER ALGORITHM = MERGE VIEW v AS SELECT a FROM t", engine.LexStats{})
+	want := analyze("CREATE OR REPLACE ALGORITHM = MERGE VIEW v AS SELECT a FROM t", engine.LexStats{})
+	if got.ParseError || len(got.Stmts) != 1 || len(want.Stmts) != 1 {
+		t.Fatalf("got %+v, want one statement", got)
+	}
+	g, w := stripLoc(got.Stmts)[0], stripLoc(want.Stmts)[0]
+	if g.Verb != engine.VerbAlter || g.Object != "view" {
+		t.Errorf("verb %v object %q, want alter view", g.Verb, g.Object)
+	}
+	w.Verb = engine.VerbAlter
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("got %+v\nwant %+v", g, w)
 	}
 }
 
