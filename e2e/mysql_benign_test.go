@@ -208,19 +208,20 @@ func TestMySQLExecuteImmediate(t *testing.T) {
 
 // dumpDatabase makes a database with what a DBA dumps: tables with rows
 // (text with quotes, backslashes and Chinese), a foreign key, a view, a
-// trigger, a procedure and a function, all defined by the test's account
-// as mariadb-dump writes them (DEFINER=account).
+// trigger, a procedure, a function and an event, all defined by the test's
+// account, which mariadb-dump writes as DEFINER=account.
 func dumpDatabase(t *testing.T, my myEnv, name string) {
 	t.Helper()
 	script := strings.ReplaceAll(`DROP DATABASE IF EXISTS DB; CREATE DATABASE DB; USE DB;
 CREATE TABLE t (id INT PRIMARY KEY AUTO_INCREMENT, name VARCHAR(50) NOT NULL, price DECIMAL(10,2), KEY k_name (name)) DEFAULT CHARSET=utf8mb4;
 CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, tid INT, note TEXT, FOREIGN KEY (tid) REFERENCES t(id) ON DELETE CASCADE);
 INSERT INTO t (name, price) VALUES ('apple', 1.5), ('中文', 2.25), ('it''s', NULL), ('back\\slash', 3);
-CREATE SQL SECURITY INVOKER VIEW v AS SELECT id, name FROM t WHERE price > 1;
+CREATE VIEW v AS SELECT id, name FROM t WHERE price > 1;
 DELIMITER //
 CREATE TRIGGER t_ai AFTER INSERT ON t FOR EACH ROW BEGIN INSERT INTO audit (tid, note) VALUES (NEW.id, 'ins'); END//
-CREATE PROCEDURE p(IN x INT) SQL SECURITY INVOKER BEGIN SELECT * FROM t WHERE id = x; END//
-CREATE FUNCTION f(x INT) RETURNS INT DETERMINISTIC SQL SECURITY INVOKER RETURN x * 2//
+CREATE PROCEDURE p(IN x INT) BEGIN SELECT * FROM t WHERE id = x; END//
+CREATE FUNCTION f(x INT) RETURNS INT DETERMINISTIC RETURN x * 2//
+CREATE EVENT ev ON SCHEDULE EVERY 1 DAY DISABLE DO DELETE FROM audit WHERE id < 0//
 DELIMITER ;
 INSERT INTO t (name, price) VALUES ('pear', 4);
 `, "DB", name)
@@ -242,9 +243,10 @@ func mariadbDump(t *testing.T, my myEnv, addr string, args ...string) psqlResult
 // TestMySQLDumpReload: mariadb-dump of a database with tables, rows, a
 // view, a trigger and routines, through sqlfwd, is the dump taken directly
 // (--routines --triggers --single-transaction); its reload through sqlfwd
-// with the mariadb client dumps again as the original. With --events the
-// event meets no-scheduled-sql, as the policy says; the rest of the reload
-// goes on with --force.
+// with the mariadb client by the same user (DEFINER = the session's own
+// user: engine/mysql definer.go) dumps again as the original. With --events
+// the event meets no-scheduled-sql, as the policy says, and the rest of the
+// reload goes on with --force.
 func TestMySQLDumpReload(t *testing.T) {
 	my := mariadbEnv(t)
 	d := mysqlDaemon(t, my)
@@ -273,6 +275,7 @@ func TestMySQLDumpReload(t *testing.T) {
 		t.Fatalf("reload of the dump through sqlfwd: %s", reload)
 	}
 	again := mariadbDump(t, my, my.addr(), append(args, dst)...)
+	again.Stdout = strings.ReplaceAll(again.Stdout, dst, src) // the dump's comments name the database
 	if again.Exit != 0 || again.Stdout != want.Stdout {
 		t.Errorf("the database reloaded through sqlfwd does not dump as the original:\n--- reloaded:\n%s\n--- original:\n%s", again.Stdout, want.Stdout)
 	}
@@ -282,5 +285,28 @@ func TestMySQLDumpReload(t *testing.T) {
 	}
 	if st := stats(t, d); st.Databases[0].Denied != 0 || st.Databases[0].ParseErrors != 0 {
 		t.Errorf("sqlfw stats after the dump and reload: %d denied, %d parse errors; want 0\n%s", st.Databases[0].Denied, st.Databases[0].ParseErrors, tail(d.log(), 20))
+	}
+	// With --events the dump holds the event, which no-scheduled-sql
+	// denies on the reload, as the policy says; --force restores the rest.
+	withEvents := mariadbDump(t, my, d.addr, append(args, "--events", src)...)
+	if withEvents.Exit != 0 || !strings.Contains(withEvents.Stdout, "EVENT `ev`") {
+		t.Fatalf("mariadb-dump --events through sqlfwd: exit %d, %s", withEvents.Exit, withEvents.Stderr)
+	}
+	dst2 := dst + "_ev"
+	t.Cleanup(func() { _, _ = direct.Exec("drop database if exists " + dst2) })
+	if _, err := direct.Exec("create database " + dst2); err != nil {
+		t.Fatal(err)
+	}
+	reload = runTool(t, 2*time.Minute, withEvents.Stdout, nil, "mariadb", "--no-defaults", "-h", host, "-P", port, "-u", my.User, "--skip-ssl", "--force", dst2)
+	if errs := strings.Count(reload.Stderr, "ERROR"); errs != 1 || !strings.Contains(reload.Stderr, "ERROR 1227 (42000)") || !strings.Contains(reload.Stderr, "no-scheduled-sql") {
+		t.Errorf("reload of the dump with --events: %d errors, want the event's no-scheduled-sql alone\n%s", errs, reload.Stderr)
+	}
+	again = mariadbDump(t, my, my.addr(), append(args, dst2)...)
+	if again.Stdout = strings.ReplaceAll(again.Stdout, dst2, src); again.Stdout != want.Stdout {
+		t.Errorf("the database reloaded with --events but its event does not dump as the original without events:\n%s", again.Stdout)
+	}
+	var events int
+	if err := direct.QueryRow("select count(*) from information_schema.events where event_schema = ?", dst2).Scan(&events); err != nil || events != 0 {
+		t.Errorf("events created by the reload: %d, %v; want 0", events, err)
 	}
 }

@@ -178,6 +178,14 @@ func entrySize(text string, f *TextFacts) int64 {
 			d := &st.InDatabase[j].Facts
 			n += stmtOverhead + int64(len(d.Tables)+len(d.matched))*refOverhead
 		}
+		for j := range st.AsUser {
+			u := &st.AsUser[j].Facts
+			n += stmtOverhead + int64(len(st.AsUser[j].User)) + int64(len(u.Tables)+len(u.matched))*refOverhead
+			for k := range u.InDatabase {
+				d := &u.InDatabase[k].Facts
+				n += stmtOverhead + int64(len(d.Tables)+len(d.matched))*refOverhead
+			}
+		}
 	}
 	return n
 }

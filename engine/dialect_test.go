@@ -28,6 +28,16 @@ func (testDialect) Analyze(text string, lex LexStats) *TextFacts {
 	for _, m := range testCall.FindAllStringSubmatch(text, -1) {
 		st.Funcs = append(st.Funcs, FuncRef{Name: strings.ToLower(m[1])})
 	}
+	if calls, u, ok := strings.Cut(text, " unless "); ok {
+		// "f() unless alice": user alice's session calls nothing.
+		st.Funcs = nil
+		for _, m := range testCall.FindAllStringSubmatch(calls, -1) {
+			st.Funcs = append(st.Funcs, FuncRef{Name: strings.ToLower(m[1])})
+		}
+		uf := UserFacts{User: u, Facts: st}
+		uf.Facts.Funcs = nil
+		st.AsUser = []UserFacts{uf}
+	}
 	if _, in, ok := strings.Cut(text, " in "); ok {
 		// "f() in sysdb g()": in database sysdb, g is called too.
 		db, calls, _ := strings.Cut(in, " ")

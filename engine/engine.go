@@ -250,7 +250,7 @@ func (e *Engine) judgeStmts(tf *TextFacts, s *Session) Verdict {
 	var denyReason, logReason, allowReason string
 	denyR := -1
 	for i := range tf.Stmts {
-		st := tf.Stmts[i].inDatabase(s.Database)
+		st := tf.Stmts[i].asUser(s.User).inDatabase(s.Database)
 		for _, m := range st.matched {
 			r := &p.rules[m.rule]
 			if !r.scope.applies(s) {

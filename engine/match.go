@@ -29,6 +29,13 @@ func (p *Policy) precompute(d Dialect, tf *TextFacts, text string) {
 		for j := range st.InDatabase {
 			cand = p.match(&st.InDatabase[j].Facts, tf, fp, cand)
 		}
+		for j := range st.AsUser {
+			u := &st.AsUser[j].Facts
+			cand = p.match(u, tf, fp, cand)
+			for k := range u.InDatabase {
+				cand = p.match(&u.InDatabase[k].Facts, tf, fp, cand)
+			}
+		}
 	}
 }
 

@@ -25,8 +25,22 @@ func (tf *TextFacts) template() *TextFacts {
 		st := &t.Stmts[i]
 		st.matched, st.Loc, st.Length = nil, 0, 0
 		st.InDatabase = cloneInDatabase(st.InDatabase)
+		st.AsUser = cloneAsUser(st.AsUser)
 	}
 	return t
+}
+
+// cloneAsUser is cloneInDatabase for the per-user facts.
+func cloneAsUser(in []UserFacts) []UserFacts {
+	if in == nil {
+		return nil
+	}
+	out := slices.Clone(in)
+	for i := range out {
+		out[i].Facts.matched = nil
+		out[i].Facts.InDatabase = cloneInDatabase(out[i].Facts.InDatabase)
+	}
+	return out
 }
 
 // cloneInDatabase copies the per-database facts without their matched
@@ -48,6 +62,7 @@ func (t *TextFacts) instance(lex LexStats) *TextFacts {
 	tf := &TextFacts{Stmts: slices.Clone(t.Stmts), Lex: lex, shaped: true}
 	for i := range tf.Stmts {
 		tf.Stmts[i].InDatabase = cloneInDatabase(tf.Stmts[i].InDatabase)
+		tf.Stmts[i].AsUser = cloneAsUser(tf.Stmts[i].AsUser)
 	}
 	if prints := t.prints; prints != nil {
 		tf.printOnce.Do(func() { tf.prints = prints })

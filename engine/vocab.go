@@ -207,6 +207,14 @@ type StmtFacts struct {
 	// each call (DatabaseFacts.of).
 	InDatabase []DatabaseFacts
 
+	// AsUser holds what the statement does instead when the session's user
+	// (Session.User, compared exactly, as the server compares user names)
+	// is one of these: MySQL's DEFINER = that user names the session's own
+	// account, as CURRENT_USER does. A dialect fills an entry only where it
+	// differs; an entry's facts have InDatabase entries of their own. The
+	// engine applies both on each call (asUser, then inDatabase).
+	AsUser []UserFacts
+
 	// matched lists, in policy order, the rules whose conditions on the
 	// text hold; scope, time and rate are checked per call.
 	matched []ruleMatch
@@ -217,6 +225,23 @@ type StmtFacts struct {
 type DatabaseFacts struct {
 	Database string // lower-cased
 	Facts    StmtFacts
+}
+
+// UserFacts is the facts of a statement when the session's user is User.
+type UserFacts struct {
+	User  string
+	Facts StmtFacts
+}
+
+// asUser returns the facts of st in a session of user u: an AsUser entry's,
+// or st itself. It does not allocate.
+func (st *StmtFacts) asUser(u string) *StmtFacts {
+	for i := range st.AsUser {
+		if st.AsUser[i].User == u {
+			return &st.AsUser[i].Facts
+		}
+	}
+	return st
 }
 
 // inDatabase returns the facts of st in a session whose current database

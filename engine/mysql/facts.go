@@ -53,7 +53,9 @@ func parseWith(p *parser.Parser, text string) (stmts []ast.StmtNode, ok bool, er
 // analyze is Dialect.Analyze: it parses text and fills the facts of each of
 // its statements.
 func analyze(text string, lex engine.LexStats) *engine.TextFacts {
-	return analyzeStmts(text, lex, nil)
+	tf := analyzeStmts(text, lex, nil)
+	definers(text, lex, tf) // definer.go
+	return tf
 }
 
 // analyzeStmts is analyze; inspect, when not nil, is called with the
