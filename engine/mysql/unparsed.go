@@ -646,6 +646,16 @@ func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 		if l.at("statement") {
 			return setStatement(text, pc, l.t[l.i])
 		}
+		if l.eat("password") {
+			// SET PASSWORD [FOR account] = OLD_PASSWORD(...) and the other
+			// forms TiDB does not parse: another account's password is
+			// its takeover (ddl.go classify).
+			st.Kind, st.Verb = engine.KindDCL, engine.VerbAlter
+			if l.eat("for") && !l.at("current_user") {
+				st.Object = "user"
+			}
+			return st, true
+		}
 		if l.eat("default") && l.at("role") {
 			// MariaDB's SET DEFAULT ROLE r [FOR account]: the roles the
 			// account's sessions start with, which may hold anything.
