@@ -258,9 +258,9 @@ func TestMySQLDriver(t *testing.T) {
 	}
 }
 
-// TestSysbenchMySQL runs sysbench's OLTP workloads (MySQL driver, prepared
-// statements) through sqlfwd with the default policy: nothing is blocked
-// and sysbench counts no errors.
+// TestSysbenchMySQL runs every sysbench OLTP workload (MySQL driver,
+// prepared statements) through sqlfwd with the default policy, prepare, run
+// and cleanup: nothing is blocked and sysbench counts no errors.
 func TestSysbenchMySQL(t *testing.T) {
 	my := mariadbEnv(t)
 	d := mysqlDaemon(t, my)
@@ -273,10 +273,13 @@ func TestSysbenchMySQL(t *testing.T) {
 		t.Fatalf("sysbench prepare through sqlfwd: %s", res)
 	}
 	// Two threads that write can deadlock each other in the server, which
-	// sysbench counts as ignored errors: the writing workload runs alone,
-	// so that any error would be sqlfw's.
-	for _, w := range [][2]string{{"oltp_read_only", "--threads=2"}, {"oltp_read_write", "--threads=1"}} {
-		res := runTool(t, 3*time.Minute, "", nil, "sysbench", append([]string{w[0], w[1]}, append(args, "--time=5", "run")...)...)
+	// sysbench counts as ignored errors: the writing workloads run alone,
+	// so that any error would be sqlfw's. Every OLTP script sysbench has.
+	for _, w := range [][2]string{{"oltp_read_only", "--threads=2"}, {"oltp_read_write", "--threads=1"},
+		{"oltp_write_only", "--threads=1"}, {"oltp_point_select", "--threads=2"}, {"oltp_update_index", "--threads=1"},
+		{"oltp_update_non_index", "--threads=1"}, {"oltp_insert", "--threads=1"}, {"oltp_delete", "--threads=1"},
+		{"select_random_points", "--threads=2"}, {"select_random_ranges", "--threads=2"}} {
+		res := runTool(t, 3*time.Minute, "", nil, "sysbench", append([]string{w[0], w[1]}, append(args, "--time=3", "run")...)...)
 		if res.Exit != 0 {
 			t.Fatalf("sysbench %s run: %s", w[0], res)
 		}
@@ -286,7 +289,21 @@ func TestSysbenchMySQL(t *testing.T) {
 			t.Errorf("sysbench %s: want transactions > 0 and 0 errors\n%s", w[0], res)
 		}
 		if tx != nil {
-			t.Logf("sysbench %s %s: %s transactions in 5 s", w[0], w[1], tx[1])
+			t.Logf("sysbench %s %s: %s transactions in 3 s", w[0], w[1], tx[1])
+		}
+	}
+	if res := runTool(t, 3*time.Minute, "", nil, "sysbench", append([]string{"oltp_read_write"}, append(args, "cleanup")...)...); res.Exit != 0 {
+		t.Errorf("sysbench cleanup through sqlfwd: %s", res)
+	}
+	// bulk_insert has tables of its own: prepare, run and cleanup.
+	bulk := append([]string{"bulk_insert", "--threads=1"}, args...)
+	for _, step := range [][]string{{"prepare"}, {"--time=3", "run"}, {"cleanup"}} {
+		res := runTool(t, 3*time.Minute, "", nil, "sysbench", append(append([]string(nil), bulk...), step...)...)
+		if res.Exit != 0 {
+			t.Errorf("sysbench bulk_insert %s through sqlfwd: %s", step[len(step)-1], res)
+		}
+		if errs := regexp.MustCompile(`ignored errors:\s+(\d+)`).FindStringSubmatch(res.Stdout); errs != nil && errs[1] != "0" {
+			t.Errorf("sysbench bulk_insert %s: %s ignored errors\n%s", step[len(step)-1], errs[1], res)
 		}
 	}
 	st := stats(t, d)
