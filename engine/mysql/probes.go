@@ -89,6 +89,9 @@ var serverVariables = map[string]bool{
 var extractWrappers = map[string]bool{
 	"ascii": true, "ord": true, "hex": true, "bin": true, "conv": true, "length": true, "char_length": true,
 	"character_length": true, "bit_length": true, "octet_length": true, "crc32": true, "strcmp": true,
+	// positions and comparisons of their own: AND INSTR(USER(), 'root')
+	"instr": true, "locate": true, "position": true, "find_in_set": true, "field": true, "nullif": true,
+	"interval": true, "regexp_instr": true, "regexp_like": true,
 }
 
 // errorArg: for the functions whose error message carries an argument,
@@ -284,6 +287,15 @@ func probeNode(st *engine.StmtFacts, n ast.Node, app bool) {
 			if app && tested(x.L, x.R) {
 				st.Probes |= engine.ProbeServerInfo
 			}
+		case opcode.LogicAnd, opcode.LogicOr, opcode.LogicXor:
+			// a bare truth value of server information: AND ELT(...)
+			if app && (infoPredicate(x.L) || infoPredicate(x.R)) {
+				st.Probes |= engine.ProbeServerInfo
+			}
+		}
+	case *ast.UnaryOperationExpr:
+		if app && (x.Op == opcode.Not || x.Op == opcode.Not2) && infoPredicate(x.V) {
+			st.Probes |= engine.ProbeServerInfo
 		}
 	case *ast.PatternLikeOrIlikeExpr:
 		if app && tested(x.Expr, x.Pattern) {
@@ -342,6 +354,22 @@ func armReturnsServerInfo(arm ast.Node) bool {
 		return x.SelectList != nil && armReturnsServerInfo(x.SelectList)
 	}
 	return false
+}
+
+// infoPredicate reports whether e, used as a truth value, is decided by
+// server information alone: it holds some and no column or parameter.
+func infoPredicate(e ast.ExprNode) bool {
+	if !serverInfo(e) {
+		return false
+	}
+	ok := true
+	e.Accept(visitFunc(func(n ast.Node) {
+		switch n.(type) {
+		case *ast.ColumnNameExpr, ast.ParamMarkerExpr:
+			ok = false
+		}
+	}))
+	return ok
 }
 
 // tested: one side holds server information, the other is a constant.
