@@ -161,8 +161,8 @@ func (s *session) memoUse(i int) (v engine.Verdict, blocked, judged bool) {
 }
 
 // memoBound judges an execution of slot i with the values of its
-// parameter block, as it was prepared (lexing state, database), and
-// reports it.
+// parameter block (nil: values not known), as it was prepared (lexing
+// state, database), and reports it.
 func (s *session) memoBound(i int, e *wire.ExecuteParams) engine.Verdict {
 	sl := &s.memo.slots[i] // text, lex and db are toServer's
 	sess := s.sess
@@ -173,7 +173,11 @@ func (s *session) memoBound(i int, e *wire.ExecuteParams) engine.Verdict {
 		sess.At = t0
 	}
 	cpu0 := s.meter.EvalStart() // timing
-	v := eng.JudgeBound(sl.text, &sess, boundTruth(e))
+	truth := engine.ParamTruth(engine.UnknownParams)
+	if e != nil {
+		truth = boundTruth(e)
+	}
+	v := eng.JudgeBound(sl.text, &sess, truth)
 	el := time.Since(t0)
 	s.meter.EvalEnd(cpu0, el) // timing
 	s.obs.Judged(v, observeExecute, t0, el)

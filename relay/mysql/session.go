@@ -1012,6 +1012,13 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 			if blocked {
 				return s.block(fr, m, seq, &v)
 			}
+			if cmd == wire.ComStmtBulkExecute && v.BareParams {
+				// MariaDB's rows of values are not read: any may make the
+				// condition true (bound.go)
+				if v = s.memoBound(slot, nil); s.enforced(&v) {
+					return s.block(fr, m, seq, &v)
+				}
+			}
 			if cmd == wire.ComStmtExecute {
 				e, ok := s.executeParams(p, slot)
 				if !ok {
