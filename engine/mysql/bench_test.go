@@ -151,3 +151,24 @@ func BenchmarkRecognizeManyPieces(b *testing.B) {
 		}
 	}
 }
+
+// MariaDB's own syntax (mariadb.go, body.go): TiDB's parse fails first, then
+// the text is read again. Cold verdicts, against the TiDB spelling of the
+// same statement (VerdictColdExplain).
+func BenchmarkVerdictColdExplain(b *testing.B) {
+	benchCold(b, "EXPLAIN SELECT c FROM sbtest1 WHERE id=4990")
+}
+
+func BenchmarkVerdictColdExplainExtended(b *testing.B) {
+	benchCold(b, "EXPLAIN EXTENDED SELECT c FROM sbtest1 WHERE id=4990")
+}
+
+func BenchmarkVerdictColdReturning(b *testing.B) {
+	benchCold(b, "DELETE FROM sbtest1 WHERE id=4990 RETURNING id, c")
+}
+
+func BenchmarkVerdictColdFunctionBody(b *testing.B) {
+	benchCold(b, "CREATE FUNCTION f(a INT) RETURNS INT BEGIN DECLARE x INT DEFAULT 0; "+
+		"FOR i IN 1..a DO SET x = x + (SELECT k FROM sbtest1 WHERE id = i); END FOR; "+
+		"IF x > 10 THEN RETURN 1; END IF; RETURN x; END")
+}

@@ -115,6 +115,9 @@ type mread struct {
 	// extra are the facts of expressions a rewrite took out of the text
 	// (ESCAPE (e)), merged into the rewritten statement's.
 	extra []engine.StmtFacts
+	// whole: TiDB rejected the whole text (all of r.t), so simple does
+	// not parse it as is again.
+	whole bool
 }
 
 // readMariaDB returns the facts of each of text's statements, read as
@@ -123,7 +126,7 @@ func readMariaDB(text string) ([]engine.StmtFacts, bool) {
 	if _, two := skipReading(text); two {
 		return nil, false
 	}
-	r := &mread{text: text}
+	r := &mread{text: text, whole: true}
 	r.tokenize()
 	var out []engine.StmtFacts
 	var prev engine.KindSet
@@ -264,8 +267,10 @@ func (r *mread) simple(i, j int) (engine.StmtFacts, bool) {
 	if i >= j {
 		return engine.StmtFacts{}, false
 	}
-	if st, ok := r.parseOne(r.src(i, j)); ok {
-		return st, true
+	if !(r.whole && i == 0 && j == len(r.t)) {
+		if st, ok := r.parseOne(r.src(i, j)); ok {
+			return st, true
+		}
 	}
 	switch {
 	case r.is(i, "set") && r.is(i+1, "statement"):
