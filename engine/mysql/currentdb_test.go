@@ -104,3 +104,30 @@ func TestInDatabaseJudgeAllocs(t *testing.T) {
 		t.Errorf("in MySQL: got %v %s, want no-credential-tables", v.Action, v.RuleID)
 	}
 }
+
+// A USE earlier in the same text decides where the names after it
+// resolve: in mysql they are the system tables whatever the session's
+// database; in an application's they are not, whatever it is.
+func TestUseInText(t *testing.T) {
+	for _, tc := range []struct {
+		sql  string
+		want engine.EffectSet // of the last statement
+		in   int              // its facts in other databases
+	}{
+		{"USE mysql; SELECT * FROM user", engine.EffReadsCredentials, 0},
+		{"USE MySQL; INSERT INTO func VALUES ('f', 0, 'x.so', 'function')", engine.EffWritesCatalog, 0},
+		{"USE app; SELECT * FROM user", 0, 0},
+		{"USE app; INSERT INTO func VALUES ('f', 0, 'x.so', 'function')", 0, 0},
+		{"SELECT 1; SELECT * FROM user", 0, 1},
+	} {
+		tf := analyze(tc.sql, engine.LexStats{})
+		if tf.ParseError || len(tf.Stmts) != 2 {
+			t.Errorf("%q: parse error %v, %d statements", tc.sql, tf.ParseError, len(tf.Stmts))
+			continue
+		}
+		st := &tf.Stmts[1]
+		if st.Effects != tc.want || len(st.InDatabase) != tc.in {
+			t.Errorf("%q: effects %v and %d sets in other databases, want %v and %d", tc.sql, st.Effects, len(st.InDatabase), tc.want, tc.in)
+		}
+	}
+}

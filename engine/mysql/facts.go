@@ -106,7 +106,10 @@ func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 	tf.Stmts = make([]engine.StmtFacts, 0, len(stmts))
 	var prev engine.KindSet
 	loc := 0
-	db := "" // the database a USE earlier in the text selected: "" while none did
+	// db: the database a USE earlier in the text selected ("" for an
+	// application's); selected once one did, after which the session's
+	// database no longer matters.
+	db, selected := "", false
 	for _, s := range stmts {
 		st := engine.StmtFacts{PrevKinds: prev}
 		dependent := fillStmtIn(&st, s, 0, db)
@@ -122,11 +125,11 @@ func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 		if st.Kind == engine.KindSelect && st.SleepSeconds > 0 && prev != 0 {
 			st.TimeProbe = true // a sleep stacked after another statement
 		}
-		if db == "" && mayDiffer(&st, dependent) {
+		if !selected && mayDiffer(&st, dependent) {
 			inDatabases(&st, s, dependent)
 		}
 		if u, ok := s.(*ast.UseStmt); ok {
-			db = useDatabase(u.DBName)
+			db, selected = useDatabase(u.DBName), true
 		}
 		prev |= 1 << st.Kind
 		tf.Stmts = append(tf.Stmts, st)
