@@ -122,7 +122,7 @@ func inDatabases(st *engine.StmtFacts, s ast.StmtNode, dependent bool) {
 			v = engine.StmtFacts{PrevKinds: st.PrevKinds}
 			fillStmtIn(&v, s, 0, db)
 		}
-		if v.Effects == st.Effects && v.CatalogUnion == st.CatalogUnion && v.Probes == st.Probes {
+		if v.Effects == st.Effects && v.CatalogUnion == st.CatalogUnion && v.Probes == st.Probes && v.DynamicSQL == st.DynamicSQL {
 			continue
 		}
 		v.TimeProbe = v.TimeProbe || st.TimeProbe // a sleep stacked after another statement (stmtFacts)
@@ -153,7 +153,8 @@ func grantDependent(x *ast.GrantStmt) bool {
 // server matches it as, covers one of the server's own (coversSystem: ON
 // `m_sql`.*, ON `%`.*, ON * after USE mysql), WITH GRANT OPTION, of a
 // privilege that is control of the server at any level (dangerousPrivs),
-// IDENTIFIED (it creates the account or sets its password), or TO PUBLIC
+// IDENTIFIED (it creates the account or sets its password), REQUIRE or a
+// resource limit (they alter the account), or TO PUBLIC
 // (MariaDB 10.11: to every account there is and will be).
 func grantEffects(x *ast.GrantStmt, db string) engine.EffectSet {
 	grants := false
@@ -187,10 +188,41 @@ func grantEffects(x *ast.GrantStmt, db string) engine.EffectSet {
 			grants = true
 		}
 	}
+	// REQUIRE (SSL, X509, NONE, ...) and the resource limits (WITH
+	// MAX_USER_CONNECTIONS n, ...) change the grantee account itself, at any
+	// level, as ALTER USER would: GRANT SELECT ON app.* TO root@'%' REQUIRE
+	// NONE. TiDB keeps REQUIRE and drops the limits, which only the text
+	// still says (a name spelled like one is denied too).
+	grants = grants || len(x.AuthTokenOrTLSOptions) > 0 || resourceLimit(x.Text())
 	if grants {
 		return engine.EffGrantsPrivilege
 	}
 	return 0
+}
+
+// resourceLimits are the account options GRANT ... WITH takes besides
+// GRANT OPTION.
+var resourceLimits = [...]string{"max_queries_per_hour", "max_updates_per_hour", "max_connections_per_hour",
+	"max_user_connections", "max_statement_time"}
+
+// resourceLimit reports whether a GRANT's text names a resource limit.
+func resourceLimit(text string) bool {
+	for _, l := range resourceLimits {
+		if len(text) >= len(l) && containsFold(text, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold is strings.Contains without ASCII case.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // coversSystem reports whether a database name in a GRANT, read as the

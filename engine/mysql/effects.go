@@ -66,6 +66,39 @@ func setting(st *engine.StmtFacts, va *ast.VariableAssignment) {
 	}
 }
 
+// serverProcedures are the procedures MariaDB installs in its own schemas
+// (mysql, and sys from 10.6) that build SQL from their arguments and
+// PREPARE it, SQL SECURITY INVOKER: a CALL runs, with the caller's
+// privileges, what the CALL's text does not say. sys.execute_prepared_stmt
+// runs any statement (CALL sys.execute_prepared_stmt('GRANT ALL ON *.* TO
+// x')); create_synonym_db makes a view of every table of a schema, mysql's
+// too, under another name; mysql.DropGeometryColumn runs ALTER TABLE
+// schema.table DROP column for any table. (sys's performance_schema
+// switches are callEffects', currentdb.go.)
+var serverProcedures = map[string]bool{
+	"mysql.addgeometrycolumn": true, "mysql.dropgeometrycolumn": true,
+	"sys.execute_prepared_stmt": true, "sys.create_synonym_db": true, "sys.diagnostics": true,
+	"sys.statement_performance_analyzer": true, "sys.ps_trace_thread": true,
+	"sys.ps_trace_statement_digest": true, "sys.ps_truncate_all_tables": true,
+	"sys.ps_setup_reset_to_default": true, "sys.table_exists": true,
+}
+
+// serverCall: a CALL of one of serverProcedures, named schema.p or p in a
+// session whose current database is schema (db), is dynamic SQL. The
+// walker marks an unqualified CALL as depending on the database.
+func serverCall(st *engine.StmtFacts, x *ast.CallStmt, db string) {
+	if x.Procedure == nil {
+		return
+	}
+	schema := x.Procedure.Schema.L
+	if schema == "" {
+		schema = db
+	}
+	if serverProcedures[schema+"."+x.Procedure.FnName.L] {
+		st.DynamicSQL = true
+	}
+}
+
 // dangerousPrivs are privileges that hand out control of the server at any
 // level: SUPER, FILE (server files), PROCESS, RELOAD, SHUTDOWN, CREATE
 // USER and GRANT OPTION.
@@ -115,6 +148,7 @@ func statementEffectsIn(st *engine.StmtFacts, s ast.StmtNode, db string) {
 		st.Effects |= grantEffects(x, db)
 	case *ast.CallStmt:
 		st.Effects |= callEffects(x, db)
+		serverCall(st, x, db)
 	case *ast.GrantProxyStmt:
 		st.Effects |= engine.EffGrantsPrivilege // lets a user act as another
 	case *ast.GrantRoleStmt:

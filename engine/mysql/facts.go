@@ -135,6 +135,14 @@ func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 		tf.Stmts = append(tf.Stmts, st)
 	}
 	tf.SQLOps = sqlOps(tf, stmts)
+	// After the statements (sqlOps counts them by index): a parsed
+	// procedure's body statements that have a verb of their own
+	// (routine.go bodyEntries).
+	for _, s := range stmts {
+		if p, ok := s.(*ast.ProcedureInfo); ok {
+			tf.Stmts = bodyEntries(tf.Stmts, text, p.ProcedureBody)
+		}
+	}
 	return tf
 }
 

@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"reflect"
+	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
@@ -39,6 +40,41 @@ func (w *walker) routineBody(body ast.StmtNode) {
 	k, _, _ := classify(body)
 	w.st.Kinds |= 1 << k
 	statementEffects(w.st, body)
+}
+
+// bodyEntries appends to sts, for each statement of a parsed procedure's
+// body that has a DDL or DCL verb of its own (CREATE PROCEDURE p() SET
+// PASSWORD FOR root@localhost = PASSWORD('x') alters an account when CALLed),
+// its facts as an entry of their own, located in text, as mariadb.go
+// gives the body statements of the programs it reads: the CREATE's facts
+// hold its kind and effects (routineBody, procedure), but one statement has
+// one verb and object, the CREATE's. Its names resolve in the routine's
+// database, not the session's, which the engine cannot know: they are
+// judged as an application's.
+func bodyEntries(sts []engine.StmtFacts, text string, body ast.StmtNode) []engine.StmtFacts {
+	var walk func(n ast.Node)
+	walk = func(n ast.Node) {
+		s, ok := n.(ast.StmtNode)
+		if !ok || procedural(n) {
+			eachChild(n, walk)
+			return
+		}
+		if _, verb, _ := classify(s); verb == engine.VerbNone {
+			return
+		}
+		var in engine.StmtFacts
+		fillStmtIn(&in, s, 0, "")
+		if t := s.Text(); t != "" {
+			if k := strings.Index(text, t); k >= 0 {
+				in.Loc, in.Length = int32(k), int32(len(t))
+			}
+		}
+		sts = append(sts, in)
+	}
+	if body != nil {
+		walk(body)
+	}
+	return sts
 }
 
 // eachChild calls f with every node n holds, found by reflection so that no

@@ -1,0 +1,206 @@
+package e2e
+
+// The red team's finds for issue 21, judged by what MariaDB does: an
+// application account that holds ALL ON *.* WITH GRANT OPTION sends,
+// through sqlfwd (enforce, the embedded default policy), statements that
+// got their effect past sqlfwd before their fixes — the server's own
+// procedures that PREPARE what their arguments spell (sys's and mysql's,
+// SQL SECURITY INVOKER), a procedure body's SET PASSWORD FOR another
+// account, a GRANT's REQUIRE. Each must get sqlfw's ERR 1227, never reach
+// the general log, and leave grants, accounts, schemas and columns as they
+// were on a direct connection; the same statements sent straight to
+// MariaDB by the same account show that each attack works there.
+
+import (
+	"database/sql"
+	"strings"
+	"testing"
+)
+
+func TestMySQLRedTeam(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	direct := myDB(t, my, my.addr(), true)
+	suffix := randomHex(t)
+	app, appPW := "rt_app_"+suffix, "pw_"+suffix
+	victim, victimPW := "rt_victim_"+suffix, "vpw_"+suffix
+	grantee, control := "rt_grantee_"+suffix, "rt_control_"+suffix
+	appDB := "rt_db_" + suffix
+	synonym, controlSynonym := "rt_syn_"+suffix, "rt_csyn_"+suffix
+	marker := "rt_attack_" + suffix
+	for _, q := range []string{
+		"create user '" + app + "'@'%' identified by '" + appPW + "'",
+		"grant all on *.* to '" + app + "'@'%' with grant option",
+		"create user '" + victim + "'@'%' identified by '" + victimPW + "'",
+		"create user '" + grantee + "'@'%'",
+		"create user '" + control + "'@'%'",
+		"create database " + appDB,
+		"create table " + appDB + ".t (id int primary key, v int not null)",
+		"insert into " + appDB + ".t values (1, 1), (2, 2)",
+	} {
+		if _, err := direct.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, q := range []string{
+			"drop user if exists '" + app + "'@'%'", "drop user if exists '" + victim + "'@'%'",
+			"drop user if exists '" + grantee + "'@'%'", "drop user if exists '" + control + "'@'%'",
+			"drop database if exists " + appDB, "drop database if exists " + synonym,
+			"drop database if exists " + controlSynonym,
+		} {
+			_, _ = direct.Exec(q)
+		}
+	})
+	one := func(q string, args ...any) string {
+		t.Helper()
+		var v sql.NullString
+		if err := direct.QueryRow(q, args...).Scan(&v); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return v.String
+	}
+	grants := func(user string) string {
+		t.Helper()
+		rows, err := direct.Query("show grants for '" + user + "'@'%'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var g string
+			if err := rows.Scan(&g); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, g)
+		}
+		return strings.Join(out, "; ")
+	}
+	state := func() map[string]string {
+		t.Helper()
+		return map[string]string{
+			"grantee's grants": grants(grantee),
+			"victim's grants":  grants(victim),
+			"victim's account": one("select priv from mysql.global_priv where user = ? and host = '%'", victim),
+			"synonym schema":   one("select count(*) from information_schema.schemata where schema_name = ?", synonym),
+			"columns of t":     one("select group_concat(column_name order by ordinal_position) from information_schema.columns where table_schema = ? and table_name = 't'", appDB),
+			"routines":         one("select count(*) from information_schema.routines where routine_schema = ?", appDB),
+		}
+	}
+	before := state()
+	if before["grantee's grants"] != "GRANT USAGE ON *.* TO `"+grantee+"`@`%`" || before["columns of t"] != "id,v" || before["synonym schema"] != "0" {
+		t.Fatalf("not as created: %v", before)
+	}
+
+	connect := func(t *testing.T, addr, db string) *myRaw {
+		t.Helper()
+		r := dialRaw(t, addr)
+		r.write(r.handshake(app, appPW, db, 45))
+		r.auth(appPW)
+		return r
+	}
+	q := func(r *myRaw, sql string) string {
+		r.t.Helper()
+		r.write(rawQuery(sql))
+		return r.result()
+	}
+	to := func(u string) string { return "''" + u + "''@''%''" }
+	attacks := []struct {
+		name, db string
+		setup    func(r *myRaw)
+		sql      string // %s: the account it acts on (grantee through sqlfwd, control direct)
+		rule     string
+	}{
+		{"sys.execute_prepared_stmt of GRANT ALL ON *.*", appDB, nil,
+			"call sys.execute_prepared_stmt('grant all on *.* to %s with grant option')", "no-dynamic-sql"},
+		{"COM_INIT_DB sys, unqualified execute_prepared_stmt", appDB, func(r *myRaw) { initDB(r, "sys") },
+			"call execute_prepared_stmt('grant select on mysql.* to %s')", "no-dynamic-sql"},
+		{"EXECUTE IMMEDIATE of a CALL of sys.execute_prepared_stmt", appDB, nil,
+			"execute immediate 'call sys.execute_prepared_stmt(''grant select on mysql.global_priv to " + strings.ReplaceAll(to("%s"), "'", "''") + "'')'", "no-dynamic-sql"},
+	}
+	for i, a := range attacks {
+		t.Run(a.name, func(t *testing.T) {
+			r := connect(t, d.addr, a.db)
+			if a.setup != nil {
+				a.setup(r)
+			}
+			tag := " /* " + marker + " " + string(rune('a'+i)) + " */"
+			wantRawBlocked(t, a.sql, q(r, strings.ReplaceAll(a.sql, "%s", grantee)+tag), a.rule)
+			// straight to MariaDB, the same statement hands the control
+			// account the privilege
+			c := connect(t, my.addr(), a.db)
+			if a.setup != nil {
+				a.setup(c)
+			}
+			if got := q(c, strings.ReplaceAll(a.sql, "%s", control)); strings.Contains(got, "ERR") {
+				t.Errorf("direct, %s: %q, want it to work", a.sql, got)
+			}
+		})
+	}
+	if g := grants(control); !strings.Contains(g, "ALL PRIVILEGES ON *.*") || !strings.Contains(g, "ON `mysql`.*") || !strings.Contains(g, "ON `mysql`.`global_priv`") {
+		t.Errorf("direct, the control account did not get what the attacks grant: %s", g)
+	}
+
+	t.Run("sys.create_synonym_db of mysql", func(t *testing.T) {
+		r := connect(t, d.addr, appDB)
+		wantRawBlocked(t, "create_synonym_db", q(r, "call sys.create_synonym_db('mysql', '"+synonym+"') /* "+marker+" syn */"), "no-dynamic-sql")
+		// direct: views over mysql's tables, password hashes read by a name
+		// that is not mysql's
+		c := connect(t, my.addr(), appDB)
+		if got := q(c, "call sys.create_synonym_db('mysql', '"+controlSynonym+"')"); strings.HasPrefix(got, "ERR") {
+			t.Fatalf("direct create_synonym_db: %s", got)
+		}
+		if got := q(c, "select count(*) from "+controlSynonym+".global_priv where priv like '%authentication_string%' and user = '"+victim+"'"); got != "1" {
+			t.Errorf("direct, the victim's hash through the synonym: %q, want 1", got)
+		}
+	})
+	t.Run("mysql.AddGeometryColumn and DropGeometryColumn", func(t *testing.T) {
+		r := connect(t, d.addr, appDB)
+		wantRawBlocked(t, "AddGeometryColumn", q(r, "call mysql.AddGeometryColumn('', '"+appDB+"', 't', 'g', 0) /* "+marker+" add */"), "no-dynamic-sql")
+		initDB(r, "mysql")
+		wantRawBlocked(t, "DropGeometryColumn", q(r, "call DropGeometryColumn('', '"+appDB+"', 't', 'v') /* "+marker+" drop */"), "no-dynamic-sql")
+	})
+	t.Run("a procedure body's SET PASSWORD FOR another account", func(t *testing.T) {
+		r := connect(t, d.addr, appDB)
+		wantRawBlocked(t, "create procedure", q(r, "create procedure p_"+suffix+"() set password for '"+victim+"'@'%' = password('owned') /* "+marker+" pw */"), "no-account-management")
+		wantRawBlocked(t, "create procedure", q(r, "create procedure p2_"+suffix+"() begin select 1; set password for '"+victim+"'@'%' = password('owned'); end /* "+marker+" pw2 */"), "no-account-management")
+	})
+	t.Run("GRANT ... REQUIRE on another account", func(t *testing.T) {
+		r := connect(t, d.addr, appDB)
+		wantRawBlocked(t, "require", q(r, "grant select on "+appDB+".* to '"+victim+"'@'%' require x509 /* "+marker+" req */"), "no-privileged-grants")
+		wantRawBlocked(t, "limit", q(r, "grant select on "+appDB+".* to '"+victim+"'@'%' with max_user_connections 1 /* "+marker+" lim */"), "no-privileged-grants")
+	})
+	t.Run("benign", func(t *testing.T) {
+		r := connect(t, d.addr, appDB)
+		if got := q(r, "call sys.ps_setup_show_enabled(false, false)"); strings.HasPrefix(got, "ERR") {
+			t.Errorf("a sys procedure that reads: %q", got)
+		}
+		r = connect(t, d.addr, appDB)
+		if got := q(r, "create procedure own_"+suffix+"() begin select 1; update t set v = 3 where id = 1; end"); got != "OK" {
+			t.Errorf("an application's procedure: %q", got)
+		}
+		if got := q(r, "call own_"+suffix+"()"); strings.HasPrefix(got, "ERR") {
+			t.Errorf("its call: %q", got)
+		}
+		if got := q(r, "select v from t where id = 1"); got != "3" {
+			t.Errorf("after its call: %q, want 3", got)
+		}
+	})
+
+	mustNotReach(t, my, marker)
+	after := state()
+	for k, v := range before {
+		want := v
+		if k == "routines" {
+			want = "1" // the benign procedure
+		}
+		if after[k] != want {
+			t.Errorf("%s: %q after the attempts, want %q", k, after[k], want)
+		}
+	}
+	// the victim still logs in with its own password
+	vr := dialRaw(t, my.addr())
+	vr.write(vr.handshake(victim, victimPW, "", 45))
+	vr.auth(victimPW)
+}
