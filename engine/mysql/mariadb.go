@@ -277,6 +277,11 @@ func (r *mread) simple(i, j int) (engine.StmtFacts, bool) {
 		return r.setStatement(i, j)
 	case r.is(i, "create") && r.is(i+1, "or") && r.is(i+2, "replace") && r.isAny(i+3, "table", "temporary", "sequence", "database", "schema"):
 		return r.orReplace(i, j)
+	case r.is(i, "execute") && r.is(i+1, "immediate"):
+		// a routine body's EXECUTE IMMEDIATE 'text': as the statement
+		// it holds (unparsed.go immediateParsed); anything else is
+		// left to the recognizer (dynamic_sql)
+		return immediateParsed(r.src(i, j))
 	case r.is(i, "xa"):
 		return r.xa(i, j)
 	case r.is(i, "alter") && r.alterView(i, j):
@@ -883,6 +888,53 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			(r.kind(k-1) == '(' || r.kind(k-1) == ',' || r.isAny(k-1, "add", "column", "modify", "change")) && r.kind(k+1) == tokWord && !r.isAny(k+1, "always", "format"):
 			// a column named so (TiDB reserves the word, MariaDB does not)
 			add(edit{k, k + 1, "`" + t.name(r.text) + "`"})
+		case r.isAny(i, "create", "alter") && t.kind == tokWord && r.isAny(k, "invisible", "compressed", "ignored") && !r.is(k-1, "row_format") && r.kind(k-1) != '=' && r.kind(k+1) != '=':
+			// column and index attributes: INVISIBLE (not in SELECT *),
+			// COMPRESSED (stored compressed), [NOT] IGNORED (an index the
+			// optimizer skips); none changes what a statement reads or
+			// writes
+			if r.is(k, "ignored") && r.is(k-1, "not") {
+				add(edit{k - 1, k + 1, ""})
+			} else {
+				add(edit{k, k + 1, ""})
+			}
+		case r.isAny(i, "create", "alter") && t.kind == tokWord && r.isAny(k, "transactional", "page_checksum", "page_compressed", "page_compression_level", "encrypted", "encryption_key_id", "ietf_quotes") &&
+			(r.kind(k+1) == '=' && (r.kind(k+2) == tokWord || r.kind(k+2) == tokString) || r.kind(k+1) == tokWord && isDigits(r.text[r.t[k+1].lo:r.t[k+1].hi])):
+			// storage options of Aria, InnoDB and CSV tables
+			if r.kind(k+1) == '=' {
+				add(edit{k, k + 3, ""})
+			} else {
+				add(edit{k, k + 2, ""})
+			}
+		case r.isAny(i, "create", "alter") && r.isAny(k, "with", "without") && r.is(k+1, "system") && r.is(k+2, "versioning"):
+			// a system-versioned table keeps its rows' history: what the
+			// statement creates or alters is the same table
+			add(edit{k, k + 3, ""})
+		case t.is(r.text, "for") && r.is(k+1, "system_time") && r.is(k+2, "all"):
+			// SELECT ... FROM t FOR SYSTEM_TIME ALL: t's rows, old ones too
+			add(edit{k, k + 3, ""})
+		case t.is(r.text, "default") && r.isAny(i, "create", "alter") && r.is(k+1, "case"):
+			// DEFAULT CASE ... END: judged on its own
+			d, m := 0, k+2
+			for ; m < j; m++ {
+				if r.is(m, "case") {
+					d++
+				} else if r.is(m, "end") {
+					if d == 0 {
+						break
+					}
+					d--
+				}
+			}
+			if m >= j {
+				return "", false, false
+			}
+			f, good := r.expr(k+1, m+1)
+			if !good {
+				return "", false, false
+			}
+			r.extra = append(r.extra, f)
+			add(edit{k + 1, m + 1, "NULL"})
 		case t.is(r.text, "with") && r.is(k+1, "query") && r.is(k+2, "expansion") && r.is(k-1, "mode"):
 			// MATCH ... AGAINST (... IN BOOLEAN MODE WITH QUERY EXPANSION)
 			add(edit{k, k + 3, ""})

@@ -86,6 +86,10 @@ func TestMariaDBFormsHaveCanonicalFacts(t *testing.T) {
 		{"show local", "SHOW LOCAL VARIABLES LIKE 'sql_mode'", "SHOW SESSION VARIABLES LIKE 'sql_mode'"},
 		{"outfile charset", "SELECT a FROM t INTO OUTFILE 'f' CHARACTER SET ucs2", "SELECT a FROM t INTO OUTFILE 'f'"},
 		{"cast nchar", "SELECT CAST(a AS NCHAR(2)) FROM t", "SELECT CAST(a AS CHAR(2)) FROM t"},
+		{"invisible compressed ignored", "CREATE TABLE t (a INT INVISIBLE, b BLOB COMPRESSED NOT NULL, KEY (a) IGNORED, KEY (b) NOT IGNORED) TRANSACTIONAL=1 PAGE_CHECKSUM=0", "CREATE TABLE t (a INT, b BLOB NOT NULL, KEY (a), KEY (b))"},
+		{"system versioning", "CREATE TABLE t (a INT) WITH SYSTEM VERSIONING", "CREATE TABLE t (a INT)"},
+		{"for system_time all", "SELECT * FROM t FOR SYSTEM_TIME ALL WHERE a = 1", "SELECT * FROM t WHERE a = 1"},
+		{"default case", "CREATE TABLE t (a INT, c INT DEFAULT CASE WHEN a THEN (SELECT 1 FROM u) ELSE 2 END)", "CREATE TABLE t (a INT, c INT DEFAULT NULL) SELECT CASE WHEN a THEN (SELECT 1 FROM u) ELSE 2 END"},
 		{"into outfile before from", "SELECT a INTO OUTFILE '/tmp/x' FIELDS TERMINATED BY ',' FROM t", "SELECT a FROM t INTO OUTFILE '/tmp/x' FIELDS TERMINATED BY ','"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
