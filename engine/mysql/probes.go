@@ -51,6 +51,10 @@ import (
 //	             GROUP BY an expression with RAND() (the duplicate-key
 //	             error of FLOOR(RAND(0)*2)), by alias or position too.
 //
+// A SELECT that cross-joins two or more catalog tables without a condition
+// is heavy work, a wait without a sleep function: a time probe
+// (heavyCatalogJoin).
+//
 // Disguised waits are sleeps (waitCall): MASTER_GTID_WAIT, MASTER_POS_WAIT,
 // SOURCE_POS_WAIT, WAIT_FOR_EXECUTED_GTID_SET and
 // WAIT_UNTIL_SQL_THREAD_AFTER_GTIDS wait for their timeout (for ever
@@ -217,8 +221,13 @@ func probes(st *engine.StmtFacts, s ast.StmtNode, search bool) {
 		return
 	}
 	app := appTable(st, s)
-	if app && catalogRead(st) {
-		st.Probes |= engine.ProbeCatalog
+	if catalogRead(st) {
+		if app {
+			st.Probes |= engine.ProbeCatalog
+		}
+		if heavyCatalogJoin(s) {
+			st.TimeProbe = true
+		}
 	}
 	if !search {
 		return
@@ -537,6 +546,43 @@ func hasRand(e ast.Node) bool {
 		if f, ok := n.(*ast.FuncCallExpr); ok && f.FnName.L == "rand" {
 			found = true
 		}
+	}))
+	return found
+}
+
+// heavyCatalogJoin reports whether a SELECT in s cross-joins two or more
+// tables of the server's own schemas without a condition (no ON, USING or
+// WHERE): rows multiply, a wait without a sleep function
+// (information_schema.columns A, information_schema.columns B, ...).
+func heavyCatalogJoin(s ast.Node) bool {
+	found := false
+	s.Accept(visitFunc(func(n ast.Node) {
+		sel, ok := n.(*ast.SelectStmt)
+		if !ok || found || sel.Where != nil || sel.From == nil || sel.From.TableRefs == nil {
+			return
+		}
+		count, plain := 0, true
+		var walk func(r ast.ResultSetNode)
+		walk = func(r ast.ResultSetNode) {
+			switch x := r.(type) {
+			case *ast.Join:
+				if x.Right != nil && (x.On != nil || len(x.Using) > 0 || x.NaturalJoin) {
+					plain = false
+				}
+				if x.Left != nil {
+					walk(x.Left)
+				}
+				if x.Right != nil {
+					walk(x.Right)
+				}
+			case *ast.TableSource:
+				if t, ok := x.Source.(*ast.TableName); ok && systemSchema(t.Schema.L) {
+					count++
+				}
+			}
+		}
+		walk(sel.From.TableRefs)
+		found = plain && count >= 2
 	}))
 	return found
 }

@@ -200,3 +200,27 @@ func BenchmarkProbeSearch3Join(b *testing.B) {
 		}
 	})
 }
+
+func TestHeavyCatalogJoin(t *testing.T) {
+	for _, tt := range []struct {
+		sql   string
+		heavy bool
+	}{
+		{"SELECT count(*) FROM information_schema.columns A, information_schema.columns B", true},
+		{"SELECT IF(1 = 1, (SELECT count(*) FROM information_schema.columns A, information_schema.columns B, information_schema.columns C), 0)", true},
+		{"SELECT count(*) FROM mysql.help_topic A CROSS JOIN performance_schema.threads B", true},
+		{"SELECT count(*) FROM information_schema.columns A, information_schema.columns B WHERE A.table_name = B.table_name", false},
+		{"SELECT count(*) FROM information_schema.columns A JOIN information_schema.tables B ON A.table_name = B.table_name", false},
+		{"SELECT count(*) FROM information_schema.columns A JOIN information_schema.tables B USING (table_name)", false},
+		{"SELECT count(*) FROM information_schema.columns", false},
+		{"SELECT count(*) FROM orders A, order_lines B", false},
+	} {
+		var tp bool
+		for _, st := range stmtsOf(tt.sql) {
+			tp = tp || st.TimeProbe
+		}
+		if tp != tt.heavy {
+			t.Errorf("%s: got time_probe %v, want %v", tt.sql, tp, tt.heavy)
+		}
+	}
+}
