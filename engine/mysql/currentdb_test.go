@@ -131,3 +131,27 @@ func TestUseInText(t *testing.T) {
 		}
 	}
 }
+
+// A bulk INSERT's facts in other databases come through the shape cache
+// too: texts of one shape that differ in their literals are judged in the
+// session's database, the second one from the first one's shape.
+func TestInDatabaseThroughShapes(t *testing.T) {
+	e, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, db := range []string{"mysql", "app", "MYSQL", "app", "sys"} {
+		sql := []byte("INSERT INTO func VALUES ('f" + string(rune('a'+i)) + "', 0, 'x.so', 'function'), ('g', 0, 'y.so', 'function')")
+		v := e.Judge(sql, &engine.Session{Database: db})
+		want := "no-catalog-writes"
+		if db == "app" {
+			want = ""
+		}
+		if v.RuleID != want {
+			t.Errorf("%s in %s: got %v %s, want %q", sql, db, v.Action, v.RuleID, want)
+		}
+	}
+	if st := e.Stats(); st.Shapes == 0 {
+		t.Errorf("no shape was cached: %+v", st)
+	}
+}
