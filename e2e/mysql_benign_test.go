@@ -310,3 +310,62 @@ func TestMySQLDumpReload(t *testing.T) {
 		t.Errorf("events created by the reload: %d, %v; want 0", events, err)
 	}
 }
+
+// TestMySQLRefresh: COM_REFRESH (mysql_refresh(), which older clients'
+// mysqladmin and mysqldump -F send; MariaDB 10.11's own tools send FLUSH
+// statements) is judged as the FLUSH statements its bits amount to:
+// REFRESH_STATUS and REFRESH_TABLES pass in enforce mode, REFRESH_LOG meets
+// no-server-signals and never reaches the server (the general log's Refresh
+// lines); in monitor mode it reaches the server, as without sqlfwd. The
+// FLUSH statements mariadb-admin and mariadb-dump -F send are judged alike.
+func TestMySQLRefresh(t *testing.T) {
+	my := mariadbEnv(t)
+	refreshes := func() int {
+		t.Helper()
+		return strings.Count(generalLog(t, my), " Refresh\t")
+	}
+	refresh := func(addr string, bits byte) string {
+		t.Helper()
+		r := dialRaw(t, addr)
+		r.write(r.handshake(my.User, "", my.Database, 45))
+		r.auth("")
+		r.write(rawPacket(0, []byte{0x07, bits}))
+		return r.result()
+	}
+	d := mysqlDaemon(t, my)
+	before := refreshes()
+	for _, bits := range []byte{0x10, 0x04, 0x14} {
+		if got := refresh(d.addr, bits); got != "OK" {
+			t.Errorf("COM_REFRESH %#x through sqlfwd: %q, want OK", bits, got)
+		}
+	}
+	if after := refreshes(); after != before+3 {
+		t.Errorf("the general log has %d Refresh commands after three allowed ones, want %d", after, before+3)
+	}
+	for _, bits := range []byte{0x02, 0x12, 0x80} {
+		wantRawBlocked(t, fmt.Sprintf("COM_REFRESH %#x", bits), refresh(d.addr, bits), "no-server-signals")
+	}
+	if after := refreshes(); after != before+3 {
+		t.Errorf("the general log has %d Refresh commands after the blocked ones, want %d", after, before+3)
+	}
+	mon := mysqlDaemon(t, my, "--mode", "monitor")
+	if got := refresh(mon.addr, 0x02); got != "OK" {
+		t.Errorf("COM_REFRESH REFRESH_LOG through sqlfwd in monitor mode: %q, want OK", got)
+	}
+	if after := refreshes(); after != before+4 {
+		t.Errorf("the general log has %d Refresh commands after monitor mode's, want %d", after, before+4)
+	}
+	host, port, _ := net.SplitHostPort(d.addr)
+	admin := func(cmd string) psqlResult {
+		return runTool(t, time.Minute, "", nil, "mariadb-admin", "--no-defaults", "-h", host, "-P", port, "-u", my.User, "--skip-ssl", cmd)
+	}
+	if r := admin("flush-status"); r.Exit != 0 {
+		t.Errorf("mariadb-admin flush-status through sqlfwd: %s", r)
+	}
+	if r := admin("flush-logs"); r.Exit == 0 || !strings.Contains(r.Stderr, "no-server-signals") {
+		t.Errorf("mariadb-admin flush-logs through sqlfwd: %s, want it blocked by no-server-signals", r)
+	}
+	if r := mariadbDump(t, my, d.addr, "-F", my.Database); r.Exit == 0 || !strings.Contains(r.Stderr, "no-server-signals") {
+		t.Errorf("mariadb-dump -F through sqlfwd: exit %d %s, want it stopped by no-server-signals", r.Exit, r.Stderr)
+	}
+}

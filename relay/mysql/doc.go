@@ -36,7 +36,8 @@
 //     COM_STMT_EXECUTE only with a parameter block that holds the
 //     statement's parameters (execparams.go); an EXECUTE of a SQL-level
 //     name by what the server holds under it (sqlprepare.go); COM_FIELD_LIST is
-//     judged as the SHOW COLUMNS it amounts to; COM_INIT_DB,
+//     judged as the SHOW COLUMNS it amounts to, COM_REFRESH as the FLUSH
+//     and RESET statements its bits stand for (FLUSH LOGS, ...); COM_INIT_DB,
 //     COM_CHANGE_USER, COM_RESET_CONNECTION, COM_SET_OPTION, COM_PING,
 //     COM_QUIT and COM_STATISTICS pass; every other command
 //     (replication, COM_SHUTDOWN, COM_PROCESS_KILL, ...) is refused

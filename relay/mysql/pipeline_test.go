@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"fmt"
 	"testing"
 
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
@@ -102,6 +103,48 @@ func TestUseSchema(t *testing.T) {
 	for _, in := range []string{"USE", "USE ", "USE x y", "USE ``", "USE `x", "USE /**/x", "USEx", "SET STATEMENT a=1 FOR USE x"} {
 		if got, ok := useSchema([]byte(in)); ok {
 			t.Errorf("useSchema(%q) = %q, want no USE read", in, got)
+		}
+	}
+}
+
+// COM_REFRESH (mysqladmin flush-*, mariadb-dump -F) is judged as the FLUSH
+// and RESET statements its bits stand for: FLUSH STATUS passes, FLUSH LOGS
+// and RESET MASTER meet the rule on signals_server, also as one bit of
+// several; in monitor mode the server gets it and answers.
+func TestRefreshJudged(t *testing.T) {
+	const policy = `
+rules:
+  - {id: no-server-signals, action: deny, match: {effects: [signals_server]}}
+`
+	refresh := func(bits byte) []byte { return pkt(0, wire.ComRefresh, bits) }
+	for _, tc := range []struct {
+		name    string
+		bits    byte
+		blocked bool
+	}{
+		{"FLUSH STATUS", wire.RefreshStatus, false},
+		{"FLUSH TABLES", wire.RefreshTables, false},
+		{"no bit", 0, false},
+		{"FLUSH LOGS", wire.RefreshLog, true},
+		{"FLUSH PRIVILEGES", wire.RefreshGrant, true},
+		{"RESET MASTER", wire.RefreshMaster, true},
+		{"FLUSH STATUS and LOGS", wire.RefreshStatus | wire.RefreshLog, true},
+		{"the thread cache (no statement the engine parses)", wire.RefreshThreads, true},
+	} {
+		for _, monitor := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s monitor=%v", tc.name, monitor), func(t *testing.T) {
+				h := newHarness(t)
+				h.eng.Store(testEngine(t, policy))
+				h.enforce.Store(!monitor)
+				srv, cli := login()
+				if tc.blocked && !monitor {
+					h.run(t, append(srv, expectClosed()),
+						append(cli, send(refresh(tc.bits)), expectErr(1, errBlocked, "42000", "")))
+					return
+				}
+				h.run(t, append(srv, expect(refresh(tc.bits)), send(ok(1, autocommit)), expectClosed()),
+					append(cli, send(refresh(tc.bits)), expect(ok(1, autocommit))))
+			})
 		}
 	}
 }

@@ -94,8 +94,12 @@ func (testDialect) Analyze(text string, lex engine.LexStats) *engine.TextFacts {
 		if strings.Contains(strings.ToLower(st), "call ") {
 			tf.SQLOps = append(tf.SQLOps, engine.SQLOp{Kind: engine.SQLCallRoutine, Stmt: i})
 		}
+		var eff engine.EffectSet
+		if w[0] == "reset" || w[0] == "flush" && len(w) > 1 && w[1] != "status" && w[1] != "tables" {
+			eff = engine.EffSignalsServer // as engine/mysql effects.go (FLUSH LOGS, RESET MASTER, ...)
+		}
 		tf.Stmts = append(tf.Stmts, engine.StmtFacts{Kind: k, Kinds: kinds, Loc: int32(loc), Length: int32(len(st)),
-			BareParams: bare, BareWhere: bareWhere,
+			BareParams: bare, BareWhere: bareWhere, Effects: eff,
 			DynamicSQL: strings.Contains(strings.ToLower(st), "concat(")}) // text assembled at run time
 	}
 	return tf

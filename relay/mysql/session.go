@@ -186,8 +186,8 @@ type session struct {
 	head  int
 	// reply is the buffer local replies are built in.
 	reply []byte
-	// fieldSQL is toServer's buffer for the statement a COM_FIELD_LIST
-	// amounts to.
+	// fieldSQL is toServer's buffer for the statements a COM_FIELD_LIST
+	// or COM_REFRESH amounts to.
 	fieldSQL []byte
 	// user, schema and app are the login as the server last accepted it.
 	user, schema, app string
@@ -1098,6 +1098,21 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 		s.meter.HoldStatement() // timing
 		if v, _ := s.judge(s.fieldSQL, observeQuery); s.enforced(&v) {
 			return s.block(fr, m, seq, &v)
+		}
+	case wire.ComRefresh:
+		// mysqladmin's and mariadb-dump -F's FLUSH: judged as the
+		// statements its bits amount to; its answer is an OK or ERR.
+		sql, err := wire.RefreshStatements(s.fieldSQL[:0], p)
+		if err != nil {
+			s.protocolError(err)
+			return false
+		}
+		s.fieldSQL = sql
+		if len(sql) > 0 {
+			s.meter.HoldStatement() // timing
+			if v, _ := s.judge(s.fieldSQL, observeQuery); s.enforced(&v) {
+				return s.block(fr, m, seq, &v)
+			}
 		}
 	case wire.ComSetOption, wire.ComPing, wire.ComStatistics:
 	default:

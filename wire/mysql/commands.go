@@ -245,6 +245,39 @@ func FieldListTable(p []byte) ([]byte, error) {
 	return t, nil
 }
 
+// COM_REFRESH's sub-command bits (include/mysql_com.h REFRESH_*): one
+// byte, of which the server reads each bit as one FLUSH or RESET.
+const (
+	RefreshGrant   = 0x01 // FLUSH PRIVILEGES
+	RefreshLog     = 0x02 // FLUSH LOGS
+	RefreshTables  = 0x04 // FLUSH TABLES
+	RefreshHosts   = 0x08 // FLUSH HOSTS
+	RefreshStatus  = 0x10 // FLUSH STATUS
+	RefreshThreads = 0x20 // the thread cache
+	RefreshSlave   = 0x40 // RESET SLAVE
+	RefreshMaster  = 0x80 // RESET MASTER
+)
+
+// RefreshStatements returns the statements a COM_REFRESH amounts to, one
+// per bit of its sub-command, appended to dst and separated by "; " (none
+// when no bit is set). The thread cache has no statement of its own: it is
+// FLUSH THREADS, a text the engine does not parse.
+func RefreshStatements(dst, p []byte) ([]byte, error) {
+	if len(p) < 2 || p[0] != ComRefresh {
+		return nil, badCommand(ComRefresh, "no sub-command")
+	}
+	for i, stmt := range [8]string{"FLUSH PRIVILEGES", "FLUSH LOGS", "FLUSH TABLES", "FLUSH HOSTS", "FLUSH STATUS", "FLUSH THREADS", "RESET SLAVE", "RESET MASTER"} {
+		if p[1]&(1<<i) == 0 {
+			continue
+		}
+		if len(dst) > 0 {
+			dst = append(dst, "; "...)
+		}
+		dst = append(dst, stmt...)
+	}
+	return dst, nil
+}
+
 // Options of COM_SET_OPTION.
 const (
 	OptionMultiStatementsOn  = 0
