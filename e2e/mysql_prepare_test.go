@@ -79,7 +79,7 @@ func TestMySQLPreparedVerdictMemory(t *testing.T) {
 			} else {
 				d = mysqlDaemon(t, my, "--policy", pol)
 			}
-			del, benign, proc := f.name("del"), f.name("ok"), f.name("proc")
+			del, benign, proc, pad := f.name("del"), f.name("ok"), f.name("proc"), f.name("pad")
 			direct := myDB(t, my, my.addr(), true)
 			// a procedure that EXECUTEs the session's statement
 			if _, err := direct.Exec("create procedure " + proc + "() execute " + del); err != nil {
@@ -92,6 +92,10 @@ func TestMySQLPreparedVerdictMemory(t *testing.T) {
 				t.Fatalf("PREPARE before the switch: %q", got)
 			}
 			if got := r.query("PREPARE " + benign + " FROM 'SELECT 1'"); got != "OK" {
+				t.Fatalf("PREPARE before the switch: %q", got)
+			}
+			// a name with trailing spaces (another name to the server)
+			if got := r.query("PREPARE `" + pad + "  ` FROM 'DELETE FROM " + f.table + "'"); got != "OK" {
 				t.Fatalf("PREPARE before the switch: %q", got)
 			}
 			if n := f.rows(); n != 3 {
@@ -112,6 +116,13 @@ func TestMySQLPreparedVerdictMemory(t *testing.T) {
 			wantRawBlocked(t, "EXECUTE of a DELETE prepared before the switch", r.query("EXECUTE "+del), "no-unfiltered-writes")
 			wantRawBlocked(t, "EXECUTE, names in another case", r.query("EXECUTE "+strings.ToUpper(del)), "no-unfiltered-writes")
 			wantRawBlocked(t, "CALL of a procedure that EXECUTEs it", r.query("CALL "+proc+"()"), "no-unfiltered-writes")
+			wantRawBlocked(t, "EXECUTE IMMEDIATE of that CALL", r.query("EXECUTE IMMEDIATE 'CALL "+proc+"()'"), "no-unfiltered-writes")
+			wantRawBlocked(t, "EXECUTE of a name prepared with trailing spaces", r.query("EXECUTE `"+pad+"  `"), "no-unfiltered-writes")
+			wantRawBlocked(t, "EXECUTE of that name without them", r.query("EXECUTE "+pad), "session-memory")
+			compound := "BEGIN NOT ATOMIC DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; EXECUTE " + del + "; END"
+			if got := r.query(compound); !strings.HasPrefix(got, "ERR 1227 42000 sqlfw:") {
+				t.Errorf("EXECUTE inside a compound statement: %q, want sqlfw's ERR 1227", got)
+			}
 			if got := r.query("EXECUTE " + benign); got != "1" {
 				t.Errorf("EXECUTE of a benign statement: %q, want 1", got)
 			}
@@ -119,7 +130,7 @@ func TestMySQLPreparedVerdictMemory(t *testing.T) {
 				t.Errorf("rows after the blocked EXECUTEs: %d, want 3", n)
 			}
 			log := generalLog(t, my)
-			for _, s := range []string{"EXECUTE " + del, "EXECUTE " + strings.ToUpper(del), "CALL " + proc} {
+			for _, s := range []string{"EXECUTE " + del, "EXECUTE " + strings.ToUpper(del), "CALL " + proc, "EXECUTE `" + pad, "EXECUTE " + pad} {
 				if strings.Contains(log, s) {
 					t.Errorf("the server ran %q:\n%s", s, linesWith(log, s))
 				}
@@ -160,6 +171,16 @@ func TestMySQLPreparedForgotten(t *testing.T) {
 	if got := r.query("EXECUTE " + name); !strings.HasPrefix(got, "ERR 1243") {
 		t.Fatalf("direct: EXECUTE after a refused re-PREPARE: %q, want ERR 1243 (the server deallocated it)", got)
 	}
+	// names compare case-insensitively, trailing spaces kept, as sqlfwd
+	// folds them
+	r.query("PREPARE `" + name + "  ` FROM 'SELECT 7'")
+	if got := r.query("EXECUTE " + name); !strings.HasPrefix(got, "ERR 1243") {
+		t.Fatalf("direct: EXECUTE of a name prepared with trailing spaces: %q, want ERR 1243 (another name)", got)
+	}
+	if got := r.query("EXECUTE `" + strings.ToUpper(name) + "  `"); got != "7" {
+		t.Fatalf("direct: EXECUTE of the name in upper case: %q, want 7", got)
+	}
+	r.query("DEALLOCATE PREPARE `" + name + "  `")
 
 	for _, tc := range []struct {
 		name   string
@@ -267,7 +288,9 @@ func TestMySQLBareParam(t *testing.T) {
 	d := mysqlDaemon(t, my)
 	f := newPrepFixture(t, my)
 	db := myDB(t, my, d.addr, false)
-	mark := func(s string) string { return "DELETE FROM " + f.table + " WHERE ? /* bare_" + s + "_" + f.marker + " */" }
+	mark := func(s string) string {
+		return "DELETE FROM " + f.table + " WHERE ? /* bare_" + s + "_" + f.marker + " */"
+	}
 	for _, v := range []any{1, "1", " 2x", 0.5} {
 		_, err := db.Exec(mark("true"), v)
 		wantMyBlocked(t, fmt.Sprintf("DELETE ... WHERE ? with %#v", v), err, "no-unfiltered-writes")

@@ -80,11 +80,13 @@ func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 			// parses (unparsed.go): parsed after all.
 			tf.Stmts = []engine.StmtFacts{st}
 			tf.SQLOps = unparsedOps(text)
+			callOps(tf)
 			return tf
 		}
 		if st, ok := immediateParsed(text); ok {
 			// EXECUTE IMMEDIATE 'text': the statement text holds.
 			tf.Stmts = []engine.StmtFacts{st}
+			callOps(tf) // its CALL may EXECUTE a session's name (sqlprepare.go)
 			return tf
 		}
 		if sts, ok := readMariaDB(text); ok {
@@ -92,6 +94,7 @@ func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 			// (mariadb.go, body.go).
 			tf.Stmts = sts
 			tf.SQLOps = unparsedOps(text)
+			callOps(tf)
 			return tf
 		}
 		tf.ParseError = true
@@ -101,6 +104,7 @@ func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 		}
 		tf.Stmts = recognize(text)
 		tf.SQLOps = unparsedOps(text)
+		callOps(tf)
 		return tf
 	}
 	tf.Stmts = make([]engine.StmtFacts, 0, len(stmts))

@@ -75,23 +75,25 @@ func stmtSpan(st *engine.StmtFacts) (int, int) {
 	return int(st.Loc), int(st.Loc + st.Length)
 }
 
-// foldName is a prepared statement's name as the server compares it,
-// case-insensitively (MariaDB: its statement map's keys in
-// utf8mb3_general_ci, which also equates letters with and without accents:
+// foldName is a prepared statement's name as the server compares it:
+// case-insensitively, trailing spaces kept (measured on MariaDB 10.11:
+// EXECUTE s does not run `s `, EXECUTE S runs s; e2e
+// TestMySQLPreparedForgotten). What else its comparison equates of
+// non-ASCII letters (accents, in utf8mb3_general_ci) sqlfw does not copy:
 // relay/mysql treats any non-ASCII name as possibly the same as another).
 func foldName(name string) string { return strings.ToLower(name) }
 
-// unparsedOps finds the operations of a text TiDB rejected, from the words
-// each statement starts with: EXECUTE name (not IMMEDIATE), PREPARE name
-// FROM, DEALLOCATE or DROP PREPARE name, CALL. A statement starts a piece
-// of the text (unparsed.go's cut, at each ";"), follows SET STATEMENT ...
-// FOR, or follows the words that open a statement inside MariaDB's
-// compound statements (BEGIN NOT ATOMIC ..., IF ... THEN ..., ELSE, LOOP,
-// REPEAT, DO, a label's ":"), which run now. A stored program's body is
-// read the same way, though it runs only when called: its EXECUTE of a
-// name it does not PREPARE is then judged (or refused) already at CREATE.
-// A PREPARE is not located ([0, 0)): the whole text is judged again, which
-// is how it was judged. Texts without such a word pay one scan.
+// unparsedOps finds the operations of a text TiDB rejected, from its
+// words: EXECUTE name (not IMMEDIATE) at the end of a statement or before
+// USING, PREPARE name FROM, DEALLOCATE or DROP PREPARE name, CALL name,
+// wherever they stand outside strings and comments: at a statement's
+// start, after SET STATEMENT ... FOR, and inside MariaDB's compound
+// statements that run now (BEGIN NOT ATOMIC, IF ... THEN, loops, labels,
+// handlers). A stored program's body is read the same way, though it runs
+// only when called: its EXECUTE of a name it does not PREPARE is then
+// judged (or refused) already at CREATE. A PREPARE is not located ([0,
+// 0)): the whole text is judged again, which is how it was judged. Texts
+// without such a word pay one scan.
 func unparsedOps(text string) []engine.SQLOp {
 	if !mentionsOps(text) {
 		return nil
@@ -111,9 +113,6 @@ func unparsedOps(text string) []engine.SQLOp {
 			toks, i = append(toks, tk), tk.hi
 		}
 		for k := range toks {
-			if k > 0 && !opensStatement(text, toks, k-1) {
-				continue
-			}
 			if op, ok := opAt(text, toks[k:], stmt); ok {
 				ops = append(ops, op)
 			}
@@ -123,45 +122,72 @@ func unparsedOps(text string) []engine.SQLOp {
 	return ops
 }
 
-// opensStatement: a statement may start after token k.
-func opensStatement(text string, toks []token, k int) bool {
-	t := toks[k]
-	if t.kind == ':' {
-		return true // a label
-	}
-	if t.kind != tokWord {
-		return false
-	}
-	for _, w := range [...]string{"atomic", "then", "else", "loop", "repeat", "do", "begin"} {
-		if t.is(text, w) {
-			return true
-		}
-	}
-	// SET STATEMENT ... FOR stmt
-	return t.is(text, "for") && len(toks) > 1 && toks[0].is(text, "set") && toks[1].is(text, "statement")
-}
-
-// opAt reads the operation the tokens start with.
+// opAt reads the operation the tokens start with, in the forms the server
+// parses (a name is no reserved word: SELECT execute FROM t is a column).
 func opAt(text string, toks []token, stmt int) (engine.SQLOp, bool) {
 	l := &lead{text: text, t: toks}
 	op := engine.SQLOp{Stmt: stmt}
+	name := func() (string, bool) {
+		if !l.isName() || l.t[l.i].kind == tokWord && reservedAfterOp(l.t[l.i].name(text)) {
+			return "", false
+		}
+		n := foldName(l.t[l.i].name(text))
+		l.i++
+		return n, true
+	}
 	switch {
 	case l.eat("execute"):
-		if !l.at("immediate") && l.isName() {
-			op.Kind, op.Name = engine.SQLExecute, l.t[l.i].name(text)
+		if l.at("immediate") {
+			break
+		}
+		if n, ok := name(); ok && (l.i == len(l.t) || l.at("using") || l.t[l.i].kind == ';') {
+			op.Kind, op.Name = engine.SQLExecute, n
 		}
 	case l.eat("prepare"):
-		if l.isName() {
-			op.Kind, op.Name = engine.SQLPrepare, l.t[l.i].name(text)
+		if n, ok := name(); ok && l.at("from") {
+			op.Kind, op.Name = engine.SQLPrepare, n
 		}
 	case l.eat("deallocate", "drop"):
-		if l.eat("prepare") && l.isName() {
-			op.Kind, op.Name = engine.SQLDeallocate, l.t[l.i].name(text)
+		if l.eat("prepare") {
+			if n, ok := name(); ok {
+				op.Kind, op.Name = engine.SQLDeallocate, n
+			}
 		}
-	case l.at("call"):
-		op.Kind = engine.SQLCallRoutine
+	case l.eat("call"):
+		if l.isName() {
+			op.Kind = engine.SQLCallRoutine
+		}
 	}
 	return op, op.Kind != 0
+}
+
+// reservedAfterOp: words that end an expression, which a column named
+// execute or prepare may be followed by.
+func reservedAfterOp(w string) bool {
+	switch w {
+	case "from", "as", "and", "or", "xor", "not", "is", "in", "like", "between", "where", "having",
+		"order", "group", "limit", "union", "then", "else", "end", "when", "div", "mod", "using", "on",
+		"into", "for", "set", "values", "desc", "asc", "collate", "regexp", "rlike", "sounds", "escape":
+		return true
+	}
+	return false
+}
+
+// callOps adds SQLCallRoutine for a statement that calls a routine by its
+// kinds (EXECUTE IMMEDIATE 'CALL p()', a call merged from a text the
+// words do not show) when no operation says so yet.
+func callOps(tf *engine.TextFacts) {
+	for _, o := range tf.SQLOps {
+		if o.Kind == engine.SQLCallRoutine {
+			return
+		}
+	}
+	for i := range tf.Stmts {
+		if tf.Stmts[i].Kinds.Has(engine.KindCall) {
+			tf.SQLOps = append(tf.SQLOps, engine.SQLOp{Kind: engine.SQLCallRoutine, Stmt: i})
+			return
+		}
+	}
 }
 
 // mentionsOps reports whether text has, in any case, a word that starts a

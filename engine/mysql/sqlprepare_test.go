@@ -58,6 +58,11 @@ func TestSQLOps(t *testing.T) {
 		{"after THEN, ELSE and a label", "IF 1 THEN EXECUTE a; ELSE EXECUTE b; END IF; l: LOOP EXECUTE c; END LOOP", "execute a@0; execute b@1; execute c@3"},
 		{"a CALL inside a compound statement", "BEGIN NOT ATOMIC SELECT 1; CALL p(); END", "call @2"},
 		{"a column named execute is no statement", "SELECT execute FROM t RETURNING x", ""},
+		{"columns named prepare and call", "SELECT prepare, `call` FROM t WHERE execute = 1 RETURNING x", ""},
+		{"a handler's statement", "BEGIN NOT ATOMIC DECLARE CONTINUE HANDLER FOR SQLEXCEPTION EXECUTE h; SELECT 1; END", "execute h@1"},
+		{"a handler's prepare", "BEGIN NOT ATOMIC DECLARE EXIT HANDLER FOR NOT FOUND PREPARE h FROM 'SELECT 1'; END", "prepare h@1 [whole]"},
+		{"trailing spaces are part of the name", "PREPARE `s  ` FROM 'SELECT 1'", "prepare s  @0 [PREPARE `s  ` FROM 'SELECT 1']"},
+		{"execute immediate of a call calls", "EXECUTE IMMEDIATE 'CALL p()'", "call @0"},
 		{"drop prepare in a text TiDB rejects", "SELEC 1; DROP PREPARE s; deallocate prepare t", "deallocate s@1; deallocate t@2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

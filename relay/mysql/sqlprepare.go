@@ -29,11 +29,11 @@ package mysql
 // statement runs (COM_STMT_PREPARE of CALL p(), PREPARE s FROM 'CALL
 // p()'), may EXECUTE any of the names, so it is judged with all of them.
 //
-// Names are compared as the server compares them, case-insensitively; the
-// server's comparison (utf8mb3_general_ci) also equates letters with and
-// without accents, so a name with a non-ASCII byte may be any other name:
-// a lookup judges every such record too, and only an exact match is
-// replaced or removed. Over-remembering only means judging more.
+// Names are compared as the server compares them, case-insensitively
+// (the dialect folds them); what the server's comparison equates of
+// non-ASCII letters is not copied, so a name with a non-ASCII byte may be
+// any other name: a lookup judges every such record too, and only an exact
+// match is replaced or removed. Over-remembering only means judging more.
 //
 // Statements without SQL-level operations (Verdict.SessionOps false) pay
 // nothing here.
