@@ -27,9 +27,17 @@ import (
 const errClientInteractionTimeout = 4031 // ER_CLIENT_INTERACTION_TIMEOUT
 
 // halfClose is toServer's answer to the client's EOF. It reports false
-// when the server connection cannot be half-closed (the session then
-// closes at once).
+// when the server owes the client nothing (after COM_QUIT, or between
+// commands), or when the server connection cannot be half-closed: the
+// session then closes at once, so that its connection slot is free by the
+// time a client that quit connects again.
 func (s *session) halfClose() bool {
+	s.mu.Lock()
+	owed := s.head < len(s.queue)
+	s.mu.Unlock()
+	if !owed {
+		return false
+	}
 	cw, ok := s.server.(interface{ CloseWrite() error })
 	if !ok || cw.CloseWrite() != nil {
 		return false
