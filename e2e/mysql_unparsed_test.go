@@ -69,7 +69,7 @@ func TestMySQLUnparsedDenied(t *testing.T) {
 		{"SET STATEMENT max_statement_time = 10 FOR DELETE FROM " + table, "no-unfiltered-writes"},
 		{"DELETE FROM " + table + " FOR PORTION OF p FROM '2000-01-01' TO '2100-01-01'", "no-unfiltered-writes"},
 		{"UPDATE " + table + " FOR PORTION OF p FROM '2000-01-01' TO '2100-01-01' SET id = 1", "no-unfiltered-writes"},
-		{"CREATE DEFINER = 'root'@'localhost' TRIGGER t_" + marker + " BEFORE INSERT ON " + table + " FOR EACH ROW SET NEW.id = 1", "no-definer-views"},
+		{"CREATE DEFINER = 'other_" + marker + "'@'localhost' TRIGGER t_" + marker + " BEFORE INSERT ON " + table + " FOR EACH ROW SET NEW.id = 1", "no-definer-views"},
 	} {
 		_, err := db.Exec(tc.sql)
 		wantMyBlocked(t, tc.sql, err, tc.rule)
