@@ -172,3 +172,44 @@ func BenchmarkVerdictColdFunctionBody(b *testing.B) {
 		"FOR i IN 1..a DO SET x = x + (SELECT k FROM sbtest1 WHERE id = i); END FOR; "+
 		"IF x > 10 THEN RETURN 1; END IF; RETURN x; END")
 }
+
+// BenchmarkReadGBK: a point select with a Chinese value in a gbk session,
+// converted to UTF-8 along the server's character boundaries (charset.go).
+func BenchmarkReadGBK(b *testing.B) {
+	sql := []byte("SELECT id, name FROM users WHERE name = '\xd6\xd0\xce\xc4\xd5\xc5\xc8\xfd' AND id = 42")
+	l := engine.LexState{ClientEncoding: "gbk"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, _, ok := Dialect.Read(sql, &l); !ok {
+			b.Fatal("refused")
+		}
+	}
+}
+
+// BenchmarkVerdictColdDefiner: mariadb-dump's trigger, whose DEFINER is read
+// a second time as CURRENT_USER (definer.go): the cold path of such a
+// statement parses twice.
+func BenchmarkVerdictColdDefiner(b *testing.B) {
+	e := benchEngine(b, -1)
+	sql := []byte("CREATE DEFINER=`root`@`localhost` TRIGGER t_ai AFTER INSERT ON t FOR EACH ROW BEGIN INSERT INTO audit (tid, note) VALUES (NEW.id, 'ins'); END")
+	s := &engine.Session{User: "root"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := e.Judge(sql, s); v.Action != engine.ActionAllow {
+			b.Fatal(v)
+		}
+	}
+}
+
+// BenchmarkVerdictColdTriggerCurrentUser is the trigger with DEFINER =
+// CURRENT_USER, read once: what the second reading adds is the difference.
+func BenchmarkVerdictColdTriggerCurrentUser(b *testing.B) {
+	e := benchEngine(b, -1)
+	sql := []byte("CREATE DEFINER=CURRENT_USER TRIGGER t_ai AFTER INSERT ON t FOR EACH ROW BEGIN INSERT INTO audit (tid, note) VALUES (NEW.id, 'ins'); END")
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := e.Judge(sql, benchSession); v.Action != engine.ActionAllow {
+			b.Fatal(v)
+		}
+	}
+}

@@ -555,9 +555,9 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				// prepares it, in the session's sql_mode, as it lexes
 				// EXECUTE IMMEDIATE's
 				immediate = true
-			case (words > 0 || compound > 0) && asciiFold(word, "begin"):
+			case len(word) == 5 && (words > 0 || compound > 0) && asciiFold(word, "begin"):
 				compound++
-			case compound > 0 && asciiFold(word, "end") && !endsBlock(sql[j:]):
+			case compound > 0 && len(word) == 3 && asciiFold(word, "end") && !endsBlock(sql[j:]):
 				compound--
 			case setStmt && asciiFold(word, "for"):
 				// SET STATEMENT ... FOR <statement>: the word after it
