@@ -50,6 +50,17 @@ func TestSQLPrepared(t *testing.T) {
 					h.reloadStep(t, "rules:\n  - {id: no-select, action: deny, match: {kind: [select]}}\n"),
 					send(query("execute s")), blocked("no-select"), send(ping), expect(pong)}
 			}},
+		{"prepared from text assembled at run time: dynamic SQL again at every EXECUTE", false,
+			func(*harness) []step {
+				return []step{expect(query("prepare s from concat('select', ' 1')")), send(ok(1, autocommit)),
+					expect(query("execute s")), send(ok(1, autocommit)), expect(ping), send(pong)}
+			},
+			func(h *harness) []step {
+				return []step{send(query("prepare s from concat('select', ' 1')")), expect(ok(1, autocommit)),
+					send(query("execute s")), expect(ok(1, autocommit)),
+					h.reloadStep(t, "rules:\n  - {id: no-dynamic, action: deny, match: {dynamic_sql: true}}\n"),
+					send(query("execute s")), blocked("no-dynamic"), send(ping), expect(pong)}
+			}},
 		{"a name never prepared is refused", false,
 			func(*harness) []step { return []step{expect(ping), send(pong)} },
 			func(h *harness) []step {
