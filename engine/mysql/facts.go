@@ -287,11 +287,12 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		if x.Table != nil {
 			w.markWrites(x.Table.TableRefs)
 		}
+		if k := insertUnfiltered(x); k != 0 { // writes.go
+			st.Kinds |= k
+			st.Unfiltered |= k
+		}
 	case *ast.UpdateStmt:
 		st.Kinds |= 1 << engine.KindUpdate
-		if x.Where == nil || alwaysTrue(x.Where) {
-			st.Unfiltered |= 1 << engine.KindUpdate
-		}
 		w.cond(x.Where)
 		if x.TableRefs != nil && x.TableRefs.TableRefs != nil {
 			w.markWrites(x.TableRefs.TableRefs)
@@ -299,12 +300,15 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 				w.updateTargets(x)
 			}
 		}
+		if unfilteredUpdate(x, func(t *ast.TableName) bool { return w.writes[t] }) { // writes.go
+			st.Unfiltered |= 1 << engine.KindUpdate
+		}
 		if x.With != nil {
 			w.with(x.With)
 		}
 	case *ast.DeleteStmt:
 		st.Kinds |= 1 << engine.KindDelete
-		if x.Where == nil || alwaysTrue(x.Where) {
+		if unfilteredDelete(x) { // writes.go
 			st.Unfiltered |= 1 << engine.KindDelete
 		}
 		w.cond(x.Where)
@@ -466,7 +470,7 @@ func (w *walker) cond(e ast.ExprNode) {
 		return
 	}
 	w.markCond(e)
-	if orArmTrue(e) {
+	if orTautology(e, 0) {
 		w.st.Tautology = true
 	}
 }

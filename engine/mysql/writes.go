@@ -1,0 +1,347 @@
+package mysql
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// Whole-table writes: which statements change or remove every row of the
+// table they write (engine.StmtFacts.Unfiltered, the default policy's
+// no-unfiltered-writes).
+//
+// An UPDATE or DELETE does when its WHERE is missing, always true
+// (taut.go), or does not tell the rows of the written table apart: it
+// names none of its columns (unqualified columns count, as they may be
+// its), so it is the same for every row and removes all of them or none
+// (WHERE @a, WHERE EXISTS (SELECT 1 FROM u), UPDATE t, u SET t.a = 1
+// WHERE u.id = 5), or it matches the table against itself (id IN (SELECT
+// id FROM t)). A multi-table form whose WHERE names only the other
+// tables' columns still filters when a join condition ties the written
+// table to them (UPDATE t JOIN u ON t.id = u.tid SET ... WHERE u.x = 1).
+// An AND filters when one of its arms does; an OR only when each arm does
+// (WHERE id = 5 OR @a does not). A parameter is the application's: a
+// condition with one counts as filtering here (its value is judged at
+// execute time).
+//
+// A single-table UPDATE or DELETE with LIMIT n, n a constant of at most
+// limitedWriteRows, changes at most n rows, not every row, whatever its
+// WHERE: DELETE FROM queue ORDER BY id LIMIT 1 is not an unfiltered write
+// (an OR tautology in its WHERE is still no-tautology's).
+//
+// Writes that are not UPDATE or DELETE count when they rewrite every row
+// of their table: REPLACE ... SELECT and INSERT ... SELECT ... ON
+// DUPLICATE KEY UPDATE whose SELECT reads the written table itself
+// without filtering it (REPLACE INTO t SELECT * FROM t: every row
+// conflicts with itself and is deleted and inserted again; INSERT INTO t
+// SELECT * FROM t ON DUPLICATE KEY UPDATE a = 0 updates every row). A
+// REPLACE is recorded as an unfiltered delete, an ON DUPLICATE KEY UPDATE
+// as an unfiltered update. Fed from another table, from VALUES or from a
+// file (LOAD DATA ... REPLACE), which rows conflict depends on the data,
+// not the text: those are not judged whole-table.
+
+// limitedWriteRows is the largest constant LIMIT of an UPDATE or DELETE
+// that is not an unfiltered write.
+const limitedWriteRows = 10
+
+// limited reports whether a LIMIT caps the rows at a constant of at most
+// limitedWriteRows.
+func limited(l *ast.Limit) bool {
+	if l == nil || l.Count == nil {
+		return false
+	}
+	if _, ok := l.Count.(*test_driver.ParamMarkerExpr); ok {
+		return false
+	}
+	v, ok := fold(l.Count, 0)
+	return ok && !v.null && !v.isStr && v.num >= 0 && v.num <= limitedWriteRows
+}
+
+// quals is the set of names that qualify the written table's columns: its
+// name and its alias.
+type quals map[string]bool
+
+// sources collects the table sources of a FROM tree (not of subqueries)
+// and its join conditions.
+func sources(n ast.ResultSetNode, out []*ast.TableSource, ons []ast.ExprNode, depth int) ([]*ast.TableSource, []ast.ExprNode) {
+	if depth > maxFoldDepth {
+		return out, ons
+	}
+	switch x := n.(type) {
+	case *ast.Join:
+		if x.Left != nil {
+			out, ons = sources(x.Left, out, ons, depth+1)
+		}
+		if x.Right != nil {
+			out, ons = sources(x.Right, out, ons, depth+1)
+		}
+		if x.On != nil && x.On.Expr != nil {
+			ons = append(ons, x.On.Expr)
+		}
+		if len(x.Using) > 0 || x.NaturalJoin {
+			ons = append(ons, nil) // a USING or NATURAL join ties the tables' columns: counted as filtering
+		}
+	case *ast.TableSource:
+		out = append(out, x)
+	}
+	return out, ons
+}
+
+// unfilteredUpdate reports whether an UPDATE changes every row of a table
+// it writes.
+func unfilteredUpdate(x *ast.UpdateStmt, written func(*ast.TableName) bool) bool {
+	if x.TableRefs == nil || x.TableRefs.TableRefs == nil {
+		return x.Where == nil
+	}
+	return unfilteredIn(x.TableRefs.TableRefs, x.Where, x.Limit, written)
+}
+
+// unfilteredDelete reports whether a DELETE removes every row of a table it
+// deletes from.
+func unfilteredDelete(x *ast.DeleteStmt) bool {
+	if x.TableRefs == nil || x.TableRefs.TableRefs == nil {
+		return x.Where == nil
+	}
+	written := func(*ast.TableName) bool { return true }
+	if x.IsMultiTable && x.Tables != nil {
+		names := map[string]bool{}
+		for _, t := range x.Tables.Tables {
+			names[t.Name.L] = true // a table's name or its alias
+		}
+		return unfilteredTargets(x.TableRefs.TableRefs, x.Where, x.Limit, func(ts *ast.TableSource, t *ast.TableName) bool {
+			return names[ts.AsName.L] || (ts.AsName.L == "" && names[t.Name.L])
+		})
+	}
+	return unfilteredIn(x.TableRefs.TableRefs, x.Where, x.Limit, written)
+}
+
+func unfilteredIn(refs *ast.Join, where ast.ExprNode, lim *ast.Limit, written func(*ast.TableName) bool) bool {
+	return unfilteredTargets(refs, where, lim, func(_ *ast.TableSource, t *ast.TableName) bool { return written(t) })
+}
+
+// unfilteredTargets reports whether the WHERE (and join conditions) of a
+// write leave every row of one of its targets in.
+func unfilteredTargets(refs *ast.Join, where ast.ExprNode, lim *ast.Limit, isTarget func(*ast.TableSource, *ast.TableName) bool) bool {
+	if where == nil {
+		return !limited(lim)
+	}
+	srcs, ons := sources(refs, nil, nil, 0)
+	for _, ts := range srcs {
+		t, ok := ts.Source.(*ast.TableName)
+		if !ok || !isTarget(ts, t) {
+			continue
+		}
+		q := quals{t.Name.L: true}
+		if ts.AsName.L != "" {
+			q = quals{ts.AsName.L: true}
+		}
+		if unfilteredFor(where, ons, len(srcs) > 1, q, t, lim) {
+			return true
+		}
+	}
+	return false
+}
+
+// unfilteredFor reports whether where (with the join conditions ons of a
+// multi-table form) leaves every row of the table that q qualifies in.
+func unfilteredFor(where ast.ExprNode, ons []ast.ExprNode, multi bool, q quals, t *ast.TableName, lim *ast.Limit) bool {
+	if limited(lim) {
+		return false
+	}
+	if where == nil || alwaysTrue(where) {
+		return true
+	}
+	if filtersTarget(where, q, 0) {
+		return selfMatch(where, q, t)
+	}
+	if multi && !rowFree(where) {
+		for _, on := range ons {
+			if on == nil || (filtersTarget(on, q, 0) && !alwaysTrue(on)) {
+				return false // the join picks the target's rows by the others' filtered rows
+			}
+		}
+	}
+	return true
+}
+
+// filtersTarget reports whether a condition can tell the rows of the table
+// q qualifies apart.
+func filtersTarget(e ast.ExprNode, q quals, depth int) bool {
+	e = unparen(e)
+	if b, ok := e.(*ast.BinaryOperationExpr); ok && depth < maxFoldDepth {
+		switch b.Op {
+		case opcode.LogicAnd:
+			return filtersTarget(b.L, q, depth+1) || filtersTarget(b.R, q, depth+1)
+		case opcode.LogicOr:
+			for _, a := range orArms(b, nil, 0) {
+				if v, ok := fold(a, 0); ok && (v.null || !truthy(v)) {
+					continue
+				}
+				if !filtersTarget(a, q, depth+1) && !containsParam(a) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return mentions(e, q) || containsParam(e)
+}
+
+// mentions reports whether e refers to a column that may be the table's:
+// qualified by one of q, or unqualified.
+func mentions(e ast.ExprNode, q quals) bool {
+	found := false
+	e.Accept(visitFunc(func(n ast.Node) {
+		if c, ok := n.(*ast.ColumnName); ok && (c.Table.L == "" || q[c.Table.L]) {
+			found = true
+		}
+	}))
+	return found
+}
+
+func containsParam(e ast.ExprNode) bool {
+	found := false
+	e.Accept(visitFunc(func(n ast.Node) {
+		if _, ok := n.(*test_driver.ParamMarkerExpr); ok {
+			found = true
+		}
+	}))
+	return found
+}
+
+// selfMatch reports whether a condition matches every row of t by looking
+// t up in itself: id IN (SELECT id FROM t) without further conditions
+// (NULLs aside, as for x = x). MariaDB runs it (from 10.3).
+func selfMatch(where ast.ExprNode, q quals, t *ast.TableName) bool {
+	in, ok := unparen(where).(*ast.PatternInExpr)
+	if !ok || in.Not || in.Sel == nil {
+		return false
+	}
+	sq, ok := in.Sel.(*ast.SubqueryExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := sq.Query.(*ast.SelectStmt)
+	if !ok || sel.Fields == nil || len(sel.Fields.Fields) != 1 || !wholeSelect(sel) {
+		return false
+	}
+	ts, ok := sel.From.TableRefs.Left.(*ast.TableSource)
+	if !ok {
+		return false
+	}
+	inner, ok := ts.Source.(*ast.TableName)
+	if !ok || !sameTable(inner, t) {
+		return false
+	}
+	a, ok1 := unparen(in.Expr).(*ast.ColumnNameExpr)
+	b, ok2 := unparen(sel.Fields.Fields[0].Expr).(*ast.ColumnNameExpr)
+	return ok1 && ok2 && a.Name != nil && b.Name != nil && a.Name.Name.L == b.Name.Name.L
+}
+
+// wholeSelect: a single-table SELECT without a filter of its rows.
+func wholeSelect(sel *ast.SelectStmt) bool {
+	return sel.From != nil && sel.From.TableRefs != nil && sel.From.TableRefs.Right == nil && sel.Limit == nil &&
+		sel.GroupBy == nil && sel.Having == nil && (sel.Where == nil || alwaysTrue(sel.Where))
+}
+
+func sameTable(a, b *ast.TableName) bool {
+	return a.Name.L == b.Name.L && (a.Schema.L == "" || b.Schema.L == "" || a.Schema.L == b.Schema.L)
+}
+
+// insertUnfiltered returns the kinds an INSERT applies to every row of its
+// table: REPLACE ... SELECT (delete) and INSERT ... SELECT ... ON
+// DUPLICATE KEY UPDATE (update) whose SELECT reads the whole written table.
+func insertUnfiltered(x *ast.InsertStmt) engine.KindSet {
+	if x.Select == nil || x.Table == nil || x.Table.TableRefs == nil || (!x.IsReplace && len(x.OnDuplicate) == 0) {
+		return 0
+	}
+	ts, ok := x.Table.TableRefs.Left.(*ast.TableSource)
+	if !ok {
+		return 0
+	}
+	t, ok := ts.Source.(*ast.TableName)
+	if !ok || !covers(x.Select, t, ctes(x.Select), 0) {
+		return 0
+	}
+	if x.IsReplace {
+		return 1 << engine.KindDelete
+	}
+	return 1 << engine.KindUpdate
+}
+
+// ctes returns the WITH queries of a source by name.
+func ctes(n ast.ResultSetNode) map[string]ast.ResultSetNode {
+	var w *ast.WithClause
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+		w = x.With
+	case *ast.SetOprStmt:
+		w = x.With
+	}
+	if w == nil {
+		return nil
+	}
+	out := map[string]ast.ResultSetNode{}
+	for _, c := range w.CTEs {
+		if c.Query != nil {
+			out[c.Name.L] = c.Query.Query
+		}
+	}
+	return out
+}
+
+// covers reports whether a SELECT returns a row for every row of t: it
+// reads t (directly, through a derived table or a WITH query) without a
+// filter that tells t's rows apart. A UNION covers when one arm does.
+func covers(n ast.ResultSetNode, t *ast.TableName, with map[string]ast.ResultSetNode, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	switch x := n.(type) {
+	case *ast.SetOprStmt:
+		if x.SelectList == nil || (x.Limit != nil && limited(x.Limit)) {
+			return false
+		}
+		for _, arm := range x.SelectList.Selects {
+			if rs, ok := arm.(ast.ResultSetNode); ok && covers(rs, t, with, depth+1) {
+				return true
+			}
+		}
+	case *ast.SelectStmt:
+		if x.From == nil || x.From.TableRefs == nil || x.Having != nil && !alwaysTrue(x.Having.Expr) {
+			return false
+		}
+		if x.Limit != nil {
+			return false // a LIMIT picks rows the text does not name
+		}
+		srcs, ons := sources(x.From.TableRefs, nil, nil, 0)
+		for _, ts := range srcs {
+			var q quals
+			switch s := ts.Source.(type) {
+			case *ast.TableName:
+				if sub, ok := with[s.Name.L]; ok && s.Schema.L == "" {
+					if !covers(sub, t, with, depth+1) {
+						continue
+					}
+				} else if !sameTable(s, t) {
+					continue
+				}
+				q = quals{s.Name.L: true}
+			case ast.ResultSetNode:
+				if !covers(s, t, with, depth+1) {
+					continue
+				}
+				q = quals{}
+			}
+			if ts.AsName.L != "" {
+				q = quals{ts.AsName.L: true}
+			}
+			if unfilteredFor(x.Where, ons, len(srcs) > 1, q, t, nil) {
+				return true
+			}
+		}
+	}
+	return false
+}
