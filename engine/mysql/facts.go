@@ -194,7 +194,7 @@ func fillStmtIn(st *engine.StmtFacts, s ast.StmtNode, depth int, db string) bool
 			planOnly = true
 		}
 	}
-	w := &walker{st: st, depth: depth, db: db}
+	w := &walker{st: st, depth: depth, db: db, xhex: hexForms(s.Text())}
 	w.writes = map[*ast.TableName]bool{}
 	w.aliases = map[*ast.TableName]string{}
 	s.Accept(w)
@@ -246,6 +246,7 @@ type walker struct {
 	// probe: the statement calls a function or reads a system variable
 	// that the probe shapes use (probes.go).
 	probe bool
+	xhex  map[string]bool // the bytes of the statement's X'...' literals (taut.go folder)
 }
 
 func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
@@ -287,7 +288,7 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		if x.Table != nil {
 			w.markWrites(x.Table.TableRefs)
 		}
-		if k := insertUnfiltered(x); k != 0 { // writes.go
+		if k := w.insertUnfiltered(x); k != 0 { // writes.go
 			st.Kinds |= k
 			st.Unfiltered |= k
 		}
@@ -300,7 +301,7 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 				w.updateTargets(x)
 			}
 		}
-		if unfilteredUpdate(x, func(t *ast.TableName) bool { return w.writes[t] }) { // writes.go
+		if w.unfilteredUpdate(x) { // writes.go
 			st.Unfiltered |= 1 << engine.KindUpdate
 		}
 		if x.With != nil {
@@ -308,7 +309,7 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		}
 	case *ast.DeleteStmt:
 		st.Kinds |= 1 << engine.KindDelete
-		if unfilteredDelete(x) { // writes.go
+		if w.unfilteredDelete(x) { // writes.go
 			st.Unfiltered |= 1 << engine.KindDelete
 		}
 		w.cond(x.Where)
@@ -470,7 +471,7 @@ func (w *walker) cond(e ast.ExprNode) {
 		return
 	}
 	w.markCond(e)
-	if orTautology(e, 0) {
+	if w.orTautology(e) {
 		w.st.Tautology = true
 	}
 }

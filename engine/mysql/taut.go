@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"math"
+	"regexp"
 	"regexp/syntax"
 	"strconv"
 	"strings"
@@ -45,6 +46,62 @@ import (
 // always true, so the WHERE is (and the OR is a tautology). What the
 // statement's table filters and writes is writes.go's.
 
+// folder folds the conditions of one statement. MariaDB reads X'61' as a
+// binary string (X'01' is false, X'31' = 1 is true) and 0x61 and b'1' as
+// numbers next to numbers; MySQL reads all three as numbers there. The
+// parser makes them one literal, so xhex holds the bytes the statement's
+// text writes as X'...' (hexForms), and a condition is folded twice when
+// it has any: with xStr set (MariaDB's reading) and without (MySQL's); it
+// is true when either reading makes it so.
+type folder struct {
+	xhex map[string]bool
+	xStr bool
+}
+
+// readings returns the foldings of a statement whose X'' literals are
+// xhex: one, or MariaDB's and MySQL's.
+func readings(xhex map[string]bool) []folder {
+	if len(xhex) == 0 {
+		return []folder{{}}
+	}
+	return []folder{{xhex: xhex}, {xhex: xhex, xStr: true}}
+}
+
+// hexForms returns the bytes of the X'...' literals of text, nil when it
+// has none.
+func hexForms(text string) map[string]bool {
+	if !strings.Contains(text, "'") || !(strings.Contains(text, "x'") || strings.Contains(text, "X'")) {
+		return nil
+	}
+	var out map[string]bool
+	prev := token{kind: 0}
+	for i := 0; ; {
+		t, ok := nextToken(text, i)
+		if !ok {
+			break
+		}
+		if t.kind == tokString && text[t.lo] == '\'' && prev.kind == tokWord && prev.hi == t.lo && prev.hi-prev.lo == 1 &&
+			(text[prev.lo] == 'x' || text[prev.lo] == 'X') {
+			digits := text[t.lo+1 : max(t.lo+1, t.hi-1)]
+			b := make([]byte, 0, len(digits)/2)
+			for k := 0; k+1 < len(digits); k += 2 {
+				n, err := strconv.ParseUint(digits[k:k+2], 16, 8)
+				if err != nil {
+					break
+				}
+				b = append(b, byte(n))
+			}
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[string(b)] = true
+		}
+		prev = t
+		i = t.hi
+	}
+	return out
+}
+
 // folded is a constant: a number, a string, a date, or NULL.
 type folded struct {
 	null    bool
@@ -82,7 +139,7 @@ func truthy(v folded) bool { return num(v) != 0 }
 const maxFoldDepth = 64
 
 // fold evaluates e when it is constant.
-func fold(e ast.ExprNode, depth int) (folded, bool) {
+func (fo *folder) fold(e ast.ExprNode, depth int) (folded, bool) {
 	if e == nil || depth > maxFoldDepth {
 		return folded{}, false
 	}
@@ -91,24 +148,24 @@ func fold(e ast.ExprNode, depth int) (folded, bool) {
 	case *test_driver.ParamMarkerExpr:
 		return folded{}, false // bound at execute time
 	case *test_driver.ValueExpr:
-		v, ok := valueFolded(x)
+		v, ok := fo.valueFolded(x)
 		if ok && v.isStr && !v.hex && x.GetType() != nil && x.GetType().GetCharset() == "binary" {
 			v.bin = true // _binary'a'
 		}
 		return v, ok
 	case ast.ValueExpr:
-		return valueFolded(x)
+		return fo.valueFolded(x)
 	case *ast.ParenthesesExpr:
-		return fold(x.Expr, d)
+		return fo.fold(x.Expr, d)
 	case *ast.SetCollationExpr:
-		v, ok := fold(x.Expr, d)
+		v, ok := fo.fold(x.Expr, d)
 		c := strings.ToLower(x.Collate)
 		if strings.HasSuffix(c, "_bin") || strings.HasSuffix(c, "_cs") || c == "binary" {
 			v.bin = true
 		}
 		return v, ok
 	case *ast.UnaryOperationExpr:
-		v, ok := fold(x.V, d)
+		v, ok := fo.fold(x.V, d)
 		if !ok || v.null {
 			return v, ok
 		}
@@ -124,23 +181,23 @@ func fold(e ast.ExprNode, depth int) (folded, bool) {
 		}
 		return folded{}, false
 	case *ast.IsTruthExpr:
-		v, ok := fold(x.Expr, d)
+		v, ok := fo.fold(x.Expr, d)
 		if !ok {
 			return folded{}, false
 		}
 		t := !v.null && truthy(v) == (x.True != 0)
 		return boolF(t != x.Not), true
 	case *ast.IsNullExpr:
-		v, ok := fold(x.Expr, d)
+		v, ok := fo.fold(x.Expr, d)
 		if !ok {
 			return folded{}, false
 		}
 		return boolF(v.null != x.Not), true
 	case *ast.BinaryOperationExpr:
-		return foldBinary(x, d)
+		return fo.foldBinary(x, d)
 	case *ast.PatternLikeOrIlikeExpr:
-		l, ok1 := fold(x.Expr, d)
-		p, ok2 := fold(x.Pattern, d)
+		l, ok1 := fo.fold(x.Expr, d)
+		p, ok2 := fo.fold(x.Pattern, d)
 		if !ok1 || !ok2 {
 			return folded{}, false
 		}
@@ -160,8 +217,8 @@ func fold(e ast.ExprNode, depth int) (folded, bool) {
 		}
 		return boolF(m != x.Not), true
 	case *ast.PatternRegexpExpr:
-		l, ok1 := fold(x.Expr, d)
-		p, ok2 := fold(x.Pattern, d)
+		l, ok1 := fo.fold(x.Expr, d)
+		p, ok2 := fo.fold(x.Pattern, d)
 		if !ok1 || !ok2 {
 			return folded{}, false
 		}
@@ -171,11 +228,14 @@ func fold(e ast.ExprNode, depth int) (folded, bool) {
 		if matchesEverything(text(p)) {
 			return boolF(!x.Not), true
 		}
+		if m, ok := regexpMatch(text(l), text(p), !(l.bin || p.bin)); ok {
+			return boolF(m != x.Not), true
+		}
 		return folded{}, false
 	case *ast.BetweenExpr:
-		v, ok1 := fold(x.Expr, d)
-		lo, ok2 := fold(x.Left, d)
-		hi, ok3 := fold(x.Right, d)
+		v, ok1 := fo.fold(x.Expr, d)
+		lo, ok2 := fo.fold(x.Left, d)
+		hi, ok3 := fo.fold(x.Right, d)
 		if !ok1 || !ok2 || !ok3 {
 			return folded{}, false
 		}
@@ -190,21 +250,21 @@ func fold(e ast.ExprNode, depth int) (folded, bool) {
 		in := c1 >= 0 && c2 <= 0
 		return boolF(in != x.Not), true
 	case *ast.PatternInExpr:
-		return foldIn(x, d)
+		return fo.foldIn(x, d)
 	case *ast.CaseExpr:
-		return foldCase(x, d)
+		return fo.foldCase(x, d)
 	case *ast.FuncCallExpr:
-		return foldFunc(x, d)
+		return fo.foldFunc(x, d)
 	case *ast.FuncCastExpr:
-		return foldCast(x, d)
+		return fo.foldCast(x, d)
 	case *ast.VariableExpr:
 		if x.Value != nil && !x.IsSystem {
-			return fold(x.Value, d) // @a := 1 is 1
+			return fo.fold(x.Value, d) // @a := 1 is 1
 		}
 		return folded{}, false // a variable's value is not in the text
 	case *ast.SubqueryExpr:
 		if sel := constSelect(x.Query); sel != nil && len(sel.Fields.Fields) == 1 {
-			return fold(sel.Fields.Fields[0].Expr, d)
+			return fo.fold(sel.Fields.Fields[0].Expr, d)
 		}
 	case *ast.ExistsSubqueryExpr:
 		if sq, ok := x.Sel.(*ast.SubqueryExpr); ok {
@@ -222,7 +282,7 @@ func fold(e ast.ExprNode, depth int) (folded, bool) {
 			return folded{}, false
 		}
 		// One row: x op ANY/ALL (SELECT v) is x op v.
-		return foldBinary(&ast.BinaryOperationExpr{Op: x.Op, L: x.L, R: sel.Fields.Fields[0].Expr}, d)
+		return fo.foldBinary(&ast.BinaryOperationExpr{Op: x.Op, L: x.L, R: sel.Fields.Fields[0].Expr}, d)
 	}
 	return folded{}, false
 }
@@ -243,21 +303,21 @@ func constSelect(q ast.ResultSetNode) *ast.SelectStmt {
 	return sel
 }
 
-func foldBinary(x *ast.BinaryOperationExpr, d int) (folded, bool) {
+func (fo *folder) foldBinary(x *ast.BinaryOperationExpr, d int) (folded, bool) {
 	switch x.Op {
 	case opcode.LogicOr, opcode.LogicAnd, opcode.LogicXor:
-		l, okl := fold(x.L, d)
-		r, okr := fold(x.R, d)
+		l, okl := fo.fold(x.L, d)
+		r, okr := fo.fold(x.R, d)
 		return logic3(x.Op, l, okl, r, okr)
 	}
 	if lr, ok := x.L.(*ast.RowExpr); ok {
-		return foldRows(x.Op, lr, x.R, d)
+		return fo.foldRows(x.Op, lr, x.R, d)
 	}
-	l, ok := fold(x.L, d)
+	l, ok := fo.fold(x.L, d)
 	if !ok {
 		return folded{}, false
 	}
-	r, ok := fold(x.R, d)
+	r, ok := fo.fold(x.R, d)
 	if !ok {
 		return folded{}, false
 	}
@@ -304,7 +364,7 @@ func logic3(op opcode.Op, l folded, okl bool, r folded, okr bool) (folded, bool)
 }
 
 // foldRows compares row constructors element by element.
-func foldRows(op opcode.Op, l *ast.RowExpr, re ast.ExprNode, d int) (folded, bool) {
+func (fo *folder) foldRows(op opcode.Op, l *ast.RowExpr, re ast.ExprNode, d int) (folded, bool) {
 	r, ok := re.(*ast.RowExpr)
 	if !ok || len(r.Values) != len(l.Values) {
 		return folded{}, false
@@ -316,7 +376,7 @@ func foldRows(op opcode.Op, l *ast.RowExpr, re ast.ExprNode, d int) (folded, boo
 	}
 	acc, accOK := boolF(true), true
 	for i := range l.Values {
-		v, ok := foldBinary(&ast.BinaryOperationExpr{Op: map[bool]opcode.Op{true: opcode.NullEQ, false: opcode.EQ}[op == opcode.NullEQ], L: l.Values[i], R: r.Values[i]}, d)
+		v, ok := fo.foldBinary(&ast.BinaryOperationExpr{Op: map[bool]opcode.Op{true: opcode.NullEQ, false: opcode.EQ}[op == opcode.NullEQ], L: l.Values[i], R: r.Values[i]}, d)
 		acc, accOK = logic3(opcode.LogicAnd, acc, accOK, v, ok)
 	}
 	if !accOK {
@@ -426,7 +486,7 @@ func toUint(v folded) uint64 {
 	return uint64(f)
 }
 
-func foldIn(x *ast.PatternInExpr, d int) (folded, bool) {
+func (fo *folder) foldIn(x *ast.PatternInExpr, d int) (folded, bool) {
 	list := x.List
 	if x.Sel != nil {
 		sq, ok := x.Sel.(*ast.SubqueryExpr)
@@ -439,7 +499,7 @@ func foldIn(x *ast.PatternInExpr, d int) (folded, bool) {
 		}
 		list = []ast.ExprNode{sel.Fields.Fields[0].Expr}
 	}
-	v, ok := fold(x.Expr, d)
+	v, ok := fo.fold(x.Expr, d)
 	if !ok {
 		return folded{}, false
 	}
@@ -448,7 +508,7 @@ func foldIn(x *ast.PatternInExpr, d int) (folded, bool) {
 	}
 	sawNull, sawUnknown := false, false
 	for _, item := range list {
-		iv, ok := fold(item, d)
+		iv, ok := fo.fold(item, d)
 		if !ok {
 			sawUnknown = true
 			continue
@@ -475,17 +535,17 @@ func foldIn(x *ast.PatternInExpr, d int) (folded, bool) {
 	return boolF(x.Not), true
 }
 
-func foldCase(x *ast.CaseExpr, d int) (folded, bool) {
+func (fo *folder) foldCase(x *ast.CaseExpr, d int) (folded, bool) {
 	var subject folded
 	if x.Value != nil {
-		v, ok := fold(x.Value, d)
+		v, ok := fo.fold(x.Value, d)
 		if !ok {
 			return folded{}, false
 		}
 		subject = v
 	}
 	for _, w := range x.WhenClauses {
-		c, ok := fold(w.Expr, d)
+		c, ok := fo.fold(w.Expr, d)
 		if !ok {
 			return folded{}, false
 		}
@@ -502,16 +562,16 @@ func foldCase(x *ast.CaseExpr, d int) (folded, bool) {
 			hit = !c.null && truthy(c)
 		}
 		if hit {
-			return fold(w.Result, d)
+			return fo.fold(w.Result, d)
 		}
 	}
 	if x.ElseClause == nil {
 		return nullF, true
 	}
-	return fold(x.ElseClause, d)
+	return fo.fold(x.ElseClause, d)
 }
 
-func valueFolded(v ast.ValueExpr) (folded, bool) {
+func (fo *folder) valueFolded(v ast.ValueExpr) (folded, bool) {
 	switch x := v.GetValue().(type) {
 	case nil:
 		return nullF, true
@@ -528,11 +588,11 @@ func valueFolded(v ast.ValueExpr) (folded, bool) {
 	case []byte:
 		return strF(string(x)), true
 	case test_driver.HexLiteral:
-		return hexFolded(x)
+		return fo.hexFolded(x)
 	case test_driver.BitLiteral:
-		return hexFolded(x)
+		return fo.hexFolded(x)
 	case test_driver.BinaryLiteral:
-		return hexFolded(x)
+		return fo.hexFolded(x)
 	case interface{ String() string }: // decimals
 		if f, err := strconv.ParseFloat(x.String(), 64); err == nil {
 			return numF(f)
@@ -542,11 +602,14 @@ func valueFolded(v ast.ValueExpr) (folded, bool) {
 }
 
 // value returns a constant argument.
-func value(e ast.ExprNode) (folded, bool) { return fold(e, 0) }
+func value(e ast.ExprNode) (folded, bool) { return (&folder{}).fold(e, 0) }
 
 // hexFolded is a hex or bit literal: its bytes, and the number they are
 // big-endian (up to 8 bytes).
-func hexFolded(b []byte) (folded, bool) {
+func (fo *folder) hexFolded(b []byte) (folded, bool) {
+	if fo.xStr && fo.xhex[string(b)] {
+		return folded{isStr: true, bin: true, str: string(b)}, true // MariaDB's X'...'
+	}
 	var n float64
 	for _, c := range b {
 		n = n*256 + float64(c)
@@ -802,6 +865,24 @@ func matchesEverything(pat string) bool {
 	return nullable(re, 0)
 }
 
+// regexpMatch matches an ASCII subject without line breaks against a
+// pattern that Go's RE2 syntax reads as PCRE does (no backreferences or
+// lookaround, which do not compile), without case when ci; ok is false
+// otherwise.
+func regexpMatch(s, pat string, ci bool) (match, ok bool) {
+	if len(pat) > 256 || len(s) > maxFoldString || !isASCII(s) || !isASCII(pat) || strings.ContainsAny(s, "\n\r") {
+		return false, false
+	}
+	if ci {
+		pat = "(?i)" + pat
+	}
+	re, err := regexp.Compile(pat)
+	if err != nil {
+		return false, false
+	}
+	return re.MatchString(s), true
+}
+
 func nullable(re *syntax.Regexp, depth int) bool {
 	if depth > 32 {
 		return false
@@ -831,8 +912,8 @@ func nullable(re *syntax.Regexp, depth int) bool {
 }
 
 // foldCast folds CAST/CONVERT to numbers and strings and BINARY x.
-func foldCast(x *ast.FuncCastExpr, d int) (folded, bool) {
-	v, ok := fold(x.Expr, d)
+func (fo *folder) foldCast(x *ast.FuncCastExpr, d int) (folded, bool) {
+	v, ok := fo.fold(x.Expr, d)
 	if !ok || v.null || x.Tp == nil {
 		return v, ok
 	}
@@ -864,7 +945,7 @@ func foldCast(x *ast.FuncCastExpr, d int) (folded, bool) {
 const maxFoldString = 4096
 
 // foldFunc folds the builtins of constants whose result the text decides.
-func foldFunc(x *ast.FuncCallExpr, d int) (folded, bool) {
+func (fo *folder) foldFunc(x *ast.FuncCallExpr, d int) (folded, bool) {
 	name := x.FnName.L
 	if x.Schema.L != "" && x.Schema.L != "tidb" {
 		return folded{}, false // a stored function of that name
@@ -876,17 +957,17 @@ func foldFunc(x *ast.FuncCallExpr, d int) (folded, bool) {
 		if len(args) != 3 {
 			return folded{}, false
 		}
-		c, ok := fold(args[0], d)
+		c, ok := fo.fold(args[0], d)
 		if !ok {
 			return folded{}, false
 		}
 		if !c.null && truthy(c) {
-			return fold(args[1], d)
+			return fo.fold(args[1], d)
 		}
-		return fold(args[2], d)
+		return fo.fold(args[2], d)
 	case "ifnull", "nvl", "coalesce":
 		for _, a := range args {
-			v, ok := fold(a, d)
+			v, ok := fo.fold(a, d)
 			if !ok || !v.null {
 				return v, ok
 			}
@@ -896,7 +977,7 @@ func foldFunc(x *ast.FuncCallExpr, d int) (folded, bool) {
 		if len(args) != 1 {
 			return folded{}, false
 		}
-		v, ok := fold(args[0], d)
+		v, ok := fo.fold(args[0], d)
 		return boolF(v.null), ok
 	case "pi":
 		if len(args) == 0 {
@@ -910,7 +991,7 @@ func foldFunc(x *ast.FuncCallExpr, d int) (folded, bool) {
 		if _, ok := a.(*ast.TrimDirectionExpr); ok {
 			continue
 		}
-		v, ok := fold(a, d)
+		v, ok := fo.fold(a, d)
 		if !ok {
 			if name == "char_func" && i == len(args)-1 {
 				continue // USING charset
@@ -923,11 +1004,11 @@ func foldFunc(x *ast.FuncCallExpr, d int) (folded, bool) {
 	arg := func(i int) folded { return vals[i] }
 	argc := len(args)
 	switch name {
-	case "dateliteral", "timestampliteral":
+	case ast.DateLiteral, ast.TimestampLiteral:
 		if argc == 1 && vals[0].isStr {
 			return dateFolded(vals[0].str, false)
 		}
-	case "timeliteral":
+	case ast.TimeLiteral:
 		if argc == 1 && vals[0].isStr {
 			return dateFolded(vals[0].str, true)
 		}
@@ -1388,29 +1469,29 @@ func truthOfFolded(v folded) truth {
 }
 
 // alwaysTrue reports whether e is true whatever the row.
-func alwaysTrue(e ast.ExprNode) bool { return truthOf(e, 0) == tTrue }
+func (fo *folder) alwaysTrue(e ast.ExprNode) bool { return fo.truthOf(e, 0) == tTrue }
 
 // truthOf returns what a condition can evaluate to.
-func truthOf(e ast.ExprNode, depth int) truth {
+func (fo *folder) truthOf(e ast.ExprNode, depth int) truth {
 	if e == nil || depth > maxFoldDepth {
 		return tAny
 	}
-	if v, ok := fold(e, depth); ok {
+	if v, ok := fo.fold(e, depth); ok {
 		return truthOfFolded(v)
 	}
 	d := depth + 1
 	switch x := e.(type) {
 	case *ast.ParenthesesExpr:
-		return truthOf(x.Expr, d)
+		return fo.truthOf(x.Expr, d)
 	case *ast.UnaryOperationExpr:
 		switch x.Op {
 		case opcode.Not, opcode.Not2:
-			return not3(truthOf(x.V, d))
+			return not3(fo.truthOf(x.V, d))
 		case opcode.Plus:
-			return truthOf(x.V, d)
+			return fo.truthOf(x.V, d)
 		}
 	case *ast.IsTruthExpr:
-		t := truthOf(x.Expr, d)
+		t := fo.truthOf(x.Expr, d)
 		var out truth
 		for _, bit := range []truth{tTrue, tFalse, tNull} {
 			if t&bit == 0 {
@@ -1426,75 +1507,75 @@ func truthOf(e ast.ExprNode, depth int) truth {
 		return out
 	case *ast.VariableExpr:
 		if x.Value != nil && !x.IsSystem {
-			return truthOf(x.Value, d)
+			return fo.truthOf(x.Value, d)
 		}
 	case *ast.BinaryOperationExpr:
 		switch x.Op {
 		case opcode.LogicOr:
 			arms := orArms(x, nil, 0)
-			if complementary(arms) {
+			if fo.complementary(arms) {
 				return tTrue
 			}
 			acc := tFalse
 			for _, a := range arms {
-				acc = combine(acc, truthOf(a, d), opcode.LogicOr)
+				acc = combine(acc, fo.truthOf(a, d), opcode.LogicOr)
 				if acc == tTrue {
 					return acc
 				}
 			}
 			return acc
 		case opcode.LogicAnd, opcode.LogicXor:
-			return combine(truthOf(x.L, d), truthOf(x.R, d), x.Op)
+			return combine(fo.truthOf(x.L, d), fo.truthOf(x.R, d), x.Op)
 		case opcode.EQ, opcode.NullEQ, opcode.GE, opcode.LE:
-			if sameExpr(stripIdentity(x.L), stripIdentity(x.R), 0) {
+			if fo.sameExpr(fo.stripIdentity(x.L), fo.stripIdentity(x.R), 0) {
 				return tTrue
 			}
 		case opcode.NE, opcode.LT, opcode.GT:
-			if sameExpr(stripIdentity(x.L), stripIdentity(x.R), 0) {
+			if fo.sameExpr(fo.stripIdentity(x.L), fo.stripIdentity(x.R), 0) {
 				return tFalse | tNull
 			}
 		}
 	case *ast.PatternInExpr:
 		if x.Sel == nil && !x.Not {
 			for _, it := range x.List {
-				if sameExpr(stripIdentity(x.Expr), stripIdentity(it), 0) {
+				if fo.sameExpr(fo.stripIdentity(x.Expr), fo.stripIdentity(it), 0) {
 					return tTrue
 				}
 			}
 		}
 	case *ast.BetweenExpr:
-		if !x.Not && sameExpr(x.Expr, x.Left, 0) && sameExpr(x.Expr, x.Right, 0) {
+		if !x.Not && fo.sameExpr(x.Expr, x.Left, 0) && fo.sameExpr(x.Expr, x.Right, 0) {
 			return tTrue
 		}
 	case *ast.PatternLikeOrIlikeExpr:
 		// x LIKE '%' holds for every x that is not NULL.
-		if p, ok := fold(x.Pattern, d); ok && x.IsLike && !x.Not && !p.null && p.isStr && p.str != "" && strings.Trim(p.str, "%") == "" {
+		if p, ok := fo.fold(x.Pattern, d); ok && x.IsLike && !x.Not && !p.null && p.isStr && p.str != "" && strings.Trim(p.str, "%") == "" {
 			return tTrue
 		}
 	case *ast.PatternRegexpExpr:
-		if p, ok := fold(x.Pattern, d); ok && !x.Not && !p.null && matchesEverything(text(p)) {
+		if p, ok := fo.fold(x.Pattern, d); ok && !x.Not && !p.null && matchesEverything(text(p)) {
 			return tTrue
 		}
 	case *ast.CaseExpr:
-		return caseTruth(x, d)
+		return fo.caseTruth(x, d)
 	case *ast.FuncCallExpr:
 		switch x.FnName.L {
 		case "if":
 			if len(x.Args) == 3 {
-				c := truthOf(x.Args[0], d)
+				c := fo.truthOf(x.Args[0], d)
 				var out truth
 				if c&tTrue != 0 {
-					out |= truthOf(x.Args[1], d)
+					out |= fo.truthOf(x.Args[1], d)
 				}
 				if c&(tFalse|tNull) != 0 {
-					out |= truthOf(x.Args[2], d)
+					out |= fo.truthOf(x.Args[2], d)
 				}
 				return out
 			}
 		case "ifnull", "nvl", "coalesce":
 			var out truth
 			for _, a := range x.Args {
-				t := truthOf(a, d)
+				t := fo.truthOf(a, d)
 				out |= t &^ tNull
 				if t&tNull == 0 {
 					return out
@@ -1551,15 +1632,15 @@ func combine(a, b truth, op opcode.Op) truth {
 	return out
 }
 
-func caseTruth(x *ast.CaseExpr, d int) truth {
+func (fo *folder) caseTruth(x *ast.CaseExpr, d int) truth {
 	var out truth
 	for _, w := range x.WhenClauses {
 		cond := tAny
 		if x.Value == nil {
-			cond = truthOf(w.Expr, d)
+			cond = fo.truthOf(w.Expr, d)
 		}
 		if cond&tTrue != 0 {
-			out |= truthOf(w.Result, d)
+			out |= fo.truthOf(w.Result, d)
 		}
 		if cond == tTrue {
 			return out // later branches are never reached
@@ -1568,7 +1649,7 @@ func caseTruth(x *ast.CaseExpr, d int) truth {
 	if x.ElseClause == nil {
 		return out | tNull
 	}
-	return out | truthOf(x.ElseClause, d)
+	return out | fo.truthOf(x.ElseClause, d)
 }
 
 // orArms flattens nested ORs (and parentheses) into their arms.
@@ -1597,9 +1678,9 @@ func unparen(e ast.ExprNode) ast.ExprNode {
 
 // stripIdentity removes what leaves a value as it compares: x + 0, 0 + x,
 // x - 0, x * 1, 1 * x, x / 1, +x, parentheses, BINARY x.
-func stripIdentity(e ast.ExprNode) ast.ExprNode {
+func (fo *folder) stripIdentity(e ast.ExprNode) ast.ExprNode {
 	isConst := func(n ast.ExprNode, want float64) bool {
-		v, ok := fold(n, 0)
+		v, ok := fo.fold(n, 0)
 		return ok && !v.null && !v.isStr && v.num == want
 	}
 	for i := 0; i < maxFoldDepth; i++ {
@@ -1642,7 +1723,7 @@ var volatile = map[string]bool{
 
 // sameExpr reports whether a and b are the same expression of the row
 // (two parameters are never the same: each is bound on its own).
-func sameExpr(a, b ast.ExprNode, depth int) bool {
+func (fo *folder) sameExpr(a, b ast.ExprNode, depth int) bool {
 	if a == nil || b == nil || depth > maxFoldDepth {
 		return false
 	}
@@ -1661,8 +1742,8 @@ func sameExpr(a, b ast.ExprNode, depth int) bool {
 		if _, ok := b.(ast.ValueExpr); !ok {
 			return false
 		}
-		u, ok1 := fold(a, d)
-		v, ok2 := fold(b, d)
+		u, ok1 := fo.fold(a, d)
+		v, ok2 := fo.fold(b, d)
 		return ok1 && ok2 && u == v
 	case *ast.VariableExpr:
 		y, ok := b.(*ast.VariableExpr)
@@ -1680,20 +1761,20 @@ func sameExpr(a, b ast.ExprNode, depth int) bool {
 				}
 				continue
 			}
-			if !sameExpr(x.Args[i], y.Args[i], d) {
+			if !fo.sameExpr(x.Args[i], y.Args[i], d) {
 				return false
 			}
 		}
 		return true
 	case *ast.BinaryOperationExpr:
 		y, ok := b.(*ast.BinaryOperationExpr)
-		return ok && x.Op == y.Op && sameExpr(x.L, y.L, d) && sameExpr(x.R, y.R, d)
+		return ok && x.Op == y.Op && fo.sameExpr(x.L, y.L, d) && fo.sameExpr(x.R, y.R, d)
 	case *ast.UnaryOperationExpr:
 		y, ok := b.(*ast.UnaryOperationExpr)
-		return ok && x.Op == y.Op && sameExpr(x.V, y.V, d)
+		return ok && x.Op == y.Op && fo.sameExpr(x.V, y.V, d)
 	case *ast.FuncCastExpr:
 		y, ok := b.(*ast.FuncCastExpr)
-		return ok && x.FunctionType == y.FunctionType && x.Tp != nil && y.Tp != nil && x.Tp.String() == y.Tp.String() && sameExpr(x.Expr, y.Expr, d)
+		return ok && x.FunctionType == y.FunctionType && x.Tp != nil && y.Tp != nil && x.Tp.String() == y.Tp.String() && fo.sameExpr(x.Expr, y.Expr, d)
 	}
 	return false
 }
@@ -1703,13 +1784,13 @@ func sameExpr(a, b ast.ExprNode, depth int) bool {
 // x IS NOT TRUE (one of them holds for every row), and P / NOT P, x = 5 /
 // x <> 5, x < 5 / x >= 5 (for every row where x is not NULL: counted as
 // true, like x = x).
-func complementary(arms []ast.ExprNode) bool {
+func (fo *folder) complementary(arms []ast.ExprNode) bool {
 	if len(arms) > 64 {
 		arms = arms[:64] // quadratic below; generated ORs are long but not this shape
 	}
 	for i := range arms {
 		for j := i + 1; j < len(arms); j++ {
-			if complements(arms[i], arms[j]) || complements(arms[j], arms[i]) {
+			if fo.complements(arms[i], arms[j]) || fo.complements(arms[j], arms[i]) {
 				return true
 			}
 		}
@@ -1722,50 +1803,50 @@ var negatedOp = map[opcode.Op]opcode.Op{
 	opcode.GT: opcode.LE, opcode.LE: opcode.GT,
 }
 
-func complements(a, b ast.ExprNode) bool {
+func (fo *folder) complements(a, b ast.ExprNode) bool {
 	a, b = unparen(a), unparen(b)
 	switch x := a.(type) {
 	case *ast.UnaryOperationExpr:
 		if x.Op == opcode.Not || x.Op == opcode.Not2 {
-			return sameCond(x.V, b)
+			return fo.sameCond(x.V, b)
 		}
 	case *ast.IsNullExpr:
 		y, ok := b.(*ast.IsNullExpr)
-		return ok && x.Not != y.Not && sameExpr(x.Expr, y.Expr, 0)
+		return ok && x.Not != y.Not && fo.sameExpr(x.Expr, y.Expr, 0)
 	case *ast.IsTruthExpr:
 		y, ok := b.(*ast.IsTruthExpr)
-		return ok && x.Not != y.Not && x.True == y.True && sameExpr(x.Expr, y.Expr, 0)
+		return ok && x.Not != y.Not && x.True == y.True && fo.sameExpr(x.Expr, y.Expr, 0)
 	case *ast.BinaryOperationExpr:
 		y, ok := b.(*ast.BinaryOperationExpr)
 		if n, isCmp := negatedOp[x.Op]; isCmp && ok && y.Op == n {
-			return sameExpr(x.L, y.L, 0) && sameExpr(x.R, y.R, 0)
+			return fo.sameExpr(x.L, y.L, 0) && fo.sameExpr(x.R, y.R, 0)
 		}
 	case *ast.PatternLikeOrIlikeExpr:
 		y, ok := b.(*ast.PatternLikeOrIlikeExpr)
-		return ok && x.Not != y.Not && x.Escape == y.Escape && sameExpr(x.Expr, y.Expr, 0) && sameExpr(x.Pattern, y.Pattern, 0)
+		return ok && x.Not != y.Not && x.Escape == y.Escape && fo.sameExpr(x.Expr, y.Expr, 0) && fo.sameExpr(x.Pattern, y.Pattern, 0)
 	case *ast.PatternInExpr:
 		y, ok := b.(*ast.PatternInExpr)
-		if !ok || x.Not == y.Not || x.Sel != nil || y.Sel != nil || len(x.List) != len(y.List) || !sameExpr(x.Expr, y.Expr, 0) {
+		if !ok || x.Not == y.Not || x.Sel != nil || y.Sel != nil || len(x.List) != len(y.List) || !fo.sameExpr(x.Expr, y.Expr, 0) {
 			return false
 		}
 		for i := range x.List {
-			if !sameExpr(x.List[i], y.List[i], 0) {
+			if !fo.sameExpr(x.List[i], y.List[i], 0) {
 				return false
 			}
 		}
 		return true
 	case *ast.BetweenExpr:
 		y, ok := b.(*ast.BetweenExpr)
-		return ok && x.Not != y.Not && sameExpr(x.Expr, y.Expr, 0) && sameExpr(x.Left, y.Left, 0) && sameExpr(x.Right, y.Right, 0)
+		return ok && x.Not != y.Not && fo.sameExpr(x.Expr, y.Expr, 0) && fo.sameExpr(x.Left, y.Left, 0) && fo.sameExpr(x.Right, y.Right, 0)
 	}
 	return false
 }
 
 // sameCond is sameExpr for conditions: comparisons, IS tests, LIKE and IN
 // as well as the expressions sameExpr knows.
-func sameCond(a, b ast.ExprNode) bool {
+func (fo *folder) sameCond(a, b ast.ExprNode) bool {
 	a, b = unparen(a), unparen(b)
-	if sameExpr(a, b, 0) {
+	if fo.sameExpr(a, b, 0) {
 		return true
 	}
 	// P and NOT P where P is a test sameExpr does not compare: P OR NOT P
@@ -1775,36 +1856,36 @@ func sameCond(a, b ast.ExprNode) bool {
 		// a and b are the same test when a's complement's complement is b:
 		// compare through a negated copy is not possible on the AST, so
 		// compare fields directly.
-		return sameTest(a, b)
+		return fo.sameTest(a, b)
 	}
 	return false
 }
 
-func sameTest(a, b ast.ExprNode) bool {
+func (fo *folder) sameTest(a, b ast.ExprNode) bool {
 	switch x := a.(type) {
 	case *ast.IsNullExpr:
 		y, ok := b.(*ast.IsNullExpr)
-		return ok && x.Not == y.Not && sameExpr(x.Expr, y.Expr, 0)
+		return ok && x.Not == y.Not && fo.sameExpr(x.Expr, y.Expr, 0)
 	case *ast.IsTruthExpr:
 		y, ok := b.(*ast.IsTruthExpr)
-		return ok && x.Not == y.Not && x.True == y.True && sameExpr(x.Expr, y.Expr, 0)
+		return ok && x.Not == y.Not && x.True == y.True && fo.sameExpr(x.Expr, y.Expr, 0)
 	case *ast.PatternLikeOrIlikeExpr:
 		y, ok := b.(*ast.PatternLikeOrIlikeExpr)
-		return ok && x.Not == y.Not && x.Escape == y.Escape && sameExpr(x.Expr, y.Expr, 0) && sameExpr(x.Pattern, y.Pattern, 0)
+		return ok && x.Not == y.Not && x.Escape == y.Escape && fo.sameExpr(x.Expr, y.Expr, 0) && fo.sameExpr(x.Pattern, y.Pattern, 0)
 	case *ast.PatternInExpr:
 		y, ok := b.(*ast.PatternInExpr)
-		if !ok || x.Not != y.Not || x.Sel != nil || y.Sel != nil || len(x.List) != len(y.List) || !sameExpr(x.Expr, y.Expr, 0) {
+		if !ok || x.Not != y.Not || x.Sel != nil || y.Sel != nil || len(x.List) != len(y.List) || !fo.sameExpr(x.Expr, y.Expr, 0) {
 			return false
 		}
 		for i := range x.List {
-			if !sameExpr(x.List[i], y.List[i], 0) {
+			if !fo.sameExpr(x.List[i], y.List[i], 0) {
 				return false
 			}
 		}
 		return true
 	case *ast.BetweenExpr:
 		y, ok := b.(*ast.BetweenExpr)
-		return ok && x.Not == y.Not && sameExpr(x.Expr, y.Expr, 0) && sameExpr(x.Left, y.Left, 0) && sameExpr(x.Right, y.Right, 0)
+		return ok && x.Not == y.Not && fo.sameExpr(x.Expr, y.Expr, 0) && fo.sameExpr(x.Left, y.Left, 0) && fo.sameExpr(x.Right, y.Right, 0)
 	}
 	return false
 }
@@ -1820,51 +1901,51 @@ func sameTest(a, b ast.ExprNode) bool {
 // for every row, so possibly true for all of them). A clause that is true
 // as a whole without an OR (`WHERE 1=1`, which query builders emit) is not
 // one, nor is the optional-filter idiom (optionalFilterArm).
-func orTautology(e ast.ExprNode, depth int) bool {
+func (fo *folder) orTautology(e ast.ExprNode, depth int) bool {
 	if e == nil || depth > maxFoldDepth {
 		return false
 	}
 	d := depth + 1
 	switch x := e.(type) {
 	case *ast.ParenthesesExpr:
-		return orTautology(x.Expr, d)
+		return fo.orTautology(x.Expr, d)
 	case *ast.BinaryOperationExpr:
 		if x.Op == opcode.LogicOr {
 			arms := orArms(x, nil, 0)
-			if complementary(arms) {
+			if fo.complementary(arms) {
 				return true
 			}
 			for _, a := range arms {
-				if tautArm(a, arms) {
+				if fo.tautArm(a, arms) {
 					return true
 				}
 			}
 			for _, a := range arms {
-				if orTautology(a, d) {
+				if fo.orTautology(a, d) {
 					return true
 				}
 			}
 			return false
 		}
-		return orTautology(x.L, d) || orTautology(x.R, d)
+		return fo.orTautology(x.L, d) || fo.orTautology(x.R, d)
 	case *ast.UnaryOperationExpr:
-		return orTautology(x.V, d)
+		return fo.orTautology(x.V, d)
 	case *ast.IsTruthExpr:
-		return orTautology(x.Expr, d)
+		return fo.orTautology(x.Expr, d)
 	case *ast.IsNullExpr:
-		return orTautology(x.Expr, d)
+		return fo.orTautology(x.Expr, d)
 	case *ast.CaseExpr:
 		for _, w := range x.WhenClauses {
-			if orTautology(w.Expr, d) || orTautology(w.Result, d) {
+			if fo.orTautology(w.Expr, d) || fo.orTautology(w.Result, d) {
 				return true
 			}
 		}
-		return orTautology(x.ElseClause, d)
+		return fo.orTautology(x.ElseClause, d)
 	case *ast.FuncCallExpr:
 		switch x.FnName.L {
 		case "if", "ifnull", "nvl", "coalesce", "nullif":
 			for _, a := range x.Args {
-				if orTautology(a, d) {
+				if fo.orTautology(a, d) {
 					return true
 				}
 			}
@@ -1874,11 +1955,11 @@ func orTautology(e ast.ExprNode, depth int) bool {
 }
 
 // tautArm reports whether one arm of an OR makes it true for every row.
-func tautArm(a ast.ExprNode, arms []ast.ExprNode) bool {
-	if alwaysTrue(a) || unknowableArm(a) {
-		return !optionalFilterArm(a, arms)
+func (fo *folder) tautArm(a ast.ExprNode, arms []ast.ExprNode) bool {
+	if fo.alwaysTrue(a) || fo.unknowableArm(a) {
+		return !fo.optionalFilterArm(a, arms)
 	}
-	return anyRowExists(a)
+	return fo.anyRowExists(a)
 }
 
 // unknowableArm reports whether a condition does not depend on the row and
@@ -1886,45 +1967,73 @@ func tautArm(a ast.ExprNode, arms []ast.ExprNode) bool {
 // function (VERSION(), DATABASE(), NOW()), or a constant the folding does
 // not compute. It holds for every row or for none. A parameter is not one
 // (it is decided by the value bound), nor is a sleep (a time probe's).
-func unknowableArm(a ast.ExprNode) bool {
+func (fo *folder) unknowableArm(a ast.ExprNode) bool {
 	if !rowFree(a) {
 		return false
 	}
-	if v, ok := fold(a, 0); ok {
+	if v, ok := fo.fold(a, 0); ok {
 		return !v.null && truthy(v)
 	}
-	return truthOf(a, 0)&tTrue != 0
+	return fo.truthOf(a, 0)&tTrue != 0
 }
 
-// rowFree reports whether e refers to nothing of the row or of a table: no
-// column, parameter, aggregate, subquery with a FROM, DEFAULT(), VALUES(),
-// MATCH, sleep or lock.
+// rowFree reports whether e is the same for every row: it refers to no
+// column, parameter, aggregate, window, DEFAULT(), VALUES() or MATCH, and
+// calls no sleep or lock. A subquery is free when it names no column at
+// all ((SELECT COUNT(*) FROM u), EXISTS (SELECT * FROM u)): it cannot be
+// correlated.
 func rowFree(e ast.ExprNode) bool {
-	free := true
-	e.Accept(visitFunc(func(n ast.Node) {
-		switch x := n.(type) {
-		case *ast.ColumnNameExpr, *ast.ColumnName, *test_driver.ParamMarkerExpr, *ast.AggregateFuncExpr,
-			*ast.WindowFuncExpr, *ast.DefaultExpr, *ast.ValuesExpr, *ast.MatchAgainst, *ast.TableName:
-			free = false
-		case *ast.SubqueryExpr:
-			if constSelect(x.Query) == nil {
-				free = false
-			}
-		case *ast.FuncCallExpr:
-			switch x.FnName.L {
-			case "sleep", "benchmark", "get_lock", "release_lock", "master_pos_wait", "master_gtid_wait", "source_pos_wait":
-				free = false
-			}
-		}
-	}))
-	return free
+	v := &freeVisitor{free: true}
+	e.Accept(v)
+	return v.free
 }
+
+type freeVisitor struct {
+	free bool
+	sub  bool // inside a subquery: tables may be read
+}
+
+func (v *freeVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	if !v.free {
+		return n, true
+	}
+	switch x := n.(type) {
+	case *ast.ColumnNameExpr, *ast.ColumnName, *test_driver.ParamMarkerExpr, *ast.AggregateFuncExpr,
+		*ast.WindowFuncExpr, *ast.DefaultExpr, *ast.ValuesExpr, *ast.MatchAgainst, *ast.VariableExpr:
+		if _, ok := x.(*ast.VariableExpr); ok {
+			break // a variable is the same for every row (what @a := col assigns is its child)
+		}
+		if _, ok := x.(*ast.AggregateFuncExpr); ok && v.sub {
+			break // COUNT(*) of a subquery's own rows
+		}
+		v.free = false
+	case *ast.TableName:
+		if !v.sub {
+			v.free = false
+		}
+	case *ast.SubqueryExpr:
+		if !v.sub {
+			in := &freeVisitor{free: true, sub: true}
+			x.Query.Accept(in)
+			v.free = in.free
+			return n, true
+		}
+	case *ast.FuncCallExpr:
+		switch x.FnName.L {
+		case "sleep", "benchmark", "get_lock", "release_lock", "master_pos_wait", "master_gtid_wait", "source_pos_wait":
+			v.free = false
+		}
+	}
+	return n, !v.free
+}
+
+func (v *freeVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // anyRowExists reports whether a is EXISTS over a whole table (no WHERE,
 // or an always-true one; no LIMIT, GROUP BY or HAVING): true for every
 // row as soon as that table has one. OR EXISTS (SELECT * FROM users) is
 // the injected shape; a correlated or filtered EXISTS is the application's.
-func anyRowExists(a ast.ExprNode) bool {
+func (fo *folder) anyRowExists(a ast.ExprNode) bool {
 	ex, ok := unparen(a).(*ast.ExistsSubqueryExpr)
 	if !ok || ex.Not {
 		return false
@@ -1935,7 +2044,7 @@ func anyRowExists(a ast.ExprNode) bool {
 	}
 	sel, ok := sq.Query.(*ast.SelectStmt)
 	if !ok || sel.From == nil || sel.From.TableRefs == nil || sel.From.TableRefs.Right != nil || sel.Limit != nil ||
-		sel.GroupBy != nil || sel.Having != nil || (sel.Where != nil && !alwaysTrue(sel.Where)) {
+		sel.GroupBy != nil || sel.Having != nil || (sel.Where != nil && !fo.alwaysTrue(sel.Where)) {
 		return false
 	}
 	ts, ok := sel.From.TableRefs.Left.(*ast.TableSource)
@@ -1953,7 +2062,7 @@ func anyRowExists(a ast.ExprNode) bool {
 // column: `(col = @v OR @v IS NULL)`, `(col = NULL OR NULL IS NULL)` when
 // a client library inlined a NULL parameter to mean "no filter". An
 // injected arm that stands alone (OR NULL IS NULL, OR @a) is not one.
-func optionalFilterArm(arm ast.ExprNode, arms []ast.ExprNode) bool {
+func (fo *folder) optionalFilterArm(arm ast.ExprNode, arms []ast.ExprNode) bool {
 	if !rowFree(arm) {
 		return false
 	}
@@ -1970,14 +2079,14 @@ func optionalFilterArm(arm ast.ExprNode, arms []ast.ExprNode) bool {
 		return false
 	}
 	for _, b := range arms {
-		if b == arm || rowFree(b) || alwaysTrue(b) {
+		if b == arm || rowFree(b) || fo.alwaysTrue(b) {
 			continue
 		}
 		found := false
 		b.Accept(visitFunc(func(n ast.Node) {
 			if e, ok := n.(ast.ExprNode); ok && !found {
 				for _, k := range keys {
-					if sameExpr(e, k, 0) {
+					if fo.sameExpr(e, k, 0) {
 						found = true
 					}
 				}

@@ -42,20 +42,58 @@ import (
 // file (LOAD DATA ... REPLACE), which rows conflict depends on the data,
 // not the text: those are not judged whole-table.
 
+// The walker's entry points: a statement's condition is judged in each
+// reading of its X'' literals (taut.go readings).
+
+func (w *walker) unfilteredUpdate(x *ast.UpdateStmt) bool {
+	for _, fo := range readings(w.xhex) {
+		if fo.unfilteredUpdate(x, func(t *ast.TableName) bool { return w.writes[t] }) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *walker) unfilteredDelete(x *ast.DeleteStmt) bool {
+	for _, fo := range readings(w.xhex) {
+		if fo.unfilteredDelete(x) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *walker) insertUnfiltered(x *ast.InsertStmt) engine.KindSet {
+	var k engine.KindSet
+	for _, fo := range readings(w.xhex) {
+		k |= fo.insertUnfiltered(x)
+	}
+	return k
+}
+
+func (w *walker) orTautology(e ast.ExprNode) bool {
+	for _, fo := range readings(w.xhex) {
+		if fo.orTautology(e, 0) {
+			return true
+		}
+	}
+	return false
+}
+
 // limitedWriteRows is the largest constant LIMIT of an UPDATE or DELETE
 // that is not an unfiltered write.
 const limitedWriteRows = 10
 
 // limited reports whether a LIMIT caps the rows at a constant of at most
 // limitedWriteRows.
-func limited(l *ast.Limit) bool {
+func (fo *folder) limited(l *ast.Limit) bool {
 	if l == nil || l.Count == nil {
 		return false
 	}
 	if _, ok := l.Count.(*test_driver.ParamMarkerExpr); ok {
 		return false
 	}
-	v, ok := fold(l.Count, 0)
+	v, ok := fo.fold(l.Count, 0)
 	return ok && !v.null && !v.isStr && v.num >= 0 && v.num <= limitedWriteRows
 }
 
@@ -91,16 +129,16 @@ func sources(n ast.ResultSetNode, out []*ast.TableSource, ons []ast.ExprNode, de
 
 // unfilteredUpdate reports whether an UPDATE changes every row of a table
 // it writes.
-func unfilteredUpdate(x *ast.UpdateStmt, written func(*ast.TableName) bool) bool {
+func (fo *folder) unfilteredUpdate(x *ast.UpdateStmt, written func(*ast.TableName) bool) bool {
 	if x.TableRefs == nil || x.TableRefs.TableRefs == nil {
 		return x.Where == nil
 	}
-	return unfilteredIn(x.TableRefs.TableRefs, x.Where, x.Limit, written)
+	return fo.unfilteredIn(x.TableRefs.TableRefs, x.Where, x.Limit, written)
 }
 
 // unfilteredDelete reports whether a DELETE removes every row of a table it
 // deletes from.
-func unfilteredDelete(x *ast.DeleteStmt) bool {
+func (fo *folder) unfilteredDelete(x *ast.DeleteStmt) bool {
 	if x.TableRefs == nil || x.TableRefs.TableRefs == nil {
 		return x.Where == nil
 	}
@@ -110,22 +148,22 @@ func unfilteredDelete(x *ast.DeleteStmt) bool {
 		for _, t := range x.Tables.Tables {
 			names[t.Name.L] = true // a table's name or its alias
 		}
-		return unfilteredTargets(x.TableRefs.TableRefs, x.Where, x.Limit, func(ts *ast.TableSource, t *ast.TableName) bool {
+		return fo.unfilteredTargets(x.TableRefs.TableRefs, x.Where, x.Limit, func(ts *ast.TableSource, t *ast.TableName) bool {
 			return names[ts.AsName.L] || (ts.AsName.L == "" && names[t.Name.L])
 		})
 	}
-	return unfilteredIn(x.TableRefs.TableRefs, x.Where, x.Limit, written)
+	return fo.unfilteredIn(x.TableRefs.TableRefs, x.Where, x.Limit, written)
 }
 
-func unfilteredIn(refs *ast.Join, where ast.ExprNode, lim *ast.Limit, written func(*ast.TableName) bool) bool {
-	return unfilteredTargets(refs, where, lim, func(_ *ast.TableSource, t *ast.TableName) bool { return written(t) })
+func (fo *folder) unfilteredIn(refs *ast.Join, where ast.ExprNode, lim *ast.Limit, written func(*ast.TableName) bool) bool {
+	return fo.unfilteredTargets(refs, where, lim, func(_ *ast.TableSource, t *ast.TableName) bool { return written(t) })
 }
 
 // unfilteredTargets reports whether the WHERE (and join conditions) of a
 // write leave every row of one of its targets in.
-func unfilteredTargets(refs *ast.Join, where ast.ExprNode, lim *ast.Limit, isTarget func(*ast.TableSource, *ast.TableName) bool) bool {
+func (fo *folder) unfilteredTargets(refs *ast.Join, where ast.ExprNode, lim *ast.Limit, isTarget func(*ast.TableSource, *ast.TableName) bool) bool {
 	if where == nil {
-		return !limited(lim)
+		return !fo.limited(lim)
 	}
 	srcs, ons := sources(refs, nil, nil, 0)
 	for _, ts := range srcs {
@@ -137,7 +175,7 @@ func unfilteredTargets(refs *ast.Join, where ast.ExprNode, lim *ast.Limit, isTar
 		if ts.AsName.L != "" {
 			q = quals{ts.AsName.L: true}
 		}
-		if unfilteredFor(where, ons, len(srcs) > 1, q, t, lim) {
+		if fo.unfilteredFor(where, ons, len(srcs) > 1, q, t, lim) {
 			return true
 		}
 	}
@@ -146,19 +184,22 @@ func unfilteredTargets(refs *ast.Join, where ast.ExprNode, lim *ast.Limit, isTar
 
 // unfilteredFor reports whether where (with the join conditions ons of a
 // multi-table form) leaves every row of the table that q qualifies in.
-func unfilteredFor(where ast.ExprNode, ons []ast.ExprNode, multi bool, q quals, t *ast.TableName, lim *ast.Limit) bool {
-	if limited(lim) {
+func (fo *folder) unfilteredFor(where ast.ExprNode, ons []ast.ExprNode, multi bool, q quals, t *ast.TableName, lim *ast.Limit) bool {
+	if fo.limited(lim) {
 		return false
 	}
-	if where == nil || alwaysTrue(where) {
+	if where == nil || fo.alwaysTrue(where) {
 		return true
 	}
-	if filtersTarget(where, q, 0) {
-		return selfMatch(where, q, t)
+	if fo.truthOf(where, 0)&tTrue == 0 {
+		return false // never true (WHERE 1 = 0, WHERE id IN () as builders write it): no row
+	}
+	if fo.filtersTarget(where, q, 0) {
+		return fo.selfMatch(where, q, t)
 	}
 	if multi && !rowFree(where) {
 		for _, on := range ons {
-			if on == nil || (filtersTarget(on, q, 0) && !alwaysTrue(on)) {
+			if on == nil || (fo.filtersTarget(on, q, 0) && !fo.alwaysTrue(on)) {
 				return false // the join picks the target's rows by the others' filtered rows
 			}
 		}
@@ -168,18 +209,18 @@ func unfilteredFor(where ast.ExprNode, ons []ast.ExprNode, multi bool, q quals, 
 
 // filtersTarget reports whether a condition can tell the rows of the table
 // q qualifies apart.
-func filtersTarget(e ast.ExprNode, q quals, depth int) bool {
+func (fo *folder) filtersTarget(e ast.ExprNode, q quals, depth int) bool {
 	e = unparen(e)
 	if b, ok := e.(*ast.BinaryOperationExpr); ok && depth < maxFoldDepth {
 		switch b.Op {
 		case opcode.LogicAnd:
-			return filtersTarget(b.L, q, depth+1) || filtersTarget(b.R, q, depth+1)
+			return fo.filtersTarget(b.L, q, depth+1) || fo.filtersTarget(b.R, q, depth+1)
 		case opcode.LogicOr:
 			for _, a := range orArms(b, nil, 0) {
-				if v, ok := fold(a, 0); ok && (v.null || !truthy(v)) {
-					continue
+				if fo.truthOf(a, 0)&tTrue == 0 {
+					continue // never true
 				}
-				if !filtersTarget(a, q, depth+1) && !containsParam(a) {
+				if !fo.filtersTarget(a, q, depth+1) && !containsParam(a) {
 					return false
 				}
 			}
@@ -214,7 +255,7 @@ func containsParam(e ast.ExprNode) bool {
 // selfMatch reports whether a condition matches every row of t by looking
 // t up in itself: id IN (SELECT id FROM t) without further conditions
 // (NULLs aside, as for x = x). MariaDB runs it (from 10.3).
-func selfMatch(where ast.ExprNode, q quals, t *ast.TableName) bool {
+func (fo *folder) selfMatch(where ast.ExprNode, q quals, t *ast.TableName) bool {
 	in, ok := unparen(where).(*ast.PatternInExpr)
 	if !ok || in.Not || in.Sel == nil {
 		return false
@@ -224,7 +265,7 @@ func selfMatch(where ast.ExprNode, q quals, t *ast.TableName) bool {
 		return false
 	}
 	sel, ok := sq.Query.(*ast.SelectStmt)
-	if !ok || sel.Fields == nil || len(sel.Fields.Fields) != 1 || !wholeSelect(sel) {
+	if !ok || sel.Fields == nil || len(sel.Fields.Fields) != 1 || !fo.wholeSelect(sel) {
 		return false
 	}
 	ts, ok := sel.From.TableRefs.Left.(*ast.TableSource)
@@ -241,9 +282,9 @@ func selfMatch(where ast.ExprNode, q quals, t *ast.TableName) bool {
 }
 
 // wholeSelect: a single-table SELECT without a filter of its rows.
-func wholeSelect(sel *ast.SelectStmt) bool {
+func (fo *folder) wholeSelect(sel *ast.SelectStmt) bool {
 	return sel.From != nil && sel.From.TableRefs != nil && sel.From.TableRefs.Right == nil && sel.Limit == nil &&
-		sel.GroupBy == nil && sel.Having == nil && (sel.Where == nil || alwaysTrue(sel.Where))
+		sel.GroupBy == nil && sel.Having == nil && (sel.Where == nil || fo.alwaysTrue(sel.Where))
 }
 
 func sameTable(a, b *ast.TableName) bool {
@@ -253,7 +294,7 @@ func sameTable(a, b *ast.TableName) bool {
 // insertUnfiltered returns the kinds an INSERT applies to every row of its
 // table: REPLACE ... SELECT (delete) and INSERT ... SELECT ... ON
 // DUPLICATE KEY UPDATE (update) whose SELECT reads the whole written table.
-func insertUnfiltered(x *ast.InsertStmt) engine.KindSet {
+func (fo *folder) insertUnfiltered(x *ast.InsertStmt) engine.KindSet {
 	if x.Select == nil || x.Table == nil || x.Table.TableRefs == nil || (!x.IsReplace && len(x.OnDuplicate) == 0) {
 		return 0
 	}
@@ -262,7 +303,7 @@ func insertUnfiltered(x *ast.InsertStmt) engine.KindSet {
 		return 0
 	}
 	t, ok := ts.Source.(*ast.TableName)
-	if !ok || !covers(x.Select, t, ctes(x.Select), 0) {
+	if !ok || !fo.covers(x.Select, t, ctes(x.Select), 0) {
 		return 0
 	}
 	if x.IsReplace {
@@ -295,22 +336,22 @@ func ctes(n ast.ResultSetNode) map[string]ast.ResultSetNode {
 // covers reports whether a SELECT returns a row for every row of t: it
 // reads t (directly, through a derived table or a WITH query) without a
 // filter that tells t's rows apart. A UNION covers when one arm does.
-func covers(n ast.ResultSetNode, t *ast.TableName, with map[string]ast.ResultSetNode, depth int) bool {
+func (fo *folder) covers(n ast.ResultSetNode, t *ast.TableName, with map[string]ast.ResultSetNode, depth int) bool {
 	if depth > 8 {
 		return false
 	}
 	switch x := n.(type) {
 	case *ast.SetOprStmt:
-		if x.SelectList == nil || (x.Limit != nil && limited(x.Limit)) {
+		if x.SelectList == nil || (x.Limit != nil && fo.limited(x.Limit)) {
 			return false
 		}
 		for _, arm := range x.SelectList.Selects {
-			if rs, ok := arm.(ast.ResultSetNode); ok && covers(rs, t, with, depth+1) {
+			if rs, ok := arm.(ast.ResultSetNode); ok && fo.covers(rs, t, with, depth+1) {
 				return true
 			}
 		}
 	case *ast.SelectStmt:
-		if x.From == nil || x.From.TableRefs == nil || x.Having != nil && !alwaysTrue(x.Having.Expr) {
+		if x.From == nil || x.From.TableRefs == nil || x.Having != nil && !fo.alwaysTrue(x.Having.Expr) {
 			return false
 		}
 		if x.Limit != nil {
@@ -322,7 +363,7 @@ func covers(n ast.ResultSetNode, t *ast.TableName, with map[string]ast.ResultSet
 			switch s := ts.Source.(type) {
 			case *ast.TableName:
 				if sub, ok := with[s.Name.L]; ok && s.Schema.L == "" {
-					if !covers(sub, t, with, depth+1) {
+					if !fo.covers(sub, t, with, depth+1) {
 						continue
 					}
 				} else if !sameTable(s, t) {
@@ -330,7 +371,7 @@ func covers(n ast.ResultSetNode, t *ast.TableName, with map[string]ast.ResultSet
 				}
 				q = quals{s.Name.L: true}
 			case ast.ResultSetNode:
-				if !covers(s, t, with, depth+1) {
+				if !fo.covers(s, t, with, depth+1) {
 					continue
 				}
 				q = quals{}
@@ -338,7 +379,7 @@ func covers(n ast.ResultSetNode, t *ast.TableName, with map[string]ast.ResultSet
 			if ts.AsName.L != "" {
 				q = quals{ts.AsName.L: true}
 			}
-			if unfilteredFor(x.Where, ons, len(srcs) > 1, q, t, nil) {
+			if fo.unfilteredFor(x.Where, ons, len(srcs) > 1, q, t, nil) {
 				return true
 			}
 		}

@@ -1,0 +1,92 @@
+package mysql
+
+import (
+	"testing"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// TestUnfilteredWrites: the Unfiltered fact (and the kinds it adds) of
+// writes, each shape checked on MariaDB 10.11 (testdata/adversarial/
+// 12-writes.tsv says how).
+func TestUnfilteredWrites(t *testing.T) {
+	const upd, del = engine.KindSet(1 << engine.KindUpdate), engine.KindSet(1 << engine.KindDelete)
+	tests := []struct {
+		name, sql string
+		want      engine.KindSet
+	}{
+		{"delete without where", "DELETE FROM t", del},
+		{"delete always true", "DELETE FROM t WHERE ~0", del},
+		{"delete false", "DELETE FROM t WHERE 1 = 0", 0},
+		{"delete null", "DELETE FROM t WHERE NULL", 0},
+		{"delete filtered", "DELETE FROM t WHERE id = 5", 0},
+		{"delete builder idiom", "DELETE FROM t WHERE 1 = 1 AND id = 5", 0},
+		{"delete variable", "DELETE FROM t WHERE @a", del},
+		{"delete variable and filter", "DELETE FROM t WHERE @a AND id = 5", 0},
+		{"delete or variable", "DELETE FROM t WHERE id = 5 OR @a", del},
+		{"delete parameter", "DELETE FROM t WHERE ?", 0}, // judged at execute time
+		{"delete or parameter", "DELETE FROM t WHERE id = 5 OR ?", 0},
+		{"delete exists constant", "DELETE FROM t WHERE EXISTS (SELECT 1)", del},
+		{"delete exists other table", "DELETE FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.x = 1)", del},
+		{"delete correlated", "DELETE FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.tid = t.id)", 0},
+		{"delete unqualified in subquery", "DELETE FROM t WHERE EXISTS (SELECT 1 FROM u WHERE tid = 1)", 0},
+		{"delete self match", "DELETE FROM t WHERE id IN (SELECT id FROM t)", del},
+		{"delete self match filtered", "DELETE FROM t WHERE id IN (SELECT id FROM t WHERE a = 1)", 0},
+		{"delete limit 1", "DELETE FROM t ORDER BY id LIMIT 1", 0},
+		{"delete limit 10", "DELETE FROM t WHERE 1 LIMIT 10", 0},
+		{"delete limit 11", "DELETE FROM t LIMIT 11", del},
+		{"delete limit huge", "DELETE FROM t LIMIT 18446744073709551615", del},
+		{"delete limit parameter", "DELETE FROM t LIMIT ?", del},
+		{"update without where", "UPDATE t SET a = 1", upd},
+		{"update or true", "UPDATE t SET a = 1 WHERE id = 5 OR 'a' = 0", upd},
+		{"update limit 1", "UPDATE t SET a = 1 LIMIT 1", 0},
+		{"multi update other table", "UPDATE t, u SET t.a = 1 WHERE u.id = 1", upd},
+		{"multi update joined", "UPDATE t, u SET t.a = 1 WHERE t.id = u.tid AND u.b = 2", 0},
+		{"multi update on ties", "UPDATE t JOIN u ON t.id = u.tid SET t.a = 1 WHERE u.x = 1", 0},
+		{"multi update on true", "UPDATE t JOIN u ON 1 SET t.a = 1 WHERE u.b = 2", upd},
+		{"multi update on or true", "UPDATE t AS p JOIN u ON p.id = u.tid OR 1 SET p.a = 1 WHERE u.x = 1", upd},
+		{"multi update derived", "UPDATE t JOIN (SELECT 1) x SET t.a = 1", upd},
+		{"multi update only the other table set", "UPDATE t, u SET u.b = 1 WHERE t.id = 1", upd},
+		{"multi delete on true", "DELETE t FROM t JOIN u ON 1 WHERE u.id = 1", del},
+		{"multi delete on ties", "DELETE t FROM t JOIN u ON t.id = u.tid WHERE u.x = 1", 0},
+		{"multi delete using", "DELETE FROM t USING t, u WHERE u.id = 1", del},
+		{"multi delete using joined", "DELETE FROM t USING t, u WHERE t.id = u.tid AND u.x = 1", 0},
+		{"multi delete alias", "DELETE p FROM t AS p, u WHERE u.x = 1", del},
+		{"multi delete alias filtered", "DELETE p FROM t AS p, u WHERE p.id = u.tid", 0},
+		{"replace self", "REPLACE INTO t SELECT * FROM t", del},
+		{"replace self true where", "REPLACE INTO t SELECT * FROM t WHERE 1 = 1", del},
+		{"replace self filtered", "REPLACE INTO t SELECT * FROM t WHERE id = 1", 0},
+		{"replace self limit", "REPLACE INTO t SELECT * FROM t LIMIT 1", 0},
+		{"replace derived", "REPLACE INTO t SELECT * FROM (SELECT * FROM t) x", del},
+		{"replace union arm", "REPLACE INTO t SELECT * FROM t UNION SELECT * FROM t2", del},
+		{"replace cte", "REPLACE INTO t WITH x AS (SELECT * FROM t) SELECT * FROM x", del},
+		{"replace qualified", "REPLACE INTO db.t SELECT * FROM t", del},
+		{"replace other schema", "REPLACE INTO db.t SELECT * FROM other.t", 0},
+		{"replace other table", "REPLACE INTO t SELECT * FROM t2", 0},
+		{"replace values", "REPLACE INTO t VALUES (1, 2)", 0},
+		{"odku self", "INSERT INTO t SELECT * FROM t ON DUPLICATE KEY UPDATE a = 0", upd},
+		{"odku self alias", "INSERT INTO t SELECT * FROM t AS x WHERE x.id = x.id ON DUPLICATE KEY UPDATE a = 0", upd},
+		{"odku self join", "INSERT INTO t SELECT t.* FROM t JOIN u ON 1 ON DUPLICATE KEY UPDATE a = 0", upd},
+		{"odku self filtered", "INSERT INTO t SELECT * FROM t WHERE id = 1 ON DUPLICATE KEY UPDATE a = 0", 0},
+		{"odku other table", "INSERT INTO t SELECT * FROM t2 ON DUPLICATE KEY UPDATE a = VALUES(a)", 0},
+		{"odku values", "INSERT INTO t VALUES (9, 9) ON DUPLICATE KEY UPDATE a = 0", 0},
+		{"insert select self", "INSERT INTO t SELECT * FROM t", 0},
+		{"insert ignore self", "INSERT IGNORE INTO t SELECT * FROM t", 0},
+		{"prepared replace", "PREPARE s FROM 'REPLACE INTO t SELECT * FROM t'", del},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tf := analyze(tt.sql, engine.LexStats{})
+			if tf.ParseError || len(tf.Stmts) != 1 {
+				t.Fatalf("%q: parse error %v", tt.sql, tf.ParseReason)
+			}
+			st := tf.Stmts[0]
+			if st.Unfiltered != tt.want {
+				t.Errorf("%q: Unfiltered %b, want %b", tt.sql, st.Unfiltered, tt.want)
+			}
+			if st.Kinds&tt.want != tt.want {
+				t.Errorf("%q: Kinds %b lack the unfiltered kinds %b (the rule's kind condition would miss it)", tt.sql, st.Kinds, tt.want)
+			}
+		})
+	}
+}
