@@ -58,7 +58,7 @@ type folder struct {
 	xStr bool
 }
 
-// readings returns the foldings of a statement whose X” literals are
+// readings returns the foldings of a statement whose X'...' literals are
 // xhex: one, or MariaDB's and MySQL's.
 func readings(xhex map[string]bool) []folder {
 	if len(xhex) == 0 {
@@ -849,7 +849,7 @@ func likeMatch(s, pat string, esc rune, ci bool) (match, ok bool) {
 
 // matchesEverything reports whether a REGEXP pattern matches every string
 // (it finds a match anywhere): one that matches the empty string without
-// any assertion (”, '.*', 'a*', '(x|)'), or a lone ^ or $.
+// any assertion (the empty pattern, '.*', 'a*', '(x|)'), or a lone ^ or $.
 func matchesEverything(pat string) bool {
 	if len(pat) > 256 {
 		return false
@@ -2056,7 +2056,7 @@ func (fo *folder) anyRowExists(a ast.ExprNode) bool {
 }
 
 // optionalFilterArm reports whether arm is the application's optional
-// filter: an arm that does not depend on the row (V IS NULL, @v = ”,
+// filter: an arm that does not depend on the row (V IS NULL, @v = 0,
 // NULL IS NULL) whose value or variable another arm of the same OR, one
 // that reads a column and is not always true itself, compares with a
 // column: `(col = @v OR @v IS NULL)`, `(col = NULL OR NULL IS NULL)` when

@@ -9,7 +9,7 @@ import (
 )
 
 // whereOf parses SELECT 1 FROM t WHERE cond and calls use with its WHERE
-// and the statement's X” literals.
+// and the statement's X'...' literals.
 func whereOf(t *testing.T, cond string, use func(ast.ExprNode, map[string]bool)) {
 	t.Helper()
 	text := "SELECT 1 FROM t WHERE " + cond

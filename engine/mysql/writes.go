@@ -43,7 +43,7 @@ import (
 // not the text: those are not judged whole-table.
 
 // The walker's entry points: a statement's condition is judged in each
-// reading of its X'' literals (taut.go readings).
+// reading of its X'...' literals (taut.go readings).
 
 func (w *walker) unfilteredUpdate(x *ast.UpdateStmt) bool {
 	for _, fo := range readings(w.xhex) {
