@@ -95,6 +95,50 @@ func benchBulkInsert(rows int) string {
 
 func BenchmarkVerdictCold100RowInsert(b *testing.B) { benchCold(b, benchBulkInsert(100)) }
 
+// The folding's cold cost (taut.go, writes.go): an application's filter
+// with ORs, functions and a variable that fold to nothing always true, and
+// writes it judges for the rows they touch.
+const (
+	benchFoldOr = "SELECT id, c FROM sbtest1 WHERE (k = 10 OR k = 20 OR c LIKE 'x%' OR UPPER(pad) = CONCAT('A', 'B')) " +
+		"AND (c = @filter OR @filter IS NULL) AND id BETWEEN 1 AND 100 AND pad <> HEX('z')"
+	benchFoldUpdate  = "UPDATE sbtest1 JOIN sbtest2 ON sbtest1.id = sbtest2.id SET sbtest1.k = sbtest1.k + 1 WHERE sbtest2.c = 'x' OR sbtest2.k IN (1, 2, 3)"
+	benchFoldReplace = "REPLACE INTO sbtest1 (id, k, c, pad) SELECT id, k + 1, c, pad FROM sbtest2 WHERE id < 100"
+)
+
+func BenchmarkVerdictColdFoldOr(b *testing.B) { benchCold(b, benchFoldOr) }
+
+// Conditions past what the limits rule lets through (bool_terms 512) are
+// analysed before that rule denies them: the folding stays linear in them.
+func BenchmarkAnalyzeFold500And(b *testing.B) {
+	benchAnalyze(b, benchConds("DELETE FROM sbtest1 WHERE ", " AND ", 500))
+}
+func BenchmarkAnalyzeFold500Or(b *testing.B) {
+	benchAnalyze(b, benchConds("SELECT c FROM sbtest1 WHERE ", " OR ", 500))
+}
+
+func benchAnalyze(b *testing.B, text string) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if tf := analyze(text, engine.LexStats{}); tf.ParseError {
+			b.Fatal(tf.ParseReason)
+		}
+	}
+}
+
+func benchConds(prefix, op string, n int) string {
+	var sb strings.Builder
+	sb.WriteString(prefix)
+	for i := range n {
+		if i > 0 {
+			sb.WriteString(op)
+		}
+		sb.WriteString("(k = " + strconv.Itoa(i) + " OR c = @v" + strconv.Itoa(i%7) + ")")
+	}
+	return sb.String()
+}
+func BenchmarkVerdictColdFoldUpdate(b *testing.B)  { benchCold(b, benchFoldUpdate) }
+func BenchmarkVerdictColdFoldReplace(b *testing.B) { benchCold(b, benchFoldReplace) }
+
 func benchBare(b *testing.B, text string) {
 	b.ReportAllocs()
 	for b.Loop() {

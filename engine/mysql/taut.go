@@ -58,14 +58,17 @@ type folder struct {
 	xStr bool
 }
 
-// readings returns the foldings of a statement whose X'...' literals are
-// xhex: one, or MariaDB's and MySQL's.
-func readings(xhex map[string]bool) []folder {
+// readings returns how many foldings a statement whose X'...' literals
+// are xhex needs: one, or MariaDB's and MySQL's; reading(xhex, i) is the
+// i-th.
+func readings(xhex map[string]bool) int {
 	if len(xhex) == 0 {
-		return []folder{{}}
+		return 1
 	}
-	return []folder{{xhex: xhex}, {xhex: xhex, xStr: true}}
+	return 2
 }
+
+func reading(xhex map[string]bool, i int) folder { return folder{xhex: xhex, xStr: i == 1} }
 
 // hexForms returns the bytes of the X'...' literals of text, nil when it
 // has none.
@@ -1476,8 +1479,22 @@ func (fo *folder) truthOf(e ast.ExprNode, depth int) truth {
 	if e == nil || depth > maxFoldDepth {
 		return tAny
 	}
-	if v, ok := fo.fold(e, depth); ok {
-		return truthOfFolded(v)
+	// AND, OR, XOR, NOT and parentheses combine their operands' truths,
+	// which hold what folding them would give: folding them first too
+	// would fold a chain of n ANDs n times.
+	logic := false
+	switch x := e.(type) {
+	case *ast.ParenthesesExpr:
+		logic = true
+	case *ast.UnaryOperationExpr:
+		logic = x.Op == opcode.Not || x.Op == opcode.Not2
+	case *ast.BinaryOperationExpr:
+		logic = x.Op == opcode.LogicAnd || x.Op == opcode.LogicOr || x.Op == opcode.LogicXor
+	}
+	if !logic {
+		if v, ok := fo.fold(e, depth); ok {
+			return truthOfFolded(v)
+		}
 	}
 	d := depth + 1
 	switch x := e.(type) {
@@ -1983,6 +2000,29 @@ func (fo *folder) unknowableArm(a ast.ExprNode) bool {
 // all ((SELECT COUNT(*) FROM u), EXISTS (SELECT * FROM u)): it cannot be
 // correlated.
 func rowFree(e ast.ExprNode) bool {
+	// The common arm compares a column: known without a walk (which
+	// allocates its visitor).
+	var operand ast.ExprNode
+	switch x := unparen(e).(type) {
+	case *ast.ColumnNameExpr:
+		return false
+	case *ast.BinaryOperationExpr:
+		if _, ok := unparen(x.R).(*ast.ColumnNameExpr); ok {
+			return false
+		}
+		operand = x.L
+	case *ast.PatternInExpr:
+		operand = x.Expr
+	case *ast.PatternLikeOrIlikeExpr:
+		operand = x.Expr
+	case *ast.IsNullExpr:
+		operand = x.Expr
+	case *ast.BetweenExpr:
+		operand = x.Expr
+	}
+	if _, ok := unparen(operand).(*ast.ColumnNameExpr); ok && operand != nil {
+		return false
+	}
 	v := &freeVisitor{free: true}
 	e.Accept(v)
 	return v.free
@@ -2063,8 +2103,8 @@ func (fo *folder) anyRowExists(a ast.ExprNode) bool {
 // a client library inlined a NULL parameter to mean "no filter". An
 // injected arm that stands alone (OR NULL IS NULL, OR @a) is not one.
 func (fo *folder) optionalFilterArm(arm ast.ExprNode, arms []ast.ExprNode) bool {
-	if !rowFree(arm) {
-		return false
+	if !rowFree(arm) || len(arms) > 64 {
+		return false // the idiom has a few arms; longer ORs are not searched (quadratic)
 	}
 	var keys []ast.ExprNode
 	if in, ok := unparen(arm).(*ast.IsNullExpr); ok && !in.Not {
@@ -2083,10 +2123,11 @@ func (fo *folder) optionalFilterArm(arm ast.ExprNode, arms []ast.ExprNode) bool 
 			continue
 		}
 		found := false
+		local := *fo // a copy for the closure, so that fo does not escape
 		b.Accept(visitFunc(func(n ast.Node) {
 			if e, ok := n.(ast.ExprNode); ok && !found {
 				for _, k := range keys {
-					if fo.sameExpr(e, k, 0) {
+					if local.sameExpr(e, k, 0) {
 						found = true
 					}
 				}

@@ -46,7 +46,8 @@ import (
 // reading of its X'...' literals (taut.go readings).
 
 func (w *walker) unfilteredUpdate(x *ast.UpdateStmt) bool {
-	for _, fo := range readings(w.xhex) {
+	for i := range readings(w.xhex) {
+		fo := reading(w.xhex, i)
 		if fo.unfilteredUpdate(x, func(t *ast.TableName) bool { return w.writes[t] }) {
 			return true
 		}
@@ -55,7 +56,8 @@ func (w *walker) unfilteredUpdate(x *ast.UpdateStmt) bool {
 }
 
 func (w *walker) unfilteredDelete(x *ast.DeleteStmt) bool {
-	for _, fo := range readings(w.xhex) {
+	for i := range readings(w.xhex) {
+		fo := reading(w.xhex, i)
 		if fo.unfilteredDelete(x) {
 			return true
 		}
@@ -65,14 +67,16 @@ func (w *walker) unfilteredDelete(x *ast.DeleteStmt) bool {
 
 func (w *walker) insertUnfiltered(x *ast.InsertStmt) engine.KindSet {
 	var k engine.KindSet
-	for _, fo := range readings(w.xhex) {
+	for i := range readings(w.xhex) {
+		fo := reading(w.xhex, i)
 		k |= fo.insertUnfiltered(x)
 	}
 	return k
 }
 
 func (w *walker) orTautology(e ast.ExprNode) bool {
-	for _, fo := range readings(w.xhex) {
+	for i := range readings(w.xhex) {
+		fo := reading(w.xhex, i)
 		if fo.orTautology(e, 0) {
 			return true
 		}
