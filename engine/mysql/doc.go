@@ -19,7 +19,9 @@
 // shapes of injected catalog, server-information and error-based probes,
 // and disguised waits),
 // ddl.go (statement kind, DDL verb and object type), taut.go (always-true
-// conditions folded as MySQL compares), effects.go (what a statement makes
+// conditions folded as MariaDB and MySQL evaluate them), writes.go (the
+// rows an UPDATE, DELETE, REPLACE or ON DUPLICATE KEY UPDATE writes: the
+// whole table or not), effects.go (what a statement makes
 // the server do, in the effect names engine/pgsql uses too), currentdb.go
 // (what it does when the session's current database is one of the
 // server's own, and the names a GRANT matches as patterns), sqlprepare.go
