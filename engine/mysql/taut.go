@@ -1996,7 +1996,8 @@ func (fo *folder) unknowableArm(a ast.ExprNode) bool {
 
 // rowFree reports whether e is the same for every row: it refers to no
 // column, parameter, aggregate, window, DEFAULT(), VALUES() or MATCH, and
-// calls no sleep or lock. A subquery is free when it names no column at
+// calls no sleep, lock or function whose error carries its argument
+// (those are the time and error-based probes' shapes, probes.go). A subquery is free when it names no column at
 // all ((SELECT COUNT(*) FROM u), EXISTS (SELECT * FROM u)): it cannot be
 // correlated.
 func rowFree(e ast.ExprNode) bool {
@@ -2062,6 +2063,10 @@ func (v *freeVisitor) Enter(n ast.Node) (ast.Node, bool) {
 		switch x.FnName.L {
 		case "sleep", "benchmark", "get_lock", "release_lock", "master_pos_wait", "master_gtid_wait", "source_pos_wait":
 			v.free = false
+		default:
+			if _, ok := errorArg[x.FnName.L]; ok {
+				v.free = false // an error-based probe: no-error-based-probe's (probes.go)
+			}
 		}
 	}
 	return n, !v.free
