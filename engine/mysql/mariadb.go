@@ -718,10 +718,12 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			add(edit{k, k + 1, "STORED"}) // a generated column: AS (e) PERSISTENT
 		case t.is(r.text, "limit") && depth >= 0 && r.kind(k+1) == tokWord && !isDigits(r.text[r.t[k+1].lo:r.t[k+1].hi]) && !r.is(k+1, "rows") &&
 			(r.kind(k+2) != '.' && r.kind(k+2) != '('):
-			// LIMIT v, a routine's variable or parameter: a count
-			add(edit{k + 1, k + 2, "1"})
+			// LIMIT v, a routine's variable or parameter: a count the
+			// text does not hold, so the largest (a DELETE ... LIMIT v
+			// is not limited to a few rows: writes.go limited)
+			add(edit{k + 1, k + 2, unknownCount})
 			if r.kind(k+2) == ',' && r.kind(k+3) == tokWord && !isDigits(r.text[r.t[k+3].lo:r.t[k+3].hi]) {
-				add(edit{k + 3, k + 4, "1"})
+				add(edit{k + 3, k + 4, unknownCount})
 			}
 		case t.is(r.text, "offset") && r.kind(k+1) == tokWord && r.isAny(k+2, "row", "rows") && r.is(k+3, "fetch"):
 			// OFFSET n ROWS FETCH FIRST | NEXT [m] ROW | ROWS ONLY | WITH TIES
@@ -1473,6 +1475,9 @@ func (r *mread) fetchCount(k int) string {
 	}
 	return "1"
 }
+
+// unknownCount stands for a LIMIT count held in a variable: the largest.
+const unknownCount = "18446744073709551615"
 
 // e2s is the text of token k.
 func e2s(r *mread, k int) string { return r.src(k, k+1) }

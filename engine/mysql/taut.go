@@ -1529,7 +1529,7 @@ func (fo *folder) truthOf(e ast.ExprNode, depth int) truth {
 	case *ast.BinaryOperationExpr:
 		switch x.Op {
 		case opcode.LogicOr:
-			arms := orArms(x, nil, 0)
+			arms := orArmList(x, nil, 0)
 			if fo.complementary(arms) {
 				return tTrue
 			}
@@ -1669,28 +1669,17 @@ func (fo *folder) caseTruth(x *ast.CaseExpr, d int) truth {
 	return out | fo.truthOf(x.ElseClause, d)
 }
 
-// orArms flattens nested ORs (and parentheses) into their arms.
-func orArms(x *ast.BinaryOperationExpr, out []ast.ExprNode, depth int) []ast.ExprNode {
+// orArmList flattens nested ORs (and parentheses) into their arms.
+func orArmList(x *ast.BinaryOperationExpr, out []ast.ExprNode, depth int) []ast.ExprNode {
 	for _, a := range []ast.ExprNode{x.L, x.R} {
 		in := unparen(a)
 		if b, ok := in.(*ast.BinaryOperationExpr); ok && b.Op == opcode.LogicOr && depth < maxFoldDepth {
-			out = orArms(b, out, depth+1)
+			out = orArmList(b, out, depth+1)
 			continue
 		}
 		out = append(out, in)
 	}
 	return out
-}
-
-func unparen(e ast.ExprNode) ast.ExprNode {
-	for i := 0; i < maxFoldDepth; i++ {
-		p, ok := e.(*ast.ParenthesesExpr)
-		if !ok {
-			return e
-		}
-		e = p.Expr
-	}
-	return e
 }
 
 // stripIdentity removes what leaves a value as it compares: x + 0, 0 + x,
@@ -1928,7 +1917,7 @@ func (fo *folder) orTautology(e ast.ExprNode, depth int) bool {
 		return fo.orTautology(x.Expr, d)
 	case *ast.BinaryOperationExpr:
 		if x.Op == opcode.LogicOr {
-			arms := orArms(x, nil, 0)
+			arms := orArmList(x, nil, 0)
 			if fo.complementary(arms) {
 				return true
 			}

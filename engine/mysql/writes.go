@@ -220,7 +220,7 @@ func (fo *folder) filtersTarget(e ast.ExprNode, q quals, depth int) bool {
 		case opcode.LogicAnd:
 			return fo.filtersTarget(b.L, q, depth+1) || fo.filtersTarget(b.R, q, depth+1)
 		case opcode.LogicOr:
-			for _, a := range orArms(b, nil, 0) {
+			for _, a := range orArmList(b, nil, 0) {
 				if fo.truthOf(a, 0)&tTrue == 0 {
 					continue // never true
 				}
