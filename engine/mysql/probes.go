@@ -28,7 +28,8 @@ import (
 //	             VERSION(), CONNECTION_ID(), CURRENT_ROLE(), a system
 //	             variable naming the server's host, version, directories,
 //	             files or identity (serverVariables), any @@GLOBAL.x — in
-//	             the select list of an arm of a set operation; or, in a
+//	             the select list of an arm of a set operation, or in what
+//	             the arm selects from (a derived table); or, in a
 //	             statement that reads or writes an application table, a
 //	             server variable anywhere, or such a function tested: one
 //	             side of a comparison (=, <, LIKE, REGEXP, BETWEEN, IN, IS
@@ -341,18 +342,19 @@ func probeNode(st *engine.StmtFacts, n ast.Node, app bool) {
 
 // armReturnsServerInfo reports whether an arm of a set operation (a
 // SELECT, or a parenthesised set operation's arms) selects server
-// information.
+// information, in its select list or in what it selects from.
 func armReturnsServerInfo(arm ast.Node) bool {
 	switch x := arm.(type) {
 	case *ast.SelectStmt:
-		if x.Fields == nil {
-			return false
-		}
-		for _, f := range x.Fields.Fields {
-			if f.Expr != nil && serverInfo(f.Expr) {
-				return true
+		if x.Fields != nil {
+			for _, f := range x.Fields.Fields {
+				if f.Expr != nil && serverInfo(f.Expr) {
+					return true
+				}
 			}
 		}
+		// what it selects from: SELECT * FROM (SELECT user()) x
+		return x.From != nil && x.From.TableRefs != nil && serverInfo(x.From.TableRefs)
 	case *ast.SetOprSelectList:
 		for _, a := range x.Selects {
 			if armReturnsServerInfo(a) {

@@ -61,6 +61,7 @@ func TestProbeFacts(t *testing.T) {
 		{"union user", "SELECT a FROM t WHERE id = 1 UNION SELECT user()", srv},
 		{"union datadir", "SELECT a FROM t WHERE id = 1 UNION ALL SELECT @@datadir", srv},
 		{"union without tables", "SELECT 1 UNION SELECT version()", srv},
+		{"union derived table", "SELECT a FROM t WHERE id = 1 UNION SELECT * FROM (SELECT user()) x", srv},
 		{"union nested", "SELECT a FROM t WHERE id = 1 UNION SELECT concat(database(), 0x3a, current_user)", srv},
 		{"ascii substr", "SELECT a FROM t WHERE id = 1 AND ASCII(SUBSTR(user(), 1, 1)) > 64", srv},
 		{"ord mid", "SELECT a FROM t WHERE id = 1 AND ORD(MID(version(), 1, 1)) = 49", srv},
