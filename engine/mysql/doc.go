@@ -7,14 +7,18 @@
 //
 // The parts, in the order a text meets them: lex.go (Read: the text the
 // server executes under the session's sql_mode and character set, with
-// executable comments resolved, refused where the server's reading cannot
-// be known), prescan.go (the measures before parsing and the comment
+// executable comments resolved as the session's server reads them, refused
+// where the server's reading cannot be known), charset.go (multibyte client
+// character sets converted to UTF-8 along the server's character
+// boundaries), prescan.go (the measures before parsing and the comment
 // tricks, and the tokens unparsed.go reads), facts.go (the parser pool and
 // the walker over each statement), mariadb.go and body.go (MariaDB's own
 // syntax where TiDB's grammar stops: a text the parser rejects is read
 // again as the server's statements, each rewritten to TiDB's spelling of
 // the same facts, stored programs header and body statement by statement),
-// unparsed.go (what is certain of a text nothing reads), routine.go (a
+// unparsed.go (what is certain of a text nothing reads; EXECUTE IMMEDIATE
+// of a literal judged as its statement), definer.go (DEFINER = the
+// session's own user read as CURRENT_USER for that session), routine.go (a
 // routine's body counts as what its statements are), probes.go (the
 // shapes of injected catalog, server-information and error-based probes,
 // and disguised waits),

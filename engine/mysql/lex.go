@@ -27,7 +27,11 @@ import (
 // What it rewrites, and why:
 //   - /*!, and /*!NNNNN with a version every supported server (MySQL 5.7+,
 //     MariaDB 10+) has, lose their markers: every server runs the text.
-//   - A version comment some servers run and others skip (a 5-digit
+//   - When the session's server is known (LexState.ServerVersion and
+//     MariaDB, from its greeting), every version comment is read as that
+//     server reads it (serverRuns): the markers of one it runs are blanked,
+//     one it skips becomes a plain comment (its ! and version blanked).
+//   - Else a version comment some servers run and others skip (a 5-digit
 //     version from 5.7 on; MariaDB's /*M!) is kept as /*!: TiDB reads its
 //     text, and the prescan counts it as a comment trick, which the default
 //     policy denies (no-comment-tricks). The text must end at the same */
