@@ -37,6 +37,8 @@ func TestMySQLRedTeam(t *testing.T) {
 		"create database " + appDB,
 		"create table " + appDB + ".t (id int primary key, v int not null)",
 		"insert into " + appDB + ".t values (1, 1), (2, 2)",
+		"create table " + appDB + ".ctl (id int primary key)",
+		"insert into " + appDB + ".ctl values (1), (2)",
 	} {
 		if _, err := direct.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -85,6 +87,7 @@ func TestMySQLRedTeam(t *testing.T) {
 			"victim's account": one("select priv from mysql.global_priv where user = ? and host = '%'", victim),
 			"synonym schema":   one("select count(*) from information_schema.schemata where schema_name = ?", synonym),
 			"columns of t":     one("select group_concat(column_name order by ordinal_position) from information_schema.columns where table_schema = ? and table_name = 't'", appDB),
+			"rows of t":        one("select count(*) from " + appDB + ".t"),
 			"routines":         one("select count(*) from information_schema.routines where routine_schema = ?", appDB),
 		}
 	}
@@ -170,6 +173,31 @@ func TestMySQLRedTeam(t *testing.T) {
 		r := connect(t, d.addr, appDB)
 		wantRawBlocked(t, "require", q(r, "grant select on "+appDB+".* to '"+victim+"'@'%' require x509 /* "+marker+" req */"), "no-privileged-grants")
 		wantRawBlocked(t, "limit", q(r, "grant select on "+appDB+".* to '"+victim+"'@'%' with max_user_connections 1 /* "+marker+" lim */"), "no-privileged-grants")
+	})
+	t.Run("EXECUTE IMMEDIATE with the values of a condition of parameters alone", func(t *testing.T) {
+		r := connect(t, d.addr, appDB)
+		r.exec("set @one = 1")
+		for i, sql := range []string{
+			"execute immediate 'delete from t where ?' using 1",
+			"execute immediate 'delete from t where ? = 1' using 1",
+			"execute immediate 'delete from t where id = 5 or ?' using true",
+			"execute immediate 'delete from t where ?' using @one",
+			"execute immediate 'update t set v = 0 where ? > 0' using 1",
+		} {
+			wantRawBlocked(t, sql, q(r, sql+" /* "+marker+" imm"+string(rune('a'+i))+" */"), "no-unfiltered-writes")
+		}
+		// straight to MariaDB the first empties a table
+		c := connect(t, my.addr(), appDB)
+		if got := q(c, "execute immediate 'delete from ctl where ?' using 1"); got != "OK" {
+			t.Errorf("direct: %q", got)
+		}
+		if got := q(c, "select count(*) from ctl"); got != "0" {
+			t.Errorf("direct, rows left: %q, want 0", got)
+		}
+		// the benign face: a parameter compared with a column
+		if got := q(r, "execute immediate 'update t set v = v where id = ?' using 1"); got != "OK" {
+			t.Errorf("a filtered EXECUTE IMMEDIATE: %q", got)
+		}
 	})
 	t.Run("benign", func(t *testing.T) {
 		r := connect(t, d.addr, appDB)

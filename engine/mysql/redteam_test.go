@@ -103,3 +103,26 @@ func TestGrantAltersAccount(t *testing.T) {
 		}
 	}
 }
+
+// TestBindUsing: EXECUTE IMMEDIATE's USING values in the places of the
+// parameters, strings' question marks left alone; whether all are literals.
+func TestBindUsing(t *testing.T) {
+	for _, tc := range []struct {
+		body, args, want string
+		ok, literal      bool
+	}{
+		{"DELETE FROM t WHERE ?", "1", "DELETE FROM t WHERE (1)", true, true},
+		{"SELECT ?, ?", " 1, 'a,b'", "SELECT ( 1), ( 'a,b')", true, true},
+		{"SELECT '?' = ?", "-1.5", "SELECT '?' = (-1.5)", true, true},
+		{"SELECT ?", "@x", "SELECT (@x)", true, false},
+		{"SELECT ?", "f(1, 2)", "SELECT (f(1, 2))", true, false},
+		{"SELECT ?, ?", "1", "", false, true},
+		{"SELECT ?", "1, 2", "", false, true},
+	} {
+		literal := true
+		got, ok := bindUsing(tc.body, tc.args, &literal)
+		if ok != tc.ok || ok && (got != tc.want || literal != tc.literal) {
+			t.Errorf("bindUsing(%q, %q) = %q %v literal %v, want %q %v literal %v", tc.body, tc.args, got, ok, literal, tc.want, tc.ok, tc.literal)
+		}
+	}
+}

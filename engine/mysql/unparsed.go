@@ -1120,10 +1120,83 @@ func immediateParsed(text string) (engine.StmtFacts, bool) {
 		if !parsed || len(using) != 1 || using[0].Kind != engine.KindSelect {
 			return none, false
 		}
+		// The values are bound to the parameters before the statement
+		// runs: judged in their places (DELETE FROM t WHERE ? USING 1 is
+		// DELETE FROM t WHERE (1), ... WHERE ? = 1 USING 1 folds), when
+		// the statement still reads so; a parameter standing alone as a
+		// condition whose value the text does not hold (USING @v), or
+		// that could not be put in place, may be true.
+		literal := true
+		if sub, ok := bindUsing(body, args, &literal); ok {
+			if in, parsed := parsePiece(sub); parsed && len(in) == 1 && in[0].Kind == st.Kind {
+				bareWhere, bareOr := st.BareWhere, st.BareOr
+				st = in[0]
+				if literal {
+					bareWhere, bareOr = 0, false
+				}
+				st.Unfiltered |= bareWhere
+				st.Tautology = st.Tautology || bareOr
+			}
+		}
+		if len(st.BareParams) > 0 {
+			st.Unfiltered |= st.BareWhere
+			st.Tautology = st.Tautology || st.BareOr
+		}
 		merge(&st, &using[0])
 	}
 	st.Loc, st.Length = 0, 0
 	return st, true
+}
+
+// bindUsing returns body with each parameter (?) replaced by the
+// parenthesized USING value of its position, args split at their top-level
+// commas; false when their counts differ. literal is cleared when a value
+// is not a literal (a variable, a function, a subquery).
+func bindUsing(body, args string, literal *bool) (string, bool) {
+	var vals []string
+	depth, lo := 0, 0
+	for t, ok := nextToken(args, 0); ok; t, ok = nextToken(args, t.hi) {
+		switch t.kind {
+		case '(':
+			depth++
+			*literal = false
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				vals = append(vals, args[lo:t.lo])
+				lo = t.hi
+			}
+		case tokString:
+		case tokWord:
+			if w := strings.ToLower(args[t.lo:t.hi]); !(w[0] >= '0' && w[0] <= '9' || w == "true" || w == "false" || w == "null") {
+				*literal = false
+			}
+		case '-', '+', '.':
+		default:
+			*literal = false
+		}
+	}
+	vals = append(vals, args[lo:])
+	var b strings.Builder
+	n, at := 0, 0
+	for t, ok := nextToken(body, 0); ok; t, ok = nextToken(body, t.hi) {
+		if t.kind != '?' {
+			continue
+		}
+		if n >= len(vals) {
+			return "", false
+		}
+		b.WriteString(body[at:t.lo])
+		b.WriteString("(" + vals[n] + ")")
+		at = t.hi
+		n++
+	}
+	if n != len(vals) {
+		return "", false
+	}
+	b.WriteString(body[at:])
+	return b.String(), true
 }
 
 // setsLexing reports whether a SET text names sql_mode or a character set
