@@ -198,7 +198,7 @@ func (s *session) namesJudged(sql []byte, v engine.Verdict, eng *engine.Engine) 
 		return v, nil // not readable: v denies it
 	}
 	var defs []nameOp
-	for i, o := range ops {
+	for _, o := range ops {
 		switch o.Kind {
 		case engine.SQLPrepare:
 			lo, hi := o.InnerLo, o.InnerHi
@@ -206,8 +206,10 @@ func (s *session) namesJudged(sql []byte, v engine.Verdict, eng *engine.Engine) 
 				lo, hi = 0, len(text) // not located: the whole text
 			}
 			r := &nameRec{name: o.Name, text: append([]byte(nil), text[lo:hi]...), db: s.sess.Database}
-			for _, c := range ops[i+1:] {
-				r.calls = r.calls || c.Kind == engine.SQLCallRoutine && c.Stmt == o.Stmt
+			for _, c := range ops {
+				// its own CALL (PREPARE s FROM 'CALL p()'), or, to be sure
+				// where statements are not told apart, any in the text
+				r.calls = r.calls || c.Kind == engine.SQLCallRoutine
 			}
 			defs = append(defs, nameOp{kind: engine.SQLPrepare, name: o.Name, rec: r})
 		case engine.SQLDeallocate:
