@@ -199,6 +199,27 @@ func TestMySQLRedTeam(t *testing.T) {
 			t.Errorf("a filtered EXECUTE IMMEDIATE: %q", got)
 		}
 	})
+	t.Run("MariaDB's executable comment in a PREPARE text", func(t *testing.T) {
+		r := connect(t, d.addr, appDB)
+		for i, sql := range []string{
+			"prepare s from 'select 1 /*M!100000 , (select priv from mysql.global_priv where user = ''" + victim + "'') */'",
+			"execute immediate 'select 1 /*M! , (select priv from mysql.global_priv where user = ''" + victim + "'') */'",
+		} {
+			wantRawBlocked(t, sql, q(r, sql+" /* "+marker+" ec"+string(rune('a'+i))+" */"), "no-credential-tables")
+		}
+		if got := q(r, "execute s"); !strings.HasPrefix(got, "ERR") || strings.Contains(got, "authentication_string") {
+			t.Errorf("execute s after the blocked PREPARE: %q", got)
+		}
+		// straight to MariaDB the comment runs: the victim's hash
+		c := connect(t, my.addr(), appDB)
+		if got := q(c, "execute immediate 'select 1 /*M! , (select priv from mysql.global_priv where user = ''"+victim+"'') */'"); !strings.Contains(got, "authentication_string") {
+			t.Errorf("direct: %q, want the victim's authentication string", got)
+		}
+		// a plain comment in a PREPARE text is no matter
+		if got := q(r, "prepare p2 from 'select v /* m */ from t where id = ?'"); !strings.HasPrefix(got, "OK") {
+			t.Errorf("a benign PREPARE: %q", got)
+		}
+	})
 	t.Run("benign", func(t *testing.T) {
 		r := connect(t, d.addr, appDB)
 		if got := q(r, "call sys.ps_setup_show_enabled(false, false)"); strings.HasPrefix(got, "ERR") {

@@ -704,11 +704,25 @@ func (w *walker) prepare(x *ast.PrepareStmt) {
 		st.Unparsed = "PREPARE texts nested more than 4 deep"
 		return
 	}
-	parse(x.SQLText, func(stmts []ast.StmtNode, err error) {
+	text, ok := innerRun(x.SQLText)
+	if !ok {
+		st.Unparsed = "an executable comment in the text of a PREPARE is not read as the server would"
+		return
+	}
+	if text != x.SQLText {
+		w.prepareText(x.SQLText) // TiDB's reading: /*! comments run as MySQL runs them
+	}
+	w.prepareText(text)
+}
+
+// prepareText adds the facts of the statements of a PREPARE's text.
+func (w *walker) prepareText(text string) {
+	st := w.st
+	parse(text, func(stmts []ast.StmtNode, err error) {
 		if err != nil {
 			st.Unparsed = "the text of a PREPARE could not be parsed"
 			// What is certain of it still counts (unparsed.go).
-			for _, in := range recognize(x.SQLText) {
+			for _, in := range recognize(text) {
 				merge(st, &in)
 			}
 			return
@@ -732,6 +746,23 @@ func (w *walker) prepare(x *ast.PrepareStmt) {
 			merge(st, &in)
 		}
 	})
+}
+
+// innerRun returns the text of a PREPARE or EXECUTE IMMEDIATE as a MariaDB
+// server of any version runs it: the server reads the executable comments
+// of the text it prepares (PREPARE s FROM 'SELECT 1 /*M!100000 ,
+// LOAD_FILE(...) */' reads a file), and TiDB's parser reads /*M! ... */ as
+// a plain comment. The text is read with every /*!NNNNN and /*M! comment
+// MariaDB runs (lex.go, the newest MariaDB); the callers judge TiDB's own
+// reading too, which runs the /*!50700-/*!99999 comments MySQL runs and
+// MariaDB skips: together they can only deny more. false when the reading
+// is refused (lex.go's comment tricks). A text without "/*" is itself.
+func innerRun(text string) (string, bool) {
+	if !strings.Contains(text, "/*") {
+		return text, true
+	}
+	out, _, _, ok := lexRead([]byte(text), &engine.LexState{ServerVersion: 999999, MariaDB: true})
+	return string(out), ok
 }
 
 // merge adds what a statement nested in st does to st.

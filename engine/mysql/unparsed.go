@@ -1097,11 +1097,25 @@ func immediateParsed(text string) (engine.StmtFacts, bool) {
 	if t, ok := nextToken(body, 0); !ok || t.is(body, "use") {
 		return none, false
 	}
+	read, ok := innerRun(body)
+	if !ok {
+		return none, false
+	}
+	var tidb []engine.StmtFacts // TiDB's reading of a text with executable comments (facts.go innerRun)
+	if read != body {
+		if tidb, ok = parsePiece(body); !ok || len(tidb) != 1 {
+			return none, false
+		}
+		body = read
+	}
 	inner, parsed := parsePiece(body)
 	if !parsed || len(inner) != 1 {
 		return none, false
 	}
 	st := inner[0]
+	for i := range tidb {
+		merge(&st, &tidb[i])
+	}
 	switch st.Kind {
 	case engine.KindSelect, engine.KindInsert, engine.KindUpdate, engine.KindDelete, engine.KindTruncate,
 		engine.KindDDL, engine.KindDCL, engine.KindCall, engine.KindDo, engine.KindSetStmt, engine.KindExplain:
