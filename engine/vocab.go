@@ -143,11 +143,17 @@ type StmtFacts struct {
 	// Unfiltered holds kindUpdate and/or kindDelete when an UPDATE or
 	// DELETE without WHERE, or with an always-true WHERE, occurs anywhere.
 	Unfiltered KindSet
-	Copy       CopyTarget
-	CopyDir    CopyDirection
-	Verb       DDLVerb
-	Object     string // DDL/DCL object type, "" otherwise
-	RoleAttrs  uint8
+	// LimitedWhole holds kindUpdate and/or kindDelete when an UPDATE or
+	// DELETE would be Unfiltered but for a LIMIT of a few rows (a
+	// dialect's choice: engine/mysql writes.go). The dialect makes it
+	// Unfiltered when the write is nested (a routine body, a PREPARE
+	// text) or repeated in one message; rules do not read it.
+	LimitedWhole KindSet
+	Copy         CopyTarget
+	CopyDir      CopyDirection
+	Verb         DDLVerb
+	Object       string // DDL/DCL object type, "" otherwise
+	RoleAttrs    uint8
 
 	Tautology    bool // an OR with an always-true arm in WHERE/HAVING/ON
 	CatalogUnion bool // a set operation mixing system-catalog and other arms

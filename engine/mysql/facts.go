@@ -73,6 +73,12 @@ func analyzeStmts(text string, lex engine.LexStats, inspect func(*engine.TextFac
 
 // stmtFacts fills the facts of a parsed text.
 func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error) *engine.TextFacts {
+	tf := textFacts(text, lex, stmts, err)
+	finishLimited(tf.Stmts) // writes.go
+	return tf
+}
+
+func textFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error) *engine.TextFacts {
 	tf := &engine.TextFacts{Lex: lex}
 	if err != nil {
 		if st, ok := composed(text); ok {
@@ -220,7 +226,7 @@ func fillStmtIn(st *engine.StmtFacts, s ast.StmtNode, depth int, db string) bool
 // (SELECT SLEEP(5)) sleeps).
 func planned(st *engine.StmtFacts) {
 	st.Kinds &^= 1<<engine.KindInsert | 1<<engine.KindUpdate | 1<<engine.KindDelete
-	st.Unfiltered = 0
+	st.Unfiltered, st.LimitedWhole = 0, 0
 	for i := range st.Tables {
 		st.Tables[i].Write = false
 	}
@@ -301,16 +307,20 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 				w.updateTargets(x)
 			}
 		}
-		if w.unfilteredUpdate(x) { // writes.go
+		if all, limitedAll := w.unfilteredUpdate(x); all { // writes.go
 			st.Unfiltered |= 1 << engine.KindUpdate
+		} else if limitedAll {
+			st.LimitedWhole |= 1 << engine.KindUpdate
 		}
 		if x.With != nil {
 			w.with(x.With)
 		}
 	case *ast.DeleteStmt:
 		st.Kinds |= 1 << engine.KindDelete
-		if w.unfilteredDelete(x) { // writes.go
+		if all, limitedAll := w.unfilteredDelete(x); all { // writes.go
 			st.Unfiltered |= 1 << engine.KindDelete
+		} else if limitedAll {
+			st.LimitedWhole |= 1 << engine.KindDelete
 		}
 		w.cond(x.Where)
 		if x.IsMultiTable && x.Tables != nil {
@@ -770,6 +780,7 @@ func merge(st, in *engine.StmtFacts) {
 	mergeInDatabase(st, in)
 	st.Kinds |= in.Kinds
 	st.Unfiltered |= in.Unfiltered
+	st.LimitedWhole |= in.LimitedWhole
 	st.Copy |= in.Copy
 	st.CopyDir |= in.CopyDir
 	st.Tautology = st.Tautology || in.Tautology

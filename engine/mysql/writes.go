@@ -29,7 +29,11 @@ import (
 // A single-table UPDATE or DELETE with LIMIT n, n a constant of at most
 // limitedWriteRows, changes at most n rows, not every row, whatever its
 // WHERE: DELETE FROM queue ORDER BY id LIMIT 1 is not an unfiltered write
-// (an OR tautology in its WHERE is still no-tautology's).
+// (an OR tautology in its WHERE is still no-tautology's). It is one when
+// it is not the statement itself but nested in one (a routine's body, where
+// a loop repeats it; a PREPARE text), or when a message holds more than
+// one (DELETE ... LIMIT 1; DELETE ... LIMIT 1; ...): LimitedWhole records
+// it and finishLimited decides.
 //
 // Writes that are not UPDATE or DELETE count when they rewrite every row
 // of their table: REPLACE ... SELECT and INSERT ... SELECT ... ON
@@ -45,24 +49,47 @@ import (
 // The walker's entry points: a statement's condition is judged in each
 // reading of its X'...' literals (taut.go readings).
 
-func (w *walker) unfilteredUpdate(x *ast.UpdateStmt) bool {
+// unfilteredUpdate reports whether an UPDATE changes every row of a table
+// it writes (all), or would but for a LIMIT of at most limitedWriteRows
+// (limitedAll: finishLimited decides).
+func (w *walker) unfilteredUpdate(x *ast.UpdateStmt) (all, limitedAll bool) {
+	written := func(t *ast.TableName) bool { return w.writes[t] }
 	for i := range readings(w.xhex) {
 		fo := reading(w.xhex, i)
-		if fo.unfilteredUpdate(x, func(t *ast.TableName) bool { return w.writes[t] }) {
-			return true
+		if fo.unfilteredUpdate(x, written, false) {
+			return true, false
 		}
 	}
-	return false
+	if !limited(x.Limit) {
+		return false, false
+	}
+	for i := range readings(w.xhex) {
+		fo := reading(w.xhex, i)
+		if fo.unfilteredUpdate(x, written, true) {
+			return false, true
+		}
+	}
+	return false, false
 }
 
-func (w *walker) unfilteredDelete(x *ast.DeleteStmt) bool {
+// unfilteredDelete is unfilteredUpdate for a DELETE.
+func (w *walker) unfilteredDelete(x *ast.DeleteStmt) (all, limitedAll bool) {
 	for i := range readings(w.xhex) {
 		fo := reading(w.xhex, i)
-		if fo.unfilteredDelete(x) {
-			return true
+		if fo.unfilteredDelete(x, false) {
+			return true, false
 		}
 	}
-	return false
+	if !limited(x.Limit) {
+		return false, false
+	}
+	for i := range readings(w.xhex) {
+		fo := reading(w.xhex, i)
+		if fo.unfilteredDelete(x, true) {
+			return false, true
+		}
+	}
+	return false, false
 }
 
 func (w *walker) insertUnfiltered(x *ast.InsertStmt) engine.KindSet {
@@ -87,6 +114,13 @@ func (w *walker) orTautology(e ast.ExprNode) bool {
 // limitedWriteRows is the largest constant LIMIT of an UPDATE or DELETE
 // that is not an unfiltered write.
 const limitedWriteRows = 10
+
+// limited is folder.limited in MySQL's reading (a LIMIT count is a
+// number, whatever the reading of X'...' literals).
+func limited(l *ast.Limit) bool {
+	var fo folder
+	return fo.limited(l)
+}
 
 // limited reports whether a LIMIT caps the rows at a constant of at most
 // limitedWriteRows.
@@ -133,18 +167,26 @@ func sources(n ast.ResultSetNode, out []*ast.TableSource, ons []ast.ExprNode, de
 
 // unfilteredUpdate reports whether an UPDATE changes every row of a table
 // it writes.
-func (fo *folder) unfilteredUpdate(x *ast.UpdateStmt, written func(*ast.TableName) bool) bool {
+func (fo *folder) unfilteredUpdate(x *ast.UpdateStmt, written func(*ast.TableName) bool, ignoreLimit bool) bool {
 	if x.TableRefs == nil || x.TableRefs.TableRefs == nil {
 		return x.Where == nil
 	}
-	return fo.unfilteredIn(x.TableRefs.TableRefs, x.Where, x.Limit, written)
+	lim := x.Limit
+	if ignoreLimit {
+		lim = nil
+	}
+	return fo.unfilteredIn(x.TableRefs.TableRefs, x.Where, lim, written)
 }
 
 // unfilteredDelete reports whether a DELETE removes every row of a table it
 // deletes from.
-func (fo *folder) unfilteredDelete(x *ast.DeleteStmt) bool {
+func (fo *folder) unfilteredDelete(x *ast.DeleteStmt, ignoreLimit bool) bool {
 	if x.TableRefs == nil || x.TableRefs.TableRefs == nil {
 		return x.Where == nil
+	}
+	lim := x.Limit
+	if ignoreLimit {
+		lim = nil
 	}
 	written := func(*ast.TableName) bool { return true }
 	if x.IsMultiTable && x.Tables != nil {
@@ -152,11 +194,11 @@ func (fo *folder) unfilteredDelete(x *ast.DeleteStmt) bool {
 		for _, t := range x.Tables.Tables {
 			names[t.Name.L] = true // a table's name or its alias
 		}
-		return fo.unfilteredTargets(x.TableRefs.TableRefs, x.Where, x.Limit, func(ts *ast.TableSource, t *ast.TableName) bool {
+		return fo.unfilteredTargets(x.TableRefs.TableRefs, x.Where, lim, func(ts *ast.TableSource, t *ast.TableName) bool {
 			return names[ts.AsName.L] || (ts.AsName.L == "" && names[t.Name.L])
 		})
 	}
-	return fo.unfilteredIn(x.TableRefs.TableRefs, x.Where, x.Limit, written)
+	return fo.unfilteredIn(x.TableRefs.TableRefs, x.Where, lim, written)
 }
 
 func (fo *folder) unfilteredIn(refs *ast.Join, where ast.ExprNode, lim *ast.Limit, written func(*ast.TableName) bool) bool {
@@ -389,4 +431,37 @@ func (fo *folder) covers(n ast.ResultSetNode, t *ast.TableName, with map[string]
 		}
 	}
 	return false
+}
+
+// finishLimited makes the limited whole-table writes of a text's
+// statements unfiltered where they do not stand alone: nested in a
+// statement of another kind (CREATE PROCEDURE ... WHILE 1 DO DELETE FROM t
+// LIMIT 1), or more than one in the message. The facts of a statement in
+// another database (InDatabase) follow the same rule.
+func finishLimited(sts []engine.StmtFacts) {
+	n := 0
+	for i := range sts {
+		if sts[i].LimitedWhole != 0 {
+			n++
+		}
+	}
+	for i := range sts {
+		finishLimitedOne(&sts[i], n)
+	}
+}
+
+func finishLimitedOne(st *engine.StmtFacts, n int) {
+	for j := range st.InDatabase {
+		finishLimitedOne(&st.InDatabase[j].Facts, n)
+	}
+	for j := range st.AsUser {
+		finishLimitedOne(&st.AsUser[j].Facts, n)
+	}
+	if st.LimitedWhole == 0 {
+		return
+	}
+	own := engine.KindSet(1<<engine.KindUpdate|1<<engine.KindDelete) & (1 << st.Kind)
+	if n > 1 || own == 0 || st.LimitedWhole&^own != 0 || st.Kinds&(1<<engine.KindDDL) != 0 {
+		st.Unfiltered |= st.LimitedWhole
+	}
 }
