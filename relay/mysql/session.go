@@ -74,6 +74,10 @@ const (
 	// COM_STMT_EXECUTE whose parameter block it reads past the end of
 	// (insert_params); the connection stays usable.
 	errWrongArguments = 1210
+	// errUnsupportedPS is ER_UNSUPPORTED_PS, the server's answer to a
+	// COM_STMT_PREPARE of PREPARE, EXECUTE or DEALLOCATE PREPARE.
+	errUnsupportedPS  = 1295
+	msgUnsupportedPS  = "sqlfw: This command is not supported in the prepared statement protocol yet"
 	msgWrongArguments = "sqlfw: incorrect arguments to mysqld_stmt_execute: the parameter block does not hold the prepared statement's parameters"
 	errOutOfResources = 1041 // ER_OUT_OF_RESOURCES
 	errUnknown        = 1105 // ER_UNKNOWN_ERROR: the server cannot be reached
@@ -970,7 +974,12 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 		if v.SessionOps {
 			var unsupported bool
 			if calls, unsupported = prepareCalls(eng, sql, &s.sess); unsupported {
-				v = s.stronger(v, unsupportedPS)
+				// the server refuses it too, in every mode: answered as it
+				// answers, so that a client falls back to COM_QUERY as it
+				// would (mysqltest --ps-protocol)
+				s.obs.Judged(unsupportedPS, observePrepare, time.Now(), 0)
+				s.memoBlocked()
+				return s.dropAnswer(fr, m, pending{seq: seq, code: errUnsupportedPS, sqlstate: sqlstateGeneral, msg: msgUnsupportedPS})
 			}
 		}
 		if s.enforced(&v) {

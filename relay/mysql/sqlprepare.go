@@ -58,8 +58,9 @@ var memoryUnknown = engine.Verdict{
 	Reason: "sqlfw did not see this name prepared in this session (a PREPARE inside a stored procedure, in a text sqlfw could not read, or forgotten after a failed statement), so what it runs was never judged",
 }
 
-// unsupportedPS decides a COM_STMT_PREPARE of PREPARE, EXECUTE or
-// DEALLOCATE, which the server refuses (ER_UNSUPPORTED_PS).
+// unsupportedPS is reported for a COM_STMT_PREPARE of PREPARE, EXECUTE or
+// DEALLOCATE, which the server refuses (ER_UNSUPPORTED_PS) and sqlfw
+// answers as the server does, in every mode, without sending it.
 var unsupportedPS = engine.Verdict{
 	Action: engine.ActionDeny, RuleID: ruleSessionMemory, Statements: 1,
 	Reason: "PREPARE, EXECUTE and DEALLOCATE PREPARE are not prepared by the server (ER_UNSUPPORTED_PS), and sqlfw would not follow the names they act on",

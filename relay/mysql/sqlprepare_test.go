@@ -198,3 +198,19 @@ func TestSQLPreparedPending(t *testing.T) {
 		t.Errorf("judged rules %q, want [no-delete \"\" no-delete]", rules)
 	}
 }
+
+// A COM_STMT_PREPARE of a SQL-level PREPARE, EXECUTE or DEALLOCATE is
+// refused as the server refuses it (ER_UNSUPPORTED_PS), in every mode, and
+// never sent: a client then falls back to COM_QUERY, which is judged.
+func TestSQLPreparedNotPreparable(t *testing.T) {
+	for _, monitor := range []bool{false, true} {
+		h := newHarness(t)
+		h.eng.Store(testEngine(t, sqlPolicy))
+		h.enforce.Store(!monitor)
+		srv, cli := login()
+		h.run(t, append(srv, expect(pkt(0, wire.ComPing)), send(ok(1, autocommit))),
+			append(cli, send(prepare("execute s")), expectErr(1, errUnsupportedPS, "HY000", "not supported"),
+				send(prepare("prepare s from select 1")), expectErr(1, errUnsupportedPS, "HY000", "not supported"),
+				send(pkt(0, wire.ComPing)), expect(ok(1, autocommit))))
+	}
+}
