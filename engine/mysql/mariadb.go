@@ -937,6 +937,28 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			}
 			r.extra = append(r.extra, f)
 			add(edit{k + 1, m + 1, "NULL"})
+		case t.kind == tokWord && r.isAny(k, "generated", "row", "rows", "groups") &&
+			(r.kind(k-1) == '(' || r.kind(k-1) == ',' || r.is(k-1, "by") || r.is(k-1, "select")) &&
+			(r.kind(k+1) == ',' || r.kind(k+1) == ')' || k+1 == j || r.isAny(k+1, "from", "order", "limit", "having", "asc", "desc")):
+			// a column named so in a list (INSERT INTO t (…, generated),
+			// GROUP BY row): a name to MariaDB
+			add(edit{k, k + 1, "`" + t.name(r.text) + "`"})
+		case t.is(r.text, "weight_string") && r.kind(k+1) == '(':
+			// MariaDB's WEIGHT_STRING(s, n, m, flags): a call of it
+			add(edit{k, k + 1, "`weight_string`"})
+		case t.is(r.text, "match") && r.kind(k+1) == '(' && !r.is(k-1, "full") && !r.is(k-1, "simple") && !r.is(k-1, "partial"):
+			// MATCH (...) AGAINST (...) as an operand (… > 0): in
+			// parentheses, which is how MariaDB binds it
+			e := r.closeParen(k+1, j)
+			if e < 0 || !r.is(e+1, "against") || r.kind(e+2) != '(' {
+				break
+			}
+			a := r.closeParen(e+2, j)
+			if a < 0 {
+				return "", false, false
+			}
+			add(edit{k, k, "("})
+			add(edit{a + 1, a + 1, ")"})
 		case t.is(r.text, "with") && r.is(k+1, "query") && r.is(k+2, "expansion") && r.is(k-1, "mode"):
 			// MATCH ... AGAINST (... IN BOOLEAN MODE WITH QUERY EXPANSION)
 			add(edit{k, k + 3, ""})
@@ -975,7 +997,7 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			}
 			r.extra = append(r.extra, f)
 			add(edit{k + 1, e + 1, "'!'"})
-		case t.is(r.text, "cycle") && r.isName(k+1) && r.is(i, "with") && depth == 0:
+		case t.is(r.text, "cycle") && r.isName(k+1) && r.kind(k-1) == ')':
 			// WITH RECURSIVE ... CYCLE col, ... RESTRICT: without it the
 			// recursion is judged as unbounded as it can be
 			m := k + 1

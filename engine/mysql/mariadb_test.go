@@ -90,6 +90,11 @@ func TestMariaDBFormsHaveCanonicalFacts(t *testing.T) {
 		{"system versioning", "CREATE TABLE t (a INT) WITH SYSTEM VERSIONING", "CREATE TABLE t (a INT)"},
 		{"for system_time all", "SELECT * FROM t FOR SYSTEM_TIME ALL WHERE a = 1", "SELECT * FROM t WHERE a = 1"},
 		{"default case", "CREATE TABLE t (a INT, c INT DEFAULT CASE WHEN a THEN (SELECT 1 FROM u) ELSE 2 END)", "CREATE TABLE t (a INT, c INT DEFAULT NULL) SELECT CASE WHEN a THEN (SELECT 1 FROM u) ELSE 2 END"},
+		{"row in group by", "SELECT MAX(a) FROM t GROUP BY row", "SELECT MAX(a) FROM t GROUP BY `row`"},
+		{"generated in insert", "INSERT INTO t (id, generated, sum) VALUES (1, 2, 3)", "INSERT INTO t (id, `generated`, sum) VALUES (1, 2, 3)"},
+		{"weight_string", "SELECT WEIGHT_STRING('abc', 1, 2, 0xC0)", "SELECT `weight_string`('abc', 1, 2, 0xC0)"},
+		{"match compared", "SELECT * FROM t WHERE MATCH(a, b) AGAINST ('x') > 0", "SELECT * FROM t WHERE (MATCH(a, b) AGAINST ('x')) > 0"},
+		{"cycle in a view", "CREATE VIEW v AS WITH RECURSIVE c (a) AS (SELECT 1 UNION SELECT a + 1 FROM c) CYCLE a RESTRICT SELECT * FROM c", "CREATE VIEW v AS WITH RECURSIVE c (a) AS (SELECT 1 UNION SELECT a + 1 FROM c) SELECT * FROM c"},
 		{"into outfile before from", "SELECT a INTO OUTFILE '/tmp/x' FIELDS TERMINATED BY ',' FROM t", "SELECT a FROM t INTO OUTFILE '/tmp/x' FIELDS TERMINATED BY ','"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
