@@ -88,6 +88,7 @@ func TestMySQLRedTeam(t *testing.T) {
 			"synonym schema":   one("select count(*) from information_schema.schemata where schema_name = ?", synonym),
 			"columns of t":     one("select group_concat(column_name order by ordinal_position) from information_schema.columns where table_schema = ? and table_name = 't'", appDB),
 			"rows of t":        one("select count(*) from " + appDB + ".t"),
+			"system schemas":   one("select group_concat(schema_name, ':', default_character_set_name order by schema_name) from information_schema.schemata where schema_name in ('mysql', 'sys', 'performance_schema')"),
 			"routines":         one("select count(*) from information_schema.routines where routine_schema = ?", appDB),
 		}
 	}
@@ -219,6 +220,14 @@ func TestMySQLRedTeam(t *testing.T) {
 		if got := q(r, "prepare p2 from 'select v /* m */ from t where id = ?'"); !strings.HasPrefix(got, "OK") {
 			t.Errorf("a benign PREPARE: %q", got)
 		}
+	})
+	t.Run("DROP and ALTER DATABASE of the server's own", func(t *testing.T) {
+		r := connect(t, d.addr, appDB)
+		wantRawBlocked(t, "drop sys", q(r, "drop database sys /* "+marker+" dropsys */"), "no-catalog-writes")
+		wantRawBlocked(t, "drop mysql", q(r, "drop database if exists `mysql` /* "+marker+" dropmysql */"), "no-catalog-writes")
+		wantRawBlocked(t, "alter mysql", q(r, "alter database mysql character set latin1 /* "+marker+" altermysql */"), "no-catalog-writes")
+		initDB(r, "mysql")
+		wantRawBlocked(t, "alter current", q(r, "alter database character set latin1 /* "+marker+" altercur */"), "no-catalog-writes")
 	})
 	t.Run("benign", func(t *testing.T) {
 		r := connect(t, d.addr, appDB)

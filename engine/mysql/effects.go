@@ -149,6 +149,20 @@ func statementEffectsIn(st *engine.StmtFacts, s ast.StmtNode, db string) {
 	case *ast.CallStmt:
 		st.Effects |= callEffects(x, db)
 		serverCall(st, x, db)
+	case *ast.DropDatabaseStmt:
+		// DROP DATABASE mysql removes every account and grant (for the
+		// next start or FLUSH PRIVILEGES), sys its procedures and views.
+		if useDatabase(x.Name.O) != "" {
+			st.Effects |= engine.EffWritesCatalog
+		}
+	case *ast.AlterDatabaseStmt:
+		name := x.Name.O
+		if x.AlterDefaultDatabase || name == "" {
+			name = db // ALTER DATABASE options: the current database's
+		}
+		if name != "" && useDatabase(name) != "" {
+			st.Effects |= engine.EffWritesCatalog
+		}
 	case *ast.GrantProxyStmt:
 		st.Effects |= engine.EffGrantsPrivilege // lets a user act as another
 	case *ast.GrantRoleStmt:

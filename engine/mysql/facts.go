@@ -433,6 +433,10 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		if grantDependent(x) {
 			w.dependent = true
 		}
+	case *ast.AlterDatabaseStmt:
+		if x.AlterDefaultDatabase || x.Name.O == "" {
+			w.dependent = true // the current database's options
+		}
 	case *ast.CallStmt:
 		if x.Procedure != nil && x.Procedure.Schema.L == "" {
 			w.dependent = true // CALL p: the current database's p
