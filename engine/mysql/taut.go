@@ -1526,6 +1526,14 @@ func (fo *folder) truthOf(e ast.ExprNode, depth int) truth {
 		if x.Value != nil && !x.IsSystem {
 			return fo.truthOf(x.Value, d)
 		}
+	case *ast.IsNullExpr:
+		// IFNULL(x, 1) IS NOT NULL, (x IS NULL) IS NOT NULL: never NULL.
+		if fo.neverNull(x.Expr, d) {
+			if x.Not {
+				return tTrue
+			}
+			return tFalse
+		}
 	case *ast.BinaryOperationExpr:
 		switch x.Op {
 		case opcode.LogicOr:
@@ -1549,7 +1557,7 @@ func (fo *folder) truthOf(e ast.ExprNode, depth int) truth {
 			}
 		case opcode.NE, opcode.LT, opcode.GT:
 			if fo.sameExpr(fo.stripIdentity(x.L), fo.stripIdentity(x.R), 0) {
-				return tFalse | tNull
+				return tFalse // counted as false where x is NULL too, as x = x counts as true
 			}
 		}
 	case *ast.PatternInExpr:
@@ -1602,6 +1610,37 @@ func (fo *folder) truthOf(e ast.ExprNode, depth int) truth {
 		}
 	}
 	return tAny
+}
+
+// neverNull reports whether e is not NULL for any row: a constant that is
+// not NULL, IFNULL/NVL/COALESCE with such an argument, ISNULL(), an IS
+// test, a <=> comparison.
+func (fo *folder) neverNull(e ast.ExprNode, depth int) bool {
+	if e == nil || depth > maxFoldDepth {
+		return false
+	}
+	e = unparen(e)
+	if v, ok := fo.fold(e, depth); ok {
+		return !v.null
+	}
+	switch x := e.(type) {
+	case *ast.IsNullExpr, *ast.IsTruthExpr:
+		return true
+	case *ast.BinaryOperationExpr:
+		return x.Op == opcode.NullEQ
+	case *ast.FuncCallExpr:
+		switch x.FnName.L {
+		case "isnull":
+			return true
+		case "ifnull", "nvl", "coalesce":
+			for _, a := range x.Args {
+				if fo.neverNull(a, depth+1) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func not3(t truth) truth {
@@ -1683,7 +1722,7 @@ func orArmList(x *ast.BinaryOperationExpr, out []ast.ExprNode, depth int) []ast.
 }
 
 // stripIdentity removes what leaves a value as it compares: x + 0, 0 + x,
-// x - 0, x * 1, 1 * x, x / 1, +x, parentheses, BINARY x.
+// x - 0, x * 1, 1 * x, x / 1, +x, - -x, parentheses, BINARY x, x COLLATE c.
 func (fo *folder) stripIdentity(e ast.ExprNode) ast.ExprNode {
 	isConst := func(n ast.ExprNode, want float64) bool {
 		v, ok := fo.fold(n, 0)
@@ -1699,6 +1738,13 @@ func (fo *folder) stripIdentity(e ast.ExprNode) ast.ExprNode {
 				e = x.V
 				continue
 			}
+			if in, ok := unparen(x.V).(*ast.UnaryOperationExpr); ok && x.Op == opcode.Minus && in.Op == opcode.Minus {
+				e = in.V // - - x
+				continue
+			}
+		case *ast.SetCollationExpr:
+			e = x.Expr // x = x COLLATE c: equal under any collation
+			continue
 		case *ast.FuncCastExpr:
 			if x.FunctionType == ast.CastBinaryOperator {
 				e = x.Expr

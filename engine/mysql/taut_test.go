@@ -217,6 +217,16 @@ func TestTruth(t *testing.T) {
 		{"or with true arm", "id = 5 OR 1", true},
 		{"xor with false", "(id = id) XOR 0", true},
 		{"not not", "NOT NOT (id = id)", true},
+		{"ifnull never null", "IFNULL(name, 1) IS NOT NULL", true},
+		{"coalesce never null", "COALESCE(a, b, 0) IS NOT NULL", true},
+		{"is test never null", "(a IS NULL) IS NOT NULL", true},
+		{"null-safe never null", "(a <=> 1) IS NOT NULL", true},
+		{"isnull never null", "ISNULL(a) IS NOT NULL", true},
+		{"ifnull of columns may be null", "IFNULL(a, b) IS NOT NULL", false},
+		{"never null is null", "IFNULL(a, 1) IS NULL", false},
+		{"not differs from itself", "NOT (id <> id)", true},
+		{"collate self", "name = name COLLATE utf8mb4_bin", true},
+		{"minus minus", "id = - - id", true},
 		{"is not null alone", "id IS NOT NULL", false}, // true only on a NOT NULL column: not decidable without the schema
 		{"variable", "@a", false},
 	}

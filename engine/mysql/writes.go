@@ -302,19 +302,32 @@ func containsParam(e ast.ExprNode) bool {
 // t up in itself: id IN (SELECT id FROM t) without further conditions
 // (NULLs aside, as for x = x). MariaDB runs it (from 10.3).
 func (fo *folder) selfMatch(where ast.ExprNode, q quals, t *ast.TableName) bool {
-	in, ok := unparen(where).(*ast.PatternInExpr)
-	if !ok || in.Not || in.Sel == nil {
+	var outer, sel ast.ExprNode
+	switch x := unparen(where).(type) {
+	case *ast.PatternInExpr:
+		if x.Not {
+			return false
+		}
+		outer, sel = x.Expr, x.Sel
+	case *ast.CompareSubqueryExpr:
+		if x.Op != opcode.EQ || x.All {
+			return false // = ANY (SELECT id FROM t) is IN
+		}
+		outer, sel = x.L, x.R
+	case *ast.ExistsSubqueryExpr:
+		return !x.Not && fo.selfExists(x.Sel, q, t)
+	default:
 		return false
 	}
-	sq, ok := in.Sel.(*ast.SubqueryExpr)
+	sq, ok := sel.(*ast.SubqueryExpr)
 	if !ok {
 		return false
 	}
-	sel, ok := sq.Query.(*ast.SelectStmt)
-	if !ok || sel.Fields == nil || len(sel.Fields.Fields) != 1 || !fo.wholeSelect(sel) {
+	inSel, ok := sq.Query.(*ast.SelectStmt)
+	if !ok || inSel.Fields == nil || len(inSel.Fields.Fields) != 1 || !fo.wholeSelect(inSel) {
 		return false
 	}
-	ts, ok := sel.From.TableRefs.Left.(*ast.TableSource)
+	ts, ok := inSel.From.TableRefs.Left.(*ast.TableSource)
 	if !ok {
 		return false
 	}
@@ -322,9 +335,43 @@ func (fo *folder) selfMatch(where ast.ExprNode, q quals, t *ast.TableName) bool 
 	if !ok || !sameTable(inner, t) {
 		return false
 	}
-	a, ok1 := unparen(in.Expr).(*ast.ColumnNameExpr)
-	b, ok2 := unparen(sel.Fields.Fields[0].Expr).(*ast.ColumnNameExpr)
+	a, ok1 := unparen(outer).(*ast.ColumnNameExpr)
+	b, ok2 := unparen(inSel.Fields.Fields[0].Expr).(*ast.ColumnNameExpr)
 	return ok1 && ok2 && a.Name != nil && b.Name != nil && a.Name.Name.L == b.Name.Name.L
+}
+
+// selfExists reports whether EXISTS (SELECT ... FROM t t2 WHERE t2.c =
+// t.c) matches every row of t (NULLs aside): the table under another
+// name, compared on one column with the outer row.
+func (fo *folder) selfExists(e ast.ExprNode, q quals, t *ast.TableName) bool {
+	sq, ok := e.(*ast.SubqueryExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := sq.Query.(*ast.SelectStmt)
+	if !ok || sel.From == nil || sel.From.TableRefs == nil || sel.From.TableRefs.Right != nil || sel.Limit != nil ||
+		sel.GroupBy != nil || sel.Having != nil || sel.Where == nil {
+		return false
+	}
+	ts, ok := sel.From.TableRefs.Left.(*ast.TableSource)
+	if !ok {
+		return false
+	}
+	inner, ok := ts.Source.(*ast.TableName)
+	if !ok || !sameTable(inner, t) || ts.AsName.L == "" || q[ts.AsName.L] {
+		return false
+	}
+	cmp, ok := unparen(sel.Where).(*ast.BinaryOperationExpr)
+	if !ok || (cmp.Op != opcode.EQ && cmp.Op != opcode.NullEQ) {
+		return false
+	}
+	l, ok1 := unparen(cmp.L).(*ast.ColumnNameExpr)
+	r, ok2 := unparen(cmp.R).(*ast.ColumnNameExpr)
+	if !ok1 || !ok2 || l.Name == nil || r.Name == nil || l.Name.Name.L != r.Name.Name.L {
+		return false
+	}
+	lq, rq := l.Name.Table.L, r.Name.Table.L
+	return (lq == ts.AsName.L && q[rq]) || (rq == ts.AsName.L && q[lq])
 }
 
 // wholeSelect: a single-table SELECT without a filter of its rows.
