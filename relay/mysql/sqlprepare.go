@@ -39,6 +39,7 @@ package mysql
 // nothing here.
 
 import (
+	"bytes"
 	"time"
 
 	"github.com/sqlfw/sqlfw/engine"
@@ -342,9 +343,32 @@ func prepareCalls(eng *engine.Engine, sql []byte, sess *engine.Session) (calls, 
 	for _, o := range ops {
 		if o.Kind == engine.SQLCallRoutine {
 			calls = true
-		} else {
+		} else if leadsWith(sql, "prepare", "execute", "deallocate", "drop") {
+			// the statement itself, not one of a routine body it creates
+			// (CREATE PROCEDURE p() BEGIN EXECUTE s; END prepares); one
+			// that starts otherwise (a comment first) the server refuses
+			// as well
 			unsupported = true
 		}
 	}
 	return calls, unsupported
+}
+
+// leadsWith reports whether sql's first word, after spaces, is one of ws
+// (in any case).
+func leadsWith(sql []byte, ws ...string) bool {
+	i := 0
+	for i < len(sql) && (sql[i] == ' ' || sql[i] == '\t' || sql[i] == '\n' || sql[i] == '\r' || sql[i] == '\v' || sql[i] == '\f') {
+		i++
+	}
+	j := i
+	for j < len(sql) && (sql[j]|0x20 >= 'a' && sql[j]|0x20 <= 'z') {
+		j++
+	}
+	for _, w := range ws {
+		if bytes.EqualFold(sql[i:j], []byte(w)) {
+			return true
+		}
+	}
+	return false
 }

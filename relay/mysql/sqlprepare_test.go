@@ -214,3 +214,15 @@ func TestSQLPreparedNotPreparable(t *testing.T) {
 				send(pkt(0, wire.ComPing)), expect(ok(1, autocommit))))
 	}
 }
+
+// A routine body's EXECUTE is no statement of the prepare: the server
+// prepares CREATE PROCEDURE p() BEGIN EXECUTE s; END (mysqltest
+// --ps-protocol's sp-dynamic).
+func TestSQLPreparedBodyPreparable(t *testing.T) {
+	h := newHarness(t)
+	h.eng.Store(testEngine(t, sqlPolicy))
+	h.enforce.Store(false)
+	srv, cli := login()
+	body := prepare("create procedure p() begin; execute s; end")
+	h.run(t, append(srv, expect(body), send(prepareOK(3))), append(cli, send(body), expect(prepareOK(3))))
+}
