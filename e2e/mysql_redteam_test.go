@@ -229,6 +229,27 @@ func TestMySQLRedTeam(t *testing.T) {
 		initDB(r, "mysql")
 		wantRawBlocked(t, "alter current", q(r, "alter database character set latin1 /* "+marker+" altercur */"), "no-catalog-writes")
 	})
+	t.Run("passwords in clear in the general log as a table", func(t *testing.T) {
+		if _, err := direct.Exec("set global log_output = 'FILE,TABLE'"); err != nil {
+			t.Fatal(err)
+		}
+		defer direct.Exec("set global log_output = 'FILE'")
+		pw := "clear_" + suffix
+		if _, err := direct.Exec("alter user '" + victim + "'@'%' identified by '" + pw + "'"); err != nil {
+			t.Fatal(err)
+		}
+		defer direct.Exec("alter user '" + victim + "'@'%' identified by '" + victimPW + "'")
+		read := "select argument from mysql.general_log where argument like '%" + pw + "%' limit 1"
+		r := connect(t, d.addr, appDB)
+		wantRawBlocked(t, "general_log", q(r, read+" /* "+marker+" glog */"), "no-credential-tables")
+		initDB(r, "mysql")
+		wantRawBlocked(t, "unqualified general_log", q(r, "select argument from general_log /* "+marker+" glog2 */"), "no-credential-tables")
+		// straight to MariaDB, the password in clear
+		c := connect(t, my.addr(), appDB)
+		if got := q(c, read); !strings.Contains(got, pw) {
+			t.Errorf("direct: %q, want the statement with the password", got)
+		}
+	})
 	t.Run("benign", func(t *testing.T) {
 		r := connect(t, d.addr, appDB)
 		if got := q(r, "call sys.ps_setup_show_enabled(false, false)"); strings.HasPrefix(got, "ERR") {

@@ -29,6 +29,10 @@ var credentialTables = map[string]bool{
 	"password_history":  true,
 	"slave_master_info": true,
 	"servers":           true, // CREATE SERVER's options: FEDERATED and CONNECT passwords
+	// The logs as tables (log_output = TABLE): every statement's text, the
+	// passwords of CREATE USER, ALTER USER and SET PASSWORD in clear.
+	"general_log": true,
+	"slow_log":    true,
 }
 
 // loggingSettings are the variables that switch the server's own logging,
