@@ -1037,7 +1037,7 @@ func (fo *folder) foldFunc(x *ast.FuncCallExpr, d int) (folded, bool) {
 		if argc < 1 || arg(0).null {
 			return nullF, argc >= 1
 		}
-		i := int(math.Round(num(arg(0))))
+		i := roundInt(num(arg(0)))
 		if i < 1 || i >= argc {
 			return nullF, true
 		}
@@ -1306,7 +1306,7 @@ func (fo *folder) foldFunc(x *ast.FuncCallExpr, d int) (folded, bool) {
 		}
 		start := 1
 		if argc == 3 {
-			start = int(math.Round(num(arg(2))))
+			start = roundInt(num(arg(2)))
 			if start < 1 {
 				return numF(0)
 			}
@@ -1324,7 +1324,7 @@ func (fo *folder) foldFunc(x *ast.FuncCallExpr, d int) (folded, bool) {
 		return numF(float64(i + start))
 	case "left", "right":
 		if argc == 2 && isASCII(text(arg(0))) {
-			t, n := text(arg(0)), int(math.Round(num(arg(1))))
+			t, n := text(arg(0)), roundInt(num(arg(1)))
 			if n < 0 {
 				n = 0
 			}
@@ -1339,7 +1339,7 @@ func (fo *folder) foldFunc(x *ast.FuncCallExpr, d int) (folded, bool) {
 	case "substr", "substring", "mid":
 		if (argc == 2 || argc == 3) && isASCII(text(arg(0))) {
 			t := text(arg(0))
-			pos := int(math.Round(num(arg(1))))
+			pos := roundInt(num(arg(1)))
 			switch {
 			case pos == 0 || -pos > len(t):
 				return strF(""), true
@@ -1353,7 +1353,7 @@ func (fo *folder) foldFunc(x *ast.FuncCallExpr, d int) (folded, bool) {
 			}
 			out := t[pos:]
 			if argc == 3 {
-				n := int(math.Round(num(arg(2))))
+				n := roundInt(num(arg(2)))
 				if n < 0 {
 					n = 0
 				}
@@ -1398,25 +1398,26 @@ func (fo *folder) foldFunc(x *ast.FuncCallExpr, d int) (folded, bool) {
 		}
 	case "repeat":
 		if argc == 2 {
-			n := int(math.Round(num(arg(1))))
-			if n <= 0 {
+			f := math.Round(num(arg(1)))
+			if f <= 0 {
 				return strF(""), true
 			}
-			if n*len(text(arg(0))) > maxFoldString {
+			if f > maxFoldString || int(f)*len(text(arg(0))) > maxFoldString {
 				break
 			}
+			n := int(f)
 			return strF(strings.Repeat(text(arg(0)), n)), true
 		}
 	case "space":
 		if argc == 1 {
-			n := int(math.Round(num(arg(0))))
-			if n <= 0 {
+			f := math.Round(num(arg(0)))
+			if f <= 0 {
 				return strF(""), true
 			}
-			if n > maxFoldString {
+			if f > maxFoldString {
 				break
 			}
-			return strF(strings.Repeat(" ", n)), true
+			return strF(strings.Repeat(" ", int(f))), true
 		}
 	case "replace":
 		if argc == 3 && isASCII(text(arg(0))) {
@@ -1440,6 +1441,19 @@ func (fo *folder) foldFunc(x *ast.FuncCallExpr, d int) (folded, bool) {
 		}
 	}
 	return folded{}, false
+}
+
+// roundInt is a number rounded to an int, clamped to ±2^40 (beyond any
+// string the folding builds), so that no conversion overflows.
+func roundInt(f float64) int {
+	f = math.Round(f)
+	switch {
+	case f > 1<<40:
+		return 1 << 40
+	case f < -(1 << 40):
+		return -(1 << 40)
+	}
+	return int(f)
 }
 
 func hexString(s string) string {
