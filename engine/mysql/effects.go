@@ -216,8 +216,12 @@ func tableEffects(st *engine.StmtFacts) {
 			}
 		case t.Schema == "mysql" && t.Write:
 			st.Effects |= engine.EffWritesCatalog // grant tables, proc, plugin, servers, ...
-		case t.Schema == "performance_schema" && t.Write && strings.HasPrefix(t.Name, "setup_"):
-			st.Effects |= engine.EffDisablesLogging // switches instrumentation off
+		case t.Schema == "performance_schema" && t.Write && (strings.HasPrefix(t.Name, "setup_") ||
+			strings.HasPrefix(t.Name, "events_") || strings.Contains(t.Name, "summary")):
+			// switches instrumentation off (setup_*), or empties the
+			// history and summaries of what ran (TRUNCATE
+			// events_statements_history), as sys.ps_truncate_all_tables
+			st.Effects |= engine.EffDisablesLogging
 		case (t.Schema == "information_schema" || t.Schema == "sys") && t.Write:
 			st.Effects |= engine.EffWritesCatalog
 		}
