@@ -2021,11 +2021,24 @@ func (fo *folder) orTautology(e ast.ExprNode, depth int) bool {
 }
 
 // tautArm reports whether one arm of an OR makes it true for every row.
+// An arm that is the same for every row but not known counts only next to
+// an arm that depends on the row (id = 5 OR @a bypasses a row filter;
+// WHERE @x = 1 OR @x = 2 is all-or-nothing as a whole, like WHERE 1=1).
 func (fo *folder) tautArm(a ast.ExprNode, arms []ast.ExprNode) bool {
-	if fo.alwaysTrue(a) || fo.unknowableArm(a) {
+	if fo.alwaysTrue(a) || (fo.unknowableArm(a) && rowArm(arms)) {
 		return !fo.optionalFilterArm(a, arms)
 	}
 	return fo.anyRowExists(a)
+}
+
+// rowArm reports whether an arm of an OR depends on the row.
+func rowArm(arms []ast.ExprNode) bool {
+	for _, b := range arms {
+		if !rowFree(b) {
+			return true
+		}
+	}
+	return false
 }
 
 // unknowableArm reports whether a condition does not depend on the row and

@@ -259,6 +259,8 @@ func TestTautologyFacts(t *testing.T) {
 		{"or false", "SELECT * FROM t WHERE id = 9 OR 1 = 0", false},
 		{"or null", "SELECT * FROM t WHERE id = 9 OR NULL", false},
 		{"or parameter", "SELECT * FROM t WHERE id = 9 OR ?", false},
+		{"all arms row-free", "SELECT 1 FROM dual WHERE @x = 1 OR @x = 2", false},
+		{"all arms row-free but one true", "SELECT 1 FROM dual WHERE @x = 1 OR 1 = 1", true},
 		{"or sleep", "SELECT * FROM t WHERE id = 9 OR SLEEP(1)", false}, // a time probe's
 		{"complement", "SELECT * FROM t WHERE a IS NULL OR a IS NOT NULL", true},
 		{"x or not x", "SELECT * FROM t WHERE a = 1 OR NOT (a = 1)", true},

@@ -472,6 +472,9 @@ func (fo *folder) covers(n ast.ResultSetNode, t *ast.TableName, with map[string]
 			if ts.AsName.L != "" {
 				q = quals{ts.AsName.L: true}
 			}
+			if len(srcs) > 1 && fo.tiedByJoin(ons, q) {
+				continue // one row per row of the others', not of t (REPLACE ... SELECT ... LEFT JOIN t USING (id))
+			}
 			if fo.unfilteredFor(x.Where, ons, len(srcs) > 1, q, t, nil) {
 				return true
 			}
@@ -487,10 +490,17 @@ func (fo *folder) covers(n ast.ResultSetNode, t *ast.TableName, with map[string]
 // another database (InDatabase) follow the same rule.
 func finishLimited(sts []engine.StmtFacts) {
 	n := 0
+	routine := false
 	for i := range sts {
 		if sts[i].LimitedWhole != 0 {
 			n++
 		}
+		if sts[i].Kinds&(1<<engine.KindDDL) != 0 {
+			routine = true // mariadb.go gives a routine's body statements as entries of their own
+		}
+	}
+	if routine && n > 0 {
+		n = 2 // nested in a body read statement by statement: not the statement itself
 	}
 	for i := range sts {
 		finishLimitedOne(&sts[i], n)
@@ -511,4 +521,15 @@ func finishLimitedOne(st *engine.StmtFacts, n int) {
 	if n > 1 || own == 0 || st.LimitedWhole&^own != 0 || st.Kinds&(1<<engine.KindDDL) != 0 {
 		st.Unfiltered |= st.LimitedWhole
 	}
+}
+
+// tiedByJoin reports whether a join condition (ON or USING) ties the table q
+// qualifies to the others.
+func (fo *folder) tiedByJoin(ons []ast.ExprNode, q quals) bool {
+	for _, on := range ons {
+		if on == nil || (fo.filtersTarget(on, q, 0) && !fo.alwaysTrue(on)) {
+			return true
+		}
+	}
+	return false
 }
