@@ -696,7 +696,8 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			add(edit{k + 1, k + 2, "DECIMAL"})
 		case t.is(r.text, "as") && r.isAny(k+1, "varchar", "varchar2") && r.kind(k+2) == '(':
 			add(edit{k + 1, k + 2, "CHAR"})
-		case t.is(r.text, "as") && r.kind(k+1) == tokWord && windowName(r.t[k+1].name(r.text)) && r.kind(k+2) != '(':
+		case t.is(r.text, "as") && r.kind(k+1) == tokWord && (windowName(r.t[k+1].name(r.text)) || r.isAny(k+1, "row", "rows", "generated", "groups")) &&
+			r.kind(k+2) != '(' && !r.isAny(k-1, "generated", "always"):
 			// an alias TiDB reserves (AS rank): a name to MariaDB
 			add(edit{k + 1, k + 2, "`" + r.t[k+1].name(r.text) + "`"})
 		case t.is(r.text, "if") && r.isAny(i, "create", "alter", "drop", "rename") && !r.is(i+1, "procedure") &&

@@ -90,6 +90,7 @@ func TestMariaDBFormsHaveCanonicalFacts(t *testing.T) {
 		{"system versioning", "CREATE TABLE t (a INT) WITH SYSTEM VERSIONING", "CREATE TABLE t (a INT)"},
 		{"for system_time all", "SELECT * FROM t FOR SYSTEM_TIME ALL WHERE a = 1", "SELECT * FROM t WHERE a = 1"},
 		{"default case", "CREATE TABLE t (a INT, c INT DEFAULT CASE WHEN a THEN (SELECT 1 FROM u) ELSE 2 END)", "CREATE TABLE t (a INT, c INT DEFAULT NULL) SELECT CASE WHEN a THEN (SELECT 1 FROM u) ELSE 2 END"},
+		{"alias row", "SELECT @r := @r + 1 AS row, a FROM t", "SELECT @r := @r + 1 AS `row`, a FROM t"},
 		{"row in group by", "SELECT MAX(a) FROM t GROUP BY row", "SELECT MAX(a) FROM t GROUP BY `row`"},
 		{"generated in insert", "INSERT INTO t (id, generated, sum) VALUES (1, 2, 3)", "INSERT INTO t (id, `generated`, sum) VALUES (1, 2, 3)"},
 		{"weight_string", "SELECT WEIGHT_STRING('abc', 1, 2, 0xC0)", "SELECT `weight_string`('abc', 1, 2, 0xC0)"},
