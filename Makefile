@@ -6,7 +6,7 @@ GO      ?= go
 PREFIX  ?= /usr/local
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build test demo fmt lint generate bench install uninstall deb clean deps
+.PHONY: all build test demo fmt lint generate bench install uninstall deb clean deps sqlmap
 
 all: build
 
@@ -23,6 +23,14 @@ demo:
 
 deps:
 	bash scripts/deps.sh
+
+# sqlmap runs sqlmap against the injectable test application directly,
+# through sqlfwd with the default policy and with a learned allowlist, and
+# writes docs/sqlmap-results.md (docs/sqlmap.md). SQLMAP_ARGS narrows it,
+# e.g. SQLMAP_ARGS='--targets pg --endpoints item'.
+sqlmap:
+	bash scripts/deps.sh
+	bash scripts/sqlmap.sh $(SQLMAP_ARGS)
 
 # fmt rewrites; CI-style checking is `gofmt -l .` printing nothing.
 fmt:

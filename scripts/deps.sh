@@ -17,7 +17,10 @@ say() { echo "deps.sh: $*" >&2; }
 # netns) is for the interception tests; systemd (systemd-analyze) and
 # util-linux (setpriv) for the unit-file and service-user tests; prometheus
 # for promtool, which tests the alert rules (the server is not started).
-packages=(postgresql-15 postgresql-client-15 postgresql-contrib mariadb-server mariadb-client sysbench iproute2 systemd util-linux prometheus)
+# sqlmap (Python 3, no network at run time: scripts/sqlmap.sh runs it with
+# --batch against a loopback test application, never --update) for
+# e2e/sqlmap_test.go and make sqlmap (docs/sqlmap.md).
+packages=(postgresql-15 postgresql-client-15 postgresql-contrib mariadb-server mariadb-client sysbench iproute2 systemd util-linux prometheus sqlmap)
 
 # The client drivers of other languages e2e/drivers_test.go runs through
 # sqlfwd (docs/clients.md): Python's and PHP's from Debian, Java's JDBC
