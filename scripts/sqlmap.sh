@@ -16,7 +16,8 @@
 #                                   (space-separated sets; none = no tamper)
 #   --level 3  --risk 2  --technique BEUSTQ  --time-sec 2
 #   --run-timeout 300               seconds one sqlmap run may take (timeout -k)
-#   --report FILE [docs/sqlmap-results.md]   --tsv FILE [none]
+#   --report FILE [docs/sqlmap-results.md]
+#   --tsv FILE [none]               every run's row; FILE.legit the legitimate requests' result per mode
 #   --work DIR                      keep the work files there (default: a temp dir, removed)
 #
 # With SQLFW_PG_PORT/SQLFW_PG_LOG (and SQLFW_MY_PORT/SQLFW_MY_LOG) exported, as
@@ -162,10 +163,23 @@ count_secret_statements() {
 	tail -c +"$(($2 + 1))" "$1" | grep -Eic "$pat" || true
 }
 
+# first_secret_statement LOG OFFSET PROTO: the first such statement, cut to
+# 160 characters, for the report's "why".
+first_secret_statement() {
+	local pat
+	if [ "$3" = postgres ]; then
+		pat='(LOG|ERROR):  +(statement|execute [^:]*):.*secrets'
+	else
+		pat='(Query|Execute)[[:space:]].*secrets'
+	fi
+	tail -c +"$(($2 + 1))" "$1" | grep -Ei -m1 "$pat" |
+		sed -E 's/^.*(statement|execute [^:]*): //; s/^.*(Query|Execute)[[:space:]]+//' | tr -d '\t|`' | cut -c1-160 || true
+}
+
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 
 results="$work/results.tsv"
-printf 'target\tmode\tendpoint\ttamper\tsecrets_dumped\tinjectable\ttechniques\tserver_secret_statements\tblocked\tblocking_rules\tseconds\tstatus\n' >"$results"
+printf 'target\tmode\tendpoint\ttamper\tsecrets_dumped\tinjectable\ttechniques\tserver_secret_statements\tblocked\tblocking_rules\tseconds\tstatus\tfirst_secret_statement\n' >"$results"
 
 # run_sqlmap TARGET MODE ENDPOINT TAMPER URL DBMS SCHEMA PROTO LOG RUNDIR AUDIT
 run_sqlmap() {
@@ -201,14 +215,16 @@ run_sqlmap() {
 	techs="$(grep -E '^ +Type: ' "$rundir/sqlmap.log" | sed -E 's/^ +Type: //' | sort -u | paste -sd, - || true)"
 	local stmts blocked rules
 	stmts="$(count_secret_statements "$log" "$off" "$proto")"
+	local sample=""
+	if [ "$stmts" != 0 ]; then sample="$(first_secret_statement "$log" "$off" "$proto")"; fi
 	blocked=0 rules=""
 	if [ -f "$audit" ]; then
 		blocked="$(tail -c +"$((aoff + 1))" "$audit" | grep -c '"outcome":"blocked"' || true)"
 		rules="$(tail -c +"$((aoff + 1))" "$audit" | grep '"outcome":"blocked"' | grep -o '"rule":"[^"]*"' | cut -d'"' -f4 |
 			sort | uniq -c | sort -rn | head -n 4 | awk '{printf "%s%s %s", (NR>1?", ":""), $2, $1}' || true)"
 	fi
-	printf '%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$mode" "$ep" "$tamper" "$dumped" "$(grep -c . "$secrets")" \
-		"$injectable" "${techs:--}" "$stmts" "$blocked" "${rules:--}" "$secs" "$status" >>"$results"
+	printf '%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$mode" "$ep" "$tamper" "$dumped" "$(grep -c . "$secrets")" \
+		"$injectable" "${techs:--}" "$stmts" "$blocked" "${rules:--}" "$secs" "$status" "${sample:--}" >>"$results"
 	say "$target $mode $ep tamper=$tamper: dumped $dumped secrets, injectable=$injectable, $stmts statements on secrets at the server, $blocked blocked (${secs}s, $status)"
 }
 
@@ -285,7 +301,10 @@ for target in ${targets//,/ }; do
 	done
 done
 
-if [ -n "$tsv" ]; then cp "$results" "$tsv"; fi
+if [ -n "$tsv" ]; then
+	cp "$results" "$tsv"
+	cp "$legit_log" "$tsv.legit"
+fi
 
 # The markdown report.
 {
@@ -303,9 +322,9 @@ if [ -n "$tsv" ]; then cp "$results" "$tsv"; fi
 	echo "|---|---|---|"
 	awk -F'\t' '{printf "| %s | %s | %s: %s |\n", $1, $2, $3, $4}' "$legit_log"
 	echo
-	echo "| target | mode | endpoint | tamper | secrets dumped | injectable (sqlmap) | techniques found | statements on \`secrets\` at the server | blocked by sqlfwd | top blocking rules | s | run |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-	tail -n +2 "$results" | awk -F'\t' '{printf "| %s |\n", $1 " | " $2 " | " $3 " | " $4 " | " $5 " | " $6 " | " $7 " | " $8 " | " $9 " | " $10 " | " $11 " | " $12}'
+	echo "| target | mode | endpoint | tamper | secrets dumped | injectable (sqlmap) | techniques found | statements on \`secrets\` at the server | blocked by sqlfwd | top blocking rules | s | run | first statement on \`secrets\` the server logged |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	tail -n +2 "$results" | awk -F'\t' '{printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | `%s` |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13}'
 } >"$report"
 say "report: $report"
-column -t -s $'\t' "$results" >&2 || cat "$results" >&2
+cut -f1-12 "$results" | column -t -s $'\t' >&2 || cat "$results" >&2
