@@ -173,7 +173,7 @@ first_secret_statement() {
 		pat='(Query|Execute)[[:space:]].*secrets'
 	fi
 	tail -c +"$(($2 + 1))" "$1" | grep -Ei -m1 "$pat" |
-		sed -E 's/^.*(statement|execute [^:]*): //; s/^.*(Query|Execute)[[:space:]]+//' | tr -d '\t|`' | cut -c1-160 || true
+		sed -E 's/^.*(statement|execute [^:]*): //; s/^.*(Query|Execute)[[:space:]]+//' | tr -d '\t`' | cut -c1-160 | sed 's/|/\\|/g' || true
 }
 
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
@@ -321,6 +321,20 @@ fi
 	echo "| target | mode | result |"
 	echo "|---|---|---|"
 	awk -F'\t' '{printf "| %s | %s | %s: %s |\n", $1, $2, $3, $4}' "$legit_log"
+	echo
+	echo "Summary: secrets dumped of 3, and in brackets the statements naming \`secrets\` that reached the server,"
+	echo "without tamper scripts / with \`$(echo "$tampers" | tr ' ' '\n' | grep -v '^none$' | head -n1)\`:"
+	echo
+	echo "| target | endpoint | direct | default policy | learned allowlist |"
+	echo "|---|---|---|---|---|"
+	tail -n +2 "$results" | awk -F'\t' '
+		{ k = $1 SUBSEP $3; if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+		  c = $5 " (" $8 ")"; cell[k, $2] = (cell[k, $2] == "" ? c : cell[k, $2] " / " c) }
+		END { for (i = 1; i <= n; i++) { split(order[i], p, SUBSEP); k = order[i]
+			printf "| %s | %s | %s | %s | %s |\n", p[1], p[2], (cell[k, "direct"] == "" ? "-" : cell[k, "direct"]),
+				(cell[k, "default"] == "" ? "-" : cell[k, "default"]), (cell[k, "learned"] == "" ? "-" : cell[k, "learned"]) } }'
+	echo
+	echo "Every run:"
 	echo
 	echo "| target | mode | endpoint | tamper | secrets dumped | injectable (sqlmap) | techniques found | statements on \`secrets\` at the server | blocked by sqlfwd | top blocking rules | s | run | first statement on \`secrets\` the server logged |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
