@@ -299,6 +299,8 @@ for target in ${targets//,/ }; do
 		stop_pid "$app_pid"
 		if [ -n "$fw_pid" ]; then stop_pid "$fw_pid"; fi
 	done
+	"$bin/injectapp" teardown -driver "$driver" -addr "$dbaddr" -user "$dbuser" -admin-db "$admindb" -db sqlmap_app ||
+		die "$target: dropping the application's database failed"
 done
 
 if [ -n "$tsv" ]; then

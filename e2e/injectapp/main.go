@@ -7,6 +7,7 @@
 //	injectapp setup   -driver postgres|mysql -addr 127.0.0.1:5432 -user U -db D -admin-db A -secrets-out FILE
 //	injectapp serve   -driver postgres|mysql -addr 127.0.0.1:6432 -user U -db D -listen 127.0.0.1:8080
 //	injectapp traffic -url http://127.0.0.1:8080
+//	injectapp teardown -driver postgres|mysql -addr 127.0.0.1:5432 -user U -db D -admin-db A
 //
 // setup (re)creates, in database D (created from A when missing), the
 // tables items, users and secrets; secrets holds random values, written one
@@ -23,6 +24,9 @@
 // error-based extraction needs). PostgreSQL is reached with pgx's simple
 // protocol and MySQL with multiStatements, so stacked statements reach the
 // server as they do from PHP's pg_query and mysqli_multi_query.
+//
+// teardown drops database D again (from A), so that a run against shared
+// test servers leaves them as it found them.
 //
 // traffic sends the application's legitimate requests (what a learned
 // allowlist is learned from) and exits 1 if any of them does not give the
@@ -56,7 +60,7 @@ func main() {
 	}
 	var err error
 	switch os.Args[1] {
-	case "setup", "serve":
+	case "setup", "serve", "teardown":
 		err = dbCommand(os.Args[1], os.Args[2:])
 	case "traffic":
 		err = trafficCommand(os.Args[2:])
@@ -100,8 +104,11 @@ func dbCommand(cmd string, args []string) error {
 	if *driver != "postgres" && *driver != "mysql" {
 		return fmt.Errorf("-driver %q: want postgres or mysql", *driver)
 	}
-	if cmd == "setup" {
+	switch cmd {
+	case "setup":
 		return setup(*driver, *addr, *user, *adminDB, *db, *secretsOut)
+	case "teardown":
+		return teardown(*driver, *addr, *user, *adminDB, *db)
 	}
 	if err := loopback("-listen", *listen); err != nil {
 		return err
@@ -171,6 +178,25 @@ func setup(driver, addr, user, adminDB, db, secretsOut string) error {
 		}
 	}
 	return os.WriteFile(secretsOut, []byte(strings.Join(secrets, "\n")+"\n"), 0o600)
+}
+
+func teardown(driver, addr, user, adminDB, db string) error {
+	if adminDB == "" || adminDB == db {
+		return errors.New("teardown: -admin-db must name another database than -db")
+	}
+	a, err := open(driver, addr, user, adminDB)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	q := "DROP DATABASE IF EXISTS " + db
+	if driver == "postgres" {
+		q += " WITH (FORCE)" // sqlfwd's and the application's sessions may still be closing
+	}
+	if _, err := a.Exec(q); err != nil {
+		return fmt.Errorf("dropping database %s: %w", db, err)
+	}
+	return nil
 }
 
 func serve(driver, addr, user, db, listen string) error {
