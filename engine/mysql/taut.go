@@ -38,7 +38,11 @@ import (
 // x BETWEEN x AND x), test a value against its complement (x IS NULL OR x
 // IS NOT NULL, P OR NOT P, x = 5 OR x <> 5), match every string (x LIKE
 // '%', x REGEXP ''), or are CASE/IF/IFNULL/COALESCE whose every outcome is
-// true. A comparison of an expression with itself counts as true although
+// true. stripIdentity looks through what leaves a value as it is (for
+// every integer too: ROUND(x), FLOOR(x), x DIV 1, x | 0, x & x, CAST(x AS
+// SIGNED)), offset splits x + c (x < x + 1 is true), and rowConst gives
+// what is the same for every row where x is not NULL (x - x, x ^ x, x * 0,
+// (x = x)). A comparison of an expression with itself counts as true although
 // it is NULL where x is: that is the shape of the attack, and a column an
 // application filters on is rarely NULL everywhere.
 //
@@ -56,6 +60,7 @@ import (
 type folder struct {
 	xhex map[string]bool
 	xStr bool
+	with map[string]ast.ResultSetNode // the WITH queries of the write being judged (writes.go)
 }
 
 // readings returns how many foldings a statement whose X'...' literals
@@ -1564,22 +1569,39 @@ func (fo *folder) truthOf(e ast.ExprNode, depth int) truth {
 			}
 			return acc
 		case opcode.LogicAnd, opcode.LogicXor:
-			return combine(fo.truthOf(x.L, d), fo.truthOf(x.R, d), x.Op)
-		case opcode.EQ, opcode.NullEQ, opcode.GE, opcode.LE:
-			if fo.sameExpr(fo.stripIdentity(x.L), fo.stripIdentity(x.R), 0) {
-				return tTrue
+			// x IS NULL AND x IS NOT NULL: a test and its complement are
+			// never both true (counted as false, as x = 5 OR x <> 5 counts
+			// as true).
+			if x.Op == opcode.LogicAnd && (fo.complements(x.L, x.R) || fo.complements(x.R, x.L)) {
+				return tFalse
 			}
-		case opcode.NE, opcode.LT, opcode.GT:
-			if fo.sameExpr(fo.stripIdentity(x.L), fo.stripIdentity(x.R), 0) {
-				return tFalse // counted as false where x is NULL too, as x = x counts as true
+			return combine(fo.truthOf(x.L, d), fo.truthOf(x.R, d), x.Op)
+		case opcode.EQ, opcode.NullEQ, opcode.GE, opcode.LE, opcode.NE, opcode.LT, opcode.GT:
+			// Counted as decided where x is NULL too, as x = x counts as true.
+			if t, ok := fo.selfCompare(x.Op, x.L, x.R); ok {
+				return t
 			}
 		}
 	case *ast.PatternInExpr:
-		if x.Sel == nil && !x.Not {
+		// x IN (..., x, ...) is true; x NOT IN (x + 1, x - 2) is true when
+		// every item is x plus a constant other than 0.
+		if x.Sel == nil {
+			all := len(x.List) > 0
 			for _, it := range x.List {
-				if fo.sameExpr(fo.stripIdentity(x.Expr), fo.stripIdentity(it), 0) {
+				t, ok := fo.selfCompare(opcode.EQ, x.Expr, it)
+				if ok && t == tTrue {
+					if x.Not {
+						return tFalse
+					}
 					return tTrue
 				}
+				all = all && ok && t == tFalse
+			}
+			if all {
+				if x.Not {
+					return tTrue
+				}
+				return tFalse
 			}
 		}
 	case *ast.BetweenExpr:
@@ -1587,6 +1609,11 @@ func (fo *folder) truthOf(e ast.ExprNode, depth int) truth {
 			return tTrue
 		}
 	case *ast.PatternLikeOrIlikeExpr:
+		// x LIKE x: counted as true, as x = x is (it is NULL where x is,
+		// and false where x holds a backslash escape).
+		if x.IsLike && !x.Not && fo.sameExpr(fo.stripIdentity(x.Expr), fo.stripIdentity(x.Pattern), 0) {
+			return tTrue
+		}
 		// x LIKE '%' holds for every x that is not NULL.
 		if p, ok := fo.fold(x.Pattern, d); ok && x.IsLike && !x.Not && !p.null && p.isStr && p.str != "" && strings.Trim(p.str, "%") == "" {
 			return tTrue
@@ -1764,20 +1791,168 @@ func (fo *folder) stripIdentity(e ast.ExprNode) ast.ExprNode {
 				e = x.Expr
 				continue
 			}
+			// CAST(x AS SIGNED), CONVERT(x, UNSIGNED): x for an integer.
+			if x.Tp != nil && x.Tp.GetType() == mysql.TypeLonglong {
+				e = x.Expr
+				continue
+			}
 		case *ast.BinaryOperationExpr:
 			switch {
-			case (x.Op == opcode.Plus || x.Op == opcode.Minus) && isConst(x.R, 0),
-				(x.Op == opcode.Mul || x.Op == opcode.Div) && isConst(x.R, 1):
+			case (x.Op == opcode.Plus || x.Op == opcode.Minus || x.Op == opcode.Or || x.Op == opcode.Xor ||
+				x.Op == opcode.LeftShift || x.Op == opcode.RightShift) && isConst(x.R, 0),
+				(x.Op == opcode.Mul || x.Op == opcode.Div || x.Op == opcode.IntDiv) && isConst(x.R, 1),
+				(x.Op == opcode.And || x.Op == opcode.Or) && fo.sameExpr(x.L, x.R, 0):
 				e = x.L
 				continue
-			case x.Op == opcode.Plus && isConst(x.L, 0), x.Op == opcode.Mul && isConst(x.L, 1):
+			case (x.Op == opcode.Plus || x.Op == opcode.Or || x.Op == opcode.Xor) && isConst(x.L, 0),
+				x.Op == opcode.Mul && isConst(x.L, 1):
 				e = x.R
 				continue
+			}
+		case *ast.FuncCallExpr:
+			if x.Schema.L != "" || len(x.Args) == 0 {
+				return e
+			}
+			switch x.FnName.L {
+			case "round", "truncate", "floor", "ceil", "ceiling":
+				// x for an integer (ROUND(x, 0), TRUNCATE(x, 0), FLOOR(x)).
+				if len(x.Args) == 1 && x.FnName.L != "truncate" || len(x.Args) == 2 && x.FnName.L != "floor" &&
+					x.FnName.L != "ceil" && x.FnName.L != "ceiling" && isConst(x.Args[1], 0) {
+					e = x.Args[0]
+					continue
+				}
+			case "concat", "coalesce", "ifnull", "nvl", "greatest", "least":
+				// CONCAT(x) compares as x; COALESCE(x, ...) and IFNULL(x, y)
+				// are x where x is not NULL; GREATEST(x, x) is x.
+				same := true
+				if x.FnName.L == "greatest" || x.FnName.L == "least" {
+					for _, a := range x.Args[1:] {
+						same = same && fo.sameExpr(x.Args[0], a, 0)
+					}
+				} else if x.FnName.L == "concat" {
+					same = len(x.Args) == 1
+				}
+				if same {
+					e = x.Args[0]
+					continue
+				}
+			case "if":
+				if len(x.Args) == 3 {
+					switch fo.truthOf(x.Args[0], 0) {
+					case tTrue:
+						e = x.Args[1]
+						continue
+					case tFalse, tNull, tFalse | tNull:
+						e = x.Args[2]
+						continue
+					}
+				}
 			}
 		}
 		return e
 	}
 	return e
+}
+
+// offset returns e as base + c, with c the sum of the numeric constants
+// e adds to or subtracts from base (x + 1 - 3 is x + -2; x is x + 0).
+func (fo *folder) offset(e ast.ExprNode) (ast.ExprNode, float64) {
+	num := func(n ast.ExprNode) (float64, bool) {
+		v, ok := fo.fold(n, 0)
+		return v.num, ok && !v.null && !v.isStr && !v.inexact
+	}
+	c := 0.0
+	for i := 0; i < maxFoldDepth; i++ {
+		e = fo.stripIdentity(e)
+		x, ok := e.(*ast.BinaryOperationExpr)
+		if !ok || (x.Op != opcode.Plus && x.Op != opcode.Minus) {
+			break
+		}
+		if n, ok := num(x.R); ok {
+			if x.Op == opcode.Minus {
+				n = -n
+			}
+			c, e = c+n, x.L
+			continue
+		}
+		if n, ok := num(x.L); ok && x.Op == opcode.Plus {
+			c, e = c+n, x.R
+			continue
+		}
+		break
+	}
+	return e, c
+}
+
+// selfCompare decides l op r when both sides are the same expression of
+// the row plus constants (x < x + 1, x + 1 <> x, x = x DIV 1), or values
+// that are the same for every row where the operands are not NULL (x - x
+// = 0, v * 0 = 0, x ^ x = 0, (x = x) = 1). Like x = x it counts the rows
+// where x is NULL as the rest.
+func (fo *folder) selfCompare(op opcode.Op, l, r ast.ExprNode) (truth, bool) {
+	if op == opcode.NullEQ {
+		op = opcode.EQ
+	}
+	bl, cl := fo.offset(l)
+	br, cr := fo.offset(r)
+	if fo.sameExpr(bl, br, 0) {
+		v, ok := applyOp(op, folded{num: cl}, folded{num: cr})
+		if ok {
+			return truthOfFolded(v), true
+		}
+		return tAny, false
+	}
+	vl, okl := fo.rowConst(l)
+	vr, okr := fo.rowConst(r)
+	if !okl || !okr {
+		return tAny, false
+	}
+	if v, ok := applyOp(op, vl, vr); ok && !v.null {
+		return truthOfFolded(v), true
+	}
+	return tAny, false
+}
+
+// rowConst returns the value e has for every row where its columns are
+// not NULL: a constant, x - x and x ^ x (0), x * 0 and x & 0 (0), a
+// condition whose truth is known (1 or 0).
+func (fo *folder) rowConst(e ast.ExprNode) (folded, bool) {
+	if v, ok := fo.fold(e, 0); ok {
+		return v, true
+	}
+	e = fo.stripIdentity(e)
+	zero := func(n ast.ExprNode) bool {
+		v, ok := fo.fold(n, 0)
+		return ok && !v.null && !v.isStr && v.num == 0
+	}
+	switch x := e.(type) {
+	case *ast.BinaryOperationExpr:
+		switch x.Op {
+		case opcode.Minus, opcode.Xor:
+			if fo.sameExpr(fo.stripIdentity(x.L), fo.stripIdentity(x.R), 0) {
+				return folded{}, true
+			}
+			return folded{}, false
+		case opcode.Mul, opcode.And:
+			if zero(x.L) || zero(x.R) {
+				return folded{}, true
+			}
+			return folded{}, false
+		case opcode.Plus, opcode.Div, opcode.IntDiv, opcode.Mod, opcode.Or, opcode.LeftShift, opcode.RightShift:
+			return folded{}, false
+		}
+	case *ast.IsNullExpr, *ast.IsTruthExpr, *ast.PatternLikeOrIlikeExpr, *ast.PatternInExpr, *ast.BetweenExpr,
+		*ast.PatternRegexpExpr, *ast.UnaryOperationExpr:
+	default:
+		return folded{}, false
+	}
+	switch fo.truthOf(e, 1) {
+	case tTrue:
+		return boolF(true), true
+	case tFalse:
+		return boolF(false), true
+	}
+	return folded{}, false
 }
 
 // volatile are functions whose two calls may differ.
@@ -1841,6 +2016,18 @@ func (fo *folder) sameExpr(a, b ast.ExprNode, depth int) bool {
 	case *ast.FuncCastExpr:
 		y, ok := b.(*ast.FuncCastExpr)
 		return ok && x.FunctionType == y.FunctionType && x.Tp != nil && y.Tp != nil && x.Tp.String() == y.Tp.String() && fo.sameExpr(x.Expr, y.Expr, d)
+	case *ast.RowExpr:
+		// ROW(id, v) = ROW(id, v), (id, v) IN ((id, v)).
+		y, ok := b.(*ast.RowExpr)
+		if !ok || len(x.Values) != len(y.Values) {
+			return false
+		}
+		for i := range x.Values {
+			if !fo.sameExpr(fo.stripIdentity(x.Values[i]), fo.stripIdentity(y.Values[i]), d) {
+				return false
+			}
+		}
+		return true
 	}
 	return false
 }
@@ -1869,6 +2056,15 @@ var negatedOp = map[opcode.Op]opcode.Op{
 	opcode.GT: opcode.LE, opcode.LE: opcode.GT,
 }
 
+// isNullCall returns x of ISNULL(x).
+func isNullCall(e ast.ExprNode) (ast.ExprNode, bool) {
+	f, ok := unparen(e).(*ast.FuncCallExpr)
+	if !ok || f.FnName.L != "isnull" || f.Schema.L != "" || len(f.Args) != 1 {
+		return nil, false
+	}
+	return f.Args[0], true
+}
+
 func (fo *folder) complements(a, b ast.ExprNode) bool {
 	a, b = unparen(a), unparen(b)
 	switch x := a.(type) {
@@ -1877,8 +2073,17 @@ func (fo *folder) complements(a, b ast.ExprNode) bool {
 			return fo.sameCond(x.V, b)
 		}
 	case *ast.IsNullExpr:
+		if e, ok := isNullCall(b); ok {
+			return !x.Not && fo.sameExpr(x.Expr, e, 0) // x IS NULL / ISNULL(x): no complements
+		}
 		y, ok := b.(*ast.IsNullExpr)
 		return ok && x.Not != y.Not && fo.sameExpr(x.Expr, y.Expr, 0)
+	case *ast.FuncCallExpr:
+		// ISNULL(x) OR x IS NOT NULL.
+		if e, ok := isNullCall(x); ok {
+			y, ok := b.(*ast.IsNullExpr)
+			return ok && y.Not && fo.sameExpr(e, y.Expr, 0)
+		}
 	case *ast.IsTruthExpr:
 		y, ok := b.(*ast.IsTruthExpr)
 		return ok && x.Not != y.Not && x.True == y.True && fo.sameExpr(x.Expr, y.Expr, 0)

@@ -175,7 +175,23 @@ func (fo *folder) unfilteredUpdate(x *ast.UpdateStmt, written func(*ast.TableNam
 	if ignoreLimit {
 		lim = nil
 	}
+	fo.with = withQueries(x.With)
+	defer func() { fo.with = nil }()
 	return fo.unfilteredIn(x.TableRefs.TableRefs, x.Where, lim, written)
+}
+
+// withQueries returns a WITH clause's queries by name.
+func withQueries(w *ast.WithClause) map[string]ast.ResultSetNode {
+	if w == nil {
+		return nil
+	}
+	out := map[string]ast.ResultSetNode{}
+	for _, c := range w.CTEs {
+		if c.Query != nil {
+			out[c.Name.L] = c.Query.Query
+		}
+	}
+	return out
 }
 
 // unfilteredDelete reports whether a DELETE removes every row of a table it
@@ -188,6 +204,8 @@ func (fo *folder) unfilteredDelete(x *ast.DeleteStmt, ignoreLimit bool) bool {
 	if ignoreLimit {
 		lim = nil
 	}
+	fo.with = withQueries(x.With)
+	defer func() { fo.with = nil }()
 	written := func(*ast.TableName) bool { return true }
 	if x.IsMultiTable && x.Tables != nil {
 		names := map[string]bool{}
@@ -323,21 +341,38 @@ func (fo *folder) selfMatch(where ast.ExprNode, q quals, t *ast.TableName) bool 
 	if !ok {
 		return false
 	}
-	inSel, ok := sq.Query.(*ast.SelectStmt)
-	if !ok || inSel.Fields == nil || len(inSel.Fields.Fields) != 1 || !fo.wholeSelect(inSel) {
+	a, ok := unparen(outer).(*ast.ColumnNameExpr)
+	return ok && a.Name != nil && fo.columnOf(sq.Query, t, a.Name.Name.L, 0)
+}
+
+// columnOf reports whether a query returns column col of every row of t:
+// SELECT col FROM t without a filter, directly or through a derived table
+// or a WITH query of the statement (fo.with) that does the same (id IN
+// (SELECT id FROM (SELECT id FROM t) x), WITH x AS (SELECT id FROM t)
+// DELETE FROM t WHERE id IN (SELECT id FROM x)).
+func (fo *folder) columnOf(n ast.ResultSetNode, t *ast.TableName, col string, depth int) bool {
+	inSel, ok := n.(*ast.SelectStmt)
+	if !ok || depth > 8 || inSel.Fields == nil || len(inSel.Fields.Fields) != 1 || !fo.wholeSelect(inSel) {
+		return false
+	}
+	b, ok := unparen(inSel.Fields.Fields[0].Expr).(*ast.ColumnNameExpr)
+	if !ok || b.Name == nil || b.Name.Name.L != col {
 		return false
 	}
 	ts, ok := inSel.From.TableRefs.Left.(*ast.TableSource)
 	if !ok {
 		return false
 	}
-	inner, ok := ts.Source.(*ast.TableName)
-	if !ok || !sameTable(inner, t) {
-		return false
+	switch s := ts.Source.(type) {
+	case *ast.TableName:
+		if sub, ok := fo.with[s.Name.L]; ok && s.Schema.L == "" {
+			return fo.columnOf(sub, t, col, depth+1)
+		}
+		return sameTable(s, t)
+	case ast.ResultSetNode:
+		return fo.columnOf(s, t, col, depth+1)
 	}
-	a, ok1 := unparen(outer).(*ast.ColumnNameExpr)
-	b, ok2 := unparen(inSel.Fields.Fields[0].Expr).(*ast.ColumnNameExpr)
-	return ok1 && ok2 && a.Name != nil && b.Name != nil && a.Name.Name.L == b.Name.Name.L
+	return false
 }
 
 // selfExists reports whether EXISTS (SELECT ... FROM t t2 WHERE t2.c =
@@ -447,8 +482,11 @@ func (fo *folder) covers(n ast.ResultSetNode, t *ast.TableName, with map[string]
 		if x.From == nil || x.From.TableRefs == nil || x.Having != nil && !fo.alwaysTrue(x.Having.Expr) {
 			return false
 		}
-		if x.Limit != nil {
-			return false // a LIMIT picks rows the text does not name
+		if x.Limit != nil && (x.Limit.Offset != nil || fo.limited(x.Limit)) {
+			// A LIMIT picks rows the text does not name; as for UPDATE and
+			// DELETE, one of more than limitedWriteRows rows (LIMIT
+			// 1000000) does not: the table is covered when it is smaller.
+			return false
 		}
 		srcs, ons := sources(x.From.TableRefs, nil, nil, 0)
 		for _, ts := range srcs {
