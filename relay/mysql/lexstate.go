@@ -143,7 +143,14 @@ type lexState struct {
 // names sql_mode or the character set. A byte search, no parse: a false
 // positive only marks the state unconfirmed until the answer.
 func lexSensitive(sql []byte) bool {
-	return containsFold(sql, "sql_mode") || containsFold(sql, "names") || containsFold(sql, "character") || containsFold(sql, "charset")
+	return containsFold(sql, "sql_mode") || namesWord(sql)
+}
+
+// namesWord reports whether a text may name the client character set:
+// NAMES, CHARACTER, CHARSET, or CHAR and SET (SET CHAR SET gbk).
+func namesWord(sql []byte) bool {
+	return containsFold(sql, "names") || containsFold(sql, "character") || containsFold(sql, "charset") ||
+		containsFold(sql, "char") && containsFold(sql, "set")
 }
 
 // containsFold reports whether s contains word (lower-case ASCII) in any
@@ -170,24 +177,310 @@ func containsFold(s []byte, word string) bool {
 }
 
 // namesCharset is the character set a statement sets as the text says,
-// when its answer does not report it (session tracking): "" when the text does not
-// set it, charsetUnknown when it may and is not the simple form. Only a
-// text that starts with SET (after any of the spaces the server skips),
-// holds several statements, a comment or an EXECUTE (IMMEDIATE 'SET NAMES
-// ...') counts (so that a column called names does not).
+// when its answer does not report it (session tracking): "" when the text
+// does not set it, charsetUnknown when it may and sqlfw cannot know to
+// what (setCharset). Only a text that starts with SET (after any of the
+// spaces the server skips), holds several statements, a comment or an
+// EXECUTE (IMMEDIATE 'SET NAMES ...') or a byte above 0x7F counts (so
+// that a column called names does not).
 func namesCharset(sql []byte) string {
-	if !containsFold(sql, "names") && !containsFold(sql, "character") && !containsFold(sql, "charset") {
+	if !namesWord(sql) {
 		return ""
 	}
 	t := bytes.TrimLeft(sql, " \t\r\n\v\f")
-	if !(len(t) >= 4 && containsFold(t[:4], "set") && isSpace(t[3])) && !containsFold(sql, "execute") &&
+	if !(len(t) >= 4 && containsFold(t[:4], "set") && isSpace(t[3])) && !containsFold(sql, "execute") && !hasHighByte(sql) &&
 		!bytes.ContainsAny(sql, ";#") && !bytes.Contains(sql, []byte("/*")) && !bytes.Contains(sql, []byte("--")) {
 		return ""
 	}
-	if cs, ok := setNames(sql); ok {
-		return cs
+	return setCharset(sql)
+}
+
+// hasHighByte reports whether sql has a byte above 0x7F (in latin1 0xA0
+// is a space to the server: SET\xa0NAMES\xa0gbk).
+func hasHighByte(sql []byte) bool {
+	for _, c := range sql {
+		if c >= 0x80 {
+			return true
+		}
 	}
-	return charsetUnknown
+	return false
+}
+
+// setCharset reads one SET statement as the server does, for the client
+// character set it leaves the session in: "" when it does not change it,
+// the new one's name (lower case) when a literal says it, charsetUnknown
+// otherwise. The forms read (keywords in any case, with the spaces and
+// plain comments the server skips between tokens, and at most one
+// trailing ";"), as a comma-separated list of assignments:
+//
+//	NAMES x [COLLATE y]          CHARACTER SET x, CHAR SET x, CHARSET x
+//	[SESSION | LOCAL] character_set_client {= | :=} x
+//	@@[session. | local.]character_set_client {= | :=} x
+//	GLOBAL character_set_client = x, @@global.character_set_client = x (the session's is unchanged)
+//	any other variable, @user or system, {= | :=} one token: a name, a
+//	number, a string without backslash or inner quote, @v or @@[scope.]v
+//
+// where x is a name or a quoted name (letters, digits, "_"). Unknown: a
+// value that is DEFAULT, a number, a variable or an expression; a GLOBAL
+// before an unscoped character_set_client (whether the scope carries over
+// is not read); any other statement, several statements, an executable
+// comment (/*! */, /*M! */, /*+ */), a byte above 0x7F (a space in latin1
+// to the server). Examples: "SET @old = @@character_set_client" gives "";
+// "SET character_set_client = 'utf8';" gives utf8; "SET NAMES utf8,
+// character_set_connection = latin1" gives utf8; "SET
+// character_set_client = @old" gives unknown.
+func setCharset(sql []byte) string {
+	if hasHighByte(sql) {
+		return charsetUnknown
+	}
+	x := setLexer{s: sql}
+	if w, k := x.next(); k != tokWord || !bytes.EqualFold(w, []byte("set")) {
+		return charsetUnknown
+	}
+	charset, global := "", false
+	for {
+		w, k := x.next()
+		switch {
+		case k == tokWord && (bytes.EqualFold(w, []byte("names")) || bytes.EqualFold(w, []byte("charset"))):
+			cs, ok := x.charsetName()
+			if !ok {
+				return charsetUnknown
+			}
+			if bytes.EqualFold(w, []byte("names")) {
+				if c, k := x.peek(); k == tokWord && bytes.EqualFold(c, []byte("collate")) {
+					x.next()
+					if _, ok := x.charsetName(); !ok {
+						return charsetUnknown
+					}
+				}
+			}
+			charset = cs
+		case k == tokWord && (bytes.EqualFold(w, []byte("character")) || bytes.EqualFold(w, []byte("char"))):
+			if s, k := x.next(); k != tokWord || !bytes.EqualFold(s, []byte("set")) {
+				return charsetUnknown
+			}
+			cs, ok := x.charsetName()
+			if !ok {
+				return charsetUnknown
+			}
+			charset = cs
+		default:
+			// [scope] variable {= | :=} value
+			scope := ""
+			if k == tokWord && (bytes.EqualFold(w, []byte("session")) || bytes.EqualFold(w, []byte("local")) || bytes.EqualFold(w, []byte("global"))) {
+				scope = string(bytes.ToLower(w))
+				w, k = x.next()
+				if k != tokWord && k != tokBackquoted {
+					return charsetUnknown
+				}
+			}
+			switch k {
+			case tokWord, tokBackquoted:
+			case tokSysVar:
+				if scope != "" {
+					return charsetUnknown
+				}
+				scope, w = string(x.sysScope), x.sysName
+			case tokUserVar:
+				w = nil // never a system variable
+			default:
+				return charsetUnknown
+			}
+			if scope == "global" {
+				global = true
+			}
+			if a, k := x.next(); k != tokPunct || !(string(a) == "=" || string(a) == ":=") {
+				return charsetUnknown
+			}
+			if w != nil && bytes.EqualFold(w, []byte("character_set_client")) {
+				switch {
+				case scope == "global":
+					if _, ok := x.charsetName(); !ok {
+						return charsetUnknown
+					}
+				case scope == "" && global:
+					return charsetUnknown
+				default:
+					cs, ok := x.charsetName()
+					if !ok {
+						return charsetUnknown
+					}
+					charset = cs
+				}
+			} else if _, k := x.next(); k == tokOther || k == tokPunct || k == tokEnd {
+				return charsetUnknown // an expression (or nothing)
+			}
+		}
+		switch p, k := x.next(); {
+		case k == tokPunct && string(p) == ",":
+			continue
+		case k == tokPunct && string(p) == ";":
+			if _, k := x.next(); k != tokEnd {
+				return charsetUnknown
+			}
+		case k != tokEnd:
+			return charsetUnknown
+		}
+		return charset
+	}
+}
+
+// Token kinds of setLexer.
+const (
+	tokEnd        = iota
+	tokWord       // letters, digits, "_", "$"
+	tokString     // '…' or "…" without backslash or inner quote
+	tokBackquoted // `…` without inner backquote
+	tokUserVar    // @name
+	tokSysVar     // @@name, @@scope.name
+	tokPunct      // = := , ;
+	tokOther      // anything else, and a comment or token sqlfw does not read
+)
+
+// setLexer splits an ASCII SET statement into the tokens setCharset
+// reads, skipping spaces and plain comments as the server does.
+type setLexer struct {
+	s                 []byte
+	i                 int
+	sysScope, sysName []byte // of the last tokSysVar
+}
+
+// skip passes spaces and comments; false for a comment the server may
+// read otherwise (executable, hint) or that does not end.
+func (x *setLexer) skip() bool {
+	for x.i < len(x.s) {
+		c, rest := x.s[x.i], x.s[x.i:]
+		switch {
+		case isSpace(c):
+			x.i++
+		case c == '#', c == '-' && len(rest) >= 2 && rest[1] == '-' && (len(rest) == 2 || rest[2] == ' ' || rest[2] == '\t' || rest[2] == '\n' || rest[2] == '\r'):
+			n := bytes.IndexByte(rest, '\n')
+			if n < 0 {
+				x.i = len(x.s)
+			} else {
+				x.i += n + 1
+			}
+		case c == '/' && len(rest) >= 2 && rest[1] == '*':
+			if len(rest) >= 3 && (rest[2] == '!' || rest[2] == 'M' || rest[2] == '+') {
+				return false
+			}
+			n := bytes.Index(rest[2:], []byte("*/"))
+			if n < 0 {
+				return false
+			}
+			x.i += n + 4
+		default:
+			return true
+		}
+	}
+	return true
+}
+
+func (x *setLexer) peek() ([]byte, int) {
+	i := x.i
+	t, k := x.next()
+	x.i = i
+	return t, k
+}
+
+func (x *setLexer) next() ([]byte, int) {
+	if !x.skip() {
+		x.i = len(x.s)
+		return nil, tokOther
+	}
+	if x.i >= len(x.s) {
+		return nil, tokEnd
+	}
+	s, i := x.s, x.i
+	switch c := s[i]; {
+	case isASCIIName(c):
+		j := i
+		for j < len(s) && isASCIIName(s[j]) {
+			j++
+		}
+		x.i = j
+		return s[i:j], tokWord
+	case c == '\'' || c == '"' || c == '`':
+		j := i + 1
+		for j < len(s) && s[j] != c && s[j] != '\\' {
+			j++
+		}
+		if j >= len(s) || s[j] != c || j+1 < len(s) && s[j+1] == c {
+			x.i = len(s)
+			return nil, tokOther
+		}
+		x.i = j + 1
+		if c == '`' {
+			return s[i+1 : j], tokBackquoted
+		}
+		return s[i+1 : j], tokString
+	case c == '@':
+		if i+1 < len(s) && s[i+1] == '@' {
+			x.i = i + 2
+			w, k := x.word()
+			if k != tokWord {
+				return nil, tokOther
+			}
+			x.sysScope, x.sysName = nil, w
+			if x.i < len(s) && s[x.i] == '.' {
+				x.i++
+				n, k := x.word()
+				if k != tokWord || !(bytes.EqualFold(w, []byte("session")) || bytes.EqualFold(w, []byte("local")) || bytes.EqualFold(w, []byte("global"))) {
+					return nil, tokOther
+				}
+				x.sysScope, x.sysName = bytes.ToLower(w), n
+			}
+			return s[i:x.i], tokSysVar
+		}
+		x.i = i + 1
+		if _, k := x.word(); k != tokWord {
+			return nil, tokOther
+		}
+		return s[i:x.i], tokUserVar
+	case c == '=' || c == ',' || c == ';':
+		x.i = i + 1
+		return s[i : i+1], tokPunct
+	case c == ':' && i+1 < len(s) && s[i+1] == '=':
+		x.i = i + 2
+		return s[i : i+2], tokPunct
+	}
+	x.i = len(s)
+	return nil, tokOther
+}
+
+// word is the name that starts right here (no space before it).
+func (x *setLexer) word() ([]byte, int) {
+	j := x.i
+	for j < len(x.s) && isASCIIName(x.s[j]) {
+		j++
+	}
+	if j == x.i {
+		return nil, tokOther
+	}
+	w := x.s[x.i:j]
+	x.i = j
+	return w, tokWord
+}
+
+// charsetName reads a character set or collation name as SET NAMES and a
+// character-set variable take it: a name or a quoted name, not DEFAULT
+// and not a number (a number names a character set by its id).
+func (x *setLexer) charsetName() (string, bool) {
+	w, k := x.next()
+	if k != tokWord && k != tokString && k != tokBackquoted || len(w) == 0 || len(w) > 32 ||
+		w[0] >= '0' && w[0] <= '9' || bytes.EqualFold(w, []byte("default")) {
+		return "", false
+	}
+	for _, c := range w {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return "", false
+		}
+	}
+	return string(bytes.ToLower(w)), true
+}
+
+func isASCIIName(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$'
 }
 
 // queryCharset is what a COM_QUERY text may do to the lexing state: lex,
@@ -213,28 +506,6 @@ func (l *lexState) queryCharset(sql []byte, dynamic bool) (lex bool, charset str
 		charset = namesCharset(sql)
 	}
 	return lex, charset
-}
-
-// setNames reads "SET NAMES x [COLLATE y]" (x quoted or not), the form
-// drivers send; ok is false for any other text.
-func setNames(sql []byte) (charset string, ok bool) {
-	f := bytes.Fields(sql)
-	if len(f) != 3 && len(f) != 5 {
-		return "", false
-	}
-	if !bytes.EqualFold(f[0], []byte("set")) || !bytes.EqualFold(f[1], []byte("names")) || (len(f) == 5 && !bytes.EqualFold(f[3], []byte("collate"))) {
-		return "", false
-	}
-	cs := bytes.Trim(f[2], "'\"`")
-	if len(cs) == 0 || len(cs) > 32 {
-		return "", false
-	}
-	for _, c := range cs {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return "", false
-		}
-	}
-	return string(bytes.ToLower(cs)), true
 }
 
 // lexSettle updates the state after a complete response (under mu): from

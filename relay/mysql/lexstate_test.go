@@ -68,7 +68,29 @@ func TestLexState(t *testing.T) {
 		{"SET NAMES read without session tracking", clientCaps &^ wire.CapSessionTrack, 45,
 			[]step{expect(query("SET NAMES sjis")), send(ok(1, autocommit)), expect(query("set names /*x*/ latin1")), send(ok(1, autocommit)), expectClosed()},
 			[]step{send(query("SET NAMES sjis")), expect(ok(1, autocommit)), send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-sjis"),
-				send(query("set names /*x*/ latin1")), expect(ok(1, autocommit)), send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-unknown")}},
+				send(query("set names /*x*/ latin1")), expect(ok(1, autocommit)), send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-latin1")}},
+		// mysqltest (no session tracking), main.ctype_cp932 and main.ctype_latin1:
+		// reading the variable is no change; SET character_set_client and a
+		// trailing ";" are read as the server reads them; a variable's value
+		// stays unknown.
+		{"mysqltest's character set sequence without session tracking", clientCaps &^ wire.CapSessionTrack, 45,
+			[]step{expect(query("SET @old_character_set_client= @@character_set_client")), send(ok(1, autocommit)),
+				expect(query("select 1")), send(resultSet(autocommit)),
+				expect(query("SET character_set_client= 'gbk';")), send(ok(1, autocommit)),
+				expect(query("SET NAMES latin1;")), send(ok(1, autocommit)),
+				expect(query("SET @@character_set_client= @old_character_set_client")), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(query("SET @old_character_set_client= @@character_set_client")), expect(ok(1, autocommit)),
+				send(query("select 1")), expect(resultSet(autocommit)),
+				send(query("SET character_set_client= 'gbk';")), expect(ok(1, autocommit)),
+				send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-gbk"),
+				send(query("SET NAMES latin1;")), expect(ok(1, autocommit)),
+				send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-latin1"),
+				send(query("SET @@character_set_client= @old_character_set_client")), expect(ok(1, autocommit)),
+				send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-unknown")}},
+		{"a failed SET character_set_client changes nothing", clientCaps &^ wire.CapSessionTrack, 45,
+			[]step{expect(query("SET character_set_client = gbk")), send(wire.AppendErr(nil, 1, 1115, "42000", "Unknown character set")), expect(query("select 1")), send(resultSet(autocommit))},
+			[]step{send(query("SET character_set_client = gbk")), expect(wire.AppendErr(nil, 1, 1115, "42000", "Unknown character set")),
+				send(query("select 1")), expect(resultSet(autocommit))}},
 		{"a text sent before the answer to a SET is unconfirmed", clientCaps, 45,
 			[]step{expect(query("set names utf8mb4")), send(ok(1, autocommit)), expect(query("select 1")), send(resultSet(autocommit))},
 			[]step{send(query("set names utf8mb4"), query("select 2")), expect(ok(1, autocommit)), expectErr(1, errBlocked, "42000", "unconfirmed"),
@@ -146,6 +168,80 @@ func TestLexState(t *testing.T) {
 			h.run(t, append([]step{send(greeting(serverCaps)), expect(hello), send(ok(2, autocommit))}, tc.server...),
 				append([]step{expectFunc(checkGreeting), send(hello), expect(ok(2, autocommit))}, tc.client...))
 		})
+	}
+}
+
+// TestSetCharset: the client character set a SET statement leaves the
+// session in, read as the server reads it ("" unchanged).
+func TestSetCharset(t *testing.T) {
+	for _, tc := range []struct{ sql, want string }{
+		{"SET NAMES gbk", "gbk"},
+		{"SET NAMES latin1;", "latin1"},
+		{"set names 'utf8' collate 'utf8_general_ci' ; ", "utf8"},
+		{"SET NAMES `sjis` COLLATE sjis_bin", "sjis"},
+		{"SET /* a */ NAMES -- b\n gbk # c", "gbk"},
+		{"SET\vNAMES\vgbk", "gbk"},
+		{"SET NAMES utf8, character_set_connection=latin1;", "utf8"},
+		{"SET character_set_connection=latin1, NAMES gbk", "gbk"},
+		{"SET CHARACTER SET big5", "big5"},
+		{"SET CHAR SET gbk", "gbk"},
+		{"SET CHARSET 'cp932';", "cp932"},
+		{"SET character_set_client= 'utf8';", "utf8"},
+		{"SET character_set_client := gbk", "gbk"},
+		{"SET SESSION character_set_client = \"gbk\"", "gbk"},
+		{"SET local `character_set_client` = gbk", "gbk"},
+		{"SET @@character_set_client=gbk", "gbk"},
+		{"SET @@SESSION.character_set_client = GBK", "gbk"},
+		{"SET @@local.CHARACTER_SET_CLIENT = gbk", "gbk"},
+		{"SET @a = 1, character_set_client = gbk, @b = 'x y'", "gbk"},
+		{"SET NAMES gbk, character_set_client = latin1", "latin1"},
+		// no change
+		{"SET @old_character_set_client= @@character_set_client", ""},
+		{"SET @old_character_set_connection= @@session.character_set_connection;", ""},
+		{"SET @test_character_set= 'latin1';", ""},
+		{"SET character_set_connection= 'utf8'", ""},
+		{"SET character_set_results = NULL, collation_connection = utf8_bin", ""},
+		{"SET GLOBAL character_set_client = gbk", ""},
+		{"SET @@global.character_set_client = gbk", ""},
+		// unknown: a value sqlfw cannot know, or a text it does not read
+		{"SET character_set_client = @old", charsetUnknown},
+		{"SET @@character_set_client= @old_character_set_client;", charsetUnknown},
+		{"SET character_set_client = DEFAULT", charsetUnknown},
+		{"SET NAMES DEFAULT", charsetUnknown},
+		{"SET CHARACTER SET DEFAULT", charsetUnknown},
+		{"SET character_set_client = 28", charsetUnknown},
+		{"SET character_set_client = @@character_set_server", charsetUnknown},
+		{"SET character_set_client = CONCAT('g','bk')", charsetUnknown},
+		{"SET character_set_client = 'gb' 'k'", charsetUnknown},
+		{"SET character_set_client = _latin1'gbk'", charsetUnknown},
+		{"SET character_set_client = 'gbk\\'", charsetUnknown},
+		{"SET GLOBAL x = 1, character_set_client = gbk", charsetUnknown},
+		{"SET @@global.x = 1, character_set_client = gbk", charsetUnknown},
+		{"SET @a = CONCAT('a', 'b'), character_set_client = gbk", charsetUnknown},
+		{"SET @a = (SELECT 1), NAMES gbk", charsetUnknown},
+		{"SET NAMES gbk; SET NAMES latin1", charsetUnknown},
+		{"SET NAMES gbk; SELECT 1", charsetUnknown},
+		{"SET NAMES /*!40101 gbk */ latin1", charsetUnknown},
+		{"SET NAMES /*M!100000 gbk */ latin1", charsetUnknown},
+		{"SET NAMES /* gbk", charsetUnknown},
+		{"SET NAMES --x\n gbk", charsetUnknown},
+		{"SET\xa0NAMES\xa0gbk", charsetUnknown},
+		{"SET NAMES gbk\x00", charsetUnknown},
+		{"SET STATEMENT character_set_client = gbk FOR SELECT 1", charsetUnknown},
+		{"SET @@ character_set_client = gbk", charsetUnknown},
+		{"SET x.character_set_client = gbk", charsetUnknown},
+		{"EXECUTE IMMEDIATE 'SET NAMES gbk'", charsetUnknown},
+		{"/*!40101 SET NAMES gbk */", charsetUnknown},
+	} {
+		if got := namesCharset([]byte(tc.sql)); got != tc.want {
+			t.Errorf("namesCharset(%q) = %q, want %q", tc.sql, got, tc.want)
+		}
+	}
+	// not about the character set: unchanged, as before
+	for _, sql := range []string{"SELECT names FROM t", "CREATE TABLE t (a char(10));", "SELECT character_length('x')"} {
+		if got := namesCharset([]byte(sql)); got != "" {
+			t.Errorf("namesCharset(%q) = %q, want \"\"", sql, got)
+		}
 	}
 }
 
