@@ -64,6 +64,7 @@ func TestReadMultibyte(t *testing.T) {
 		{"gbk under NO_BACKSLASH_ESCAPES", "SELECT '\xbf\x5c\\'", "gbk", "NO_BACKSLASH_ESCAPES", "SELECT '縗\\\\'", ""},
 		{"gbk invalid", "SELECT '\xbf'", "gbk", "", "", lexCharsetInvalidRuleID},
 		{"utf16 unsupported", "SELECT '\xbf'", "utf16", "", "", lexCharsetRuleID},
+		{"unknown (relay/mysql: set from a variable) unsupported", "SELECT '\xc3\xa9'", "unknown", "", "", lexCharsetRuleID},
 		{"latin1 byte for byte", "SELECT '\xe9'", "latin1", "", "SELECT '\xe9'", ""},
 		{"utf8mb4 byte for byte", "SELECT '\xc3\xa9'", "utf8mb4", "", "SELECT '\xc3\xa9'", ""},
 	} {

@@ -217,6 +217,9 @@ func lexRead(sql []byte, l *engine.LexState) ([]byte, string, string, bool) {
 					return nil, lexCharsetInvalidRuleID, "the text is not valid in client character set " + cs.name + ", or has a character sqlfw cannot map to exactly one non-ASCII character as the server does", false
 				}
 				sql = conv
+			} else if l.ClientEncoding == "unknown" {
+				// relay/mysql: set from a variable, DEFAULT or an expression, with no session tracking to report it
+				return nil, lexCharsetRuleID, "the session's client character set is not known to sqlfw (set from a variable, DEFAULT, a number or an expression, or by text sqlfw does not read, and not reported by session tracking), so its non-ASCII text cannot be read; set it with SET NAMES x or character_set_client = x", false
 			} else if !asciiSafe(l.ClientEncoding) {
 				return nil, lexCharsetRuleID, "sqlfw cannot read non-ASCII text in this client character set; use utf8mb4 or one docs/policy.md lists", false
 			}
