@@ -355,6 +355,8 @@ func FuzzFoldCondition(f *testing.F) {
 		"ROUND(1, 1e300)", "CHAR(-1, 1e300)", "UNHEX('zz')", "HEX(-1)", "TRIM(LEADING '' FROM 'a')", "id = id + 0",
 		"a = 1 OR NOT a = 1", "(name = @n OR @n IS NULL)", "EXISTS (SELECT * FROM u)", "id IN (SELECT id FROM t)",
 		"IFNULL(a, 1) IS NOT NULL", "TIME'25:00:00'", "TIMESTAMP'2020-13-01 00:00:00'", "CONCAT_WS(NULL, 1)",
+		"id < id + 1e300", "id - id = 0", "IF(NULL, 0, id) = ROUND(id, 0)", "(id, a) IN ((id, a))", "(id = id) = 1",
+		"id NOT IN (id + 1, id - 1)", "id IN (SELECT id FROM (SELECT id FROM t) x)", "t.id = t2.id",
 	} {
 		f.Add(s)
 	}

@@ -239,11 +239,52 @@ func (fo *folder) unfilteredTargets(refs *ast.Join, where ast.ExprNode, lim *ast
 		if ts.AsName.L != "" {
 			q = quals{ts.AsName.L: true}
 		}
-		if fo.unfilteredFor(where, ons, len(srcs) > 1, q, t, lim) {
+		if fo.unfilteredFor(where, ons, len(srcs) > 1, q, t, lim) || fo.selfJoin(where, ons, srcs, ts, t, lim) {
 			return true
 		}
 	}
 	return false
+}
+
+// selfJoin reports whether a two-table write joins its target with the
+// same table under another name on one column and nothing else: DELETE t
+// FROM t, t AS t2 WHERE t.id = t2.id matches every row of t (NULLs aside,
+// as for x = x).
+func (fo *folder) selfJoin(where ast.ExprNode, ons []ast.ExprNode, srcs []*ast.TableSource, target *ast.TableSource, t *ast.TableName, lim *ast.Limit) bool {
+	if len(srcs) != 2 || where == nil || fo.limited(lim) {
+		return false
+	}
+	other := srcs[0]
+	if other == target {
+		other = srcs[1]
+	}
+	o, ok := other.Source.(*ast.TableName)
+	if !ok || !sameTable(o, t) {
+		return false
+	}
+	for _, on := range ons {
+		if on != nil && !fo.alwaysTrue(on) {
+			return false
+		}
+	}
+	name := func(ts *ast.TableSource, n *ast.TableName) string {
+		if ts.AsName.L != "" {
+			return ts.AsName.L
+		}
+		return n.Name.L
+	}
+	tq, oq := name(target, t), name(other, o)
+	cmp, ok := unparen(where).(*ast.BinaryOperationExpr)
+	if !ok || tq == oq || (cmp.Op != opcode.EQ && cmp.Op != opcode.NullEQ) {
+		return false
+	}
+	l, ok1 := unparen(cmp.L).(*ast.ColumnNameExpr)
+	r, ok2 := unparen(cmp.R).(*ast.ColumnNameExpr)
+	if !ok1 || !ok2 || l.Name == nil || r.Name == nil || l.Name.Name.L != r.Name.Name.L {
+		return false
+	}
+	lq, rq := l.Name.Table.L, r.Name.Table.L
+	return (lq == tq && rq == oq) || (lq == oq && rq == tq)
 }
 
 // unfilteredFor reports whether where (with the join conditions ons of a
