@@ -38,9 +38,9 @@ import (
 // x BETWEEN x AND x), test a value against its complement (x IS NULL OR x
 // IS NOT NULL, P OR NOT P, x = 5 OR x <> 5), match every string (x LIKE
 // '%', x REGEXP ''), or are CASE/IF/IFNULL/COALESCE whose every outcome is
-// true. stripIdentity looks through what leaves a value as it is (for
-// every integer too: ROUND(x), FLOOR(x), x DIV 1, x | 0, x & x, CAST(x AS
-// SIGNED)), offset splits x + c (x < x + 1 is true), and rowConst gives
+// true. stripIdentity looks through what leaves a value as it is (also
+// what does so only for integers, ROUND(x), FLOOR(x), x DIV 1, CAST(x AS
+// SIGNED), or non-negative integers, x | 0, x & x: keys are), offset splits x + c (x < x + 1 is true), and rowConst gives
 // what is the same for every row where x is not NULL (x - x, x ^ x, x * 0,
 // (x = x)). A comparison of an expression with itself counts as true although
 // it is NULL where x is: that is the shape of the attack, and a column an
@@ -1791,7 +1791,8 @@ func (fo *folder) stripIdentity(e ast.ExprNode) ast.ExprNode {
 				e = x.Expr
 				continue
 			}
-			// CAST(x AS SIGNED), CONVERT(x, UNSIGNED): x for an integer.
+			// CAST(x AS SIGNED), CONVERT(x, UNSIGNED): x for an integer
+			// (UNSIGNED: a non-negative one).
 			if x.Tp != nil && x.Tp.GetType() == mysql.TypeLonglong {
 				e = x.Expr
 				continue
