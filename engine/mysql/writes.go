@@ -246,6 +246,38 @@ func (fo *folder) unfilteredTargets(refs *ast.Join, where ast.ExprNode, lim *ast
 	return false
 }
 
+// selfJoinCovers reports whether a SELECT without a filter joins t with
+// itself under another name on one column and nothing else (USING (c) or
+// ON t.c = t2.c): each row of t meets itself.
+func (fo *folder) selfJoinCovers(x *ast.SelectStmt, t *ast.TableName, with map[string]ast.ResultSetNode) bool {
+	j := x.From.TableRefs
+	if j.Right == nil || j.NaturalJoin || (x.Where != nil && !fo.alwaysTrue(x.Where)) {
+		return false
+	}
+	l, ok1 := j.Left.(*ast.TableSource)
+	r, ok2 := j.Right.(*ast.TableSource)
+	if !ok1 || !ok2 {
+		return false
+	}
+	lt, ok1 := l.Source.(*ast.TableName)
+	rt, ok2 := r.Source.(*ast.TableName)
+	if !ok1 || !ok2 || !sameTable(lt, t) || !sameTable(rt, t) {
+		return false
+	}
+	for _, n := range []*ast.TableName{lt, rt} {
+		if _, ok := with[n.Name.L]; ok && n.Schema.L == "" {
+			return false
+		}
+	}
+	if len(j.Using) == 1 && j.On == nil {
+		return true
+	}
+	if len(j.Using) != 0 || j.On == nil || j.On.Expr == nil {
+		return false
+	}
+	return fo.selfJoin(j.On.Expr, nil, []*ast.TableSource{l, r}, l, lt, nil)
+}
+
 // selfJoin reports whether a two-table write joins its target with the
 // same table under another name on one column and nothing else: DELETE t
 // FROM t, t AS t2 WHERE t.id = t2.id matches every row of t (NULLs aside,
@@ -550,6 +582,9 @@ func (fo *folder) covers(n ast.ResultSetNode, t *ast.TableName, with map[string]
 			}
 			if ts.AsName.L != "" {
 				q = quals{ts.AsName.L: true}
+			}
+			if len(srcs) > 1 && fo.selfJoinCovers(x, t, with) {
+				return true // FROM t JOIN t AS t2 USING (id): a row for every row of t
 			}
 			if len(srcs) > 1 && fo.tiedByJoin(ons, q) {
 				continue // one row per row of the others', not of t (REPLACE ... SELECT ... LEFT JOIN t USING (id))
