@@ -615,6 +615,17 @@ func (r *mread) expr(i, j int) (engine.StmtFacts, bool) {
 	return st, true
 }
 
+// aside keeps, among the statement's facts (r.extra), those of the
+// expression in tokens [i, j), judged on its own, before a rewrite replaces
+// it with a stand-in TiDB accepts; false when it cannot be read.
+func (r *mread) aside(i, j int) bool {
+	f, ok := r.expr(i, j)
+	if ok {
+		r.extra = append(r.extra, f)
+	}
+	return ok
+}
+
 // edit replaces the tokens [i, j) (j == i: inserts before token i) with s.
 type edit struct {
 	i, j int
@@ -808,11 +819,9 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 				case d == 0 && (r.kind(m) == ',' || m == e):
 					n++
 					if n == 2 && !(m == argStart+1 && r.kind(argStart) == tokWord && isDigits(r.text[r.t[argStart].lo:r.t[argStart].hi])) {
-						f, good := r.expr(argStart, m)
-						if !good {
+						if !r.aside(argStart, m) {
 							return "", false, false
 						}
-						r.extra = append(r.extra, f)
 						add(edit{argStart, m, "1"})
 					}
 					argStart = m + 1
@@ -831,11 +840,9 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			add(edit{k, m, ""})
 		case t.is(r.text, "escape") && r.kind(k+1) == tokWord && r.kind(k+2) != '(' && r.kind(k+2) != '.':
 			// LIKE p ESCAPE 0x5c: a literal TiDB takes only as a string
-			f, good := r.expr(k+1, k+2)
-			if !good {
+			if !r.aside(k+1, k+2) {
 				return "", false, false
 			}
-			r.extra = append(r.extra, f)
 			add(edit{k + 1, k + 2, "'!'"})
 		case t.is(r.text, "match") && r.isName(k+1) && r.kind(k+1) != '(' && r.matchColumns(k+1, j) > 0:
 			// MATCH a, b AGAINST (...): MATCH (a, b) AGAINST (...)
@@ -932,11 +939,9 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			if m >= j {
 				return "", false, false
 			}
-			f, good := r.expr(k+1, m+1)
-			if !good {
+			if !r.aside(k+1, m+1) {
 				return "", false, false
 			}
-			r.extra = append(r.extra, f)
 			add(edit{k + 1, m + 1, "NULL"})
 		case t.kind == tokWord && r.isAny(k, "generated", "row", "rows", "groups") &&
 			(r.kind(k-1) == '(' || r.kind(k-1) == ',' || r.is(k-1, "by") || r.is(k-1, "select")) &&
@@ -976,11 +981,9 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			if e < 0 {
 				return "", false, false
 			}
-			f, good := r.expr(k+1, e+1)
-			if !good {
+			if !r.aside(k+1, e+1) {
 				return "", false, false
 			}
-			r.extra = append(r.extra, f)
 			add(edit{k + 1, e + 1, "NULL"})
 		case t.is(r.text, "as") && r.isAny(k+1, "nchar", "nvarchar"):
 			add(edit{k + 1, k + 2, "CHAR"})
@@ -992,11 +995,9 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			if e < 0 {
 				return "", false, false
 			}
-			f, good := r.expr(k+1, e+1)
-			if !good {
+			if !r.aside(k+1, e+1) {
 				return "", false, false
 			}
-			r.extra = append(r.extra, f)
 			add(edit{k + 1, e + 1, "'!'"})
 		case t.is(r.text, "cycle") && r.isName(k+1) && r.kind(k-1) == ')':
 			// WITH RECURSIVE ... CYCLE col, ... RESTRICT: without it the

@@ -984,6 +984,27 @@ func plainMode(text, name string) bool {
 	}
 }
 
+// onlyStatement returns the piece of text's one statement, or nil when the
+// text holds more than one, none, or a kept executable comment (two
+// readings).
+func onlyStatement(text string) *piece {
+	if _, two := skipReading(text); two {
+		return nil
+	}
+	pieces := cut(text)
+	var pc *piece
+	for i := range pieces {
+		if pieces[i].words == 0 {
+			continue
+		}
+		if pc != nil {
+			return nil // more than one statement
+		}
+		pc = &pieces[i]
+	}
+	return pc
+}
+
 // composed reads a text that is one MariaDB SET STATEMENT v = x, ... FOR
 // stmt (Connector/J's query timeout: SET STATEMENT max_statement_time = n
 // FOR the query) as parsed when TiDB parses both parts: the SET of
@@ -994,20 +1015,7 @@ func plainMode(text, name string) bool {
 // composed.
 func composed(text string) (engine.StmtFacts, bool) {
 	var none engine.StmtFacts
-	if _, two := skipReading(text); two {
-		return none, false
-	}
-	pieces := cut(text)
-	var pc *piece
-	for i := range pieces {
-		if pieces[i].words == 0 {
-			continue
-		}
-		if pc != nil {
-			return none, false // more than one statement
-		}
-		pc = &pieces[i]
-	}
+	pc := onlyStatement(text)
 	if pc == nil || len(pc.lead) < 2 || !pc.lead[0].is(text, "set") || !pc.lead[1].is(text, "statement") {
 		return none, false
 	}
@@ -1058,20 +1066,7 @@ func composed(text string) (engine.StmtFacts, bool) {
 // sql_mode other than the one the engine reads it in.
 func immediateParsed(text string) (engine.StmtFacts, bool) {
 	var none engine.StmtFacts
-	if _, two := skipReading(text); two {
-		return none, false
-	}
-	pieces := cut(text)
-	var pc *piece
-	for i := range pieces {
-		if pieces[i].words == 0 {
-			continue
-		}
-		if pc != nil {
-			return none, false // more than one statement
-		}
-		pc = &pieces[i]
-	}
+	pc := onlyStatement(text)
 	if pc == nil || len(pc.lead) < 3 || !pc.lead[0].is(text, "execute") || !pc.lead[1].is(text, "immediate") || pc.lead[2].kind != tokString {
 		return none, false
 	}
