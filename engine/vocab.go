@@ -424,10 +424,18 @@ const (
 	// ProbeErrorBased: a function whose error message carries a value it
 	// was fed, fed what is not a constant.
 	ProbeErrorBased
+	// ProbeBooleanBlind: a conjunct whose value is the same for every row
+	// (AND 4307=4307, AND 4307=4308) added to an application's condition:
+	// the true/false pair a boolean-blind injection compares.
+	ProbeBooleanBlind
+	// ProbeCharExtraction: a value taken apart character by character
+	// (ASCII(SUBSTRING((SELECT ...), 1, 1)) > 64) and compared with a
+	// constant.
+	ProbeCharExtraction
 	NumProbes = iota
 )
 
-var probeNames = [NumProbes]string{"catalog", "server_info", "error_based"}
+var probeNames = [NumProbes]string{"catalog", "server_info", "error_based", "boolean_blind", "char_extraction"}
 
 func (s ProbeSet) String() string {
 	var out []string
