@@ -3,8 +3,8 @@
 // session goes:
 //
 //   - start: the server dialled, its greeting read and its capabilities
-//     rewritten in place (wire/mysql's DefaultStrip: compression, which
-//     would hide the commands, MariaDB's COM_MULTI, and the server's
+//     rewritten in place (wire/mysql's DefaultStrip: MySQL 8's zstd
+//     compression, MariaDB's COM_MULTI, and the server's
 //     CLIENT_SSL, which is offered again when sqlfw has a certificate for
 //     the client leg: tls.go), then forwarded; the client's SSL request and
 //     TLS handshake when it asks for them, its handshake response read
@@ -14,8 +14,10 @@
 //     client admitted against the connection limits (only now, so a health
 //     probe holds no slot), the server leg's own TLS (upstream_tls), and
 //     the response forwarded with CLIENT_SSL saying what the server leg
-//     is. A client that asks for TLS where none is configured, or for
-//     compression, gets an ERR and is closed; so does a packet before
+//     is. A client that asks for TLS where none is configured, or for a
+//     compression the greeting did not offer, gets an ERR and is closed
+//     (zlib compression the server offers is followed on both legs from
+//     the login's OK on: compress.go); so does a packet before
 //     login whose header claims more than sqlfw holds then (64 KiB and the
 //     rest of a handshake response): it gets the server's own answer to a
 //     packet too large (ER_NET_PACKET_TOO_LARGE, 1153, SQLSTATE 08S01) as

@@ -19,7 +19,7 @@ func TestHandshakeRefusals(t *testing.T) {
 		reason string
 	}{
 		{"TLS not configured", sslRequest(clientCaps), "offers no TLS"},
-		{"compression", handshakeResponse(clientCaps|wire.CapCompress, "app", "shop"), "compressed connections"},
+		{"zstd compression", handshakeResponse(clientCaps|wire.CapZstdCompression, "app", "shop"), "compression is not offered"},
 		{"malformed", pkt(1, 1, 2, 3), "malformed handshake response"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -161,6 +161,11 @@ type session struct {
 	cfr      *wire.Framer
 	cfrShift int
 	sfr      *wire.Framer
+	// ccomp and scomp are the legs' compression when the session is
+	// compressed (compress.go; nil otherwise); regionCmd is toServer's:
+	// what it writes next to the server begins with a command.
+	ccomp, scomp *compConn
+	regionCmd    bool
 
 	// phase is the client leg's framing: phaseCommand, phaseAuth, or
 	// phaseInfile plus the upload's first sequence id.
@@ -344,9 +349,11 @@ func (s *session) start() (release func(), ok bool) {
 		writeErr(s.client, seq, errSecureTransport, sqlstateGeneral, msgSecureTransport)
 		return nil, false
 	}
-	if r.Caps&(wire.CapCompress|wire.CapZstdCompression) != 0 {
-		s.log.Warn("refusing connection: the client asks for compression, which sqlfw cannot judge")
-		writeErr(s.client, seq, errHandshake, sqlstateHandshake, "sqlfw: compressed connections cannot be judged; connect without compression")
+	if r.Caps.Has(wire.CapZstdCompression) || r.Caps.Has(wire.CapCompress) && !offered.Has(wire.CapCompress) {
+		// zstd is never offered (DefaultStrip), zlib only when the server
+		// offers it: a client asking for either anyway is refused
+		s.log.Warn("refusing connection: the client asks for a compression the greeting did not offer")
+		writeErr(s.client, seq, errHandshake, sqlstateHandshake, "sqlfw: this compression is not offered; connect with zlib compression (CLIENT_COMPRESS) or none")
 		return nil, false
 	}
 	s.caps = r.Caps & offered
@@ -426,6 +433,12 @@ func (s *session) start() (release func(), ok bool) {
 	// The relay loops read and write plain sockets with raw system calls,
 	// the client's with its receive times (relay.IO); a TLS leg's IO is under its crypto/tls (tls.go).
 	s.client, s.server = relay.NewIO(s.client, true), relay.NewIO(s.server, false)
+	if compressed(s.caps) {
+		// inflated and compressed under the framers after the login
+		// (compress.go)
+		s.ccomp, s.scomp = newCompConn(s.client), newCompConn(s.server)
+		s.client, s.server = s.ccomp, s.scomp
+	}
 	s.cfr = wire.NewFramer(s.client, lim.BufferBytes, preAuthMaxPacket, 0)
 	s.cfr.SetBudget(env.Budget)
 	s.sfr = wire.NewFramer(s.server, lim.BufferBytes, 0, 0)
@@ -590,8 +603,16 @@ func (s *session) upstreamTLS(serverCaps wire.Caps, m []byte, seq int) bool {
 	return false
 }
 
-func (s *session) clientTLS() bool { _, ok := s.client.(*tls.Conn); return ok }
-func (s *session) serverTLS() bool { _, ok := s.server.(*tls.Conn); return ok }
+func (s *session) clientTLS() bool { return isTLS(s.client) }
+func (s *session) serverTLS() bool { return isTLS(s.server) }
+
+func isTLS(c net.Conn) bool {
+	if cc, ok := c.(*compConn); ok {
+		c = cc.Conn
+	}
+	_, ok := c.(*tls.Conn)
+	return ok
+}
 
 // refusalCode is the error a server sends for the same refusal.
 func refusalCode(r *relay.Refusal) (uint16, string) {
@@ -649,6 +670,9 @@ func (s *session) writeServer(b []byte) error {
 		return nil
 	}
 	s.env.Observer.Count(relay.BytesToServer, uint64(len(b)))
+	if s.scomp != nil {
+		s.scomp.beginCommand(s.regionCmd)
+	}
 	_, err := s.server.Write(b)
 	return err
 }
@@ -807,6 +831,8 @@ func (s *session) toServer() {
 				if !s.idleExpired() {
 					continue // not idle for long enough: read on
 				}
+			case errors.Is(err, wire.ErrCompressed):
+				s.protocolError(err)
 			case errors.Is(err, wire.ErrBudget):
 				s.log.Warn("closing connection: no memory for its packet", "err", err)
 				s.cw.Lock()
@@ -858,6 +884,10 @@ func (s *session) toServer() {
 					mode = ph
 				}
 				want = wantNothing
+			}
+			if fr.Pending() == 0 {
+				// what the next write to the server begins with
+				s.regionCmd = mode == phaseCommand
 			}
 			m, err := fr.Next(want)
 			if err != nil {
@@ -1219,6 +1249,9 @@ func (s *session) toClient() {
 				s.cw.Lock()
 				writeErr(s.client, 0, errUnknown, sqlstateGeneral, "sqlfw: the database server did not finish authentication in time")
 				s.cw.Unlock()
+			case errors.Is(err, wire.ErrCompressed):
+				s.env.Observer.Count(relay.ProtocolErrors, 1)
+				s.log.Error("closing connection: malformed packet from the server", "err", err)
 			case !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
 				s.log.Debug("server read ended", "err", err)
 			}
@@ -1291,8 +1324,14 @@ func (s *session) toClient() {
 				login = cur.cmd == 0
 			}
 			s.settle(r, &cur, m)
+			if login && s.ccomp != nil && !s.startCompression(fr) {
+				return
+			}
 			if err := s.writeClient(fr.Take()); err != nil {
 				return
+			}
+			if login && s.ccomp != nil {
+				s.ccomp.startWrites() // after the OK, which is plain
 			}
 			if login {
 				// Only now may the commands pipelined behind the login be

@@ -21,8 +21,8 @@ const (
 	CapLongFlag      Caps = 1 << 2 // CLIENT_LONG_FLAG
 	CapConnectWithDB Caps = 1 << 3 // CLIENT_CONNECT_WITH_DB
 	CapNoSchema      Caps = 1 << 4 // CLIENT_NO_SCHEMA
-	// CapCompress is CLIENT_COMPRESS: the relay cannot read compressed
-	// packets, so it is stripped (DefaultStrip).
+	// CapCompress is CLIENT_COMPRESS: zlib-compressed packets after the
+	// login (compress.go).
 	CapCompress      Caps = 1 << 5
 	CapODBC          Caps = 1 << 6  // CLIENT_ODBC
 	CapLocalFiles    Caps = 1 << 7  // CLIENT_LOCAL_FILES: LOAD DATA LOCAL
@@ -90,12 +90,13 @@ const (
 	CapMariaDBBulkUnitResults Caps = 1 << 37
 )
 
-// DefaultStrip is what a relay clears from the server's greeting: the
-// compression it cannot read, the COM_MULTI that would hide commands from
+// DefaultStrip is what a relay clears from the server's greeting: MySQL 8's
+// zstd compression, which it does not inflate (zlib's CLIENT_COMPRESS it
+// follows: compress.go), the COM_MULTI that would hide commands from
 // it, and CLIENT_SSL, which is the server leg's: a relay that terminates
 // TLS offers it again for its own client leg (the bytes after an
 // SSLRequest are TLS records).
-const DefaultStrip = CapCompress | CapZstdCompression | CapSSL | CapMariaDBComMulti
+const DefaultStrip = CapZstdCompression | CapSSL | CapMariaDBComMulti
 
 // Lower, Upper and Extended are the three 16/16/32-bit parts a greeting
 // sends them in.

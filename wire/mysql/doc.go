@@ -13,9 +13,10 @@
 // counts, LOCAL INFILE requests, PREPARE_OK), as a pure state machine.
 //
 // What a relay strips from the server's greeting (DefaultStrip), and why:
-// CLIENT_COMPRESS and CLIENT_ZSTD_COMPRESSION_ALGORITHM, because compressed
-// packets hide the commands from the firewall and it does not decompress
-// them; CLIENT_SSL, until the relay terminates TLS itself, because after an
+// CLIENT_ZSTD_COMPRESSION_ALGORITHM (MySQL 8's zstd), because it does not
+// inflate it (zlib's CLIENT_COMPRESS, the only compression MariaDB has, it
+// reads and writes with Decompressor and Compressor, so a relay sees the
+// plain packets); CLIENT_SSL, until the relay terminates TLS itself, because after an
 // SSLRequest the bytes are TLS records it cannot judge (a client that
 // requires TLS then fails cleanly instead of talking through an unjudged
 // tunnel); and MariaDB's COM_MULTI, which packs several commands into one

@@ -133,6 +133,8 @@ type Framer struct {
 	// its way through (Renumber).
 	expect, each int
 	shift        byte
+	// noSeq: sequence ids are not checked (SetSeqChecks).
+	noSeq bool
 	// wantLong: a logical packet of more than one fragment can be wanted
 	// (SetWantLong).
 	wantLong bool
@@ -184,6 +186,13 @@ func (f *Framer) SetTypes(types *[256]bool) { f.types = types }
 // short, while a text-protocol row whose first column is 16 MiB or longer
 // starts with 0xfe, like an EOF.
 func (f *Framer) SetWantLong(want bool) { f.wantLong = want }
+
+// SetSeqChecks(false) stops checking sequence ids (they are still counted
+// and renumbered). In a compressed session the packets inside compressed
+// ones carry ids the peers do not check and a server does not keep
+// consecutive across the two directions (compress.go); the compressed
+// packets' own ids are the ones that count there.
+func (f *Framer) SetSeqChecks(on bool) { f.noSeq = !on }
 
 // SetBudget charges the buffer's growth beyond its initial size to b.
 func (f *Framer) SetBudget(b Budget) { f.budget = b }
@@ -289,6 +298,9 @@ func le24(b []byte) int { return int(b[0]) | int(b[1])<<8 | int(b[2])<<16 }
 // checkSeq checks the sequence id of the fragment whose header is at
 // buf[at]; start says it begins a logical packet.
 func (f *Framer) checkSeq(at int, start bool, first byte) error {
+	if f.noSeq {
+		return nil
+	}
 	want := f.expect
 	if start && f.each != SeqAny {
 		want = f.each
@@ -444,6 +456,13 @@ func (f *Framer) TakeBefore(msg []byte) []byte {
 // out as pending and the rest has not arrived: a peer reading what was
 // forwarded is inside a packet.
 func (f *Framer) MidPacket() bool { return f.stream > 0 || f.cont }
+
+// Pending reports how many bytes were scanned since the last Take (the
+// packet Next returned included).
+func (f *Framer) Pending() int { return f.r - f.mark }
+
+// Unscanned reports how many read bytes Next has not looked at yet.
+func (f *Framer) Unscanned() int { return f.w - f.r }
 
 // Buffered reports how many scanned-or-not bytes sit in the buffer; tests
 // use it to check that nothing is left behind.

@@ -112,7 +112,7 @@ func TestParseHandshake(t *testing.T) {
 	if want := caps &^ DefaultStrip; h2.Caps != want || h.Caps != want {
 		t.Fatalf("after Strip: %x (recorded %x), want %x", h2.Caps, h.Caps, want)
 	}
-	if h2.Caps.Has(CapCompress) || h2.Caps.Has(CapSSL) || !h2.Caps.Has(CapMariaDBCacheMetadata) || h2.Caps.Has(CapMariaDBComMulti) {
+	if !h2.Caps.Has(CapCompress) || h2.Caps.Has(CapZstdCompression) || h2.Caps.Has(CapSSL) || !h2.Caps.Has(CapMariaDBCacheMetadata) || h2.Caps.Has(CapMariaDBComMulti) {
 		t.Fatalf("stripped the wrong flags: %x", h2.Caps)
 	}
 
