@@ -95,7 +95,7 @@ func (e *Engine) Learn(sql []byte, s *Session) {
 				return // the text cannot be read as the server reads it
 			}
 		}
-		l.record(e.dialect, e.facts(sql), string(sql), s)
+		l.record(e.dialect, e.facts(sql), sql, s, "", false)
 	}
 }
 
@@ -132,7 +132,7 @@ func (e *Engine) Judge(sql []byte, s *Session) Verdict {
 		v.BareParams = v.BareParams || len(tf.Stmts[i].BareParams) > 0
 	}
 	if l := e.learner.Load(); l != nil {
-		l.record(e.dialect, tf, string(sql), s)
+		l.record(e.dialect, tf, sql, s, v.RuleID, v.Action.Denies())
 	}
 	return v
 }

@@ -188,6 +188,9 @@ func (p *Policy) staticMatch(r *rule, f *StmtFacts, tf *TextFacts, fp uint64) (b
 			return false, ""
 		}
 	}
+	if r.within != nil && !r.within.holds(f) {
+		return false, ""
+	}
 	reason := r.reason
 	if r.limits.set() {
 		m := exceeded(&r.limits, f, &tf.Lex)

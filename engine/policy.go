@@ -99,6 +99,7 @@ type rule struct {
 	probes        ProbeSet
 	limits        limits
 	fingerprints  map[uint64]struct{}
+	within        *within // learned scope (within.go)
 	rate          *rateSpec
 
 	sig      string // canonical conditions, for validation warnings
@@ -139,10 +140,13 @@ type scope struct {
 	comms, cgroups, units          globList
 	uids                           []uint32
 	window                         *timeWindow
+	// intercepted: 1 only sessions whose client process is known
+	// (interception), -1 only those whose is not, 0 either.
+	intercepted int8
 }
 
 func (sc *scope) empty() bool {
-	return len(sc.users)+len(sc.databases)+len(sc.applications)+len(sc.nets)+len(sc.comms)+len(sc.cgroups)+len(sc.units)+len(sc.uids) == 0 && sc.window == nil
+	return len(sc.users)+len(sc.databases)+len(sc.applications)+len(sc.nets)+len(sc.comms)+len(sc.cgroups)+len(sc.units)+len(sc.uids) == 0 && sc.window == nil && sc.intercepted == 0
 }
 
 type timeWindow struct {
@@ -199,6 +203,9 @@ func (sc *scope) applies(s *Session) bool {
 		if !found {
 			return false
 		}
+	}
+	if sc.intercepted != 0 && s.Process.Known != (sc.intercepted > 0) {
+		return false
 	}
 	if len(sc.comms)+len(sc.cgroups)+len(sc.units)+len(sc.uids) > 0 {
 		p := &s.Process
@@ -281,6 +288,7 @@ type yamlRule struct {
 	Cgroups      []string    `yaml:"cgroups"`
 	Units        []string    `yaml:"units"`
 	UIDs         []uint32    `yaml:"uids"`
+	Intercepted  *bool       `yaml:"intercepted"`
 	Time         *yamlTime   `yaml:"time"`
 	Match        yamlMatch   `yaml:"match"`
 }
@@ -319,6 +327,7 @@ type yamlMatch struct {
 	Probes         []yamlProbe    `yaml:"probes"`
 	Limits         *yamlLimits    `yaml:"limits"`
 	Fingerprints   []yamlPrint    `yaml:"fingerprints"`
+	Within         *yamlWithin    `yaml:"within"`
 	Rate           *yamlRate      `yaml:"rate"`
 }
 
@@ -772,6 +781,13 @@ func compileRule(yr yamlRule) (rule, error) {
 			r.fingerprints[uint64(fp)] = struct{}{}
 		}
 	}
+	if m.Within != nil {
+		w, err := compileWithin(m.Within)
+		if err != nil {
+			return r, fmt.Errorf("rule %q: within: %w", r.id, err)
+		}
+		r.within = w
+	}
 	if m.Rate != nil {
 		rs, err := compileRate(m.Rate)
 		if err != nil {
@@ -785,7 +801,7 @@ func compileRule(yr yamlRule) (rule, error) {
 	sig, _ := yaml.Marshal(struct {
 		M yamlMatch
 		S []any
-	}{m, []any{yr.Users, yr.Databases, yr.Applications, yr.ClientAddrs, yr.Comms, yr.Cgroups, yr.Units, yr.UIDs, yr.Time}})
+	}{m, []any{yr.Users, yr.Databases, yr.Applications, yr.ClientAddrs, yr.Comms, yr.Cgroups, yr.Units, yr.UIDs, yr.Intercepted, yr.Time}})
 	r.sig = string(sig)
 	return r, nil
 }
@@ -819,6 +835,12 @@ func compileScope(r *rule, yr yamlRule) error {
 	sc := &r.scope
 	sc.users, sc.databases, sc.applications = yr.Users, yr.Databases, yr.Applications
 	sc.comms, sc.cgroups, sc.units, sc.uids = yr.Comms, yr.Cgroups, yr.Units, yr.UIDs
+	if yr.Intercepted != nil {
+		sc.intercepted = -1
+		if *yr.Intercepted {
+			sc.intercepted = 1
+		}
+	}
 	for _, a := range yr.ClientAddrs {
 		p, err := netip.ParsePrefix(a)
 		if err != nil {
@@ -990,3 +1012,23 @@ func (p *Policy) Mode() Mode { return p.mode }
 
 // Len is the number of rules.
 func (p *Policy) Len() int { return len(p.rules) }
+
+// With returns a policy of p's rules followed by frag's (a learned
+// fragment, Learner.ExportPolicy): p's settings, p's rules deciding first.
+// Rule ids must stay unique.
+func (p *Policy) With(frag *Policy) (*Policy, error) {
+	q := &Policy{onParseError: p.onParseError, mode: p.mode, tableColumns: p.tableColumns}
+	seen := make(map[string]bool, len(p.rules)+len(frag.rules))
+	q.rules = make([]rule, 0, len(p.rules)+len(frag.rules))
+	for _, rs := range [][]rule{p.rules, frag.rules} {
+		for _, r := range rs {
+			if seen[r.id] {
+				return nil, fmt.Errorf("policy: rule id %q is in the policy and in the fragment added to it", r.id)
+			}
+			seen[r.id] = true
+			q.rules = append(q.rules, r)
+		}
+	}
+	q.build()
+	return q, nil
+}

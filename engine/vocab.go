@@ -320,6 +320,20 @@ func (tf *TextFacts) fingerprints(d Dialect, text string) []uint64 {
 	return tf.prints
 }
 
+// fingerprintsOf is fingerprints for the text sql, converted to a string
+// only when they are not known yet.
+func (tf *TextFacts) fingerprintsOf(d Dialect, sql []byte) []uint64 {
+	tf.printOnce.Do(func() {
+		text := string(sql)
+		out := make([]uint64, len(tf.Stmts))
+		for i := range tf.Stmts {
+			out[i] = d.Fingerprint(stmtText(text, &tf.Stmts[i]))
+		}
+		tf.prints = out
+	})
+	return tf.prints
+}
+
 // stmtText cuts one statement out of the message text.
 func stmtText(text string, st *StmtFacts) string {
 	lo := int(st.Loc)
