@@ -79,6 +79,9 @@ type Discovery struct {
 	Enabled bool `yaml:"enabled"`
 	// Interval between rescans of /proc (default 5s).
 	Interval time.Duration `yaml:"interval"`
+	// NoLearn: the databases discovery protects do not start learning
+	// their applications by themselves (docs/learn.md).
+	NoLearn bool `yaml:"no_learn"`
 }
 
 // DefaultDiscoveryInterval: Discovery.Interval.
@@ -194,6 +197,18 @@ type Database struct {
 	// Policy is a policy file; empty means the embedded default policy.
 	Policy string `yaml:"policy"`
 	Mode   Mode   `yaml:"mode"`
+	// Learn starts learning each application's statements when sqlfwd
+	// starts (fwctl learn start does it at run time); LearnBy names what
+	// tells applications apart (engine.ParseLearnBy; default
+	// user,database,unit). Learning never changes a verdict: only
+	// fwctl learn promote does (docs/learn.md).
+	Learn   bool   `yaml:"learn"`
+	LearnBy string `yaml:"learn_by"`
+	// LearnedPolicy is the file fwctl learn promote writes the learned
+	// rules to; they are appended to the policy's rules whenever it is
+	// built (start, reload). A missing file is no learned rules yet.
+	// Empty: a promotion lasts until sqlfwd stops.
+	LearnedPolicy string `yaml:"learned_policy"`
 	// ReusePort sets SO_REUSEPORT on the explicit listener, so that several
 	// sqlfwd processes can serve one address (scale-out).
 	ReusePort bool `yaml:"reuse_port"`
@@ -341,6 +356,9 @@ func (c *Config) Normalize() error {
 			errs = append(errs, fmt.Errorf("%s: duplicate name", where))
 		}
 		names[db.Name] = true
+		if _, err := engine.ParseLearnBy(db.LearnBy); err != nil {
+			errs = append(errs, fmt.Errorf("%s: learn_by: %w", where, err))
+		}
 		switch db.Protocol {
 		case "":
 			errs = append(errs, fmt.Errorf("%s: protocol is required (postgres or mysql)", where))

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -21,6 +22,13 @@ func (dc *Database) Engine() (*engine.Engine, error) {
 // EngineOf is Engine for a dialect and its default policy: the daemon calls
 // it at start and on every reload with its protocol's (daemon/protocols.go).
 func (dc *Database) EngineOf(dialect engine.Dialect, defaultPolicy *engine.Policy) (*engine.Engine, error) {
+	return dc.EngineWith(dialect, defaultPolicy, nil)
+}
+
+// EngineWith is EngineOf with the learned rules of learned (a fragment
+// fwctl learn promote made) appended to the policy's, instead of those of
+// the LearnedPolicy file; nil reads the file.
+func (dc *Database) EngineWith(dialect engine.Dialect, defaultPolicy *engine.Policy, learned *engine.Policy) (*engine.Engine, error) {
 	pol := defaultPolicy
 	if dc.Policy != "" {
 		text, err := os.ReadFile(dc.Policy)
@@ -30,6 +38,24 @@ func (dc *Database) EngineOf(dialect engine.Dialect, defaultPolicy *engine.Polic
 		pol, err = engine.ParsePolicy(text)
 		if err != nil {
 			return nil, fmt.Errorf("database %s: policy %s: %w", dc.Name, dc.Policy, err)
+		}
+	}
+	if learned == nil && dc.LearnedPolicy != "" {
+		text, err := os.ReadFile(dc.LearnedPolicy)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			return nil, fmt.Errorf("database %s: reading learned policy: %w", dc.Name, err)
+		default:
+			if learned, err = engine.ParsePolicy(text); err != nil {
+				return nil, fmt.Errorf("database %s: learned policy %s: %w", dc.Name, dc.LearnedPolicy, err)
+			}
+		}
+	}
+	if learned != nil {
+		var err error
+		if pol, err = pol.With(learned); err != nil {
+			return nil, fmt.Errorf("database %s: learned policy: %w", dc.Name, err)
 		}
 	}
 	eng, err := engine.New(pol, dialect, engine.Options{CacheBytes: dc.PolicyCacheBytes})

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -27,6 +28,11 @@ type Client struct {
 // answer is an error carrying its status and body, which is where the
 // daemon says what was wrong.
 func (c *Client) Call(method, path string, query url.Values) ([]byte, error) {
+	return c.CallBody(method, path, query, nil)
+}
+
+// CallBody is Call with a request body (nil: none).
+func (c *Client) CallBody(method, path string, query url.Values, body []byte) ([]byte, error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second
@@ -42,7 +48,11 @@ func (c *Client) Call(method, path string, query url.Values) ([]byte, error) {
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
-	req, err := http.NewRequest(method, u, nil)
+	var rb io.Reader
+	if body != nil {
+		rb = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, u, rb)
 	if err != nil {
 		return nil, err
 	}
@@ -51,12 +61,12 @@ func (c *Client) Call(method, path string, query url.Values) ([]byte, error) {
 		return nil, fmt.Errorf("cannot reach sqlfwd at %s: %w", c.Socket, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	out, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", resp.Status, body)
+		return nil, fmt.Errorf("%s: %s", resp.Status, out)
 	}
-	return body, nil
+	return out, nil
 }

@@ -1,6 +1,10 @@
 package control
 
-import "time"
+import (
+	"time"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
 
 // The JSON of the control socket's answers. The daemon fills these; fwctl
 // and any other client decode them. Field names are the wire's contract:
@@ -286,4 +290,32 @@ type StatsWindow struct {
 	Total       DBWindow  `json:"total"`
 	// Advice is one sentence when the figures call for a change.
 	Advice string `json:"advice,omitempty"`
+}
+
+// LearnStatus is the control socket's view of learning for one database
+// (GET /v1/learn/status): whether it learns, what was learned per
+// application (engine.LearnReport), and the learned policy in force.
+type LearnStatus struct {
+	Database string `json:"database"`
+	Protocol string `json:"protocol"`
+	Learning bool   `json:"learning"`
+	Since    string `json:"since,omitempty"`
+	// Report is nil when nothing was learned since sqlfwd started.
+	Report   *engine.LearnReport `json:"report,omitempty"`
+	Promoted *Promotion          `json:"promoted,omitempty"`
+	// Drift counts the messages the learned policy's drift rule decided
+	// since sqlfwd started (also sqlfw_learned_drift_total).
+	Drift uint64 `json:"drift"`
+}
+
+// Promotion is the learned policy in force.
+type Promotion struct {
+	Form  string `json:"form"`
+	Drift string `json:"drift"`
+	Mode  string `json:"mode,omitempty"`
+	At    string `json:"at,omitempty"`
+	Rules int    `json:"rules"`
+	// File is where it was written (learned_policy), "" when it lasts
+	// only until sqlfwd stops.
+	File string `json:"file,omitempty"`
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/sqlfw/sqlfw/config"
 	"github.com/sqlfw/sqlfw/control"
+	"github.com/sqlfw/sqlfw/engine"
 )
 
 // The control socket's JSON types live in control/, which fwctl imports
@@ -52,8 +54,11 @@ const DefaultStatsWindow = config.DefaultStatsWindow
 //	POST /v1/reload                     rebuild the policies from their files
 //	POST /v1/mode?mode=M[&database=N]   live mode override (M = enforce, monitor,
 //	                                    detect, or policy to clear it)
-//	POST /v1/learn/start|stop[?database=N]
-//	GET  /v1/learn/export[?database=N]  the learnt allowlist as a policy fragment
+//	POST /v1/learn/start|stop[?database=N][&by=user,database,unit]
+//	GET  /v1/learn/status[?database=N]  what was learned per application (JSON)
+//	GET  /v1/learn/export[?database=N][&form=scope|fingerprints][&drift=deny|log][&mode=M][&functions=true][&include_drift=true]
+//	POST /v1/learn/promote[?same options]  body: a reviewed fragment, or empty for what was learned
+//	POST /v1/learn/demote[?database=N]  remove the learned policy
 //	GET  /v1/status                     version, uptime, modes, interception, policies
 //	GET  /v1/connections                the open sessions (metrics.go)
 //	POST /v1/protect?action=add|remove&addr=IP:PORT[&database=N]
@@ -128,20 +133,51 @@ func startControl(d *Daemon, path string) (*controlServer, error) {
 		fmt.Fprintln(w, "mode set")
 	})
 	mux.HandleFunc("POST /v1/learn/{action}", func(w http.ResponseWriter, r *http.Request) {
-		var on bool
+		q := r.URL.Query()
 		switch r.PathValue("action") {
-		case "start":
-			on = true
-		case "stop":
+		case "start", "stop":
+			if err := d.Learn(q.Get("database"), r.PathValue("action") == "start", q.Get("by")); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			fmt.Fprintf(w, "learning %s\n", r.PathValue("action"))
+		case "promote":
+			o, err := learnOptions(q.Get("form"), q.Get("drift"), q.Get("mode"), q.Get("functions") == "true", q.Get("include_drift") == "true")
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			frag, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			msg, err := d.Promote(q.Get("database"), o, frag)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+				return
+			}
+			fmt.Fprint(w, msg)
+		case "demote":
+			if err := d.Demote(q.Get("database")); err != nil {
+				http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+				return
+			}
+			fmt.Fprintln(w, "learned policy removed")
 		default:
 			http.NotFound(w, r)
-			return
 		}
-		if err := d.Learn(r.URL.Query().Get("database"), on); err != nil {
+	})
+	mux.HandleFunc("GET /v1/learn/status", func(w http.ResponseWriter, r *http.Request) {
+		st, err := d.LearnStatus(r.URL.Query().Get("database"))
+		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		fmt.Fprintf(w, "learning %s\n", r.PathValue("action"))
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(st)
 	})
 	mux.HandleFunc("POST /v1/protect", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -152,7 +188,17 @@ func startControl(d *Daemon, path string) (*controlServer, error) {
 		fmt.Fprintf(w, "%s %s\n", q.Get("action"), q.Get("addr"))
 	})
 	mux.HandleFunc("GET /v1/learn/export", func(w http.ResponseWriter, r *http.Request) {
-		b, err := d.Learned(r.URL.Query().Get("database"))
+		q := r.URL.Query()
+		form := q.Get("form")
+		if form == "" {
+			form = string(engine.FormFingerprints) // what export printed before forms existed
+		}
+		o, err := learnOptions(form, q.Get("drift"), q.Get("mode"), q.Get("functions") == "true", q.Get("include_drift") == "true")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		b, err := d.LearnExport(q.Get("database"), o)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return

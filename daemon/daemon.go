@@ -91,6 +91,10 @@ type database struct {
 	override atomic.Pointer[Mode]
 	// learner records statements while learning is on; it survives reloads.
 	learner atomic.Pointer[engine.Learner]
+	// learn is when learning started and the learned policy promoted
+	// (learn.go).
+	learnMu sync.Mutex
+	learn   learnState
 	ln      net.Listener
 	stats   counters
 	// admitted counts its sessions past their startup message, against
@@ -172,6 +176,13 @@ func (d *Daemon) newDatabase(dc *Database) (*database, error) {
 	db := &database{cfg: *dc, rec: newRecorder(), protocol: p, proto: r}
 	d.lend(db)
 	db.engine.Store(eng)
+	if dc.Learn {
+		by, err := engine.ParseLearnBy(dc.LearnBy)
+		if err != nil {
+			return nil, fmt.Errorf("database %s: learn_by: %w", dc.Name, err)
+		}
+		d.startLearning(db, by)
+	}
 	db.tls.server.Store(srvTLS)
 	db.tls.client.Store(cliTLS)
 	return db, nil
@@ -515,7 +526,7 @@ func (d *Daemon) Reload() error {
 			return err
 		}
 		tlsCfgs[i] = tlsPair{srv, cli}
-		eng, err := buildEngine(&db.cfg, db.protocol)
+		eng, err := d.buildEngineOf(db)
 		if err != nil {
 			d.reloadsFail.Add(1)
 			d.log.Error("reload failed: keeping the current policies", "err", err)
@@ -591,40 +602,6 @@ func (d *Daemon) SetMode(name string, m Mode) error {
 		d.log.Warn("mode override", "database", db.cfg.Name, "mode", string(m))
 	}
 	return nil
-}
-
-// Learn starts or stops recording statements for a database's allowlist.
-func (d *Daemon) Learn(name string, on bool) error {
-	db, err := d.database(name)
-	if err != nil {
-		return err
-	}
-	d.reloadMu.Lock()
-	defer d.reloadMu.Unlock()
-	eng := db.engine.Load()
-	if !on {
-		eng.SetLearner(nil)
-		d.log.Info("learning stopped", "database", db.cfg.Name)
-		return nil
-	}
-	l := engine.NewLearner(db.protocol.dialect, 0)
-	db.learner.Store(l)
-	eng.SetLearner(l)
-	d.log.Info("learning started", "database", db.cfg.Name)
-	return nil
-}
-
-// Learned returns the policy fragment learnt for a database.
-func (d *Daemon) Learned(name string) ([]byte, error) {
-	db, err := d.database(name)
-	if err != nil {
-		return nil, err
-	}
-	l := db.learner.Load()
-	if l == nil {
-		return nil, fmt.Errorf("database %s: nothing learnt (fwctl learn start first)", db.cfg.Name)
-	}
-	return l.Export(), nil
 }
 
 // warnClearServerLeg warns when a database's client leg is TLS (srv, the

@@ -355,7 +355,11 @@ func sameServer(a, b Database) bool {
 // intercepts it.
 func (dc *discovery) add(f foundServer, now time.Time) (*database, error) {
 	d := dc.d
-	db, err := d.newDatabase(&f.db)
+	cfg := f.db
+	// A zero-config install learns its applications from the start
+	// (docs/learn.md); promotion stays the operator's decision.
+	cfg.Learn = !d.cfg.Discovery.NoLearn
+	db, err := d.newDatabase(&cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -186,6 +186,9 @@ var (
 	descExecutions   = prometheus.NewDesc("sqlfw_prepared_executions_total", "Executions of prepared statements, decided by the verdict remembered from the prepare (also in sqlfw_statements_total and sqlfw_verdicts_total).", dbLabel, nil)
 	descVerdicts     = prometheus.NewDesc("sqlfw_verdicts_total", "Judged messages by verdict as applied: allowed, logged, denied (blocked), would_deny (monitor/detect).", []string{"database", "verdict"}, nil)
 	descRules        = prometheus.NewDesc("sqlfw_rule_verdicts_total", "Judged messages by the rule that decided them.", []string{"database", "rule"}, nil)
+	descDrift        = prometheus.NewDesc("sqlfw_learned_drift_total", "Messages a promoted learned policy's drift rule (learned-drift) decided: statements outside what their application was seen doing, denied or logged as the operator chose (docs/learn.md).", dbLabel, nil)
+	descLearning     = prometheus.NewDesc("sqlfw_learning", "1 while the database learns its applications' statements (fwctl learn start).", dbLabel, nil)
+	descLearnedPrint = prometheus.NewDesc("sqlfw_learned_fingerprints", "Statement shapes learned, all applications together.", dbLabel, nil)
 	descParseErrors  = prometheus.NewDesc("sqlfw_parse_errors_total", "Statements the engine could not parse.", dbLabel, nil)
 	descConnTotal    = prometheus.NewDesc("sqlfw_connections_total", "Client connections accepted.", dbLabel, nil)
 	descConnActive   = prometheus.NewDesc("sqlfw_connections", "Client connections open now.", dbLabel, nil)
@@ -260,6 +263,12 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descVerdicts, float64(s.Denied), n, "denied")
 		counter(descVerdicts, float64(s.WouldDeny), n, "would_deny")
 		counter(descParseErrors, float64(s.ParseErrors), n)
+		counter(descDrift, float64(db.stats.drift.Load()), n)
+		gauge(descLearning, boolGauge(db.engine.Load().Learner() != nil), n)
+		if l := db.learner.Load(); l != nil {
+			fps, _ := l.Len()
+			gauge(descLearnedPrint, float64(fps), n)
+		}
 		counter(descConnTotal, float64(s.ConnectionsTotal), n)
 		gauge(descConnActive, float64(s.ConnectionsActive), n)
 		counter(descConnRefused, float64(s.ConnectionsRefused), n)

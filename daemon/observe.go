@@ -101,6 +101,9 @@ func (so *sessionObserver) verdict(v *engine.Verdict, typ byte, at time.Time, el
 	st.statements.Add(uint64(v.Statements))
 	so.tally.count(v, db.mode(v)) // per connection and per rule
 	db.rules.count(v)
+	if isDrift(v) {
+		st.drift.Add(1)
+	}
 	if v.ParseError {
 		st.parseErrors.Add(1)
 	}

@@ -28,6 +28,7 @@ type counters struct {
 	denied        atomic.Uint64 // blocked (enforce)
 	logged        atomic.Uint64 // allowed by a log rule
 	wouldDeny     atomic.Uint64 // denied by the policy, let through by monitor or detect
+	drift         atomic.Uint64 // decided by a learned policy's drift rule (learn.go)
 	parseErrors   atomic.Uint64
 	protocolErrs  atomic.Uint64
 	evalNanos     atomic.Uint64

@@ -47,6 +47,9 @@ func run(args []string, stderr io.Writer) int {
 		upstream   = fs.String("upstream", "", "`host:port` of the database server")
 		policy     = fs.String("policy", "", "policy `file` (default: the embedded default policy)")
 		mode       = fs.String("mode", "", "enforce, monitor or detect (default enforce)")
+		learnF     = fs.Bool("learn", false, "learn each application's statements from the start (fwctl learn; docs/learn.md)")
+		learnBy    = fs.String("learn-by", "", "what tells applications apart while learning: a list of user, database, unit, cgroup, comm, uid (default user,database,unit)")
+		learnedPol = fs.String("learned-policy", "", "`file` fwctl learn promote writes the learned rules to; appended to the policy at every start and reload")
 		control    = fs.String("control-socket", "", "control socket `path` for fwctl (default "+daemon.DefaultControlSocket+"; none to disable)")
 		logLevel   = fs.String("log-level", "", "debug, info, warn or error (default info)")
 		logFormat  = fs.String("log-format", "", "text, json or auto: text on a terminal, JSON otherwise (default auto)")
@@ -102,6 +105,7 @@ func run(args []string, stderr io.Writer) int {
 
 	var cfg *daemon.Config
 	perDB := *protocol != "" || *listen != "" || *upstream != "" || *policy != "" || *mode != "" || *maxMsg != 0 || *reusePort ||
+		*learnF || *learnBy != "" || *learnedPol != "" ||
 		*intercept || *icMode != "" || *unixSock != "" || *protect != "" || *maxConns != 0 || *idleTO != 0 || *idleTxTO != 0 ||
 		*tlsCert != "" || *tlsKey != "" || *tlsCA != "" || *tlsReq || *upTLS != "" || *upCA != "" || *upName != "" || *allowCmds != ""
 	var discovered []string // what discovery found, logged once the logger exists
@@ -133,6 +137,7 @@ func run(args []string, stderr io.Writer) int {
 		db := daemon.Database{
 			Name: "default", Protocol: *protocol, Listen: *listen, Upstream: *upstream,
 			Policy: *policy, Mode: daemon.Mode(*mode), MaxMessageBytes: *maxMsg,
+			Learn: *learnF, LearnBy: *learnBy, LearnedPolicy: *learnedPol,
 			UnixSocket: *unixSock, ReusePort: *reusePort,
 			MaxConnections: *maxConns, IdleTimeout: *idleTO, IdleInTransactionTimeout: *idleTxTO,
 		}
