@@ -261,6 +261,13 @@ func (l *Learner) record(d Dialect, tf *TextFacts, sql []byte, s *Session, rule 
 	l.mu.Lock()
 	app := l.apps[id]
 	if app == nil {
+		if l.total >= l.limit {
+			// no new identities past the limit either: each would hold
+			// memory and learn nothing
+			l.dropped++
+			l.mu.Unlock()
+			return
+		}
 		app = &learnedApp{prints: map[uint64]*learned{}, denied: map[string]uint64{}}
 		l.apps[id] = app
 	}

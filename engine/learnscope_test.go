@@ -337,3 +337,15 @@ func BenchmarkLearnedPolicyHit(b *testing.B) {
 		}
 	}
 }
+
+// The learner's bound holds for identities too.
+func TestLearnLimit(t *testing.T) {
+	l := engine.NewLearnerBy(pgsql.Dialect, 2, engine.LearnByUser)
+	for i := 0; i < 50; i++ {
+		l.Record("SELECT a FROM t WHERE id = 1; SELECT b FROM t", &engine.Session{User: "u" + string(rune('a'+i%26)) + string(rune('a'+i/26))})
+	}
+	n, dropped := l.Len()
+	if r := l.Report(); n != 2 || dropped == 0 || len(r.Apps) != 1 {
+		t.Errorf("limit 2: %d fingerprints, %d dropped, %d identities", n, dropped, len(r.Apps))
+	}
+}
