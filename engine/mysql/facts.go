@@ -120,6 +120,9 @@ func textFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 	// application's); selected once one did, after which the session's
 	// database no longer matters.
 	db, selected := "", false
+	// app: an earlier statement of the text reads or writes an
+	// application table (probes.go stackedProbe).
+	app := false
 	for _, s := range stmts {
 		st := engine.StmtFacts{PrevKinds: prev}
 		dependent := fillStmtIn(&st, s, 0, db)
@@ -138,6 +141,10 @@ func textFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 		if !selected && mayDiffer(&st, dependent) {
 			inDatabases(&st, s, dependent)
 		}
+		if app {
+			stackedProbe(&st, s)
+		}
+		app = app || st.Kind != engine.KindUtility && appTable(&st, s)
 		if u, ok := s.(*ast.UseStmt); ok {
 			db, selected = useDatabase(u.DBName), true
 		}
@@ -210,7 +217,7 @@ func fillStmtIn(st *engine.StmtFacts, s ast.StmtNode, depth int, db string) bool
 		planned(st)
 	}
 	statementEffectsIn(st, s, db)
-	probes(st, s, w.probe)
+	probes(st, s, w.probe, w.blind)
 	if !planOnly {
 		bareParams(st, s) // params.go
 	}
@@ -252,6 +259,9 @@ type walker struct {
 	// probe: the statement calls a function or reads a system variable
 	// that the probe shapes use (probes.go).
 	probe bool
+	// blind: a condition has a term whose value is known where query
+	// builders put none (blind.go blindCond).
+	blind bool
 	xhex  map[string]bool // the bytes of the statement's X'...' literals (taut.go folder)
 }
 
@@ -423,8 +433,10 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.CaseExpr:
 		st.BoolTerms += int32(len(x.WhenClauses))
 		w.selfCond(x)
+		w.probe = true // a CASE choosing by constants (blind.go)
 	case *ast.SubqueryExpr:
 		w.selfCond(x)
+		w.probe = true // a scalar subquery matched against a pattern (blind.go)
 	case *ast.ShowStmt:
 		w.cond(x.Where) // SHOW TABLES WHERE SLEEP(5) sleeps once per row
 	case *ast.PrepareStmt:
@@ -487,6 +499,8 @@ func (w *walker) cond(e ast.ExprNode) {
 	w.markCond(e)
 	if w.orTautology(e) {
 		w.st.Tautology = true
+	} else {
+		w.blindCond(e) // an always-true OR arm is no-tautology's
 	}
 }
 

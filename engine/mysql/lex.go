@@ -416,6 +416,9 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				if digits < 5 {
 					j = i + 3
 				}
+				if gluedExec(sql, j, end) {
+					execBlank = false // kept: a comment trick (gluedExec)
+				}
 				if execBlank {
 					w.blank(i, j)
 				}
@@ -434,7 +437,7 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 					i = end + 2
 					continue
 				}
-				known := m.version != 0
+				known := m.version != 0 && !gluedExec(sql, j, end)
 				if known && !m.serverRuns(true, j-(i+4), version(sql[i+4:j])) {
 					w.blank(i+2, j) // a plain comment to the server
 					i = end + 2
@@ -591,6 +594,26 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 		return nil, "an unterminated executable comment (/*! ...)"
 	}
 	return w.result(), ""
+}
+
+// gluedExec reports whether the executable comment whose text is
+// sql[lo:end] (its */ at end) stands between tokens as their separator:
+// its text starts at the marker (/*!UNION*/, /*!50000SELECT*/) or ends at
+// a */ followed by a word (/*! UNION*/SELECT). mariadb-dump's and
+// mysqlbinlog's (/*!40101 SET ... */;, =1/*!*/;) are neither. Kept as
+// /*!, the prescan counts it as a comment trick.
+func gluedExec(sql []byte, lo, end int) bool {
+	k := lo
+	for k < end && isSpaceByte(sql[k]) {
+		k++
+	}
+	if k == end {
+		return false // empty
+	}
+	if k == lo {
+		return true
+	}
+	return !isSpaceByte(sql[end-1]) && end+2 < len(sql) && (isIdentByte(sql[end+2]) || sql[end+2] == '\'' || sql[end+2] == '"' || sql[end+2] == '`')
 }
 
 // endsBlock reports whether the word after an END (in rest) makes it the

@@ -584,6 +584,12 @@ func (r *mread) returning(i, j int) (engine.StmtFacts, bool) {
 			continue
 		}
 		merge(&st, &list)
+		// The list is returned from the written table's rows: the probe
+		// shapes of a select list on an application table (RETURNING
+		// @@datadir, RETURNING (SELECT user())).
+		if on, ok := r.parseOne("SELECT " + r.src(k+1, j) + " FROM returning_rows"); ok {
+			st.Probes |= on.Probes &^ engine.ProbeCatalog
+		}
 		return st, true
 	}
 	return engine.StmtFacts{}, false

@@ -46,6 +46,9 @@ func prescan(text string, stopBytes int) engine.LexStats {
 		for i < n && text[i] != '\n' {
 			i++
 		}
+		if lastEnd >= 0 && lastEnd < start && cutsOff(text, lastEnd, start, i) {
+			st.CommentTrick = true
+		}
 		if lastEnd == start {
 			switch lastTok {
 			case ',', '(':
@@ -143,6 +146,26 @@ func prescan(text string, stopBytes int) engine.LexStats {
 		}
 	}
 	return st
+}
+
+// cutsOff reports whether the line comment text[start:end], after a token
+// ending at lastEnd, cuts off the rest of a statement: it is the text's
+// last thing, on the line of the token before it, and holds what the rest
+// of a statement holds: it starts with a quote or ")", or holds "=" (name
+// = '' -- ' AND pass = '...', id = 1 -- AND owner = 3). A note after a
+// statement (SELECT 1 -- count, -- it's the first) is none.
+func cutsOff(text string, lastEnd, start, end int) bool {
+	if strings.ContainsAny(text[lastEnd:start], "\n\r") || strings.TrimLeft(text[end:], " \t\n\r\f\v") != "" {
+		return false
+	}
+	body := text[start:end]
+	if body[0] == '#' {
+		body = body[1:]
+	} else {
+		body = body[2:]
+	}
+	body = strings.TrimLeft(body, " \t\f\v")
+	return body != "" && strings.IndexByte("'\"`)", body[0]) >= 0 || strings.Contains(body, "=")
 }
 
 // quotedStr is quoted over a string.

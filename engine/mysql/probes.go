@@ -121,7 +121,8 @@ var jsonConstructors = map[string]bool{
 // probeCall reports whether a call of name makes the walker run the probe
 // search.
 func probeCall(name string) bool {
-	if serverInfoFuncs[name] || name == "rand" || name == "exp" || geometryFuncs[name] {
+	if serverInfoFuncs[name] || name == "rand" || name == "exp" || geometryFuncs[name] || charFuncs[name] || choosers[name] ||
+		name == "column_get" {
 		return true
 	}
 	if _, ok := errorArg[name]; ok {
@@ -217,11 +218,17 @@ func catalogRead(st *engine.StmtFacts) bool {
 // probes fills st.Probes of the statement s, whose walk is done; search is
 // the walker's note that s calls a function or reads a variable the probe
 // shapes use.
-func probes(st *engine.StmtFacts, s ast.StmtNode, search bool) {
+func probes(st *engine.StmtFacts, s ast.StmtNode, search, blind bool) {
 	if st.Kind == engine.KindUtility {
 		return
 	}
 	app := appTable(st, s)
+	if app && blind {
+		st.Probes |= engine.ProbeBooleanBlind
+	}
+	if app && catalogCall(st) {
+		st.Probes |= engine.ProbeCatalog // sys.version_major(), sys.format_path(...)
+	}
 	if catalogRead(st) {
 		if app {
 			st.Probes |= engine.ProbeCatalog
@@ -257,6 +264,9 @@ func (v *probeVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 // probeNode adds the probe shape the node n has; app: the statement reads
 // or writes an application table.
 func probeNode(st *engine.StmtFacts, n ast.Node, app bool) {
+	if app {
+		blindNode(st, n)
+	}
 	switch x := n.(type) {
 	case *ast.SetOprStmt:
 		if x.SelectList == nil || len(x.SelectList.Selects) < 2 {
@@ -270,6 +280,9 @@ func probeNode(st *engine.StmtFacts, n ast.Node, app bool) {
 	case *ast.SelectStmt:
 		if randGrouping(x) {
 			st.Probes |= engine.ProbeErrorBased
+		}
+		if app && selectsServerInfo(x) {
+			st.Probes |= engine.ProbeServerInfo
 		}
 	case *ast.FuncCallExpr:
 		name := x.FnName.L
@@ -290,7 +303,7 @@ func probeNode(st *engine.StmtFacts, n ast.Node, app bool) {
 	case *ast.BinaryOperationExpr:
 		switch x.Op {
 		case opcode.Plus, opcode.Minus, opcode.Mul, opcode.Div, opcode.IntDiv, opcode.Mod:
-			if overflow(x.L) && fed(x.R) || overflow(x.R) && fed(x.L) {
+			if overflow(x.L) && fed(x.R) || overflow(x.R) && fed(x.L) || (hasBig(x.L) || hasBig(x.R)) && (fed(x.L) || fed(x.R)) {
 				st.Probes |= engine.ProbeErrorBased
 			}
 		case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.NullEQ:
@@ -401,7 +414,7 @@ func serverInfo(e ast.Node) bool {
 	e.Accept(visitFunc(func(n ast.Node) {
 		switch x := n.(type) {
 		case *ast.FuncCallExpr:
-			if serverInfoFuncs[x.FnName.L] {
+			if serverInfoFuncs[x.FnName.L] || x.Schema.L == "sys" {
 				found = true
 			}
 		case *ast.VariableExpr:
@@ -452,13 +465,21 @@ func fed(e ast.Node) bool {
 func errorFed(name string, args []ast.ExprNode) bool {
 	if i, ok := errorArg[name]; ok {
 		for k, a := range args {
-			if (i < 0 || k == i) && !constant(a) {
+			if (i < 0 || k == i) && (!constant(a) || computed(a) || name != "name_const" && badXPath(a)) {
 				return true
 			}
 		}
 		return false
 	}
 	switch {
+	case name == "column_get":
+		// COLUMN_GET(blob, name AS type): the blob or name fed a
+		// subquery or server information
+		for _, a := range args {
+			if fed(a) {
+				return true
+			}
+		}
 	case name == "exp":
 		return len(args) > 0 && (fed(args[0]) || hasBitNeg(args[0]))
 	case geometryFuncs[name]:
@@ -585,6 +606,126 @@ func heavyCatalogJoin(s ast.Node) bool {
 		}
 		walk(sel.From.TableRefs)
 		found = plain && count >= 2
+	}))
+	return found
+}
+
+// selectsServerInfo reports whether a SELECT returns or orders by server
+// information: in its select list (a scalar subquery, a derived table, an
+// arm, the statement's own list), its GROUP BY or its ORDER BY.
+func selectsServerInfo(sel *ast.SelectStmt) bool {
+	if sel.Fields != nil {
+		for _, f := range sel.Fields.Fields {
+			if f.Expr != nil && serverInfo(f.Expr) {
+				return true
+			}
+		}
+	}
+	if sel.GroupBy != nil {
+		for _, it := range sel.GroupBy.Items {
+			if it != nil && it.Expr != nil && serverInfo(it.Expr) {
+				return true
+			}
+		}
+	}
+	if sel.OrderBy != nil {
+		for _, it := range sel.OrderBy.Items {
+			if it != nil && it.Expr != nil && serverInfo(it.Expr) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// catalogCall reports whether the statement calls a function of the
+// server's own schemas (sys.version_major(), sys.format_path()).
+func catalogCall(st *engine.StmtFacts) bool {
+	for i := range st.Funcs {
+		if systemSchema(st.Funcs[i].Schema) {
+			return true
+		}
+	}
+	return false
+}
+
+// stackedProbe adds what a statement stacked after one on application
+// tables, in the same text, reads of the server: the catalog (SELECT
+// 1; SELECT table_name FROM information_schema.tables) or server
+// information it returns (; SELECT @@datadir). Its InDatabase variants
+// get the same.
+func stackedProbe(st *engine.StmtFacts, s ast.StmtNode) {
+	if st.Kind == engine.KindUtility {
+		return
+	}
+	var p engine.ProbeSet
+	if catalogRead(st) || catalogCall(st) {
+		p |= engine.ProbeCatalog
+	}
+	if returnsServerInfo(s) {
+		p |= engine.ProbeServerInfo
+	}
+	st.Probes |= p
+	for i := range st.InDatabase {
+		st.InDatabase[i].Facts.Probes |= p
+	}
+}
+
+// returnsServerInfo reports whether a query statement returns server
+// information anywhere in what it selects.
+func returnsServerInfo(s ast.StmtNode) bool {
+	found := false
+	s.Accept(visitFunc(func(n ast.Node) {
+		if sel, ok := n.(*ast.SelectStmt); ok && !found && selectsServerInfo(sel) {
+			found = true
+		}
+	}))
+	return found
+}
+
+// computed reports whether e is worked out from other values (a
+// function, an operator, a subquery) rather than written as a value: an
+// XPath or GTID set an application passes is a string or a parameter;
+// CONCAT(0x5c, ...) builds the invalid one whose error quotes it.
+func computed(e ast.ExprNode) bool {
+	switch unparen(e).(type) {
+	case *ast.FuncCallExpr, *ast.BinaryOperationExpr, *ast.SubqueryExpr, *ast.FuncCastExpr, *ast.UnaryOperationExpr:
+		return true
+	}
+	return false
+}
+
+// badXPath reports whether e is a literal no XPath or GTID set starts
+// with (\, ~, :, ...): its error quotes it (EXTRACTVALUE(1, 0x5c71...)).
+func badXPath(e ast.ExprNode) bool {
+	v, ok := value(e)
+	if !ok || v.null {
+		return false
+	}
+	t := text(v)
+	if t == "" {
+		return false
+	}
+	switch t[0] {
+	case '\\', '~', '!', '#', '$', '%', '^', '&', ';', ':', ',', '?', '`', '\'', '"', '}', '{', ']':
+		return true
+	}
+	return false
+}
+
+// hasBig reports whether e holds a number literal of 2^62 or more: doubled
+// or added to its like it overflows BIGINT, and the error quotes the
+// expression, its subqueries evaluated (2*IF((SELECT ...), 8446744073709551610, ...)).
+func hasBig(e ast.ExprNode) bool {
+	found := false
+	e.Accept(visitFunc(func(n ast.Node) {
+		if x, ok := n.(ast.ValueExpr); ok && !found {
+			if v, ok := value(x); ok && !v.isStr {
+				if f, ok := toNumber(v); ok && (f >= 4611686018427387904 || f <= -4611686018427387904) {
+					found = true
+				}
+			}
+		}
 	}))
 	return found
 }

@@ -194,7 +194,7 @@ func BenchmarkProbeSearch3Join(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			st.Probes = 0
-			probes(&st, stmts[0], true)
+			probes(&st, stmts[0], true, false)
 		}
 		if st.Probes != 0 {
 			b.Fatal(st.Probes)
@@ -223,5 +223,86 @@ func TestHeavyCatalogJoin(t *testing.T) {
 		if tp != tt.heavy {
 			t.Errorf("%s: got time_probe %v, want %v", tt.sql, tp, tt.heavy)
 		}
+	}
+}
+
+// TestBlindFacts: the boolean-blind and character-extraction shapes
+// (blind.go), server information in the select list, ORDER BY and
+// RETURNING of an application statement, and a catalog read or server
+// information stacked after one (probes.go), and their benign faces.
+func TestBlindFacts(t *testing.T) {
+	const (
+		cat = engine.ProbeCatalog
+		srv = engine.ProbeServerInfo
+		eb  = engine.ProbeErrorBased
+		bb  = engine.ProbeBooleanBlind
+		ce  = engine.ProbeCharExtraction
+	)
+	tests := []struct {
+		name, sql string
+		want      engine.ProbeSet
+	}{
+		{"and true", "SELECT a FROM t WHERE id = 1 AND 5678=5678", bb},
+		{"and false", "SELECT a FROM t WHERE id = 1 AND 5678=1234", bb},
+		{"or false", "SELECT a FROM t WHERE id = 1 OR 5678=1234", bb},
+		{"strings", "SELECT a FROM t WHERE name = 'x' AND 'abc'='abc'", bb},
+		{"parenthesised chain", "SELECT a FROM t WHERE (id = 1 AND 2=2)", bb},
+		{"middle of a chain", "SELECT a FROM t WHERE name = 'x' AND 2=2 AND pass = 'y'", bb},
+		{"nested in or", "SELECT a FROM t WHERE id = 9 OR (b = 2 AND 3=3)", bb},
+		{"on", "SELECT a FROM t JOIN u ON u.id = t.id AND 2=2", bb},
+		{"having", "SELECT a FROM t GROUP BY a HAVING COUNT(*) > 1 AND 2=2", bb},
+		{"case constant", "SELECT a FROM t ORDER BY (CASE WHEN 5=5 THEN a ELSE b END)", bb},
+		{"if constant", "SELECT a FROM t WHERE id = 1 AND IF(5=5, 1, 0)", bb},
+		{"elt", "SELECT a FROM t WHERE id = 1 AND ELT(5=5, 1)", bb},
+		{"builder head", "SELECT a FROM t WHERE 1=1 AND id = 1", 0},
+		{"builder head parenthesised", "SELECT a FROM t WHERE (1=1) AND id = 1", 0},
+		{"whole constant", "SELECT a FROM t WHERE 1=0", 0},
+		{"empty in list", "SELECT a FROM t WHERE active = 1 AND 1=0", 0},
+		{"empty in list 0=1", "SELECT a FROM t WHERE active = 1 AND 0 = 1", 0},
+		{"or head", "SELECT a FROM t WHERE (1=0 OR id = 3)", 0},
+		{"optional filter", "SELECT a FROM t WHERE (name = 'x' OR 'x' IS NULL)", 0},
+		{"tautology is no-tautology's", "SELECT a FROM t WHERE id = 1 OR 1=1", 0},
+		{"no application table", "SELECT 1 FROM dual WHERE 1 AND 2=2", 0},
+		{"case of columns", "SELECT CASE WHEN a > 1 THEN 'x' END FROM t", 0},
+
+		{"ord mid subquery", "SELECT a FROM t WHERE id = 1 AND ORD(MID((SELECT v FROM s LIMIT 1), 1, 1)) > 64", ce},
+		{"constant on the left", "SELECT a FROM t WHERE id = 1 AND 64 < ASCII(SUBSTR((SELECT v FROM s), 1, 1))", ce},
+		{"between", "SELECT a FROM t WHERE id = 1 AND ASCII((SELECT v FROM s)) BETWEEN 1 AND 9", ce},
+		{"in list", "SELECT a FROM t WHERE id = 1 AND ASCII((SELECT v FROM s)) IN (97, 98)", ce},
+		{"inside the subquery", "SELECT a FROM t WHERE id = 1 AND (SELECT SUBSTR(v, 1, 1) FROM s) = 'a'", ce},
+		{"like prefix", "SELECT a FROM t WHERE id = 1 AND (SELECT v FROM s) LIKE 'a%'", ce},
+		{"regexp", "SELECT a FROM t WHERE id = 1 AND (SELECT v FROM s) REGEXP '^a'", ce},
+		{"bare truth", "SELECT a FROM t WHERE id = 1 AND ORD(MID((SELECT v FROM s), 1, 1))", ce},
+		{"of a column", "SELECT a FROM t WHERE LEFT(name, 1) = 'a'", 0},
+		{"subquery compared with a column", "SELECT a FROM t WHERE price > (SELECT AVG(price) FROM t)", 0},
+
+		{"select list", "SELECT user(), a FROM t", srv},
+		{"scalar subquery", "SELECT a FROM t WHERE id = (SELECT user())", srv},
+		{"order by", "SELECT a FROM t ORDER BY version()", srv},
+		{"group by", "SELECT a FROM t GROUP BY a, database()", srv},
+		{"returning", "INSERT INTO t (a) VALUES (1) RETURNING @@datadir", srv},
+		{"stacked server info", "SELECT a FROM t WHERE id = 1; SELECT @@datadir", srv},
+		{"stacked catalog", "SELECT a FROM t WHERE id = 1; SELECT table_name FROM information_schema.tables", cat},
+		{"sys function", "SELECT a FROM t WHERE id = 1 AND sys.version_major() = 10", cat},
+		{"compared with a column", "SELECT a FROM t WHERE owner = CURRENT_USER()", 0},
+		{"values", "INSERT INTO audit (who) VALUES (CURRENT_USER())", 0},
+		{"alone", "SELECT @@version_comment LIMIT 1", 0},
+		{"connector", "SELECT @@max_allowed_packet, @@sql_mode, @@system_time_zone", 0},
+		{"stacked without an application table", "SET NAMES utf8mb4; SELECT @@version", 0},
+		{"stacked last insert id", "INSERT INTO t (a) VALUES (1); SELECT LAST_INSERT_ID()", 0},
+
+		{"extractvalue of constants", "SELECT a FROM t WHERE id = 1 AND EXTRACTVALUE(1, CONCAT(0x5c, 0x71, (SELECT (ELT(1=1, 1))), 0x71))", eb},
+		{"extractvalue bad literal", "SELECT a FROM t WHERE id = 1 AND EXTRACTVALUE(1, '~a')", eb},
+		{"gtid_subset of constants", "SELECT a FROM t WHERE id = 1 AND GTID_SUBSET(CONCAT(0x71, 0x71), 1)", eb},
+		{"bigint doubled", "SELECT a FROM t WHERE id = 1 AND (SELECT 2*(IF((SELECT 1), 8446744073709551610, 8446744073709551610)))", eb},
+		{"column_get fed", "SELECT a FROM t WHERE id = 1 AND COLUMN_GET(COLUMN_CREATE('a', (SELECT v FROM s)), 'a' AS INT)", eb},
+		{"extractvalue path", "SELECT EXTRACTVALUE(doc, '/a/b') FROM t", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := anyProbes(tt.sql); got&tt.want != tt.want || tt.want == 0 && got != 0 {
+				t.Errorf("%s: probes %v, want %v", tt.sql, got, tt.want)
+			}
+		})
 	}
 }

@@ -1,0 +1,302 @@
+package mysql
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// The shapes of blind extraction (issue 22), in statements that read or
+// write an application table (probes.go appTable):
+//
+//	boolean_blind    a term of a WHERE, HAVING or ON condition's AND or
+//	                 OR chain whose value is known before it runs, in a
+//	                 place no query builder puts one: AND 5678=5678,
+//	                 AND 'a'='a', AND 5678=1234, OR 5678=1234, OR NOT
+//	                 5678=5678, AND (SELECT 3)=3 — the two answers an
+//	                 injected boolean oracle compares. Kept, as the
+//	                 builders emit them: a constant as a chain's first
+//	                 term (WHERE 1=1 AND ..., WHERE (1=0 OR a = 1)), a
+//	                 whole condition that is constant (WHERE 1=0, WHERE
+//	                 1=1), and the empty IN list's false anywhere in a
+//	                 chain — a comparison of the literals 0 and 1 that is
+//	                 false (1=0, 0=1, 1<>1, 0!=0) or a bare 0/FALSE
+//	                 (Rails, Laravel, SQLAlchemy put it where the IN
+//	                 was). An OR term that is always true is a tautology
+//	                 (no-tautology's). Also a CASE WHEN, IF(), ELT() or
+//	                 MAKE_SET() choosing by a comparison of constants
+//	                 (RLIKE (SELECT CASE WHEN (1=1) THEN 1 ELSE 0x28
+//	                 END)): the conditional error or value of an oracle.
+//	char_extraction  a character-taking function (ASCII, ORD, SUBSTRING,
+//	                 MID, LEFT, HEX, LENGTH ..., charFuncs) of a scalar
+//	                 subquery or of server information, or a scalar
+//	                 subquery selecting one, compared with a constant
+//	                 (ORD(MID((SELECT ... FROM secrets), 1, 1)) > 64) or
+//	                 used as a truth value; a scalar subquery matched
+//	                 against a constant LIKE or REGEXP pattern.
+//
+// What only an allowlist stops: an oracle whose question names nothing
+// of this (AND (SELECT COUNT(*) FROM secrets) > 3, AND EXISTS (SELECT 1
+// FROM secrets WHERE id = 3)), which an application's own statements ask
+// too.
+
+// charFuncs take a string apart into characters or numbers a blind probe
+// compares one by one.
+var charFuncs = map[string]bool{
+	"ascii": true, "ord": true, "substring": true, "substr": true, "mid": true, "left": true, "right": true,
+	"hex": true, "unhex": true, "bin": true, "oct": true, "conv": true, "length": true, "char_length": true,
+	"character_length": true, "bit_length": true, "octet_length": true, "strcmp": true, "instr": true,
+	"locate": true, "position": true, "lpad": true, "rpad": true, "reverse": true, "substring_index": true,
+	"regexp_substr": true, "crc32": true, "char": true, "weight_string": true, "soundex": true,
+}
+
+// choosers pick a value by their first argument's truth.
+var choosers = map[string]bool{"if": true, "elt": true, "make_set": true}
+
+// blindCond notes (walker.blind) that a condition has a known-valued term
+// where builders put none, in some reading of its X'...' literals.
+func (w *walker) blindCond(e ast.ExprNode) {
+	if e == nil || w.blind {
+		return
+	}
+	for i := range readings(w.xhex) {
+		fo := reading(w.xhex, i)
+		if fo.blindTerm(e, 0) {
+			w.blind = true
+			return
+		}
+	}
+}
+
+// blindTerm reports whether the AND or OR chain of e (each parenthesised
+// group a chain of its own) has a term whose value is known in a place a
+// query builder puts none.
+func (fo *folder) blindTerm(e ast.ExprNode, depth int) bool {
+	if depth > maxFoldDepth {
+		return false
+	}
+	x, ok := unparen(e).(*ast.BinaryOperationExpr)
+	if !ok || x.Op != opcode.LogicAnd && x.Op != opcode.LogicOr {
+		return false
+	}
+	terms := chainTerms(x, x.Op, nil)
+	for k, t := range terms {
+		if v, known := fo.knownTruth(t); known {
+			switch {
+			case k == 0: // WHERE 1=1 AND ..., (1=0 OR ...)
+			case !v && builderFalse(t): // an empty IN list
+			case v && x.Op == opcode.LogicOr: // a tautology
+			case x.Op == opcode.LogicOr && fo.optionalFilterArm(t, terms): // (name = 'x' OR 'x' IS NULL)
+			default:
+				return true
+			}
+			continue
+		}
+		if fo.blindTerm(t, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// chainTerms appends the terms of the op chain x, in order, without
+// entering parentheses.
+func chainTerms(e ast.ExprNode, op opcode.Op, out []ast.ExprNode) []ast.ExprNode {
+	if x, ok := e.(*ast.BinaryOperationExpr); ok && x.Op == op {
+		out = chainTerms(x.L, op, out)
+		return chainTerms(x.R, op, out)
+	}
+	return append(out, e)
+}
+
+// knownTruth returns the truth of e when it is known before it runs (not
+// NULL).
+func (fo *folder) knownTruth(e ast.ExprNode) (bool, bool) {
+	v, ok := fo.fold(e, 0)
+	if !ok || v.null {
+		return false, false
+	}
+	return truthy(v), true
+}
+
+// builderFalse reports whether e is what builders write for an empty IN
+// list: a comparison of the literals 0 and 1 (1=0, 0=1, 1<>1, 1!=1), or
+// 0 / FALSE. Its truth is checked by the caller.
+func builderFalse(e ast.ExprNode) bool {
+	e = unparen(e)
+	if bitLiteral(e) {
+		return true
+	}
+	x, ok := e.(*ast.BinaryOperationExpr)
+	if !ok || x.Op != opcode.EQ && x.Op != opcode.NE {
+		return false
+	}
+	return bitLiteral(unparen(x.L)) && bitLiteral(unparen(x.R))
+}
+
+// bitLiteral: the integer literal 0 or 1 (TRUE and FALSE are read as
+// them).
+func bitLiteral(e ast.ExprNode) bool {
+	v, ok := e.(*test_driver.ValueExpr)
+	if !ok {
+		return false
+	}
+	switch v.Kind() {
+	case test_driver.KindInt64:
+		n := v.GetInt64()
+		return n == 0 || n == 1
+	case test_driver.KindUint64:
+		n := v.GetUint64()
+		return n == 0 || n == 1
+	}
+	return false
+}
+
+// constChoice reports whether e, a chooser's or CASE's condition, is a
+// comparison or logical expression of constants (1=1, 5678=5678, NOT
+// 1=2), not a bare value.
+func constChoice(e ast.ExprNode) bool {
+	switch x := unparen(e).(type) {
+	case *ast.BinaryOperationExpr, *ast.IsNullExpr, *ast.IsTruthExpr, *ast.PatternInExpr,
+		*ast.PatternLikeOrIlikeExpr, *ast.BetweenExpr:
+	case *ast.UnaryOperationExpr:
+		if x.Op != opcode.Not && x.Op != opcode.Not2 {
+			return false
+		}
+	default:
+		return false
+	}
+	if !constant(e) {
+		return false // reads the row: IF(id = 9 OR 1, ...) is no-tautology's
+	}
+	v, ok := value(e)
+	return ok && !v.null
+}
+
+// blindNode adds the boolean_blind and char_extraction shapes the node n
+// has, in a statement on application tables.
+func blindNode(st *engine.StmtFacts, n ast.Node) {
+	switch x := n.(type) {
+	case *ast.CaseExpr:
+		if x.Value == nil {
+			for _, wc := range x.WhenClauses {
+				if constChoice(wc.Expr) {
+					st.Probes |= engine.ProbeBooleanBlind
+				}
+			}
+		}
+	case *ast.FuncCallExpr:
+		if choosers[x.FnName.L] && len(x.Args) > 0 && constChoice(x.Args[0]) {
+			st.Probes |= engine.ProbeBooleanBlind
+		}
+	case *ast.BinaryOperationExpr:
+		switch x.Op {
+		case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.NullEQ:
+			if constant(x.R) && extraction(x.L) || constant(x.L) && extraction(x.R) {
+				st.Probes |= engine.ProbeCharExtraction
+			}
+		case opcode.LogicAnd, opcode.LogicOr, opcode.LogicXor:
+			if extractTruth(x.L) || extractTruth(x.R) {
+				st.Probes |= engine.ProbeCharExtraction
+			}
+		}
+	case *ast.UnaryOperationExpr:
+		if (x.Op == opcode.Not || x.Op == opcode.Not2) && extractTruth(x.V) {
+			st.Probes |= engine.ProbeCharExtraction
+		}
+	case *ast.BetweenExpr:
+		if extraction(x.Expr) && constant(x.Left) && constant(x.Right) {
+			st.Probes |= engine.ProbeCharExtraction
+		}
+	case *ast.PatternInExpr:
+		if x.Sel == nil && extraction(x.Expr) {
+			all := true
+			for _, v := range x.List {
+				all = all && constant(v)
+			}
+			if all {
+				st.Probes |= engine.ProbeCharExtraction
+			}
+		}
+	case *ast.PatternLikeOrIlikeExpr:
+		if constant(x.Pattern) && (extraction(x.Expr) || scalarSubquery(x.Expr)) {
+			st.Probes |= engine.ProbeCharExtraction
+		}
+	case *ast.PatternRegexpExpr:
+		if constant(x.Pattern) && (extraction(x.Expr) || scalarSubquery(x.Expr)) {
+			st.Probes |= engine.ProbeCharExtraction
+		}
+	}
+}
+
+// extractTruth: e, used as a truth value, is an extraction and reads no
+// column of the statement's rows (AND ORD(MID((SELECT ...), 1, 1))).
+func extractTruth(e ast.ExprNode) bool {
+	if !extraction(e) {
+		return false
+	}
+	v := &outerColumns{}
+	e.Accept(v)
+	return !v.found
+}
+
+// outerColumns finds a column or parameter outside the subqueries of what
+// it visits.
+type outerColumns struct{ found bool }
+
+func (v *outerColumns) Enter(n ast.Node) (ast.Node, bool) {
+	switch n.(type) {
+	case *ast.ColumnNameExpr, ast.ParamMarkerExpr:
+		v.found = true
+	case *ast.SubqueryExpr:
+		return n, true
+	}
+	return n, v.found
+}
+
+func (v *outerColumns) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// extraction reports whether e holds a character-taking function of a
+// scalar subquery or of server information, or is a scalar subquery that
+// selects one.
+func extraction(e ast.ExprNode) bool {
+	if sq, ok := unparen(e).(*ast.SubqueryExpr); ok && !sq.Exists {
+		if sel, ok := sq.Query.(*ast.SelectStmt); ok && sel.Fields != nil {
+			for _, f := range sel.Fields.Fields {
+				if f.Expr != nil && hasCharFunc(f.Expr) {
+					return true
+				}
+			}
+		}
+	}
+	found := false
+	e.Accept(visitFunc(func(n ast.Node) {
+		if f, ok := n.(*ast.FuncCallExpr); ok && !found && charFuncs[f.FnName.L] {
+			for _, a := range f.Args {
+				if fed(a) {
+					found = true
+					return
+				}
+			}
+		}
+	}))
+	return found
+}
+
+func hasCharFunc(e ast.ExprNode) bool {
+	found := false
+	e.Accept(visitFunc(func(n ast.Node) {
+		if f, ok := n.(*ast.FuncCallExpr); ok && charFuncs[f.FnName.L] {
+			found = true
+		}
+	}))
+	return found
+}
+
+// scalarSubquery: e is a subquery used as a value.
+func scalarSubquery(e ast.ExprNode) bool {
+	sq, ok := unparen(e).(*ast.SubqueryExpr)
+	return ok && !sq.Exists
+}
