@@ -151,8 +151,8 @@ func prescan(text string, stopBytes int) engine.LexStats {
 // cutsOff reports whether the line comment text[start:end], after a token
 // ending at lastEnd, cuts off the rest of a statement: it is the text's
 // last thing, on the line of the token before it, and holds what the rest
-// of a statement holds: it starts with a quote or ")", or holds "=" (name
-// = '' -- ' AND pass = '...', id = 1 -- AND owner = 3). A note after a
+// of a statement holds: it starts with a quote or ")", or holds "="
+// (name = 'x' -- ' AND pass = '...', id = 1 -- AND owner = 3). A note after a
 // statement (SELECT 1 -- count, -- it's the first) is none.
 func cutsOff(text string, lastEnd, start, end int) bool {
 	if strings.ContainsAny(text[lastEnd:start], "\n\r") || strings.TrimLeft(text[end:], " \t\n\r\f\v") != "" {
