@@ -8,6 +8,16 @@ package engine
 // those conditions true is judged by the facts with the condition always
 // true (the WHERE-less UPDATE or DELETE, the always-true OR arm), made
 // once per text and cached with it.
+//
+// A write whose rows a condition made of parameters and constants decides
+// (MySQL: DELETE FROM t WHERE ? = 1, UPDATE t SET a = 1 WHERE ? IS NULL OR
+// id = ?, DELETE FROM t WHERE name LIKE ?) is reported as ParamWrite: an
+// execution of it is judged as the statement with its values written in
+// place (ParamBinder), folded as the server folds them; with values that
+// are not known, as the statement with each one a value that is the same
+// for every row and unknown (the dialect's spelling of a user variable),
+// made once per text. Only a deny of that judgment counts: the text's own
+// verdict stands otherwise.
 
 // BareParam is one parameter that stands alone in a condition. The
 // condition is true for every row when, in some Arm, every parameter
@@ -21,19 +31,47 @@ type BareParam struct {
 	Negated bool
 }
 
-// ParamTruth says what a bound value may be as a condition: true, false
-// (NULL is neither), or both when it is not known (a user variable in
-// EXECUTE ... USING, a value sent as long data).
-type ParamTruth func(i int) (canBeTrue, canBeFalse bool)
+// ParamValues are the values bound at one execution of a prepared
+// statement.
+type ParamValues interface {
+	// Truth says what value i may be as a condition: true, false (NULL
+	// is neither), or both when it is not known (a user variable in
+	// EXECUTE ... USING, a value sent as long data).
+	Truth(i int) (canBeTrue, canBeFalse bool)
+	// AppendSQL appends value i as SQL text that the server reads as that
+	// value (a number, a quoted string, NULL, a user variable); false
+	// when it is not known, or cannot be written so.
+	AppendSQL(dst []byte, i int) ([]byte, bool)
+	// Count is the number of values; -1 when not known.
+	Count() int
+}
 
-// UnknownParams is the ParamTruth of values that are not known.
-func UnknownParams(int) (bool, bool) { return true, true }
+// A ParamBinder is a Dialect that can write a prepared statement's text
+// with its parameters' values in place, for a ParamWrite's execution.
+type ParamBinder interface {
+	// Bind returns the statement that text (a statement, or a PREPARE of
+	// one) runs with vals in place of its parameters, each value not
+	// known written as one that is the same for every row and unknown;
+	// false when it cannot, or the count of values is not the count of
+	// parameters (the engine then takes every such condition as true).
+	Bind(text string, vals ParamValues) (string, bool)
+}
 
-// JudgeBound judges the text of a prepared statement executed with values
-// that truth describes: as Judge does, and, when the values can make a
-// bare parameter's condition always true, as the statement with that
-// condition always true.
-func (e *Engine) JudgeBound(sql []byte, s *Session, truth ParamTruth) Verdict {
+type unknownParams struct{}
+
+func (unknownParams) Truth(int) (bool, bool)                     { return true, true }
+func (unknownParams) AppendSQL(dst []byte, _ int) ([]byte, bool) { return dst, false }
+func (unknownParams) Count() int                                 { return -1 }
+
+// UnknownParams are values not known at all (COM_STMT_BULK_EXECUTE rows
+// not read, EXECUTE ... USING of a name prepared elsewhere).
+var UnknownParams ParamValues = unknownParams{}
+
+// JudgeBound judges the text of a prepared statement executed with vals:
+// as Judge does, and, when the values can make a bare parameter's
+// condition always true, as the statement with that condition always
+// true; a ParamWrite as the statement with its values in place.
+func (e *Engine) JudgeBound(sql []byte, s *Session, vals ParamValues) Verdict {
 	v := e.Judge(sql, s)
 	if !v.BareParams {
 		return v
@@ -46,21 +84,74 @@ func (e *Engine) JudgeBound(sql []byte, s *Session, truth ParamTruth) Verdict {
 		return v
 	}
 	tf := e.facts(read)
-	if !tf.boundHolds(truth) {
-		return v
+	out := v
+	if tf.boundHolds(vals.Truth) {
+		tf.boundOnce.Do(func() { tf.bound = e.boundFacts(tf, string(read)) })
+		out = strongerBound(out, e.judge(tf.bound, s))
 	}
-	tf.boundOnce.Do(func() { tf.bound = e.boundFacts(tf, string(read)) })
-	bv := e.judge(tf.bound, s)
-	bv.SessionOps, bv.DynamicSQL, bv.BareParams = v.SessionOps, v.DynamicSQL, true
+	if tf.paramWrite() {
+		var vf *TextFacts
+		if vals.Count() < 0 {
+			tf.unknownOnce.Do(func() { tf.unknown = e.valuesFacts(tf, string(read), vals) })
+			vf = tf.unknown
+		} else {
+			vf = e.valuesFacts(tf, string(read), vals)
+		}
+		out = strongerBound(out, e.judge(vf, s))
+	}
+	out.SessionOps, out.DynamicSQL, out.BareParams = v.SessionOps, v.DynamicSQL, true
+	return out
+}
+
+// strongerBound returns bv when it denies more strongly than v.
+func strongerBound(v, bv Verdict) Verdict {
 	if bv.Action.Denies() && (!v.Action.Denies() || denyRank(bv.Action, bv.Mode) > denyRank(v.Action, v.Mode)) {
 		return bv
 	}
 	return v
 }
 
+// paramWrite reports whether a statement of tf is a ParamWrite.
+func (tf *TextFacts) paramWrite() bool {
+	for i := range tf.Stmts {
+		if tf.Stmts[i].ParamWrite {
+			return true
+		}
+	}
+	return false
+}
+
+// valuesFacts returns the facts of the statement text runs with vals in
+// place (ParamBinder), analysed and matched but not cached (values rarely
+// repeat); when the dialect cannot write it, tf's facts with every
+// ParamWrite writing every row.
+func (e *Engine) valuesFacts(tf *TextFacts, text string, vals ParamValues) *TextFacts {
+	if b, ok := e.dialect.(ParamBinder); ok {
+		if bound, ok := b.Bind(text, vals); ok {
+			if bf := e.analyze(bound); !bf.Unparsed && !bf.ParseError && len(bf.Stmts) > 0 {
+				return bf
+			}
+		}
+	}
+	out := &TextFacts{Stmts: make([]StmtFacts, len(tf.Stmts)), ParseError: tf.ParseError, ParseReason: tf.ParseReason,
+		Lex: tf.Lex, SQLOps: tf.SQLOps}
+	for i := range tf.Stmts {
+		st := tf.Stmts[i]
+		st.matched = nil
+		if st.ParamWrite {
+			st.Unfiltered |= 1<<KindUpdate | 1<<KindDelete
+			st.InDatabase = nil // the facts above, in every database
+			st.AsUser = nil
+		}
+		out.Stmts[i] = st
+	}
+	e.policy.precompute(e.dialect, out, text)
+	return out
+}
+
 // boundHolds reports whether the values can make some statement's bare
 // condition always true.
-func (tf *TextFacts) boundHolds(truth ParamTruth) bool {
+func (tf *TextFacts) boundHolds(truth func(int) (bool, bool)) bool {
 	for i := range tf.Stmts {
 		ps := tf.Stmts[i].BareParams
 		for j := 0; j < len(ps); {

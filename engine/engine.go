@@ -129,7 +129,7 @@ func (e *Engine) Judge(sql []byte, s *Session) Verdict {
 	v.SessionOps = len(tf.SQLOps) > 0
 	for i := range tf.Stmts {
 		v.DynamicSQL = v.DynamicSQL || tf.Stmts[i].DynamicSQL
-		v.BareParams = v.BareParams || len(tf.Stmts[i].BareParams) > 0
+		v.BareParams = v.BareParams || len(tf.Stmts[i].BareParams) > 0 || tf.Stmts[i].ParamWrite
 	}
 	if l := e.learner.Load(); l != nil {
 		l.record(e.dialect, tf, sql, s, v.RuleID, v.Action.Denies())

@@ -72,8 +72,10 @@ type Verdict struct {
 	// known from the text (relay/mysql lexstate.go).
 	DynamicSQL bool
 	// BareParams is true when a statement of the text has a parameter
-	// that stands alone as a condition (StmtFacts.BareParams): an
-	// execution is judged with the values bound (JudgeBound).
+	// that stands alone as a condition (StmtFacts.BareParams), or is a
+	// write its parameters may make the same for every row
+	// (StmtFacts.ParamWrite): an execution is judged with the values
+	// bound (JudgeBound).
 	BareParams bool
 }
 

@@ -203,6 +203,11 @@ type StmtFacts struct {
 	BareParams []BareParam
 	BareWhere  KindSet
 	BareOr     bool
+	// ParamWrite is set when the statement writes rows that a condition
+	// of its parameters may decide as the same for every row (MySQL:
+	// DELETE FROM t WHERE ? = 1, ... WHERE name LIKE ?): an execution is
+	// judged with its values in place (bound.go).
+	ParamWrite bool
 
 	// InDatabase holds what the statement does instead when the session's
 	// current database (Session.Database, compared without case) is one of
@@ -300,6 +305,10 @@ type TextFacts struct {
 	// (bound.go), made at most once.
 	boundOnce sync.Once
 	bound     *TextFacts
+	// unknown: the facts of a ParamWrite's text with values not known
+	// (bound.go valuesFacts), made at most once.
+	unknownOnce sync.Once
+	unknown     *TextFacts
 
 	// Fingerprints are computed at most once per text, when a policy or a
 	// learner first needs them.
@@ -520,6 +529,11 @@ type SQLOp struct {
 	// as the statement its string holds ([0, 0): judge the whole text).
 	InnerLo, InnerHi int
 	Hold             bool
+	// Using holds, for engine/mysql's EXECUTE name USING a, b, each
+	// value's SQL text when it is a literal or a user variable (100,
+	// 'x', NULL, @v), "" for an expression the dialect does not read so;
+	// nil without USING. The relay binds them (JudgeBound).
+	Using []string
 }
 
 // LexState is the session state that changes how the server lexes SQL

@@ -23,7 +23,10 @@ import (
 // class). statement is taken as written, or, when it starts with a double
 // quote, as a Go string literal, for control characters and bytes that are
 // not UTF-8. session, when present, is a comma-separated list of key=value
-// settings of the session the statement is judged in (parseSessionSpec).
+// settings of the session the statement is judged in (parseSessionSpec),
+// and bind=v1|v2|... judges it as a prepared statement executed with those
+// values (JudgeBound; each an SQL literal or @variable, ? for one not
+// known, bind=* for values not known at all).
 // Blank lines and lines starting with "#" are skipped.
 
 type adversarialCase struct {
@@ -145,11 +148,18 @@ func judgeCorpus(t *testing.T, cases []adversarialCase) {
 	}
 	for _, c := range cases {
 		s := &engine.Session{User: "app", Database: "app"}
-		if err := parseSessionSpec(c.session, s); err != nil {
+		spec, vals := bindSpec(c.session)
+		if err := parseSessionSpec(spec, s); err != nil {
 			t.Fatalf("%s:%d: session %q: %v", c.file, c.line, c.session, err)
 		}
+		judge := func(e *engine.Engine) engine.Verdict {
+			if vals != nil {
+				return e.JudgeBound([]byte(c.sql), s, vals)
+			}
+			return e.Judge([]byte(c.sql), s)
+		}
 		for round, e := range []*engine.Engine{cached, cached, uncached} {
-			v := e.Judge([]byte(c.sql), s)
+			v := judge(e)
 			ok := false
 			switch c.expect {
 			case "allow":
@@ -167,7 +177,7 @@ func judgeCorpus(t *testing.T, cases []adversarialCase) {
 				t.Errorf("%s:%d: %q: deny without a reason", c.file, c.line, c.sql)
 			}
 		}
-		v := lenient.Judge([]byte(c.sql), s)
+		v := judge(lenient)
 		switch c.expect {
 		case "deny":
 		case "allow", "parse-error":
@@ -180,4 +190,32 @@ func judgeCorpus(t *testing.T, cases []adversarialCase) {
 			}
 		}
 	}
+}
+
+// bindSpec takes bind=... out of a session spec: the values, nil without
+// it.
+func bindSpec(spec string) (string, engine.ParamValues) {
+	var rest []string
+	var vals engine.ParamValues
+	for _, kv := range strings.Split(spec, ",") {
+		if v, ok := strings.CutPrefix(kv, "bind="); ok {
+			if v == "*" {
+				vals = engine.UnknownParams
+				continue
+			}
+			var tv testValues
+			for _, x := range strings.Split(v, "|") {
+				if x == "?" {
+					x = ""
+				}
+				tv = append(tv, x)
+			}
+			vals = tv
+			continue
+		}
+		if kv != "" {
+			rest = append(rest, kv)
+		}
+	}
+	return strings.Join(rest, ","), vals
 }

@@ -805,6 +805,7 @@ func merge(st, in *engine.StmtFacts) {
 	st.BareParams = append(st.BareParams, in.BareParams...) // one statement: the server prepares no more
 	st.BareWhere |= in.BareWhere
 	st.BareOr = st.BareOr || in.BareOr
+	st.ParamWrite = st.ParamWrite || in.ParamWrite
 	st.CatalogUnion = st.CatalogUnion || in.CatalogUnion
 	st.TimeProbe = st.TimeProbe || in.TimeProbe
 	st.Probes |= in.Probes

@@ -73,6 +73,7 @@ import (
 //	SHOW PACKAGE [BODY] STATUS [LIKE | WHERE]    SHOW PROCEDURE STATUS with its condition
 //	SHOW BINARY | MASTER LOGS, SHOW ENGINE e     utility (the server's state)
 //	  STATUS | MUTEX | LOGS
+//	EXECUTE s USING 100, 'a', e                   EXECUTE s, with SELECT 100, 'a', e's facts
 //
 // Some forms have an expression where TiDB takes a literal or nothing; the
 // expression is then judged on its own, as SELECT e, and its facts are the
@@ -282,6 +283,21 @@ func (r *mread) simple(i, j int) (engine.StmtFacts, bool) {
 		// it holds (unparsed.go immediateParsed); anything else is
 		// left to the recognizer (dynamic_sql)
 		return immediateParsed(r.src(i, j))
+	case r.is(i, "execute") && r.isName(i+1) && r.is(i+2, "using"):
+		// EXECUTE s USING 100, 'a', expr: MariaDB takes any expression
+		// where TiDB takes @variables only; the values are judged as
+		// SELECT list (their reads, calls), the EXECUTE as itself, and
+		// sqlprepare.go's usingValues gives the relay their values
+		st, ok := r.parseOne("EXECUTE " + r.src(i+1, i+2))
+		if !ok || i+3 >= j {
+			return st, false
+		}
+		vals, ok := r.expr(i+3, j)
+		if !ok {
+			return st, false
+		}
+		merge(&st, &vals)
+		return st, true
 	case r.is(i, "xa"):
 		return r.xa(i, j)
 	case r.is(i, "alter") && r.alterView(i, j):

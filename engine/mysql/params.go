@@ -21,6 +21,7 @@ package mysql
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -38,8 +39,83 @@ func bareParams(st *engine.StmtFacts, s ast.StmtNode) {
 	}
 	b := &bareWalker{st: st}
 	s.Accept(&b.offsets)
+	if len(b.offsets.at) == 0 {
+		return
+	}
 	slices.Sort(b.offsets.at)
+	switch x := s.(type) {
+	case *ast.DeleteStmt:
+		b.write, b.plain = true, plainParams(x.Where, plainParams(joinOns(x.TableRefs), nil))
+	case *ast.UpdateStmt:
+		b.write, b.plain = true, plainParams(x.Where, plainParams(joinOns(x.TableRefs), nil))
+	case *ast.InsertStmt:
+		b.write = x.IsReplace || len(x.OnDuplicate) > 0
+	}
 	s.Accept(b)
+}
+
+// joinOns returns the ON condition of a table reference's top join (a
+// multi-table write's), nil when it has none.
+func joinOns(refs *ast.TableRefsClause) ast.ExprNode {
+	if refs == nil || refs.TableRefs == nil || refs.TableRefs.On == nil {
+		return nil
+	}
+	return refs.TableRefs.On.Expr
+}
+
+// plainParams appends the offsets of the parameters that condition e
+// compares straight with a column (id = ?, id IN (?, ?), id BETWEEN ? AND
+// ?), through AND, OR, XOR, NOT and parentheses: those filter by the row.
+func plainParams(e ast.ExprNode, out []int) []int {
+	if e == nil {
+		return out
+	}
+	param := func(e ast.ExprNode) (int, bool) {
+		m, ok := unparen(e).(*driver.ParamMarkerExpr)
+		if !ok {
+			return 0, false
+		}
+		return m.Offset, true
+	}
+	column := func(e ast.ExprNode) bool {
+		_, ok := unparen(e).(*ast.ColumnNameExpr)
+		return ok
+	}
+	switch x := unparen(e).(type) {
+	case *ast.BinaryOperationExpr:
+		switch x.Op {
+		case opcode.LogicAnd, opcode.LogicOr, opcode.LogicXor:
+			return plainParams(x.R, plainParams(x.L, out))
+		case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.NullEQ:
+			if o, ok := param(x.R); ok && column(x.L) {
+				out = append(out, o)
+			} else if o, ok := param(x.L); ok && column(x.R) {
+				out = append(out, o)
+			}
+		}
+	case *ast.UnaryOperationExpr:
+		if x.Op == opcode.Not || x.Op == opcode.Not2 {
+			return plainParams(x.V, out)
+		}
+	case *ast.PatternInExpr:
+		if column(x.Expr) && x.Sel == nil {
+			for _, it := range x.List {
+				if o, ok := param(it); ok {
+					out = append(out, o)
+				}
+			}
+		}
+	case *ast.BetweenExpr:
+		if column(x.Expr) {
+			if o, ok := param(x.Left); ok {
+				out = append(out, o)
+			}
+			if o, ok := param(x.Right); ok {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
 }
 
 // paramOffsets collects the offsets of a statement's parameters.
@@ -57,6 +133,21 @@ type bareWalker struct {
 	st      *engine.StmtFacts
 	offsets paramOffsets
 	arm     int32
+	write   bool  // the statement is a write whose rows a condition may decide
+	plain   []int // offsets of the parameters that filter by the row (plainParams)
+}
+
+// decides marks the statement a ParamWrite when condition e of a write
+// holds a parameter that is not plain.
+func (b *bareWalker) decides(e ast.ExprNode) {
+	if !b.write || b.st.ParamWrite {
+		return
+	}
+	e.Accept(visitFunc(func(n ast.Node) {
+		if m, ok := n.(*driver.ParamMarkerExpr); ok && !slices.Contains(b.plain, m.Offset) {
+			b.st.ParamWrite = true
+		}
+	}))
 }
 
 func (b *bareWalker) Enter(n ast.Node) (ast.Node, bool) {
@@ -84,6 +175,7 @@ func (b *bareWalker) cond(e ast.ExprNode, kind engine.StmtKind) {
 	if e == nil {
 		return
 	}
+	b.decides(e)
 	arms := orArms(e, nil)
 	if len(arms) == 1 && kind == 0 {
 		return // a SELECT's whole WHERE: every row is no tautology
@@ -167,4 +259,82 @@ func unparen(e ast.ExprNode) ast.ExprNode {
 		}
 		e = p.Expr
 	}
+}
+
+// Bind is engine.ParamBinder: the statement text runs (a PREPARE's: the
+// statement its string holds) with each parameter replaced by its value,
+// parenthesized unless it is digits alone (LIMIT ? takes no parentheses,
+// and ?--? must not become a comment), a value not known by the user
+// variable @sqlfw_unknown_N, N its position. False for a PREPARE from a
+// variable or expression, a text with executable comments (read one way
+// here and another by the parser), and counts that differ.
+func (myDialect) Bind(text string, vals engine.ParamValues) (string, bool) {
+	body := text
+	if leadsWithWord(text, "prepare") {
+		var inner string
+		ok := false
+		parse(text, func(stmts []ast.StmtNode, err error) {
+			if err != nil || len(stmts) != 1 {
+				return
+			}
+			if x, is := stmts[0].(*ast.PrepareStmt); is && x.SQLVar == nil && x.SQLText != "" {
+				inner, ok = x.SQLText, true
+			}
+		})
+		if !ok {
+			return "", false
+		}
+		body = inner
+	}
+	if strings.Contains(body, "/*!") || strings.Contains(body, "/*M!") || strings.Contains(body, "/*m!") {
+		return "", false
+	}
+	count := vals.Count()
+	out := make([]byte, 0, len(body)+32)
+	n, at := 0, 0
+	for t, ok := nextToken(body, 0); ok; t, ok = nextToken(body, t.hi) {
+		if t.kind != '?' {
+			continue
+		}
+		if count >= 0 && n >= count {
+			return "", false
+		}
+		out = append(out, body[at:t.lo]...)
+		mark := len(out)
+		out = append(out, " ("...)
+		var known bool
+		if out, known = vals.AppendSQL(out, n); !known {
+			out = append(out[:mark+2], "@sqlfw_unknown_"...)
+			out = strconv.AppendInt(out, int64(n), 10)
+		} else if digitsOnly(out[mark+2:]) {
+			copy(out[mark+1:], out[mark+2:])
+			out = out[:len(out)-1]
+			out = append(out, ' ')
+			at, n = t.hi, n+1
+			continue
+		}
+		out = append(out, ") "...)
+		at, n = t.hi, n+1
+	}
+	if count >= 0 && n != count {
+		return "", false
+	}
+	out = append(out, body[at:]...)
+	return string(out), true
+}
+
+func digitsOnly(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// leadsWithWord reports whether text's first word, after spaces and
+// comments, is w (in any case).
+func leadsWithWord(text, w string) bool {
+	t, ok := nextToken(text, 0)
+	return ok && t.kind == tokWord && strings.EqualFold(text[t.lo:t.hi], w)
 }

@@ -2,6 +2,8 @@ package mysql
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sqlfw/sqlfw/engine"
@@ -65,25 +67,23 @@ func TestBareParams(t *testing.T) {
 // judged as the WHERE-less write or the always-true OR arm.
 func TestJudgeBound(t *testing.T) {
 	e := mustEngine(t, string(DefaultPolicyYAML()), engine.Options{})
-	val := func(vs ...int) engine.ParamTruth { // 1 true, 0 false, -1 NULL, 2 unknown
-		return func(i int) (bool, bool) {
-			if i >= len(vs) {
-				return true, true
-			}
-			switch vs[i] {
-			case 1:
-				return true, false
-			case 0:
-				return false, true
+	val := func(vs ...int) engine.ParamValues { // 1 true, 0 false, -1 NULL, 2 unknown, else the number
+		var out testValues
+		for _, v := range vs {
+			switch v {
 			case -1:
-				return false, false
+				out = append(out, "NULL")
+			case 2:
+				out = append(out, "")
+			default:
+				out = append(out, strconv.Itoa(v))
 			}
-			return true, true
 		}
+		return out
 	}
 	for _, tc := range []struct {
 		sql   string
-		truth engine.ParamTruth
+		truth engine.ParamValues
 		rule  string // "" allowed
 	}{
 		{"DELETE FROM users WHERE ?", val(1), "no-unfiltered-writes"},
@@ -99,6 +99,59 @@ func TestJudgeBound(t *testing.T) {
 		{"SELECT * FROM users WHERE id = ? OR ?", val(5, 0), ""},
 		{"DELETE FROM users WHERE id = ?", val(1), ""},
 		{"PREPARE s FROM 'DELETE FROM users WHERE ?'", engine.UnknownParams, "no-unfiltered-writes"},
+		// conditions of parameters and constants: folded with the values
+		{"DELETE FROM users WHERE ? = 1", val(1), "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE ? = 1", val(2), "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE ? = 1", engine.UnknownParams, "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE ? = 1", val(0), ""},
+		{"DELETE FROM users WHERE ? = 1", val(-1), ""},
+		{"DELETE FROM users WHERE ? > 0", val(7), "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE ? > 0", val(0), ""},
+		{"DELETE FROM users WHERE ? IS NOT NULL", val(0), "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE ? IS NOT NULL", val(-1), ""},
+		{"DELETE FROM users WHERE IF(?, 1, 0)", val(3), "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE IF(?, 1, 0)", val(0), ""},
+		{"DELETE FROM users WHERE ? LIKE ?", testValues{"'a'", "'a'"}, "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE ? LIKE ?", testValues{"'a'", "'b'"}, ""},
+		{"DELETE FROM users WHERE ? OR id = 5", val(1, 0), "no-tautology"}, // the bare arm, decided first
+		{"DELETE FROM users WHERE id = 5 OR ? = 1", val(1), "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE id = 5 OR ? = 1", val(2), "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE id = 5 OR ? = 1", val(0), ""},
+		{"DELETE FROM users WHERE (? + 0) = 1", val(1), "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE COALESCE(?, 1)", val(-1), "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE COALESCE(?, 1)", val(0), ""},
+		{"DELETE FROM users WHERE ? IN (1, 2)", val(2), "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE ? IN (1, 2)", val(3), ""},
+		{"DELETE FROM users WHERE ? <> ?", val(2, 2), "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE ? <> ?", val(1, 1), ""},
+		{"DELETE FROM users WHERE ? <> ?", val(1, 2), "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE name LIKE ?", testValues{"'%'"}, "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE name LIKE ?", testValues{"'bob%'"}, ""},
+		{"DELETE FROM users WHERE name LIKE ?", engine.UnknownParams, ""},
+		{"UPDATE users SET admin = 1 WHERE ? IS NULL OR id = ?", val(-1, 5), "no-unfiltered-writes"},
+		{"UPDATE users SET admin = 1 WHERE ? IS NULL OR id = ?", val(5, 5), ""},
+		{"UPDATE users SET admin = 1 WHERE ? IS NULL OR id = ?", engine.UnknownParams, "no-unfiltered-writes"},
+		{"UPDATE users SET name = ? WHERE id = ? AND ? = 1", val(0, 5, 1), ""},
+		{"DELETE FROM users WHERE EXISTS (SELECT 1 FROM orders WHERE orders.total = ?)", val(5), "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE (SELECT COUNT(*) FROM orders) > ?", val(0), "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE id = id + ?", val(0), "no-unfiltered-writes"},
+		{"DELETE FROM users WHERE id = id + ?", val(1), ""},
+		{"PREPARE s FROM 'DELETE FROM users WHERE ? = 1'", val(1), "no-unfiltered-writes"},
+		{"PREPARE s FROM 'DELETE FROM users WHERE ? = 1'", val(0), ""},
+		{"PREPARE s FROM 'DELETE FROM users WHERE ? = 1'", testValues{"@x"}, "no-unfiltered-writes"},
+		{"PREPARE s FROM 'DELETE FROM users WHERE ? = 1'", engine.UnknownParams, "no-unfiltered-writes"},
+		{"PREPARE s FROM 'DELETE FROM users WHERE ? = 1'", testValues{"1", "2"}, "no-unfiltered-writes"}, // counts differ: the server refuses
+		{"DELETE FROM users WHERE ? = 1 LIMIT ?", val(1, 5), ""},
+		{"DELETE FROM users WHERE ? = 1 LIMIT ?", val(1, 50), "no-unfiltered-writes"},
+		{"REPLACE INTO users SELECT * FROM users WHERE ? = 1", val(1), "no-unfiltered-writes"},
+		// filters by the row: no folding, nothing per execution
+		{"DELETE FROM users WHERE id = ?", val(-1), ""},
+		{"DELETE FROM users WHERE id IN (?, ?)", val(1, 2), ""},
+		{"DELETE FROM users WHERE id > ?", val(-1), ""},
+		{"UPDATE users SET name = ? WHERE id = ?", engine.UnknownParams, ""},
+		// a SELECT's optional filter is the application's
+		{"SELECT * FROM users WHERE ? IS NULL OR name = ?", val(-1, -1), ""},
+		{"SELECT * FROM users WHERE (? IS NULL OR name = ?) AND (? IS NULL OR id = ?)", engine.UnknownParams, ""},
 	} {
 		for round := 0; round < 2; round++ { // cold, then cached
 			v := e.JudgeBound([]byte(tc.sql), nil, tc.truth)
@@ -112,3 +165,31 @@ func TestJudgeBound(t *testing.T) {
 		}
 	}
 }
+
+// testValues are bound values as SQL text ("" not known), for
+// JudgeBound.
+type testValues []string
+
+func (v testValues) Truth(i int) (bool, bool) {
+	if i >= len(v) || v[i] == "" {
+		return true, true
+	}
+	if strings.EqualFold(v[i], "NULL") {
+		return false, false
+	}
+	s := strings.Trim(v[i], "'")
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return true, true
+	}
+	return f != 0, f == 0
+}
+
+func (v testValues) AppendSQL(dst []byte, i int) ([]byte, bool) {
+	if i >= len(v) || v[i] == "" {
+		return dst, false
+	}
+	return append(dst, v[i]...), true
+}
+
+func (v testValues) Count() int { return len(v) }

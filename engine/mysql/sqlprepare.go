@@ -52,6 +52,14 @@ func sqlOps(tf *engine.TextFacts, stmts []ast.StmtNode) []engine.SQLOp {
 			op.InnerLo, op.InnerHi = stmtSpan(st)
 		case *ast.ExecuteStmt:
 			op.Kind, op.Name = engine.SQLExecute, foldName(x.Name)
+			for _, u := range x.UsingVars {
+				v, ok := u.(*ast.VariableExpr)
+				if !ok || v.IsSystem || v.Value != nil {
+					op.Using = append(op.Using, "")
+					continue
+				}
+				op.Using = append(op.Using, "@`"+strings.ReplaceAll(v.Name, "`", "``")+"`")
+			}
 		case *ast.DeallocateStmt:
 			op.Kind, op.Name = engine.SQLDeallocate, foldName(x.Name)
 		}
@@ -142,6 +150,9 @@ func opAt(text string, toks []token, stmt int) (engine.SQLOp, bool) {
 		}
 		if n, ok := name(); ok && (l.i == len(l.t) || l.at("using") || l.t[l.i].kind == ';') {
 			op.Kind, op.Name = engine.SQLExecute, n
+			if l.eat("using") {
+				op.Using = usingValues(text, l.t[l.i:])
+			}
 		}
 	case l.eat("prepare"):
 		if n, ok := name(); ok && l.at("from") {
@@ -206,4 +217,94 @@ func mentionsOps(text string) bool {
 		}
 	}
 	return false
+}
+
+// usingValues reads the values of EXECUTE ... USING from its tokens (to
+// the end of the statement): each one's text when it is a literal the
+// server reads as the same value in any statement (a number, a quoted
+// string without a backslash, NULL, TRUE, FALSE, with a sign) or a user
+// variable, "" otherwise (an expression: its value is not known here).
+func usingValues(text string, toks []token) []string {
+	var out []string
+	depth, lo := 0, 0
+	end := len(toks)
+	for k, t := range toks {
+		if t.kind == ';' && depth == 0 {
+			end = k
+			break
+		}
+		switch t.kind {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, usingValue(text, toks[lo:k]))
+				lo = k + 1
+			}
+		}
+	}
+	return append(out, usingValue(text, toks[lo:end]))
+}
+
+func usingValue(text string, toks []token) string {
+	if len(toks) == 0 {
+		return ""
+	}
+	src := text[toks[0].lo:toks[len(toks)-1].hi]
+	if toks[0].kind == '@' {
+		if len(toks) == 2 && toks[1].lo == toks[0].hi && (toks[1].kind == tokWord || toks[1].kind == tokIdent ||
+			toks[1].kind == tokString) {
+			return src // @v, @`v`, @'v'
+		}
+		return ""
+	}
+	k := 0
+	for k < len(toks) && (toks[k].kind == '-' || toks[k].kind == '+') {
+		k++
+	}
+	rest := toks[k:]
+	switch {
+	case len(rest) == 1 && rest[0].kind == tokString && text[rest[0].lo] == '\'' && k == 0:
+		if strings.IndexByte(text[rest[0].lo:rest[0].hi], '\\') < 0 {
+			return src
+		}
+	case len(rest) == 1 && rest[0].kind == tokWord && k == 0 && (rest[0].is(text, "null") || rest[0].is(text, "true") || rest[0].is(text, "false")):
+		return src
+	case len(rest) > 0 && numberText(text[rest[0].lo:rest[len(rest)-1].hi]):
+		return src
+	}
+	return ""
+}
+
+// numberText: s is digits[.digits][e[+-]digits] or .digits[...], with no
+// spaces.
+func numberText(s string) bool {
+	i, d := 0, 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		d++
+	}
+	if i < len(s) && s[i] == '.' {
+		for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			d++
+		}
+	}
+	if d == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '-' || s[i] == '+') {
+			i++
+		}
+		e := 0
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			e++
+		}
+		if e == 0 {
+			return false
+		}
+	}
+	return i == len(s)
 }

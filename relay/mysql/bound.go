@@ -1,31 +1,176 @@
 package mysql
 
-// A bare parameter's condition (DELETE FROM t WHERE ?) is decided by the
-// value bound when the statement runs (engine JudgeBound): for
-// COM_STMT_EXECUTE, the value in its parameter block, read as the server
-// reads a value in a condition; for EXECUTE ... USING, user variables or
-// expressions whose values sqlfw does not know, so either may hold.
+// A bare parameter's condition (DELETE FROM t WHERE ?), and a write whose
+// rows a condition of its parameters decides (DELETE FROM t WHERE ? = 1,
+// engine ParamWrite), are decided by the values bound when the statement
+// runs (engine JudgeBound): for COM_STMT_EXECUTE, the values in its
+// parameter block, read as the server reads them; for EXECUTE ... USING,
+// the literals it names, and user variables or expressions whose values
+// sqlfw does not know (usingValues).
 
 import (
 	"encoding/binary"
 	"math"
+	"strconv"
+	"strings"
 
-	"github.com/sqlfw/sqlfw/engine"
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
 )
 
-// boundTruth is the engine.ParamTruth of a parameter block.
-func boundTruth(e *wire.ExecuteParams) engine.ParamTruth {
-	return func(i int) (bool, bool) {
-		typ, v, null, long := e.Param(i)
-		switch {
-		case null:
-			return false, false
-		case long:
-			return true, true
-		}
-		return valueTruth(typ, e.Types[2*i+1]&0x80 != 0, v)
+// execValues are the engine.ParamValues of a parameter block.
+type execValues struct{ e wire.ExecuteParams }
+
+func (v *execValues) Count() int { return v.e.Len() }
+
+func (v *execValues) Truth(i int) (bool, bool) {
+	typ, b, null, long := v.e.Param(i)
+	switch {
+	case null:
+		return false, false
+	case long:
+		return true, true
 	}
+	return valueTruth(typ, v.e.Types[2*i+1]&0x80 != 0, b)
+}
+
+// AppendSQL writes a value as a literal the server reads as the value it
+// binds: integers in their signedness, floating-point numbers as doubles
+// with every digit (an exponent makes the literal a DOUBLE, as the bound
+// value is), decimals as decimals, strings of printable ASCII without a
+// backslash quoted (” for '). Dates, times, bits, other bytes and long
+// data are not written (not known: the engine takes them as any value).
+func (v *execValues) AppendSQL(dst []byte, i int) ([]byte, bool) {
+	typ, b, null, long := v.e.Param(i)
+	switch {
+	case null:
+		return append(dst, "NULL"...), true
+	case long:
+		return dst, false
+	}
+	unsigned := v.e.Types[2*i+1]&0x80 != 0
+	integer := func(n uint64, bits int) ([]byte, bool) {
+		if unsigned {
+			return strconv.AppendUint(dst, n, 10), true
+		}
+		return strconv.AppendInt(dst, int64(n<<(64-bits))>>(64-bits), 10), true
+	}
+	switch typ {
+	case wire.TypeTiny:
+		if len(b) == 1 {
+			return integer(uint64(b[0]), 8)
+		}
+	case wire.TypeShort, wire.TypeYear:
+		if len(b) == 2 {
+			return integer(uint64(binary.LittleEndian.Uint16(b)), 16)
+		}
+	case wire.TypeLong, wire.TypeInt24:
+		if len(b) == 4 {
+			return integer(uint64(binary.LittleEndian.Uint32(b)), 32)
+		}
+	case wire.TypeLongLong:
+		if len(b) == 8 {
+			return integer(binary.LittleEndian.Uint64(b), 64)
+		}
+	case wire.TypeFloat, wire.TypeDouble:
+		var f float64
+		switch {
+		case typ == wire.TypeFloat && len(b) == 4:
+			f = float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
+		case typ == wire.TypeDouble && len(b) == 8:
+			f = math.Float64frombits(binary.LittleEndian.Uint64(b))
+		default:
+			return dst, false
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return dst, false
+		}
+		return strconv.AppendFloat(dst, f, 'e', -1, 64), true
+	case wire.TypeNull:
+		return append(dst, "NULL"...), true
+	case wire.TypeDecimal, wire.TypeNewDecimal:
+		s, _, ok := wire.ReadLenString(b)
+		if ok && decimalText(s) {
+			return append(dst, s...), true
+		}
+	case wire.TypeVarchar, wire.TypeVarString, wire.TypeString, wire.TypeTinyBlob, wire.TypeMediumBlob,
+		wire.TypeLongBlob, wire.TypeBlob, wire.TypeEnum, wire.TypeSet, wire.TypeJSON:
+		s, _, ok := wire.ReadLenString(b)
+		if !ok {
+			return dst, false
+		}
+		return quotedASCII(dst, s)
+	}
+	return dst, false
+}
+
+// decimalText: s is [-]digits[.digits].
+func decimalText(s []byte) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	d := 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		d++
+	}
+	if i < len(s) && s[i] == '.' {
+		for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			d++
+		}
+	}
+	return d > 0 && i == len(s)
+}
+
+// quotedASCII appends s as a quoted literal when it is printable ASCII
+// without a backslash (read the same under every sql_mode and client
+// character set).
+func quotedASCII(dst, s []byte) ([]byte, bool) {
+	for _, c := range s {
+		if c < 0x20 || c > 0x7e || c == '\\' {
+			return dst, false
+		}
+	}
+	dst = append(dst, '\'')
+	for _, c := range s {
+		if c == '\'' {
+			dst = append(dst, '\'')
+		}
+		dst = append(dst, c)
+	}
+	return append(dst, '\''), true
+}
+
+// usingValues are the engine.ParamValues of EXECUTE ... USING: each the
+// argument's text as the dialect gives it (engine.SQLOp.Using), "" for an
+// expression it does not read as a literal or a variable.
+type usingValues []string
+
+func (u usingValues) Count() int { return len(u) }
+
+func (u usingValues) AppendSQL(dst []byte, i int) ([]byte, bool) {
+	if i >= len(u) || u[i] == "" {
+		return dst, false
+	}
+	return append(dst, u[i]...), true
+}
+
+func (u usingValues) Truth(i int) (bool, bool) {
+	if i >= len(u) || u[i] == "" || u[i][0] == '@' {
+		return true, true
+	}
+	a := u[i]
+	switch strings.ToLower(a) {
+	case "null":
+		return false, false
+	case "true":
+		return true, false
+	case "false":
+		return false, true
+	}
+	if a[0] == '\'' {
+		a = a[1:max(1, len(a)-1)]
+	}
+	return stringTruth([]byte(a))
 }
 
 // valueTruth is what a binary-protocol value is as a condition: its

@@ -173,11 +173,11 @@ func (s *session) memoBound(i int, e *wire.ExecuteParams) engine.Verdict {
 		sess.At = t0
 	}
 	cpu0 := s.meter.EvalStart() // timing
-	truth := engine.ParamTruth(engine.UnknownParams)
+	vals := engine.UnknownParams
 	if e != nil {
-		truth = boundTruth(e)
+		vals = &execValues{e: *e} // a copy: e stays on its caller's stack
 	}
-	v := eng.JudgeBound(sl.text, &sess, truth)
+	v := eng.JudgeBound(sl.text, &sess, vals)
 	el := time.Since(t0)
 	s.meter.EvalEnd(cpu0, el) // timing
 	s.obs.Judged(v, observeExecute, t0, el)

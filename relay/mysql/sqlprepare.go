@@ -221,11 +221,11 @@ func (s *session) namesJudged(sql []byte, v engine.Verdict, eng *engine.Engine) 
 				// its PREPARE is a statement of this text, judged with it;
 				// alone, for the values EXECUTE binds
 				if r.v.BareParams || v.BareParams {
-					v = s.stronger(v, s.recordsVerdict([]*nameRec{r}, 0))
+					v = s.stronger(v, s.recordsVerdict([]*nameRec{r}, 0, o.Using))
 				}
 				continue
 			}
-			v = s.stronger(v, s.executeVerdict(o.Name, 0))
+			v = s.stronger(v, s.executeVerdict(o.Name, 0, o.Using))
 		case engine.SQLCallRoutine:
 			if !preparedCall(ops, o.Stmt) {
 				v = s.stronger(v, s.callVerdict(0))
@@ -259,8 +259,9 @@ func preparedCall(ops []engine.SQLOp, i int) bool {
 }
 
 // executeVerdict is the verdict on running what the server holds under
-// name. depth bounds CALLs followed through prepared statements.
-func (s *session) executeVerdict(name string, depth int) engine.Verdict {
+// name, with the values of its USING (nil: none). depth bounds CALLs
+// followed through prepared statements.
+func (s *session) executeVerdict(name string, depth int, using []string) engine.Verdict {
 	s.mu.Lock()
 	cands := s.candidates(nil, name)
 	s.mu.Unlock()
@@ -268,7 +269,7 @@ func (s *session) executeVerdict(name string, depth int) engine.Verdict {
 		s.obs.Judged(memoryUnknown, observeExecute, time.Now(), 0)
 		return memoryUnknown
 	}
-	return s.recordsVerdict(cands, depth)
+	return s.recordsVerdict(cands, depth, using)
 }
 
 // callVerdict is the verdict on a CALL: the procedure may EXECUTE any
@@ -277,14 +278,20 @@ func (s *session) callVerdict(depth int) engine.Verdict {
 	s.mu.Lock()
 	cands := s.allRecords(nil)
 	s.mu.Unlock()
-	return s.recordsVerdict(cands, depth)
+	return s.recordsVerdict(cands, depth, nil)
 }
 
-// recordsVerdict is the strongest verdict of the records.
-func (s *session) recordsVerdict(recs []*nameRec, depth int) engine.Verdict {
+// recordsVerdict is the strongest verdict of the records, executed with
+// the values of using (nil: not known).
+func (s *session) recordsVerdict(recs []*nameRec, depth int, using []string) engine.Verdict {
 	v := engine.Verdict{Action: engine.ActionAllow, Statements: 1}
 	for _, r := range recs {
-		v = s.stronger(v, s.recordVerdict(r))
+		rv := s.recordVerdict(r)
+		if rv.BareParams && using != nil {
+			// its values decide (bound.go): judged with them, not kept
+			rv = s.usingVerdict(r, using)
+		}
+		v = s.stronger(v, rv)
 		if r.calls && depth == 0 {
 			v = s.stronger(v, s.callVerdict(depth+1))
 		}
@@ -321,6 +328,24 @@ func (s *session) recordVerdict(r *nameRec) engine.Verdict {
 	s.mu.Lock()
 	r.v, r.eng = v, cur
 	s.mu.Unlock()
+	return v
+}
+
+// usingVerdict judges record r executed with the values of EXECUTE ...
+// USING, as recordVerdict judges it with values not known.
+func (s *session) usingVerdict(r *nameRec, using []string) engine.Verdict {
+	cur := s.env.Engine()
+	sess := s.sess
+	sess.Lex, sess.Database = engine.LexState{}, r.db
+	t0 := time.Now()
+	if cur.Policy().UsesTime() {
+		sess.At = t0
+	}
+	cpu0 := s.meter.EvalStart() // timing
+	v := cur.JudgeBound(r.text, &sess, usingValues(using))
+	el := time.Since(t0)
+	s.meter.EvalEnd(cpu0, el) // timing
+	s.obs.Judged(v, observeExecute, t0, el)
 	return v
 }
 

@@ -122,6 +122,9 @@ func ParseExecute(p []byte, params int, bound, long []byte, caps Caps) (ExecuteP
 	return e, nil
 }
 
+// Len is the number of the statement's parameters.
+func (e *ExecuteParams) Len() int { return e.n }
+
 func (e *ExecuteParams) isLong(i int) bool {
 	return i/8 < len(e.long) && e.long[i/8]&(1<<(i%8)) != 0
 }
