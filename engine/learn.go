@@ -208,9 +208,10 @@ type learned struct {
 
 // stmtScope is what one statement shape touches (scopeOf).
 type stmtScope struct {
-	kinds  KindSet
-	tables map[string]*learnedTable // "schema.name" or "name"
-	funcs  map[string]struct{}      // "schema.name" or "name"
+	kinds     KindSet
+	unionArms int32                    // the most set-operation arms of one statement
+	tables    map[string]*learnedTable // "schema.name" or "name"
+	funcs     map[string]struct{}      // "schema.name" or "name"
 }
 
 type learnedTable struct {
@@ -322,6 +323,7 @@ func (l *Learner) record(d Dialect, tf *TextFacts, sql []byte, s *Session, rule 
 func scopeOf(f *StmtFacts) *stmtScope {
 	sc := &stmtScope{tables: map[string]*learnedTable{}, funcs: map[string]struct{}{}}
 	sc.kinds = f.Kinds
+	sc.unionArms = f.UnionArms
 	for i := range f.Funcs {
 		sc.funcs[qualName(f.Funcs[i].Schema, f.Funcs[i].Name)] = struct{}{}
 	}
@@ -354,6 +356,7 @@ func scopeOf(f *StmtFacts) *stmtScope {
 // add adds o to sc.
 func (sc *stmtScope) add(o *stmtScope) {
 	sc.kinds |= o.kinds
+	sc.unionArms = max(sc.unionArms, o.unionArms)
 	for f := range o.funcs {
 		sc.funcs[f] = struct{}{}
 	}
@@ -639,6 +642,7 @@ func writeWithin(b *bytes.Buffer, sc *stmtScope, funcs bool) {
 		}
 	}
 	fmt.Fprintf(b, "        kinds: [%s]\n", strings.Join(kinds, ", "))
+	fmt.Fprintf(b, "        union_arms: %d\n", sc.unionArms)
 	if len(sc.tables) == 0 {
 		b.WriteString("        tables: {}\n")
 	} else {

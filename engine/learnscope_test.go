@@ -118,6 +118,9 @@ func TestLearnedScopeAndFingerprints(t *testing.T) {
 			{"SELECT name FROM items WHERE id = 1 AND EXISTS (SELECT 1 FROM secrets WHERE secret LIKE 'a%')", shopApp, false, false},
 			{"WITH s AS (SELECT secret FROM secrets) SELECT name FROM items, s", shopApp, false, false},
 			{"SELECT name, price FROM items WHERE id = 1 UNION SELECT secret, 1 FROM secrets", shopApp, false, false},
+			// a UNION of what the application reads elsewhere: it never ran a UNION
+			{"SELECT name, price FROM items WHERE id = 1 UNION SELECT name, pass FROM users", shopApp, false, false},
+			{"SELECT name FROM users WHERE id = 1 UNION ALL SELECT pass FROM users", shopApp, false, false},
 			{"SELECT * FROM items", shopApp, false, false},                     // star: more columns than it read
 			{"SELECT pass FROM items", shopApp, false, false},                  // a column of another table
 			{"SELECT i.pass FROM items i", shopApp, false, false},              // qualified
@@ -347,5 +350,26 @@ func TestLearnLimit(t *testing.T) {
 	n, dropped := l.Len()
 	if r := l.Report(); n != 2 || dropped == 0 || len(r.Apps) != 1 {
 		t.Errorf("limit 2: %d fingerprints, %d dropped, %d identities", n, dropped, len(r.Apps))
+	}
+}
+
+// An application that runs UNIONs keeps them, up to as many arms as it
+// used.
+func TestLearnedScopeUnion(t *testing.T) {
+	for _, ld := range learnDialects {
+		l := engine.NewLearnerBy(ld.d, 0, engine.LearnByUser)
+		l.Record("SELECT name FROM items WHERE id = 1 UNION SELECT name FROM archive WHERE id = 2", shopApp)
+		e := learnedEngine(t, ld, l, engine.ExportOptions{Form: engine.FormScope, Drift: "deny"})
+		for _, tt := range []struct {
+			sql   string
+			allow bool
+		}{
+			{"SELECT name FROM archive WHERE name = 'x' UNION ALL SELECT name FROM items", true},
+			{"SELECT name FROM items UNION SELECT name FROM archive UNION SELECT name FROM items", false},
+		} {
+			if v := e.Judge([]byte(tt.sql), shopApp); !v.Action.Denies() != tt.allow {
+				t.Errorf("%s: %q: got %v %s, want allowed %v", ld.name, tt.sql, v.Action, v.RuleID, tt.allow)
+			}
+		}
 	}
 }

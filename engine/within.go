@@ -8,16 +8,23 @@ import (
 
 // within is a learned scope (match key `within`, written by the learner's
 // scope form): a statement matches when everything it does lies inside it.
-// The statement kinds it runs are among kinds; every relation it names
+// The statement kinds it runs are among kinds; it has no more
+// set-operation arms (UNION, INTERSECT, EXCEPT) than union_arms, when set;
+// every relation it names
 // (not a WITH name) is in tables with the access it uses (read or write);
 // every column it reads is one of the columns listed for the relation it
 // reads it from; and, when funcs is not nil, every function it calls is in
 // funcs. It depends on the text alone, so it is decided when the text is
 // first seen (precompute) and costs nothing on a cache hit.
 type within struct {
-	kinds  KindSet
-	tables map[string]withinTable // "schema.name" or "name", lower-case
-	funcs  map[string]struct{}    // nil: functions are not checked
+	kinds KindSet
+	// unionArms bounds the set-operation arms of a statement (the most the
+	// application used) when hasUnion: an injected UNION is drift even
+	// when it reads only what the application reads elsewhere.
+	unionArms int32
+	hasUnion  bool
+	tables    map[string]withinTable // "schema.name" or "name", lower-case
+	funcs     map[string]struct{}    // nil: functions are not checked
 }
 
 type withinTable struct {
@@ -27,6 +34,7 @@ type withinTable struct {
 
 type yamlWithin struct {
 	Kinds     []yamlKind                 `yaml:"kinds"`
+	UnionArms *int32                     `yaml:"union_arms"`
 	Tables    map[string]yamlWithinTable `yaml:"tables"`
 	Functions *[]string                  `yaml:"functions"`
 }
@@ -43,6 +51,12 @@ func compileWithin(y *yamlWithin) (*within, error) {
 	w := &within{tables: map[string]withinTable{}}
 	for _, k := range y.Kinds {
 		w.kinds |= 1 << StmtKind(k)
+	}
+	if y.UnionArms != nil {
+		if *y.UnionArms < 0 {
+			return nil, errors.New("union_arms must not be negative")
+		}
+		w.unionArms, w.hasUnion = *y.UnionArms, true
 	}
 	for name, t := range y.Tables {
 		n := strings.ToLower(strings.TrimSpace(name))
@@ -79,7 +93,7 @@ func compileWithin(y *yamlWithin) (*within, error) {
 
 // holds reports whether statement f lies inside the scope.
 func (w *within) holds(f *StmtFacts) bool {
-	if f.Kinds&^w.kinds != 0 {
+	if f.Kinds&^w.kinds != 0 || (w.hasUnion && f.UnionArms > w.unionArms) {
 		return false
 	}
 	for i := range f.Tables {
