@@ -65,6 +65,12 @@ func TestMySQLMariaDBSyntax(t *testing.T) {
 			"FOR i IN 1..2 DO INSERT INTO " + table + " (id, a) VALUES (100 + i, i); END FOR; " +
 			"OPEN c(lo); l: LOOP FETCH c INTO v; IF done THEN LEAVE l; END IF; END LOOP l; CLOSE c; END",
 		"CALL " + proc + "(1)",
+		// mtr's forms (issue 21 class 8: main.select, main.type_newdecimal,
+		// main.ctype_latin2, main.func_encrypt)
+		"SELECT t1.name FROM " + table + " = t1 WHERE t1.id = 2",
+		"SELECT " + strings.Repeat("9", 134) + " AS x_" + marker,
+		"SELECT HEX(WEIGHT_STRING(name AS CHAR(4) LEVEL 1)), WEIGHT_STRING('a' LEVEL 1) FROM " + table + " WHERE id = 2",
+		"FLUSH QUERY CACHE",
 	}
 	for _, q := range allowed {
 		rows, err := db.Query(q)
@@ -117,6 +123,11 @@ func TestMySQLMariaDBSyntax(t *testing.T) {
 		{"SELECT id, '" + denyMark + "' FROM " + table + " WHERE name SOUNDS LIKE LOAD_FILE('/etc/hostname')", "no-server-files"},
 		{"CREATE OR REPLACE TABLE mysql.e2e_" + marker + " (a INT)", "no-catalog-writes"},
 		{"BEGIN NOT ATOMIC DELETE FROM " + other + "; SELECT '" + denyMark + "'; END", "no-unfiltered-writes"},
+		{"DELETE x FROM " + other + " = x WHERE '" + denyMark + "' = '" + denyMark + "'", "no-unfiltered-writes"},
+		{"DELETE FROM " + other + " WHERE " + strings.Repeat("9", 100) + " = " + strings.Repeat("9", 90) + " AND '" + denyMark + "' > ''", "no-unfiltered-writes"},
+		{"SELECT x.authentication_string, '" + denyMark + "' FROM mysql.user = x", "no-credential-tables"},
+		{"FLUSH NO_WRITE_TO_BINLOG DES_KEY_FILE", "no-server-signals"},
+		{"FLUSH LOCAL USER_RESOURCES", "no-server-signals"},
 	} {
 		_, err := db.Exec(tc.sql)
 		wantMyBlocked(t, tc.sql, err, tc.rule)
@@ -138,5 +149,5 @@ func TestMySQLMariaDBSyntax(t *testing.T) {
 			t.Errorf("the general log lacks the allowed %q", q)
 		}
 	}
-	mustNotReach(t, my, denyMark, "FUNCTION g_"+marker, "TRIGGER tr2_"+marker, "PROCEDURE q_"+marker, "mysql.e2e_"+marker)
+	mustNotReach(t, my, denyMark, "DES_KEY_FILE", "USER_RESOURCES", "FUNCTION g_"+marker, "TRIGGER tr2_"+marker, "PROCEDURE q_"+marker, "mysql.e2e_"+marker)
 }

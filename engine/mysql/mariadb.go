@@ -66,6 +66,12 @@ import (
 //	GROUP_CONCAT | JSON_ARRAYAGG(... LIMIT n)     without the LIMIT
 //	XA START | END | PREPARE | COMMIT | ... xid   a transaction statement
 //	RESET MASTER | SLAVE | REPLICA | QUERY CACHE  utility; signals_server but QUERY CACHE
+//	FLUSH DES_KEY_FILE | SSL | USER_RESOURCES |   FLUSH HOSTS (signals_server); FLUSH
+//	  QUERY CACHE | *_STATISTICS, ...             STATUS for the counters and caches (flush)
+//	FROM t = a (table_alias "=")                  FROM t AS a
+//	an integer of more than 81 digits             MariaDB's DECIMAL of it (longInteger)
+//	WEIGHT_STRING(s AS CHAR(n) LEVEL 1-3)         WEIGHT_STRING(s)
+//	row, generated, ... as a column in a WHERE    `row`, `generated`, ...
 //	SIGNAL, RESIGNAL, GET DIAGNOSTICS             utility, with the facts of SET item = e
 //	DROP FUNCTION | TRIGGER | EVENT, SHOW CREATE   what unparsed.go's classifyLead gives
 //	  TRIGGER | FUNCTION | EVENT | PACKAGE, SHOW
@@ -315,6 +321,8 @@ func (r *mread) simple(i, j int) (engine.StmtFacts, bool) {
 		return st, true
 	case r.is(i, "reset"):
 		return r.reset(i, j)
+	case r.is(i, "flush"):
+		return r.flush(i, j)
 	case r.isAny(i, "insert", "replace", "delete", "explain", "describe", "desc"):
 		if st, ok := r.returning(i, j); ok {
 			return st, true
@@ -965,6 +973,20 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 				return "", false, false
 			}
 			add(edit{k + 1, m + 1, "NULL"})
+		case t.kind == tokWord && r.isAny(k, "generated", "row", "rows", "groups") && r.kind(k+1) != '(' &&
+			(r.isAny(k-1, "where", "and", "or", "on", "having", "when", "then", "else") || r.kind(k-1) == '.' && r.isName(k-2) || operator(r.kind(k-1))) &&
+			(operator(r.kind(k+1)) || r.kind(k+1) == ')' || r.kind(k+1) == ',' || k+1 == j || r.isAny(k+1, "is", "in", "like", "between", "and", "or", "from", "order", "group", "limit", "having", "asc", "desc", "then", "end")):
+			// a column named so in a condition (WHERE row <> n, t.row):
+			// a name to MariaDB
+			add(edit{k, k + 1, "`" + t.name(r.text) + "`"})
+		case t.kind == tokWord && len(r.text[t.lo:t.hi]) > maxTiDBDigits && isDigits(r.text[t.lo:t.hi]) && r.kind(k-1) != '.' && r.kind(k+1) != '.':
+			// an integer literal longer than TiDB reads: MariaDB's
+			// DECIMAL, which saturates at 65 nines
+			add(edit{k, k + 1, longInteger(r.text[t.lo:t.hi])})
+		case t.kind == '=' && r.isName(k-1) && r.isName(k+1) && r.kind(k+2) != '.' && r.kind(k+2) != '(' &&
+			(r.isAny(k-2, "from", "join", "straight_join", "update") || r.kind(k-2) == '.' && r.isName(k-3) && r.isAny(k-4, "from", "join", "straight_join", "update")):
+			// FROM t = a: MariaDB's table_alias is AS or "=" (sql_yacc.yy)
+			add(edit{k, k + 1, "AS"})
 		case t.kind == tokWord && r.isAny(k, "generated", "row", "rows", "groups") &&
 			(r.kind(k-1) == '(' || r.kind(k-1) == ',' || r.is(k-1, "by") || r.is(k-1, "select")) &&
 			(r.kind(k+1) == ',' || r.kind(k+1) == ')' || k+1 == j || r.isAny(k+1, "from", "order", "limit", "having", "asc", "desc")):
@@ -972,8 +994,13 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			// GROUP BY row): a name to MariaDB
 			add(edit{k, k + 1, "`" + t.name(r.text) + "`"})
 		case t.is(r.text, "weight_string") && r.kind(k+1) == '(':
-			// MariaDB's WEIGHT_STRING(s, n, m, flags): a call of it
+			// MariaDB's WEIGHT_STRING(s, n, m, flags): a call of it;
+			// WEIGHT_STRING(s [AS CHAR | BINARY (n)] [LEVEL levels]):
+			// of s alone, the rest is numbers and words
 			add(edit{k, k + 1, "`weight_string`"})
+			if m, e := r.weightOptions(k+1, j); m > 0 {
+				add(edit{m, e, ""})
+			}
 		case t.is(r.text, "match") && r.kind(k+1) == '(' && !r.is(k-1, "full") && !r.is(k-1, "simple") && !r.is(k-1, "partial"):
 			// MATCH (...) AGAINST (...) as an operand (… > 0): in
 			// parentheses, which is how MariaDB binds it
@@ -1576,6 +1603,112 @@ func isNameWord(w string) bool {
 		}
 	}
 	return w != ""
+}
+
+// maxTiDBDigits is the longest integer literal TiDB's parser reads (its
+// decimal has 81 digits); MariaDB reads a longer one as a DECIMAL.
+const maxTiDBDigits = 81
+
+// longInteger is the value MariaDB gives an integer literal of more digits
+// than TiDB reads: the number without its leading zeros, or, past
+// DECIMAL's 65 digits, DECIMAL's largest, 65 nines (str2my_decimal
+// saturates on overflow: main.type_newdecimal).
+func longInteger(w string) string {
+	w = strings.TrimLeft(w, "0")
+	switch {
+	case w == "":
+		return "0"
+	case len(w) > 65:
+		return strings.Repeat("9", 65)
+	}
+	return w
+}
+
+// operator reports whether a token kind is an operator byte.
+func operator(k byte) bool {
+	switch k {
+	case '=', '<', '>', '!', '+', '-', '*', '/', '%', '|', '&', '^':
+		return true
+	}
+	return false
+}
+
+// weightOptions returns the tokens [m, e) of WEIGHT_STRING's options in the
+// call whose '(' is at k: AS CHAR | BINARY (n) and LEVEL n [ASC | DESC]
+// [REVERSE], ... | n - m, after its first argument, up to the ')' at e.
+// m is 0 when the call has none, or something else.
+func (r *mread) weightOptions(k, j int) (int, int) {
+	e := r.closeParen(k, j)
+	if e < 0 {
+		return 0, 0
+	}
+	m, depth := 0, 0
+	for p := k + 1; p < e; p++ {
+		switch r.kind(p) {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		}
+		if depth == 0 && p > k+1 && r.isAny(p, "as", "level") && (r.is(p, "level") || r.isAny(p+1, "char", "binary")) {
+			m = p
+			break
+		}
+	}
+	if m == 0 {
+		return 0, 0
+	}
+	for p := m; p < e; p++ {
+		w := r.text[r.t[p].lo:r.t[p].hi]
+		if c := r.kind(p); c != '(' && c != ')' && c != ',' && c != '-' && !isDigits(w) &&
+			!r.isAny(p, "as", "char", "binary", "level", "asc", "desc", "reverse") {
+			return 0, 0
+		}
+	}
+	return m, e
+}
+
+// flush reads FLUSH [NO_WRITE_TO_BINLOG | LOCAL] option, ... with the
+// options MariaDB has and TiDB does not read. Resetting counters or a
+// cache's contents (QUERY CACHE, the *_STATISTICS, USER_VARIABLES,
+// QUERY_RESPONSE_TIME) is what FLUSH STATUS does; reloading the server's
+// keys, certificates, accounts' limits or replication state (DES_KEY_FILE,
+// SSL, USER_RESOURCES, THREADS, MASTER, SLAVE, RELAY LOGS,
+// CHANGED_PAGE_BITMAPS) signals the server as FLUSH HOSTS does; FLUSH
+// TABLES t, ... FOR EXPORT locks them as WITH READ LOCK does.
+func (r *mread) flush(i, j int) (engine.StmtFacts, bool) {
+	k := i + 1
+	if r.isAny(k, "no_write_to_binlog", "local") {
+		k++
+	}
+	if r.isAny(k, "table", "tables") && r.is(j-1, "export") && r.is(j-2, "for") {
+		return r.parseOne("FLUSH " + r.src(k, j-2) + " WITH READ LOCK")
+	}
+	signals := false
+	for ; k < j; k++ {
+		switch {
+		case r.isAny(k, "client_statistics", "index_statistics", "table_statistics", "user_statistics", "user_variables",
+			"query_response_time", "status", "tables", "table_statistics"):
+		case r.is(k, "query") && r.is(k+1, "cache"):
+			k++
+		case r.isAny(k, "des_key_file", "ssl", "user_resources", "threads", "master", "slave", "changed_page_bitmaps",
+			"hosts", "privileges", "logs"):
+			signals = true
+		case r.isAny(k, "error", "engine", "general", "slow", "binary", "relay") && r.is(k+1, "logs"):
+			k++
+			signals = true
+		default:
+			return engine.StmtFacts{}, false
+		}
+		if k+1 < j && r.kind(k+1) != ',' {
+			return engine.StmtFacts{}, false
+		}
+		k++ // the comma
+	}
+	if signals {
+		return r.parseOne("FLUSH HOSTS")
+	}
+	return r.parseOne("FLUSH STATUS")
 }
 
 // closeParen returns the index of the ")" that closes the "(" at k, or -1.

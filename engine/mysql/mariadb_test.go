@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/sqlfw/sqlfw/engine"
@@ -24,6 +25,20 @@ func stripLoc(sts []engine.StmtFacts) []engine.StmtFacts {
 func TestMariaDBFormsHaveCanonicalFacts(t *testing.T) {
 	for _, tc := range []struct{ name, maria, canonical string }{
 		{"explain extended", "EXPLAIN EXTENDED SELECT a FROM t WHERE b = 1", "EXPLAIN SELECT a FROM t WHERE b = 1"},
+		{"table alias =", "SELECT t1.period FROM t3 = t1 LIMIT 1", "SELECT t1.period FROM t3 AS t1 LIMIT 1"},
+		{"table alias = in a delete", "DELETE t1 FROM mysql.user = t1", "DELETE t1 FROM mysql.user AS t1"},
+		{"table alias = after join", "SELECT * FROM t JOIN u = x ON x.id = t.id WHERE t.a = 1", "SELECT * FROM t JOIN u AS x ON x.id = t.id WHERE t.a = 1"},
+		{"integer past 81 digits", "SELECT " + strings.Repeat("9", 134) + " AS x", "SELECT " + strings.Repeat("9", 65) + " AS x"},
+		{"long integer saturates alike", "DELETE FROM t WHERE " + strings.Repeat("9", 100) + " = " + strings.Repeat("9", 90), "DELETE FROM t WHERE 1 = 1"},
+		{"long integer with leading zeros", "DELETE FROM t WHERE " + strings.Repeat("0", 100) + "1", "DELETE FROM t WHERE 1"},
+		{"weight_string level", "SELECT HEX(WEIGHT_STRING('a' LEVEL 1)), WEIGHT_STRING(a AS CHAR(4) LEVEL 1-3 DESC REVERSE) FROM t", "SELECT HEX(`weight_string`('a')), `weight_string`(a) FROM t"},
+		{"flush des_key_file", "FLUSH DES_KEY_FILE", "FLUSH HOSTS"},
+		{"flush ssl, user_resources", "FLUSH NO_WRITE_TO_BINLOG SSL, USER_RESOURCES", "FLUSH HOSTS"},
+		{"flush relay logs", "FLUSH RELAY LOGS", "FLUSH HOSTS"},
+		{"flush query cache", "FLUSH QUERY CACHE", "FLUSH STATUS"},
+		{"flush statistics", "FLUSH USER_STATISTICS, INDEX_STATISTICS, TABLE_STATISTICS", "FLUSH STATUS"},
+		{"flush tables for export", "FLUSH TABLES t1, t2 FOR EXPORT", "FLUSH TABLES t1, t2 WITH READ LOCK"},
+		{"row in a condition", "SELECT * FROM t WHERE row <> order_number AND t.row > 1", "SELECT * FROM t WHERE `row` <> order_number AND t.`row` > 1"},
 		{"explain extended delete", "EXPLAIN EXTENDED DELETE FROM mysql.user", "EXPLAIN DELETE FROM mysql.user"},
 		{"explain partitions", "EXPLAIN PARTITIONS SELECT * FROM t", "EXPLAIN SELECT * FROM t"},
 		{"describe extended", "DESCRIBE EXTENDED SELECT 1", "DESCRIBE SELECT 1"},
