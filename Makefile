@@ -6,7 +6,7 @@ GO      ?= go
 PREFIX  ?= /usr/local
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build test demo fmt lint generate bench install uninstall deb clean deps sqlmap
+.PHONY: all build test demo fmt lint generate bench install uninstall deb clean deps sqlmap corpora
 
 all: build
 
@@ -31,6 +31,15 @@ deps:
 sqlmap:
 	bash scripts/deps.sh
 	bash scripts/sqlmap.sh $(SQLMAP_ARGS)
+
+# corpora places public SQL-injection corpora (Debian's sqlmap and wfuzz
+# lists; checkouts of libinjection, the OWASP CRS and PayloadsAllTheThings
+# when CORPORA_ARGS names them) in the statements a vulnerable application
+# builds, judges them with the default policies and writes
+# docs/corpora-results.md (docs/corpora.md), e.g.
+# CORPORA_ARGS='--libinjection ../libinjection --crs ../coreruleset --patt ../PayloadsAllTheThings'.
+corpora:
+	bash scripts/corpora.sh $(CORPORA_ARGS)
 
 # fmt rewrites; CI-style checking is `gofmt -l .` printing nothing.
 fmt:

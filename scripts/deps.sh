@@ -19,8 +19,10 @@ say() { echo "deps.sh: $*" >&2; }
 # for promtool, which tests the alert rules (the server is not started).
 # sqlmap (Python 3, no network at run time: scripts/sqlmap.sh runs it with
 # --batch against a loopback test application, never --update) for
-# e2e/sqlmap_test.go and make sqlmap (docs/sqlmap.md).
-packages=(postgresql-15 postgresql-client-15 postgresql-contrib mariadb-server mariadb-client sysbench iproute2 systemd util-linux prometheus sqlmap)
+# e2e/sqlmap_test.go and make sqlmap (docs/sqlmap.md). sqlmap's payload files,
+# wfuzz's Injections/SQL.txt and wamerican's word list are the corpora
+# e2e/corpora and make corpora read (docs/corpora.md); nothing runs them.
+packages=(postgresql-15 postgresql-client-15 postgresql-contrib mariadb-server mariadb-client sysbench iproute2 systemd util-linux prometheus sqlmap wfuzz wamerican)
 
 # The client drivers of other languages e2e/drivers_test.go runs through
 # sqlfwd (docs/clients.md): Python's and PHP's from Debian, Java's JDBC
