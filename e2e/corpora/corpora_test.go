@@ -212,8 +212,13 @@ func measurePG(ctx context.Context, t *testing.T, payloads []Payload, benign []s
 	if err != nil {
 		return nil, err
 	}
+	srvs, err := connections(ctx, p, 2)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(srvs[1:])
 	start := time.Now()
-	r, err := Measure(ctx, "postgres", p, eng, &engine.Session{User: "app", Database: Database, Application: "app"}, payloads, benign)
+	r, err := Measure(ctx, "postgres", srvs, eng, &engine.Session{User: "app", Database: Database, Application: "app"}, payloads, benign)
 	if err != nil {
 		return nil, err
 	}
@@ -245,15 +250,44 @@ func measureMy(ctx context.Context, t *testing.T, payloads []Payload, benign []s
 	}
 	sess := &engine.Session{User: "app", Database: Database, Application: "app", Lex: engine.LexState{
 		SQLMode: p.SQLMode, ServerVersion: versionID(p.Version), MariaDB: strings.Contains(p.Version, "MariaDB")}}
+	srvs, err := connections(ctx, p, 4)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(srvs[1:])
 	start := time.Now()
-	r, err := Measure(ctx, "mysql", p, eng, sess, payloads, benign)
+	r, err := Measure(ctx, "mysql", srvs, eng, sess, payloads, benign)
 	if err != nil {
 		return nil, err
 	}
 	t.Logf("mysql: measured in %v", time.Since(start).Round(time.Second))
-	t.Logf("mysql: %d prepares stopped by max_statement_time or their deadline (counted as accepted)", p.Slow)
+	slow := 0
+	for _, s := range srvs {
+		slow += s.(*MyParser).Slow
+	}
+	t.Logf("mysql: %d prepares stopped by max_statement_time or their deadline (counted as accepted)", slow)
 	r.Server = "MariaDB " + strings.SplitN(p.Version, "-", 2)[0]
 	return r, nil
+}
+
+// connections returns p and n-1 more connections like it.
+func connections(ctx context.Context, p Parser, n int) ([]Parser, error) {
+	out := []Parser{p}
+	for len(out) < n {
+		q, err := p.Another(ctx)
+		if err != nil {
+			closeAll(out[1:])
+			return nil, err
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+func closeAll(ps []Parser) {
+	for _, p := range ps {
+		p.Close()
+	}
 }
 
 // checkFloors compares the block rates with testdata/floors.tsv: lines of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/sqlfw/sqlfw/engine"
 )
@@ -41,15 +42,18 @@ type Result struct {
 }
 
 // Measure places every payload and benign input in every slot, keeps the
-// injections srv parses, and judges each with eng.
-func Measure(ctx context.Context, protocol string, srv Parser, eng *engine.Engine, sess *engine.Session, payloads []Payload, benign []string) (*Result, error) {
+// injections srvs parse and accept, and judges each with eng. The
+// servers' connections (all to the same server) share the statements.
+func Measure(ctx context.Context, protocol string, srvs []Parser, eng *engine.Engine, sess *engine.Session, payloads []Payload, benign []string) (*Result, error) {
 	pg := protocol == "postgres"
 	r := &Result{Protocol: protocol, Payloads: len(payloads), BenignInputs: len(benign)}
-	judge := func(c *Case) {
-		v := eng.Judge([]byte(c.Stmt), sess)
-		c.Blocked = v.Action != engine.ActionAllow
-		c.RuleID, c.ParseError = v.RuleID, v.ParseError
+	type job struct {
+		c              Case
+		l              lexed
+		benign, server bool // server: the server checks it
+		parsed, ok     bool
 	}
+	var jobs []job
 	for _, s := range Slots {
 		for _, p := range payloads {
 			left, l, broken := s.LeftSlot(p.Text, pg)
@@ -57,66 +61,109 @@ func Measure(ctx context.Context, protocol string, srv Parser, eng *engine.Engin
 				continue
 			}
 			r.Placed++
-			stmt := s.Place(p.Text)
-			parsed, ok, err := serverParses(ctx, srv, stmt, l)
-			if err != nil {
-				return nil, fmt.Errorf("%s %s: %w", protocol, s.Name, err)
-			}
-			if parsed {
-				r.Parsed++
-			}
-			if !ok {
-				continue
-			}
-			r.Kept++
-			c := Case{Slot: s.Name, Source: p.Source, Shape: Shape(s, p.Text, l), Payload: p.Text, Stmt: stmt}
-			c.Sig = signature(s, l)
-			judge(&c)
-			r.Injections = append(r.Injections, c)
+			jobs = append(jobs, job{c: Case{Slot: s.Name, Source: p.Source, Payload: p.Text, Stmt: s.Place(p.Text)}, l: l, server: true})
 		}
-		var values []string
+		values := benign
 		if s.Order {
 			values = orderBenign
-		} else {
-			values = benign
 		}
 		for _, b := range values {
-			var stmt string
-			if s.Order {
-				stmt = s.Place(b)
-			} else {
+			stmt := s.Place(b)
+			if !s.Order {
 				var ok bool
 				if stmt, ok = s.PlaceBenign(b, pg); !ok {
 					continue
 				}
 			}
 			l := lex(stmt, pg)
-			if len(l.stmts) != 1 || l.broken {
-				r.BenignUnparsed++
-				continue
+			j := job{c: Case{Slot: s.Name, Source: "benign", Payload: b, Stmt: stmt}, l: l, benign: true, ok: true}
+			switch {
+			case len(l.stmts) != 1 || l.broken:
+				j.ok = false
+			case s.Name == "update" || s.Name == "login-user" || s.Name == "login-pass":
+				// The same literal as in the quoted slot, which the
+				// server checks: the lexer checks it here.
+				if left, _, _ := s.LeftSlot(stmt[len(s.Prefix):len(stmt)-len(s.Suffix)], pg); left {
+					j.ok = false
+				}
+			default:
+				j.server = true
 			}
-			// The server checks the placement in the first quoted slot,
-			// the numeric and the ORDER BY slot; the other quoted slots
-			// hold the same literal, which the lexer checks.
-			if s.Name != "update" && s.Name != "login-user" && s.Name != "login-pass" {
-				_, ok, err := serverParses(ctx, srv, stmt, l)
+			jobs = append(jobs, j)
+		}
+	}
+
+	// Ask the servers, each connection taking the next statement.
+	next := make(chan int)
+	errs := make(chan error, len(srvs))
+	var wg sync.WaitGroup
+	for _, srv := range srvs {
+		wg.Add(1)
+		go func(srv Parser) {
+			defer wg.Done()
+			for i := range next {
+				parsed, ok, err := serverParses(ctx, srv, jobs[i].c.Stmt, jobs[i].l)
 				if err != nil {
-					return nil, fmt.Errorf("%s %s benign: %w", protocol, s.Name, err)
+					errs <- fmt.Errorf("%s %s: %w", protocol, jobs[i].c.Slot, err)
+					for range next {
+					}
+					return
 				}
-				if !ok {
-					r.BenignUnparsed++
-					continue
-				}
-			} else if left, _, _ := s.LeftSlot(stmt[len(s.Prefix):len(stmt)-len(s.Suffix)], pg); left {
+				jobs[i].parsed, jobs[i].ok = parsed, ok
+			}
+		}(srv)
+	}
+	for i := range jobs {
+		if jobs[i].server {
+			next <- i
+		}
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return nil, err
+	default:
+	}
+
+	for i := range jobs {
+		j := &jobs[i]
+		if j.benign {
+			if !j.ok {
 				r.BenignUnparsed++
 				continue
 			}
-			c := Case{Slot: s.Name, Source: "benign", Payload: b, Stmt: stmt}
-			judge(&c)
-			r.Benign = append(r.Benign, c)
+		} else {
+			if j.parsed {
+				r.Parsed++
+			}
+			if !j.ok {
+				continue
+			}
+			r.Kept++
+			s := slotNamed(j.c.Slot)
+			j.c.Shape = Shape(s, j.c.Payload, j.l)
+			j.c.Sig = signature(s, j.l)
+		}
+		v := eng.Judge([]byte(j.c.Stmt), sess)
+		j.c.Blocked = v.Action != engine.ActionAllow
+		j.c.RuleID, j.c.ParseError = v.RuleID, v.ParseError
+		if j.benign {
+			r.Benign = append(r.Benign, j.c)
+		} else {
+			r.Injections = append(r.Injections, j.c)
 		}
 	}
 	return r, nil
+}
+
+func slotNamed(name string) Slot {
+	for _, s := range Slots {
+		if s.Name == name {
+			return s
+		}
+	}
+	panic("no slot " + name)
 }
 
 // signature is the shape of what the payload added to the statement: its

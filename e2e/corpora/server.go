@@ -34,11 +34,16 @@ type Parser interface {
 	// functions, types; PostgreSQL resolves a utility statement's names
 	// only when it runs it).
 	Parses(ctx context.Context, stmt string) (parsed, accepted bool, err error)
+	// Another opens one more connection to the same database.
+	Another(ctx context.Context) (Parser, error)
 	Close()
 }
 
 // PGParser parses on a PostgreSQL server.
-type PGParser struct{ c *pgx.Conn }
+type PGParser struct {
+	c   *pgx.Conn
+	cfg *pgx.ConnConfig
+}
 
 // NewPGParser connects to the server (connString names any database it
 // may create one in) and creates Database with the schema, afresh.
@@ -68,7 +73,16 @@ func NewPGParser(ctx context.Context, connString string) (*PGParser, error) {
 			return nil, fmt.Errorf("%s: %w", q, err)
 		}
 	}
-	return &PGParser{c}, nil
+	return &PGParser{c, cfg}, nil
+}
+
+// Another connects once more to Database.
+func (p *PGParser) Another(ctx context.Context) (Parser, error) {
+	c, err := pgx.ConnectConfig(ctx, p.cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &PGParser{c, p.cfg}, nil
 }
 
 // Parses sends stmt in a Parse message (the unnamed statement).
@@ -93,6 +107,7 @@ func (p *PGParser) Close() { p.c.Close(context.Background()) }
 type MyParser struct {
 	db      *sql.DB
 	c       *sql.Conn
+	shared  bool // db belongs to the parser Another was called on
 	Version string
 	SQLMode string
 	// Slow counts the prepares MariaDB stopped at max_statement_time
@@ -107,7 +122,6 @@ func NewMyParser(ctx context.Context, dsn string) (*MyParser, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(1)
 	c, err := db.Conn(ctx)
 	if err != nil {
 		db.Close()
@@ -172,9 +186,10 @@ func (p *MyParser) Parses(ctx context.Context, stmt string) (bool, bool, error) 
 }
 
 // setup runs the session's settings (and qs) on the connection:
-// max_statement_time stops what MariaDB evaluates while preparing.
+// max_statement_time stops what MariaDB evaluates while preparing; the
+// general log, when the server keeps one, need not hold the corpora.
 func (p *MyParser) setup(ctx context.Context, qs ...string) error {
-	for _, q := range append([]string{"SET SESSION max_statement_time = 0.5"}, qs...) {
+	for _, q := range append([]string{"SET SESSION max_statement_time = 0.5", "SET SESSION sql_log_off = 1"}, qs...) {
 		if _, err := p.c.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
 		}
@@ -182,12 +197,28 @@ func (p *MyParser) setup(ctx context.Context, qs ...string) error {
 	return nil
 }
 
+// Another opens one more connection to Database.
+func (p *MyParser) Another(ctx context.Context) (Parser, error) {
+	c, err := p.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := &MyParser{db: p.db, c: c, shared: true, Version: p.Version, SQLMode: p.SQLMode}
+	if err := q.setup(ctx, "USE "+Database); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return q, nil
+}
+
 // Close drops the connection.
 func (p *MyParser) Close() {
 	if p.c != nil {
 		p.c.Close()
 	}
-	p.db.Close()
+	if !p.shared {
+		p.db.Close()
+	}
 }
 
 // serverParses asks srv about each statement of l (the text of stmt):
@@ -199,7 +230,7 @@ func serverParses(ctx context.Context, srv Parser, stmt string, l lexed) (parsed
 	parsed, accepted = true, true
 	for _, r := range l.stmts {
 		one := strings.TrimSpace(stmt[r[0]:r[1]])
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
 		p, a, err := srv.Parses(cctx, one)
 		cancel()
 		if err != nil || !p {
