@@ -51,10 +51,7 @@ func (pgDialect) Normalize(stmt string) (string, error) { return pg_query.Normal
 func (pgDialect) Objects() []string { return slices.Clone(objectNames) }
 
 // Fills: the PostgreSQL walker fills every fact a match key reads.
-func (pgDialect) Fills(key string) bool {
-	// probes: engine/mysql fills them; PostgreSQL's shapes are issue 22's.
-	return key != "probes"
-}
+func (pgDialect) Fills(key string) bool { return true }
 
 // Large-object functions that libpq's lo_* client API invokes through the
 // fast-path FunctionCall message. OIDs from PostgreSQL's

@@ -63,8 +63,21 @@ func treeFacts(tree *pg_query.ParseResult, lex engine.LexStats) *engine.TextFact
 	var prev engine.KindSet
 	var slept float64
 	stacked := false
+	afterApp := false // an application statement came before
 	for _, raw := range tree.Stmts {
 		f := w.statement(raw.GetStmt())
+		// A catalog or server-information read, or heavy work, stacked
+		// after an application statement is how an injection that can
+		// stack reads the server (probes.go).
+		if afterApp {
+			f.Probes |= w.stackProbe
+			if f.SeriesRows >= heavySeriesRows {
+				f.TimeProbe = true
+			}
+		}
+		if w.lastApp && f.Kind != engine.KindDDL && f.Kind != engine.KindTransaction && f.Kind != engine.KindSetStmt {
+			afterApp = true
+		}
 		f.Loc, f.Length = raw.StmtLocation, raw.StmtLen
 		f.PrevKinds = prev
 		w.afterStatement(raw.GetStmt(), &f) // body.go
@@ -157,8 +170,15 @@ type walker struct {
 	seenC  map[engine.ColRef]struct{}
 	setops map[*pg_query.SelectStmt]struct{} // set-operation nodes already counted
 	sub    *walker                           // for subtree scans and DO bodies
-	depth  int                               // nesting of code in strings (body.go)
-	msg    *msgState                         // what earlier statements of the message created (body.go)
+	psub   *walker                           // for the probe search's subtree scans (probes.go)
+	// probeHint: the statement has a node the probe search needs
+	// (probeNode); stackProbe: what the last statement read that a
+	// statement stacked after an application's must not (stackedRead).
+	probeHint  bool
+	stackProbe engine.ProbeSet
+	lastApp    bool      // the last statement read or wrote an application table
+	depth      int       // nesting of code in strings (body.go)
+	msg        *msgState // what earlier statements of the message created (body.go)
 }
 
 func (w *walker) push(m any) { w.stack = append(w.stack, frame{m: m, flags: w.flags, scope: w.scope}) }
@@ -196,6 +216,7 @@ func (w *walker) statement(n *pg_query.Node) engine.StmtFacts {
 		clear(w.settingRows)
 		clear(w.cteMemo)
 	}
+	w.probeHint = false
 	w.stack = append(w.stack[:0], frame{m: n})
 	for len(w.stack) > 0 {
 		fr := w.stack[len(w.stack)-1]
@@ -234,6 +255,7 @@ func (w *walker) statement(n *pg_query.Node) engine.StmtFacts {
 	if !f.TimeProbe && sleeps(&f) && (len(f.Tables) > 0 || (f.Kind != engine.KindDDL && !loneSleep(n) && !loneSleepDo(n))) {
 		f.TimeProbe = true
 	}
+	w.stackProbe, w.lastApp = w.probeSearch(n, &f) // probes.go
 	f.Effects = effectsOf(&f)
 	w.f = nil
 	return f
@@ -295,6 +317,9 @@ func (w *walker) visit(m any) {
 	// only plans.
 	later := w.flags&(inFuncBody|inPlanOnly) != 0
 	w.visitEffects(m)
+	if !w.probeHint && probeNode(m) {
+		w.probeHint = true
+	}
 	switch n := m.(type) {
 	case *pg_query.RangeVar:
 		alias := ""
