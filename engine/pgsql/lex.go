@@ -123,6 +123,9 @@ func scanLex(text string, st *engine.LexStats, level int, trace *[]lexSpan) {
 					st.CommentTrick = true
 				}
 			}
+			if top && lastEnd >= 0 && cutsOffTail(text, start, i) {
+				st.CommentTrick = true
+			}
 			gluedLeft = -1
 		case c == '/' && i+1 < n && text[i+1] == '*':
 			start := i
@@ -355,4 +358,50 @@ func indexFrom(s, sub string, from int) int {
 // isBlank reports whether c is white space to PostgreSQL's lexer.
 func isBlank(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// cutsOffTail reports whether the line comment text[start:end] (from its
+// "--") is an injection's cut: the last thing in the text, after a token
+// on the same line, holding what looks like the rest of the statement it
+// cut off or nothing: empty, starting with a quote, a parenthesis or a
+// semicolon (the application's closing quote: name = ” -- ' AND pass =
+// ...), an SQL keyword that continues a statement (-- AND owner = 2, --
+// LIMIT 10), or ending with a quote (sqlmap's "-- [RANDSTR]" before a
+// string slot's closing quote: -- XyZq'). A note after a statement (WHERE
+// a.id = $1 -- trailing note, --x), a comment after a semicolon and a
+// comment on a line of its own are not.
+func cutsOffTail(text string, start, end int) bool {
+	if strings.TrimLeft(text[end:], " \t\n\r\f\v") != "" {
+		return false
+	}
+	j := start - 1
+	for j >= 0 && (text[j] == ' ' || text[j] == '\t' || text[j] == '\f' || text[j] == '\v') {
+		j--
+	}
+	if j < 0 || text[j] == '\n' || text[j] == '\r' || text[j] == ';' {
+		// A comment on a line of its own, or after a statement's end
+		// (whatever it cuts off would be a statement of its own: the
+		// statements before it are judged as they are).
+		return false
+	}
+	body := strings.TrimSpace(text[start+2 : end])
+	body = strings.TrimLeft(body, "-") // --- and ---- as well
+	body = strings.TrimSpace(body)
+	if body == "" {
+		return true
+	}
+	switch body[0] {
+	case '\'', '"', ')', ';', '`':
+		return true
+	}
+	if body[len(body)-1] == '\'' {
+		return true // -- XyZq' : a string slot's closing quote cut off
+	}
+	word, _, _ := strings.Cut(strings.ReplaceAll(body, "\t", " "), " ")
+	switch strings.ToLower(word) {
+	case "and", "or", "limit", "offset", "order", "group", "having", "where", "union", "returning", "for",
+		"fetch", "window", "on", "using", "join", "intersect", "except", "||":
+		return true
+	}
+	return false
 }

@@ -64,9 +64,10 @@ import (
 //	                 constant, or a subquery compared with a constant
 //	                 pattern (LIKE, ILIKE, SIMILAR TO, ~).
 //
-// A generate_series of a million rows or more, or of bounds not known from
-// the text, inside a subquery of a statement on an application table, or a
-// cross join of catalog relations without a condition there, is heavy work
+// A generate_series of a million rows or more inside a subquery or WITH
+// query of a statement on an application table (in a subquery also one of
+// numeric bounds not known from the text), or a cross join of catalog
+// relations without a condition there, is heavy work
 // that waits without a sleep function: a time probe (StmtFacts.TimeProbe).
 //
 // The walker (facts.go) only notes that a statement has one of the nodes
@@ -94,6 +95,9 @@ var typedFuncs = map[string]bool{
 	"bytea": true, "decode": true, "int4range": true, "int8range": true, "numrange": true,
 	"daterange": true, "tsrange": true, "tstzrange": true,
 }
+
+// textInputFuncs convert their first argument, text by their signature.
+var textInputFuncs = map[string]bool{"to_number": true, "to_date": true, "to_timestamp": true}
 
 // parserFuncs parse a document or a path from their arguments, and quote
 // what does not parse.
@@ -274,6 +278,19 @@ func isConst(n *pg_query.Node) bool {
 		return len(l.Items) > 0
 	}
 	if _, k := constValue(n); k == constLiteral {
+		return true
+	}
+	if fc := n.GetFuncCall(); fc != nil {
+		// SIMILAR TO 'a%' is parsed as ~ similar_to_escape('a%').
+		_, name := lastTwo(fc.Funcname)
+		if name != "similar_to_escape" && name != "similar_escape" {
+			return false
+		}
+		for _, a := range fc.Args {
+			if !isConst(a) {
+				return false
+			}
+		}
 		return true
 	}
 	if ac := peel(n).GetAConst(); ac != nil {
@@ -467,7 +484,7 @@ func (p *prober) judge(m any) {
 		if p.returnsServer(sel) {
 			p.found |= engine.ProbeServerInfo
 		}
-		if p.heavyWork(n.Subselect) {
+		if p.heavyWork(n.Subselect, true) {
 			p.heavy = true
 		}
 	case *pg_query.RangeSubselect:
@@ -478,12 +495,15 @@ func (p *prober) judge(m any) {
 		if p.returnsServer(n.Ctequery.GetSelectStmt()) {
 			p.found |= engine.ProbeServerInfo
 		}
-		if p.heavyWork(n.Ctequery) {
+		if p.heavyWork(n.Ctequery, false) {
 			p.heavy = true
 		}
 	case *pg_query.SortBy:
 		if p.contains(n.Node, hasServer) != 0 {
 			p.found |= engine.ProbeServerInfo
+		}
+		if subCast(n.Node) {
+			p.found |= engine.ProbeErrorBased
 		}
 	case *pg_query.SelectStmt:
 		for _, g := range n.GroupClause {
@@ -494,6 +514,12 @@ func (p *prober) judge(m any) {
 		if crossCatalog(n) {
 			p.heavy = true
 		}
+		if subCast(n.WhereClause) || subCast(n.HavingClause) {
+			p.found |= engine.ProbeErrorBased // WHERE CAST((SELECT ...) AS boolean)
+		}
+		if n.WhereClause != nil && serverInfo(unwrap(peel(n.WhereClause))) {
+			p.found |= engine.ProbeServerInfo
+		}
 	case *pg_query.TypeCast:
 		if !isTextType(n.TypeName) && p.textProbe(n.Arg) {
 			p.found |= engine.ProbeErrorBased
@@ -501,6 +527,12 @@ func (p *prober) judge(m any) {
 	case *pg_query.FuncCall:
 		_, name := lastTwo(n.Funcname)
 		switch {
+		case textInputFuncs[name] && (name != "to_timestamp" || len(n.Args) == 2): // to_timestamp(epoch) takes a number
+			for _, a := range n.Args[:min(1, len(n.Args))] {
+				if p.contains(a, hasSub|hasServer) != 0 {
+					p.found |= engine.ProbeErrorBased // to_number((SELECT ...), '9')
+				}
+			}
 		case typedFuncs[name]:
 			for _, a := range n.Args {
 				if p.textProbe(a) {
@@ -522,7 +554,23 @@ func (p *prober) judge(m any) {
 				}
 			}
 		}
+	case *pg_query.NullTest:
+		if subCast(n.Arg) {
+			p.found |= engine.ProbeErrorBased
+		}
+	case *pg_query.BooleanTest:
+		if subCast(n.Arg) {
+			p.found |= engine.ProbeErrorBased
+		}
 	case *pg_query.BoolExpr:
+		for _, a := range n.Args {
+			if subCast(a) {
+				p.found |= engine.ProbeErrorBased // AND CAST((SELECT ...) AS boolean)
+			}
+			if serverInfo(unwrap(peel(a))) {
+				p.found |= engine.ProbeServerInfo // AND has_table_privilege('secrets', 'SELECT')
+			}
+		}
 		if n.Boolop == pg_query.BoolExprType_AND_EXPR {
 			cons, rows := false, false
 			for _, a := range n.Args {
@@ -579,15 +627,54 @@ func (p *prober) comparison(a *pg_query.A_Expr) {
 				continue
 			}
 		}
+		if subCast(side) {
+			p.found |= engine.ProbeErrorBased // 1=CAST((SELECT ...) AS int)
+		}
 		if sl := x.GetSubLink(); sl != nil && sl.SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK {
-			if isPattern(a) {
+			if isPattern(a) || selectsWrapper(sl) {
 				p.found |= engine.ProbeCharExtraction
-			}
-			if side.GetTypeCast() != nil && !castOfCount(sl) && !isTextType(side.GetTypeCast().TypeName) {
-				p.found |= engine.ProbeErrorBased // 1=CAST((SELECT ...) AS int)
 			}
 		}
 	}
+}
+
+// subCast: a conversion to a non-string type (a cast, int4(...),
+// to_number(...)) of a subquery whose value is not a number by
+// construction: it fails on a text value, and its error quotes the value.
+func subCast(n *pg_query.Node) bool {
+	var arg *pg_query.Node
+	switch x := n.GetNode().(type) {
+	case *pg_query.Node_TypeCast:
+		if isTextType(x.TypeCast.TypeName) {
+			return false
+		}
+		arg = x.TypeCast.Arg
+	case *pg_query.Node_FuncCall:
+		_, name := lastTwo(x.FuncCall.Funcname)
+		if !typedFuncs[name] || len(x.FuncCall.Args) == 0 {
+			return false
+		}
+		arg = x.FuncCall.Args[0]
+	default:
+		return false
+	}
+	sl := peel(arg).GetSubLink()
+	return sl != nil && sl.SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK && !castOfCount(sl)
+}
+
+// selectsWrapper: a scalar subquery that returns a value taken apart
+// ((SELECT ascii(substr(value, 1, 1)) FROM secrets) > 64).
+func selectsWrapper(sl *pg_query.SubLink) bool {
+	sel := sl.Subselect.GetSelectStmt()
+	if sel == nil || len(sel.TargetList) != 1 {
+		return false
+	}
+	fc := peel(sel.TargetList[0].GetResTarget().GetVal()).GetFuncCall()
+	if fc == nil {
+		return false
+	}
+	_, name := lastTwo(fc.Funcname)
+	return extractWrappers[name]
 }
 
 // unwrap returns the message inside a Node, as pushChildren pushes it.
@@ -664,9 +751,11 @@ func (p *prober) returnsServer(sel *pg_query.SelectStmt) bool {
 	return false
 }
 
-// heavyWork: a subquery that runs a long generate_series or a catalog
-// cross join, work that waits.
-func (p *prober) heavyWork(n *pg_query.Node) bool {
+// heavyWork: a subquery that runs a long generate_series (or, when unknown
+// is set, one of bounds not known from the text) or a catalog cross join,
+// work that waits. A WITH query's series of unknown length is a report's
+// (the gaps in a sequence of ids), not counted.
+func (p *prober) heavyWork(n *pg_query.Node, unknown bool) bool {
 	sw := p.w.psub
 	base := len(sw.stack)
 	sw.stack = append(sw.stack, frame{m: n})
@@ -678,7 +767,7 @@ func (p *prober) heavyWork(n *pg_query.Node) bool {
 		case *pg_query.FuncCall:
 			if funcName(x.Funcname) == "generate_series" {
 				r := seriesRows(x)
-				if r >= heavySeriesRows || (r == 0 && numericSeries(x)) {
+				if r >= heavySeriesRows || (unknown && r == 0 && numericSeries(x)) {
 					found = true
 				}
 			}
