@@ -121,15 +121,19 @@ func (tf *TextFacts) paramWrite() bool {
 	return false
 }
 
-// valuesFacts returns the facts of the statement text runs with vals in
-// place (ParamBinder), analysed and matched but not cached (values rarely
-// repeat); when the dialect cannot write it, tf's facts with every
-// ParamWrite writing every row.
+// valuesFacts returns tf's facts with the rows its writes change as the
+// statement text runs with vals in place writes them (ParamBinder; the
+// bound text analysed but not cached: values rarely repeat). Only what
+// the values decide is taken from it: a literal in place is no injected
+// text, so the rules on text shapes (tautology, probes) read tf's own
+// facts. When the dialect cannot write it, every ParamWrite writes every
+// row.
 func (e *Engine) valuesFacts(tf *TextFacts, text string, vals ParamValues) *TextFacts {
+	var bf *TextFacts
 	if b, ok := e.dialect.(ParamBinder); ok {
 		if bound, ok := b.Bind(text, vals); ok {
-			if bf := e.analyze(bound); !bf.Unparsed && !bf.ParseError && len(bf.Stmts) > 0 {
-				return bf
+			if f := e.analyze(bound); !f.Unparsed && !f.ParseError && len(f.Stmts) == len(tf.Stmts) {
+				bf = f
 			}
 		}
 	}
@@ -138,11 +142,30 @@ func (e *Engine) valuesFacts(tf *TextFacts, text string, vals ParamValues) *Text
 	for i := range tf.Stmts {
 		st := tf.Stmts[i]
 		st.matched = nil
-		if st.ParamWrite {
-			st.Unfiltered |= 1<<KindUpdate | 1<<KindDelete
-			st.InDatabase = nil // the facts above, in every database
-			st.AsUser = nil
+		var rows, limited KindSet
+		switch {
+		case bf != nil:
+			rows, limited = bf.Stmts[i].Unfiltered, bf.Stmts[i].LimitedWhole
+		case st.ParamWrite:
+			rows = 1<<KindUpdate | 1<<KindDelete
 		}
+		// an INSERT that rewrites every row counts as the update or
+		// delete it is (writes.go)
+		st.Kinds |= rows
+		st.Unfiltered |= rows
+		st.LimitedWhole |= limited
+		if len(st.InDatabase) > 0 {
+			in := make([]DatabaseFacts, len(st.InDatabase))
+			copy(in, st.InDatabase)
+			for j := range in {
+				in[j].Facts.matched = nil
+				in[j].Facts.Kinds |= rows
+				in[j].Facts.Unfiltered |= rows
+				in[j].Facts.LimitedWhole |= limited
+			}
+			st.InDatabase = in
+		}
+		st.AsUser = nil // judged as the session's own facts above
 		out.Stmts[i] = st
 	}
 	e.policy.precompute(e.dialect, out, text)
