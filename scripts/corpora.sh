@@ -16,6 +16,7 @@
 #   --patt DIR           a checkout of github.com/swisskyrepo/PayloadsAllTheThings ("SQL Injection/Intruder")
 #   --report FILE        [docs/corpora-results.md]; "-" writes none
 #   --tsv FILE           every kept injection and false positive with its verdict [not kept]
+#   --note TEXT          a line for the report (e.g. the commits of checkouts that are not git work trees)
 #
 # The Debian corpora (sqlmap's payload and boundary XML, wfuzz's
 # Injections/SQL.txt, the wamerican word list for benign inputs) are
@@ -33,7 +34,7 @@ root="$(cd "$here/.." && pwd)"
 say() { echo "corpora.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-report="$root/docs/corpora-results.md" tsv=""
+report="$root/docs/corpora-results.md" tsv="" note=""
 unset SQLFW_CORPORA_LIBINJECTION SQLFW_CORPORA_CRS SQLFW_CORPORA_PATT
 cmd="scripts/corpora.sh"
 while [ $# -gt 0 ]; do
@@ -43,6 +44,7 @@ while [ $# -gt 0 ]; do
 	--patt) export SQLFW_CORPORA_PATT="$(cd "$2" && pwd)"; cmd+=" --patt $2"; shift 2 ;;
 	--report) report="$2"; shift 2 ;;
 	--tsv) tsv="$2"; shift 2 ;;
+	--note) note="$2"; shift 2 ;;
 	-h | --help) sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument: $1" ;;
 	esac
@@ -71,7 +73,16 @@ if [ "$report" != - ]; then
 		echo
 		echo "Measured $(date -u +%Y-%m-%d) at commit $commit by \`$cmd\` (docs/corpora.md says what is measured)."
 		echo
-		echo "Corpora: $(echo "$corpora" | tr ' ' '\n' | sed 's|=.*/\([^/]*\)$|=\1|' | paste -sd' ' | sed 's/ /, /g')."
+		echo "Corpora: $(echo "$corpora" | sed 's/ /, /g')."
+		echo "Debian packages: $(dpkg-query -W -f '${Package} ${Version}, ' sqlmap wfuzz wamerican 2>/dev/null | sed 's/, $//')."
+		for d in "${SQLFW_CORPORA_LIBINJECTION:-}" "${SQLFW_CORPORA_CRS:-}" "${SQLFW_CORPORA_PATT:-}"; do
+			if [ -n "$d" ] && rev="$(git -C "$d" rev-parse --short HEAD 2>/dev/null)"; then
+				echo "Checkout $(basename "$d") at $rev."
+			fi
+		done
+		if [ -n "$note" ]; then
+			echo "$note"
+		fi
 		echo
 		cat "$SQLFW_CORPORA_OUT"
 	} > "$report"
