@@ -120,3 +120,30 @@ func TestPlaceBenign(t *testing.T) {
 		t.Error("a word placed in the numeric slot")
 	}
 }
+
+func TestFloorViolations(t *testing.T) {
+	r := &Result{Protocol: "mysql", Kept: 4, Injections: []Case{
+		{Slot: "numeric", Shape: ShapeUnion, Blocked: true},
+		{Slot: "numeric", Shape: ShapeUnion, Blocked: false},
+		{Slot: "quoted", Shape: ShapeTime, Blocked: true},
+		{Slot: "quoted", Shape: ShapeTime, Blocked: true},
+	}}
+	floors := "# header\n" +
+		"a,b\tmysql\ttotal\tall\t75.0\n" + // 3/4: holds
+		"a,b\tmysql\tshape\tUNION\t60.0\n" + // 1/2: below
+		"a,b\tmysql\tslot\tquoted\t100\n" + // 2/2: holds
+		"a,b\tmysql\tkept\tall\t10\n" + // 4 kept: below
+		"a,b\tpostgres\ttotal\tall\t99\n" + // other protocol: not applied
+		"x\tmysql\ttotal\tall\t99\n" // other corpora set: not applied
+	bad, applied, err := floorViolations(floors, "a,b", []*Result{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applied != 4 || len(bad) != 2 || !strings.Contains(bad[0], "UNION") || !strings.Contains(bad[1], "kept") {
+		t.Errorf("applied %d, violations %q", applied, bad)
+	}
+	if got := floorLines(Sources{Sqlmap: "s", Dict: "d"}, []*Result{r}); !strings.Contains(got, "dict,sqlmap\tmysql\tshape\tUNION\t0.0\n") ||
+		!strings.Contains(got, "dict,sqlmap\tmysql\ttotal\tall\t50.0\n") || !strings.Contains(got, "dict,sqlmap\tmysql\tkept\tall\t3\n") {
+		t.Errorf("floorLines:\n%s", got)
+	}
+}
