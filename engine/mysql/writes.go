@@ -74,6 +74,9 @@ func (w *walker) unfilteredUpdate(x *ast.UpdateStmt) (all, limitedAll bool) {
 
 // unfilteredDelete is unfilteredUpdate for a DELETE.
 func (w *walker) unfilteredDelete(x *ast.DeleteStmt) (all, limitedAll bool) {
+	if lockTableReset(x) {
+		return false, false
+	}
 	for i := range readings(w.xhex) {
 		fo := reading(w.xhex, i)
 		if fo.unfilteredDelete(x, false) {
@@ -646,4 +649,31 @@ func (fo *folder) tiedByJoin(ons []ast.ExprNode, q quals) bool {
 		}
 	}
 	return false
+}
+
+// toolLockTables are migration tools' own one-row lock tables, which the
+// tool empties whole when it sets them up: Liquibase sends DELETE FROM
+// [schema.]DATABASECHANGELOGLOCK, then INSERT ... (ID, LOCKED) VALUES (1, 0)
+// (InitializeDatabaseChangeLogLockTableStatement).
+var toolLockTables = map[string]bool{"databasechangeloglock": true}
+
+// lockTableReset reports whether x is exactly that reset: a single-table
+// DELETE of a tool's lock table with no WHERE, ORDER BY or LIMIT. It
+// removes a migration lock and nothing else, so it is not a whole-table
+// write to judge (docs/policy.md); everything else about the statement is
+// judged as usual, and any condition at all makes it an ordinary DELETE.
+func lockTableReset(x *ast.DeleteStmt) bool {
+	if x.IsMultiTable || x.Where != nil || x.Order != nil || x.Limit != nil || x.TableRefs == nil || x.TableRefs.TableRefs == nil {
+		return false
+	}
+	j := x.TableRefs.TableRefs
+	if j.Right != nil {
+		return false
+	}
+	ts, ok := j.Left.(*ast.TableSource)
+	if !ok {
+		return false
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	return ok && toolLockTables[tn.Name.L]
 }
