@@ -69,6 +69,17 @@ type Starter interface {
 	StartupSQL(params [][2]string) (sqls []string, ruleID, reason string)
 }
 
+// A GranteeCreator is a Dialect whose GRANT may create the account it
+// grants to when that account does not exist (MySQL 5.7 and MariaDB under
+// an sql_mode without NO_AUTO_CREATE_USER; StmtFacts.CreatesGrantee).
+// GranteeCreation is the facts of that account's creation (MySQL's CREATE
+// USER), which the engine judges beside the GRANT's own when the session
+// may create it (LexState.AutoCreateUser): matched against the policy once,
+// when the engine is made.
+type GranteeCreator interface {
+	GranteeCreation() StmtFacts
+}
+
 // A Fastpather is a Dialect whose protocol can call a function by id,
 // without SQL text (PostgreSQL's FunctionCall message).
 type Fastpather interface {

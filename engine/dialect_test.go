@@ -53,6 +53,13 @@ func (testDialect) Analyze(text string, lex LexStats) *TextFacts {
 		d.Facts.Funcs = append(d.Facts.Funcs, st.Funcs...)
 		st.InDatabase = []DatabaseFacts{d}
 	}
+	switch {
+	case strings.Contains(text, " creates-if-mode"):
+		// a GRANT that creates its grantee when the session's mode lets it
+		st.CreatesGrantee = GranteeMay
+	case strings.Contains(text, " creates"):
+		st.CreatesGrantee = GranteeCreated
+	}
 	tf := &TextFacts{Stmts: []StmtFacts{st}, Lex: lex}
 	if strings.HasPrefix(text, "!") {
 		tf.ParseError, tf.ParseReason = true, "test parse error"
@@ -61,6 +68,11 @@ func (testDialect) Analyze(text string, lex LexStats) *TextFacts {
 		}
 	}
 	return tf
+}
+
+// GranteeCreation: the account a GRANT creates is a call of create_user.
+func (testDialect) GranteeCreation() StmtFacts {
+	return StmtFacts{Kind: KindDCL, Kinds: 1 << KindDCL, Funcs: []FuncRef{{Name: "create_user"}}}
 }
 
 func (testDialect) Fingerprint(stmt string) uint64 {

@@ -32,7 +32,10 @@ type Engine struct {
 	shapeSeen doorkeeper // shapes seen once
 	textSeen  doorkeeper // shaped texts seen once
 	rates     *rateTable // nil when the policy has no rate rules
-	learner   atomic.Pointer[Learner]
+	// creation is the rules the dialect's account creation matches
+	// (GranteeCreator), in policy order; nil without one.
+	creation []ruleMatch
+	learner  atomic.Pointer[Learner]
 }
 
 // New returns an engine that judges the SQL of dialect d against p. It
@@ -61,6 +64,11 @@ func New(p *Policy, d Dialect, opts Options) (*Engine, error) {
 			e.shapes = newFactCache(size / 4)
 			e.shapeSeen = newDoorkeeper()
 		}
+	}
+	if gc, ok := d.(GranteeCreator); ok {
+		f := gc.GranteeCreation()
+		p.match(&f, &TextFacts{}, 0, nil)
+		e.creation = f.matched
 	}
 	for i := range p.rules {
 		if p.rules[i].rate != nil {
@@ -246,45 +254,64 @@ func (e *Engine) judge(tf *TextFacts, s *Session) Verdict {
 func (e *Engine) judgeStmts(tf *TextFacts, s *Session) Verdict {
 	p := e.policy
 	n := len(tf.Stmts)
-	var deny, logged, allowed *rule
-	var denyReason, logReason, allowReason string
-	denyR := -1
+	pk := pick{denyR: -1}
 	for i := range tf.Stmts {
-		st := tf.Stmts[i].asUser(s.User).inDatabase(s.Database)
-		for _, m := range st.matched {
-			r := &p.rules[m.rule]
-			if !r.scope.applies(s) {
-				continue
-			}
-			if r.rate != nil && !e.rates.over(m.rule, r.rate, s) {
-				continue
-			}
-			switch r.action {
-			case ActionDeny, ActionDenyClose:
-				if rk := denyRank(r.action, p.modeOf(r)); rk > denyR {
-					deny, denyReason, denyR = r, m.reason, rk
-				}
-			case ActionLog:
-				if logged == nil {
-					logged, logReason = r, m.reason
-				}
-			default:
-				if allowed == nil {
-					allowed, allowReason = r, m.reason
-				}
-			}
-			break // first match decides the statement
+		base := &tf.Stmts[i]
+		st := base.asUser(s.User).inDatabase(s.Database)
+		e.decide(&pk, st.matched, s)
+		if base.creates(&s.Lex) || st.creates(&s.Lex) {
+			// A GRANT that creates its grantee is judged also as that
+			// creation (GranteeCreator): the stronger of the two decides.
+			e.decide(&pk, e.creation, s)
 		}
 	}
 	switch {
-	case deny != nil:
-		return Verdict{Action: deny.action, RuleID: deny.id, Reason: denyReason, Mode: p.modeOf(deny), Statements: n}
-	case logged != nil:
-		return Verdict{Action: ActionLog, RuleID: logged.id, Reason: logReason, Mode: p.modeOf(logged), Statements: n}
-	case allowed != nil:
-		return Verdict{Action: ActionAllow, RuleID: allowed.id, Reason: allowReason, Mode: p.modeOf(allowed), Statements: n}
+	case pk.deny != nil:
+		return Verdict{Action: pk.deny.action, RuleID: pk.deny.id, Reason: pk.denyReason, Mode: p.modeOf(pk.deny), Statements: n}
+	case pk.logged != nil:
+		return Verdict{Action: ActionLog, RuleID: pk.logged.id, Reason: pk.logReason, Mode: p.modeOf(pk.logged), Statements: n}
+	case pk.allowed != nil:
+		return Verdict{Action: ActionAllow, RuleID: pk.allowed.id, Reason: pk.allowReason, Mode: p.modeOf(pk.allowed), Statements: n}
 	}
 	return Verdict{Action: ActionAllow, Statements: n, Mode: p.mode}
+}
+
+// pick is the verdict judgeStmts is finding: the strongest deny so far,
+// the first log and the first allow.
+type pick struct {
+	deny, logged, allowed              *rule
+	denyReason, logReason, allowReason string
+	denyR                              int
+}
+
+// decide adds to pk the first of a statement's matched rules whose scope
+// and rate apply to s.
+func (e *Engine) decide(pk *pick, ms []ruleMatch, s *Session) {
+	p := e.policy
+	for _, m := range ms {
+		r := &p.rules[m.rule]
+		if !r.scope.applies(s) {
+			continue
+		}
+		if r.rate != nil && !e.rates.over(m.rule, r.rate, s) {
+			continue
+		}
+		switch r.action {
+		case ActionDeny, ActionDenyClose:
+			if rk := denyRank(r.action, p.modeOf(r)); rk > pk.denyR {
+				pk.deny, pk.denyReason, pk.denyR = r, m.reason, rk
+			}
+		case ActionLog:
+			if pk.logged == nil {
+				pk.logged, pk.logReason = r, m.reason
+			}
+		default:
+			if pk.allowed == nil {
+				pk.allowed, pk.allowReason = r, m.reason
+			}
+		}
+		return // first match decides the statement
+	}
 }
 
 // JudgeFastpath judges a call of function fn by id, without SQL text

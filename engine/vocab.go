@@ -218,6 +218,15 @@ type StmtFacts struct {
 	// each call (DatabaseFacts.of).
 	InDatabase []DatabaseFacts
 
+	// CreatesGrantee says whether the statement is, or holds, a GRANT that
+	// creates its grantee when the account does not exist: GranteeMay,
+	// when the session's sql_mode lets it (LexState.AutoCreateUser);
+	// GranteeCreated, whatever the session's mode (an sql_mode set earlier
+	// in the same text or body, or by SET STATEMENT ... FOR). The engine
+	// then judges the statement also as the account creation
+	// (GranteeCreator).
+	CreatesGrantee GranteeCreation
+
 	// AsUser holds what the statement does instead when the session's user
 	// (Session.User, compared exactly, as the server compares user names)
 	// is one of these: MySQL's DEFINER = that user names the session's own
@@ -229,6 +238,22 @@ type StmtFacts struct {
 	// matched lists, in policy order, the rules whose conditions on the
 	// text hold; scope, time and rate are checked per call.
 	matched []ruleMatch
+}
+
+// GranteeCreation is whether a GRANT creates its grantee
+// (StmtFacts.CreatesGrantee). The larger value wins when facts merge.
+type GranteeCreation uint8
+
+const (
+	GranteeNever   GranteeCreation = iota // no GRANT that could create an account
+	GranteeMay                            // when the session's sql_mode lets it (LexState.AutoCreateUser)
+	GranteeCreated                        // whatever the session's sql_mode
+)
+
+// creates reports whether the GRANT of f creates its grantee in a session
+// in lexing state l.
+func (f *StmtFacts) creates(l *LexState) bool {
+	return f.CreatesGrantee == GranteeCreated || f.CreatesGrantee == GranteeMay && l.mayAutoCreate()
 }
 
 // DatabaseFacts is the facts of a statement when the session's current
@@ -570,4 +595,19 @@ type LexState struct {
 	// reads text so that every supported server runs what it judges).
 	ServerVersion uint32
 	MariaDB       bool
+	// AutoCreateUser is true when a GRANT to an account that does not exist
+	// may create it: the session's sql_mode lacks NO_AUTO_CREATE_USER, or
+	// is not known (set from a variable or an expression). false is the
+	// server's default mode (MariaDB 10.1.7 and later, MySQL 5.7), which
+	// the relay assumes of the global sql_mode at login (relay/mysql
+	// lexstate.go). MySQL 8.0 and later never create an account by GRANT,
+	// whatever this says (mayAutoCreate).
+	AutoCreateUser bool
+}
+
+// mayAutoCreate reports whether a GRANT may create its grantee on the
+// session's server: an sql_mode that lets it, or one that may be changing
+// (Unconfirmed), on MariaDB, MySQL before 8.0, or a server not known.
+func (l *LexState) mayAutoCreate() bool {
+	return (l.AutoCreateUser || l.Unconfirmed) && (l.MariaDB || l.ServerVersion < 80000)
 }

@@ -51,7 +51,7 @@ func readCorpus(t testing.TB, glob string) []adversarialCase {
 	return out
 }
 
-// parseSessionSpec applies "sql_mode=A+B,charset=gbk,unconfirmed=1,db=mysql"
+// parseSessionSpec applies "sql_mode=A+B,charset=gbk,unconfirmed=1,autocreate=1,db=mysql"
 // to s ("+" separates sql_mode's words, since "," separates settings; db is
 // the session's current database, "app" unless set, and db= is none).
 func parseSessionSpec(spec string, s *engine.Session) error {
@@ -70,6 +70,10 @@ func parseSessionSpec(spec string, s *engine.Session) error {
 			s.Lex.ClientEncoding = v
 		case "unconfirmed":
 			s.Lex.Unconfirmed = v == "1"
+		case "autocreate":
+			// the session's sql_mode lacks NO_AUTO_CREATE_USER, or is
+			// not known (relay/mysql lexstate.go)
+			s.Lex.AutoCreateUser = v == "1"
 		case "user":
 			s.User = v
 		case "server":

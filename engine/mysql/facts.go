@@ -75,6 +75,7 @@ func analyzeStmts(text string, lex engine.LexStats, inspect func(*engine.TextFac
 func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error) *engine.TextFacts {
 	tf := textFacts(text, lex, stmts, err)
 	finishLimited(tf.Stmts) // writes.go
+	grantees(tf.Stmts)      // grantee.go
 	return tf
 }
 
@@ -445,6 +446,9 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		if grantDependent(x) {
 			w.dependent = true
 		}
+		if mayCreateGrantee(x) {
+			st.CreatesGrantee = max(st.CreatesGrantee, engine.GranteeMay)
+		}
 	case *ast.AlterDatabaseStmt:
 		if x.AlterDefaultDatabase || x.Name.O == "" {
 			w.dependent = true // the current database's options
@@ -810,6 +814,7 @@ func merge(st, in *engine.StmtFacts) {
 	st.TimeProbe = st.TimeProbe || in.TimeProbe
 	st.Probes |= in.Probes
 	st.DynamicSQL = st.DynamicSQL || in.DynamicSQL
+	st.CreatesGrantee = max(st.CreatesGrantee, in.CreatesGrantee)
 	st.Effects |= in.Effects
 	st.SleepSeconds += in.SleepSeconds
 	if st.Unparsed == "" {

@@ -82,6 +82,9 @@ const (
 type mode struct {
 	noBackslash bool // NO_BACKSLASH_ESCAPES
 	ansiQuotes  bool // ANSI_QUOTES (also in the combination modes ANSI, DB2, ORACLE, ... as servers expand them)
+	// noAutoCreate: NO_AUTO_CREATE_USER (also in TRADITIONAL, ORACLE and
+	// MAXDB, as MariaDB 10.11 expands them): a GRANT creates no account
+	noAutoCreate bool
 	// highSpace is the byte above 0x7F that the client character set's
 	// lexer reads as a space (highSpace), 0 when none.
 	highSpace byte
@@ -138,10 +141,14 @@ func parseMode(s string) mode {
 		switch {
 		case strings.EqualFold(w, "NO_BACKSLASH_ESCAPES"):
 			m.noBackslash = true
+		case strings.EqualFold(w, "NO_AUTO_CREATE_USER"), strings.EqualFold(w, "TRADITIONAL"):
+			m.noAutoCreate = true
 		case strings.EqualFold(w, "ANSI_QUOTES"), strings.EqualFold(w, "ANSI"),
 			strings.EqualFold(w, "DB2"), strings.EqualFold(w, "MAXDB"), strings.EqualFold(w, "MSSQL"),
 			strings.EqualFold(w, "ORACLE"), strings.EqualFold(w, "POSTGRESQL"):
 			m.ansiQuotes = true
+			// MariaDB 10.11's ORACLE and MAXDB hold NO_AUTO_CREATE_USER
+			m.noAutoCreate = m.noAutoCreate || strings.EqualFold(w, "ORACLE") || strings.EqualFold(w, "MAXDB")
 		}
 	}
 	return m

@@ -557,7 +557,8 @@ func (r *mread) setStatement(i, j int) (engine.StmtFacts, bool) {
 	}
 	st.Settings = append(st.Settings, set.Settings...)
 	st.Effects |= set.Effects
-	st.Kinds |= 1 << engine.KindSetStmt
+	st.Kinds |= 1<<engine.KindSetStmt | set.Kinds&(1<<engine.KindAlterSystem)
+	statementGrantee(&st, r.src(i+2, f)) // grantee.go
 	for _, name := range set.Settings {
 		if lexSetting(name) && !plainMode(r.src(i+2, f), name) {
 			// The text a PREPARE or EXECUTE IMMEDIATE runs, a stored

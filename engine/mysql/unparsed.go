@@ -913,8 +913,9 @@ func setStatement(text string, pc *piece, kw token) (st engine.StmtFacts, ok boo
 	}
 	st.Settings = append(st.Settings, set[0].Settings...)
 	st.Effects |= set[0].Effects
-	st.Kinds |= 1 << engine.KindSetStmt
-	ok = ok || len(set[0].Settings) > 0 // what it sets, whatever the statement is
+	st.Kinds |= 1<<engine.KindSetStmt | set[0].Kinds&(1<<engine.KindAlterSystem)
+	statementGrantee(&st, text[kw.hi:t.lo]) // grantee.go
+	ok = ok || len(set[0].Settings) > 0     // what it sets, whatever the statement is
 	first, _ := nextToken(inner, 0)
 	dynamic := first.is(inner, "prepare") || first.is(inner, "execute") || first.is(inner, "create") || first.is(inner, "alter")
 	for _, name := range set[0].Settings {
@@ -1045,7 +1046,7 @@ func composed(text string) (engine.StmtFacts, bool) {
 	}
 	st.Settings = append(st.Settings, set[0].Settings...)
 	st.Effects |= set[0].Effects
-	st.Kinds |= 1 << engine.KindSetStmt
+	st.Kinds |= 1<<engine.KindSetStmt | set[0].Kinds&(1<<engine.KindAlterSystem)
 	st.Loc, st.Length = 0, 0
 	return st, true
 }

@@ -28,6 +28,22 @@ package mysql
 // from a variable or an expression, an EXECUTE IMMEDIATE of text assembled
 // at run time (the engine's Verdict.DynamicSQL: CONCAT('SET NA','MES gbk')
 // names nothing), and a COM_STMT_EXECUTE of a prepared SET that names it.
+// The rest of sql_mode, which no status flag reports, matters for one
+// thing: whether NO_AUTO_CREATE_USER is in force, without which a GRANT
+// to an account that does not exist creates it (engine/mysql grantee.go).
+// It is followed like the character set: from session tracking when the
+// server reports sql_mode (MariaDB 10.11 and MySQL do not by default:
+// session_track_system_variables lacks it), else from the SET statements
+// the session sends (setSQLMode), and unknown when set from a variable, an
+// expression, a prepared statement or text assembled at run time, or when
+// a statement that names it fails. At login, and after COM_CHANGE_USER and
+// COM_RESET_CONNECTION, the session's mode is the global one, which sqlfw
+// assumes holds NO_AUTO_CREATE_USER, as the server's default does; SET
+// GLOBAL sql_mode is denied (no-server-settings), so only the DBA changes
+// it (docs/policy.md). A procedure, trigger or compound statement that
+// sets sql_mode does so for its own body only (the server restores the
+// caller's; measured on MariaDB 10.11).
+//
 // On MySQL, which has no ANSI_QUOTES status flag, ANSI_QUOTES set without
 // session tracking of sql_mode is not seen. While a statement that may
 // change either is in flight, the state is Unconfirmed: a text sent before
@@ -135,9 +151,32 @@ type lexState struct {
 	// tracking), which is where MySQL's ANSI_QUOTES is read from.
 	modeTracked bool
 	// prepCharset: the session PREPAREd a text that may set the
-	// character set (toServer's, not under mu).
+	// character set or sql_mode (toServer's, not under mu).
 	prepCharset bool
+	// grant is what the session's sql_mode says of a GRANT to an account
+	// that does not exist (grantMode; grantSame: the login's).
+	grant grantMode
 }
+
+// grantMode is what an sql_mode says of a GRANT to an account that does
+// not exist, which creates it unless NO_AUTO_CREATE_USER is in force
+// (engine.LexState.AutoCreateUser); as a statement's, what it leaves the
+// session's at.
+type grantMode uint8
+
+const (
+	// grantSame: the statement leaves it as it was; the session's: the
+	// login's, the global sql_mode, which sqlfw assumes holds
+	// NO_AUTO_CREATE_USER (the server's default).
+	grantSame    grantMode = iota
+	grantKept              // NO_AUTO_CREATE_USER is in force
+	grantCreates           // it is not: a GRANT creates its grantee
+	grantUnknown           // sql_mode was set to what sqlfw cannot know (a variable, an expression)
+)
+
+// autoCreate reports whether a GRANT may create its grantee in the
+// session: the mode lacks NO_AUTO_CREATE_USER or is not known.
+func (l *lexState) autoCreate() bool { return l.grant == grantCreates || l.grant == grantUnknown }
 
 // lexSensitive reports whether a text may change the lexing state: it
 // names sql_mode or the character set. A byte search, no parse: a false
@@ -179,20 +218,24 @@ func containsFold(s []byte, word string) bool {
 // namesCharset is the character set a statement sets as the text says,
 // when its answer does not report it (session tracking): "" when the text
 // does not set it, charsetUnknown when it may and sqlfw cannot know to
-// what (setCharset). Only a text that starts with SET (after any of the
-// spaces the server skips), holds several statements, a comment or an
-// EXECUTE (IMMEDIATE 'SET NAMES ...') or a byte above 0x7F counts (so
-// that a column called names does not).
+// what (setCharset). Only a text that may set a variable counts
+// (mayBeSet).
 func namesCharset(sql []byte) string {
-	if !namesWord(sql) {
-		return ""
-	}
-	t := bytes.TrimLeft(sql, " \t\r\n\v\f")
-	if !(len(t) >= 4 && containsFold(t[:4], "set") && isSpace(t[3])) && !containsFold(sql, "execute") && !hasHighByte(sql) &&
-		!bytes.ContainsAny(sql, ";#") && !bytes.Contains(sql, []byte("/*")) && !bytes.Contains(sql, []byte("--")) {
+	if !namesWord(sql) || !mayBeSet(sql) {
 		return ""
 	}
 	return setCharset(sql)
+}
+
+// mayBeSet reports whether a text may set a variable: it starts with SET
+// (after any of the spaces the server skips), or holds several
+// statements, a comment, an EXECUTE (IMMEDIATE 'SET NAMES ...') or a byte
+// above 0x7F (so that SELECT @@sql_mode, or a column called names, does
+// not).
+func mayBeSet(sql []byte) bool {
+	t := bytes.TrimLeft(sql, " \t\r\n\v\f")
+	return len(t) >= 4 && containsFold(t[:4], "set") && isSpace(t[3]) || containsFold(sql, "execute") || hasHighByte(sql) ||
+		bytes.ContainsAny(sql, ";#") || bytes.Contains(sql, []byte("/*")) || bytes.Contains(sql, []byte("--"))
 }
 
 // hasHighByte reports whether sql has a byte above 0x7F (in latin1 0xA0
@@ -323,6 +366,146 @@ func setCharset(sql []byte) string {
 		}
 		return charset
 	}
+}
+
+// namesMode is what a statement leaves NO_AUTO_CREATE_USER at as the text
+// says, when its answer does not report sql_mode: grantSame when the text
+// does not name sql_mode or cannot set a variable (mayBeSet), else
+// setSQLMode's reading.
+func namesMode(sql []byte) grantMode {
+	if !containsFold(sql, "sql_mode") || !mayBeSet(sql) {
+		return grantSame
+	}
+	return setSQLMode(sql)
+}
+
+// setSQLMode reads one SET statement as the server does (the forms
+// setCharset reads), for what it leaves the session's NO_AUTO_CREATE_USER
+// at: grantSame when it sets no session sql_mode, grantKept or
+// grantCreates when a literal says (a string or a name, its modes as
+// MariaDB 10.11 expands them: TRADITIONAL, ORACLE and MAXDB hold
+// NO_AUTO_CREATE_USER), grantKept for DEFAULT (the global mode),
+// grantUnknown otherwise: a number, a variable, an expression, SET
+// STATEMENT, an unscoped sql_mode after GLOBAL, any other statement.
+// Examples: "SET sql_mode = ”" gives grantCreates; "SET @@session.sql_mode
+// = 'TRADITIONAL'" grantKept; "SET GLOBAL sql_mode = ”" grantSame; "SET
+// sql_mode = @old" grantUnknown.
+func setSQLMode(sql []byte) grantMode {
+	if hasHighByte(sql) {
+		return grantUnknown
+	}
+	x := setLexer{s: sql}
+	if w, k := x.next(); k != tokWord || !bytes.EqualFold(w, []byte("set")) {
+		return grantUnknown
+	}
+	grant, global := grantSame, false
+	for {
+		w, k := x.next()
+		switch {
+		case k == tokWord && (bytes.EqualFold(w, []byte("names")) || bytes.EqualFold(w, []byte("charset"))):
+			if _, ok := x.charsetName(); !ok {
+				return grantUnknown
+			}
+			if bytes.EqualFold(w, []byte("names")) {
+				if c, k := x.peek(); k == tokWord && bytes.EqualFold(c, []byte("collate")) {
+					x.next()
+					if _, ok := x.charsetName(); !ok {
+						return grantUnknown
+					}
+				}
+			}
+		case k == tokWord && (bytes.EqualFold(w, []byte("character")) || bytes.EqualFold(w, []byte("char"))):
+			if s, k := x.next(); k != tokWord || !bytes.EqualFold(s, []byte("set")) {
+				return grantUnknown
+			}
+			if _, ok := x.charsetName(); !ok {
+				return grantUnknown
+			}
+		default:
+			scope := ""
+			if k == tokWord && (bytes.EqualFold(w, []byte("session")) || bytes.EqualFold(w, []byte("local")) || bytes.EqualFold(w, []byte("global"))) {
+				scope = string(bytes.ToLower(w))
+				w, k = x.next()
+				if k != tokWord && k != tokBackquoted {
+					return grantUnknown
+				}
+			}
+			switch k {
+			case tokWord, tokBackquoted:
+			case tokSysVar:
+				if scope != "" {
+					return grantUnknown
+				}
+				scope, w = string(x.sysScope), x.sysName
+			case tokUserVar:
+				w = nil
+			default:
+				return grantUnknown
+			}
+			if scope == "global" {
+				global = true
+			}
+			if a, k := x.next(); k != tokPunct || !(string(a) == "=" || string(a) == ":=") {
+				return grantUnknown // SET STATEMENT, SET PASSWORD, SET ROLE, ...
+			}
+			v, k := x.next()
+			if w != nil && bytes.EqualFold(w, []byte("sql_mode")) {
+				switch {
+				case scope == "global":
+				case scope == "" && global:
+					return grantUnknown
+				case k == tokWord && bytes.EqualFold(v, []byte("default")):
+					grant = grantKept
+				case (k == tokWord || k == tokString || k == tokBackquoted) && !(len(v) > 0 && v[0] >= '0' && v[0] <= '9'):
+					grant = modeGrant(v)
+				default:
+					return grantUnknown
+				}
+			} else if k == tokOther || k == tokPunct || k == tokEnd {
+				return grantUnknown // an expression (or nothing)
+			}
+		}
+		switch p, k := x.next(); {
+		case k == tokPunct && string(p) == ",":
+			continue
+		case k == tokPunct && string(p) == ";":
+			if _, k := x.next(); k != tokEnd {
+				return grantUnknown
+			}
+		case k != tokEnd:
+			return grantUnknown
+		}
+		return grant
+	}
+}
+
+// modeGrant is what an sql_mode value (a comma-separated list of modes,
+// in any case, as SET takes it) says of NO_AUTO_CREATE_USER.
+func modeGrant(v []byte) grantMode {
+	for len(v) > 0 {
+		var m []byte
+		m, v, _ = bytes.Cut(v, []byte(","))
+		m = bytes.TrimRight(m, " ") // the server ignores trailing spaces
+		for _, w := range noAutoCreateModes {
+			if bytes.EqualFold(m, []byte(w)) {
+				return grantKept
+			}
+		}
+	}
+	return grantCreates
+}
+
+// noAutoCreateModes are the modes that hold NO_AUTO_CREATE_USER on MariaDB
+// 10.11 (SET sql_mode = 'x'; SELECT @@sql_mode).
+var noAutoCreateModes = [...]string{"NO_AUTO_CREATE_USER", "TRADITIONAL", "ORACLE", "MAXDB"}
+
+// trackedGrant is what an sql_mode the server reported says of
+// NO_AUTO_CREATE_USER.
+func trackedGrant(mode []byte) grantMode {
+	if modeGrant(mode) == grantKept {
+		return grantKept
+	}
+	return grantCreates
 }
 
 // Token kinds of setLexer.
@@ -485,10 +668,11 @@ func isASCIIName(c byte) bool {
 
 // queryCharset is what a COM_QUERY text may do to the lexing state: lex,
 // it may change it (the answer confirms it); charset, the character set it
-// sets as far as the text says ("" none, charsetUnknown when it may).
+// sets as far as the text says ("" none, charsetUnknown when it may);
+// grant, what it leaves NO_AUTO_CREATE_USER at (namesMode).
 // dynamic is the engine's Verdict.DynamicSQL: the text runs SQL assembled
 // at run time, which may set the character set without naming it.
-func (l *lexState) queryCharset(sql []byte, dynamic bool) (lex bool, charset string) {
+func (l *lexState) queryCharset(sql []byte, dynamic bool) (lex bool, charset string, grant grantMode) {
 	// an EXECUTE may run a prepared SET sql_mode or SET NAMES: what is
 	// sent before its answer is read as unconfirmed
 	lex = lexSensitive(sql) || containsFold(sql, "execute") || dynamic
@@ -500,12 +684,12 @@ func (l *lexState) queryCharset(sql []byte, dynamic bool) (lex bool, charset str
 	}
 	if (l.prepCharset || dynamic) && containsFold(sql, "execute") {
 		// (EXECUTE IMMEDIATE CONCAT('SET NA','MES gbk') runs its text now)
-		return true, charsetUnknown
+		return true, charsetUnknown, grantUnknown
 	}
 	if lex {
-		charset = namesCharset(sql)
+		charset, grant = namesCharset(sql), namesMode(sql)
 	}
-	return lex, charset
+	return lex, charset, grant
 }
 
 // lexSettle updates the state after a complete response (under mu): from
@@ -517,11 +701,13 @@ func (l *lexState) queryCharset(sql []byte, dynamic bool) (lex bool, charset str
 func (s *session) lexSettle(r *wire.Response, cur *pending, tracked []byte) {
 	l := &s.lex
 	charset, failed := l.charset, r.Failed()
+	grant := l.grant
 	if !failed && (cur.cmd == wire.ComChangeUser || cur.cmd == wire.ComResetConnection) {
 		if cur.cmd == wire.ComChangeUser {
 			l.login = cur.charset
 		}
 		charset, l.modeTracked = l.login, false
+		grant = grantSame // the global sql_mode
 	}
 	var trackedMode []byte
 	sawCharset := false
@@ -558,11 +744,19 @@ func (s *session) lexSettle(r *wire.Response, cur *pending, tracked []byte) {
 		i |= 2 // MySQL: as last reported
 	}
 	mode := sqlModes[i]
+	switch {
+	case trackedMode != nil:
+		grant = trackedGrant(trackedMode)
+	case cur.grant != grantSame && failed:
+		grant = grantUnknown // a text of several statements may have run its SET
+	case cur.grant != grantSame:
+		grant = cur.grant
+	}
 	if cur.cmd != wire.ComChangeUser && cur.charset != "" && !sawCharset && !failed {
 		charset = cur.charset
 	}
-	if mode != l.mode || charset != l.charset {
-		l.mode, l.charset = mode, charset
+	if mode != l.mode || charset != l.charset || grant != l.grant {
+		l.mode, l.charset, l.grant = mode, charset, grant
 		s.loginChanged.Store(true)
 	}
 }

@@ -16,6 +16,8 @@ type lexDialect struct{ testDialect }
 
 func (lexDialect) Read(sql []byte, l *engine.LexState) ([]byte, string, string, bool) {
 	switch {
+	case bytes.HasPrefix(sql, []byte("grant")) && l.AutoCreateUser:
+		return nil, "autocreate", "", false
 	case !bytes.HasPrefix(sql, []byte("select")):
 	case l.Unconfirmed:
 		return nil, "unconfirmed", "", false
@@ -23,6 +25,8 @@ func (lexDialect) Read(sql []byte, l *engine.LexState) ([]byte, string, string, 
 		return nil, "charset-" + l.ClientEncoding, "", false
 	case l.SQLMode != "":
 		return nil, "mode-" + l.SQLMode, "", false
+	case l.AutoCreateUser:
+		return nil, "autocreate", "", false
 	}
 	return sql, "", "", true
 }
@@ -55,10 +59,10 @@ func TestLexState(t *testing.T) {
 	}{
 		{"sql_mode from the status flags", clientCaps, 45,
 			[]step{expect(query(setMode)), send(ok(1, autocommit|wire.StatusNoBackslashEscapes)),
-				expect(query("set sql_mode = ''")), send(ok(1, autocommit)), expect(query("select 1")), send(resultSet(autocommit))},
+				expect(query("set sql_mode = 'NO_AUTO_CREATE_USER'")), send(ok(1, autocommit)), expect(query("select 1")), send(resultSet(autocommit))},
 			[]step{send(query(setMode)), expect(ok(1, autocommit|wire.StatusNoBackslashEscapes)),
 				send(query("select 1")), expectErr(1, errBlocked, "42000", "mode-NO_BACKSLASH_ESCAPES"),
-				send(query("set sql_mode = ''")), expect(ok(1, autocommit)), send(query("select 1")), expect(resultSet(autocommit))}},
+				send(query("set sql_mode = 'NO_AUTO_CREATE_USER'")), expect(ok(1, autocommit)), send(query("select 1")), expect(resultSet(autocommit))}},
 		{"MariaDB's ANSI_QUOTES flag", clientCaps, 45,
 			[]step{expect(query("set sql_mode = 'ANSI'")), send(ok(1, autocommit|wire.StatusAnsiQuotes)), expectClosed()},
 			[]step{send(query("set sql_mode = 'ANSI'")), expect(ok(1, autocommit|wire.StatusAnsiQuotes)),
@@ -145,6 +149,68 @@ func TestLexState(t *testing.T) {
 				expect(reset), send(ok(1, autocommit)), expectClosed()},
 			[]step{send(query("set names utf8mb4")), expect(ok(1, autocommit)), send(query("select 1")), expect(resultSet(autocommit)),
 				send(reset), expect(ok(1, autocommit)), send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-gbk")}},
+		// NO_AUTO_CREATE_USER, which no status flag reports (issue 21).
+		{"sql_mode without NO_AUTO_CREATE_USER read without session tracking", clientCaps &^ wire.CapSessionTrack, 45,
+			[]step{expect(query("SET sql_mode = ''")), send(ok(1, autocommit)),
+				expect(query("SET @@session.sql_mode = 'traditional'")), send(ok(1, autocommit)),
+				expect(query("select 1")), send(resultSet(autocommit)),
+				expect(query("SET SESSION sql_mode = 'STRICT_TRANS_TABLES'")), send(ok(1, autocommit)),
+				expect(query("SET sql_mode = DEFAULT")), send(ok(1, autocommit)),
+				expect(query("select 1")), send(resultSet(autocommit)), expectClosed()},
+			[]step{send(query("SET sql_mode = ''")), expect(ok(1, autocommit)),
+				send(query("select 1")), expectErr(1, errBlocked, "42000", "autocreate"),
+				send(query("SET @@session.sql_mode = 'traditional'")), expect(ok(1, autocommit)),
+				send(query("select 1")), expect(resultSet(autocommit)),
+				send(query("SET SESSION sql_mode = 'STRICT_TRANS_TABLES'")), expect(ok(1, autocommit)),
+				send(query("select 1")), expectErr(1, errBlocked, "42000", "autocreate"),
+				send(query("SET sql_mode = DEFAULT")), expect(ok(1, autocommit)),
+				send(query("select 1")), expect(resultSet(autocommit))}},
+		{"sql_mode from a variable is unknown", clientCaps &^ wire.CapSessionTrack, 45,
+			[]step{expect(query("SET @old = @@sql_mode")), send(ok(1, autocommit)),
+				expect(query("select 1")), send(resultSet(autocommit)),
+				expect(query("SET sql_mode = @old")), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(query("SET @old = @@sql_mode")), expect(ok(1, autocommit)),
+				send(query("select 1")), expect(resultSet(autocommit)),
+				send(query("SET sql_mode = @old")), expect(ok(1, autocommit)),
+				send(query("select 1")), expectErr(1, errBlocked, "42000", "autocreate")}},
+		{"SET GLOBAL sql_mode leaves the session's", clientCaps &^ wire.CapSessionTrack, 45,
+			[]step{expect(query("SET GLOBAL sql_mode = ''")), send(ok(1, autocommit)),
+				expect(query("select 1")), send(resultSet(autocommit)), expectClosed()},
+			[]step{send(query("SET GLOBAL sql_mode = ''")), expect(ok(1, autocommit)),
+				send(query("select 1")), expect(resultSet(autocommit))}},
+		{"a failed text that sets sql_mode leaves it unknown", clientCaps &^ wire.CapSessionTrack, 45,
+			[]step{expect(query("SET sql_mode = ''; SELECT nonsense")), send(wire.AppendErr(nil, 1, 1054, "42S22", "Unknown column")), expectClosed()},
+			[]step{send(query("SET sql_mode = ''; SELECT nonsense")), expect(wire.AppendErr(nil, 1, 1054, "42S22", "Unknown column")),
+				send(query("select 1")), expectErr(1, errBlocked, "42000", "autocreate")}},
+		{"a failed SET sql_mode of a literal leaves it unknown too", clientCaps &^ wire.CapSessionTrack, 45,
+			[]step{expect(query("SET sql_mode = 'TRADITIONAL,nonsense'")), send(wire.AppendErr(nil, 1, 1231, "42000", "Variable 'sql_mode' can't be set")), expectClosed()},
+			[]step{send(query("SET sql_mode = 'TRADITIONAL,nonsense'")), expect(wire.AppendErr(nil, 1, 1231, "42000", "Variable 'sql_mode' can't be set")),
+				send(query("select 1")), expectErr(1, errBlocked, "42000", "autocreate")}},
+		{"sql_mode under session tracking", clientCaps, 45,
+			[]step{expect(query("SET sql_mode = @v")), send(trackedOK(1, autocommit, "sql_mode", "STRICT_TRANS_TABLES,NO_AUTO_CREATE_USER")),
+				expect(query("select 1")), send(resultSet(autocommit)),
+				expect(query("SET sql_mode = 'TRADITIONAL'")), send(trackedOK(1, autocommit, "sql_mode", "STRICT_TRANS_TABLES")), expectClosed()},
+			[]step{send(query("SET sql_mode = @v")), expect(trackedOK(1, autocommit, "sql_mode", "STRICT_TRANS_TABLES,NO_AUTO_CREATE_USER")),
+				send(query("select 1")), expect(resultSet(autocommit)),
+				send(query("SET sql_mode = 'TRADITIONAL'")), expect(trackedOK(1, autocommit, "sql_mode", "STRICT_TRANS_TABLES")),
+				send(query("select 1")), expectErr(1, errBlocked, "42000", "autocreate")}},
+		{"EXECUTE of a PREPAREd SET sql_mode", clientCaps &^ wire.CapSessionTrack, 45,
+			[]step{expect(query("PREPARE s FROM 'SET sql_mode = \"TRADITIONAL\"'")), send(ok(1, autocommit)),
+				expect(query("select 1")), send(resultSet(autocommit)),
+				expect(query("EXECUTE s")), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(query("PREPARE s FROM 'SET sql_mode = \"TRADITIONAL\"'")), expect(ok(1, autocommit)),
+				send(query("select 1")), expect(resultSet(autocommit)),
+				send(query("EXECUTE s")), expect(ok(1, autocommit)),
+				send(query("grant 1")), expectErr(1, errBlocked, "42000", "autocreate")}},
+		{"COM_STMT_EXECUTE of a prepared SET sql_mode", clientCaps &^ wire.CapSessionTrack, 45,
+			[]step{expect(prepare("SET sql_mode = ''")), send(prepareOK(7)), expect(execute(7)), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(prepare("SET sql_mode = ''")), expect(prepareOK(7)), send(execute(7)), expect(ok(1, autocommit)),
+				send(query("select 1")), expectErr(1, errBlocked, "42000", "autocreate")}},
+		{"COM_RESET_CONNECTION goes back to the global sql_mode", clientCaps &^ wire.CapSessionTrack, 45,
+			[]step{expect(query("SET sql_mode = ''")), send(ok(1, autocommit)), expect(reset), send(ok(1, autocommit)),
+				expect(query("select 1")), send(resultSet(autocommit)), expectClosed()},
+			[]step{send(query("SET sql_mode = ''")), expect(ok(1, autocommit)), send(reset), expect(ok(1, autocommit)),
+				send(query("select 1")), expect(resultSet(autocommit))}},
 		{"the NO_BACKSLASH_ESCAPES flag after sql_mode was tracked", clientCaps, 45,
 			[]step{expect(query("set sql_mode = ''")), send(trackedOK(1, autocommit, "sql_mode", "")),
 				expect(query(setMode)), send(ok(1, autocommit|wire.StatusNoBackslashEscapes)), expectClosed()},
@@ -168,6 +234,70 @@ func TestLexState(t *testing.T) {
 			h.run(t, append([]step{send(greeting(serverCaps)), expect(hello), send(ok(2, autocommit))}, tc.server...),
 				append([]step{expectFunc(checkGreeting), send(hello), expect(ok(2, autocommit))}, tc.client...))
 		})
+	}
+}
+
+// TestSetSQLMode: what a statement leaves the session's
+// NO_AUTO_CREATE_USER at, read as the server reads it (issue 21).
+func TestSetSQLMode(t *testing.T) {
+	for _, tc := range []struct {
+		sql  string
+		want grantMode
+	}{
+		{"SET sql_mode = ''", grantCreates},
+		{"set sql_mode=''", grantCreates},
+		{"SET SESSION sql_mode = 'STRICT_TRANS_TABLES,NO_ZERO_DATE'", grantCreates},
+		{"SET LOCAL sql_mode = 'ANSI'", grantCreates},
+		{"SET @@sql_mode := ''", grantCreates},
+		{"SET @@session.sql_mode = 'MSSQL';", grantCreates},
+		{"SET @@LOCAL.SQL_MODE = \"\"", grantCreates},
+		{"SET `sql_mode` = ''", grantCreates},
+		{"SET sql_mode = ANSI", grantCreates},
+		{"SET NAMES utf8, sql_mode = ''", grantCreates},
+		{"SET sql_mode = 'NO_AUTO_CREATE_USER_X'", grantCreates},
+		{"SET sql_mode = 'TRADITIONAL', sql_mode = ''", grantCreates},
+		{"SET sql_mode = 'NO_AUTO_CREATE_USER'", grantKept},
+		{"SET sql_mode = 'no_auto_create_user '", grantKept},
+		{"SET sql_mode = 'STRICT_TRANS_TABLES,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION'", grantKept},
+		{"SET sql_mode = TRADITIONAL", grantKept},
+		{"SET sql_mode = 'ORACLE'", grantKept},
+		{"SET sql_mode = 'maxdb'", grantKept},
+		{"SET sql_mode = DEFAULT", grantKept},
+		{"SET /* x */ sql_mode = 'TRADITIONAL' -- y", grantKept},
+		// no change to the session's
+		{"SET @old_sql_mode = @@sql_mode", grantSame},
+		{"SET GLOBAL sql_mode = ''", grantSame},
+		{"SET @@global.sql_mode = ''", grantSame},
+		{"SET NAMES gbk", grantSame},
+		{"SET max_statement_time = 10", grantSame},
+		// unknown
+		{"SET sql_mode = @old_sql_mode", grantUnknown},
+		{"SET sql_mode = @@global.sql_mode", grantUnknown},
+		{"SET sql_mode = (SELECT '')", grantUnknown},
+		{"SET sql_mode = CONCAT(@@sql_mode, ',ANSI')", grantUnknown},
+		{"SET sql_mode = 0", grantUnknown},
+		{"SET sql_mode = 536870912", grantUnknown},
+		{"SET sql_mode = 'TRADITIONAL' ''", grantUnknown},
+		{"SET sql_mode = _latin1'TRADITIONAL'", grantUnknown},
+		{"SET sql_mode = 'TRADITIONAL\\'", grantUnknown},
+		{"SET GLOBAL x = 1, sql_mode = ''", grantUnknown},
+		{"SET sql_mode = ''; SELECT 1", grantUnknown},
+		{"SET STATEMENT sql_mode = '' FOR SELECT 1", grantUnknown},
+		{"SET sql_mode = /*!40101 '' */ 'TRADITIONAL'", grantUnknown},
+		{"SET\xa0sql_mode\xa0=\xa0''", grantUnknown},
+		{"EXECUTE IMMEDIATE 'SET sql_mode = \"\"'", grantUnknown},
+		{"/*!40101 SET sql_mode = '' */", grantUnknown},
+		{"BEGIN NOT ATOMIC SET sql_mode = ''; END", grantUnknown},
+	} {
+		if got := namesMode([]byte(tc.sql)); got != tc.want {
+			t.Errorf("namesMode(%q) = %d, want %d", tc.sql, got, tc.want)
+		}
+	}
+	// a text that cannot set a variable changes nothing
+	for _, sql := range []string{"SELECT @@sql_mode", "select @@SESSION.sql_mode, @@GLOBAL.sql_mode", "SHOW VARIABLES LIKE 'sql_mode'"} {
+		if got := namesMode([]byte(sql)); got != grantSame {
+			t.Errorf("namesMode(%q) = %d, want grantSame", sql, got)
+		}
 	}
 }
 

@@ -49,7 +49,9 @@ type stmtSlot struct {
 	text []byte
 	// lex and db are the lexing state and database the prepare was
 	// judged in: the server keeps the statement as parsed then and runs it
-	// in that database, so a re-judgement uses them (toServer's, as text).
+	// in that database, so a re-judgement uses them (toServer's, as text),
+	// except for lex.AutoCreateUser, which the execution's sql_mode
+	// decides: it is the one v was last judged with.
 	lex engine.LexState
 	db  string
 	// What an execution may change, found in text once at the prepare
@@ -59,6 +61,7 @@ type stmtSlot struct {
 	// exSchemaChange).
 	exLex, exSchemaChange bool
 	exCharset, exSchema   string
+	exGrant               grantMode // what it leaves NO_AUTO_CREATE_USER at (lexstate.go)
 	// calls: the statement calls a routine, which may EXECUTE any
 	// SQL-level prepared statement (sqlprepare.go).
 	calls bool
@@ -107,9 +110,9 @@ func (s *session) memoPrepare(sql []byte, v engine.Verdict, eng *engine.Engine, 
 	sl.params, sl.types, sl.long = 0, sl.types[:0], sl.long[:0]
 	sl.text = append(sl.text[:0], sql...)
 	sl.lex, sl.db = s.sess.Lex, s.sess.Database
-	sl.exLex, sl.exCharset = lexSensitive(sql), ""
+	sl.exLex, sl.exCharset, sl.exGrant = lexSensitive(sql), "", grantSame
 	if sl.exLex {
-		sl.exCharset = namesCharset(sql)
+		sl.exCharset, sl.exGrant = namesCharset(sql), namesMode(sql)
 	}
 	sl.exSchema, sl.exSchemaChange = useSchema(sql)
 	sl.calls = calls
@@ -144,10 +147,13 @@ func (s *session) memoUse(i int) (v engine.Verdict, blocked, judged bool) {
 	sl := &s.memo.slots[i]
 	v, eng := sl.v, sl.eng
 	s.mu.Unlock()
-	if cur := s.env.Engine(); cur != eng {
+	if cur := s.env.Engine(); cur != eng || sl.lex.AutoCreateUser != s.sess.Lex.AutoCreateUser {
 		judged = true
 		// The policy was reloaded: judge the statement as it would be now,
-		// as it was prepared.
+		// as it was prepared. Or the session's sql_mode changed whether a
+		// GRANT creates its grantee, which the server decides when it
+		// executes the statement.
+		s.memo.slots[i].lex.AutoCreateUser = s.sess.Lex.AutoCreateUser
 		lex, db := s.sess.Lex, s.sess.Database
 		s.sess.Lex, s.sess.Database = s.memo.slots[i].lex, s.memo.slots[i].db
 		v, eng = s.judge(s.memo.slots[i].text, observeExecute)
@@ -167,6 +173,7 @@ func (s *session) memoBound(i int, e *wire.ExecuteParams) engine.Verdict {
 	sl := &s.memo.slots[i] // text, lex and db are toServer's
 	sess := s.sess
 	sess.Lex, sess.Database = sl.lex, sl.db
+	sess.Lex.AutoCreateUser = s.sess.Lex.AutoCreateUser // the server's, at execution
 	eng := s.env.Engine()
 	t0 := time.Now()
 	if eng.Policy().UsesTime() {

@@ -127,9 +127,11 @@ type pending struct {
 	// commands after it wait for its answer (schemaInFlight).
 	schemaChange bool
 	// lex: the statement may change the lexing state (lexstate.go);
-	// charset is the character set it sets by its text.
+	// charset is the character set it sets by its text, grant what it
+	// leaves NO_AUTO_CREATE_USER at.
 	lex     bool
 	charset string
+	grant   grantMode
 	// nameOps: what a COM_QUERY does to SQL-level prepared statements
 	// once the server has run it (sqlprepare.go).
 	nameOps []nameOp
@@ -784,6 +786,10 @@ func (s *session) syncLogin() {
 	s.mu.Lock()
 	s.sess.User, s.sess.Database = s.user, s.schema
 	s.sess.Lex.SQLMode, s.sess.Lex.ClientEncoding = s.lex.mode, s.lex.charset
+	// (MySQL 8.0 never creates an account by GRANT, and its sql_mode has
+	// no NO_AUTO_CREATE_USER: a SQL-level EXECUTE is judged again with
+	// the server not known, sqlprepare.go)
+	s.sess.Lex.AutoCreateUser = s.lex.autoCreate() && (s.sess.Lex.MariaDB || s.sess.Lex.ServerVersion < 80000)
 	s.mu.Unlock()
 }
 
@@ -990,7 +996,7 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 		if s.enforced(&v) {
 			return s.block(fr, m, seq, &v)
 		}
-		next.lex, next.charset = s.lex.queryCharset(sql, v.DynamicSQL)
+		next.lex, next.charset, next.grant = s.lex.queryCharset(sql, v.DynamicSQL)
 		next.schema, next.schemaChange = useSchema(sql)
 	case wire.ComStmtPrepare:
 		sql, err := wire.PrepareText(p)
@@ -1074,7 +1080,7 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 			if sl := &s.memo.slots[slot]; cmd != wire.ComStmtFetch {
 				// a prepared SET NAMES or SET sql_mode, a prepared USE
 				// (memoPrepare read the text)
-				next.lex, next.charset = sl.exLex, sl.exCharset
+				next.lex, next.charset, next.grant = sl.exLex, sl.exCharset, sl.exGrant
 				next.schema, next.schemaChange = sl.exSchema, sl.exSchemaChange
 			}
 		}

@@ -79,6 +79,10 @@ type nameRec struct {
 	calls bool // it calls a routine when executed
 	v     engine.Verdict
 	eng   *engine.Engine // nil: not judged alone yet
+	// auto is the session's engine.LexState.AutoCreateUser v was judged
+	// with: the sql_mode at the EXECUTE decides whether a GRANT creates
+	// its grantee.
+	auto bool
 }
 
 // nameOp is what a text does to a name once the server has run it.
@@ -305,16 +309,16 @@ func (s *session) recordsVerdict(recs []*nameRec, depth int, using []string) eng
 func (s *session) recordVerdict(r *nameRec) engine.Verdict {
 	cur := s.env.Engine()
 	s.mu.Lock()
-	v, eng := r.v, r.eng
+	v, eng, auto := r.v, r.eng, r.auto
 	s.mu.Unlock()
-	if eng == cur && !cur.Policy().UsesTime() {
+	if eng == cur && !cur.Policy().UsesTime() && auto == s.sess.Lex.AutoCreateUser {
 		s.obs.Applied(v, observeExecute, time.Now())
 		return v
 	}
 	// as the engine read it at the PREPARE (the default lexing state), in
-	// the database the server prepared it in
+	// the database the server prepared it in, under the sql_mode of now
 	sess := s.sess
-	sess.Lex, sess.Database = engine.LexState{}, r.db
+	sess.Lex, sess.Database = engine.LexState{AutoCreateUser: s.sess.Lex.AutoCreateUser}, r.db
 	t0 := time.Now()
 	if cur.Policy().UsesTime() {
 		sess.At = t0
@@ -326,7 +330,7 @@ func (s *session) recordVerdict(r *nameRec) engine.Verdict {
 	s.meter.EvalEnd(cpu0, el) // timing
 	s.obs.Judged(v, observeExecute, t0, el)
 	s.mu.Lock()
-	r.v, r.eng = v, cur
+	r.v, r.eng, r.auto = v, cur, sess.Lex.AutoCreateUser
 	s.mu.Unlock()
 	return v
 }
