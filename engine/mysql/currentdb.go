@@ -136,13 +136,17 @@ func inDatabases(st *engine.StmtFacts, s ast.StmtNode, dependent bool) {
 
 // grantDependent reports whether a GRANT names its level by the current
 // database: ON * (every table of it) or ON tbl.
-func grantDependent(x *ast.GrantStmt) bool {
-	if x.Level == nil {
+func grantDependent(x *ast.GrantStmt) bool { return levelDependent(x.Level) }
+
+// levelDependent reports whether a GRANT or REVOKE level names the current
+// database: ON * or ON tbl.
+func levelDependent(l *ast.GrantLevel) bool {
+	if l == nil {
 		return false
 	}
-	switch x.Level.Level {
+	switch l.Level {
 	case ast.GrantLevelDB, ast.GrantLevelTable:
-		return x.Level.DBName == ""
+		return l.DBName == ""
 	}
 	return false
 }
@@ -157,22 +161,7 @@ func grantDependent(x *ast.GrantStmt) bool {
 // resource limit (they alter the account), or TO PUBLIC
 // (MariaDB 10.11: to every account there is and will be).
 func grantEffects(x *ast.GrantStmt, db string) engine.EffectSet {
-	grants := false
-	if x.Level != nil {
-		switch x.Level.Level {
-		case ast.GrantLevelGlobal:
-			grants = true
-		case ast.GrantLevelDB, ast.GrantLevelTable:
-			name := x.Level.DBName
-			if name == "" {
-				name = db // ON * and ON tbl: the current database
-			}
-			grants = name != "" && coversSystem(name)
-		default:
-			grants = true // a level TiDB adds and this code does not know
-		}
-	}
-	grants = grants || x.WithGrant
+	grants := controlLevel(x.Level, x.Privs, db) || x.WithGrant
 	for _, u := range x.Users {
 		if u.AuthOpt != nil {
 			// GRANT ... IDENTIFIED BY creates the account, or sets its
@@ -183,11 +172,6 @@ func grantEffects(x *ast.GrantStmt, db string) engine.EffectSet {
 			grants = true
 		}
 	}
-	for _, p := range x.Privs {
-		if dangerousPrivs[p.Priv] {
-			grants = true
-		}
-	}
 	// REQUIRE (SSL, X509, NONE, ...) and the resource limits (WITH
 	// MAX_USER_CONNECTIONS n, ...) change the grantee account itself, at any
 	// level, as ALTER USER would: GRANT SELECT ON app.* TO root@'%' REQUIRE
@@ -195,6 +179,45 @@ func grantEffects(x *ast.GrantStmt, db string) engine.EffectSet {
 	// still says (a name spelled like one is denied too).
 	grants = grants || len(x.AuthTokenOrTLSOptions) > 0 || resourceLimit(x.Text())
 	if grants {
+		return engine.EffGrantsPrivilege
+	}
+	return 0
+}
+
+// controlLevel reports whether privileges at a GRANT or REVOKE level are
+// control of the server: global (ON *.*), on a database whose name, as the
+// pattern the server matches it as, covers one of the server's own
+// (coversSystem), or a privilege that is control at any level
+// (dangerousPrivs). db is the session's current database.
+func controlLevel(l *ast.GrantLevel, privs []*ast.PrivElem, db string) bool {
+	for _, p := range privs {
+		if dangerousPrivs[p.Priv] {
+			return true
+		}
+	}
+	if l == nil {
+		return true // REVOKE ALL PRIVILEGES, GRANT OPTION FROM u: every level
+	}
+	switch l.Level {
+	case ast.GrantLevelGlobal:
+		return true
+	case ast.GrantLevelDB, ast.GrantLevelTable:
+		name := l.DBName
+		if name == "" {
+			name = db // ON * and ON tbl: the current database
+		}
+		return name != "" && coversSystem(name)
+	}
+	return true // a level TiDB adds and this code does not know
+}
+
+// revokeEffects is what a REVOKE takes away in a session whose current
+// database is db: control of the server, from whichever account held it,
+// at the levels and of the privileges a GRANT of which hands it out
+// (controlLevel): REVOKE ALL ON *.* FROM root@localhost leaves the server
+// without its administrator.
+func revokeEffects(x *ast.RevokeStmt, db string) engine.EffectSet {
+	if controlLevel(x.Level, x.Privs, db) {
 		return engine.EffGrantsPrivilege
 	}
 	return 0
@@ -385,6 +408,20 @@ func unparsedInDatabase(st *engine.StmtFacts, text string, pc *piece) {
 			i = len(st.InDatabase) - 1
 		}
 		st.InDatabase[i].Facts.Effects |= add
+	}
+}
+
+// routineInDatabases gives a CREATE of a routine whose name is not
+// qualified its facts in each system database, where it is created:
+// writes_catalog.
+func routineInDatabases(st *engine.StmtFacts) {
+	for _, db := range systemDatabases {
+		i := slices.IndexFunc(st.InDatabase, func(d engine.DatabaseFacts) bool { return d.Database == db })
+		if i < 0 {
+			st.InDatabase = append(st.InDatabase, engine.DatabaseFacts{Database: db, Facts: detached(*st)})
+			i = len(st.InDatabase) - 1
+		}
+		st.InDatabase[i].Facts.Effects |= engine.EffWritesCatalog
 	}
 }
 

@@ -33,6 +33,21 @@ import (
 	"github.com/sqlfw/sqlfw/engine"
 )
 
+// ownGrants gives SHOW GRANTS FOR an account, which reads credentials
+// (MariaDB shows the account's password hash), the facts of SHOW GRANTS
+// FOR CURRENT_USER in a session of that account's user name (AsUser): an
+// application that names its own account reads nothing it does not hold.
+// The host part is not compared, as for DEFINER above.
+func ownGrants(st *engine.StmtFacts, s ast.StmtNode) {
+	x, ok := s.(*ast.ShowStmt)
+	if !ok || x.Tp != ast.ShowGrants || x.User == nil || x.User.CurrentUser || st.Effects&engine.EffReadsCredentials == 0 {
+		return
+	}
+	f := detached(*st)
+	f.Effects &^= engine.EffReadsCredentials
+	st.AsUser = []engine.UserFacts{{User: x.User.Username, Facts: f}}
+}
+
 // definers fills AsUser for the statements of tf whose changes_identity
 // comes from DEFINER clauses that all name one user.
 func definers(text string, lex engine.LexStats, tf *engine.TextFacts) {

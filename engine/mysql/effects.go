@@ -60,6 +60,20 @@ func setting(st *engine.StmtFacts, va *ast.VariableAssignment) {
 		return // a user variable (@x) or SET NAMES / CHARACTER SET
 	}
 	name := strings.ToLower(va.Name)
+	global := va.IsGlobal || va.IsInstance
+	if scope, rest, ok := strings.Cut(name, "."); ok && (scope == "persist" || scope == "persist_only") {
+		// TiDB reads MySQL 8's @@persist.x and @@persist_only.x as a
+		// name with a dot (NEW.a in a trigger, r.a of a ROW variable,
+		// are too, and set no server variable; the key caches'
+		// structured variables, hot_cache.key_buffer_size, take SET
+		// GLOBAL)
+		global, name = true, rest
+	}
+	if global {
+		// SET GLOBAL, SET @@global.x: the server's configuration, for
+		// every session (as ALTER SYSTEM is PostgreSQL's)
+		st.Kinds |= 1 << engine.KindAlterSystem
+	}
 	st.Settings = append(st.Settings, name)
 	switch {
 	case fileSettings[name]:
@@ -150,6 +164,12 @@ func statementEffectsIn(st *engine.StmtFacts, s ast.StmtNode, db string) {
 		}
 	case *ast.GrantStmt:
 		st.Effects |= grantEffects(x, db)
+	case *ast.RevokeStmt:
+		st.Effects |= revokeEffects(x, db)
+	case *ast.RevokeRoleStmt:
+		// What a role holds is not in the text: revoking it may take
+		// control of the server from its administrator.
+		st.Effects |= engine.EffGrantsPrivilege
 	case *ast.CallStmt:
 		st.Effects |= callEffects(x, db)
 		serverCall(st, x, db)

@@ -139,6 +139,7 @@ func textFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 		if st.Kind == engine.KindSelect && st.SleepSeconds > 0 && prev != 0 {
 			st.TimeProbe = true // a sleep stacked after another statement
 		}
+		ownGrants(&st, s) // definer.go
 		if !selected && mayDiffer(&st, dependent) {
 			inDatabases(&st, s, dependent)
 		}
@@ -448,6 +449,18 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		}
 		if mayCreateGrantee(x) {
 			st.CreatesGrantee = max(st.CreatesGrantee, engine.GranteeMay)
+		}
+	case *ast.RevokeStmt:
+		if levelDependent(x.Level) {
+			w.dependent = true
+		}
+	case *ast.OptimizeTableStmt:
+		// OPTIMIZE and REPAIR (mariadb.go reads it as OPTIMIZE) rebuild
+		// the table, REPAIR ... USE_FRM from its definition alone, which
+		// may lose its rows: a write (of the catalog, for mysql.*). TiDB's
+		// Accept does not visit the tables.
+		for _, t := range x.Tables {
+			st.Tables = append(st.Tables, engine.TableRef{Schema: t.Schema.L, Name: t.Name.L, Write: true})
 		}
 	case *ast.AlterDatabaseStmt:
 		if x.AlterDefaultDatabase || x.Name.O == "" {

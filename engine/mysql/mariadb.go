@@ -729,6 +729,12 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			continue
 		}
 		switch {
+		case depth == 0 && r.is(i, "set") && r.isAny(k, "persist", "persist_only") && (k == i+1 || r.kind(k-1) == ',') &&
+			(r.kind(k+1) == tokWord || r.kind(k+1) == tokIdent):
+			// MySQL 8's SET PERSIST x = v (and PERSIST_ONLY, which
+			// writes mysqld-auto.cnf only): a server-wide setting, as
+			// SET GLOBAL x = v is
+			add(edit{k, k + 1, "GLOBAL"})
 		case (t.is(r.text, "as") || t.kind == ',') && r.isAny(k+1, "int", "integer") && r.kind(k+2) == ')':
 			// CAST(x AS INT), CONVERT(x, INT): INT is a reserved word,
 			// a type here

@@ -219,6 +219,14 @@ func recognizeRead(text string) []engine.StmtFacts {
 			}
 		}
 		st, ok := classifyLead(text, pc)
+		if serverSetting(text, pc) {
+			// SET @@global . x = v, which TiDB does not parse: certain
+			// from its words
+			if !ok {
+				st.Kind, ok = engine.KindSetStmt, true
+			}
+			st.Kinds |= 1 << engine.KindAlterSystem
+		}
 		if parsed < maxPieceParses {
 			// a routine's body, or a block's statement (routine.go)
 			if ok {
@@ -478,6 +486,45 @@ func (l *lead) options() (other, ok bool) {
 	}
 }
 
+// serverSetting reports whether a piece holds a SET of a server-wide
+// setting as its words say: SET or a "," at depth 0 followed by GLOBAL,
+// PERSIST or PERSIST_ONLY and a name, or @@ followed by one of those words
+// and a ".". A text the server refuses either way is only denied by
+// another rule.
+func serverSetting(text string, pc *piece) bool {
+	var ts []token
+	for i := pc.lo; ; {
+		t, more := nextToken(text[:pc.hi], i)
+		if !more {
+			break
+		}
+		ts = append(ts, t)
+		i = t.hi
+	}
+	scope := func(k int) bool {
+		return k < len(ts) && (ts[k].is(text, "global") || ts[k].is(text, "persist") || ts[k].is(text, "persist_only"))
+	}
+	set, depth := false, 0
+	for k, t := range ts {
+		switch {
+		case t.kind == '(':
+			depth++
+		case t.kind == ')':
+			depth--
+		case t.is(text, "set"):
+			set = true
+			if scope(k+1) && k+2 < len(ts) && (ts[k+2].kind == tokWord || ts[k+2].kind == tokIdent) {
+				return true
+			}
+		case set && depth == 0 && t.kind == ',' && scope(k+1) && k+2 < len(ts) && (ts[k+2].kind == tokWord || ts[k+2].kind == tokIdent):
+			return true
+		case set && t.kind == '@' && k+2 < len(ts) && ts[k+1].kind == '@' && scope(k+2):
+			return true
+		}
+	}
+	return false
+}
+
 // classifyLead recognizes a piece TiDB did not parse by its leading words
 // (see the table above); ok is false when nothing about it is certain.
 func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
@@ -545,6 +592,11 @@ func classifyLead(text string, pc *piece) (st engine.StmtFacts, ok bool) {
 		}
 		if systemSchema(schema) {
 			st.Effects |= engine.EffWritesCatalog // mysql.proc, mysql.event
+		}
+		if schema == "" && (object == "function" || object == "procedure") {
+			// CREATE FUNCTION f ... in a session whose database is mysql
+			// creates mysql.f (currentdb.go)
+			routineInDatabases(&st)
 		}
 		if object == "trigger" && l.eat("before", "after") && l.eat("insert", "update", "delete") && l.eat("on") {
 			if ts, tn, ok := l.name(); ok {

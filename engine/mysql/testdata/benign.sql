@@ -154,7 +154,6 @@ SELECT * FROM `select` WHERE `where` = 1
 SELECT 'SELECT * FROM mysql.user' AS note
 SELECT '1 OR 1=1' FROM t WHERE id = 3
 GRANT SELECT, INSERT ON app.* TO 'app'@'%'
-SET GLOBAL max_connections = 500
 SELECT LPAD(id, 10, '0') FROM t
 # drivers' connection setup: Connector/J, MariaDB Connector/J, mysqlclient, PDO, mysql2, the mariadb CLI
 /* mysql-connector-java-8.0.33 (Revision: 7d6b0800528b6b25c68b52dc10d6c1c8429c100c) */SELECT  @@session.auto_increment_increment AS auto_increment_increment, @@character_set_client AS character_set_client, @@character_set_connection AS character_set_connection, @@character_set_results AS character_set_results, @@character_set_server AS character_set_server, @@collation_server AS collation_server, @@collation_connection AS collation_connection, @@init_connect AS init_connect, @@interactive_timeout AS interactive_timeout, @@license AS license, @@lower_case_table_names AS lower_case_table_names, @@max_allowed_packet AS max_allowed_packet, @@net_write_timeout AS net_write_timeout, @@performance_schema AS performance_schema, @@sql_mode AS sql_mode, @@system_time_zone AS system_time_zone, @@time_zone AS time_zone, @@transaction_isolation AS transaction_isolation, @@wait_timeout AS wait_timeout
