@@ -32,7 +32,7 @@ const (
 	KindCall                        // CALL
 	KindDo                          // DO
 	KindExplain                     // EXPLAIN (EXPLAIN ANALYZE takes its statement's kind, plus this bit)
-	KindAlterSystem                 // ALTER SYSTEM (writes postgresql.auto.conf)
+	KindAlterSystem                 // ALTER SYSTEM (writes postgresql.auto.conf); MySQL's SET GLOBAL / PERSIST: the server's configuration
 	KindDCL                         // GRANT, REVOKE, CREATE/ALTER/DROP ROLE, ALTER DEFAULT PRIVILEGES, REASSIGN/DROP OWNED
 	KindVacuum                      // VACUUM (also VACUUM ANALYZE)
 	KindAnalyze                     // ANALYZE
@@ -416,7 +416,7 @@ const (
 	EffWritesServerFile                        // writes, renames or removes files of the database server
 	EffRunsProgram                             // runs a shell command on the database server
 	EffLoadsCode                               // loads a shared library or runs code in an untrusted language
-	EffGrantsPrivilege                         // hands out superuser-like power: privileged roles, role attributes, rights on pg_catalog
+	EffGrantsPrivilege                         // hands out (MySQL: or revokes) superuser-like power: privileged roles, role attributes, rights on pg_catalog
 	EffWritesCatalog                           // changes pg_catalog / information_schema directly
 	EffDisablesLogging                         // changes the server's own logging or auditing
 	EffChangesResolution                       // makes a name resolve to something else: search_path, shadowing built-ins
