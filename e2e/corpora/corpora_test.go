@@ -263,8 +263,17 @@ func measureMy(ctx context.Context, t *testing.T, payloads []Payload, benign []s
 	}
 	t.Logf("mysql: measured in %v", time.Since(start).Round(time.Second))
 	slow := 0
+	var slowTexts []string
 	for _, s := range srvs {
 		slow += s.(*MyParser).Slow
+		slowTexts = append(slowTexts, s.(*MyParser).SlowTexts...)
+	}
+	for i, x := range slowTexts {
+		if i == 3 {
+			t.Logf("mysql: ... %d more slow prepares", len(slowTexts)-i)
+			break
+		}
+		t.Logf("mysql: slow prepare: %.160s", x)
 	}
 	t.Logf("mysql: %d prepares stopped by max_statement_time or their deadline (counted as accepted)", slow)
 	r.Server = "MariaDB " + strings.SplitN(p.Version, "-", 2)[0]

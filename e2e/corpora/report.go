@@ -161,6 +161,32 @@ func Report(w io.Writer, rs []*Result, top int) {
 	table("slot", func(c Case) string { return c.Slot }, slotNames)
 	table("corpus", func(c Case) string { return c.Source }, nil)
 
+	// Which rules do the blocking: the injections each rule decided.
+	fmt.Fprintf(w, "| deciding rule (injections blocked) | %s |\n|---|%s\n", joinProto(rs, func(r *Result) string { return r.Protocol }), strings.Repeat("---|", len(rs)))
+	rules := map[string]bool{}
+	var ruleNames []string
+	for _, r := range rs {
+		for _, c := range r.Injections {
+			if c.Blocked && !rules[c.RuleID] {
+				rules[c.RuleID] = true
+				ruleNames = append(ruleNames, c.RuleID)
+			}
+		}
+	}
+	sort.Strings(ruleNames)
+	for _, id := range ruleNames {
+		fmt.Fprintf(w, "| %s | %s |\n", orDash(id), joinProto(rs, func(r *Result) string {
+			n := 0
+			for _, c := range r.Injections {
+				if c.Blocked && c.RuleID == id {
+					n++
+				}
+			}
+			return fmt.Sprint(n)
+		}))
+	}
+	fmt.Fprintln(w)
+
 	for _, r := range rs {
 		fmt.Fprintf(w, "### %s: the largest groups of missed injections\n\n", r.Protocol)
 		fmt.Fprintf(w, "| count | shape | what the payload adds (tokens, literals as ?) | example (slot: payload) |\n|---|---|---|---|\n")
@@ -186,6 +212,13 @@ func Report(w io.Writer, rs []*Result, top int) {
 			fmt.Fprintln(w)
 		}
 	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "(no rule id)"
+	}
+	return s
 }
 
 func joinProto(rs []*Result, f func(*Result) string) string {

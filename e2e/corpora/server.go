@@ -112,7 +112,8 @@ type MyParser struct {
 	SQLMode string
 	// Slow counts the prepares MariaDB stopped at max_statement_time
 	// or that ran past their deadline.
-	Slow int
+	Slow      int
+	SlowTexts []string
 }
 
 // NewMyParser connects with dsn (go-sql-driver form, no database) and
@@ -157,6 +158,7 @@ func (p *MyParser) Parses(ctx context.Context, stmt string) (bool, bool, error) 
 	}
 	if ctx.Err() != nil {
 		p.Slow++
+		p.SlowTexts = append(p.SlowTexts, "deadline: "+stmt)
 		p.c.Close()
 		c, err := p.db.Conn(context.Background())
 		if err != nil {
@@ -176,6 +178,7 @@ func (p *MyParser) Parses(ctx context.Context, stmt string) (bool, bool, error) 
 		case 1295, 1969: // ER_UNSUPPORTED_PS (after parsing), ER_STATEMENT_TIMEOUT (it ran)
 			if me.Number == 1969 {
 				p.Slow++
+				p.SlowTexts = append(p.SlowTexts, "max_statement_time: "+stmt)
 			}
 			return true, true, nil
 		}
