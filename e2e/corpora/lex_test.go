@@ -88,6 +88,8 @@ func TestLeftSlotAndShape(t *testing.T) {
 		{"orderby", "IF(1=1, name, price)", false, true, ShapeOrderBy},
 		{"update", "x' WHERE 1=1 -- ", true, true, ShapeComment},
 		{"update", "x', price = 0 -- ", true, true, ShapeComment},
+		{"quoted", "A' || 'B", true, true, ShapeOther},    // PostgreSQL: concatenation
+		{"quoted", "A' || 'B", false, true, ShapeBoolean}, // MariaDB: OR
 	} {
 		s := slot(c.slot)
 		left, l, _ := s.LeftSlot(c.payload, c.pg)

@@ -204,7 +204,8 @@ func Shape(s Slot, p string, l lexed) string {
 	added := w[pre:]
 	has := func(m map[string]bool) bool {
 		for _, x := range added {
-			if m[x] {
+			// In PostgreSQL || joins strings; in MariaDB it is OR.
+			if m[x] && !(x == "||" && l.pgRules) {
 				return true
 			}
 		}
