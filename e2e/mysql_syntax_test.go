@@ -24,7 +24,7 @@ func TestMySQLMariaDBSyntax(t *testing.T) {
 	other := "e2e_syn2_" + marker
 	fn, tr, proc := "f_"+marker, "tr_"+marker, "p_"+marker
 	t.Cleanup(func() {
-		for _, q := range []string{"DROP TABLE IF EXISTS " + table, "DROP TABLE IF EXISTS " + other, "DROP FUNCTION IF EXISTS " + fn,
+		for _, q := range []string{"DROP TABLE IF EXISTS " + table, "DROP TABLE IF EXISTS " + other, "DROP TABLE IF EXISTS sv_" + marker, "DROP FUNCTION IF EXISTS " + fn,
 			"DROP PROCEDURE IF EXISTS " + proc, "DROP FUNCTION IF EXISTS g_" + marker, "DROP PROCEDURE IF EXISTS q_" + marker} {
 			direct.Exec(q)
 		}
@@ -71,6 +71,12 @@ func TestMySQLMariaDBSyntax(t *testing.T) {
 		"SELECT " + strings.Repeat("9", 134) + " AS x_" + marker,
 		"SELECT HEX(WEIGHT_STRING(name AS CHAR(4) LEVEL 1)), WEIGHT_STRING('a' LEVEL 1) FROM " + table + " WHERE id = 2",
 		"FLUSH QUERY CACHE",
+		"CREATE TABLE sv_" + marker + " (a INT) WITH SYSTEM VERSIONING",
+		"INSERT INTO sv_" + marker + " VALUES (1), (2)",
+		"SELECT COUNT(*) FROM sv_" + marker + " FOR SYSTEM_TIME AS OF NOW(6)",
+		"SELECT COUNT(*) FROM sv_" + marker + " FOR SYSTEM_TIME BETWEEN TIMESTAMP '2000-01-01 00:00:00' AND NOW(6)",
+		"BACKUP LOCK " + table,
+		"BACKUP UNLOCK",
 	}
 	for _, q := range allowed {
 		rows, err := db.Query(q)
@@ -128,6 +134,8 @@ func TestMySQLMariaDBSyntax(t *testing.T) {
 		{"SELECT x.authentication_string, '" + denyMark + "' FROM mysql.user = x", "no-credential-tables"},
 		{"FLUSH NO_WRITE_TO_BINLOG DES_KEY_FILE", "no-server-signals"},
 		{"FLUSH LOCAL USER_RESOURCES", "no-server-signals"},
+		{"SELECT a, '" + denyMark + "' FROM sv_" + marker + " FOR SYSTEM_TIME AS OF (SELECT MAX(password_last_changed) FROM mysql.user)", "no-credential-tables"},
+		{"BACKUP STAGE START", "no-server-signals"},
 	} {
 		_, err := db.Exec(tc.sql)
 		wantMyBlocked(t, tc.sql, err, tc.rule)
@@ -149,5 +157,5 @@ func TestMySQLMariaDBSyntax(t *testing.T) {
 			t.Errorf("the general log lacks the allowed %q", q)
 		}
 	}
-	mustNotReach(t, my, denyMark, "DES_KEY_FILE", "USER_RESOURCES", "FUNCTION g_"+marker, "TRIGGER tr2_"+marker, "PROCEDURE q_"+marker, "mysql.e2e_"+marker)
+	mustNotReach(t, my, denyMark, "DES_KEY_FILE", "USER_RESOURCES", "BACKUP STAGE", "FUNCTION g_"+marker, "TRIGGER tr2_"+marker, "PROCEDURE q_"+marker, "mysql.e2e_"+marker)
 }

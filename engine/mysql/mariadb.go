@@ -72,6 +72,13 @@ import (
 //	an integer of more than 81 digits             MariaDB's DECIMAL of it (longInteger)
 //	WEIGHT_STRING(s AS CHAR(n) LEVEL 1-3)         WEIGHT_STRING(s)
 //	row, generated, ... as a column in a WHERE    `row`, `generated`, ...
+//	FOR SYSTEM_TIME AS OF e | BETWEEN e AND e |   nothing, each e judged on its own
+//	  FROM e TO e; BEFORE SYSTEM_TIME e           (systemTime)
+//	GENERATED ALWAYS AS ROW START | END,          nothing (names only); alone in an ALTER:
+//	  PERIOD FOR p (a, b), ADD | DROP SYSTEM      FORCE
+//	  VERSIONING
+//	BACKUP STAGE s | LOCK t | UNLOCK              FLUSH TABLES WITH READ LOCK | LOCK TABLES t
+//	                                              READ | UNLOCK TABLES (backup)
 //	SIGNAL, RESIGNAL, GET DIAGNOSTICS             utility, with the facts of SET item = e
 //	DROP FUNCTION | TRIGGER | EVENT, SHOW CREATE   what unparsed.go's classifyLead gives
 //	  TRIGGER | FUNCTION | EVENT | PACKAGE, SHOW
@@ -323,6 +330,8 @@ func (r *mread) simple(i, j int) (engine.StmtFacts, bool) {
 		return r.reset(i, j)
 	case r.is(i, "flush"):
 		return r.flush(i, j)
+	case r.is(i, "backup"):
+		return r.backup(i, j)
 	case r.isAny(i, "insert", "replace", "delete", "explain", "describe", "desc"):
 		if st, ok := r.returning(i, j); ok {
 			return st, true
@@ -1000,6 +1009,44 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			// a column named so in a list (INSERT INTO t (…, generated),
 			// GROUP BY row): a name to MariaDB
 			add(edit{k, k + 1, "`" + t.name(r.text) + "`"})
+		case t.is(r.text, "for") && r.is(k+1, "system_time") && !r.is(k+2, "all") && !r.is(k-1, "period"),
+			t.is(r.text, "before") && r.is(k+1, "system_time") && r.is(i, "delete"):
+			// FOR SYSTEM_TIME AS OF e | BETWEEN e AND e | FROM e TO e,
+			// DELETE HISTORY ... BEFORE SYSTEM_TIME e: which of the rows'
+			// versions; each e judged on its own
+			e, good := r.systemTime(k, j)
+			if !good {
+				return "", false, false
+			}
+			add(edit{k, e, ""})
+			k = e - 1
+		case t.is(r.text, "generated") && r.is(k+1, "always") && r.is(k+2, "as") && r.is(k+3, "row") && r.isAny(k+4, "start", "end") && r.isAny(i, "create", "alter"):
+			// a system-versioned table's row start/end column: set by the
+			// server
+			add(edit{k, k + 5, ""})
+		case t.is(r.text, "period") && r.is(k+1, "for") && r.kind(k-1) == ',' && r.isAny(i, "create", "alter"),
+			t.is(r.text, "period") && r.is(k+1, "for") && r.is(k-1, "add") && r.is(i, "alter"):
+			// PERIOD FOR name | SYSTEM_TIME (start, end): two of the
+			// table's columns named as its period
+			e, good := r.periodFor(k, j)
+			if !good {
+				return "", false, false
+			}
+			switch {
+			case !r.is(k-1, "add"):
+				add(edit{k - 1, e, ""}) // CREATE TABLE's ", PERIOD FOR ..."
+			case r.kind(k-2) == ',':
+				add(edit{k - 2, e, ""})
+			case r.kind(e) == ',':
+				add(edit{k - 1, e + 1, ""})
+			default:
+				add(edit{k - 1, e, "FORCE"}) // ALTER TABLE t ADD PERIOD ... alone
+			}
+			k = e - 1
+		case r.is(i, "alter") && r.isAny(k, "add", "drop") && r.is(k+1, "system") && r.is(k+2, "versioning"):
+			// ALTER TABLE t ADD | DROP SYSTEM VERSIONING: the table altered
+			// (dropping it drops the old rows' versions)
+			add(edit{k, k + 3, "FORCE"})
 		case t.is(r.text, "weight_string") && r.kind(k+1) == '(':
 			// MariaDB's WEIGHT_STRING(s, n, m, flags): a call of it;
 			// WEIGHT_STRING(s [AS CHAR | BINARY (n)] [LEVEL levels]):
@@ -1610,6 +1657,70 @@ func isNameWord(w string) bool {
 		}
 	}
 	return w != ""
+}
+
+// systemTime returns the index after FOR | BEFORE SYSTEM_TIME's clause at
+// k (AS OF e, BETWEEN e AND e, FROM e TO e; BEFORE: e), each e an operand
+// ([TIMESTAMP | TRANSACTION] a literal, variable, name, call or
+// parenthesised expression) judged on its own.
+func (r *mread) systemTime(k, j int) (int, bool) {
+	operand := func(m int) (int, bool) {
+		if r.isAny(m, "timestamp", "transaction") && r.kind(m+1) != '(' && r.kind(m+1) != ',' && r.kind(m+1) != ')' {
+			m++
+		}
+		e := r.operandAfter(m, j)
+		if e < 0 || !r.aside(m, e) {
+			return 0, false
+		}
+		return e, true
+	}
+	m := k + 2
+	switch {
+	case r.is(k, "before"):
+		return operand(m)
+	case r.is(m, "as") && r.is(m+1, "of"):
+		return operand(m + 2)
+	case r.isAny(m, "between", "from"):
+		e, ok := operand(m + 1)
+		if !ok || !(r.is(m, "between") && r.is(e, "and") || r.is(m, "from") && r.is(e, "to")) {
+			return 0, false
+		}
+		return operand(e + 1)
+	}
+	return 0, false
+}
+
+// periodFor returns the index after PERIOD FOR name (a, b) at k: names only.
+func (r *mread) periodFor(k, j int) (int, bool) {
+	if !r.isName(k+2) || r.kind(k+3) != '(' {
+		return 0, false
+	}
+	e := r.closeParen(k+3, j)
+	if e < 0 {
+		return 0, false
+	}
+	for m := k + 4; m < e; m++ {
+		if !r.isName(m) && r.kind(m) != ',' {
+			return 0, false
+		}
+	}
+	return e + 1, true
+}
+
+// backup reads MariaDB's BACKUP STAGE s, BACKUP LOCK t and BACKUP UNLOCK
+// (mariabackup's): a stage blocks DDL or commits server-wide, as FLUSH
+// TABLES WITH READ LOCK does (signals_server); BACKUP LOCK t takes t's
+// metadata lock, as LOCK TABLES t READ; BACKUP UNLOCK is UNLOCK TABLES.
+func (r *mread) backup(i, j int) (engine.StmtFacts, bool) {
+	switch {
+	case r.is(i+1, "stage") && r.isAny(i+2, "start", "flush", "block_ddl", "block_commit", "end") && i+3 == j:
+		return r.parseOne("FLUSH TABLES WITH READ LOCK")
+	case r.is(i+1, "lock") && i+2 < j && r.name(i+2) == j:
+		return r.parseOne("LOCK TABLES " + r.src(i+2, j) + " READ")
+	case r.is(i+1, "unlock") && i+2 == j:
+		return r.parseOne("UNLOCK TABLES")
+	}
+	return engine.StmtFacts{}, false
 }
 
 // maxTiDBDigits is the longest integer literal TiDB's parser reads (its
