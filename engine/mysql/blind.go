@@ -63,7 +63,23 @@ func (w *walker) blindCond(e ast.ExprNode) {
 	}
 	for i := range readings(w.xhex) {
 		fo := reading(w.xhex, i)
-		if fo.blindTerm(e, 0) {
+		if fo.blindTerm(e, true, 0) {
+			w.blind = true
+			return
+		}
+	}
+}
+
+// blindHaving notes a HAVING whose whole condition is known before it
+// runs (WHERE id = 1 HAVING 6534=6534: sqlmap's boolean test where AND
+// is refused); builders write no HAVING of constants but 1=1 / 1=0.
+func (w *walker) blindHaving(e ast.ExprNode) {
+	if w.blind || builderForm(e) {
+		return
+	}
+	for i := range readings(w.xhex) {
+		fo := reading(w.xhex, i)
+		if _, known := fo.knownTruth(e); known {
 			w.blind = true
 			return
 		}
@@ -73,7 +89,7 @@ func (w *walker) blindCond(e ast.ExprNode) {
 // blindTerm reports whether the AND or OR chain of e (each parenthesised
 // group a chain of its own) has a term whose value is known in a place a
 // query builder puts none.
-func (fo *folder) blindTerm(e ast.ExprNode, depth int) bool {
+func (fo *folder) blindTerm(e ast.ExprNode, top bool, depth int) bool {
 	if depth > maxFoldDepth {
 		return false
 	}
@@ -85,7 +101,7 @@ func (fo *folder) blindTerm(e ast.ExprNode, depth int) bool {
 	for k, t := range terms {
 		if v, known := fo.knownTruth(t); known {
 			switch {
-			case k == 0: // WHERE 1=1 AND ..., (1=0 OR ...)
+			case k == 0 && (top || builderForm(t)): // WHERE 1=1 AND ..., (1=0 OR ...)
 			case !v && builderFalse(t): // an empty IN list
 			case v && x.Op == opcode.LogicOr: // a tautology
 			case x.Op == opcode.LogicOr && fo.optionalFilterArm(t, terms): // (name = 'x' OR 'x' IS NULL)
@@ -94,7 +110,7 @@ func (fo *folder) blindTerm(e ast.ExprNode, depth int) bool {
 			}
 			continue
 		}
-		if fo.blindTerm(t, depth+1) {
+		if fo.blindTerm(t, false, depth+1) {
 			return true
 		}
 	}
@@ -135,6 +151,11 @@ func builderFalse(e ast.ExprNode) bool {
 	}
 	return bitLiteral(unparen(x.L)) && bitLiteral(unparen(x.R))
 }
+
+// builderForm reports whether e is a constant as builders write one at
+// the head of a nested group: 1=1, 1=0, 0<>0, 1, 0 (MyBatis' "(1=1 AND
+// ...)", Rails' "(1=0 OR ...)"), not '1'='1' or 5678=5678.
+func builderForm(e ast.ExprNode) bool { return builderFalse(e) }
 
 // bitLiteral: the integer literal 0 or 1 (TRUE and FALSE are read as
 // them).
@@ -179,6 +200,18 @@ func constChoice(e ast.ExprNode) bool {
 // has, in a statement on application tables.
 func blindNode(st *engine.StmtFacts, n ast.Node) {
 	switch x := n.(type) {
+	case *ast.SelectStmt:
+		if x.OrderBy != nil {
+			for _, it := range x.OrderBy.Items {
+				if it != nil && constOrderItem(it.Expr) {
+					st.Probes |= engine.ProbeBooleanBlind // ORDER BY 1 OR 1=1
+				}
+			}
+		}
+	case *ast.Assignment:
+		if x.Expr != nil && constChoice(x.Expr) {
+			st.Probes |= engine.ProbeBooleanBlind // SET name = 'x' OR '1'='1'
+		}
 	case *ast.CaseExpr:
 		if x.Value == nil {
 			for _, wc := range x.WhenClauses {
@@ -194,11 +227,25 @@ func blindNode(st *engine.StmtFacts, n ast.Node) {
 	case *ast.BinaryOperationExpr:
 		switch x.Op {
 		case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.NullEQ:
+			if plainOperand(x.L) && plainOperand(x.R) {
+				return // id = 5, a.id = b.id: the common comparison, nothing to find
+			}
 			if constant(x.R) && extraction(x.L) || constant(x.L) && extraction(x.R) {
 				st.Probes |= engine.ProbeCharExtraction
 			}
+			if constant(x.R) && comparison(x.L) || constant(x.L) && comparison(x.R) {
+				st.Probes |= engine.ProbeBooleanBlind // (name = 'x') = 'y'
+			}
+			if literalMatch(x.L) || literalMatch(x.R) || columnVsTest(x.L, x.R) || columnVsTest(x.R, x.L) {
+				st.Probes |= engine.ProbeBooleanBlind // name = ('A' NOT RLIKE 'B'), id = ('a' OR 'b')
+			}
+		case opcode.Plus, opcode.Minus, opcode.Mul, opcode.Div, opcode.IntDiv, opcode.Mod,
+			opcode.And, opcode.Or, opcode.Xor, opcode.LeftShift, opcode.RightShift:
+			if stringLiteral(x.L) && stringLiteral(x.R) {
+				st.Probes |= engine.ProbeBooleanBlind // name = '' * '', '' >> ''
+			}
 		case opcode.LogicAnd, opcode.LogicOr, opcode.LogicXor:
-			if extractTruth(x.L) || extractTruth(x.R) {
+			if extractTruth(leafTerm(x.L)) || extractTruth(leafTerm(x.R)) {
 				st.Probes |= engine.ProbeCharExtraction
 			}
 		}
@@ -224,9 +271,15 @@ func blindNode(st *engine.StmtFacts, n ast.Node) {
 		if constant(x.Pattern) && (extraction(x.Expr) || scalarSubquery(x.Expr)) {
 			st.Probes |= engine.ProbeCharExtraction
 		}
+		if constant(x.Pattern) && comparison(x.Expr) {
+			st.Probes |= engine.ProbeBooleanBlind // name = 'A' NOT LIKE 'B'
+		}
 	case *ast.PatternRegexpExpr:
 		if constant(x.Pattern) && (extraction(x.Expr) || scalarSubquery(x.Expr)) {
 			st.Probes |= engine.ProbeCharExtraction
+		}
+		if constant(x.Pattern) && comparison(x.Expr) {
+			st.Probes |= engine.ProbeBooleanBlind // name = 'A' RLIKE 'B'
 		}
 	}
 }
@@ -234,7 +287,7 @@ func blindNode(st *engine.StmtFacts, n ast.Node) {
 // extractTruth: e, used as a truth value, is an extraction and reads no
 // column of the statement's rows (AND ORD(MID((SELECT ...), 1, 1))).
 func extractTruth(e ast.ExprNode) bool {
-	if !extraction(e) {
+	if e == nil || !extraction(e) {
 		return false
 	}
 	v := &outerColumns{}
@@ -299,4 +352,111 @@ func hasCharFunc(e ast.ExprNode) bool {
 func scalarSubquery(e ast.ExprNode) bool {
 	sq, ok := unparen(e).(*ast.SubqueryExpr)
 	return ok && !sq.Exists
+}
+
+// comparison reports whether e is a comparison of a column: its truth
+// value, compared again with a constant ((name = 'x') = 'y', name = 'A'
+// NOT RLIKE 'B', which MySQL reads as (name = 'A') NOT RLIKE 'B'), turns
+// an application's test into an injected one.
+func comparison(e ast.ExprNode) bool {
+	x, ok := e.(*ast.BinaryOperationExpr) // not parenthesised: (a = b) = 1 is written so on purpose
+	if !ok {
+		return false
+	}
+	switch x.Op {
+	case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.NullEQ:
+	default:
+		return false
+	}
+	_, l := x.L.(*ast.ColumnNameExpr)
+	_, r := x.R.(*ast.ColumnNameExpr)
+	return l || r
+}
+
+// stringLiteral: a quoted string literal (the empty string times itself has
+// no use but a probe's).
+func stringLiteral(e ast.ExprNode) bool {
+	v, ok := unparen(e).(*test_driver.ValueExpr)
+	return ok && v.Kind() == test_driver.KindString
+}
+
+// literalMatch: a LIKE or REGEXP of a string literal against a constant,
+// compared again (name = 'A' NOT RLIKE 'B', as TiDB groups it).
+func literalMatch(e ast.ExprNode) bool {
+	switch x := e.(type) {
+	case *ast.PatternLikeOrIlikeExpr:
+		return stringLiteral(x.Expr) && constant(x.Pattern)
+	case *ast.PatternRegexpExpr:
+		return stringLiteral(x.Expr) && constant(x.Pattern)
+	}
+	return false
+}
+
+// constOrderItem reports whether an ORDER BY item is worked out from
+// constants alone with an operator or CASE in it (ORDER BY 1 OR 1=1,
+// ORDER BY 6444930 AND 6=6, ORDER BY CASE 1 WHEN 2 THEN 2 END): the same
+// for every row, so it orders nothing; a literal, a position, NULL, -1
+// and RAND() are not.
+func constOrderItem(e ast.ExprNode) bool {
+	switch x := unparen(e).(type) {
+	case nil, ast.ValueExpr, *ast.PositionExpr, ast.ParamMarkerExpr:
+		return false
+	case *ast.UnaryOperationExpr:
+		if _, lit := unparen(x.V).(ast.ValueExpr); lit {
+			return false
+		}
+	}
+	return constant(e) && hasTest(e)
+}
+
+// columnVsTest: col is a column and other a constant with a test in it
+// (id = ('a' OR 'b'), id = COS(1 IN (BINARY 'b'))): an injected truth
+// value where the application compares a value.
+func columnVsTest(col, other ast.ExprNode) bool {
+	_, ok := col.(*ast.ColumnNameExpr)
+	return ok && constant(other) && hasTest(other)
+}
+
+// hasTest reports whether e holds a logical operator, comparison or
+// pattern test.
+func hasTest(e ast.ExprNode) bool {
+	found := false
+	e.Accept(visitFunc(func(n ast.Node) {
+		switch x := n.(type) {
+		case *ast.BinaryOperationExpr:
+			switch x.Op {
+			case opcode.LogicAnd, opcode.LogicOr, opcode.LogicXor, opcode.EQ, opcode.NE, opcode.LT, opcode.LE,
+				opcode.GT, opcode.GE, opcode.NullEQ:
+				found = true
+			}
+		case *ast.PatternInExpr, *ast.PatternLikeOrIlikeExpr, *ast.PatternRegexpExpr, *ast.IsNullExpr,
+			*ast.IsTruthExpr, *ast.BetweenExpr, *ast.CaseExpr:
+			found = true
+		case *ast.UnaryOperationExpr:
+			if x.Op == opcode.Not || x.Op == opcode.Not2 {
+				found = true
+			}
+		}
+	}))
+	return found
+}
+
+// plainOperand: a column, a literal, a parameter or a variable.
+func plainOperand(e ast.ExprNode) bool {
+	switch e.(type) {
+	case *ast.ColumnNameExpr, ast.ValueExpr, ast.ParamMarkerExpr, *ast.VariableExpr:
+		return true
+	}
+	return false
+}
+
+// valueOperand: a literal or variable as an operand of AND/OR/XOR
+// ('a' OR 'b', 'admin' OR ...): the walker's cue to look for a test of
+// constants where a value stands.
+func valueOperand(e ast.ExprNode) bool {
+	switch unparen(e).(type) {
+	case ast.ValueExpr, *ast.VariableExpr:
+		return true
+	}
+	return false
 }

@@ -100,6 +100,7 @@ func textFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error
 			// MariaDB's own syntax, read as the server reads it
 			// (mariadb.go, body.go).
 			tf.Stmts = sts
+			stackedByFacts(tf.Stmts)
 			tf.SQLOps = unparsedOps(text)
 			callOps(tf)
 			return tf
@@ -278,9 +279,17 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 	}
 	switch x := n.(type) {
 	case *ast.SelectStmt:
+		if x.OrderBy != nil {
+			for _, it := range x.OrderBy.Items {
+				if _, col := it.Expr.(*ast.ColumnNameExpr); !col {
+					w.probe = true // ORDER BY 1 OR 1=1 (blind.go constOrderItem)
+				}
+			}
+		}
 		w.cond(x.Where)
 		if x.Having != nil {
 			w.cond(x.Having.Expr)
+			w.blindHaving(x.Having.Expr)
 		}
 		if x.SelectIntoOpt != nil {
 			switch x.SelectIntoOpt.Tp {
@@ -421,6 +430,20 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		}
 	case *ast.BinaryOperationExpr:
 		switch x.Op {
+		case opcode.LogicAnd, opcode.LogicOr, opcode.LogicXor:
+			if valueOperand(x.L) || valueOperand(x.R) {
+				w.probe = true // id = ('a' OR 'b'), SET name = 'x' OR '1'='1' (blind.go)
+			}
+		case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.NullEQ:
+			if comparison(x.L) || comparison(x.R) || literalMatch(x.L) || literalMatch(x.R) {
+				w.probe = true // (name = 'x') = 'y' (blind.go)
+			}
+		default:
+			if stringLiteral(x.L) && stringLiteral(x.R) {
+				w.probe = true // '' * '' (blind.go)
+			}
+		}
+		switch x.Op {
 		case opcode.Plus, opcode.Minus, opcode.Mul, opcode.Div, opcode.IntDiv, opcode.Mod:
 			if overflow(x.L) || overflow(x.R) {
 				w.probe = true // BIGINT overflow (probes.go)
@@ -436,6 +459,24 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		st.BoolTerms += int32(len(x.WhenClauses))
 		w.selfCond(x)
 		w.probe = true // a CASE choosing by constants (blind.go)
+	case *ast.Assignment:
+		switch x.Expr.(type) {
+		case ast.ValueExpr, ast.ParamMarkerExpr, *ast.ColumnNameExpr:
+		default:
+			w.probe = true // SET name = 'x' OR '1'='1' (blind.go)
+		}
+	case *ast.PatternInExpr:
+		if x.Sel == nil && len(x.List) == 1 {
+			w.probe = true // id = (1 IN (BINARY 'b'))
+		}
+	case *ast.PatternLikeOrIlikeExpr:
+		if comparison(x.Expr) {
+			w.probe = true // name = 'A' NOT LIKE 'B' (blind.go)
+		}
+	case *ast.PatternRegexpExpr:
+		if comparison(x.Expr) {
+			w.probe = true
+		}
 	case *ast.SubqueryExpr:
 		w.selfCond(x)
 		w.probe = true // a scalar subquery matched against a pattern (blind.go)

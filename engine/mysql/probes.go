@@ -223,7 +223,8 @@ func probes(st *engine.StmtFacts, s ast.StmtNode, search, blind bool) {
 		return
 	}
 	app := appTable(st, s)
-	if app && blind {
+	if app && blind && !st.Tautology {
+		// an always-true OR arm (OR 'a' LIKE 'a') is no-tautology's
 		st.Probes |= engine.ProbeBooleanBlind
 	}
 	if app && catalogCall(st) {
@@ -241,6 +242,10 @@ func probes(st *engine.StmtFacts, s ast.StmtNode, search, blind bool) {
 		return
 	}
 	s.Accept(&probeVisitor{st: st, app: app})
+	if st.Tautology {
+		// OR 'a' LIKE 'a': no-tautology's, whose reason says more
+		st.Probes &^= engine.ProbeBooleanBlind
+	}
 }
 
 // probeVisitor calls probeNode on every node, also those of a stored
@@ -312,7 +317,7 @@ func probeNode(st *engine.StmtFacts, n ast.Node, app bool) {
 			}
 		case opcode.LogicAnd, opcode.LogicOr, opcode.LogicXor:
 			// a bare truth value of server information: AND ELT(...)
-			if app && (infoPredicate(x.L) || infoPredicate(x.R)) {
+			if app && (infoPredicate(leafTerm(x.L)) || infoPredicate(leafTerm(x.R))) {
 				st.Probes |= engine.ProbeServerInfo
 			}
 		}
@@ -383,7 +388,7 @@ func armReturnsServerInfo(arm ast.Node) bool {
 // infoPredicate reports whether e, used as a truth value, is decided by
 // server information alone: it holds some and no column or parameter.
 func infoPredicate(e ast.ExprNode) bool {
-	if !serverInfo(e) {
+	if e == nil || !serverInfo(e) {
 		return false
 	}
 	ok := true
@@ -728,4 +733,55 @@ func hasBig(e ast.ExprNode) bool {
 		}
 	}))
 	return found
+}
+
+// stackedByFacts is stackedProbe for statements read without a syntax
+// tree (mariadb.go: id = 1; SELECT CAST(version() AS INT)): after a
+// statement on application tables, a SELECT that reads the catalog, or
+// calls a server-information function anywhere.
+func stackedByFacts(sts []engine.StmtFacts) {
+	app := false
+	for i := range sts {
+		st := &sts[i]
+		if app && st.Kind == engine.KindSelect {
+			var p engine.ProbeSet
+			if catalogRead(st) || catalogCall(st) {
+				p |= engine.ProbeCatalog
+			}
+			for _, f := range st.Funcs {
+				if serverInfoFuncs[f.Name] {
+					p |= engine.ProbeServerInfo
+				}
+			}
+			st.Probes |= p
+			for k := range st.InDatabase {
+				st.InDatabase[k].Facts.Probes |= p
+			}
+		}
+		app = app || st.Kind != engine.KindUtility && appTableFacts(st)
+	}
+}
+
+// appTableFacts is appTable without the syntax tree.
+func appTableFacts(st *engine.StmtFacts) bool {
+	for i := range st.Tables {
+		t := &st.Tables[i]
+		if !t.CTE && !systemSchema(t.Schema) && !(t.Schema == "" && t.Name == "dual") {
+			return true
+		}
+	}
+	return false
+}
+
+// leafTerm is e, or nil when e is itself an AND, OR or XOR: its own
+// operands are looked at when the visitor reaches it, so a long chain is
+// not walked once per link.
+func leafTerm(e ast.ExprNode) ast.ExprNode {
+	if x, ok := e.(*ast.BinaryOperationExpr); ok {
+		switch x.Op {
+		case opcode.LogicAnd, opcode.LogicOr, opcode.LogicXor:
+			return nil
+		}
+	}
+	return e
 }
