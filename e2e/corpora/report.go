@@ -123,7 +123,7 @@ func Report(w io.Writer, rs []*Result, top int) {
 	fmt.Fprintf(w, "| **false positives** | %s |\n", joinProto(rs, func(r *Result) string { return fmt.Sprintf("**%d**", len(r.FalsePositives())) }))
 	fmt.Fprintf(w, "| benign statements the server did not parse (not judged) | %s |\n\n", joinProto(rs, func(r *Result) string { return fmt.Sprint(r.BenignUnparsed) }))
 
-	table := func(title string, key func(Case) string, order []string) {
+	table := func(title string, key func(Case) string, order []string, only ...bool) {
 		seen := map[string]bool{}
 		var keys []string
 		for _, k := range order {
@@ -132,6 +132,9 @@ func Report(w io.Writer, rs []*Result, top int) {
 		}
 		var extra []string
 		for _, r := range rs {
+			if len(only) > 0 {
+				break
+			}
 			for k := range r.By(key) {
 				if !seen[k] {
 					seen[k] = true
@@ -160,6 +163,28 @@ func Report(w io.Writer, rs []*Result, top int) {
 	table("shape", func(c Case) string { return c.Shape }, ShapeOrder)
 	table("slot", func(c Case) string { return c.Slot }, slotNames)
 	table("corpus", func(c Case) string { return c.Source }, nil)
+	// The corpus files with the most injections kept.
+	fileKey := func(c Case) string { return c.Source + ": " + c.File }
+	counts := map[string]int{}
+	for _, r := range rs {
+		for k, t := range r.By(fileKey) {
+			counts[k] += t.Total
+		}
+	}
+	var files []string
+	for k := range counts {
+		files = append(files, k)
+	}
+	sort.Slice(files, func(i, j int) bool {
+		if counts[files[i]] != counts[files[j]] {
+			return counts[files[i]] > counts[files[j]]
+		}
+		return files[i] < files[j]
+	})
+	if len(files) > 15 {
+		files = files[:15]
+	}
+	table("corpus file (the 15 with most injections)", fileKey, files, true)
 
 	// Which rules do the blocking: the injections each rule decided.
 	fmt.Fprintf(w, "| deciding rule (injections blocked) | %s |\n|---|%s\n", joinProto(rs, func(r *Result) string { return r.Protocol }), strings.Repeat("---|", len(rs)))
@@ -249,17 +274,17 @@ func cell(s string) string {
 }
 
 // WriteTSV writes every injection and false positive, one a line:
-// protocol, kind, slot, corpus, shape, verdict, rule, payload.
+// protocol, kind, slot, corpus, shape, verdict, rule, payload, file.
 func WriteTSV(w io.Writer, rs []*Result) {
-	fmt.Fprintln(w, "protocol\tkind\tslot\tcorpus\tshape\tverdict\trule\tpayload")
+	fmt.Fprintln(w, "protocol\tkind\tslot\tcorpus\tshape\tverdict\trule\tpayload\tfile")
 	esc := strings.NewReplacer("\\", "\\\\", "\t", "\\t", "\n", "\\n", "\r", "\\r")
 	for _, r := range rs {
 		for _, c := range r.Injections {
-			fmt.Fprintf(w, "%s\tinjection\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Protocol, c.Slot, c.Source, c.Shape, verdict(c), c.RuleID, esc.Replace(c.Payload))
+			fmt.Fprintf(w, "%s\tinjection\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Protocol, c.Slot, c.Source, c.Shape, verdict(c), c.RuleID, esc.Replace(c.Payload), c.File)
 		}
 		for _, c := range r.Benign {
 			if c.Blocked {
-				fmt.Fprintf(w, "%s\tfalse-positive\t%s\t%s\t\t%s\t%s\t%s\n", r.Protocol, c.Slot, c.Source, verdict(c), c.RuleID, esc.Replace(c.Payload))
+				fmt.Fprintf(w, "%s\tfalse-positive\t%s\t%s\t\t%s\t%s\t%s\t\n", r.Protocol, c.Slot, c.Source, verdict(c), c.RuleID, esc.Replace(c.Payload))
 			}
 		}
 	}

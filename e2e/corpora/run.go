@@ -13,6 +13,7 @@ import (
 type Case struct {
 	Slot    string
 	Source  string
+	File    string // the corpus file
 	Shape   string // "" for a benign case
 	Payload string
 	Stmt    string
@@ -61,7 +62,7 @@ func Measure(ctx context.Context, protocol string, srvs []Parser, eng *engine.En
 				continue
 			}
 			r.Placed++
-			jobs = append(jobs, job{c: Case{Slot: s.Name, Source: p.Source, Payload: p.Text, Stmt: s.Place(p.Text)}, l: l, server: true})
+			jobs = append(jobs, job{c: Case{Slot: s.Name, Source: p.Source, File: p.File, Payload: p.Text, Stmt: s.Place(p.Text)}, l: l, server: true})
 		}
 		values := benign
 		if s.Order {

@@ -17,6 +17,18 @@ import (
 type Payload struct {
 	Text   string
 	Source string // corpus name: sqlmap, wfuzz, libinjection, crs, patt
+	File   string // the file in the corpus it comes from
+}
+
+// found is a payload text and the file it came from.
+type found struct{ text, file string }
+
+func foundIn(file string, texts []string) []found {
+	out := make([]found, len(texts))
+	for i, t := range texts {
+		out[i] = found{t, file}
+	}
+	return out
 }
 
 // Sources names where the corpora are on this machine; an empty field
@@ -46,19 +58,19 @@ func (s Sources) Names() []string {
 // an error: a moved file must not silently shrink the measure.
 func Load(s Sources) (payloads []Payload, benign []string, err error) {
 	seen := map[string]bool{}
-	addP := func(src string, texts []string) {
-		for _, t := range texts {
-			t = strings.TrimRight(t, "\r\n")
+	addP := func(src string, fs []found) {
+		for _, f := range fs {
+			t := strings.TrimRight(f.text, "\r\n")
 			if strings.TrimSpace(t) == "" || len(t) > 4000 || seen[t] {
 				continue
 			}
 			seen[t] = true
-			payloads = append(payloads, Payload{t, src})
+			payloads = append(payloads, Payload{t, src, f.file})
 		}
 	}
 	type loader struct {
 		name, dir string
-		f         func(string) ([]string, []string, error)
+		f         func(string) ([]found, []string, error)
 	}
 	for _, ld := range []loader{
 		{"sqlmap", s.Sqlmap, loadSqlmap},
@@ -121,27 +133,28 @@ func lines(path string, hash bool) ([]string, error) {
 }
 
 // loadWfuzz reads Injections/SQL.txt.
-func loadWfuzz(dir string) ([]string, []string, error) {
+func loadWfuzz(dir string) ([]found, []string, error) {
 	p, err := lines(filepath.Join(dir, "Injections", "SQL.txt"), false)
-	return p, nil, err
+	return foundIn("Injections/SQL.txt", p), nil, err
 }
 
 // loadLibinjection reads data/sqli-*.txt (URL-encoded user input, '#'
 // comments) as payloads and data/false_positives.txt as benign inputs.
-func loadLibinjection(dir string) ([]string, []string, error) {
+func loadLibinjection(dir string) ([]found, []string, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "data", "sqli-*.txt"))
 	if err != nil {
 		return nil, nil, err
 	}
 	sort.Strings(files)
-	var p, b []string
+	var p []found
+	var b []string
 	for _, f := range files {
 		ls, err := lines(f, true)
 		if err != nil {
 			return nil, nil, err
 		}
 		for _, l := range ls {
-			p = append(p, unescapeQuery(l))
+			p = append(p, found{unescapeQuery(l), filepath.Base(f)})
 		}
 	}
 	if ls, err := lines(filepath.Join(dir, "data", "false_positives.txt"), true); err == nil {
@@ -163,12 +176,12 @@ func unescapeQuery(s string) string {
 }
 
 // loadPATT reads the payload lists of "SQL Injection/Intruder" (one a line).
-func loadPATT(dir string) ([]string, []string, error) {
+func loadPATT(dir string) ([]found, []string, error) {
 	ents, err := os.ReadDir(filepath.Join(dir, "SQL Injection", "Intruder"))
 	if err != nil {
 		return nil, nil, err
 	}
-	var p []string
+	var p []found
 	for _, e := range ents {
 		if e.IsDir() {
 			continue
@@ -177,7 +190,7 @@ func loadPATT(dir string) ([]string, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		p = append(p, ls...)
+		p = append(p, foundIn(e.Name(), ls)...)
 	}
 	return p, nil, nil
 }
@@ -186,7 +199,7 @@ func loadPATT(dir string) ([]string, []string, error) {
 // parameter values of each test's body and query string. A test that
 // expects a 942 rule to match gives payloads; one that expects none
 // (no_expect_ids) gives benign inputs.
-func loadCRS(dir string) ([]string, []string, error) {
+func loadCRS(dir string) ([]found, []string, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "tests", "regression", "tests", "REQUEST-942-*", "*.yaml"))
 	if err != nil {
 		return nil, nil, err
@@ -209,7 +222,8 @@ func loadCRS(dir string) ([]string, []string, error) {
 			Stages []stage `yaml:"stages"`
 		} `yaml:"tests"`
 	}
-	var p, b []string
+	var p []found
+	var b []string
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -237,7 +251,7 @@ func loadCRS(dir string) ([]string, []string, error) {
 				}
 				switch {
 				case len(st.Output.Log.Expect) > 0:
-					p = append(p, vals...)
+					p = append(p, foundIn(filepath.Base(f), vals)...)
 				case len(st.Output.Log.NoExpect) > 0:
 					b = append(b, vals...)
 				}
@@ -293,7 +307,7 @@ type sqlmapBoundary struct {
 // sqlmapMaxLevel bounds tests and boundaries as sqlmap's --level does.
 const sqlmapMaxLevel = 3
 
-func loadSqlmap(dir string) ([]string, []string, error) {
+func loadSqlmap(dir string) ([]found, []string, error) {
 	var bs struct {
 		B []sqlmapBoundary `xml:"boundary"`
 	}
@@ -309,7 +323,7 @@ func loadSqlmap(dir string) ([]string, []string, error) {
 		return nil, nil, err
 	}
 	sort.Strings(files)
-	var out []string
+	var out []found
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -347,7 +361,7 @@ func loadSqlmap(dir string) ([]string, []string, error) {
 						v += t.Request.Comment
 					}
 					v += b.Suffix
-					out = append(out, sqlmapFill(v))
+					out = append(out, found{sqlmapFill(v), "payloads/" + filepath.Base(f)})
 				}
 			}
 		}
