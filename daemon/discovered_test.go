@@ -681,3 +681,23 @@ func TestRediscoveryMetrics(t *testing.T) {
 		t.Errorf("metrics %v, want %v", got, want)
 	}
 }
+
+// A zero-config install learns its applications from the start
+// (docs/learn.md); discovery.no_learn turns it off. Nothing is promoted.
+func TestDiscoveredDatabasesLearn(t *testing.T) {
+	f := newDiscoveryFixture(t)
+	f.scan(pg5433)
+	db := f.entry("postgres-5433")
+	if db.engine.Load().Learner() == nil || db.learner.Load() == nil {
+		t.Fatal("a discovered database does not learn")
+	}
+	if st, err := f.d.LearnStatus("postgres-5433"); err != nil || !st.Learning || st.Promoted != nil {
+		t.Errorf("learn status of a discovered database: %+v, %v; want learning, nothing promoted", st, err)
+	}
+	g := newDiscoveryFixture(t)
+	g.d.cfg.Discovery.NoLearn = true
+	g.scan(my3307)
+	if g.entry("mysql-3307").engine.Load().Learner() != nil {
+		t.Error("discovery.no_learn: the discovered database learns")
+	}
+}

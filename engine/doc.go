@@ -30,7 +30,10 @@
 // without allocating. Verdict reasons come from the policy (plus measured
 // numbers for limits) and never contain the statement's literals.
 //
-// A Learner records fingerprints of the statements judged, for allowlists.
+// A Learner records the statements judged per application identity
+// (learn.go: fingerprints and what each touches) and exports a learned
+// policy in two forms: fingerprint allow rules, or a learned scope (match
+// key within, within.go), closed by a learned-drift rule.
 //
 // engine never imports a SQL parser (pg_query, TiDB), a dialect package, a
 // protocol's bytes or session (wire, relay), the daemon, bpf, cgroupstats,
