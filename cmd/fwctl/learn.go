@@ -27,8 +27,9 @@ control socket:
             denied (would have denied, in monitor or detect mode)
   diff      per application: the shapes a promotion would add, the drift the
             promoted learned policy saw, and the shapes other rules deny
-  export    print the learned policy fragment (--form, --drift, --mode,
-            --functions, --include-drift as for promote)
+  export    print the learned policy fragment (--form, default fingerprints
+            without a closing rule; --drift, --mode, --functions,
+            --include-drift as for promote)
   promote   make the learned policy the database's: its rules appended to the
             policy, a closing learned-drift rule for everything else
             (--form scope|fingerprints, default scope; --drift deny|log,
@@ -108,9 +109,6 @@ func learn(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "export":
 		method = http.MethodGet
-		if *mode != "" && *form == "" {
-			q.Set("form", string(engine.FormScope))
-		}
 	case "promote":
 		if *file != "" {
 			b, err := readInput(*file)
