@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // DefaultLearnLimit bounds the fingerprints a Learner keeps.
@@ -30,7 +31,11 @@ type Learner struct {
 	limit   int
 	by      LearnBy
 
-	mu      sync.Mutex
+	// mu guards the maps; a statement whose identity and shapes are all
+	// known, with the verdict they had last time, only read-locks it and
+	// counts atomically (record), so that learning on a busy server
+	// serialises only on what is new.
+	mu      sync.RWMutex
 	apps    map[Identity]*learnedApp
 	total   int
 	dropped uint64
@@ -188,14 +193,14 @@ func (id Identity) less(o Identity) bool {
 
 // learnedApp is what one identity was seen doing.
 type learnedApp struct {
-	statements uint64
+	statements atomic.Uint64
 	prints     map[uint64]*learned
 	denied     map[string]uint64 // rule id -> statements a deny verdict of it decided
 }
 
 type learned struct {
 	normalized string
-	count      uint64
+	count      atomic.Uint64
 	// rule is the rule that decided the statement's verdict the last time
 	// it was seen ("" when none did), denied whether that verdict denied
 	// (whatever the mode made of it).
@@ -259,6 +264,9 @@ func (l *Learner) record(d Dialect, tf *TextFacts, sql []byte, s *Session, rule 
 	}
 	prints := tf.fingerprintsOf(d, sql)
 	id := l.by.identity(s)
+	if l.known(id, prints, rule, denied) {
+		return
+	}
 	l.mu.Lock()
 	app := l.apps[id]
 	if app == nil {
@@ -272,7 +280,7 @@ func (l *Learner) record(d Dialect, tf *TextFacts, sql []byte, s *Session, rule 
 		app = &learnedApp{prints: map[uint64]*learned{}, denied: map[string]uint64{}}
 		l.apps[id] = app
 	}
-	app.statements++
+	app.statements.Add(1)
 	if denied {
 		app.denied[rule]++
 	}
@@ -283,7 +291,7 @@ func (l *Learner) record(d Dialect, tf *TextFacts, sql []byte, s *Session, rule 
 			continue
 		}
 		if e, ok := app.prints[fp]; ok {
-			e.count++
+			e.count.Add(1)
 			e.rule, e.denied = rule, denied
 			continue
 		}
@@ -307,15 +315,48 @@ func (l *Learner) record(d Dialect, tf *TextFacts, sql []byte, s *Session, rule 
 		sc := scopeOf(tf.Stmts[i].asUser(s.User).inDatabase(s.Database))
 		l.mu.Lock()
 		if e, ok := app.prints[prints[i]]; ok {
-			e.count++
+			e.count.Add(1)
 		} else if l.total < l.limit {
-			app.prints[prints[i]] = &learned{normalized: norm, count: 1, rule: rule, denied: denied, scope: sc}
+			e := &learned{normalized: norm, rule: rule, denied: denied, scope: sc}
+			e.count.Store(1)
+			app.prints[prints[i]] = e
 			l.total++
 		} else {
 			l.dropped++
 		}
 		l.mu.Unlock()
 	}
+}
+
+// known counts a statement of identity id, with fingerprints prints and
+// the verdict (rule, denied), under the read lock, when all of it is as
+// it was last seen: a known identity, known shapes, the same allowing
+// verdict. It reports false, counting nothing, otherwise.
+func (l *Learner) known(id Identity, prints []uint64, rule string, denied bool) bool {
+	if denied {
+		return false
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	app := l.apps[id]
+	if app == nil {
+		return false
+	}
+	for _, fp := range prints {
+		if fp == 0 {
+			continue
+		}
+		if e, ok := app.prints[fp]; !ok || e.denied || e.rule != rule {
+			return false
+		}
+	}
+	app.statements.Add(1)
+	for _, fp := range prints {
+		if fp != 0 {
+			app.prints[fp].count.Add(1)
+		}
+	}
+	return true
 }
 
 // scopeOf returns what statement f touches. Columns are attributed to
@@ -484,7 +525,16 @@ type appSnap struct {
 
 type printSnap struct {
 	fp uint64
-	learned
+	shapeSnap
+}
+
+// shapeSnap is a copy of a learned shape.
+type shapeSnap struct {
+	normalized string
+	count      uint64
+	rule       string
+	denied     bool
+	scope      *stmtScope
 }
 
 type countSnap struct {
@@ -507,9 +557,9 @@ func (l *Learner) snapshot() (apps []appSnap, total int, dropped uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for id, a := range l.apps {
-		s := appSnap{id: id, statements: a.statements, denied: sortedCounts(a.denied)}
+		s := appSnap{id: id, statements: a.statements.Load(), denied: sortedCounts(a.denied)}
 		for fp, e := range a.prints {
-			s.prints = append(s.prints, printSnap{fp, *e})
+			s.prints = append(s.prints, printSnap{fp, shapeSnap{e.normalized, e.count.Load(), e.rule, e.denied, e.scope}})
 		}
 		sort.Slice(s.prints, func(i, j int) bool {
 			if s.prints[i].count != s.prints[j].count {
@@ -524,15 +574,15 @@ func (l *Learner) snapshot() (apps []appSnap, total int, dropped uint64) {
 }
 
 // exported reports whether a shape goes into an exported policy.
-func (o *ExportOptions) exported(e *learned) bool {
+func (o *ExportOptions) exported(e *shapeSnap) bool {
 	return !e.denied || (o.IncludeDrift && e.rule == DriftRuleID)
 }
 
 // scope returns the union of the scopes of the shapes that keep says.
-func (a *appSnap) scope(keep func(*learned) bool) *stmtScope {
+func (a *appSnap) scope(keep func(*shapeSnap) bool) *stmtScope {
 	sc := &stmtScope{tables: map[string]*learnedTable{}, funcs: map[string]struct{}{}}
 	for i := range a.prints {
-		if e := &a.prints[i].learned; keep(e) && e.scope != nil {
+		if e := &a.prints[i].shapeSnap; keep(e) && e.scope != nil {
 			sc.add(e.scope)
 		}
 	}
@@ -565,7 +615,7 @@ func (l *Learner) ExportPolicy(o ExportOptions) []byte {
 		a := &apps[i]
 		var kept []printSnap
 		for _, e := range a.prints {
-			if o.exported(&e.learned) {
+			if o.exported(&e.shapeSnap) {
 				kept = append(kept, e)
 			}
 		}
@@ -731,7 +781,7 @@ func (l *Learner) Report() LearnReport {
 	for i := range apps {
 		a := &apps[i]
 		ar := AppReport{Identity: a.id, Name: a.id.String(), Statements: a.statements, Kinds: []string{}, Tables: []TableReport{}, Shapes: []ShapeReport{}}
-		sc := a.scope(func(e *learned) bool { return !e.denied })
+		sc := a.scope(func(e *shapeSnap) bool { return !e.denied })
 		for k := StmtKind(0); k < NumKinds; k++ {
 			if sc.kinds.Has(k) {
 				ar.Kinds = append(ar.Kinds, k.String())

@@ -373,3 +373,25 @@ func TestLearnedScopeUnion(t *testing.T) {
 		}
 	}
 }
+
+// Learning a known shape, from many goroutines: the read-locked path.
+func BenchmarkLearningKnownShape(b *testing.B) {
+	for _, ld := range learnDialects {
+		b.Run(ld.name, func(b *testing.B) {
+			e, err := engine.New(ld.base, ld.d, engine.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			e.SetLearner(engine.NewLearner(ld.d, 0))
+			q := []byte("SELECT name, price FROM items WHERE id = 1")
+			e.Judge(q, shopApp)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					e.Judge(q, shopApp)
+				}
+			})
+		})
+	}
+}
