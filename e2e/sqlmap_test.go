@@ -12,8 +12,10 @@ package e2e
 //     the harness and the application are really injectable, so a run that
 //     gets nothing through sqlfwd means sqlfwd stopped it;
 //   - through sqlfwd with an allowlist learned from the application's
-//     legitimate requests (fwctl learn), sqlmap dumps nothing and no
-//     statement naming the secrets table reaches the server;
+//     legitimate requests (fwctl learn), and through sqlfwd with the
+//     application's learned scope promoted (fwctl learn promote --form
+//     scope), sqlmap dumps nothing and no statement naming the secrets
+//     table reaches the server;
 //   - the application's legitimate requests succeed through both sqlfwds.
 // Through sqlfwd with the embedded default policy the results are only
 // logged, not asserted, except for the endpoints listed in defaultHolds:
@@ -81,7 +83,7 @@ func TestSqlmap(t *testing.T) {
 		{"item", sqlmapTampers},
 	} {
 		tsv := filepath.Join(dir, fmt.Sprintf("pass%d.tsv", i+1))
-		cmd := exec.CommandContext(ctx, "bash", "../scripts/sqlmap.sh", "--targets", targets,
+		cmd := exec.CommandContext(ctx, "bash", "../scripts/sqlmap.sh", "--targets", targets, "--modes", "direct,default,learned,scope",
 			"--endpoints", pass.endpoints, "--tampers", pass.tampers, "--run-timeout", "150",
 			"--report", filepath.Join(dir, "report.md"), "--tsv", tsv)
 		out, err := cmd.CombinedOutput()
@@ -105,7 +107,7 @@ func TestSqlmap(t *testing.T) {
 			t.Errorf("%s: the application's legitimate requests failed: %s", k, v)
 		}
 	}
-	wantRuns := 3 * 5 * len(strings.Split(targets, ",")) // modes × (4 endpoints + 1 tampered) per target
+	wantRuns := 4 * 5 * len(strings.Split(targets, ",")) // modes × (4 endpoints + 1 tampered) per target
 	if len(rows) != wantRuns {
 		t.Fatalf("%d runs recorded, want %d", len(rows), wantRuns)
 	}
@@ -122,6 +124,10 @@ func TestSqlmap(t *testing.T) {
 		case "learned":
 			if !nothing {
 				t.Errorf("through a learned allowlist: %s; want nothing dumped and no statement on secrets at the server", line)
+			}
+		case "scope":
+			if !nothing {
+				t.Errorf("through a learned scope: %s; want nothing dumped and no statement on secrets at the server", line)
 			}
 		case "default":
 			if defaultHolds[r.key()] && !nothing {

@@ -3,14 +3,16 @@
 # application (e2e/injectapp) in front of PostgreSQL 15 and MariaDB 10.11:
 # directly, through sqlfwd with the embedded default policy, and through
 # sqlfwd with an allowlist learned from the application's legitimate traffic
-# (fwctl learn). It writes a markdown report and a TSV of every run
+# (fwctl learn), and through sqlfwd with a learned scope promoted by fwctl
+# learn promote --form scope (docs/learn.md). It writes a markdown report and
+# a TSV of every run
 # (docs/sqlmap.md says what is measured and how to read it).
 #
 #   scripts/sqlmap.sh                       # the whole matrix (make sqlmap)
 #   scripts/sqlmap.sh --targets pg --modes direct,learned --endpoints item
 #
 # Options (defaults in brackets):
-#   --targets pg,my                 --modes direct,default,learned
+#   --targets pg,my                 --modes direct,default,learned,scope
 #   --endpoints item,search,list,login
 #   --tampers 'none space2comment,between,randomcase,charencode'
 #                                   (space-separated sets; none = no tamper)
@@ -40,7 +42,7 @@ root="$(cd "$here/.." && pwd)"
 say() { echo "sqlmap.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-targets=pg,my modes=direct,default,learned endpoints=item,search,list,login
+targets=pg,my modes=direct,default,learned,scope endpoints=item,search,list,login
 tampers='none space2comment,between,randomcase,charencode'
 level=3 risk=2 technique=BEUSTQ timesec=2 run_timeout=300
 report="$root/docs/sqlmap-results.md" tsv="" keepwork=""
@@ -280,7 +282,22 @@ for target in ${targets//,/ }; do
 			} >"$mdir/policy.yaml"
 			start_sqlfwd "$mdir" "$proto" "$dbaddr" --policy "$mdir/policy.yaml"
 			appaddr="127.0.0.1:$fw_port" ;;
-		*) die "unknown mode $mode (direct, default or learned)" ;;
+		scope)
+			# The operator's road (docs/learn.md) on one sqlfwd: learn the
+			# application's scope (tables, columns, statement kinds) from its
+			# legitimate requests, promote it in enforce mode; the same sqlfwd
+			# then judges sqlmap.
+			start_sqlfwd "$mdir" "$proto" "$dbaddr" --learn --learned-policy "$mdir/learned.yaml"
+			start_app "$mdir" "$driver" "127.0.0.1:$fw_port" "$dbuser"
+			"$bin/injectapp" traffic -url "$app_url" -rounds 3 >/dev/null || die "$target: legitimate traffic failed while learning"
+			stop_pid "$app_pid"
+			"$bin/fwctl" learn status --control-socket "$fw_ctl" >"$mdir/learn-status.txt"
+			"$bin/fwctl" learn promote --form scope --mode enforce --control-socket "$fw_ctl" >"$mdir/promote.txt" ||
+				die "$target: fwctl learn promote failed: $(cat "$mdir/promote.txt")"
+			"$bin/fwctl" learn stop --control-socket "$fw_ctl" >/dev/null
+			grep -q 'within:' "$mdir/learned.yaml" || die "$target: fwctl learn promote learned no scope"
+			appaddr="127.0.0.1:$fw_port" ;;
+		*) die "unknown mode $mode (direct, default, learned or scope)" ;;
 		esac
 		start_app "$mdir" "$driver" "$appaddr" "$dbuser"
 		if out="$("$bin/injectapp" traffic -url "$app_url" -rounds 1 2>"$mdir/legit.err")"; then
@@ -327,14 +344,15 @@ fi
 	echo "Summary: secrets dumped of 3, and in brackets the statements naming \`secrets\` that reached the server,"
 	echo "without tamper scripts / with \`$(echo "$tampers" | tr ' ' '\n' | grep -v '^none$' | head -n1)\`:"
 	echo
-	echo "| target | endpoint | direct | default policy | learned allowlist |"
-	echo "|---|---|---|---|---|"
+	echo "| target | endpoint | direct | default policy | learned allowlist | learned scope |"
+	echo "|---|---|---|---|---|---|"
 	tail -n +2 "$results" | awk -F'\t' '
 		{ k = $1 SUBSEP $3; if (!(k in seen)) { seen[k] = 1; order[++n] = k }
 		  c = $5 " (" $8 ")"; cell[k, $2] = (cell[k, $2] == "" ? c : cell[k, $2] " / " c) }
 		END { for (i = 1; i <= n; i++) { split(order[i], p, SUBSEP); k = order[i]
-			printf "| %s | %s | %s | %s | %s |\n", p[1], p[2], (cell[k, "direct"] == "" ? "-" : cell[k, "direct"]),
-				(cell[k, "default"] == "" ? "-" : cell[k, "default"]), (cell[k, "learned"] == "" ? "-" : cell[k, "learned"]) } }'
+			printf "| %s | %s | %s | %s | %s | %s |\n", p[1], p[2], (cell[k, "direct"] == "" ? "-" : cell[k, "direct"]),
+				(cell[k, "default"] == "" ? "-" : cell[k, "default"]), (cell[k, "learned"] == "" ? "-" : cell[k, "learned"]),
+				(cell[k, "scope"] == "" ? "-" : cell[k, "scope"]) } }'
 	echo
 	echo "Every run:"
 	echo
