@@ -395,3 +395,74 @@ func BenchmarkLearningKnownShape(b *testing.B) {
 		})
 	}
 }
+
+// Columns in every position count against the scope: a column the
+// application never read is drift wherever it stands, also behind a
+// whole-row reference (PostgreSQL's (items).col).
+func TestLearnedScopeColumnPositions(t *testing.T) {
+	for _, ld := range learnDialects {
+		l := learnFrom(t, ld, engine.LearnByUser|engine.LearnByDatabase)
+		e := learnedEngine(t, ld, l, engine.ExportOptions{Form: engine.FormScope, Drift: "deny"})
+		qs := []string{
+			"SELECT name FROM items WHERE id = 1 AND length(hidden) > 0",
+			"SELECT name FROM items WHERE id = 1 ORDER BY hidden",
+			"SELECT name FROM items GROUP BY hidden",
+			"SELECT CASE WHEN hidden > 0 THEN 1 END FROM items",
+			"SELECT name FROM items WHERE id = (SELECT max(hidden) FROM items)",
+			"SELECT count(hidden) FROM items",
+			"SELECT i.name FROM items i JOIN users u ON u.hidden = i.id",
+			"SELECT row_number() OVER (ORDER BY hidden) FROM items",
+			"SELECT name FROM items WHERE id IN (SELECT hidden FROM items)",
+			"SELECT name FROM items WHERE EXISTS (SELECT 1 FROM items WHERE hidden = 1)",
+			"SELECT name FROM items HAVING max(hidden) > 1",
+			"SELECT items.hidden FROM items",
+			"SELECT name FROM items WHERE CAST(hidden AS char) = '1'",
+			"SELECT name FROM items WHERE (id, hidden) = (1, 2)",
+		}
+		if ld.name == "pgsql" {
+			qs = append(qs, "SELECT (items).hidden FROM items", "SELECT (i).hidden FROM items i")
+		}
+		for _, q := range qs {
+			if v := e.Judge([]byte(q), shopApp); v.RuleID != engine.DriftRuleID {
+				t.Errorf("%s: %q: got %v %s, want drift", ld.name, q, v.Action, v.RuleID)
+			}
+		}
+	}
+}
+
+// What reads a table without naming it in the statement's own FROM is
+// denied under a learned scope: by the scope (the dialect's facts name the
+// tables of SQL text it runs) or by the policy's own rules first.
+func TestLearnedScopeIndirectReads(t *testing.T) {
+	cases := map[string][]string{
+		"pgsql": {
+			"SELECT query_to_xml('select secret from secrets', true, true, '')",
+			"TABLE secrets",
+			"SELECT to_jsonb(s) FROM secrets s",
+			"PREPARE p AS SELECT secret FROM secrets",
+			"DO $$ BEGIN PERFORM secret FROM secrets; END $$",
+			"EXPLAIN ANALYZE SELECT secret FROM secrets",
+			"COPY secrets TO STDOUT",
+			"SELECT name FROM items WHERE id = 1; SELECT secret FROM secrets",
+			"DECLARE c CURSOR FOR SELECT secret FROM secrets",
+		},
+		"mysql": {
+			"PREPARE s FROM 'select secret from secrets'",
+			"EXECUTE IMMEDIATE 'select secret from secrets'",
+			"HANDLER secrets OPEN",
+			"SELECT name FROM items WHERE id = 1; SELECT secret FROM secrets",
+			"EXPLAIN SELECT secret FROM secrets",
+			"SELECT secret FROM secrets INTO OUTFILE '/tmp/x'",
+			"CALL leak()",
+		},
+	}
+	for _, ld := range learnDialects {
+		l := learnFrom(t, ld, engine.LearnByUser|engine.LearnByDatabase)
+		e := learnedEngine(t, ld, l, engine.ExportOptions{Form: engine.FormScope, Drift: "deny"})
+		for _, q := range cases[ld.name] {
+			if v := e.Judge([]byte(q), shopApp); !v.Action.Denies() {
+				t.Errorf("%s: %q: got %v %s, want denied", ld.name, q, v.Action, v.RuleID)
+			}
+		}
+	}
+}
