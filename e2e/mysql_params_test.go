@@ -10,6 +10,7 @@ package e2e
 // by the rows, counted on a direct connection.
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
@@ -181,5 +182,155 @@ func TestMySQLParamConditions(t *testing.T) {
 	}
 	if strings.Contains(log, "' USING 1") && strings.Contains(linesWith(log, "' USING 1"), "pcsql_"+m) {
 		t.Errorf("the server ran EXECUTE IMMEDIATE ... USING 1")
+	}
+}
+
+// bulkLogin logs in through addr announcing MariaDB's
+// MARIADB_CLIENT_STMT_BULK_OPERATIONS (extended capabilities in the
+// handshake's reserved bytes, which MariaDB reads when CLIENT_MYSQL is
+// not set), as Connector/C does for mariadb_stmt_execute with arrays.
+func bulkLogin(t *testing.T, my myEnv, addr string) *myRaw {
+	t.Helper()
+	r := dialRaw(t, addr)
+	r.caps = rawCaps &^ 1
+	hs := r.handshake(my.User, "", my.Database, 45)
+	// header 4, caps 4, max packet 4, charset 1, then 23 reserved: the
+	// last 4 are the extended capabilities
+	binary.LittleEndian.PutUint32(hs[4+4+4+1+19:], 1<<2)
+	r.write(hs)
+	r.auth("")
+	return r
+}
+
+// bulkPrepare prepares sql and returns its statement id, reading the
+// parameter and column definitions.
+func bulkPrepare(t *testing.T, r *myRaw, sql string) []byte {
+	t.Helper()
+	r.write(rawPacket(0, append([]byte{0x16}, sql...)))
+	ok := r.read()
+	if ok[4] != 0 {
+		t.Fatalf("COM_STMT_PREPARE %q: %q", sql, ok)
+	}
+	cols, params := binary.LittleEndian.Uint16(ok[9:]), binary.LittleEndian.Uint16(ok[11:])
+	for _, n := range []uint16{params, cols} {
+		if n > 0 {
+			for range n + 1 { // the definitions and their EOF
+				r.read()
+			}
+		}
+	}
+	return append([]byte(nil), ok[5:9]...)
+}
+
+// bulkRows is a COM_STMT_BULK_EXECUTE of id with rows of one LONGLONG
+// parameter (nil: NULL).
+func bulkRows(id []byte, vals ...any) []byte {
+	p := append(append([]byte{0xfa}, id...), 0x80, 0, 0x08, 0)
+	for _, v := range vals {
+		if v == nil {
+			p = append(p, 1)
+			continue
+		}
+		p = binary.LittleEndian.AppendUint64(append(p, 0), uint64(v.(int)))
+	}
+	return rawPacket(0, p)
+}
+
+// TestMySQLBulkExecute: MariaDB's COM_STMT_BULK_EXECUTE is checked row by
+// row as COM_STMT_EXECUTE is: rows that do not hold the statement's
+// parameters are answered with ERR 1210 and never reach MariaDB (the
+// session goes on), and each row's values decide a write its parameters
+// decide (DELETE ... WHERE ? = 1 with a row of 1 deletes every row). Bulk
+// INSERTs, the command's use, run. Proof by rows on a direct connection
+// and the general log.
+func TestMySQLBulkExecute(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	m := randomHex(t)
+	table := "e2e_bulk_" + m
+	direct := myDB(t, my, my.addr(), false)
+	if _, err := direct.Exec("create table " + table + " (id int)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = direct.Exec("drop table " + table) })
+	rows := func() int {
+		t.Helper()
+		var n int
+		if err := direct.QueryRow("select count(*) from " + table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	// straight to MariaDB first: the packets are what it runs
+	r := bulkLogin(t, my, my.addr())
+	ins := bulkPrepare(t, r, "INSERT INTO "+table+" VALUES (?) /* bulkins_"+m+" */")
+	r.write(bulkRows(ins, 1, 2, 3))
+	if got := r.result(); !strings.HasPrefix(got, "OK") {
+		t.Fatalf("bulk INSERT straight to MariaDB: %q", got)
+	}
+	if n := rows(); n != 3 {
+		t.Fatalf("rows after a direct bulk INSERT of 3: %d", n)
+	}
+	// a row of 1 makes the DELETE delete every row
+	del := bulkPrepare(t, r, "DELETE FROM "+table+" WHERE ? = 1 /* bulkdeldirect_"+m+" */")
+	r.write(bulkRows(del, 0, 1))
+	if got := r.result(); !strings.HasPrefix(got, "OK") {
+		t.Fatalf("bulk DELETE straight to MariaDB: %q", got)
+	}
+	if n := rows(); n != 0 {
+		t.Fatalf("rows after a direct bulk DELETE ... WHERE ? = 1 with rows 0, 1: %d, want 0", n)
+	}
+	r.write(bulkRows(ins, 1, 2, 3))
+	if got := r.result(); !strings.HasPrefix(got, "OK") || rows() != 3 {
+		t.Fatalf("bulk INSERT straight to MariaDB: %q", got)
+	}
+
+	// through sqlfwd
+	r = bulkLogin(t, my, d.addr)
+	ins = bulkPrepare(t, r, "INSERT INTO "+table+" VALUES (?) /* bulkins2_"+m+" */")
+	r.write(bulkRows(ins, 4, nil, 6))
+	if got := r.result(); !strings.HasPrefix(got, "OK") {
+		t.Errorf("bulk INSERT through sqlfwd: %q, want it run", got)
+	}
+	if n := rows(); n != 6 {
+		t.Errorf("rows after a bulk INSERT of 3 through sqlfwd: %d, want 6", n)
+	}
+	del = bulkPrepare(t, r, "DELETE FROM "+table+" WHERE ? = 1 /* bulkdel_"+m+" */")
+	r.write(bulkRows(del, 0, 1))
+	wantRawBlocked(t, "bulk DELETE ... WHERE ? = 1 with rows 0, 1", r.result(), "no-unfiltered-writes")
+	r.write(bulkRows(del, 1))
+	wantRawBlocked(t, "bulk DELETE ... WHERE ? = 1 with a row 1", r.result(), "no-unfiltered-writes")
+	r.write(bulkRows(del, 0, 2, nil))
+	if got := r.result(); !strings.HasPrefix(got, "OK") {
+		t.Errorf("bulk DELETE ... WHERE ? = 1 with rows 0, 2, NULL: %q, want it run (it deletes nothing)", got)
+	}
+	// malformed: a value cut short, an unknown indicator, no rows
+	cut := bulkRows(del, 7)
+	cut = rawPacket(0, cut[4:len(cut)-3])
+	for what, p := range map[string][]byte{
+		"a value cut short":    cut,
+		"an unknown indicator": rawPacket(0, append(append([]byte{0xfa}, del...), 0x80, 0, 0x08, 0, 9)),
+		"no rows":              rawPacket(0, append(append([]byte{0xfa}, del...), 0x80, 0, 0x08, 0)),
+	} {
+		r.write(p)
+		if got := r.result(); !strings.HasPrefix(got, "ERR 1210 HY000 sqlfw:") {
+			t.Errorf("bulk rows with %s: %q, want sqlfw's ERR 1210", what, got)
+		}
+		if got := r.query("SELECT 5"); got != "5" {
+			t.Errorf("the session after %s: %q", what, got)
+		}
+	}
+	if n := rows(); n != 6 {
+		t.Errorf("rows at the end: %d, want 6", n)
+	}
+	log := generalLog(t, my)
+	// MariaDB logs a bulk execution as one Execute line per row: the
+	// direct one's two rows; through sqlfwd only the three rows 0, 2, NULL
+	if n := strings.Count(linesWith(log, "bulkdeldirect_"+m), "Execute\t"); n != 2 {
+		t.Errorf("the direct bulk DELETE of two rows: %d Execute lines, want 2 (how MariaDB logs it is what this test reads):\n%s", n, linesWith(log, "bulkdeldirect_"+m))
+	}
+	if n := strings.Count(linesWith(log, "bulkdel_"+m), "Execute\t"); n != 3 {
+		t.Errorf("bulk DELETEs through sqlfwd in the general log: %d Execute lines, want 3 (the rows 0, 2, NULL):\n%s", n, linesWith(log, "bulkdel_"+m))
 	}
 }

@@ -17,20 +17,46 @@ import (
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
 )
 
-// execValues are the engine.ParamValues of a parameter block.
-type execValues struct{ e wire.ExecuteParams }
+// paramSource is where an execution's values are: a COM_STMT_EXECUTE
+// block or one row of a COM_STMT_BULK_EXECUTE.
+type paramSource interface {
+	Len() int
+	// param is value i as the protocol encodes it; unknown when it is not
+	// in the block (long data, DEFAULT, IGNORE).
+	param(i int) (typ byte, unsigned bool, v []byte, null, unknown bool)
+}
 
-func (v *execValues) Count() int { return v.e.Len() }
+type execSource struct{ e wire.ExecuteParams }
 
-func (v *execValues) Truth(i int) (bool, bool) {
-	typ, b, null, long := v.e.Param(i)
+func (s *execSource) Len() int { return s.e.Len() }
+
+func (s *execSource) param(i int) (byte, bool, []byte, bool, bool) {
+	typ, b, null, long := s.e.Param(i)
+	return typ, i < s.e.Len() && s.e.Types[2*i+1]&0x80 != 0, b, null, long
+}
+
+type rowSource struct{ r wire.BulkRow }
+
+func (s *rowSource) Len() int { return s.r.Len() }
+
+func (s *rowSource) param(i int) (byte, bool, []byte, bool, bool) {
+	return s.r.Param(i)
+}
+
+// boundValues are the engine.ParamValues of a paramSource.
+type boundValues struct{ src paramSource }
+
+func (v boundValues) Count() int { return v.src.Len() }
+
+func (v boundValues) Truth(i int) (bool, bool) {
+	typ, unsigned, b, null, unknown := v.src.param(i)
 	switch {
 	case null:
 		return false, false
-	case long:
+	case unknown:
 		return true, true
 	}
-	return valueTruth(typ, v.e.Types[2*i+1]&0x80 != 0, b)
+	return valueTruth(typ, unsigned, b)
 }
 
 // AppendSQL writes a value as a literal the server reads as the value it
@@ -39,15 +65,14 @@ func (v *execValues) Truth(i int) (bool, bool) {
 // value is), decimals as decimals, strings of printable ASCII without a
 // backslash quoted (” for '). Dates, times, bits, other bytes and long
 // data are not written (not known: the engine takes them as any value).
-func (v *execValues) AppendSQL(dst []byte, i int) ([]byte, bool) {
-	typ, b, null, long := v.e.Param(i)
+func (v boundValues) AppendSQL(dst []byte, i int) ([]byte, bool) {
+	typ, unsigned, b, null, unknown := v.src.param(i)
 	switch {
 	case null:
 		return append(dst, "NULL"...), true
-	case long:
+	case unknown:
 		return dst, false
 	}
-	unsigned := v.e.Types[2*i+1]&0x80 != 0
 	integer := func(n uint64, bits int) ([]byte, bool) {
 		if unsigned {
 			return strconv.AppendUint(dst, n, 10), true

@@ -1,6 +1,7 @@
 package mysql
 
-// The parameter block of COM_STMT_EXECUTE, checked before the command is
+// The parameter block of COM_STMT_EXECUTE (and MariaDB's
+// COM_STMT_BULK_EXECUTE rows, wire.ParseBulk), checked before the command is
 // forwarded: it must hold every value the server will read for the
 // statement's parameters (wire.ParseExecute), with the types the block
 // binds or the last execution bound, and without the values sent by
@@ -36,6 +37,31 @@ func (s *session) executeParams(p []byte, slot int) (wire.ExecuteParams, bool) {
 	}
 	sl.long = sl.long[:0] // the server forgets the long data after an execution
 	return e, true
+}
+
+// bulkParams reads the rows of COM_STMT_BULK_EXECUTE payload p for slot,
+// as executeParams reads a COM_STMT_EXECUTE's block; false: malformed, or
+// values sent by COM_STMT_SEND_LONG_DATA are pending (a bulk row carries
+// every value, and what the server makes of both is not followed).
+func (s *session) bulkParams(p []byte, slot int) (wire.BulkParams, bool) {
+	s.mu.Lock()
+	params := int(s.memo.slots[slot].params)
+	s.mu.Unlock()
+	sl := &s.memo.slots[slot] // types and long are toServer's
+	bk, err := wire.ParseBulk(p, params, sl.types)
+	pendingLong := false
+	for _, b := range sl.long {
+		pendingLong = pendingLong || b != 0
+	}
+	if err != nil || pendingLong {
+		s.env.Observer.Count(relay.ProtocolErrors, 1)
+		s.log.Warn("COM_STMT_BULK_EXECUTE refused: its rows do not hold the statement's parameters", "params", params, "bytes", len(p))
+		return bk, false
+	}
+	if bk.NewTypes {
+		sl.types = append(sl.types[:0], bk.Types...)
+	}
+	return bk, true
 }
 
 // longData marks the parameter a COM_STMT_SEND_LONG_DATA sends: its value

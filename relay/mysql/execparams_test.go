@@ -58,6 +58,27 @@ func TestExecuteParams(t *testing.T) {
 				send(executeBlock(7, append([]byte{0, 1}, ll...)...)), expect(ok(1, autocommit)),
 				// the long data went with that execution
 				send(executeBlock(7, append([]byte{0, 1}, ll...)...)), wrong(), send(ping), expect(pong)}},
+		{"a bulk row truncated",
+			[]step{expect(prepare("select ?")), send(prepareOKParams(7)), expect(ping), send(pong)},
+			[]step{send(prepare("select ?")), expect(prepareOKParams(7)),
+				send(stmtCmd(wire.ComStmtBulkExecute, 7, append(append([]byte{0x80, 0}, ll...), 0, 1, 0, 0)...)), wrong(), send(ping), expect(pong)}},
+		{"a bulk row with an unknown indicator",
+			[]step{expect(prepare("select ?")), send(prepareOKParams(7)), expect(ping), send(pong)},
+			[]step{send(prepare("select ?")), expect(prepareOKParams(7)),
+				send(stmtCmd(wire.ComStmtBulkExecute, 7, append(append([]byte{0x80, 0}, ll...), 9)...)), wrong(), send(ping), expect(pong)}},
+		{"bulk rows without types, none bound before",
+			[]step{expect(prepare("select ?")), send(prepareOKParams(7)), expect(ping), send(pong)},
+			[]step{send(prepare("select ?")), expect(prepareOKParams(7)),
+				send(stmtCmd(wire.ComStmtBulkExecute, 7, append([]byte{0, 0, 0}, v...)...)), wrong(), send(ping), expect(pong)}},
+		{"bulk rows of a statement without parameters",
+			[]step{expect(prepare("select 1")), send(pkt(1, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), expect(ping), send(pong)},
+			[]step{send(prepare("select 1")), expect(pkt(1, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+				send(stmtCmd(wire.ComStmtBulkExecute, 7, 0x80, 0)), wrong(), send(ping), expect(pong)}},
+		{"whole bulk rows, types bound before",
+			[]step{expect(prepare("select ?")), send(prepareOKParams(7)), expect(good), send(pong),
+				expect(stmtCmd(wire.ComStmtBulkExecute, 7, append(append([]byte{0, 0, 0}, v...), 1)...)), send(pong)},
+			[]step{send(prepare("select ?")), expect(prepareOKParams(7)), send(good), expect(pong),
+				send(stmtCmd(wire.ComStmtBulkExecute, 7, append(append([]byte{0, 0, 0}, v...), 1)...)), expect(pong)}},
 		{"MariaDB's last prepared id, pipelined, with a block cut short",
 			[]step{expect(prepare("select ?")), send(prepareOKParams(9)), expect(ping), send(pong)},
 			[]step{send(prepare("select ?"), executeBlock(wire.StmtLastPrepared, 0, 1)), expect(prepareOKParams(9)), wrong(),
@@ -88,6 +109,13 @@ func TestBoundBareParam(t *testing.T) {
 		return executeBlock(7, append(append(append([]byte{0, 1}, str...), byte(len(v))), v...)...)
 	}
 	null := executeBlock(7, append([]byte{1, 1}, ll...)...)
+	bulk := func(vs ...byte) []byte { // rows of one LONGLONG
+		b := append([]byte{0x80, 0}, ll...)
+		for _, v := range vs {
+			b = append(b, wire.IndicatorNone, v, 0, 0, 0, 0, 0, 0, 0)
+		}
+		return stmtCmd(wire.ComStmtBulkExecute, 7, b...)
+	}
 	blocked := func() step { return expectErr(1, errBlocked, "42000", "no-unfiltered") }
 	prep := prepare("delete from t where ?")
 	h := newHarness(t)
@@ -97,6 +125,7 @@ func TestBoundBareParam(t *testing.T) {
 		expect(withLL(0)), send(ok(1, autocommit)), expect(null), send(ok(1, autocommit)),
 		expect(withStr("0.0abc")), send(ok(1, autocommit)),
 		expect(query("prepare s from delete from t where ?")), send(ok(1, autocommit)),
+		expect(bulk(0)), send(ok(1, autocommit)), expect(bulk(0, 0)), send(ok(1, autocommit)),
 		expect(pkt(0, wire.ComPing)), send(ok(1, autocommit))),
 		append(cli, send(prep), expect(prepareOKParams(7)),
 			send(withLL(1)), blocked(),
@@ -106,8 +135,11 @@ func TestBoundBareParam(t *testing.T) {
 			send(withStr("0.0abc")), expect(ok(1, autocommit)),
 			send(query("prepare s from delete from t where ?")), expect(ok(1, autocommit)),
 			send(query("execute s using @v")), blocked(),
-			// COM_STMT_BULK_EXECUTE's rows are not read: either value
-			send(stmtCmd(wire.ComStmtBulkExecute, 7, 0x80, 0, wire.TypeLongLong, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), blocked(),
+			// COM_STMT_BULK_EXECUTE: each row's value decides
+			send(bulk(1)), blocked(),
+			send(bulk(0, 1)), blocked(),
+			send(bulk(0)), expect(ok(1, autocommit)),
+			send(bulk(0, 0)), expect(ok(1, autocommit)),
 			send(pkt(0, wire.ComPing)), expect(ok(1, autocommit))))
 }
 

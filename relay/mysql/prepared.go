@@ -170,6 +170,15 @@ func (s *session) memoUse(i int) (v engine.Verdict, blocked, judged bool) {
 // parameter block (nil: values not known), as it was prepared (lexing
 // state, database), and reports it.
 func (s *session) memoBound(i int, e *wire.ExecuteParams) engine.Verdict {
+	vals := engine.UnknownParams
+	if e != nil {
+		vals = boundValues{&execSource{e: *e}} // a copy: e stays on its caller's stack
+	}
+	return s.memoValues(i, vals)
+}
+
+// memoValues judges an execution of slot i with vals.
+func (s *session) memoValues(i int, vals engine.ParamValues) engine.Verdict {
 	sl := &s.memo.slots[i] // text, lex and db are toServer's
 	sess := s.sess
 	sess.Lex, sess.Database = sl.lex, sl.db
@@ -180,14 +189,35 @@ func (s *session) memoBound(i int, e *wire.ExecuteParams) engine.Verdict {
 		sess.At = t0
 	}
 	cpu0 := s.meter.EvalStart() // timing
-	vals := engine.UnknownParams
-	if e != nil {
-		vals = &execValues{e: *e} // a copy: e stays on its caller's stack
-	}
 	v := eng.JudgeBound(sl.text, &sess, vals)
 	el := time.Since(t0)
 	s.meter.EvalEnd(cpu0, el) // timing
 	s.obs.Judged(v, observeExecute, t0, el)
+	return v
+}
+
+// maxBulkJudged bounds the rows of a COM_STMT_BULK_EXECUTE judged each
+// with its values; past it the rows are judged as values not known (which
+// holds for any of them).
+const maxBulkJudged = 64
+
+// memoBulk judges a COM_STMT_BULK_EXECUTE of slot i row by row: the
+// strongest verdict of its rows.
+func (s *session) memoBulk(i int, bk *wire.BulkParams) engine.Verdict {
+	if bk.Rows > maxBulkJudged {
+		return s.memoBound(i, nil)
+	}
+	var v engine.Verdict
+	first := true
+	bk.Each(func(r wire.BulkRow) bool {
+		rv := s.memoValues(i, boundValues{&rowSource{r: r}})
+		if first {
+			v, first = rv, false
+		} else {
+			v = s.stronger(v, rv)
+		}
+		return !s.enforced(&v)
+	})
 	return v
 }
 

@@ -1057,11 +1057,16 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 			if blocked {
 				return s.block(fr, m, seq, &v)
 			}
-			if cmd == wire.ComStmtBulkExecute && v.BareParams {
-				// MariaDB's rows of values are not read: any may make the
-				// condition true (bound.go)
-				if v = s.memoBound(slot, nil); s.enforced(&v) {
-					return s.block(fr, m, seq, &v)
+			if cmd == wire.ComStmtBulkExecute {
+				bk, ok := s.bulkParams(p, slot)
+				if !ok {
+					return s.dropAnswer(fr, m, pending{seq: seq, code: errWrongArguments, sqlstate: sqlstateGeneral, msg: msgWrongArguments})
+				}
+				if v.BareParams {
+					// each row's values decide (bound.go)
+					if v = s.memoBulk(slot, &bk); s.enforced(&v) {
+						return s.block(fr, m, seq, &v)
+					}
 				}
 			}
 			if cmd == wire.ComStmtExecute {
