@@ -308,3 +308,80 @@ func learnScenario(t *testing.T, tg learnTarget, shop, report, learnedFile strin
 	must(shop, newShape)
 	must(report, fmt.Sprintf("SELECT name FROM %s WHERE id = 1", T("items")))
 }
+
+// TestLearnedPolicyByUnit: with interception, two applications that share
+// one database user are told apart by the systemd unit of their cgroup
+// (learn_by user,database,unit): each is held to its own scope, and a
+// connection sqlfwd did not intercept (the test binary through the
+// listener) is neither of them.
+func TestLearnedPolicyByUnit(t *testing.T) {
+	needKernel(t)
+	needPG(t)
+	cg := childCgroup(t)
+	units := map[string]string{}
+	for _, app := range []string{"billing", "shop"} {
+		dir := filepath.Join(cg, "lu-"+app+".service")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+			for _, pid := range strings.Fields(string(b)) {
+				_ = os.WriteFile(filepath.Join(cg, "cgroup.procs"), []byte(pid), 0)
+			}
+			_ = os.Remove(dir)
+		})
+		units[app] = dir
+	}
+	run := "lu" + randomHex(t)[:8]
+	invoices, items := run+"_invoices", run+"_items"
+	freshTable(t, invoices, 1, 2)
+	freshTable(t, items, 1, 2)
+	d := startIntercepting(t, cg, "--learn", "--learn-by", "user,database,unit")
+	psqlAs := func(app, sql string) psqlResult { return psqlIn(t, units[app], "127.0.0.1", sql) }
+	for i := 1; i <= 2; i++ {
+		if res := psqlAs("billing", fmt.Sprintf("select id from %s where id = %d", invoices, i)); res.Exit != 0 {
+			t.Fatalf("billing while learning: %s", res)
+		}
+		if res := psqlAs("shop", fmt.Sprintf("select id from %s where id = %d", items, i)); res.Exit != 0 {
+			t.Fatalf("shop while learning: %s", res)
+		}
+	}
+	st := fwctl(t, d, "learn", "status")
+	for _, want := range []string{"unit=lu-billing.service", "unit=lu-shop.service", "table " + invoices, "table " + items} {
+		if !strings.Contains(st.Stdout, want) {
+			t.Errorf("fwctl learn status lacks %q: %s", want, st)
+		}
+	}
+	if res := fwctl(t, d, "learn", "promote", "--mode", "enforce"); res.Exit != 0 {
+		t.Fatalf("fwctl learn promote: %s", res)
+	}
+	for _, c := range []struct {
+		app, sql string
+		allow    bool
+	}{
+		{"billing", fmt.Sprintf("select id from %s where id > 0 order by id", invoices), true},
+		{"shop", fmt.Sprintf("select id from %s where id in (1, 2)", items), true},
+		{"shop", fmt.Sprintf("select id from %s where id > 0", invoices), false},
+		{"billing", fmt.Sprintf("select id from %s where id > 0", items), false},
+	} {
+		res := psqlAs(c.app, c.sql)
+		if c.allow && res.Exit != 0 {
+			t.Errorf("%s: %s: %s; want it allowed", c.app, c.sql, res)
+		}
+		if !c.allow && (!strings.Contains(res.Stderr, codeBlocked) || !strings.Contains(res.Stderr, "learned-drift")) {
+			t.Errorf("%s: %s: %s; want %s from learned-drift", c.app, c.sql, res, codeBlocked)
+		}
+	}
+	// the test binary is not intercepted (it is outside cg): an identity
+	// never learned
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := connect(t, ctx, dsn("127.0.0.1", portOf(t, d.addr), pg.User, ""))
+	var n int
+	err := c.QueryRow(ctx, fmt.Sprintf("select id from %s where id = 1", invoices), pgx.QueryExecModeSimpleProtocol).Scan(&n)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != codeBlocked || !strings.Contains(pe.Message, "learned-drift") {
+		t.Errorf("a connection sqlfwd did not intercept: %v; want learned-drift", err)
+	}
+}
