@@ -92,15 +92,18 @@ func (d *Decompressor) fill(n int) error {
 	if d.iw-d.ir >= n {
 		return nil
 	}
-	if n > len(d.in) {
-		nb := make([]byte, max(n, 2*len(d.in)))
-		d.iw = copy(nb, d.in[d.ir:d.iw])
-		d.in, d.ir = nb, 0
-	} else if d.ir > 0 {
+	if d.ir > 0 {
 		d.iw = copy(d.in, d.in[d.ir:d.iw])
 		d.ir = 0
 	}
-	for d.iw-d.ir < n {
+	for d.iw < n {
+		if d.iw == len(d.in) {
+			// grown with the data, not with the length the header
+			// claims: seven bytes do not make us allocate 16 MiB
+			nb := make([]byte, min(n, 2*len(d.in)))
+			copy(nb, d.in[:d.iw])
+			d.in = nb
+		}
 		m, err := d.src.Read(d.in[d.iw:])
 		d.iw += m
 		if m > 0 {
@@ -149,7 +152,6 @@ func (d *Decompressor) next() error {
 		d.ow = copy(d.out, payload)
 		return nil
 	}
-	d.out = growTo(d.out, ulen)
 	d.br.Reset(payload)
 	var err error
 	if d.zr == nil {
@@ -160,9 +162,24 @@ func (d *Decompressor) next() error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrCompressed, err)
 	}
-	n, err := io.ReadFull(d.zr, d.out[:ulen])
-	if err != nil {
-		return fmt.Errorf("%w: inflates to %d bytes or fewer, header says %d: %w", ErrCompressed, n, ulen, err)
+	// inflated into a buffer grown with what the data inflates to, up to
+	// the header's length
+	n := 0
+	d.out = growTo(d.out, min(ulen, max(cap(d.out), 4*clen, DefaultBufferSize)))
+	for n < ulen {
+		if n == len(d.out) {
+			nb := make([]byte, min(ulen, 2*len(d.out)))
+			copy(nb, d.out[:n])
+			d.out = nb
+		}
+		m, err := d.zr.Read(d.out[n:])
+		n += m
+		if err != nil && n < ulen {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("%w: inflates to %d bytes, header says %d: %w", ErrCompressed, n, ulen, err)
+		}
 	}
 	// the zlib stream must end exactly there, checksum included, and
 	// nothing may follow it
@@ -170,7 +187,7 @@ func (d *Decompressor) next() error {
 	if m, err := d.zr.Read(one[:]); m != 0 || err != io.EOF || d.br.Len() != 0 {
 		return fmt.Errorf("%w: more than the %d bytes its header says", ErrCompressed, ulen)
 	}
-	d.ow = ulen
+	d.ow = n
 	return nil
 }
 
