@@ -100,15 +100,11 @@ func TestMySQLRedTeam(t *testing.T) {
 
 	connect := func(t *testing.T, addr, db string) *myRaw {
 		t.Helper()
-		r := dialRaw(t, addr)
-		r.write(r.handshake(app, appPW, db, 45))
-		r.auth(appPW)
-		return r
+		return rawLogin(t, addr, app, appPW, db)
 	}
 	q := func(r *myRaw, sql string) string {
 		r.t.Helper()
-		r.write(rawQuery(sql))
-		return r.result()
+		return r.query(sql)
 	}
 	to := func(u string) string { return "''" + u + "''@''%''" }
 	attacks := []struct {
@@ -283,4 +279,13 @@ func TestMySQLRedTeam(t *testing.T) {
 	vr := dialRaw(t, my.addr())
 	vr.write(vr.handshake(victim, victimPW, "", 45))
 	vr.auth(victimPW)
+}
+
+// rawLogin connects to addr as user with password, into database db.
+func rawLogin(t *testing.T, addr, user, password, db string) *myRaw {
+	t.Helper()
+	r := dialRaw(t, addr)
+	r.write(r.handshake(user, password, db, 45))
+	r.auth(password)
+	return r
 }
