@@ -153,6 +153,8 @@ func probeNode(m any) bool {
 		return catalogDataFunc(name) || typedFuncs[name] || parserFuncs[name] || name == "generate_series"
 	case *pg_query.A_Expr:
 		return constComparison(n) && !builderIdiom(n)
+	case *pg_query.SortBy:
+		return true
 	}
 	return false
 }
@@ -191,6 +193,8 @@ const (
 	hasServer                    // server information
 	hasText                      // a value built as text: ||, a cast to text, a string function
 	hasCatalog                   // a catalog relation
+	hasColumn                    // a column reference
+	hasParam                     // a bind parameter
 )
 
 // prober searches one statement for the probe shapes.
@@ -216,6 +220,10 @@ func (p *prober) contains(n any, want uint8) uint8 {
 		switch x := m.(type) {
 		case *pg_query.SubLink:
 			got |= hasSub & want
+		case *pg_query.ColumnRef:
+			got |= hasColumn & want
+		case *pg_query.ParamRef:
+			got |= hasParam & want
 		case *pg_query.RangeVar:
 			if probesCatalog(strings.ToLower(x.Schemaname), strings.ToLower(x.Relname)) {
 				got |= hasCatalog & want
@@ -354,20 +362,37 @@ func constComparison(a *pg_query.A_Expr) bool {
 }
 
 // builderIdiom: the constant comparisons query builders emit: 1=1, 1=0,
-// 1<>1, 0=1, 1!=1 (integers 0 and 1 only).
+// 1<>1, 0=1, 1!=1 (the integers 0 and 1 only, not '1'='1').
 func builderIdiom(a *pg_query.A_Expr) bool {
-	zeroOne := func(n *pg_query.Node) bool {
-		v, k := constValue(n)
-		return k == constLiteral && (v == "0" || v == "1") && n.GetAConst() != nil
+	_, ok := idiomValue(a)
+	return ok
+}
+
+// idiomValue is a builder idiom's value (1=1 is true, 1=0 false).
+func idiomValue(a *pg_query.A_Expr) (value, ok bool) {
+	zeroOne := func(n *pg_query.Node) (string, bool) {
+		ac := n.GetAConst()
+		if ac == nil || ac.GetIval() == nil {
+			return "", false
+		}
+		v, _ := constValue(n)
+		return v, v == "0" || v == "1"
 	}
 	if a.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
-		return false
+		return false, false
+	}
+	l, okl := zeroOne(a.Lexpr)
+	r, okr := zeroOne(a.Rexpr)
+	if !okl || !okr {
+		return false, false
 	}
 	switch opName(a.Name) {
-	case "=", "<>", "!=":
-		return zeroOne(a.Lexpr) && zeroOne(a.Rexpr)
+	case "=":
+		return l == r, true
+	case "<>", "!=":
+		return l != r, true
 	}
-	return false
+	return false, false
 }
 
 // blindConst: a constant comparison (maybe under NOT) that is not a
@@ -502,6 +527,9 @@ func (p *prober) judge(m any) {
 		if p.contains(n.Node, hasServer) != 0 {
 			p.found |= engine.ProbeServerInfo
 		}
+		if constOrder(n.Node) && p.contains(n.Node, hasColumn|hasParam) == 0 {
+			p.found |= engine.ProbeBooleanBlind // ORDER BY 1=1, ORDER BY (SELECT ...), ORDER BY lo_get(16400)
+		}
 		if subCast(n.Node) {
 			p.found |= engine.ProbeErrorBased
 		}
@@ -571,7 +599,10 @@ func (p *prober) judge(m any) {
 				p.found |= engine.ProbeServerInfo // AND has_table_privilege('secrets', 'SELECT')
 			}
 		}
-		if n.Boolop == pg_query.BoolExprType_AND_EXPR {
+		if n.Boolop != pg_query.BoolExprType_NOT_EXPR {
+			// A constant term next to a condition on rows: AND 4307=4307,
+			// OR 1=2. (AND 1=1 after a condition is Prisma's: WHERE
+			// ("email" = $1 AND 1=1).)
 			cons, rows := false, false
 			for _, a := range n.Args {
 				if blindConst(a) {
@@ -604,8 +635,15 @@ func (p *prober) comparison(a *pg_query.A_Expr) {
 	if a.Lexpr == nil || a.Rexpr == nil || !isComparison(a) {
 		return
 	}
+	if constComparison(a) && !builderIdiom(a) {
+		p.found |= engine.ProbeBooleanBlind // SET name = '' < '', ORDER BY 4307=4307
+		return
+	}
 	for _, sides := range [2][2]*pg_query.Node{{a.Lexpr, a.Rexpr}, {a.Rexpr, a.Lexpr}} {
 		side, other := sides[0], sides[1]
+		if fc := peel(side).GetFuncCall(); fc != nil && extractWrappers[funcName(fc.Funcname)] && p.contains(fc, hasServer) != 0 {
+			p.found |= engine.ProbeServerInfo // id = LENGTH(version())
+		}
 		if !isConst(other) || isConst(side) {
 			continue
 		}
@@ -823,4 +861,20 @@ func crossCatalog(s *pg_query.SelectStmt) bool {
 		}
 	}
 	return n >= 2
+}
+
+// constOrder: an ORDER BY item that is not a position (ORDER BY 2) nor a
+// random order: with no column in it, it orders nothing, and is there to
+// make the server evaluate it (the ORDER BY slot's probes).
+func constOrder(n *pg_query.Node) bool {
+	if ac := n.GetAConst(); ac != nil && ac.GetIval() != nil {
+		return false
+	}
+	if fc := n.GetFuncCall(); fc != nil && len(fc.Args) == 0 {
+		switch funcName(fc.Funcname) {
+		case "random", "now", "clock_timestamp", "statement_timestamp", "transaction_timestamp":
+			return false
+		}
+	}
+	return true
 }

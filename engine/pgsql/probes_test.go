@@ -51,7 +51,7 @@ func TestProbes(t *testing.T) {
 		// server information
 		{"SELECT name FROM items WHERE id = 1 AND version() LIKE 'P%'", srv, false},
 		{"SELECT name, (SELECT current_user) FROM items", srv, false},
-		{"SELECT name FROM items ORDER BY current_user", srv, false},
+		{"SELECT name FROM items ORDER BY current_user", srv | bb, false}, // and an order by no column
 		{"SELECT name FROM items WHERE owner = current_user", 0, false},
 		{"SELECT name, version() FROM items", 0, false},
 		{"SELECT name FROM items WHERE id = 1; SELECT version()", srv, false},
@@ -69,9 +69,20 @@ func TestProbes(t *testing.T) {
 		{"SELECT name FROM items WHERE id = 1 AND NOT 4307=4308", bb, false},
 		{"SELECT name FROM items ORDER BY (SELECT (CASE WHEN (4307=4307) THEN 1 ELSE 1/(SELECT 0) END))", bb, false},
 		{"SELECT name FROM items WHERE 1=1 AND id = 1", 0, false},
+		{"SELECT name FROM items WHERE (email = $1 AND 1=1) LIMIT $2", 0, false},  // Prisma
+		{"SELECT name FROM items WHERE name ILIKE '%' || 'nut' || '%'", 0, false}, // psycopg2's client-side parameters
 		{"SELECT name FROM items WHERE id = 1 AND 1=0", 0, false},
 		{"SELECT name FROM items WHERE id IN (NULL) AND (1 != 1)", 0, false},
-		{"SELECT name FROM items WHERE 4307=4307", 0, false}, // no condition on rows to add to
+		{"SELECT name FROM items WHERE 4307=4307", bb, false},
+		{"SELECT name FROM items WHERE id = 1 OR 1=2", bb, false},
+		{"SELECT id FROM users WHERE name = '' OR '1'='1' AND pass = 'x'", bb, false}, // '1'='1' is no idiom
+		{"UPDATE items SET name = '' < '' WHERE id = 1", bb, false},
+		{"SELECT name FROM items ORDER BY 1=1", bb, false},
+		{"SELECT name FROM items ORDER BY lo_get(16400)", bb, false},
+		{"SELECT name FROM items ORDER BY 2, random()", 0, false},
+		{"SELECT name FROM items ORDER BY lower(name), $1", 0, false},
+		{"SELECT name FROM items WHERE id = LENGTH(version())", srv, false},
+		{"SELECT name FROM items WHERE price > 10 * $1", 0, false},
 		// heavy work
 		{"SELECT name FROM items WHERE id = 1 AND 1=(SELECT count(*) FROM generate_series(1, 5000000))", 0, true},
 		{"SELECT name FROM items WHERE id = 1 AND 1=(SELECT count(*) FROM generate_series(1, (SELECT max(id) FROM items)))", 0, true},
