@@ -9,6 +9,8 @@ import "strings"
 type token struct {
 	text string
 	off  int
+	end  int  // the byte after a string literal
+	str  bool // a string literal
 }
 
 // lexed is a text read the way PostgreSQL (pg) or MariaDB reads it.
@@ -51,7 +53,18 @@ func lex(text string, pg bool) lexed {
 		stmtStart, stmtHasTok = at+1, false
 	}
 	add := func(s string, off int) {
-		l.toks = append(l.toks, token{s, off})
+		l.toks = append(l.toks, token{text: s, off: off})
+		stmtHasTok = true
+	}
+	// addString adds a string literal text[i:j], or joins it to the one
+	// before: MariaDB reads 'a' 'b' as one literal, PostgreSQL when a
+	// newline stands between them.
+	addString := func(i, j int) {
+		if k := len(l.toks) - 1; k >= 0 && l.toks[k].str && blankBetween(text[l.toks[k].end:i], pg) {
+			l.toks[k].end = j
+			return
+		}
+		l.toks = append(l.toks, token{text: "?", off: i, end: j, str: true})
 		stmtHasTok = true
 	}
 	inExec := 0 // depth of MySQL executable comments open
@@ -125,7 +138,7 @@ func lex(text string, pg bool) lexed {
 			if !ok {
 				l.broken = true
 			}
-			add("?", i)
+			addString(i, j)
 			i = j
 		case pg && (c == 'e' || c == 'E') && i+1 < n && text[i+1] == '\'' && (i == 0 || !isWord(text[i-1])):
 			j, ok := endQuoted(text, i+1, '\'', true)
@@ -182,7 +195,7 @@ func lex(text string, pg bool) lexed {
 			add(w, i)
 			i = j
 		case c == ';':
-			l.toks = append(l.toks, token{";", i})
+			l.toks = append(l.toks, token{text: ";", off: i})
 			endStmt(i)
 			i++
 		default:
@@ -199,6 +212,16 @@ func lex(text string, pg bool) lexed {
 	endStmt(n)
 	// The ';' tokens end statements and are no part of any.
 	return l
+}
+
+// blankBetween reports whether between two string literals stands only
+// what joins them: blanks and comments, with a newline for PostgreSQL.
+func blankBetween(s string, pg bool) bool {
+	if pg && !strings.Contains(s, "\n") {
+		return false
+	}
+	l := lex(s, pg)
+	return len(l.toks) == 0 && !l.broken && (!pg || len(l.comments) == 0)
 }
 
 // endQuoted returns the index after the literal or quoted name opened by q

@@ -25,6 +25,9 @@ func TestLex(t *testing.T) {
 		{"SELECT a /* x /* y */ z */ b", false, "select a z * / b", 1},
 		{"SELECT id FROM t WHERE a='' #x' AND b='y'", false, "select id from t where a = ?", 1},
 		{"SELECT 1;;; ", true, "select ?", 1},
+		{"SELECT 'a' 'b', 'c' /* x */ 'd'", false, "select ? , ?", 1}, // MariaDB joins adjacent literals
+		{"SELECT 'a' 'b'", true, "select ? ?", 1},                     // PostgreSQL only across a newline
+		{"SELECT 'a'\n 'b'", true, "select ?", 1},
 	} {
 		if strings.HasSuffix(c.text, "--x") {
 			c.words = "select ? - - x"
@@ -88,6 +91,7 @@ func TestLeftSlotAndShape(t *testing.T) {
 		{"orderby", "IF(1=1, name, price)", false, true, ShapeOrderBy},
 		{"update", "x' WHERE 1=1 -- ", true, true, ShapeComment},
 		{"update", "x', price = 0 -- ", true, true, ShapeComment},
+		{"quoted", "3' ' 1", false, false, ""},            // one literal to MariaDB
 		{"quoted", "A' || 'B", true, true, ShapeOther},    // PostgreSQL: concatenation
 		{"quoted", "A' || 'B", false, true, ShapeBoolean}, // MariaDB: OR
 	} {
