@@ -17,10 +17,9 @@ package e2e
 //     scope), sqlmap dumps nothing and no statement naming the secrets
 //     table reaches the server;
 //   - the application's legitimate requests succeed through both sqlfwds.
-// Through sqlfwd with the embedded default policy the results are only
-// logged, not asserted, except for the endpoints listed in defaultHolds:
-// issue 22's engine work is what will make the default policy stop sqlmap
-// everywhere, and then every endpoint moves into defaultHolds.
+// Through sqlfwd with the embedded default policy the results are
+// asserted for the runs listed in defaultHolds (since issue 22's probe
+// shapes: all of the runs here) and logged.
 
 import (
 	"context"
@@ -39,8 +38,18 @@ import (
 // the server. A regression there fails the test.
 var defaultHolds = map[string]bool{
 	// PostgreSQL: with tamper scripts every payload carries the comments
-	// space2comment puts between tokens (no-comment-tricks).
+	// space2comment puts between tokens (no-comment-tricks). Without them,
+	// since issue 22's PostgreSQL probe shapes (engine/pgsql/probes.go),
+	// sqlmap confirms no injection: its boolean pairs (AND 4307=4307),
+	// error-based casts of a subquery (CAST('q'||(SELECT ...)||'q' AS
+	// NUMERIC)), character extraction (ASCII(SUBSTRING((SELECT ...)))) and
+	// heavy-work waits are blocked by no-boolean-blind-probe,
+	// no-error-based-probe, no-char-extraction and no-time-probe.
 	"pg/item/" + sqlmapTampers: true,
+	"pg/item/none":             true,
+	"pg/search/none":           true,
+	"pg/list/none":             true,
+	"pg/login/none":            true,
 	// MariaDB: sqlmap finds boolean-based blind and error-based injections
 	// but every statement of its dump is blocked (no-comment-tricks,
 	// no-error-based-probe, no-time-probe).
