@@ -334,3 +334,110 @@ func TestMySQLBulkExecute(t *testing.T) {
 		t.Errorf("bulk DELETEs through sqlfwd in the general log: %d Execute lines, want 3 (the rows 0, 2, NULL):\n%s", n, linesWith(log, "bulkdel_"+m))
 	}
 }
+
+// TestMySQLProcedurePreparesName: a procedure can PREPARE a name in the
+// caller's session from a text (or a variable) sqlfwd never sees: after
+// `PREPARE s FROM 'SELECT 1'; CALL p()` the server holds p's DELETE under
+// s. The same sequence straight to MariaDB deletes every row; through
+// sqlfwd every name is forgotten at the CALL and the EXECUTE is refused
+// (session-memory), never reaching MariaDB; the rows stay. The procedures
+// are created on a direct connection, as by another account or in monitor
+// mode.
+func TestMySQLProcedurePreparesName(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	m := randomHex(t)
+	table := "e2e_procps_" + m
+	direct := myDB(t, my, my.addr(), true)
+	for _, q := range []string{
+		"create table " + table + " (id int)",
+		"create procedure pt_" + m + "() PREPARE ps_" + m + " FROM 'DELETE FROM " + table + "'",
+		"create procedure pv_" + m + "() BEGIN SET @q = 'DELETE FROM " + table + "'; PREPARE ps_" + m + " FROM @q; END",
+		"create procedure pd_" + m + "() DEALLOCATE PREPARE ps_" + m,
+	} {
+		if _, err := direct.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, q := range []string{"drop table " + table, "drop procedure pt_" + m, "drop procedure pv_" + m, "drop procedure pd_" + m} {
+			_, _ = direct.Exec(q)
+		}
+	})
+	fill := func() {
+		t.Helper()
+		if _, err := direct.Exec("delete from " + table); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := direct.Exec("insert into " + table + " values (1), (2), (3)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := func() int {
+		t.Helper()
+		var n int
+		if err := direct.QueryRow("select count(*) from " + table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	login := func(addr string) *myRaw {
+		r := dialRaw(t, addr)
+		r.write(r.handshake(my.User, "", my.Database, 45))
+		r.auth("")
+		return r
+	}
+	ps := "ps_" + m
+	for _, p := range []string{"pt_" + m, "pv_" + m} {
+		// straight to MariaDB: the EXECUTE runs the procedure's DELETE
+		fill()
+		r := login(my.addr())
+		r.query("PREPARE " + ps + " FROM 'SELECT 1'")
+		if got := r.query("CALL " + p + "()"); !strings.HasPrefix(got, "OK") {
+			t.Fatalf("CALL %s() straight to MariaDB: %q", p, got)
+		}
+		r.query("EXECUTE " + ps)
+		if n := rows(); n != 0 {
+			t.Fatalf("straight to MariaDB, EXECUTE after CALL %s(): %d rows, want 0 (the procedure's DELETE ran)", p, n)
+		}
+
+		// through sqlfwd: refused
+		fill()
+		r = login(d.addr)
+		if got := r.query("PREPARE " + ps + " FROM 'SELECT 1'"); got != "OK" {
+			t.Fatalf("PREPARE: %q", got)
+		}
+		if got := r.query("EXECUTE " + ps); got != "1" {
+			t.Errorf("EXECUTE before the CALL: %q, want 1", got)
+		}
+		if got := r.query("CALL " + p + "()"); !strings.HasPrefix(got, "OK") {
+			t.Fatalf("CALL %s() through sqlfwd: %q", p, got)
+		}
+		wantRawBlocked(t, "EXECUTE after CALL "+p+"()", r.query("EXECUTE "+ps), "session-memory")
+		wantRawBlocked(t, "CALL then EXECUTE in one text", r.query("CALL "+p+"(); EXECUTE "+ps), "session-memory")
+		if n := rows(); n != 3 {
+			t.Errorf("through sqlfwd, after CALL %s() and EXECUTE: %d rows, want 3", p, n)
+		}
+		// a PREPARE of its own after the CALL is judged again: it runs
+		if got := r.query("PREPARE " + ps + " FROM 'SELECT 2'"); got != "OK" {
+			t.Fatalf("PREPARE again: %q", got)
+		}
+		if got := r.query("EXECUTE " + ps); got != "2" {
+			t.Errorf("EXECUTE of a name prepared again after the CALL: %q, want 2", got)
+		}
+	}
+	// a procedure that deallocates: the name is gone on the server, and
+	// forgotten by sqlfwd
+	r := login(d.addr)
+	r.query("PREPARE " + ps + " FROM 'SELECT 1'")
+	r.query("CALL pd_" + m + "()")
+	wantRawBlocked(t, "EXECUTE after a procedure's DEALLOCATE", r.query("EXECUTE "+ps), "session-memory")
+
+	log := generalLog(t, my)
+	lines := linesWith(log, "EXECUTE "+ps)
+	// straight to MariaDB: two; through sqlfwd: the two EXECUTEs of
+	// SELECT 1 before each CALL and of SELECT 2 after, never one after a CALL
+	if n := strings.Count(lines, "\n") + 1; n != 6 {
+		t.Errorf("%d EXECUTEs of %s in the general log, want 6 (2 direct, 4 through sqlfwd before a CALL or after a new PREPARE):\n%s", n, ps, lines)
+	}
+}

@@ -1049,10 +1049,12 @@ func (s *session) command(fr *wire.Framer, m []byte) bool {
 				s.obs.Applied(v, observeExecute, time.Now())
 			}
 			if s.memo.slots[slot].calls && cmd != wire.ComStmtFetch {
-				// a prepared CALL may EXECUTE any SQL-level name
+				// a prepared CALL may EXECUTE any SQL-level name, and
+				// PREPARE any (sqlprepare.go forgetNames)
 				if v = s.stronger(v, s.callVerdict(0)); s.enforced(&v) {
 					blocked = true
 				}
+				next.nameOps = forgetNames
 			}
 			if blocked {
 				return s.block(fr, m, seq, &v)
@@ -1404,7 +1406,7 @@ func (s *session) settle(r *wire.Response, cur *pending, last []byte) {
 			}
 			s.authEnded.Broadcast() // an execution of it may wait (awaitPrepared)
 		}
-	case wire.ComInitDB, wire.ComQuery, wire.ComStmtExecute:
+	case wire.ComInitDB, wire.ComQuery, wire.ComStmtExecute, wire.ComStmtBulkExecute:
 		if len(cur.nameOps) > 0 {
 			s.memo.names.apply(cur.nameOps, failed)
 			// no longer pending: the command stays queued until answered

@@ -87,7 +87,7 @@ type nameRec struct {
 
 // nameOp is what a text does to a name once the server has run it.
 type nameOp struct {
-	kind engine.SQLOpKind // SQLPrepare or SQLDeallocate
+	kind engine.SQLOpKind // SQLPrepare, SQLDeallocate, or SQLCallRoutine: every name forgotten
 	name string
 	rec  *nameRec // SQLPrepare's
 }
@@ -143,6 +143,10 @@ func (ns *names) reset() {
 func (ns *names) apply(ops []nameOp, failed bool) {
 	for _, op := range ops {
 		switch {
+		case op.kind == engine.SQLCallRoutine:
+			// a routine ran, or may have run part-way: it may have
+			// prepared or deallocated any name
+			ns.reset()
 		case failed:
 			// a refused PREPARE deallocated the old statement; in a text
 			// of several statements which ran is not known
@@ -195,6 +199,23 @@ func (s *session) allRecords(out []*nameRec) []*nameRec {
 	return out
 }
 
+// forgetNames is the operations of an execution that calls a routine
+// (read only).
+var forgetNames = []nameOp{{kind: engine.SQLCallRoutine}}
+
+// callPending reports whether a command sent and not yet answered calls a
+// routine (under mu): what it prepares is not known yet.
+func (s *session) callPending() bool {
+	for i := s.head; i < len(s.queue); i++ {
+		for _, op := range s.queue[i].nameOps {
+			if op.kind == engine.SQLCallRoutine {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // namesJudged adds to a COM_QUERY's verdict what the text runs by name
 // and returns what it defines, to apply when the server answers. It is
 // called only for a text with SQL-level operations.
@@ -221,18 +242,31 @@ func (s *session) namesJudged(sql []byte, v engine.Verdict, eng *engine.Engine) 
 		case engine.SQLDeallocate:
 			defs = append(defs, nameOp{kind: engine.SQLDeallocate, name: o.Name})
 		case engine.SQLExecute:
-			if r := preparedHere(defs, o.Name); r != nil {
+			r, forgotten := preparedHere(defs, o.Name)
+			switch {
+			case r != nil:
 				// its PREPARE is a statement of this text, judged with it;
 				// alone, for the values EXECUTE binds
 				if r.v.BareParams || v.BareParams {
 					v = s.stronger(v, s.recordsVerdict([]*nameRec{r}, 0, o.Using))
 				}
-				continue
+				if r.calls {
+					defs = append(defs, forgetNames...)
+				}
+			case forgotten:
+				// a CALL before it in this text may have prepared it
+				s.obs.Judged(memoryUnknown, observeExecute, time.Now(), 0)
+				v = s.stronger(v, memoryUnknown)
+			default:
+				v = s.stronger(v, s.executeVerdict(o.Name, 0, o.Using))
+				if s.namesCall(o.Name) {
+					defs = append(defs, forgetNames...)
+				}
 			}
-			v = s.stronger(v, s.executeVerdict(o.Name, 0, o.Using))
 		case engine.SQLCallRoutine:
 			if !preparedCall(ops, o.Stmt) {
 				v = s.stronger(v, s.callVerdict(0))
+				defs = append(defs, forgetNames...)
 			}
 		}
 	}
@@ -240,15 +274,31 @@ func (s *session) namesJudged(sql []byte, v engine.Verdict, eng *engine.Engine) 
 }
 
 // preparedHere returns the record of name that defs (the operations
-// before) prepare, unless a later one deallocates it.
-func preparedHere(defs []nameOp, name string) *nameRec {
-	var here *nameRec
+// before) prepare, unless a later one deallocates it; forgotten when a
+// call among them came after its PREPARE, or before none.
+func preparedHere(defs []nameOp, name string) (here *nameRec, forgotten bool) {
 	for _, d := range defs {
-		if d.name == name {
-			here = d.rec
+		switch {
+		case d.kind == engine.SQLCallRoutine:
+			here, forgotten = nil, true
+		case d.name == name:
+			here, forgotten = d.rec, false
 		}
 	}
-	return here
+	return here, forgotten
+}
+
+// namesCall reports whether a record an EXECUTE of name may run calls a
+// routine.
+func (s *session) namesCall(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.candidates(nil, name) {
+		if r.calls {
+			return true
+		}
+	}
+	return false
 }
 
 // preparedCall: the call of statement i is a PREPARE's, which calls when
@@ -268,8 +318,9 @@ func preparedCall(ops []engine.SQLOp, i int) bool {
 func (s *session) executeVerdict(name string, depth int, using []string) engine.Verdict {
 	s.mu.Lock()
 	cands := s.candidates(nil, name)
+	pending := s.callPending()
 	s.mu.Unlock()
-	if len(cands) == 0 {
+	if len(cands) == 0 || pending {
 		s.obs.Judged(memoryUnknown, observeExecute, time.Now(), 0)
 		return memoryUnknown
 	}

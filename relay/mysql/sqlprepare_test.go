@@ -61,6 +61,42 @@ func TestSQLPrepared(t *testing.T) {
 					h.reloadStep(t, "rules:\n  - {id: no-dynamic, action: deny, match: {dynamic_sql: true}}\n"),
 					send(query("execute s")), blocked("no-dynamic"), send(ping), expect(pong)}
 			}},
+		{"a CALL forgets every name: its procedure may have prepared any", false,
+			func(*harness) []step {
+				return []step{expect(query(prepSelect)), send(ok(1, autocommit)), expect(query("call p()")), send(ok(1, autocommit)),
+					expect(query(prepSelect)), send(ok(1, autocommit)), expect(query("execute s")), send(ok(1, autocommit))}
+			},
+			func(h *harness) []step {
+				return []step{send(query(prepSelect)), expect(ok(1, autocommit)), send(query("call p()")), expect(ok(1, autocommit)),
+					send(query("execute s")), blocked("session-memory"),
+					send(query(prepSelect)), expect(ok(1, autocommit)), send(query("execute s")), expect(ok(1, autocommit))}
+			}},
+		{"a CALL that fails forgets every name too", false,
+			func(*harness) []step {
+				return []step{expect(query(prepSelect)), send(ok(1, autocommit)), expect(query("call p()")),
+					send(pkt(1, append([]byte{0xff, 0x6c, 0x06, '#', '4', '5', '0', '0', '0'}, "signalled"...)...)), expect(ping), send(pong)}
+			},
+			func(h *harness) []step {
+				return []step{send(query(prepSelect)), expect(ok(1, autocommit)), send(query("call p()")),
+					expectErr(1, 1644, "45000", "signalled"), send(query("execute s")), blocked("session-memory"), send(ping), expect(pong)}
+			}},
+		{"an EXECUTE after a CALL in the same text", false,
+			func(*harness) []step {
+				return []step{expect(query(prepSelect)), send(ok(1, autocommit)), expect(ping), send(pong)}
+			},
+			func(h *harness) []step {
+				return []step{send(query(prepSelect)), expect(ok(1, autocommit)), send(query("call p(); execute s")), blocked("session-memory"),
+					send(ping), expect(pong)}
+			}},
+		{"an EXECUTE pipelined behind a CALL not answered yet", false,
+			func(*harness) []step {
+				return []step{expect(query(prepSelect)), send(ok(1, autocommit)), expect(query("call p()")), send(ok(1, autocommit)),
+					expect(ping), send(pong)}
+			},
+			func(h *harness) []step {
+				return []step{send(query(prepSelect)), expect(ok(1, autocommit)), send(query("call p()"), query("execute s")),
+					expect(ok(1, autocommit)), blocked("session-memory"), send(ping), expect(pong)}
+			}},
 		{"a name never prepared is refused", false,
 			func(*harness) []step { return []step{expect(ping), send(pong)} },
 			func(h *harness) []step {
