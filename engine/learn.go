@@ -217,6 +217,7 @@ type stmtScope struct {
 	unionArms int32                    // the most set-operation arms of one statement
 	tables    map[string]*learnedTable // "schema.name" or "name"
 	funcs     map[string]struct{}      // "schema.name" or "name"
+	settings  map[string]struct{}      // SET/RESET parameter names
 }
 
 type learnedTable struct {
@@ -362,8 +363,11 @@ func (l *Learner) known(id Identity, prints []uint64, rule string, denied bool) 
 // scopeOf returns what statement f touches. Columns are attributed to
 // tables as scopeCols resolves them.
 func scopeOf(f *StmtFacts) *stmtScope {
-	sc := &stmtScope{tables: map[string]*learnedTable{}, funcs: map[string]struct{}{}}
+	sc := &stmtScope{tables: map[string]*learnedTable{}, funcs: map[string]struct{}{}, settings: map[string]struct{}{}}
 	sc.kinds = f.Kinds
+	for _, name := range f.Settings {
+		sc.settings[name] = struct{}{}
+	}
 	sc.unionArms = f.UnionArms
 	for i := range f.Funcs {
 		sc.funcs[qualName(f.Funcs[i].Schema, f.Funcs[i].Name)] = struct{}{}
@@ -400,6 +404,9 @@ func (sc *stmtScope) add(o *stmtScope) {
 	sc.unionArms = max(sc.unionArms, o.unionArms)
 	for f := range o.funcs {
 		sc.funcs[f] = struct{}{}
+	}
+	for v := range o.settings {
+		sc.settings[v] = struct{}{}
 	}
 	for name, ot := range o.tables {
 		t := sc.tables[name]
@@ -580,7 +587,7 @@ func (o *ExportOptions) exported(e *shapeSnap) bool {
 
 // scope returns the union of the scopes of the shapes that keep says.
 func (a *appSnap) scope(keep func(*shapeSnap) bool) *stmtScope {
-	sc := &stmtScope{tables: map[string]*learnedTable{}, funcs: map[string]struct{}{}}
+	sc := &stmtScope{tables: map[string]*learnedTable{}, funcs: map[string]struct{}{}, settings: map[string]struct{}{}}
 	for i := range a.prints {
 		if e := &a.prints[i].shapeSnap; keep(e) && e.scope != nil {
 			sc.add(e.scope)
@@ -693,6 +700,13 @@ func writeWithin(b *bytes.Buffer, sc *stmtScope, funcs bool) {
 	}
 	fmt.Fprintf(b, "        kinds: [%s]\n", strings.Join(kinds, ", "))
 	fmt.Fprintf(b, "        union_arms: %d\n", sc.unionArms)
+	if sc.kinds.Has(KindSetStmt) {
+		var vs []string
+		for _, v := range sortedSet(sc.settings) {
+			vs = append(vs, yamlQuote(v))
+		}
+		fmt.Fprintf(b, "        settings: [%s]\n", strings.Join(vs, ", "))
+	}
 	if len(sc.tables) == 0 {
 		b.WriteString("        tables: {}\n")
 	} else {

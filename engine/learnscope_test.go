@@ -466,3 +466,23 @@ func TestLearnedScopeIndirectReads(t *testing.T) {
 		}
 	}
 }
+
+// An application that sets one parameter may set it again, and no other.
+func TestLearnedScopeSettings(t *testing.T) {
+	for _, ld := range learnDialects {
+		l := engine.NewLearnerBy(ld.d, 0, engine.LearnByUser)
+		l.Record("SELECT name FROM items WHERE id = 1", shopApp)
+		set, other := "SET extra_float_digits = 3", "SET search_path = evil"
+		if ld.name == "mysql" {
+			set, other = "SET sql_select_limit = 10", "SET sql_mode = ''"
+		}
+		l.Record(set, shopApp)
+		e := learnedEngine(t, ld, l, engine.ExportOptions{Form: engine.FormScope, Drift: "deny"})
+		if v := e.Judge([]byte(set), shopApp); v.Action.Denies() {
+			t.Errorf("%s: the learned %q: %v %s", ld.name, set, v.Action, v.RuleID)
+		}
+		if v := e.Judge([]byte(other), shopApp); v.RuleID != engine.DriftRuleID {
+			t.Errorf("%s: %q, a parameter the application never set: %v %s, want drift", ld.name, other, v.Action, v.RuleID)
+		}
+	}
+}

@@ -10,7 +10,7 @@ import (
 // scope form): a statement matches when everything it does lies inside it.
 // The statement kinds it runs are among kinds; it has no more
 // set-operation arms (UNION, INTERSECT, EXCEPT) than union_arms, when set;
-// every relation it names
+// the parameters it sets are among settings, when set; every relation it names
 // (not a WITH name) is in tables with the access it uses (read or write);
 // every column it reads is one of the columns listed for the relation it
 // reads it from; and, when funcs is not nil, every function it calls is in
@@ -25,6 +25,8 @@ type within struct {
 	hasUnion  bool
 	tables    map[string]withinTable // "schema.name" or "name", lower-case
 	funcs     map[string]struct{}    // nil: functions are not checked
+	// settings, when not nil, lists the parameters SET/RESET may name.
+	settings map[string]struct{}
 }
 
 type withinTable struct {
@@ -37,6 +39,7 @@ type yamlWithin struct {
 	UnionArms *int32                     `yaml:"union_arms"`
 	Tables    map[string]yamlWithinTable `yaml:"tables"`
 	Functions *[]string                  `yaml:"functions"`
+	Settings  *[]string                  `yaml:"settings"`
 }
 
 type yamlWithinTable struct {
@@ -82,6 +85,12 @@ func compileWithin(y *yamlWithin) (*within, error) {
 		}
 		w.tables[n] = wt
 	}
+	if y.Settings != nil {
+		w.settings = map[string]struct{}{}
+		for _, v := range *y.Settings {
+			w.settings[strings.ToLower(strings.TrimSpace(v))] = struct{}{}
+		}
+	}
 	if y.Functions != nil {
 		w.funcs = map[string]struct{}{}
 		for _, f := range *y.Functions {
@@ -104,6 +113,13 @@ func (w *within) holds(f *StmtFacts) bool {
 		wt, ok := w.tables[qualName(t.Schema, t.Name)]
 		if !ok || (t.Write && !wt.write) || (!t.Write && !wt.read) {
 			return false
+		}
+	}
+	if w.settings != nil {
+		for _, v := range f.Settings {
+			if _, ok := w.settings[v]; !ok {
+				return false
+			}
 		}
 	}
 	if w.funcs != nil {
