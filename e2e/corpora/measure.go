@@ -75,6 +75,20 @@ var orderBenign = []string{"name", "price", "id", "name DESC", "price ASC", "2",
 
 var number = regexp.MustCompile(`^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$`)
 
+// suffixWords are the tokens of the application's statement after the
+// slot's value.
+func (s Slot) suffixWords(pg bool) []string {
+	bw := lex(s.Place(s.benignValue()), pg).words()
+	n := len(lex(s.Prefix, pg).words()) // a quoted slot's prefix ends in the value's literal
+	if !s.Quoted {
+		n++
+	}
+	if n > len(bw) {
+		return nil
+	}
+	return bw[n:]
+}
+
 func (s Slot) benignValue() string {
 	switch {
 	case s.Order:
@@ -202,6 +216,11 @@ func Shape(s Slot, p string, l lexed) string {
 		pre = len(w)
 	}
 	added := w[pre:]
+	// The application's own tokens after the slot (AND pass = ?, WHERE
+	// id = ?) are not the payload's, when they are still there.
+	if suf := s.suffixWords(l.pgRules); len(suf) > 0 && len(added) >= len(suf)+1 && same(added[len(added)-len(suf):], suf) {
+		added = added[:len(added)-len(suf)]
+	}
 	has := func(m map[string]bool) bool {
 		for _, x := range added {
 			// In PostgreSQL || joins strings; in MariaDB it is OR.
