@@ -34,6 +34,8 @@ type compConn struct {
 	// is taken as compressed bytes.
 	on atomic.Bool
 	d  *wire.Decompressor // the reading goroutine's
+	// budget is charged for the Decompressor's buffers (the framers').
+	budget wire.Budget
 	// read counts compressed packets read and rseq is the id after the
 	// last (the reading goroutine stores, writers load).
 	read atomic.Uint64
@@ -47,7 +49,15 @@ type compConn struct {
 	cmd  bool
 }
 
-func newCompConn(c net.Conn) *compConn { return &compConn{Conn: c} }
+func newCompConn(c net.Conn, b wire.Budget) *compConn { return &compConn{Conn: c, budget: b} }
+
+// release gives back the Decompressor's budget; called once both loops
+// have ended.
+func (c *compConn) release() {
+	if c.d != nil {
+		c.d.Close()
+	}
+}
 
 // NetConn is the connection under the compression (relay.Arrived).
 func (c *compConn) NetConn() net.Conn { return c.Conn }
@@ -72,6 +82,9 @@ func (c *compConn) Read(p []byte) (int, error) {
 		}
 		// bytes that arrived after the switch are compressed
 		c.d = wire.NewDecompressor(c.Conn, p[:n])
+		if c.budget != nil {
+			c.d.SetBudget(c.budget)
+		}
 	}
 	n, err := c.d.Read(p)
 	if k := c.d.Packets(); k != c.read.Load() {

@@ -251,6 +251,10 @@ func (p *Protocol) Serve(env *relay.Env, c *relay.Conn) {
 	defer s.obs.Close()
 	defer s.cfr.Close()
 	defer s.sfr.Close()
+	if s.ccomp != nil {
+		defer s.ccomp.release()
+		defer s.scomp.release()
+	}
 	s.log.Debug("session started", "application", s.app)
 	done := make(chan struct{})
 	go func() {
@@ -438,7 +442,11 @@ func (s *session) start() (release func(), ok bool) {
 	if compressed(s.caps) {
 		// inflated and compressed under the framers after the login
 		// (compress.go)
-		s.ccomp, s.scomp = newCompConn(s.client), newCompConn(s.server)
+		var b wire.Budget
+		if env.Budget != nil {
+			b = env.Budget
+		}
+		s.ccomp, s.scomp = newCompConn(s.client, b), newCompConn(s.server, b)
 		s.client, s.server = s.ccomp, s.scomp
 	}
 	s.cfr = wire.NewFramer(s.client, lim.BufferBytes, preAuthMaxPacket, 0)

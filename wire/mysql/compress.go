@@ -66,6 +66,58 @@ type Decompressor struct {
 	count uint64
 	zr    io.ReadCloser
 	br    bytes.Reader
+	// budget, when set, is charged for in and out beyond
+	// DefaultBufferSize each; reserved is what is held of it.
+	budget   Budget
+	reserved int
+}
+
+// SetBudget charges the buffers' growth beyond DefaultBufferSize to b
+// (the Framers' Budget): a compressed packet that cannot be held is
+// ErrBudget.
+func (d *Decompressor) SetBudget(b Budget) { d.budget = b }
+
+// Close gives back what the Decompressor holds of its Budget; it is not
+// used after it.
+func (d *Decompressor) Close() {
+	d.in, d.out = nil, nil
+	if d.budget != nil && d.reserved > 0 {
+		d.budget.Release(d.reserved)
+		d.reserved = 0
+	}
+}
+
+// charge makes the budget hold what in and out need beyond their initial
+// size once they are inSize and outSize long.
+func (d *Decompressor) charge(inSize, outSize int) error {
+	if d.budget == nil {
+		return nil
+	}
+	want := max(inSize-DefaultBufferSize, 0) + max(outSize-DefaultBufferSize, 0)
+	switch {
+	case want > d.reserved:
+		if err := d.budget.Reserve(want - d.reserved); err != nil {
+			return fmt.Errorf("%w: %w", ErrBudget, err)
+		}
+	case want < d.reserved:
+		d.budget.Release(d.reserved - want)
+	}
+	d.reserved = want
+	return nil
+}
+
+// shrink drops buffers grown past shrinkAbove for one big packet once it
+// has been read.
+func (d *Decompressor) shrink() {
+	if len(d.in) > shrinkAbove && d.iw-d.ir <= DefaultBufferSize {
+		nb := make([]byte, DefaultBufferSize)
+		d.iw = copy(nb, d.in[d.ir:d.iw])
+		d.in, d.ir = nb, 0
+	}
+	if cap(d.out) > shrinkAbove {
+		d.out, d.or, d.ow = nil, 0, 0
+	}
+	_ = d.charge(len(d.in), cap(d.out)) // a release: cannot fail
 }
 
 // NewDecompressor reads compressed packets from src; prefix, when not
@@ -100,7 +152,11 @@ func (d *Decompressor) fill(n int) error {
 		if d.iw == len(d.in) {
 			// grown with the data, not with the length the header
 			// claims: seven bytes do not make us allocate 16 MiB
-			nb := make([]byte, min(n, 2*len(d.in)))
+			size := min(n, 2*len(d.in))
+			if err := d.charge(size, cap(d.out)); err != nil {
+				return err
+			}
+			nb := make([]byte, size)
 			copy(nb, d.in[:d.iw])
 			d.in = nb
 		}
@@ -122,6 +178,9 @@ func (d *Decompressor) fill(n int) error {
 // Read returns inner packet bytes, reading and inflating at most one
 // compressed packet from src when none are buffered.
 func (d *Decompressor) Read(p []byte) (int, error) {
+	if d.or == d.ow && (len(d.in) > shrinkAbove || cap(d.out) > shrinkAbove) {
+		d.shrink()
+	}
 	for d.or == d.ow {
 		if err := d.next(); err != nil {
 			return 0, err
@@ -148,6 +207,9 @@ func (d *Decompressor) next() error {
 	d.or = 0
 	if ulen == 0 {
 		// stored: copied, so that in can be refilled under it
+		if err := d.charge(len(d.in), max(cap(d.out), clen)); err != nil {
+			return err
+		}
 		d.out = growTo(d.out, clen)
 		d.ow = copy(d.out, payload)
 		return nil
@@ -165,10 +227,18 @@ func (d *Decompressor) next() error {
 	// inflated into a buffer grown with what the data inflates to, up to
 	// the header's length
 	n := 0
-	d.out = growTo(d.out, min(ulen, max(cap(d.out), 4*clen, DefaultBufferSize)))
+	first := min(ulen, max(cap(d.out), 4*clen, DefaultBufferSize))
+	if err := d.charge(len(d.in), max(cap(d.out), first)); err != nil {
+		return err
+	}
+	d.out = growTo(d.out, first)
 	for n < ulen {
 		if n == len(d.out) {
-			nb := make([]byte, min(ulen, 2*len(d.out)))
+			size := min(ulen, 2*len(d.out))
+			if err := d.charge(len(d.in), size); err != nil {
+				return err
+			}
+			nb := make([]byte, size)
 			copy(nb, d.out[:n])
 			d.out = nb
 		}

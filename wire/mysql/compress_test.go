@@ -129,3 +129,43 @@ func FuzzDecompressor(f *testing.F) {
 		}
 	})
 }
+
+// countingBudget refuses beyond limit and counts what is held.
+type countingBudget struct{ held, limit int }
+
+func (b *countingBudget) Reserve(n int) error {
+	if b.held+n > b.limit {
+		return errors.New("over the limit")
+	}
+	b.held += n
+	return nil
+}
+func (b *countingBudget) Release(n int) { b.held -= n }
+
+// The buffers' growth is charged to the Budget: a packet that does not fit
+// is ErrBudget, and what was held is given back once the big packet is
+// read and on Close.
+func TestDecompressorBudget(t *testing.T) {
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<17) // 2 MiB, compresses well
+	b := &countingBudget{limit: 1 << 20}
+	d := NewDecompressor(bytes.NewReader(compressAll(0, big)), nil)
+	d.SetBudget(b)
+	if _, err := io.ReadAll(d); !errors.Is(err, ErrBudget) {
+		t.Errorf("2 MiB under a 1 MiB budget: %v, want ErrBudget", err)
+	}
+	d.Close()
+	if b.held != 0 {
+		t.Errorf("after Close the budget holds %d", b.held)
+	}
+	b = &countingBudget{limit: 8 << 20}
+	d = NewDecompressor(bytes.NewReader(compressAll(0, big, []byte("next"))), nil)
+	d.SetBudget(b)
+	got, err := io.ReadAll(d)
+	if err != nil || len(got) != len(big)+4 {
+		t.Fatalf("read %d bytes, %v", len(got), err)
+	}
+	if b.held != 0 {
+		t.Errorf("after the big packet was read the budget holds %d, want 0 (shrunk)", b.held)
+	}
+	d.Close()
+}
