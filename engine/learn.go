@@ -14,6 +14,14 @@ import (
 // DefaultLearnLimit bounds the fingerprints a Learner keeps.
 const DefaultLearnLimit = 100000
 
+// LearnBytes bounds the memory a Learner's shapes hold (an estimate:
+// normalized texts, cut to maxNormalized bytes, and scopes); past it new
+// shapes are dropped like those past the limit.
+const LearnBytes = 64 << 20
+
+// maxNormalized is the most of a shape's normalized text kept, for review.
+const maxNormalized = 1024
+
 // Learner records what each application sends, per application identity
 // (Identity, chosen by LearnBy): the dialect's fingerprint of each statement
 // (PostgreSQL: pg_query's) with its normalized text (literals replaced by
@@ -35,10 +43,12 @@ type Learner struct {
 	// known, with the verdict they had last time, only read-locks it and
 	// counts atomically (record), so that learning on a busy server
 	// serialises only on what is new.
-	mu      sync.RWMutex
-	apps    map[Identity]*learnedApp
-	total   int
-	dropped uint64
+	mu       sync.RWMutex
+	apps     map[Identity]*learnedApp
+	total    int
+	bytes    int64 // estimated memory of the shapes kept
+	maxBytes int64 // LearnBytes
+	dropped  uint64
 }
 
 // LearnBy says which parts of a session the learner tells applications
@@ -238,7 +248,7 @@ func NewLearnerBy(d Dialect, limit int, by LearnBy) *Learner {
 	if by == 0 {
 		by = DefaultLearnBy
 	}
-	return &Learner{dialect: d, limit: limit, by: by, apps: map[Identity]*learnedApp{}}
+	return &Learner{dialect: d, limit: limit, by: by, maxBytes: LearnBytes, apps: map[Identity]*learnedApp{}}
 }
 
 // By returns what the learner tells applications apart by.
@@ -271,7 +281,7 @@ func (l *Learner) record(d Dialect, tf *TextFacts, sql []byte, s *Session, rule 
 	l.mu.Lock()
 	app := l.apps[id]
 	if app == nil {
-		if l.total >= l.limit {
+		if l.full() {
 			// no new identities past the limit either: each would hold
 			// memory and learn nothing
 			l.dropped++
@@ -296,7 +306,7 @@ func (l *Learner) record(d Dialect, tf *TextFacts, sql []byte, s *Session, rule 
 			e.rule, e.denied = rule, denied
 			continue
 		}
-		if l.total >= l.limit {
+		if l.full() {
 			l.dropped++
 			continue
 		}
@@ -313,20 +323,43 @@ func (l *Learner) record(d Dialect, tf *TextFacts, sql []byte, s *Session, rule 
 		if err != nil {
 			continue
 		}
+		norm = oneLine(norm, maxNormalized)
 		sc := scopeOf(tf.Stmts[i].asUser(s.User).inDatabase(s.Database))
 		l.mu.Lock()
 		if e, ok := app.prints[prints[i]]; ok {
 			e.count.Add(1)
-		} else if l.total < l.limit {
+		} else if !l.full() {
 			e := &learned{normalized: norm, rule: rule, denied: denied, scope: sc}
 			e.count.Store(1)
 			app.prints[prints[i]] = e
 			l.total++
+			l.bytes += int64(len(norm)) + sc.cost()
 		} else {
 			l.dropped++
 		}
 		l.mu.Unlock()
 	}
+}
+
+// full reports whether the learner keeps no new shape (l.mu held).
+func (l *Learner) full() bool { return l.total >= l.limit || l.bytes >= l.maxBytes }
+
+// cost estimates the memory of a shape's scope and entry.
+func (sc *stmtScope) cost() int64 {
+	n := int64(160) // the entry, its map slot, the scope's maps
+	for name, t := range sc.tables {
+		n += int64(len(name)) + 64
+		for c := range t.cols {
+			n += int64(len(c)) + 24
+		}
+	}
+	for f := range sc.funcs {
+		n += int64(len(f)) + 24
+	}
+	for v := range sc.settings {
+		n += int64(len(v)) + 24
+	}
+	return n
 }
 
 // known counts a statement of identity id, with fingerprints prints and
