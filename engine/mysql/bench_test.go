@@ -257,3 +257,27 @@ func BenchmarkVerdictColdTriggerCurrentUser(b *testing.B) {
 		}
 	}
 }
+
+// An execution of a prepared write whose parameters decide its rows
+// (params.go ParamWrite): the text's facts are cached, the statement with
+// the values in place is parsed every time. The filter by the row (id =
+// ?) costs what a cached judgement costs.
+func BenchmarkJudgeBoundParamWrite(b *testing.B) {
+	benchBound(b, "UPDATE sbtest1 SET k = k + 1 WHERE ? IS NULL OR id = ?", testValues{"5", "5"})
+}
+
+func BenchmarkJudgeBoundFilter(b *testing.B) {
+	benchBound(b, "UPDATE sbtest1 SET k = k + 1 WHERE id = ?", testValues{"5"})
+}
+
+func benchBound(b *testing.B, text string, vals engine.ParamValues) {
+	e := benchEngine(b, 0)
+	sql := []byte(text)
+	e.JudgeBound(sql, benchSession, vals)
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := e.JudgeBound(sql, benchSession, vals); v.Action != engine.ActionAllow {
+			b.Fatal(v)
+		}
+	}
+}
