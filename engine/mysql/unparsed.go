@@ -801,16 +801,24 @@ func grant(text string, pc *piece, verb engine.DDLVerb) (st engine.StmtFacts, ok
 	if !toSeen && !on {
 		return st, false
 	}
-	if verb != engine.VerbGrant {
-		return st, true
-	}
 	if !on {
-		// What a role holds is not in the text: it may be anything.
-		st.Object, st.Roles = "role", roles
+		// What a role holds is not in the text: it may be anything,
+		// granted or revoked (REVOKE ALL PRIVILEGES, GRANT OPTION FROM u
+		// takes every privilege).
+		if verb == engine.VerbGrant {
+			st.Object, st.Roles = "role", roles
+		}
 		st.Effects |= engine.EffGrantsPrivilege
 		return st, true
 	}
-	if global || mysqlLevel || proxy || dangerous {
+	if verb == engine.VerbGrant {
+		// TO an account that may not exist (grantee.go): CURRENT_USER
+		// is not told apart here, which can only deny more
+		st.CreatesGrantee = engine.GranteeMay
+	}
+	if global || mysqlLevel || proxy && verb == engine.VerbGrant || dangerous {
+		// (a REVOKE at these levels takes control of the server from
+		// whoever held it: currentdb.go revokeEffects)
 		st.Effects |= engine.EffGrantsPrivilege
 	}
 	if unqualified && st.Effects&engine.EffGrantsPrivilege == 0 {
