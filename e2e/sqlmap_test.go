@@ -61,10 +61,15 @@ var defaultHolds = map[string]bool{
 // sqlmap cannot even confirm an injection point (injectable "no"):
 // measured with sqlmap 1.7.2 after the extraction-step rules (boolean-
 // blind terms, HAVING of constants, error-based fed constants: issue 22),
-// MariaDB on every endpoint. A regression there fails the test.
+// MariaDB and PostgreSQL on every endpoint. A regression there fails the
+// test.
 var defaultUnconfirmed = map[string]bool{
 	"my/item/none": true, "my/search/none": true, "my/list/none": true, "my/login/none": true,
 	"my/item/" + sqlmapTampers: true,
+	// PostgreSQL likewise since its probe shapes (engine/pgsql/probes.go;
+	// run of 2026-12-02 02:57 UTC, docs/sqlmap.md).
+	"pg/item/none": true, "pg/search/none": true, "pg/list/none": true, "pg/login/none": true,
+	"pg/item/" + sqlmapTampers: true,
 }
 
 // sqlmapTampers is the tamper set of the tampered pass.
