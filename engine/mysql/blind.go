@@ -1,7 +1,10 @@
 package mysql
 
 import (
+	"strings"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
@@ -94,13 +97,17 @@ func (fo *folder) blindTerm(e ast.ExprNode, top bool, depth int) bool {
 		return false
 	}
 	x, ok := unparen(e).(*ast.BinaryOperationExpr)
-	if !ok || x.Op != opcode.LogicAnd && x.Op != opcode.LogicOr {
+	if !ok || x.Op != opcode.LogicAnd && x.Op != opcode.LogicOr && x.Op != opcode.LogicXor {
 		return false
 	}
 	terms := chainTerms(x, x.Op, nil)
 	for k, t := range terms {
 		if v, known := fo.knownTruth(t); known {
 			switch {
+			case x.Op == opcode.LogicXor:
+				if k > 0 && readsColumn(terms) {
+					return true // name = 'a' XOR 'b': no builder writes XOR of a constant
+				}
 			case k == 0 && (top || builderForm(t)): // WHERE 1=1 AND ..., (1=0 OR ...)
 			case !v && builderFalse(t): // an empty IN list
 			case v && x.Op == opcode.LogicOr: // a tautology
@@ -181,7 +188,7 @@ func bitLiteral(e ast.ExprNode) bool {
 func constChoice(e ast.ExprNode) bool {
 	switch x := unparen(e).(type) {
 	case *ast.BinaryOperationExpr, *ast.IsNullExpr, *ast.IsTruthExpr, *ast.PatternInExpr,
-		*ast.PatternLikeOrIlikeExpr, *ast.BetweenExpr:
+		*ast.PatternLikeOrIlikeExpr, *ast.PatternRegexpExpr, *ast.BetweenExpr:
 	case *ast.UnaryOperationExpr:
 		if x.Op != opcode.Not && x.Op != opcode.Not2 {
 			return false
@@ -297,12 +304,14 @@ func extractTruth(e ast.ExprNode) bool {
 
 // outerColumns finds a column or parameter outside the subqueries of what
 // it visits.
-type outerColumns struct{ found bool }
+type outerColumns struct{ found, columnsOnly bool }
 
 func (v *outerColumns) Enter(n ast.Node) (ast.Node, bool) {
 	switch n.(type) {
-	case *ast.ColumnNameExpr, ast.ParamMarkerExpr:
+	case *ast.ColumnNameExpr:
 		v.found = true
+	case ast.ParamMarkerExpr:
+		v.found = v.found || !v.columnsOnly
 	case *ast.SubqueryExpr:
 		return n, true
 	}
@@ -405,8 +414,38 @@ func constOrderItem(e ast.ExprNode) bool {
 		if _, lit := unparen(x.V).(ast.ValueExpr); lit {
 			return false
 		}
+	case *ast.SubqueryExpr:
+		return constQuery(x.Query) // ORDER BY (SELECT 1 FROM DUAL)
 	}
-	return constant(e) && hasTest(e)
+	return constant(e) // ORDER BY 1*56, 1 OR 1=1, 1 - ORD('a'), CASE 1 WHEN 2 THEN 2 END
+}
+
+// constQuery: a SELECT of constants, without a table or FROM DUAL, and
+// without a condition.
+func constQuery(q ast.ResultSetNode) bool {
+	sel, ok := q.(*ast.SelectStmt)
+	if !ok || sel.Where != nil || sel.Fields == nil || sel.GroupBy != nil || sel.Having != nil {
+		return false
+	}
+	if sel.From != nil {
+		j := sel.From.TableRefs
+		if j == nil || j.Right != nil {
+			return false
+		}
+		ts, ok := j.Left.(*ast.TableSource)
+		if !ok {
+			return false
+		}
+		if t, ok := ts.Source.(*ast.TableName); !ok || t.Schema.L != "" || t.Name.L != "dual" {
+			return false
+		}
+	}
+	for _, f := range sel.Fields.Fields {
+		if f.WildCard != nil || f.Expr == nil || !constant(f.Expr) {
+			return false
+		}
+	}
+	return true
 }
 
 // columnVsTest: col is a column and other a constant with a test in it
@@ -414,7 +453,42 @@ func constOrderItem(e ast.ExprNode) bool {
 // value where the application compares a value.
 func columnVsTest(col, other ast.ExprNode) bool {
 	_, ok := col.(*ast.ColumnNameExpr)
-	return ok && constant(other) && hasTest(other)
+	return ok && constant(other) && (hasTest(other) || mixedArith(other))
+}
+
+// mixedArith reports whether e holds arithmetic between a string or
+// boolean literal and another operand (id = 'a' * 1, id = 1 - true): no
+// application computes a number from a string literal so.
+func mixedArith(e ast.ExprNode) bool {
+	found := false
+	e.Accept(visitFunc(func(n ast.Node) {
+		x, ok := n.(*ast.BinaryOperationExpr)
+		if !ok || found {
+			return
+		}
+		switch x.Op {
+		case opcode.Plus, opcode.Minus, opcode.Mul, opcode.Div, opcode.IntDiv, opcode.Mod:
+			found = oddOperand(x.L) || oddOperand(x.R)
+		}
+	}))
+	return found
+}
+
+// oddOperand: a string literal, or TRUE / FALSE as written.
+func oddOperand(e ast.ExprNode) bool {
+	if stringLiteral(e) {
+		return true
+	}
+	v, ok := unparen(e).(*test_driver.ValueExpr)
+	if !ok {
+		return false
+	}
+	var sb strings.Builder
+	if err := v.Restore(format.NewRestoreCtx(0, &sb)); err != nil {
+		return false
+	}
+	t := strings.ToLower(sb.String())
+	return t == "true" || t == "false"
 }
 
 // hasTest reports whether e holds a logical operator, comparison or
@@ -457,6 +531,26 @@ func valueOperand(e ast.ExprNode) bool {
 	switch unparen(e).(type) {
 	case ast.ValueExpr, *ast.VariableExpr:
 		return true
+	}
+	return false
+}
+
+// isBoolLiteral: TRUE or FALSE as written (the walker's cue for
+// mixedArith; TiDB keeps the spelling in the literal's text).
+func isBoolLiteral(e ast.ExprNode) bool {
+	v, ok := e.(*test_driver.ValueExpr)
+	return ok && v.Kind() == test_driver.KindInt64 && oddOperand(e)
+}
+
+// readsColumn reports whether one of terms reads a column of the
+// statement's rows (outside subqueries).
+func readsColumn(terms []ast.ExprNode) bool {
+	for _, t := range terms {
+		v := &outerColumns{columnsOnly: true}
+		t.Accept(v)
+		if v.found {
+			return true
+		}
 	}
 	return false
 }

@@ -439,8 +439,8 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 				w.probe = true // (name = 'x') = 'y' (blind.go)
 			}
 		default:
-			if stringLiteral(x.L) && stringLiteral(x.R) {
-				w.probe = true // '' * '' (blind.go)
+			if stringLiteral(x.L) || stringLiteral(x.R) || isBoolLiteral(x.L) || isBoolLiteral(x.R) {
+				w.probe = true // '' * '', id = 'a' * 1, 1 - true (blind.go)
 			}
 		}
 		switch x.Op {
