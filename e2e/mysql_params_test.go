@@ -141,7 +141,9 @@ func TestMySQLParamConditions(t *testing.T) {
 		t.Fatalf("PREPARE: %q", got)
 	}
 	r.query("SET @t = 1, @f = 0")
-	blocked := []string{"1", "'1'", "@t", "@f", "2 - 1", "(SELECT 1)"} // @f: its value is not known to sqlfwd
+	// @f, (SELECT MIN(id) ...): values not known to sqlfwd (the subquery's
+	// is 1 here: every row)
+	blocked := []string{"1", "'1'", "@t", "@f", "2 - 1", "(SELECT 1)", "(SELECT MIN(id) FROM " + table + ")"}
 	for _, u := range blocked {
 		wantRawBlocked(t, "EXECUTE USING "+u, r.query("EXECUTE "+ps+" USING "+u), "no-unfiltered-writes")
 	}
@@ -151,6 +153,12 @@ func TestMySQLParamConditions(t *testing.T) {
 		}
 	}
 	wantRawBlocked(t, "EXECUTE IMMEDIATE ... USING 1", r.query("EXECUTE IMMEDIATE '"+q+"' USING 1"), "no-unfiltered-writes")
+	wantRawBlocked(t, "EXECUTE IMMEDIATE ... USING a subquery", r.query("EXECUTE IMMEDIATE '"+q+"' USING (SELECT MIN(id) FROM "+table+")"), "no-unfiltered-writes")
+	// a multi-table write: u's column filters none of t's rows
+	if got := r.query("PREPARE mt_" + m + " FROM 'DELETE " + table + " FROM " + table + ", " + table + " AS u WHERE u.id = ?'"); got != "OK" {
+		t.Fatalf("PREPARE of a multi-table DELETE: %q", got)
+	}
+	wantRawBlocked(t, "a multi-table DELETE ... WHERE u.id = ? USING 1", r.query("EXECUTE mt_"+m+" USING 1"), "no-unfiltered-writes")
 	if got := r.query("EXECUTE IMMEDIATE '" + q + "' USING 0"); !strings.HasPrefix(got, "OK") {
 		t.Errorf("EXECUTE IMMEDIATE ... USING 0: %q, want it run", got)
 	}

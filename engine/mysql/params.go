@@ -45,22 +45,27 @@ func bareParams(st *engine.StmtFacts, s ast.StmtNode) {
 	slices.Sort(b.offsets.at)
 	switch x := s.(type) {
 	case *ast.DeleteStmt:
-		b.write, b.plain = true, plainParams(x.Where, plainParams(joinOns(x.TableRefs), nil))
+		b.write = true
+		if !multiTable(x.TableRefs) && !x.IsMultiTable {
+			b.plain = plainParams(x.Where, nil)
+		}
 	case *ast.UpdateStmt:
-		b.write, b.plain = true, plainParams(x.Where, plainParams(joinOns(x.TableRefs), nil))
+		b.write = true
+		if !multiTable(x.TableRefs) {
+			b.plain = plainParams(x.Where, nil)
+		}
 	case *ast.InsertStmt:
 		b.write = x.IsReplace || len(x.OnDuplicate) > 0
 	}
 	s.Accept(b)
 }
 
-// joinOns returns the ON condition of a table reference's top join (a
-// multi-table write's), nil when it has none.
-func joinOns(refs *ast.TableRefsClause) ast.ExprNode {
-	if refs == nil || refs.TableRefs == nil || refs.TableRefs.On == nil {
-		return nil
-	}
-	return refs.TableRefs.On.Expr
+// multiTable reports whether a write names more than one table: its
+// conditions may compare a column of another table (UPDATE t, u SET t.a =
+// 1 WHERE u.x = ?), which filters none of the written table's rows, so no
+// parameter of it is plain.
+func multiTable(refs *ast.TableRefsClause) bool {
+	return refs != nil && refs.TableRefs != nil && refs.TableRefs.Right != nil
 }
 
 // plainParams appends the offsets of the parameters that condition e

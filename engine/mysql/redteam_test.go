@@ -109,18 +109,22 @@ func TestGrantAltersAccount(t *testing.T) {
 func TestBindUsing(t *testing.T) {
 	for _, tc := range []struct {
 		body, args, want string
-		ok, literal      bool
+		asIs, ok, literal bool
 	}{
-		{"DELETE FROM t WHERE ?", "1", "DELETE FROM t WHERE (1)", true, true},
-		{"SELECT ?, ?", " 1, 'a,b'", "SELECT ( 1), ( 'a,b')", true, true},
-		{"SELECT '?' = ?", "-1.5", "SELECT '?' = (-1.5)", true, true},
-		{"SELECT ?", "@x", "SELECT (@x)", true, false},
-		{"SELECT ?", "f(1, 2)", "SELECT (f(1, 2))", true, false},
-		{"SELECT ?, ?", "1", "", false, true},
-		{"SELECT ?", "1, 2", "", false, true},
+		{"DELETE FROM t WHERE ?", "1", "DELETE FROM t WHERE (1)", true, true, true},
+		{"SELECT ?, ?", " 1, 'a,b'", "SELECT (1), ('a,b')", true, true, true},
+		{"SELECT '?' = ?", "-1.5", "SELECT '?' = (-1.5)", true, true, true},
+		{"SELECT ?", "@x", "SELECT (@x)", true, true, false},
+		{"SELECT ?", "f(1, 2)", "SELECT (f(1, 2))", true, true, false},
+		{"SELECT ?", "f(1, 2)", "SELECT (@sqlfw_unknown_0)", false, true, false},
+		{"SELECT ?, ?", "1, (SELECT id FROM u)", "SELECT (1), (@sqlfw_unknown_1)", false, true, false},
+		{"SELECT ?", "@x", "SELECT (@x)", false, true, false},
+		{"SELECT ?", "'a\\'", "SELECT (@sqlfw_unknown_0)", false, true, false},
+		{"SELECT ?, ?", "1", "", true, false, true},
+		{"SELECT ?", "1, 2", "", true, false, true},
 	} {
 		literal := true
-		got, ok := bindUsing(tc.body, tc.args, &literal)
+		got, ok := bindUsing(tc.body, tc.args, tc.asIs, &literal)
 		if ok != tc.ok || ok && (got != tc.want || literal != tc.literal) {
 			t.Errorf("bindUsing(%q, %q) = %q %v literal %v, want %q %v literal %v", tc.body, tc.args, got, ok, literal, tc.want, tc.ok, tc.literal)
 		}

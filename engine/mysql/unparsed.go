@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -1197,7 +1198,7 @@ func immediateParsed(text string) (engine.StmtFacts, bool) {
 		// condition whose value the text does not hold (USING @v), or
 		// that could not be put in place, may be true.
 		literal := true
-		if sub, ok := bindUsing(body, args, &literal); ok {
+		if sub, ok := bindUsing(body, args, true, &literal); ok {
 			if in, parsed := parsePiece(sub); parsed && len(in) == 1 && in[0].Kind == st.Kind {
 				bareWhere, bareOr := st.BareWhere, st.BareOr
 				st = in[0]
@@ -1208,9 +1209,25 @@ func immediateParsed(text string) (engine.StmtFacts, bool) {
 				st.Tautology = st.Tautology || bareOr
 			}
 		}
+		if !literal {
+			// an expression is one value for every row, which its text
+			// in place may not read as (USING (SELECT id FROM u LIMIT
+			// 1) names a column): the rows written as with each one an
+			// unknown value too
+			if sub, ok := bindUsing(body, args, false, &literal); ok {
+				if in, parsed := parsePiece(sub); parsed && len(in) == 1 {
+					st.Unfiltered |= in[0].Unfiltered
+					st.LimitedWhole |= in[0].LimitedWhole
+				}
+			}
+		}
 		if len(st.BareParams) > 0 {
 			st.Unfiltered |= st.BareWhere
 			st.Tautology = st.Tautology || st.BareOr
+		}
+		if st.ParamWrite {
+			// its values could not be put in place (bound.go)
+			st.Unfiltered |= 1<<engine.KindUpdate | 1<<engine.KindDelete
 		}
 		merge(&st, &using[0])
 	}
@@ -1220,34 +1237,31 @@ func immediateParsed(text string) (engine.StmtFacts, bool) {
 
 // bindUsing returns body with each parameter (?) replaced by the
 // parenthesized USING value of its position, args split at their top-level
-// commas; false when their counts differ. literal is cleared when a value
-// is not a literal (a variable, a function, a subquery).
-func bindUsing(body, args string, literal *bool) (string, bool) {
-	var vals []string
-	depth, lo := 0, 0
+// commas; false when their counts differ. A literal or a user variable is
+// put in place as it is (sqlprepare.go usingValues); any other expression
+// (a function, a subquery) as it is when asIs (for the shapes it makes in
+// its place: UNION SELECT (VERSION())), else as a user variable of its
+// own, @sqlfw_unknown_N: the server evaluates it once, before the
+// statement runs, a value the same for every row that the text does not
+// hold. literal is cleared when a value is not a literal.
+func bindUsing(body, args string, asIs bool, literal *bool) (string, bool) {
+	var toks []token
 	for t, ok := nextToken(args, 0); ok; t, ok = nextToken(args, t.hi) {
-		switch t.kind {
-		case '(':
-			depth++
+		toks = append(toks, t)
+	}
+	vals := usingValues(args, toks)
+	if asIs {
+		vals = splitArgs(args, toks)
+	}
+	for i, v := range vals {
+		switch {
+		case v == "":
+			vals[i] = "@sqlfw_unknown_" + strconv.Itoa(i)
 			*literal = false
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				vals = append(vals, args[lo:t.lo])
-				lo = t.hi
-			}
-		case tokString:
-		case tokWord:
-			if w := strings.ToLower(args[t.lo:t.hi]); !(w[0] >= '0' && w[0] <= '9' || w == "true" || w == "false" || w == "null") {
-				*literal = false
-			}
-		case '-', '+', '.':
-		default:
+		case usingValue(v, argToks(v)) != v || v[0] == '@':
 			*literal = false
 		}
 	}
-	vals = append(vals, args[lo:])
 	var b strings.Builder
 	n, at := 0, 0
 	for t, ok := nextToken(body, 0); ok; t, ok = nextToken(body, t.hi) {
@@ -1267,6 +1281,48 @@ func bindUsing(body, args string, literal *bool) (string, bool) {
 	}
 	b.WriteString(body[at:])
 	return b.String(), true
+}
+
+// splitArgs returns the USING values' texts as written, split at the
+// top-level commas.
+func splitArgs(args string, toks []token) []string {
+	var out []string
+	depth, lo := 0, 0
+	end := len(toks)
+	for k, t := range toks {
+		if t.kind == ';' && depth == 0 {
+			end = k
+			break
+		}
+		switch t.kind {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, argText(args, toks[lo:k]))
+				lo = k + 1
+			}
+		}
+	}
+	return append(out, argText(args, toks[lo:end]))
+}
+
+func argText(args string, toks []token) string {
+	if len(toks) == 0 {
+		return ""
+	}
+	return args[toks[0].lo:toks[len(toks)-1].hi]
+}
+
+// argToks tokenizes one value's text.
+func argToks(v string) []token {
+	var toks []token
+	for t, ok := nextToken(v, 0); ok; t, ok = nextToken(v, t.hi) {
+		toks = append(toks, t)
+	}
+	return toks
 }
 
 // setsLexing reports whether a SET text names sql_mode or a character set
