@@ -1,18 +1,3 @@
-// Package corpora measures what the embedded default policies stop of the
-// public SQL-injection corpora (sqlmap's payloads, wfuzz's list,
-// libinjection's data, the OWASP Core Rule Set's SQLi regression tests,
-// PayloadsAllTheThings), each payload placed in the statements a
-// vulnerable application builds, and counts the false positives of benign
-// inputs placed in the same statements (issue 22; docs/corpora.md).
-//
-// The pieces, in the order a payload meets them: Load reads the corpora
-// (sources.go; nothing is vendored, scripts/corpora.sh says where they
-// come from); Place puts it in each slot (Slots); lex reads the statement
-// with the server's lexical rules (lex.go) to tell whether the payload
-// left its slot; a Server (server.go) asks the real PostgreSQL or MariaDB
-// whether it parses each statement, without executing it; Shape names the
-// kind of injection; the engine with the dialect's default policy judges
-// it; Report writes the tables (report.go).
 package corpora
 
 import (
