@@ -580,13 +580,13 @@ func hasRand(e ast.Node) bool {
 
 // heavyCatalogJoin reports whether a SELECT in s cross-joins two or more
 // tables of the server's own schemas without a condition (no ON, USING or
-// WHERE): rows multiply, a wait without a sleep function
+// WHERE, or one known true: ON 1=1): rows multiply, a wait without a sleep function
 // (information_schema.columns A, information_schema.columns B, ...).
 func heavyCatalogJoin(s ast.Node) bool {
 	found := false
 	s.Accept(visitFunc(func(n ast.Node) {
 		sel, ok := n.(*ast.SelectStmt)
-		if !ok || found || sel.Where != nil || sel.From == nil || sel.From.TableRefs == nil {
+		if !ok || found || sel.Where != nil && !alwaysTrueConst(sel.Where) || sel.From == nil || sel.From.TableRefs == nil {
 			return
 		}
 		count, plain := 0, true
@@ -594,8 +594,8 @@ func heavyCatalogJoin(s ast.Node) bool {
 		walk = func(r ast.ResultSetNode) {
 			switch x := r.(type) {
 			case *ast.Join:
-				if x.Right != nil && (x.On != nil || len(x.Using) > 0 || x.NaturalJoin) {
-					plain = false
+				if x.Right != nil && (x.On != nil && !alwaysTrueConst(x.On.Expr) || len(x.Using) > 0 || x.NaturalJoin) {
+					plain = false // ON 1=1 is a cross join still
 				}
 				if x.Left != nil {
 					walk(x.Left)
@@ -784,4 +784,11 @@ func leafTerm(e ast.ExprNode) ast.ExprNode {
 		}
 	}
 	return e
+}
+
+// alwaysTrueConst: a condition whose value is known to be true before it
+// runs (1=1, TRUE, 'a'='a').
+func alwaysTrueConst(e ast.ExprNode) bool {
+	v, ok := value(e)
+	return ok && !v.null && truthy(v)
 }
