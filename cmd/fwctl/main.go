@@ -33,7 +33,7 @@ commands:
   check     judge statements with a policy, without a daemon
   policy    validate a policy file, or print the default policy
   config    validate a sqlfwd configuration file and its policies
-  learn     record a running sqlfwd's statements as an allowlist
+  learn     learn a policy per application, review and promote it (docs/learn.md)
   mode      switch a running sqlfwd's mode live
   reload    make a running sqlfwd reload its policies
   protect   add or remove an intercepted address of a running sqlfwd
