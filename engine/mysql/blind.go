@@ -416,8 +416,32 @@ func constOrderItem(e ast.ExprNode) bool {
 		}
 	case *ast.SubqueryExpr:
 		return constQuery(x.Query) // ORDER BY (SELECT 1 FROM DUAL)
+	case *ast.VariableExpr:
+		return false // ORDER BY @sort: a variable alone
 	}
-	return constant(e) // ORDER BY 1*56, 1 OR 1=1, 1 - ORD('a'), CASE 1 WHEN 2 THEN 2 END
+	return sameForRows(e) // ORDER BY 1*56, 1 OR 1=1, 1 - ORD('a'), CASE 1 WHEN 2 THEN 2 END, @a OR 1
+}
+
+// sameForRows reports whether e's value is the same for every row: no
+// column, parameter, table (but DUAL), aggregate or random number in it;
+// constants and variables (@a, @@x) are.
+func sameForRows(e ast.Node) bool {
+	ok := true
+	e.Accept(visitFunc(func(n ast.Node) {
+		switch x := n.(type) {
+		case *ast.ColumnNameExpr, ast.ParamMarkerExpr, *ast.DefaultExpr, *ast.AggregateFuncExpr, *ast.WindowFuncExpr:
+			ok = false
+		case *ast.TableName:
+			if x.Schema.L != "" || x.Name.L != "dual" {
+				ok = false
+			}
+		case *ast.FuncCallExpr:
+			if len(x.Args) == 0 || x.FnName.L == "rand" {
+				ok = false
+			}
+		}
+	}))
+	return ok
 }
 
 // constQuery: a SELECT of constants, without a table or FROM DUAL, and
@@ -441,7 +465,7 @@ func constQuery(q ast.ResultSetNode) bool {
 		}
 	}
 	for _, f := range sel.Fields.Fields {
-		if f.WildCard != nil || f.Expr == nil || !constant(f.Expr) {
+		if f.WildCard != nil || f.Expr == nil || !sameForRows(f.Expr) {
 			return false
 		}
 	}
@@ -453,7 +477,7 @@ func constQuery(q ast.ResultSetNode) bool {
 // value where the application compares a value.
 func columnVsTest(col, other ast.ExprNode) bool {
 	_, ok := col.(*ast.ColumnNameExpr)
-	return ok && constant(other) && (hasTest(other) || mixedArith(other))
+	return ok && sameForRows(other) && (hasTest(other) || mixedArith(other))
 }
 
 // mixedArith reports whether e holds arithmetic between a string or
