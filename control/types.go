@@ -30,6 +30,21 @@ type Status struct {
 	Discovery   *DiscoveryStatus `json:"discovery,omitempty"`
 	Connections int              `json:"connections"`
 	Databases   []DatabaseStatus `json:"databases"`
+	// Config is the configuration file in force (absent without one).
+	Config *ConfigStatus `json:"config,omitempty"`
+}
+
+// ConfigStatus is the configuration file sqlfwd runs from.
+type ConfigStatus struct {
+	Path string `json:"path"`
+	// SHA256 is the checksum of the content last applied (at start or at
+	// the last successful reload); OnDiskDiffers says the file on disk now
+	// differs (a reload applies it, or refuses it if it is broken).
+	SHA256        string `json:"sha256"`
+	OnDiskDiffers bool   `json:"on_disk_differs"`
+	// NeedRestart names the keys of the applied content whose new value
+	// is in force only after a restart.
+	NeedRestart []string `json:"need_restart,omitempty"`
 }
 
 // DiscoveryStatus says how discovery scans the host and what it left alone.
@@ -58,10 +73,14 @@ type DatabaseStatus struct {
 	Mode         string `json:"mode"`
 	ModeOverride bool   `json:"mode_override"`
 	Policy       string `json:"policy"`
-	// PolicySHA256 is the checksum of the policy file as it is on disk now
-	// (empty for the embedded default, or when the file cannot be read).
-	PolicySHA256 string `json:"policy_sha256,omitempty"`
-	Connections  int64  `json:"connections"`
+	// PolicySHA256 is the checksum of the policy file content in force
+	// (read at start or at the last successful reload; empty for the
+	// embedded default, or when the file could not be read then).
+	// PolicyOnDiskDiffers: the file on disk now has other content (or is
+	// gone); a reload puts it in force, or refuses it.
+	PolicySHA256        string `json:"policy_sha256,omitempty"`
+	PolicyOnDiskDiffers bool   `json:"policy_on_disk_differs,omitempty"`
+	Connections         int64  `json:"connections"`
 	// Discovered: discovery found its server (it is not in the
 	// configuration). State is then "protected" (a server listens and its
 	// addresses and unix socket are intercepted) or "gone" (the server

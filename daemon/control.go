@@ -29,6 +29,7 @@ type (
 	Status            = control.Status
 	DatabaseStatus    = control.DatabaseStatus
 	DiscoveryStatus   = control.DiscoveryStatus
+	ConfigStatus      = control.ConfigStatus
 	Connection        = control.Connection
 	ConnectionOwner   = control.ConnectionOwner
 	Stats             = control.Stats
@@ -51,7 +52,7 @@ const DefaultStatsWindow = config.DefaultStatsWindow
 // curl --unix-socket can both use it:
 //
 //	GET  /v1/stats                      counters of every database (JSON, see Stats)
-//	POST /v1/reload                     rebuild the policies from their files
+//	POST /v1/reload                     re-read the configuration and policies (422: refused)
 //	POST /v1/mode?mode=M[&database=N]   live mode override (M = enforce, monitor,
 //	                                    detect, or policy to clear it)
 //	POST /v1/learn/start|stop[?database=N][&by=user,database,unit]
@@ -115,11 +116,12 @@ func startControl(d *Daemon, path string) (*controlServer, error) {
 		_ = enc.Encode(d.Snapshot())
 	})
 	mux.HandleFunc("POST /v1/reload", func(w http.ResponseWriter, r *http.Request) {
-		if err := d.Reload(); err != nil {
-			http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+		res, err := d.ReloadReport()
+		if err != nil {
+			http.Error(w, "reload refused, the configuration in force is kept: "+err.Error(), http.StatusUnprocessableEntity)
 			return
 		}
-		fmt.Fprintln(w, "policies reloaded")
+		fmt.Fprintln(w, res.String())
 	})
 	mux.HandleFunc("POST /v1/mode", func(w http.ResponseWriter, r *http.Request) {
 		m := r.URL.Query().Get("mode")

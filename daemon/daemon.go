@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,11 +69,20 @@ type Daemon struct {
 
 	// reloadMu serialises reloads and learner changes.
 	reloadMu sync.Mutex
-	mu       sync.Mutex
-	sessions map[relay.Session]*sessionObserver
-	draining bool
-	wg       sync.WaitGroup // accept loops and sessions
-	nextID   atomic.Uint64
+	// src is where the configuration came from (nil: the command line, or
+	// discovery without a file); inForce is the configuration in force,
+	// under reloadMu; cfgSum the checksum of the file content last applied
+	// and pendingRestart the keys of that content not in force until a
+	// restart (reload.go).
+	src            *ConfigSource
+	inForce        *Config
+	cfgSum         atomic.Pointer[string]
+	pendingRestart atomic.Pointer[[]string]
+	mu             sync.Mutex
+	sessions       map[relay.Session]*sessionObserver
+	draining       bool
+	wg             sync.WaitGroup // accept loops and sessions
+	nextID         atomic.Uint64
 
 	// statsState and metrics: breakdown.go and metrics.go.
 	statsState *statsState
@@ -86,6 +96,11 @@ type database struct {
 	// engine is swapped whole by a reload; a statement is judged by the
 	// engine it loaded, so in-flight statements finish under their policy.
 	engine atomic.Pointer[engine.Engine]
+	// confMode is the configured mode (mode, which a reload changes).
+	confMode atomic.Pointer[Mode]
+	// policySum is the SHA-256 of the policy file the engine in force was
+	// built from ("" for the embedded default).
+	policySum atomic.Pointer[string]
 	// override is the live mode set by fwctl mode (nil: none); it beats
 	// the policy's and the rule's modes.
 	override atomic.Pointer[Mode]
@@ -124,6 +139,15 @@ func (db *database) mode(v *engine.Verdict) Mode {
 	if v.Mode != "" {
 		return Mode(v.Mode)
 	}
+	return db.configuredMode()
+}
+
+// configuredMode is the database's mode key as in force (a reload may
+// have changed it).
+func (db *database) configuredMode() Mode {
+	if m := db.confMode.Load(); m != nil {
+		return *m
+	}
 	return db.cfg.Mode
 }
 
@@ -154,6 +178,7 @@ func (d *Daemon) newDatabase(dc *Database) (*database, error) {
 	if !ok {
 		return nil, fmt.Errorf("database %s: protocol %q is not supported", dc.Name, dc.Protocol)
 	}
+	polSum := fileSHA256(dc.Policy)
 	eng, err := buildEngine(dc, p)
 	if err != nil {
 		return nil, err
@@ -176,6 +201,9 @@ func (d *Daemon) newDatabase(dc *Database) (*database, error) {
 	db := &database{cfg: *dc, rec: newRecorder(), protocol: p, proto: r}
 	d.lend(db)
 	db.engine.Store(eng)
+	db.policySum.Store(&polSum)
+	m := dc.Mode
+	db.confMode.Store(&m)
 	if dc.Learn {
 		by, err := engine.ParseLearnBy(dc.LearnBy)
 		if err != nil {
@@ -507,30 +535,57 @@ func (d *Daemon) Snapshot() Stats {
 	return st
 }
 
-// Reload rebuilds every database's engine from its policy file. Nothing
-// changes unless all of them build: a bad file keeps the old policies and
-// the error says why. Statements already being judged finish under the old
-// engine; new ones use the new engine, whose caches start empty.
+// Reload reads the configuration file again (when the daemon has one) and
+// rebuilds every database's engine from its policy file. Nothing changes
+// unless all of it is valid: a broken file keeps the configuration,
+// policies and certificates in force and the error says why. Statements
+// already being judged finish under the old engine; new ones use the new
+// engine, whose caches start empty.
 func (d *Daemon) Reload() error {
+	_, err := d.ReloadReport()
+	return err
+}
+
+// ReloadReport is Reload, saying which keys it applied and which need a
+// restart.
+func (d *Daemon) ReloadReport() (ReloadResult, error) {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
+	var res ReloadResult
+	fail := func(what string, err error) (ReloadResult, error) {
+		d.reloadsFail.Add(1)
+		d.log.Error("reload failed: "+what, "err", err)
+		return ReloadResult{}, err
+	}
+	var next *Config
+	var nextSum string
+	if d.src != nil {
+		b, err := os.ReadFile(d.src.Path)
+		if err != nil {
+			return fail("keeping the configuration in force", fmt.Errorf("reading configuration: %w", err))
+		}
+		next, err = d.src.Load(b)
+		if err != nil {
+			return fail("the configuration file is not valid, keeping the configuration in force", err)
+		}
+		nextSum = sha256Hex(b)
+		_, res.NeedRestart = configDiff(d.inForce, next)
+	}
 	dbs := d.databases()
 	engines := make([]*engine.Engine, len(dbs))
+	sums := make([]string, len(dbs))
 	type tlsPair struct{ server, client *tls.Config }
 	tlsCfgs := make([]tlsPair, len(dbs))
 	for i, db := range dbs {
 		srv, cli, err := buildTLS(&db.cfg)
 		if err != nil {
-			d.reloadsFail.Add(1)
-			d.log.Error("reload failed: keeping the current policies and certificates", "err", err)
-			return err
+			return fail("keeping the configuration, policies and certificates in force", err)
 		}
 		tlsCfgs[i] = tlsPair{srv, cli}
+		sums[i] = fileSHA256(db.cfg.Policy)
 		eng, err := d.buildEngineOf(db)
 		if err != nil {
-			d.reloadsFail.Add(1)
-			d.log.Error("reload failed: keeping the current policies", "err", err)
-			return err
+			return fail("keeping the configuration and policies in force", err)
 		}
 		engines[i] = eng
 	}
@@ -538,6 +593,7 @@ func (d *Daemon) Reload() error {
 		old := db.engine.Load()
 		engines[i].SetLearner(old.Learner())
 		db.engine.Store(engines[i])
+		db.policySum.Store(&sums[i])
 		// new handshakes get the re-read certificates; open sessions keep
 		// theirs
 		db.tls.server.Store(tlsCfgs[i].server)
@@ -548,6 +604,18 @@ func (d *Daemon) Reload() error {
 		}
 		d.log.Info("policy reloaded", "database", db.cfg.Name, "policy", db.cfg.Policy)
 	}
+	if next != nil {
+		res.Applied = d.applyLive(next)
+		d.cfgSum.Store(&nextSum)
+		pending := res.NeedRestart
+		d.pendingRestart.Store(&pending)
+		if len(res.Applied) > 0 {
+			d.log.Info("configuration reloaded: applied live", "keys", strings.Join(res.Applied, " "))
+		}
+		if len(res.NeedRestart) > 0 {
+			d.log.Warn("configuration reloaded: these keys changed in the file but keep their old value until sqlfwd restarts", "keys", strings.Join(res.NeedRestart, " "))
+		}
+	}
 	d.reloadsOK.Add(1)
 	d.lastReload.Store(time.Now().Unix())
 	if dc := d.discovery; dc != nil && dc.running {
@@ -555,7 +623,39 @@ func (d *Daemon) Reload() error {
 		// now rather than at the next interval
 		dc.rescanSoon()
 	}
-	return nil
+	return res, nil
+}
+
+// applyLive puts the live keys of next in force (under reloadMu) and
+// records them in inForce; it returns them as key=value.
+func (d *Daemon) applyLive(next *Config) []string {
+	var applied []string
+	if next.LogLevel != d.inForce.LogLevel && d.src.Level != nil {
+		var lv slog.Level
+		if err := lv.UnmarshalText([]byte(next.LogLevel)); err == nil {
+			d.src.Level.Set(lv)
+			d.inForce.LogLevel = next.LogLevel
+			applied = append(applied, "log_level="+next.LogLevel)
+		}
+	}
+	for i := range next.Databases {
+		n := &next.Databases[i]
+		for j := range d.inForce.Databases {
+			o := &d.inForce.Databases[j]
+			if o.Name != n.Name || o.Mode == n.Mode {
+				continue
+			}
+			for _, db := range d.databases() {
+				if db.found == nil && db.cfg.Name == n.Name {
+					m := n.Mode
+					db.confMode.Store(&m)
+				}
+			}
+			o.Mode = n.Mode
+			applied = append(applied, fmt.Sprintf("databases[%s].mode=%s", n.Name, n.Mode))
+		}
+	}
+	return applied
 }
 
 // database finds a database by name; "" means the only one.

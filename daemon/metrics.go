@@ -7,8 +7,6 @@ package daemon
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,6 +39,17 @@ func (d *Daemon) Status() Status {
 	if d.metrics != nil {
 		st.MetricsListen = d.metrics.ln.Addr().String()
 	}
+	if d.src != nil {
+		cs := &ConfigStatus{Path: d.src.Path}
+		if p := d.cfgSum.Load(); p != nil {
+			cs.SHA256 = *p
+		}
+		cs.OnDiskDiffers = fileSHA256(d.src.Path) != cs.SHA256
+		if p := d.pendingRestart.Load(); p != nil {
+			cs.NeedRestart = *p
+		}
+		st.Config = cs
+	}
 	if s := d.statsState; s != nil {
 		st.Cgroup = s.sampler.Layout().CPU
 	}
@@ -57,9 +66,11 @@ func (d *Daemon) Status() Status {
 		}
 		if ds.Policy == "" {
 			ds.Policy = "(embedded default)"
-		} else if b, err := os.ReadFile(db.cfg.Policy); err == nil {
-			sum := sha256.Sum256(b)
-			ds.PolicySHA256 = hex.EncodeToString(sum[:])
+		} else {
+			if p := db.policySum.Load(); p != nil {
+				ds.PolicySHA256 = *p
+			}
+			ds.PolicyOnDiskDiffers = fileSHA256(db.cfg.Policy) != ds.PolicySHA256
 		}
 		if f := db.found; f != nil {
 			present, pid, comm, since := f.get()
@@ -283,7 +294,7 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 				counter(descTLSFail, float64(db.stats.tlsFailBy[leg][f].Load()), n, name, f.String())
 			}
 		}
-		mode := db.cfg.Mode
+		mode := db.configuredMode()
 		override := 0.0
 		if o := db.override.Load(); o != nil {
 			mode, override = *o, 1

@@ -224,6 +224,30 @@ func startDaemonWrapped(wrap []string, extraArgs ...string) (*daemon, error) {
 		"--control-socket", d.control,
 	}, extraArgs...)
 	argv := append(append(append([]string(nil), wrap...), filepath.Join(binDir, "sqlfwd")), args...)
+	return launch(d, logf, argv)
+}
+
+// startConfigDaemon starts sqlfwd with exactly args (a --config file that
+// says to listen on addr and serve control) and waits until it listens.
+func startConfigDaemon(addr, control string, args ...string) (*daemon, error) {
+	if buildErr != nil {
+		return nil, buildErr
+	}
+	dir, err := os.MkdirTemp("", "sqlfwd-")
+	if err != nil {
+		return nil, err
+	}
+	d := &daemon{addr: addr, control: control, logPath: filepath.Join(dir, "sqlfwd.log"), done: make(chan struct{})}
+	logf, err := os.Create(d.logPath)
+	if err != nil {
+		return nil, err
+	}
+	return launch(d, logf, append([]string{filepath.Join(binDir, "sqlfwd")}, args...))
+}
+
+// launch runs argv as d, logging to logf, and waits until d.addr accepts.
+func launch(d *daemon, logf *os.File, argv []string) (*daemon, error) {
+	args := argv[1:]
 	d.cmd = exec.Command(argv[0], argv[1:]...)
 	d.cmd.Stdout = logf
 	d.cmd.Stderr = logf

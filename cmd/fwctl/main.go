@@ -35,7 +35,7 @@ commands:
   config    validate a sqlfwd configuration file and its policies
   learn     learn a policy per application, review and promote it (docs/learn.md)
   mode      switch a running sqlfwd's mode live
-  reload    make a running sqlfwd reload its policies
+  reload    make a running sqlfwd reload its configuration and policies (exit 2 if refused)
   protect   add or remove an intercepted address of a running sqlfwd
   audit     verify the hash chain of an audit trail
   bench     open-loop benchmark: what sqlfwd adds over the direct path

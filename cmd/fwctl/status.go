@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -34,6 +35,16 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, ", cgroup %s", st.Cgroup)
 	}
 	fmt.Fprintln(stdout)
+	if c := st.Config; c != nil {
+		state := "the file on disk is the one in force"
+		if c.OnDiskDiffers {
+			state = "the file on disk differs (fwctl reload applies it, or refuses it if broken)"
+		}
+		fmt.Fprintf(stdout, "configuration: %s, sha256 %s in force; %s\n", c.Path, c.SHA256, state)
+		if len(c.NeedRestart) > 0 {
+			fmt.Fprintf(stdout, "  changed, in force only after a restart: %s\n", strings.Join(c.NeedRestart, ", "))
+		}
+	}
 	if dc := st.Discovery; dc != nil {
 		ago := "no scan yet"
 		if !dc.LastScan.IsZero() {
@@ -50,7 +61,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	gone := false
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\ndatabase\tprotocol\tlisten\tupstream\tintercept\tmode\tconnections\tpolicy\tsha256\tstate")
+	fmt.Fprintln(tw, "\ndatabase\tprotocol\tlisten\tupstream\tintercept\tmode\tconnections\tpolicy\tsha256 in force\tstate")
 	for _, db := range st.Databases {
 		mode := string(db.Mode)
 		if db.ModeOverride {
@@ -62,6 +73,9 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		if sum == "" {
 			sum = "-"
+		}
+		if db.PolicyOnDiskDiffers {
+			sum += " (file on disk differs)"
 		}
 		listen := db.Listen
 		if listen == "" {

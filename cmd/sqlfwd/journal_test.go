@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ func TestJournalPriorities(t *testing.T) {
 			t.Setenv("JOURNAL_STREAM", tc.stream)
 			f.Truncate(0)
 			f.Seek(0, 0)
-			log := newLogger(f, "debug", "json").With("database", "main")
+			log := newLogger(f, new(slog.LevelVar), "debug", "json").With("database", "main")
 			log.Debug("d")
 			log.Info("i")
 			log.Warn("w")

@@ -5,13 +5,11 @@
 //	sqlfwd --config FILE
 //
 // SIGTERM and SIGINT drain the sessions and exit 0; SIGHUP reloads the
-// policies.
+// configuration file and the policies (a broken file is refused).
 package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -104,6 +102,7 @@ func run(args []string, stderr io.Writer) int {
 	}
 
 	var cfg *daemon.Config
+	var cfgBytes []byte // the configuration file's content, when there is one
 	perDB := *protocol != "" || *listen != "" || *upstream != "" || *policy != "" || *mode != "" || *maxMsg != 0 || *reusePort ||
 		*learnF || *learnBy != "" || *learnedPol != "" ||
 		*intercept || *icMode != "" || *unixSock != "" || *protect != "" || *maxConns != 0 || *idleTO != 0 || *idleTxTO != 0 ||
@@ -127,12 +126,17 @@ func run(args []string, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "sqlfwd: --config excludes --protocol, --listen, --upstream, --policy, --mode, --max-message-bytes, --intercept, --intercept-mode, --protect and --unix-socket: put them in the file")
 			return 2
 		}
-		c, err := daemon.LoadConfig(*configPath)
+		b, err := os.ReadFile(*configPath)
 		if err != nil {
-			fmt.Fprintln(stderr, "sqlfwd:", err)
+			fmt.Fprintln(stderr, "sqlfwd: reading configuration:", err)
 			return 2
 		}
-		cfg = c
+		c, err := daemon.ParseConfig(b)
+		if err != nil {
+			fmt.Fprintf(stderr, "sqlfwd: %s: %v\n", *configPath, err)
+			return 2
+		}
+		cfg, cfgBytes = c, b
 	} else {
 		db := daemon.Database{
 			Name: "default", Protocol: *protocol, Listen: *listen, Upstream: *upstream,
@@ -161,66 +165,72 @@ func run(args []string, stderr io.Writer) int {
 		}
 		cfg = &daemon.Config{Databases: []daemon.Database{db}}
 	}
-	if *discoverIv != 0 {
-		cfg.Discovery.Interval = *discoverIv
-	}
-	if *cgroup != "" {
-		cfg.Intercept.Cgroup = *cgroup
-	}
-	if *podListen != "" {
-		cfg.Intercept.Pods, cfg.Intercept.PodListen = true, *podListen
-	}
 	switch *sockmap {
-	case "":
-	case "on", "off":
-		on := *sockmap == "on"
-		cfg.Intercept.Sockmap = &on
+	case "", "on", "off":
 	default:
 		fmt.Fprintln(stderr, "sqlfwd: --sockmap takes on or off")
 		return 2
 	}
-	if *fastpath {
-		cfg.Intercept.Fastpath = true
+	// overrides: the command-line settings that beat the file's, applied
+	// again to the file a reload reads
+	overrides := func(cfg *daemon.Config) {
+		if *discoverIv != 0 {
+			cfg.Discovery.Interval = *discoverIv
+		}
+		if *cgroup != "" {
+			cfg.Intercept.Cgroup = *cgroup
+		}
+		if *podListen != "" {
+			cfg.Intercept.Pods, cfg.Intercept.PodListen = true, *podListen
+		}
+		if *sockmap != "" {
+			on := *sockmap == "on"
+			cfg.Intercept.Sockmap = &on
+		}
+		if *fastpath {
+			cfg.Intercept.Fastpath = true
+		}
+		if *failClosed {
+			cfg.Intercept.FailClosed = true
+		}
+		if *pinDir != "" {
+			cfg.Intercept.PinDir = *pinDir
+		}
+		if *auditLog != "" {
+			cfg.Audit.Path = *auditLog
+		}
+		if *ctlGroup != "" {
+			cfg.ControlGroup = *ctlGroup
+		}
+		if *auditAll {
+			cfg.Audit.IncludeAllowed = true
+		}
+		if *auditKey != "" {
+			cfg.Audit.KeyFile = *auditKey
+		}
+		if *control != "" {
+			cfg.ControlSocket = *control
+		}
+		if *logLevel != "" {
+			cfg.LogLevel = *logLevel
+		}
+		if *logFormat != "" {
+			cfg.LogFormat = *logFormat
+		}
+		if *drain != 0 {
+			cfg.DrainTimeout = *drain
+		}
+		if *metrics != "" {
+			cfg.MetricsListen = *metrics
+		}
+		if *reloadPoll != 0 {
+			cfg.ReloadOnChange = *reloadPoll
+		}
+		if *statsWin != 0 {
+			cfg.StatsWindow = *statsWin
+		}
 	}
-	if *failClosed {
-		cfg.Intercept.FailClosed = true
-	}
-	if *pinDir != "" {
-		cfg.Intercept.PinDir = *pinDir
-	}
-	if *auditLog != "" {
-		cfg.Audit.Path = *auditLog
-	}
-	if *ctlGroup != "" {
-		cfg.ControlGroup = *ctlGroup
-	}
-	if *auditAll {
-		cfg.Audit.IncludeAllowed = true
-	}
-	if *auditKey != "" {
-		cfg.Audit.KeyFile = *auditKey
-	}
-	if *control != "" {
-		cfg.ControlSocket = *control
-	}
-	if *logLevel != "" {
-		cfg.LogLevel = *logLevel
-	}
-	if *logFormat != "" {
-		cfg.LogFormat = *logFormat
-	}
-	if *drain != 0 {
-		cfg.DrainTimeout = *drain
-	}
-	if *metrics != "" {
-		cfg.MetricsListen = *metrics
-	}
-	if *reloadPoll != 0 {
-		cfg.ReloadOnChange = *reloadPoll
-	}
-	if *statsWin != 0 {
-		cfg.StatsWindow = *statsWin
-	}
+	overrides(cfg)
 	if *detachPins {
 		dir := cfg.Intercept.PinDir
 		if dir == "" {
@@ -237,12 +247,27 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sqlfwd: invalid configuration:", err)
 		return 2
 	}
-	log := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	level := new(slog.LevelVar)
+	log := newLogger(stderr, level, cfg.LogLevel, cfg.LogFormat)
 	for _, n := range discovered {
 		log.Info("discovery: " + n)
 	}
 
 	d, err := daemon.New(cfg, log, version)
+	if err == nil && cfgBytes != nil {
+		path := *configPath
+		err = d.SetConfigSource(daemon.ConfigSource{Path: path, Level: level, Load: func(b []byte) (*daemon.Config, error) {
+			c, err := daemon.ParseConfig(b)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			overrides(c)
+			if err := c.Normalize(); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			return c, nil
+		}}, cfgBytes)
+	}
 	if *checkCfg {
 		if err != nil {
 			fmt.Fprintln(stderr, "sqlfwd: configuration not valid:", err)
@@ -288,18 +313,14 @@ func run(args []string, stderr io.Writer) int {
 		})
 	}
 	s := <-sig
-	cfgSum := fileSum(*configPath)
 	for s == syscall.SIGHUP {
-		// a bad policy file keeps the old policies; Reload logs why
+		// a broken configuration or policy file keeps the configuration in
+		// force; the reload logs why, and which keys need a restart
 		sdn.reloading()
-		if sum := fileSum(*configPath); sum != cfgSum {
-			log.Warn("the configuration file changed: policies are reloaded now; databases, listeners, interception and the other settings change only when sqlfwd restarts", "config", *configPath)
-			cfgSum = sum
-		}
-		if err := d.Reload(); err != nil {
-			sdn.reloaded("reload failed, old policies kept: " + err.Error())
+		if res, err := d.ReloadReport(); err != nil {
+			sdn.reloaded("reload refused, configuration in force kept: " + err.Error())
 		} else {
-			sdn.reloaded("policies reloaded")
+			sdn.reloaded(res.String())
 		}
 		s = <-sig
 	}
@@ -315,9 +336,11 @@ func run(args []string, stderr io.Writer) int {
 	return 0
 }
 
-func newLogger(w io.Writer, level, format string) *slog.Logger {
-	var lv slog.Level
-	_ = lv.UnmarshalText([]byte(level))
+// newLogger logs at lv, set from level (a reload may change lv).
+func newLogger(w io.Writer, lv *slog.LevelVar, level, format string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	lv.Set(l)
 	opts := &slog.HandlerOptions{Level: lv}
 	if format == "auto" {
 		format = "json"
@@ -340,17 +363,4 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
-}
-
-// fileSum is the SHA-256 of a file, "" when there is none (or no path).
-func fileSum(path string) string {
-	if path == "" {
-		return ""
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
