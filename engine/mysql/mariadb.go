@@ -305,7 +305,7 @@ func (r *mread) simple(i, j int) (engine.StmtFacts, bool) {
 		if !ok || i+3 >= j {
 			return st, false
 		}
-		vals, ok := r.expr(i+3, j)
+		vals, ok := r.usingList(i+3, j)
 		if !ok {
 			return st, false
 		}
@@ -1528,6 +1528,40 @@ func (r *mread) windowSpec(spec string) (engine.StmtFacts, bool) {
 	}
 	f.Funcs = f.Funcs[1:]
 	return f, true
+}
+
+// usingList reads EXECUTE ... USING's values in tokens [i, j) as SELECT
+// of them, each DEFAULT or IGNORE (a column's default, for INSERT and
+// UPDATE: MariaDB's MDEV-15703) read as NULL, a constant.
+func (r *mread) usingList(i, j int) (engine.StmtFacts, bool) {
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	depth, lo := 0, i
+	piece := func(k int) {
+		if lo > i {
+			b.WriteString(", ")
+		}
+		if k == lo+1 && r.isAny(lo, "default", "ignore") {
+			b.WriteString("NULL")
+		} else {
+			b.WriteString(r.src(lo, k))
+		}
+	}
+	for k := i; k < j; k++ {
+		switch r.kind(k) {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				piece(k)
+				lo = k + 1
+			}
+		}
+	}
+	piece(j)
+	return r.exprOf(b.String())
 }
 
 // exprOf reads the SELECT s (text of the reader's making, with MariaDB's

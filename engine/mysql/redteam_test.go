@@ -108,7 +108,7 @@ func TestGrantAltersAccount(t *testing.T) {
 // parameters, strings' question marks left alone; whether all are literals.
 func TestBindUsing(t *testing.T) {
 	for _, tc := range []struct {
-		body, args, want string
+		body, args, want  string
 		asIs, ok, literal bool
 	}{
 		{"DELETE FROM t WHERE ?", "1", "DELETE FROM t WHERE (1)", true, true, true},
