@@ -639,6 +639,12 @@ func (p *prober) comparison(a *pg_query.A_Expr) {
 		p.found |= engine.ProbeBooleanBlind // SET name = '' < '', ORDER BY 4307=4307
 		return
 	}
+	// A subquery taken apart on both sides (sqlmap's greatest and least
+	// tampers: GREATEST(ASCII(SUBSTRING((SELECT ...), 1, 1)), 52) =
+	// ASCII(SUBSTRING((SELECT ...), 1, 1))).
+	if p.wrapsSub(a.Lexpr) && p.wrapsSub(a.Rexpr) {
+		p.found |= engine.ProbeCharExtraction
+	}
 	for _, sides := range [2][2]*pg_query.Node{{a.Lexpr, a.Rexpr}, {a.Rexpr, a.Lexpr}} {
 		side, other := sides[0], sides[1]
 		if fc := peel(side).GetFuncCall(); fc != nil && extractWrappers[funcName(fc.Funcname)] && p.contains(fc, hasServer) != 0 {
@@ -877,4 +883,29 @@ func constOrder(n *pg_query.Node) bool {
 		}
 	}
 	return true
+}
+
+// wrapsSub: n, outside any subquery of its own, calls an extractWrapper on
+// a subquery.
+func (p *prober) wrapsSub(n *pg_query.Node) bool {
+	sw := p.w.psub
+	base := len(sw.stack)
+	sw.stack = append(sw.stack, frame{m: n})
+	found := false
+	for len(sw.stack) > base && !found {
+		m := sw.stack[len(sw.stack)-1].m
+		sw.stack = sw.stack[:len(sw.stack)-1]
+		switch x := m.(type) {
+		case *pg_query.SubLink:
+			continue
+		case *pg_query.FuncCall:
+			if extractWrappers[funcName(x.Funcname)] && p.contains(x, hasSub) != 0 {
+				found = true
+				continue
+			}
+		}
+		sw.pushChildren(m)
+	}
+	sw.stack = sw.stack[:base]
+	return found
 }
