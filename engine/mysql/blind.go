@@ -477,7 +477,30 @@ func constQuery(q ast.ResultSetNode) bool {
 // value where the application compares a value.
 func columnVsTest(col, other ast.ExprNode) bool {
 	_, ok := col.(*ast.ColumnNameExpr)
-	return ok && sameForRows(other) && (hasTest(other) || mixedArith(other))
+	return ok && sameForRows(other) && (hasTest(other) || mixedArith(other) || constSubquery(other))
+}
+
+// constSubquery: e is (through parentheses, BINARY and functions of one
+// argument) a scalar subquery of constants (id = ((SELECT 1)), id =
+// BINARY (SELECT 'b')): a value no application wraps in a query.
+func constSubquery(e ast.ExprNode) bool {
+	for {
+		switch x := unparen(e).(type) {
+		case *ast.SubqueryExpr:
+			return !x.Exists && constQuery(x.Query)
+		case *ast.FuncCallExpr:
+			if len(x.Args) != 1 {
+				return false
+			}
+			e = x.Args[0]
+		case *ast.FuncCastExpr:
+			e = x.Expr
+		case *ast.UnaryOperationExpr:
+			e = x.V
+		default:
+			return false
+		}
+	}
 }
 
 // mixedArith reports whether e holds arithmetic between a string or
