@@ -170,7 +170,6 @@ type walker struct {
 	seenC  map[engine.ColRef]struct{}
 	setops map[*pg_query.SelectStmt]struct{} // set-operation nodes already counted
 	sub    *walker                           // for subtree scans and DO bodies
-	psub   *walker                           // for the probe search's subtree scans (probes.go)
 	// probeHint: the statement has a node the probe search needs
 	// (probeNode); stackProbe: what the last statement read that a
 	// statement stacked after an application's must not (stackedRead).

@@ -199,7 +199,7 @@ const (
 
 // prober searches one statement for the probe shapes.
 type prober struct {
-	w      *walker // for its sub walker's stack
+	w      *walker // whose stack the scans use
 	found  engine.ProbeSet
 	heavy  bool // heavy work inside a subquery (a time probe)
 	server bool // the statement reads server information anywhere
@@ -210,7 +210,7 @@ func (p *prober) contains(n any, want uint8) uint8 {
 	if n == nil {
 		return 0
 	}
-	sw := p.w.psub
+	sw := p.w
 	base := len(sw.stack)
 	sw.stack = append(sw.stack, frame{m: n})
 	var got uint8
@@ -441,9 +441,6 @@ func catalogNextToApp(schema, name string) bool {
 // after an application's must not (a catalog relation, server
 // information), and whether it reads or writes an application table.
 func (w *walker) probeSearch(n *pg_query.Node, f *engine.StmtFacts) (engine.ProbeSet, bool) {
-	if w.psub == nil {
-		w.psub = &walker{}
-	}
 	p := prober{w: w}
 	app, catalog := appTables(f)
 	var stack engine.ProbeSet
@@ -481,20 +478,17 @@ func (w *walker) probeSearch(n *pg_query.Node, f *engine.StmtFacts) (engine.Prob
 	return stack, app
 }
 
-// search walks the statement once (on its own stack) and judges each node.
+// search walks the statement once and judges each node, on the walker's
+// own stack (empty after the walk, and grown to the tree's size by it).
 func (p *prober) search(root *pg_query.Node) {
-	var stack []any
-	stack = append(stack, root)
-	sw := &walker{}
-	for len(stack) > 0 {
-		m := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		p.judge(m)
-		sw.stack = sw.stack[:0]
+	sw := p.w
+	base := len(sw.stack)
+	sw.stack = append(sw.stack, frame{m: root})
+	for len(sw.stack) > base {
+		m := sw.stack[len(sw.stack)-1].m
+		sw.stack = sw.stack[:len(sw.stack)-1]
+		p.judge(m) // its scans run above this stack's top and restore it
 		sw.pushChildren(m)
-		for _, fr := range sw.stack {
-			stack = append(stack, fr.m)
-		}
 	}
 }
 
@@ -800,7 +794,7 @@ func (p *prober) returnsServer(sel *pg_query.SelectStmt) bool {
 // work that waits. A WITH query's series of unknown length is a report's
 // (the gaps in a sequence of ids), not counted.
 func (p *prober) heavyWork(n *pg_query.Node, unknown bool) bool {
-	sw := p.w.psub
+	sw := p.w
 	base := len(sw.stack)
 	sw.stack = append(sw.stack, frame{m: n})
 	found := false
@@ -888,7 +882,7 @@ func constOrder(n *pg_query.Node) bool {
 // wrapsSub: n, outside any subquery of its own, calls an extractWrapper on
 // a subquery.
 func (p *prober) wrapsSub(n *pg_query.Node) bool {
-	sw := p.w.psub
+	sw := p.w
 	base := len(sw.stack)
 	sw.stack = append(sw.stack, frame{m: n})
 	found := false
