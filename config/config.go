@@ -141,6 +141,10 @@ type Intercept struct {
 	// connects refused rather than unjudged. A clean stop (SIGTERM) still
 	// detaches.
 	FailClosed bool `yaml:"fail_closed"`
+	// TakeOver: when another sqlfwd already intercepts the cgroup (or one
+	// containing it, or inside it), send it SIGTERM and start once it has
+	// exited, instead of refusing to start (daemon/hostlock.go).
+	TakeOver bool `yaml:"take_over"`
 	// PinDir is where fail_closed pins the programs (default
 	// /sys/fs/bpf/sqlfw; bpffs is mounted there when needed).
 	PinDir string `yaml:"pin_dir"`

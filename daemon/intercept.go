@@ -62,6 +62,8 @@ type interceptor struct {
 	steered map[uint16]*database
 	cgPaths sync.Map // cgroup id → path
 	stop    chan struct{}
+	// lock makes this the one daemon intercepting its cgroup (hostlock.go).
+	lock *cgroupLock
 }
 
 // interceptUnavailableError is a failure to set up interception that a
@@ -128,6 +130,11 @@ func (d *Daemon) startIntercept() (err error) {
 			it.cgroup2 = cg
 		}
 		it.cg = cg
+		// one daemon per cgroup: refuse (not fall back) when another
+		// intercepts it
+		if it.lock, err = lockCgroup(d.proc, it.cgroup2, cg, ic.TakeOver, d.cfg.DrainTimeout+10*time.Second); err != nil {
+			return err
+		}
 		ln4, err := lc.Listen(context.Background(), "tcp4", ic.Listen4)
 		if err != nil {
 			return fmt.Errorf("intercept listener: %w", err)
@@ -727,6 +734,7 @@ func (it *interceptor) close() {
 	it.mu.Lock()
 	it.redirect, it.steer, it.unixRd = nil, nil, nil
 	it.mu.Unlock()
+	defer it.lock.release()
 	for _, ln := range it.lns {
 		ln.Close()
 	}

@@ -74,6 +74,7 @@ func run(args []string, stderr io.Writer) int {
 		sockmap    = fs.String("sockmap", "", "on or off: splice the local client leg in the kernel (default on)")
 		fastpath   = fs.Bool("fastpath", false, "EXPERIMENTAL: the kernel relays the server-to-client direction of intercepted PostgreSQL sessions where it can (intercept.fastpath)")
 		failClosed = fs.Bool("fail-closed", false, "refuse protected connects sqlfwd cannot judge: when its origin map is full, and after the daemon dies (programs pinned in --pin-dir); default fail open")
+		takeOver   = fs.Bool("take-over", false, "when another sqlfwd already intercepts this cgroup, send it SIGTERM and start once it has exited (with --fail-closed its pinned programs refuse connects meanwhile) instead of refusing to start")
 		pinDir     = fs.String("pin-dir", "", "where --fail-closed pins the programs (default /sys/fs/bpf/sqlfw)")
 		detachPins = fs.Bool("detach-pins", false, "remove the interception a --fail-closed sqlfwd left pinned in --pin-dir (protected connects then go directly to the database), and exit")
 		ctlGroup   = fs.String("control-group", "", "also let members of `group` use the control socket (mode 0660)")
@@ -192,6 +193,9 @@ func run(args []string, stderr io.Writer) int {
 		}
 		if *failClosed {
 			cfg.Intercept.FailClosed = true
+		}
+		if *takeOver {
+			cfg.Intercept.TakeOver = true
 		}
 		if *pinDir != "" {
 			cfg.Intercept.PinDir = *pinDir
