@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -70,8 +70,9 @@ const DefaultStatsWindow = config.DefaultStatsWindow
 // peer credentials are checked: only root, the daemon's own user and
 // members of control_group may use it.
 type controlServer struct {
-	ln  net.Listener
-	srv *http.Server
+	ln    net.Listener
+	srv   *http.Server
+	conns *controlConns
 }
 
 func startControl(d *Daemon, path string) (*controlServer, error) {
@@ -209,8 +210,8 @@ func startControl(d *Daemon, path string) (*controlServer, error) {
 		w.Write(b)
 	})
 	registerStatusRoutes(mux, d)
-	var open atomic.Int32
-	cs := &controlServer{ln: ln, srv: &http.Server{
+	conns := newControlConns(maxControlConns)
+	cs := &controlServer{ln: ln, conns: conns, srv: &http.Server{
 		Handler:           peerCheck(mux, gid, d.proc),
 		ReadHeaderTimeout: 5 * time.Second,
 		// Without IdleTimeout (and ReadTimeout) a keep-alive connection
@@ -220,16 +221,7 @@ func startControl(d *Daemon, path string) (*controlServer, error) {
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			return context.WithValue(ctx, connKey{}, c)
 		},
-		ConnState: func(c net.Conn, st http.ConnState) {
-			switch st {
-			case http.StateNew:
-				if open.Add(1) > maxControlConns {
-					c.Close() // reported as StateClosed, which counts it down
-				}
-			case http.StateClosed, http.StateHijacked:
-				open.Add(-1)
-			}
-		},
+		ConnState: conns.state,
 	}}
 	go func() {
 		if err := cs.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -246,9 +238,83 @@ func (cs *controlServer) stop() {
 	_ = cs.srv.Shutdown(ctx)
 }
 
-// maxControlConns bounds the control socket's open connections; more are
-// closed at once (fwctl needs one at a time).
+// maxControlConns bounds the control socket's open connections (fwctl
+// needs one at a time).
 const maxControlConns = 64
+
+// controlConns bounds the control socket's connections so that a real
+// request is always served: past the bound a new connection closes the
+// longest-idle one (connected and silent, or kept alive between requests)
+// rather than itself; only when every other connection is in the middle of
+// a request is the new one closed. A request once read is never cut.
+type controlConns struct {
+	max   int
+	mu    sync.Mutex
+	conns map[net.Conn]*controlConn
+}
+
+type controlConn struct {
+	state  http.ConnState
+	since  time.Time // when it entered state
+	closed bool      // closed by us, not yet reported closed
+}
+
+func newControlConns(max int) *controlConns {
+	return &controlConns{max: max, conns: map[net.Conn]*controlConn{}}
+}
+
+// state is the http.Server's ConnState hook.
+func (cc *controlConns) state(c net.Conn, st http.ConnState) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	switch st {
+	case http.StateClosed, http.StateHijacked:
+		delete(cc.conns, c)
+		return
+	case http.StateNew:
+		cc.conns[c] = &controlConn{state: st, since: time.Now()}
+		if cc.open() <= cc.max {
+			return
+		}
+		var victim net.Conn
+		var oldest time.Time
+		for o, e := range cc.conns {
+			if o == c || e.closed || e.state == http.StateActive {
+				continue
+			}
+			if victim == nil || e.since.Before(oldest) {
+				victim, oldest = o, e.since
+			}
+		}
+		if victim == nil {
+			victim = c // every other one is serving a request
+		}
+		cc.conns[victim].closed = true
+		victim.Close() // reported as StateClosed, which removes it
+	default:
+		if e := cc.conns[c]; e != nil {
+			e.state, e.since = st, time.Now()
+		}
+	}
+}
+
+// open counts the connections not already closed by us.
+func (cc *controlConns) open() int {
+	n := 0
+	for _, e := range cc.conns {
+		if !e.closed {
+			n++
+		}
+	}
+	return n
+}
+
+// count is the number of open connections (tests).
+func (cc *controlConns) count() int {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.open()
+}
 
 type connKey struct{}
 
