@@ -80,7 +80,13 @@ func TestSecondDaemonRefused(t *testing.T) {
 // and exit code.
 func runToEnd(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	d, err := startDaemonWrapped(nil, args...)
+	return runToEndWrapped(t, nil, args...)
+}
+
+// runToEndWrapped is runToEnd with a command prefix (startDaemonWrapped).
+func runToEndWrapped(t *testing.T, wrap []string, args ...string) (string, int) {
+	t.Helper()
+	d, err := startDaemonWrapped(wrap, args...)
 	if err != nil {
 		// it exited before listening: the error carries the log
 		return err.Error(), 1

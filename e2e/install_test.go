@@ -181,6 +181,17 @@ func TestInterceptAsServiceUser(t *testing.T) {
 	}
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
 	t.Logf("sqlfwd credentials:\n%s", grepLines(string(b), "Uid:", "CapEff:", "CapAmb:"))
+
+	// a second one as the same user, with the same control socket, as a
+	// second start of the unit's ExecStart would be: it exits 1 naming the
+	// first, which goes on judging
+	log, code := runToEndWrapped(t, wrap, args...)
+	if want := fmt.Sprintf("sqlfwd pid %d", d.cmd.Process.Pid); code != 1 || !strings.Contains(log, "another sqlfwd already intercepts cgroup "+cg) || !strings.Contains(log, want) {
+		t.Errorf("a second sqlfwd as %s: exit %d, log:\n%s\nwant exit 1 naming %s", name, code, tail(log, 5), want)
+	}
+	if res := psqlIn(t, cg, "127.0.0.1", "delete from icept_svcuser"); !strings.Contains(res.Stderr, codeBlocked) {
+		t.Fatalf("after the refused second daemon: %s, want %s", res, codeBlocked)
+	}
 }
 
 func grepLines(s string, prefixes ...string) string {
