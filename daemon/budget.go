@@ -95,11 +95,12 @@ func (d *Daemon) admit(db *database) (release func(), err error) {
 	n := d.clients.Add(1)
 	active := db.admitted.Add(1)
 	var why string
+	maxAll, maxDB := d.maxClients.Load(), db.maxConns.Load() // a reload may change them
 	switch {
-	case d.cfg.MaxClientConnections > 0 && n > int64(d.cfg.MaxClientConnections):
-		why = fmt.Sprintf("sqlfw: too many clients already (max_client_connections %d)", d.cfg.MaxClientConnections)
-	case db.cfg.MaxConnections > 0 && active > int64(db.cfg.MaxConnections):
-		why = fmt.Sprintf("sqlfw: too many clients already for database %s (max_connections %d)", db.cfg.Name, db.cfg.MaxConnections)
+	case maxAll > 0 && n > maxAll:
+		why = fmt.Sprintf("sqlfw: too many clients already (max_client_connections %d)", maxAll)
+	case maxDB > 0 && active > maxDB:
+		why = fmt.Sprintf("sqlfw: too many clients already for database %s (max_connections %d)", db.cfg.Name, maxDB)
 	}
 	if why != "" {
 		d.clients.Add(-1)

@@ -59,8 +59,9 @@ type Daemon struct {
 	// budget bounds the message memory of all sessions (guard.go).
 	budget *bufferBudget
 	// clients counts client connections of all databases, for
-	// max_client_connections (guard.go).
-	clients atomic.Int64
+	// max_client_connections (guard.go), maxClients (a reload changes it).
+	clients    atomic.Int64
+	maxClients atomic.Int64
 	// ready: started and not draining (/readyz). reloads counts reloads
 	// by outcome, lastReload is the last successful one (unix seconds).
 	ready                  atomic.Bool
@@ -113,8 +114,9 @@ type database struct {
 	ln      net.Listener
 	stats   counters
 	// admitted counts its sessions past their startup message, against
-	// max_connections (budget.go admit).
+	// max_connections (budget.go admit), maxConns (a reload changes it).
 	admitted atomic.Int64
+	maxConns atomic.Int64
 	// rec holds the window's timings (breakdown.go); rules the verdicts
 	// per rule.
 	rec   *recorder
@@ -159,6 +161,7 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 	}
 	d := &Daemon{cfg: cfg, log: log, version: version, sessions: map[relay.Session]*sessionObserver{}, sleep: time.Sleep, proc: "/proc",
 		budget: newBufferBudget(cfg.MaxBufferedBytes), relays: map[string]relay.Protocol{}}
+	d.maxClients.Store(int64(cfg.MaxClientConnections))
 	var list []*database
 	for i := range cfg.Databases {
 		db, err := d.newDatabase(&cfg.Databases[i])
@@ -204,6 +207,7 @@ func (d *Daemon) newDatabase(dc *Database) (*database, error) {
 	db.policySum.Store(&polSum)
 	m := dc.Mode
 	db.confMode.Store(&m)
+	db.maxConns.Store(int64(dc.MaxConnections))
 	if dc.Learn {
 		by, err := engine.ParseLearnBy(dc.LearnBy)
 		if err != nil {
@@ -638,21 +642,39 @@ func (d *Daemon) applyLive(next *Config) []string {
 			applied = append(applied, "log_level="+next.LogLevel)
 		}
 	}
+	if next.MaxClientConnections != d.inForce.MaxClientConnections {
+		d.maxClients.Store(int64(next.MaxClientConnections))
+		d.inForce.MaxClientConnections = next.MaxClientConnections
+		applied = append(applied, fmt.Sprintf("max_client_connections=%d", next.MaxClientConnections))
+	}
 	for i := range next.Databases {
 		n := &next.Databases[i]
 		for j := range d.inForce.Databases {
 			o := &d.inForce.Databases[j]
-			if o.Name != n.Name || o.Mode == n.Mode {
+			if o.Name != n.Name {
 				continue
 			}
-			for _, db := range d.databases() {
-				if db.found == nil && db.cfg.Name == n.Name {
-					m := n.Mode
-					db.confMode.Store(&m)
+			var db *database
+			for _, x := range d.databases() {
+				if x.found == nil && x.cfg.Name == n.Name {
+					db = x
 				}
 			}
-			o.Mode = n.Mode
-			applied = append(applied, fmt.Sprintf("databases[%s].mode=%s", n.Name, n.Mode))
+			if db == nil {
+				continue
+			}
+			if o.Mode != n.Mode {
+				m := n.Mode
+				db.confMode.Store(&m)
+				o.Mode = n.Mode
+				applied = append(applied, fmt.Sprintf("databases[%s].mode=%s", n.Name, n.Mode))
+			}
+			if o.MaxConnections != n.MaxConnections {
+				// open sessions stay; new ones are counted against it
+				db.maxConns.Store(int64(n.MaxConnections))
+				o.MaxConnections = n.MaxConnections
+				applied = append(applied, fmt.Sprintf("databases[%s].max_connections=%d", n.Name, n.MaxConnections))
+			}
 		}
 	}
 	return applied

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/sqlfw/sqlfw/control"
 )
 
@@ -33,9 +35,9 @@ func TestReloadConfigFile(t *testing.T) {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	ctl := filepath.Join(dir, "control.sock")
 	cfgPath := filepath.Join(dir, "sqlfwd.yaml")
-	conf := func(mode, level, listen string) string {
-		return fmt.Sprintf("log_level: %s\ncontrol_socket: %s\ndatabases:\n  - name: pg\n    protocol: postgres\n    listen: %s\n    upstream: %s\n    mode: %s\n",
-			level, ctl, listen, net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), mode)
+	conf := func(mode, level, listen string, maxConns int) string {
+		return fmt.Sprintf("log_level: %s\ncontrol_socket: %s\ndatabases:\n  - name: pg\n    protocol: postgres\n    listen: %s\n    upstream: %s\n    mode: %s\n    max_connections: %d\n",
+			level, ctl, listen, net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), mode, maxConns)
 	}
 	write := func(text string) string {
 		t.Helper()
@@ -45,7 +47,7 @@ func TestReloadConfigFile(t *testing.T) {
 		sum := sha256.Sum256([]byte(text))
 		return hex.EncodeToString(sum[:])
 	}
-	first := write(conf("enforce", "info", addr))
+	first := write(conf("enforce", "info", addr, 0))
 	d, err := startConfigDaemon(addr, ctl, "--config", cfgPath, "--log-format", "json")
 	if err != nil {
 		t.Fatal(err)
@@ -79,16 +81,25 @@ func TestReloadConfigFile(t *testing.T) {
 		t.Fatalf("debug lines at log_level info:\n%s", tail(d.log(), 5))
 	}
 
-	// mode and log_level change live; listen needs a restart and is named
+	// mode, log_level and max_connections change live; listen needs a
+	// restart and is named
 	other, _ := freePort()
-	second := write(conf("monitor", "debug", net.JoinHostPort("127.0.0.1", strconv.Itoa(other))))
+	second := write(conf("monitor", "debug", net.JoinHostPort("127.0.0.1", strconv.Itoa(other)), 1))
 	if st := status(); !st.Config.OnDiskDiffers || st.Config.SHA256 != first {
 		t.Fatalf("status after the edit, before reload: %+v, want the old sha256 and on_disk_differs", st.Config)
 	}
 	res := fwctl(t, d, "reload")
 	if res.Exit != 0 || !strings.Contains(res.Stdout, "databases[pg].mode=monitor") || !strings.Contains(res.Stdout, "log_level=debug") ||
+		!strings.Contains(res.Stdout, "databases[pg].max_connections=1") ||
 		!strings.Contains(res.Stdout, "restart") || !strings.Contains(res.Stdout, "databases[pg].listen") {
-		t.Fatalf("fwctl reload: %s; want mode and log_level applied, listen named as needing a restart", res)
+		t.Fatalf("fwctl reload: %s; want mode, log_level and max_connections applied, listen named as needing a restart", res)
+	}
+	// c is open: with max_connections 1 a second session is refused
+	if c3, err := pgconn.Connect(ctx, dsn("127.0.0.1", port, pg.User, "")); err == nil {
+		c3.Close(ctx)
+		t.Errorf("a second session with max_connections 1 reloaded was admitted")
+	} else if !strings.Contains(err.Error(), "53300") {
+		t.Errorf("a second session with max_connections 1: %v, want 53300", err)
 	}
 	if _, err := c.Exec(ctx, "delete from reload_cfg_t where id = 1"); err != nil {
 		t.Fatal(err)
@@ -99,20 +110,7 @@ func TestReloadConfigFile(t *testing.T) {
 	if got := directInts(t, "select count(*) from reload_cfg_t"); got[0] != 0 {
 		t.Errorf("rows after the monitored delete: %v, want 0", got)
 	}
-	// a session that ends logs at debug level: now it is written, and no
-	// debug line precedes the reload
-	c2 := connect(t, ctx, dsn("127.0.0.1", port, pg.User, ""))
-	c2.Close(ctx)
-	for i := 0; !strings.Contains(d.log(), `"level":"DEBUG"`); i++ {
-		if i > 200 {
-			t.Fatalf("no debug line after log_level debug was reloaded:\n%s", tail(d.log(), 5))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	log := d.log()
-	if strings.Index(log, `"level":"DEBUG"`) < strings.Index(log, "configuration reloaded: applied live") {
-		t.Errorf("a debug line before log_level debug was reloaded:\n%s", log)
-	}
 	if !strings.Contains(log, "until sqlfwd restarts") || !strings.Contains(log, "databases[pg].listen") {
 		t.Errorf("the log does not name the key that needs a restart:\n%s", tail(log, 5))
 	}
@@ -153,11 +151,25 @@ func TestReloadConfigFile(t *testing.T) {
 	}
 
 	// back to enforce: applied live
-	write(conf("enforce", "debug", net.JoinHostPort("127.0.0.1", strconv.Itoa(other))))
-	if res := fwctl(t, d, "reload"); res.Exit != 0 || !strings.Contains(res.Stdout, "databases[pg].mode=enforce") {
+	write(conf("enforce", "debug", net.JoinHostPort("127.0.0.1", strconv.Itoa(other)), 0))
+	if res := fwctl(t, d, "reload"); res.Exit != 0 || !strings.Contains(res.Stdout, "databases[pg].mode=enforce") || !strings.Contains(res.Stdout, "databases[pg].max_connections=0") {
 		t.Fatalf("fwctl reload back to enforce: %s", res)
 	}
 	freshTable(t, "reload_cfg_t", 1)
 	_, err = c.Exec(ctx, "delete from reload_cfg_t")
 	checkDenied(t, "delete from reload_cfg_t", err)
+	c4 := connect(t, ctx, dsn("127.0.0.1", port, pg.User, "")) // no limit again
+	c4.Close(ctx)
+	// log_level debug (in force since the second reload): a session that
+	// ends logs at debug level, and no debug line precedes that reload
+	for i := 0; !strings.Contains(d.log(), `"level":"DEBUG"`); i++ {
+		if i > 200 {
+			t.Fatalf("no debug line after log_level debug was reloaded:\n%s", tail(d.log(), 5))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	log = d.log()
+	if strings.Index(log, `"level":"DEBUG"`) < strings.Index(log, "configuration reloaded: applied live") {
+		t.Errorf("a debug line before log_level debug was reloaded:\n%s", log)
+	}
 }
