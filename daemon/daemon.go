@@ -100,8 +100,10 @@ type database struct {
 	// confMode is the configured mode (mode, which a reload changes).
 	confMode atomic.Pointer[Mode]
 	// policySum is the SHA-256 of the policy file the engine in force was
-	// built from ("" for the embedded default).
-	policySum atomic.Pointer[string]
+	// built from ("" for the embedded default); policyPath that file's
+	// path (policy, which a reload may change).
+	policySum  atomic.Pointer[string]
+	policyPath atomic.Pointer[string]
 	// override is the live mode set by fwctl mode (nil: none); it beats
 	// the policy's and the rule's modes.
 	override atomic.Pointer[Mode]
@@ -142,6 +144,15 @@ func (db *database) mode(v *engine.Verdict) Mode {
 		return Mode(v.Mode)
 	}
 	return db.configuredMode()
+}
+
+// policy is the path of the database's policy file in force ("": the
+// embedded default).
+func (db *database) policy() string {
+	if p := db.policyPath.Load(); p != nil {
+		return *p
+	}
+	return db.cfg.Policy
 }
 
 // configuredMode is the database's mode key as in force (a reload may
@@ -205,6 +216,8 @@ func (d *Daemon) newDatabase(dc *Database) (*database, error) {
 	d.lend(db)
 	db.engine.Store(eng)
 	db.policySum.Store(&polSum)
+	polPath := dc.Policy
+	db.policyPath.Store(&polPath)
 	m := dc.Mode
 	db.confMode.Store(&m)
 	db.maxConns.Store(int64(dc.MaxConnections))
@@ -522,7 +535,7 @@ func (d *Daemon) Snapshot() Stats {
 		eng := db.engine.Load()
 		s.Mode = string(db.mode(&engine.Verdict{Mode: eng.Policy().Mode()}))
 		s.ModeOverride = db.override.Load() != nil
-		s.Policy = db.cfg.Policy
+		s.Policy = db.policy()
 		if s.Policy == "" {
 			s.Policy = "(embedded default)"
 		}
@@ -578,6 +591,17 @@ func (d *Daemon) ReloadReport() (ReloadResult, error) {
 	dbs := d.databases()
 	engines := make([]*engine.Engine, len(dbs))
 	sums := make([]string, len(dbs))
+	paths := make([]string, len(dbs))
+	for i, db := range dbs {
+		paths[i] = db.policy()
+		if next != nil && db.found == nil {
+			for _, n := range next.Databases {
+				if n.Name == db.cfg.Name {
+					paths[i] = n.Policy // the file's policy key, applied live
+				}
+			}
+		}
+	}
 	type tlsPair struct{ server, client *tls.Config }
 	tlsCfgs := make([]tlsPair, len(dbs))
 	for i, db := range dbs {
@@ -586,8 +610,8 @@ func (d *Daemon) ReloadReport() (ReloadResult, error) {
 			return fail("keeping the configuration, policies and certificates in force", err)
 		}
 		tlsCfgs[i] = tlsPair{srv, cli}
-		sums[i] = fileSHA256(db.cfg.Policy)
-		eng, err := d.buildEngineOf(db)
+		sums[i] = fileSHA256(paths[i])
+		eng, err := d.buildEngineFor(db, paths[i])
 		if err != nil {
 			return fail("keeping the configuration and policies in force", err)
 		}
@@ -598,6 +622,7 @@ func (d *Daemon) ReloadReport() (ReloadResult, error) {
 		engines[i].SetLearner(old.Learner())
 		db.engine.Store(engines[i])
 		db.policySum.Store(&sums[i])
+		db.policyPath.Store(&paths[i])
 		// new handshakes get the re-read certificates; open sessions keep
 		// theirs
 		db.tls.server.Store(tlsCfgs[i].server)
@@ -606,7 +631,7 @@ func (d *Daemon) ReloadReport() (ReloadResult, error) {
 		for _, w := range engines[i].Policy().Warnings() {
 			d.log.Warn("policy warning", "database", db.cfg.Name, "warning", w)
 		}
-		d.log.Info("policy reloaded", "database", db.cfg.Name, "policy", db.cfg.Policy)
+		d.log.Info("policy reloaded", "database", db.cfg.Name, "policy", paths[i])
 	}
 	if next != nil {
 		res.Applied = d.applyLive(next)
@@ -668,6 +693,10 @@ func (d *Daemon) applyLive(next *Config) []string {
 				db.confMode.Store(&m)
 				o.Mode = n.Mode
 				applied = append(applied, fmt.Sprintf("databases[%s].mode=%s", n.Name, n.Mode))
+			}
+			if o.Policy != n.Policy { // the engine was built from it already
+				o.Policy = n.Policy
+				applied = append(applied, fmt.Sprintf("databases[%s].policy=%s", n.Name, orDash(n.Policy)))
 			}
 			if o.MaxConnections != n.MaxConnections {
 				// open sessions stay; new ones are counted against it

@@ -208,13 +208,21 @@ func (d *Daemon) Demote(name string) error {
 // buildEngineOf builds db's engine from its configuration, with the
 // learned policy promoted in memory when there is no learned_policy file.
 func (d *Daemon) buildEngineOf(db *database) (*engine.Engine, error) {
+	return d.buildEngineFor(db, db.policy())
+}
+
+// buildEngineFor is buildEngineOf with the policy file at path (a reload
+// may name another).
+func (d *Daemon) buildEngineFor(db *database, path string) (*engine.Engine, error) {
+	dc := db.cfg
+	dc.Policy = path
 	db.learnMu.Lock()
 	p := db.learn.promoted
 	db.learnMu.Unlock()
-	if p != nil && db.cfg.LearnedPolicy == "" {
-		return db.cfg.EngineWith(db.protocol.dialect, db.protocol.defaultPolicy(), p.policy)
+	if p != nil && dc.LearnedPolicy == "" {
+		return dc.EngineWith(db.protocol.dialect, db.protocol.defaultPolicy(), p.policy)
 	}
-	return buildEngine(&db.cfg, db.protocol)
+	return buildEngine(&dc, db.protocol)
 }
 
 func orDash(s string) string {

@@ -59,7 +59,7 @@ func (d *Daemon) Status() Status {
 	for _, db := range d.databases() {
 		s := db.stats.snapshot()
 		ds := DatabaseStatus{Name: db.cfg.Name, Protocol: db.cfg.Protocol, Listen: db.cfg.Listen, Upstream: db.cfg.Upstream,
-			Intercept: db.cfg.Intercept, ModeOverride: db.override.Load() != nil, Policy: db.cfg.Policy, Connections: s.ConnectionsActive}
+			Intercept: db.cfg.Intercept, ModeOverride: db.override.Load() != nil, Policy: db.policy(), Connections: s.ConnectionsActive}
 		ds.Mode = string(db.mode(&engine.Verdict{Mode: db.engine.Load().Policy().Mode()}))
 		if db.ln != nil {
 			ds.Listen = db.ln.Addr().String()
@@ -70,7 +70,7 @@ func (d *Daemon) Status() Status {
 			if p := db.policySum.Load(); p != nil {
 				ds.PolicySHA256 = *p
 			}
-			ds.PolicyOnDiskDiffers = fileSHA256(db.cfg.Policy) != ds.PolicySHA256
+			ds.PolicyOnDiskDiffers = fileSHA256(ds.Policy) != ds.PolicySHA256
 		}
 		if f := db.found; f != nil {
 			present, pid, comm, since := f.get()

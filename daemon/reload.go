@@ -28,8 +28,8 @@ type ConfigSource struct {
 type ReloadResult struct {
 	// Applied names the configuration keys changed live, with their new
 	// values ("log_level=debug", "databases[pg].mode=monitor"): log_level,
-	// max_client_connections, and each configured database's mode and
-	// max_connections.
+	// max_client_connections, and each configured database's mode, policy
+	// (the file) and max_connections.
 	Applied []string
 	// NeedRestart names the keys whose new value in the file is not in
 	// force until sqlfwd restarts.
@@ -51,7 +51,7 @@ func (r ReloadResult) String() string {
 // liveKeys are the configuration keys a reload applies (besides the
 // contents of the policy, learned-policy and certificate files, which it
 // always re-reads).
-var liveKeys = map[string]bool{"log_level": true, "mode": true, "max_client_connections": true, "max_connections": true}
+var liveKeys = map[string]bool{"log_level": true, "mode": true, "policy": true, "max_client_connections": true, "max_connections": true}
 
 // SetConfigSource tells the daemon where its configuration came from;
 // initial is the content it was started with (its checksum is the one in

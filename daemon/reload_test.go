@@ -66,3 +66,60 @@ func TestReloadKeepsPolicyInForce(t *testing.T) {
 		t.Errorf("after a refused reload: %+v; want sha256 %s in force, differing on disk", st, sum)
 	}
 }
+
+// The policy key of a database changes live: the engine is built from the
+// newly named file, and status names it with its checksum; a broken file
+// named by the new key is refused and the old one stays.
+func TestReloadPolicyPath(t *testing.T) {
+	dir := t.TempDir()
+	polA, polB, polC := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml"), filepath.Join(dir, "c.yaml")
+	a, b := []byte("rules: []\n"), []byte("rules:\n  - id: no-secret\n    action: deny\n    reason: r\n    match:\n      tables: [secret]\n")
+	for p, text := range map[string][]byte{polA: a, polB: b, polC: []byte("rules:\n  - id: x\n    action: maybe\n")} {
+		if err := os.WriteFile(p, text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgPath := filepath.Join(dir, "sqlfwd.yaml")
+	conf := func(pol string) []byte {
+		return []byte("control_socket: none\ndatabases:\n  - name: pg\n    protocol: postgres\n    listen: 127.0.0.1:0\n    upstream: 127.0.0.1:1\n    policy: " + pol + "\n")
+	}
+	load := func(b []byte) (*Config, error) {
+		c, err := ParseConfig(b)
+		if err != nil {
+			return nil, err
+		}
+		return c, c.Normalize()
+	}
+	first := conf(polA)
+	cfg, err := load(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetConfigSource(ConfigSource{Path: cfgPath, Load: load}, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgPath, conf(polB), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.ReloadReport()
+	if err != nil || !reflect.DeepEqual(res.Applied, []string{"databases[pg].policy=" + polB}) || len(res.NeedRestart) != 0 {
+		t.Fatalf("reload to b: %+v %v", res, err)
+	}
+	st := d.Status().Databases[0]
+	if st.Policy != polB || st.PolicySHA256 != sha256Hex(b) || d.databases()[0].engine.Load().Policy().Len() != 1 {
+		t.Fatalf("after reload to b: %+v, %d rules", st, d.databases()[0].engine.Load().Policy().Len())
+	}
+	if err := os.WriteFile(cfgPath, conf(polC), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.ReloadReport(); err == nil {
+		t.Fatal("a policy key naming a broken file was reloaded")
+	}
+	if st := d.Status().Databases[0]; st.Policy != polB || st.PolicySHA256 != sha256Hex(b) {
+		t.Errorf("after the refused reload: %+v, want b in force", st)
+	}
+}
