@@ -72,6 +72,10 @@ func lockCgroup(proc, root, cg string, takeOver bool, wait time.Duration) (*cgro
 			holders := lockHolders(proc, f)
 			f.Close()
 			l.release()
+			if err == unix.EWOULDBLOCK && takeOver {
+				return nil, fmt.Errorf("--take-over: %s still holds the lock on %s after SIGTERM and a wait of %s (only processes named sqlfwd are signalled): stop it by hand",
+					describeHolders(proc, holders), dir, wait)
+			}
 			if err == unix.EWOULDBLOCK {
 				return nil, fmt.Errorf("another sqlfwd already intercepts cgroup %s (%s holds the lock on %s): two daemons would both redirect its connections; stop it first, or start this one with --take-over (it sends the other SIGTERM and starts once it has exited; with fail_closed the pinned programs refuse connects meanwhile)",
 					cg, describeHolders(proc, holders), dir)

@@ -32,6 +32,14 @@ func TestLockCgroup(t *testing.T) {
 			t.Errorf("%s: %v; want the error to name the holder (%s) and --take-over", cg, err, me)
 		}
 	}
+	// --take-over signals only processes named sqlfwd (this is a test
+	// binary): it gives up after the wait and says so
+	if l, err := lockCgroup("/proc", root, a, true, 0); err == nil {
+		l.release()
+		t.Error("a take-over succeeded while the holder runs")
+	} else if !strings.HasPrefix(err.Error(), "--take-over: ") || !strings.Contains(err.Error(), me) || !strings.Contains(err.Error(), "after SIGTERM") {
+		t.Errorf("take-over of a holder that does not exit: %v", err)
+	}
 	sib, err := lockCgroup("/proc", root, b, false, 0)
 	if err != nil {
 		t.Errorf("a daemon on a sibling cgroup: %v", err)
