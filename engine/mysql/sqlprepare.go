@@ -226,6 +226,16 @@ func mentionsOps(text string) bool {
 // variable, "" otherwise (an expression: its value is not known here).
 func usingValues(text string, toks []token) []string {
 	var out []string
+	for _, v := range topLevelList(toks) {
+		out = append(out, usingValue(text, v))
+	}
+	return out
+}
+
+// topLevelList splits a USING list's tokens at the commas outside
+// parentheses, up to the first ';' outside them.
+func topLevelList(toks []token) [][]token {
+	var out [][]token
 	depth, lo := 0, 0
 	end := len(toks)
 	for k, t := range toks {
@@ -240,12 +250,12 @@ func usingValues(text string, toks []token) []string {
 			depth--
 		case ',':
 			if depth == 0 {
-				out = append(out, usingValue(text, toks[lo:k]))
+				out = append(out, toks[lo:k])
 				lo = k + 1
 			}
 		}
 	}
-	return append(out, usingValue(text, toks[lo:end]))
+	return append(out, toks[lo:end])
 }
 
 func usingValue(text string, toks []token) string {

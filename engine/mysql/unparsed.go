@@ -1287,26 +1287,10 @@ func bindUsing(body, args string, asIs bool, literal *bool) (string, bool) {
 // top-level commas.
 func splitArgs(args string, toks []token) []string {
 	var out []string
-	depth, lo := 0, 0
-	end := len(toks)
-	for k, t := range toks {
-		if t.kind == ';' && depth == 0 {
-			end = k
-			break
-		}
-		switch t.kind {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, argText(args, toks[lo:k]))
-				lo = k + 1
-			}
-		}
+	for _, v := range topLevelList(toks) {
+		out = append(out, argText(args, v))
 	}
-	return append(out, argText(args, toks[lo:end]))
+	return out
 }
 
 func argText(args string, toks []token) string {

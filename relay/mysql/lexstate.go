@@ -273,40 +273,89 @@ func hasHighByte(sql []byte) bool {
 // character_set_connection = latin1" gives utf8; "SET
 // character_set_client = @old" gives unknown.
 func setCharset(sql []byte) string {
-	if hasHighByte(sql) {
+	charset := ""
+	ok := walkSet(sql, func(x *setLexer, it setItem) bool {
+		switch {
+		case it.charset != "":
+			charset = it.charset
+		case !bytes.EqualFold(it.name, []byte("character_set_client")):
+			// another variable: one token
+			_, k := x.next()
+			return !(k == tokOther || k == tokPunct || k == tokEnd)
+		case it.scope == "global":
+			_, ok := x.charsetName()
+			return ok
+		case it.scope == "" && it.global:
+			return false
+		default:
+			cs, ok := x.charsetName()
+			if !ok {
+				return false
+			}
+			charset = cs
+		}
+		return true
+	})
+	if !ok {
 		return charsetUnknown
+	}
+	return charset
+}
+
+// setItem is one assignment of a SET statement's list as walkSet reads it:
+// a character set (NAMES, CHARSET, CHARACTER SET, CHAR SET: charset), or a
+// variable with its scope ("", session, local, global; name nil for a user
+// variable), whose value the visitor reads; global says whether an earlier
+// item was GLOBAL.
+type setItem struct {
+	charset string
+	scope   string
+	name    []byte
+	global  bool
+}
+
+// walkSet reads sql as one SET statement of the forms setCharset
+// documents, calling item for each assignment: for a variable, item reads
+// its value from x after the "=" or ":=" and returns false where the value
+// is unknown. walkSet returns false where item did, or where the text is
+// not such a statement (any other statement, SET STATEMENT, SET PASSWORD,
+// SET ROLE, several statements, an executable comment, a byte above 0x7F).
+func walkSet(sql []byte, item func(x *setLexer, it setItem) bool) bool {
+	if hasHighByte(sql) {
+		return false
 	}
 	x := setLexer{s: sql}
 	if w, k := x.next(); k != tokWord || !bytes.EqualFold(w, []byte("set")) {
-		return charsetUnknown
+		return false
 	}
-	charset, global := "", false
+	global := false
 	for {
 		w, k := x.next()
 		switch {
 		case k == tokWord && (bytes.EqualFold(w, []byte("names")) || bytes.EqualFold(w, []byte("charset"))):
 			cs, ok := x.charsetName()
 			if !ok {
-				return charsetUnknown
+				return false
 			}
 			if bytes.EqualFold(w, []byte("names")) {
 				if c, k := x.peek(); k == tokWord && bytes.EqualFold(c, []byte("collate")) {
 					x.next()
 					if _, ok := x.charsetName(); !ok {
-						return charsetUnknown
+						return false
 					}
 				}
 			}
-			charset = cs
+			if !item(&x, setItem{charset: cs, global: global}) {
+				return false
+			}
 		case k == tokWord && (bytes.EqualFold(w, []byte("character")) || bytes.EqualFold(w, []byte("char"))):
 			if s, k := x.next(); k != tokWord || !bytes.EqualFold(s, []byte("set")) {
-				return charsetUnknown
+				return false
 			}
 			cs, ok := x.charsetName()
-			if !ok {
-				return charsetUnknown
+			if !ok || !item(&x, setItem{charset: cs, global: global}) {
+				return false
 			}
-			charset = cs
 		default:
 			// [scope] variable {= | :=} value
 			scope := ""
@@ -314,44 +363,29 @@ func setCharset(sql []byte) string {
 				scope = string(bytes.ToLower(w))
 				w, k = x.next()
 				if k != tokWord && k != tokBackquoted {
-					return charsetUnknown
+					return false
 				}
 			}
 			switch k {
 			case tokWord, tokBackquoted:
 			case tokSysVar:
 				if scope != "" {
-					return charsetUnknown
+					return false
 				}
 				scope, w = string(x.sysScope), x.sysName
 			case tokUserVar:
 				w = nil // never a system variable
 			default:
-				return charsetUnknown
+				return false
 			}
 			if scope == "global" {
 				global = true
 			}
 			if a, k := x.next(); k != tokPunct || !(string(a) == "=" || string(a) == ":=") {
-				return charsetUnknown
+				return false // SET STATEMENT, SET PASSWORD, SET ROLE, ...
 			}
-			if w != nil && bytes.EqualFold(w, []byte("character_set_client")) {
-				switch {
-				case scope == "global":
-					if _, ok := x.charsetName(); !ok {
-						return charsetUnknown
-					}
-				case scope == "" && global:
-					return charsetUnknown
-				default:
-					cs, ok := x.charsetName()
-					if !ok {
-						return charsetUnknown
-					}
-					charset = cs
-				}
-			} else if _, k := x.next(); k == tokOther || k == tokPunct || k == tokEnd {
-				return charsetUnknown // an expression (or nothing)
+			if !item(&x, setItem{scope: scope, name: w, global: global}) {
+				return false
 			}
 		}
 		switch p, k := x.next(); {
@@ -359,12 +393,12 @@ func setCharset(sql []byte) string {
 			continue
 		case k == tokPunct && string(p) == ";":
 			if _, k := x.next(); k != tokEnd {
-				return charsetUnknown
+				return false
 			}
 		case k != tokEnd:
-			return charsetUnknown
+			return false
 		}
-		return charset
+		return true
 	}
 }
 
@@ -391,92 +425,32 @@ func namesMode(sql []byte) grantMode {
 // = 'TRADITIONAL'" grantKept; "SET GLOBAL sql_mode = ”" grantSame; "SET
 // sql_mode = @old" grantUnknown.
 func setSQLMode(sql []byte) grantMode {
-	if hasHighByte(sql) {
-		return grantUnknown
-	}
-	x := setLexer{s: sql}
-	if w, k := x.next(); k != tokWord || !bytes.EqualFold(w, []byte("set")) {
-		return grantUnknown
-	}
-	grant, global := grantSame, false
-	for {
-		w, k := x.next()
+	grant := grantSame
+	ok := walkSet(sql, func(x *setLexer, it setItem) bool {
+		if it.charset != "" {
+			return true
+		}
+		v, k := x.next()
+		if !bytes.EqualFold(it.name, []byte("sql_mode")) {
+			return !(k == tokOther || k == tokPunct || k == tokEnd) // an expression (or nothing)
+		}
 		switch {
-		case k == tokWord && (bytes.EqualFold(w, []byte("names")) || bytes.EqualFold(w, []byte("charset"))):
-			if _, ok := x.charsetName(); !ok {
-				return grantUnknown
-			}
-			if bytes.EqualFold(w, []byte("names")) {
-				if c, k := x.peek(); k == tokWord && bytes.EqualFold(c, []byte("collate")) {
-					x.next()
-					if _, ok := x.charsetName(); !ok {
-						return grantUnknown
-					}
-				}
-			}
-		case k == tokWord && (bytes.EqualFold(w, []byte("character")) || bytes.EqualFold(w, []byte("char"))):
-			if s, k := x.next(); k != tokWord || !bytes.EqualFold(s, []byte("set")) {
-				return grantUnknown
-			}
-			if _, ok := x.charsetName(); !ok {
-				return grantUnknown
-			}
+		case it.scope == "global":
+		case it.scope == "" && it.global:
+			return false
+		case k == tokWord && bytes.EqualFold(v, []byte("default")):
+			grant = grantKept
+		case (k == tokWord || k == tokString || k == tokBackquoted) && !(len(v) > 0 && v[0] >= '0' && v[0] <= '9'):
+			grant = modeGrant(v)
 		default:
-			scope := ""
-			if k == tokWord && (bytes.EqualFold(w, []byte("session")) || bytes.EqualFold(w, []byte("local")) || bytes.EqualFold(w, []byte("global"))) {
-				scope = string(bytes.ToLower(w))
-				w, k = x.next()
-				if k != tokWord && k != tokBackquoted {
-					return grantUnknown
-				}
-			}
-			switch k {
-			case tokWord, tokBackquoted:
-			case tokSysVar:
-				if scope != "" {
-					return grantUnknown
-				}
-				scope, w = string(x.sysScope), x.sysName
-			case tokUserVar:
-				w = nil
-			default:
-				return grantUnknown
-			}
-			if scope == "global" {
-				global = true
-			}
-			if a, k := x.next(); k != tokPunct || !(string(a) == "=" || string(a) == ":=") {
-				return grantUnknown // SET STATEMENT, SET PASSWORD, SET ROLE, ...
-			}
-			v, k := x.next()
-			if w != nil && bytes.EqualFold(w, []byte("sql_mode")) {
-				switch {
-				case scope == "global":
-				case scope == "" && global:
-					return grantUnknown
-				case k == tokWord && bytes.EqualFold(v, []byte("default")):
-					grant = grantKept
-				case (k == tokWord || k == tokString || k == tokBackquoted) && !(len(v) > 0 && v[0] >= '0' && v[0] <= '9'):
-					grant = modeGrant(v)
-				default:
-					return grantUnknown
-				}
-			} else if k == tokOther || k == tokPunct || k == tokEnd {
-				return grantUnknown // an expression (or nothing)
-			}
+			return false
 		}
-		switch p, k := x.next(); {
-		case k == tokPunct && string(p) == ",":
-			continue
-		case k == tokPunct && string(p) == ";":
-			if _, k := x.next(); k != tokEnd {
-				return grantUnknown
-			}
-		case k != tokEnd:
-			return grantUnknown
-		}
-		return grant
+		return true
+	})
+	if !ok {
+		return grantUnknown
 	}
+	return grant
 }
 
 // modeGrant is what an sql_mode value (a comma-separated list of modes,
