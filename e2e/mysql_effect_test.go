@@ -76,20 +76,7 @@ func TestMySQLEffectPrivilegesAndCurrentDatabase(t *testing.T) {
 		one("roles granted", "select count(*) from mysql.roles_mapping where user = ?", grantee)
 		one("registered functions", "select count(*) from mysql.func where name = ?", udf)
 		one("tables in sys", "select count(*) from information_schema.tables where table_schema = 'sys' and table_name = ?", sysTable)
-		rows, err := direct.Query("show grants for '" + grantee + "'@'%'")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var grants []string
-		for rows.Next() {
-			var g string
-			if err := rows.Scan(&g); err != nil {
-				t.Fatal(err)
-			}
-			grants = append(grants, g)
-		}
-		out["grantee's grants"] = strings.Join(grants, "; ")
+		out["grantee's grants"] = showGrants(t, direct, "'"+grantee+"'@'%'")
 		return out
 	}
 	before := state()

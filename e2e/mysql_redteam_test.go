@@ -64,20 +64,7 @@ func TestMySQLRedTeam(t *testing.T) {
 	}
 	grants := func(user string) string {
 		t.Helper()
-		rows, err := direct.Query("show grants for '" + user + "'@'%'")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var g string
-			if err := rows.Scan(&g); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, g)
-		}
-		return strings.Join(out, "; ")
+		return showGrants(t, direct, "'"+user+"'@'%'")
 	}
 	state := func() map[string]string {
 		t.Helper()

@@ -68,20 +68,7 @@ func TestMySQLSQLModeAndSettings(t *testing.T) {
 	}
 	grants := func(account string) string {
 		t.Helper()
-		rows, err := direct.Query("show grants for " + account)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var g string
-			if err := rows.Scan(&g); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, g)
-		}
-		return strings.Join(out, "; ")
+		return showGrants(t, direct, account)
 	}
 	connect := func(t *testing.T, addr string) *myRaw {
 		t.Helper()

@@ -80,6 +80,28 @@ func wantMyBlocked(t *testing.T, what string, err error, rule string) {
 
 // generalLog returns MariaDB's general log once a sentinel sent directly
 // has reached it.
+// showGrants is SHOW GRANTS FOR account on db, its lines joined by "; ".
+func showGrants(t *testing.T, db *sql.DB, account string) string {
+	t.Helper()
+	rows, err := db.Query("show grants for " + account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var g string
+		if err := rows.Scan(&g); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(out, "; ")
+}
+
 func generalLog(t *testing.T, my myEnv) string {
 	t.Helper()
 	if my.Log == "" {
