@@ -101,19 +101,7 @@ func TestMySQLExtractionSteps(t *testing.T) {
 		"SELECT name FROM {T} WHERE id = 1 /*!40101 AND active = 1 */",
 		"SELECT name FROM {T} WHERE id = 2; SELECT FOUND_ROWS()",
 	} {
-		q = sub(q)
-		got, err := queryAll(fw, q)
-		if err != nil {
-			t.Errorf("%s through sqlfwd: %v", q, err)
-			continue
-		}
-		want, err := queryAll(direct, q)
-		if err != nil {
-			t.Fatalf("%s directly: %v", q, err)
-		}
-		if got != want {
-			t.Errorf("%s: through sqlfwd %q, directly %q", q, got, want)
-		}
+		sameRows(t, fw, direct, sub(q))
 	}
 
 	// None of the denied probes reached the server; each ran directly,

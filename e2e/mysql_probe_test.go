@@ -125,19 +125,7 @@ func TestMySQLProbesBlocked(t *testing.T) {
 		"SELECT name FROM {T} WHERE name = SUBSTRING_INDEX(USER(), '@', 1) OR id = 1",
 		"SELECT GET_LOCK('" + marker + "', 1), RELEASE_LOCK('" + marker + "')",
 	} {
-		q = strings.ReplaceAll(q, "{T}", table)
-		got, err := queryAll(fw, q)
-		if err != nil {
-			t.Errorf("%s through sqlfwd: %v", q, err)
-			continue
-		}
-		want, err := queryAll(direct, q)
-		if err != nil {
-			t.Fatalf("%s directly: %v", q, err)
-		}
-		if got != want {
-			t.Errorf("%s: through sqlfwd %q, directly %q", q, got, want)
-		}
+		sameRows(t, fw, direct, strings.ReplaceAll(q, "{T}", table))
 	}
 
 	var n int
@@ -169,6 +157,24 @@ func blockedProbe(line string, probes []struct{ sql, rule, leak string }, table 
 		}
 	}
 	return false
+}
+
+// sameRows checks that q passes through sqlfwd (fw) and returns the rows it
+// returns on a direct connection.
+func sameRows(t *testing.T, fw, direct *sql.DB, q string) {
+	t.Helper()
+	got, err := queryAll(fw, q)
+	if err != nil {
+		t.Errorf("%s through sqlfwd: %v", q, err)
+		return
+	}
+	want, err := queryAll(direct, q)
+	if err != nil {
+		t.Fatalf("%s directly: %v", q, err)
+	}
+	if got != want {
+		t.Errorf("%s: through sqlfwd %q, directly %q", q, got, want)
+	}
 }
 
 // queryAll returns a query's rows as text, one line a row.
