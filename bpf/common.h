@@ -42,3 +42,16 @@ static __always_inline int is_v4_mapped(const __u32 ip6[4])
 		if (__v)                                            \
 			*__v += 1;                                  \
 	} while (0)
+
+// own_cookies holds the socket cookies of the daemon's own sockets while
+// they connect (its upstream dialer adds a socket after socket() and before
+// connect(), and removes it once connect() has returned): a connect hook
+// leaves them alone. A cookie is unique for the boot, so this holds in any
+// PID namespace, unlike a tgid compared with the daemon's getpid().
+#define OWN_COOKIES_MAP(name)                       \
+	struct {                                    \
+		__uint(type, BPF_MAP_TYPE_LRU_HASH); \
+		__uint(max_entries, 16384);          \
+		__type(key, __u64);                  \
+		__type(value, __u8);                 \
+	} name SEC(".maps")

@@ -11,8 +11,10 @@
 //
 //   - cgroup/connect4, cgroup/connect6: a TCP connect() to an address in
 //     protected_addrs is rewritten to the daemon's listener, unless the
-//     socket carries the daemon's SO_MARK, the caller is the daemon's tgid,
-//     or the caller's network namespace is not the daemon's (cgroup hooks are
+//     socket carries the daemon's SO_MARK, its cookie is in own_cookies (the
+//     daemon's upstream dialer puts each socket there between socket() and
+//     connect(): a cookie holds in any PID namespace, the daemon's getpid()
+//     does not), or the caller's network namespace is not the daemon's (cgroup hooks are
 //     not netns-aware: without the cookie check a container's own
 //     127.0.0.1:5432 would be hijacked). An IPv4-mapped IPv6 destination is
 //     matched against the IPv4 entries and sent to the mapped IPv4 listener.

@@ -63,6 +63,23 @@ func NetnsCookie(c syscall.Conn) (uint64, error) {
 	return cookie, nil
 }
 
+// SocketCookie is the socket's SO_COOKIE, what bpf_get_socket_cookie sees:
+// unique for the boot and the same in every namespace. It takes the RawConn
+// a net.Dialer's Control gets.
+func SocketCookie(rc syscall.RawConn) (uint64, error) {
+	var cookie uint64
+	var gerr error
+	if err := rc.Control(func(fd uintptr) {
+		cookie, gerr = unix.GetsockoptUint64(int(fd), unix.SOL_SOCKET, unix.SO_COOKIE)
+	}); err != nil {
+		return 0, err
+	}
+	if gerr != nil {
+		return 0, fmt.Errorf("reading SO_COOKIE: %w", gerr)
+	}
+	return cookie, nil
+}
+
 // control runs fn with the raw descriptor of c.
 func control(c syscall.Conn, fn func(fd int) error) error {
 	rc, err := c.SyscallConn()

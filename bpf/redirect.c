@@ -13,7 +13,6 @@ char _license[] SEC("license") = "GPL";
 // ports host byte order.
 volatile const __u64 cfg_netns_cookie = 0;
 volatile const __u32 cfg_mark = 0;
-volatile const __u32 cfg_tgid = 0;
 volatile const __u32 cfg_listen4_ip = 0;
 volatile const __u32 cfg_listen4_port = 0;
 volatile const __u32 cfg_listen6_ip[4] = {};
@@ -102,6 +101,8 @@ struct {
 	__type(value, __u8);
 } relay_tcp_only SEC(".maps");
 
+OWN_COOKIES_MAP(own_cookies);
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, CTR_MAX);
@@ -128,14 +129,16 @@ static __always_inline void set_key(struct addr_key *k, __u32 family, __u32 ip4,
 	k->ip[3] = ip6[3];
 }
 
-// own_socket is true for the daemon's own sockets (its upstream legs).
+// own_socket is true for the daemon's own sockets (its upstream legs): the
+// socket's cookie is in own_cookies, or it carries the daemon's mark.
 static __always_inline int own_socket(struct bpf_sock_addr *ctx)
 {
 	struct bpf_sock *sk = ctx->sk;
+	__u64 cookie = bpf_get_socket_cookie(ctx);
 
-	if (cfg_mark != 0 && sk && sk->mark == cfg_mark)
+	if (bpf_map_lookup_elem(&own_cookies, &cookie))
 		return 1;
-	if (cfg_tgid != 0 && (bpf_get_current_pid_tgid() >> 32) == cfg_tgid)
+	if (cfg_mark != 0 && sk && sk->mark == cfg_mark)
 		return 1;
 	return 0;
 }

@@ -35,12 +35,12 @@ type RedirectConfig struct {
 	// neither loopback nor a wildcard. A pod's connects to its own loopback
 	// are always left alone (SkippedNetns).
 	PodListen4, PodListen6 netip.AddrPort
-	// DaemonTgid and Mark identify the daemon's own sockets (its upstream
-	// connections), which are never redirected. Set both: the mark covers
-	// sockets handed to helpers, the tgid covers sockets created before the
-	// mark was set.
-	DaemonTgid uint32
-	Mark       uint32
+	// Mark identifies the daemon's own sockets (its upstream connections),
+	// which are never redirected; so does a socket cookie given to
+	// ExemptCookie while the socket connects. (A tgid is not used: the
+	// daemon's getpid() in a PID namespace is another process's tgid in the
+	// kernel's.)
+	Mark uint32
 	// NetnsCookie is the daemon's network namespace (NetnsCookie of its
 	// listener). Connections from that namespace go to Listen4/6; from
 	// others only non-loopback ones, and only to PodListen4/6: a
@@ -85,6 +85,10 @@ type ClientInfo struct {
 	Uid      uint32
 	Comm     string // task comm, at most 15 bytes
 	CgroupID uint64 // cgroup2 inode number; the path is found by walking the mount
+	// Cookie is the client socket's cookie (SO_COOKIE): unique for the
+	// boot, so a daemon that knows its own sockets' cookies can tell a
+	// connection from itself.
+	Cookie uint64
 	// NetnsCookie is the client socket's network namespace: the daemon's
 	// own, or a pod's when the connection came through the pod listener.
 	NetnsCookie uint64
@@ -153,7 +157,6 @@ func LoadRedirect(cfg RedirectConfig) (*Redirect, error) {
 	vars := map[string]any{
 		redirectVarCfgNetnsCookie: cfg.NetnsCookie,
 		redirectVarCfgMark:        cfg.Mark,
-		redirectVarCfgTgid:        cfg.DaemonTgid,
 		redirectVarCfgSockmap:     boolByte(cfg.Sockmap),
 		redirectVarCfgFailClosed:  boolByte(cfg.FailClosed),
 	}
@@ -395,6 +398,24 @@ func (r *Redirect) Protect(dst netip.AddrPort) error {
 	return nil
 }
 
+// ExemptCookie makes the connect hooks leave the socket with this cookie
+// (SocketCookie) alone: the daemon's upstream dialer calls it after socket()
+// and before connect(), and UnexemptCookie once connect() has returned.
+func (r *Redirect) ExemptCookie(cookie uint64) error {
+	if err := r.objs.OwnCookies.Update(&cookie, uint8(1), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("exempting socket %d: %w", cookie, err)
+	}
+	return nil
+}
+
+// UnexemptCookie undoes ExemptCookie; a cookie not exempt is not an error.
+func (r *Redirect) UnexemptCookie(cookie uint64) error {
+	if err := r.objs.OwnCookies.Delete(&cookie); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return fmt.Errorf("unexempting socket %d: %w", cookie, err)
+	}
+	return nil
+}
+
 // Unprotect stops redirecting new connects to dst. Connections already
 // redirected are not touched. Removing an address that is not protected is
 // not an error.
@@ -429,6 +450,7 @@ func (r *Redirect) Origin(clientLocal netip.AddrPort) (Origin, bool) {
 			Uid:         v.Uid,
 			Comm:        commString(v.Comm),
 			CgroupID:    v.CgroupId,
+			Cookie:      v.Cookie,
 			NetnsCookie: v.NetnsCookie,
 		},
 	}, true

@@ -46,6 +46,7 @@ type redirectTupleKey struct {
 const (
 	redirectMapOriginByClient        = "origin_by_client"
 	redirectMapOriginByCookie        = "origin_by_cookie"
+	redirectMapOwnCookies            = "own_cookies"
 	redirectMapProtectedAddrs        = "protected_addrs"
 	redirectMapRedirectCounters      = "redirect_counters"
 	redirectMapRelaySocks            = "relay_socks"
@@ -68,7 +69,6 @@ const (
 	redirectVarCfgPod6Ip             = "cfg_pod6_ip"
 	redirectVarCfgPod6Port           = "cfg_pod6_port"
 	redirectVarCfgSockmap            = "cfg_sockmap"
-	redirectVarCfgTgid               = "cfg_tgid"
 )
 
 // loadRedirect returns the embedded CollectionSpec for redirect.
@@ -127,6 +127,7 @@ type redirectProgramSpecs struct {
 type redirectMapSpecs struct {
 	OriginByClient   *ebpf.MapSpec `ebpf:"origin_by_client"`
 	OriginByCookie   *ebpf.MapSpec `ebpf:"origin_by_cookie"`
+	OwnCookies       *ebpf.MapSpec `ebpf:"own_cookies"`
 	ProtectedAddrs   *ebpf.MapSpec `ebpf:"protected_addrs"`
 	RedirectCounters *ebpf.MapSpec `ebpf:"redirect_counters"`
 	RelaySocks       *ebpf.MapSpec `ebpf:"relay_socks"`
@@ -149,7 +150,6 @@ type redirectVariableSpecs struct {
 	CfgPod6Ip      *ebpf.VariableSpec `ebpf:"cfg_pod6_ip"`
 	CfgPod6Port    *ebpf.VariableSpec `ebpf:"cfg_pod6_port"`
 	CfgSockmap     *ebpf.VariableSpec `ebpf:"cfg_sockmap"`
-	CfgTgid        *ebpf.VariableSpec `ebpf:"cfg_tgid"`
 }
 
 // redirectObjects contains all objects after they have been loaded into the kernel.
@@ -174,6 +174,7 @@ func (o *redirectObjects) Close() error {
 type redirectMaps struct {
 	OriginByClient   *ebpf.Map `ebpf:"origin_by_client"`
 	OriginByCookie   *ebpf.Map `ebpf:"origin_by_cookie"`
+	OwnCookies       *ebpf.Map `ebpf:"own_cookies"`
 	ProtectedAddrs   *ebpf.Map `ebpf:"protected_addrs"`
 	RedirectCounters *ebpf.Map `ebpf:"redirect_counters"`
 	RelaySocks       *ebpf.Map `ebpf:"relay_socks"`
@@ -184,6 +185,7 @@ func (m *redirectMaps) Close() error {
 	return _RedirectClose(
 		m.OriginByClient,
 		m.OriginByCookie,
+		m.OwnCookies,
 		m.ProtectedAddrs,
 		m.RedirectCounters,
 		m.RelaySocks,
@@ -207,7 +209,6 @@ type redirectVariables struct {
 	CfgPod6Ip      *ebpf.Variable `ebpf:"cfg_pod6_ip"`
 	CfgPod6Port    *ebpf.Variable `ebpf:"cfg_pod6_port"`
 	CfgSockmap     *ebpf.Variable `ebpf:"cfg_sockmap"`
-	CfgTgid        *ebpf.Variable `ebpf:"cfg_tgid"`
 }
 
 // redirectPrograms contains all programs after they have been loaded into the kernel.

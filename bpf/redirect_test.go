@@ -5,7 +5,9 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -175,16 +177,47 @@ func TestRedirectSkipsOwnSockets(t *testing.T) {
 			t.Errorf("counters %+v, want SkippedOwn 1 Redirected 0", c)
 		}
 	})
-	t.Run("tgid", func(t *testing.T) {
-		e := newRedirectEnv(t, func(c *RedirectConfig) { c.DaemonTgid = uint32(os.Getpid()) })
+	// By cookie: only the socket given to ExemptCookie, not the process
+	// (a tgid is not the daemon's identity in a PID namespace), and only
+	// until UnexemptCookie.
+	t.Run("cookie", func(t *testing.T) {
+		e := newRedirectEnv(t, nil)
 		enterCgroup(t, e.cg)
-		c, err := net.DialTimeout("tcp", e.db4.String(), 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
+		for _, dst := range []string{e.db4.String(), e.db6.String(), "[::ffff:" + e.db4.Addr().String() + "]:" + strconv.Itoa(int(e.db4.Port()))} {
+			var cookie uint64
+			d := net.Dialer{Timeout: 5 * time.Second, Control: func(_, _ string, rc syscall.RawConn) error {
+				var err error
+				if cookie, err = SocketCookie(rc); err != nil {
+					return err
+				}
+				return e.r.ExemptCookie(cookie)
+			}}
+			c, err := d.Dial("tcp", dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := roundTrip(t, c); got != "db" {
+				t.Errorf("exempt socket to %s: reply %q, want \"db\"", dst, got)
+			}
+			c.Close()
+			if err := e.r.UnexemptCookie(cookie); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.r.UnexemptCookie(cookie); err != nil {
+				t.Errorf("second UnexemptCookie: %v, want nil", err)
+			}
+			// The same process, another socket: redirected.
+			c, err = net.DialTimeout("tcp", dst, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := roundTrip(t, c); got != "daemon" {
+				t.Errorf("socket not exempt to %s: reply %q, want \"daemon\"", dst, got)
+			}
+			c.Close()
 		}
-		defer c.Close()
-		if got := roundTrip(t, c); got != "db" {
-			t.Fatalf("own-tgid socket: reply %q, want \"db\"", got)
+		if c, _ := e.r.Counters(); c.SkippedOwn != 3 || c.Redirected != 3 {
+			t.Errorf("counters %+v, want SkippedOwn 3 Redirected 3", c)
 		}
 	})
 }

@@ -15,7 +15,6 @@ char _license[] SEC("license") = "GPL";
 
 volatile const __u64 cfg_netns_cookie = 0;
 volatile const __u32 cfg_mark = 0;
-volatile const __u32 cfg_tgid = 0;
 
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
 extern int bpf_sock_addr_set_sun_path(struct bpf_sock_addr_kern *sa_kern, const __u8 *sun_path,
@@ -56,6 +55,8 @@ struct {
 	__type(value, struct unix_path);
 } unix_scratch SEC(".maps");
 
+OWN_COOKIES_MAP(own_cookies);
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, UNIX_CTR_MAX);
@@ -71,6 +72,7 @@ int redirect_connect_unix(struct bpf_sock_addr *ctx)
 	struct unix_path *key;
 	struct bpf_sock *sk;
 	__u32 zero = 0, len, i;
+	__u64 cookie;
 	int end = 0;
 
 	if (ctx->type != SOCK_STREAM)
@@ -106,8 +108,9 @@ int redirect_connect_unix(struct bpf_sock_addr *ctx)
 		return SYSCALL_ALLOW;
 	}
 	sk = ctx->sk;
-	if ((cfg_mark != 0 && sk && sk->mark == cfg_mark) ||
-	    (cfg_tgid != 0 && (bpf_get_current_pid_tgid() >> 32) == cfg_tgid)) {
+	cookie = bpf_get_socket_cookie(ctx);
+	if (bpf_map_lookup_elem(&own_cookies, &cookie) ||
+	    (cfg_mark != 0 && sk && sk->mark == cfg_mark)) {
 		COUNTER_ADD(unix_counters, UNIX_CTR_SKIPPED_OWN);
 		return SYSCALL_ALLOW;
 	}

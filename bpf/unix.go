@@ -12,7 +12,6 @@ import (
 // mean in RedirectConfig.
 type UnixConfig struct {
 	Cgroup      string
-	DaemonTgid  uint32
 	Mark        uint32
 	NetnsCookie uint64
 }
@@ -50,7 +49,6 @@ func LoadUnixRedirect(cfg UnixConfig) (*UnixRedirect, error) {
 	for name, v := range map[string]any{
 		unixVarCfgNetnsCookie: cfg.NetnsCookie,
 		unixVarCfgMark:        cfg.Mark,
-		unixVarCfgTgid:        cfg.DaemonTgid,
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("setting %s: %w", name, err)
@@ -125,6 +123,21 @@ func (u *UnixRedirect) Unprotect(dbPath string) error {
 	}
 	if err := u.objs.ProtectedPaths.Delete(&k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
 		return fmt.Errorf("unprotecting %s: %w", dbPath, err)
+	}
+	return nil
+}
+
+// ExemptCookie and UnexemptCookie are Redirect's, for unix sockets.
+func (u *UnixRedirect) ExemptCookie(cookie uint64) error {
+	if err := u.objs.OwnCookies.Update(&cookie, uint8(1), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("exempting socket %d: %w", cookie, err)
+	}
+	return nil
+}
+
+func (u *UnixRedirect) UnexemptCookie(cookie uint64) error {
+	if err := u.objs.OwnCookies.Delete(&cookie); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return fmt.Errorf("unexempting socket %d: %w", cookie, err)
 	}
 	return nil
 }

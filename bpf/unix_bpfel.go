@@ -28,13 +28,13 @@ type unixUnixTarget struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	unixMapOwnCookies           = "own_cookies"
 	unixMapProtectedPaths       = "protected_paths"
 	unixMapUnixCounters         = "unix_counters"
 	unixMapUnixScratch          = "unix_scratch"
 	unixProgRedirectConnectUnix = "redirect_connect_unix"
 	unixVarCfgMark              = "cfg_mark"
 	unixVarCfgNetnsCookie       = "cfg_netns_cookie"
-	unixVarCfgTgid              = "cfg_tgid"
 )
 
 // loadUnix returns the embedded CollectionSpec for unix.
@@ -86,6 +86,7 @@ type unixProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type unixMapSpecs struct {
+	OwnCookies     *ebpf.MapSpec `ebpf:"own_cookies"`
 	ProtectedPaths *ebpf.MapSpec `ebpf:"protected_paths"`
 	UnixCounters   *ebpf.MapSpec `ebpf:"unix_counters"`
 	UnixScratch    *ebpf.MapSpec `ebpf:"unix_scratch"`
@@ -97,7 +98,6 @@ type unixMapSpecs struct {
 type unixVariableSpecs struct {
 	CfgMark        *ebpf.VariableSpec `ebpf:"cfg_mark"`
 	CfgNetnsCookie *ebpf.VariableSpec `ebpf:"cfg_netns_cookie"`
-	CfgTgid        *ebpf.VariableSpec `ebpf:"cfg_tgid"`
 }
 
 // unixObjects contains all objects after they have been loaded into the kernel.
@@ -120,6 +120,7 @@ func (o *unixObjects) Close() error {
 //
 // It can be passed to loadUnixObjects or ebpf.CollectionSpec.LoadAndAssign.
 type unixMaps struct {
+	OwnCookies     *ebpf.Map `ebpf:"own_cookies"`
 	ProtectedPaths *ebpf.Map `ebpf:"protected_paths"`
 	UnixCounters   *ebpf.Map `ebpf:"unix_counters"`
 	UnixScratch    *ebpf.Map `ebpf:"unix_scratch"`
@@ -127,6 +128,7 @@ type unixMaps struct {
 
 func (m *unixMaps) Close() error {
 	return _UnixClose(
+		m.OwnCookies,
 		m.ProtectedPaths,
 		m.UnixCounters,
 		m.UnixScratch,
@@ -139,7 +141,6 @@ func (m *unixMaps) Close() error {
 type unixVariables struct {
 	CfgMark        *ebpf.Variable `ebpf:"cfg_mark"`
 	CfgNetnsCookie *ebpf.Variable `ebpf:"cfg_netns_cookie"`
-	CfgTgid        *ebpf.Variable `ebpf:"cfg_tgid"`
 }
 
 // unixPrograms contains all programs after they have been loaded into the kernel.

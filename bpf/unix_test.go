@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -61,6 +62,41 @@ func TestUnixRedirect(t *testing.T) {
 	}
 	if c, err := u.Counters(); err != nil || c.Redirected != 1 || c.SkippedOwn != 1 {
 		t.Errorf("Counters() = %+v, %v; want Redirected 1 SkippedOwn 1", c, err)
+	}
+
+	// The daemon's own socket by cookie, from inside the cgroup: exempt
+	// while ExemptCookie holds, redirected like any other after.
+	t.Run("exempt cookie", func(t *testing.T) {
+		enterCgroup(t, cg)
+		var cookie uint64
+		d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+			var err error
+			if cookie, err = SocketCookie(rc); err != nil {
+				return err
+			}
+			return u.ExemptCookie(cookie)
+		}}
+		c, err := d.Dial("unix", db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := roundTrip(t, c); got != "db" {
+			t.Errorf("exempt socket: reply %q, want \"db\"", got)
+		}
+		c.Close()
+		if err := u.UnexemptCookie(cookie); err != nil {
+			t.Fatal(err)
+		}
+		if c, err = net.Dial("unix", db); err != nil {
+			t.Fatal(err)
+		}
+		if got := roundTrip(t, c); got != "daemon" {
+			t.Errorf("socket not exempt: reply %q, want \"daemon\"", got)
+		}
+		c.Close()
+	})
+	if c, err := u.Counters(); err != nil || c.Redirected != 2 || c.SkippedOwn != 2 {
+		t.Errorf("Counters() = %+v, %v; want Redirected 2 SkippedOwn 2", c, err)
 	}
 	if err := u.Unprotect(db); err != nil {
 		t.Fatal(err)

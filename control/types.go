@@ -199,6 +199,13 @@ type InterceptionStats struct {
 	FastpathHalts    uint64 `json:"fastpath_halts,omitempty"`
 	Steered          uint64 `json:"steered"`
 	UnixRedirected   uint64 `json:"unix_redirected"`
+	// UnixSkippedOwn counts sqlfwd's own connects to protected unix
+	// sockets left alone (SkippedOwn is TCP's).
+	UnixSkippedOwn uint64 `json:"unix_skipped_own"`
+	// OwnLoops counts connections refused because sqlfwd made them itself:
+	// one of its upstream connections came back to it (an exemption that
+	// did not hold, e.g. another program attached above its cgroup).
+	OwnLoops uint64 `json:"own_loops"`
 	// PodRedirected counts the redirected connects that came from pods
 	// (other network namespaces) through the pod listener; they are also
 	// in Redirected.

@@ -45,6 +45,14 @@ func (d *Daemon) acceptLoop(ln net.Listener, identify func(net.Conn) (arrival, e
 			d.log.Info("accepting again", "listener", ln.Addr().String(), "failures", n)
 		}
 		a, err := identify(conn)
+		if errors.Is(err, errOwnLoop) {
+			if logNow, n := d.own.loop(time.Now()); logNow {
+				d.log.Error("refusing a connection from sqlfwd to itself: its own upstream connection was redirected back to it (is another program attached to the cgroup?)",
+					"listener", ln.Addr().String(), "err", err, "refused", n)
+			}
+			conn.Close()
+			continue
+		}
 		if err != nil {
 			d.refused.Add(1)
 			d.log.Warn("refusing connection", "client", conn.RemoteAddr().String(), "listener", ln.Addr().String(), "err", err)
@@ -119,6 +127,9 @@ func (b *acceptBackoff) ok() int {
 // that got in should not be told the database is unreachable.
 func (d *Daemon) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	wait := 10 * time.Millisecond
+	dc := &dialCookies{}
+	ctx = context.WithValue(ctx, dialCookiesKey{}, dc)
+	defer d.own.done(dc)
 	for {
 		c, err := d.dialer.DialContext(ctx, network, addr)
 		if err == nil || !(errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) {

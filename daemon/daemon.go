@@ -51,6 +51,9 @@ type Daemon struct {
 	// refused counts intercepted connections that could not be identified.
 	refused atomic.Uint64
 	dialer  net.Dialer
+	// own exempts the dialer's sockets from redirection and catches loops
+	// (ownsock.go).
+	own *ownSockets
 	// sleep is the accept loops' back-off (time.Sleep; tests count it).
 	sleep func(time.Duration)
 	// proc is the procfs root every /proc read goes through ("/proc";
@@ -171,7 +174,7 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
 	}
 	d := &Daemon{cfg: cfg, log: log, version: version, sessions: map[relay.Session]*sessionObserver{}, sleep: time.Sleep, proc: "/proc",
-		budget: newBufferBudget(cfg.MaxBufferedBytes), relays: map[string]relay.Protocol{}}
+		budget: newBufferBudget(cfg.MaxBufferedBytes), relays: map[string]relay.Protocol{}, own: newOwnSockets()}
 	d.maxClients.Store(int64(cfg.MaxClientConnections))
 	var list []*database
 	for i := range cfg.Databases {
@@ -340,6 +343,11 @@ func (d *Daemon) Start() error {
 		d.discovery = newDiscovery(d)
 		d.discovery.rescan()
 	}
+	// The daemon's own upstream sockets are exempt by cookie while they
+	// connect, in any PID namespace (ownsock.go), and TCP ones also carry
+	// the mark. Set before the programs attach: a session accepted at once
+	// dials with it.
+	d.dialer.ControlContext = d.upstreamControl(int(d.cfg.Intercept.Mark))
 	if err := d.startIntercept(); err != nil {
 		var unavailable *interceptUnavailableError
 		if !errors.As(err, &unavailable) || !d.canFallBack() {
@@ -351,23 +359,8 @@ func (d *Daemon) Start() error {
 			db.cfg.Intercept = InterceptOff
 		}
 	}
-	if d.intercept != nil {
-		// The daemon's own upstream sockets carry the mark, so the
-		// redirect programs leave them alone (the tgid check covers the
-		// rest).
-		mark := int(d.cfg.Intercept.Mark)
-		d.dialer.Control = func(network, address string, c syscall.RawConn) error {
-			if network == "unix" {
-				return nil
-			}
-			var serr error
-			if err := c.Control(func(fd uintptr) {
-				serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_MARK, mark)
-			}); err != nil {
-				return err
-			}
-			return serr
-		}
+	if d.intercept == nil {
+		d.dialer.ControlContext = nil // nothing to be exempt from (and no mark without CAP_NET_ADMIN)
 	}
 	d.startStats(d.proc, "/")
 	d.procsStop = make(chan struct{})

@@ -143,7 +143,6 @@ func (d *Daemon) startIntercept() (err error) {
 		rc := bpf.RedirectConfig{
 			Cgroup:     cg,
 			Listen4:    ln4.Addr().(*net.TCPAddr).AddrPort(),
-			DaemonTgid: uint32(os.Getpid()),
 			Mark:       ic.Mark,
 			Sockmap:    *ic.Sockmap,
 			FailClosed: ic.FailClosed,
@@ -186,6 +185,7 @@ func (d *Daemon) startIntercept() (err error) {
 		if it.redirect, err = bpf.LoadRedirect(rc); err != nil {
 			return interceptUnavailable(err)
 		}
+		d.own.add(it.redirect)
 		if ic.Fastpath {
 			if it.fast, err = bpf.LoadFast(it.redirect); err != nil {
 				d.log.Warn("intercept.fastpath: the kernel fast path is not available; sessions relay in user space", "err", err)
@@ -319,13 +319,14 @@ func (it *interceptor) loadUnix() error {
 		return interceptUnavailable(fmt.Errorf("unix sockets: %w", err))
 	}
 	ur, err := bpf.LoadUnixRedirect(bpf.UnixConfig{
-		Cgroup: it.cg, DaemonTgid: uint32(os.Getpid()), Mark: d.cfg.Intercept.Mark,
+		Cgroup: it.cg, Mark: d.cfg.Intercept.Mark,
 		NetnsCookie: mustCookie(it.lns[0]),
 	})
 	if err != nil {
 		return interceptUnavailable(fmt.Errorf("unix sockets: %w", err))
 	}
 	it.unixRd = ur
+	d.own.add(ur)
 	return nil
 }
 
@@ -557,6 +558,9 @@ func (it *interceptor) fromRedirect(c net.Conn) (arrival, error) {
 	if !ok {
 		return arrival{}, errors.New("no original destination: the connection was not redirected to sqlfwd (or its record was evicted)")
 	}
+	if it.d.own.isOwn(o.Client.Cookie) {
+		return arrival{}, fmt.Errorf("%w: the client socket (cookie %d) is one of sqlfwd's upstream connections to %s", errOwnLoop, o.Client.Cookie, o.Dst)
+	}
 	db := (*it.routes.Load())[o.Dst]
 	if db == nil {
 		return arrival{}, fmt.Errorf("original destination %s is not protected", o.Dst)
@@ -616,6 +620,9 @@ func (it *interceptor) fromUnix(db *database, c net.Conn) (arrival, error) {
 	rc, err := sc.SyscallConn()
 	if err != nil {
 		return a, nil
+	}
+	if peerIsSelf(rc, os.Getpid()) {
+		return arrival{}, fmt.Errorf("%w: the client is sqlfwd's own pid, connecting to %s", errOwnLoop, db.cfg.UnixSocket)
 	}
 	_ = rc.Control(func(fd uintptr) {
 		cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
@@ -709,6 +716,7 @@ func (it *interceptor) close() {
 		close(it.stop)
 		it.stop = nil
 	}
+	it.d.own.clear() // before the maps close; dials from now on need no exemption
 	var errs []error
 	if it.fast != nil {
 		errs = append(errs, it.fast.Close())
@@ -755,6 +763,7 @@ func (d *Daemon) interceptStats() InterceptionStats {
 		return st
 	}
 	st.Active = true
+	st.OwnLoops = d.own.loopCount()
 	if it.redirect != nil {
 		st.Programs = append(st.Programs, "redirect")
 		if *d.cfg.Intercept.Sockmap {
@@ -777,7 +786,7 @@ func (d *Daemon) interceptStats() InterceptionStats {
 	if unixRd != nil {
 		st.Programs = append(st.Programs, "unix")
 		if c, err := unixRd.Counters(); err == nil {
-			st.UnixRedirected = c.Redirected
+			st.UnixRedirected, st.UnixSkippedOwn = c.Redirected, c.SkippedOwn
 		}
 	}
 	if it.steer != nil {

@@ -224,6 +224,7 @@ var (
 	descMapFull     = prometheus.NewDesc("sqlfw_interception_map_full_total", "Protected connects whose origin could not be recorded (origin map full).", nil, nil)
 	descUnjudged    = prometheus.NewDesc("sqlfw_interception_unjudged_total", "Protected connects that went directly to the database, unjudged: map full while failing open.", nil, nil)
 	descNoOrigin    = prometheus.NewDesc("sqlfw_interception_refused_total", "Intercepted connections refused because their origin was unknown.", nil, nil)
+	descSelfLoops   = prometheus.NewDesc("sqlfw_interception_self_loops_total", "Intercepted connections refused because sqlfwd made them itself (one of its upstream connections redirected back to it).", nil, nil)
 	descMode        = prometheus.NewDesc("sqlfw_mode", "1 for the mode in force for the database (override included).", []string{"database", "mode"}, nil)
 	descOverride    = prometheus.NewDesc("sqlfw_mode_override", "1 when fwctl mode overrides the configured mode.", dbLabel, nil)
 	descReloads     = prometheus.NewDesc("sqlfw_reloads_total", "Policy reloads by result.", []string{"result"}, nil)
@@ -354,6 +355,7 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(descUnjudged, float64(unjudged))
 	counter(descNoOrigin, float64(is.Refused))
+	counter(descSelfLoops, float64(is.OwnLoops))
 	if dc := d.discovery; dc != nil {
 		ds := dc.status()
 		counter(descScans, float64(ds.Scans))

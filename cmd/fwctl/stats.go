@@ -78,8 +78,8 @@ func printStats(w io.Writer, st *control.Stats) {
 	ic := st.Interception
 	switch {
 	case ic.Active:
-		fmt.Fprintf(w, "interception: %v; %d redirected (%d from pods), %d steered, %d unix, %d refused (no origin), %d own skipped, %d other netns skipped, %d map full, %d on sockmap (%d fell back to TCP)\n",
-			ic.Programs, ic.Redirected, ic.PodRedirected, ic.Steered, ic.UnixRedirected, ic.Refused, ic.SkippedOwn, ic.SkippedNetns, ic.MapFull, ic.SockmapAdded, ic.SockmapFallback)
+		fmt.Fprintf(w, "interception: %v; %d redirected (%d from pods), %d steered, %d unix, %d refused (no origin), %d own skipped (%d unix), %d loops to itself refused, %d other netns skipped, %d map full, %d on sockmap (%d fell back to TCP)\n",
+			ic.Programs, ic.Redirected, ic.PodRedirected, ic.Steered, ic.UnixRedirected, ic.Refused, ic.SkippedOwn, ic.UnixSkippedOwn, ic.OwnLoops, ic.SkippedNetns, ic.MapFull, ic.SockmapAdded, ic.SockmapFallback)
 	case ic.Fallback != "":
 		fmt.Fprintf(w, "interception: off, fell back to the explicit listener: %s\n", ic.Fallback)
 	default:
