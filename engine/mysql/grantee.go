@@ -91,21 +91,5 @@ func statementGrantee(st *engine.StmtFacts, settings string) {
 // SET's list of settings is a string literal whose modes hold
 // NO_AUTO_CREATE_USER.
 func keepsNoAutoCreate(text string) bool {
-	seen := false
-	var prev [2]token
-	for i := 0; ; {
-		t, ok := nextToken(text, i)
-		if !ok {
-			return seen
-		}
-		i = t.hi
-		if prev[1].kind == '=' && prev[0].is(text, "sql_mode") {
-			end, more := nextToken(text, i)
-			if t.kind != tokString || more && end.kind != ',' || !parseMode(text[t.lo+1:t.hi-1]).noAutoCreate {
-				return false
-			}
-			seen = true
-		}
-		prev[0], prev[1] = prev[1], t
-	}
+	return sqlModeLiterals(text, func(m mode) bool { return m.noAutoCreate })
 }

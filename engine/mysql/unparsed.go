@@ -1021,23 +1021,24 @@ func setStatementFor(text string, pc *piece, kw token) (token, bool) {
 // sql_mode, only to string literals without ANSI_QUOTES (or a mode that
 // implies it) and NO_BACKSLASH_ESCAPES: modes that do not change lexing.
 func plainMode(text, name string) bool {
-	if name != "sql_mode" {
-		return false
-	}
+	return name == "sql_mode" && sqlModeLiterals(text, func(m mode) bool { return !m.ansiQuotes && !m.noBackslash })
+}
+
+// sqlModeLiterals reports whether text (a SET's list of settings) assigns
+// sql_mode at least once, each time a string literal alone (an expression's
+// value is not known here) whose modes hold ok.
+func sqlModeLiterals(text string, ok func(mode) bool) bool {
 	seen := false
 	var prev [2]token
 	for i := 0; ; {
-		t, ok := nextToken(text, i)
-		if !ok {
+		t, more := nextToken(text, i)
+		if !more {
 			return seen
 		}
 		i = t.hi
 		if prev[1].kind == '=' && prev[0].is(text, "sql_mode") {
 			end, more := nextToken(text, i)
-			if t.kind != tokString || more && end.kind != ',' {
-				return false // an expression: its value is not known here
-			}
-			if m := parseMode(text[t.lo+1 : t.hi-1]); m.ansiQuotes || m.noBackslash {
+			if t.kind != tokString || more && end.kind != ',' || !ok(parseMode(text[t.lo+1:t.hi-1])) {
 				return false
 			}
 			seen = true
