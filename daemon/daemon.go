@@ -61,6 +61,10 @@ type Daemon struct {
 	proc string
 	// budget bounds the message memory of all sessions (guard.go).
 	budget *bufferBudget
+	// logs bounds verdict and session error lines per daemon and reason
+	// (logrl.go); stopLogSummary ends its periodic summary.
+	logs           *logLimiter
+	stopLogSummary func()
 	// clients counts client connections of all databases, for
 	// max_client_connections (guard.go), maxClients (a reload changes it).
 	clients    atomic.Int64
@@ -174,7 +178,8 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
 	}
 	d := &Daemon{cfg: cfg, log: log, version: version, sessions: map[relay.Session]*sessionObserver{}, sleep: time.Sleep, proc: "/proc",
-		budget: newBufferBudget(cfg.MaxBufferedBytes), relays: map[string]relay.Protocol{}, own: newOwnSockets()}
+		budget: newBufferBudget(cfg.MaxBufferedBytes), relays: map[string]relay.Protocol{}, own: newOwnSockets(),
+		logs: newLogLimiter(logBurst, logRefill)}
 	d.maxClients.Store(int64(cfg.MaxClientConnections))
 	var list []*database
 	for i := range cfg.Databases {
@@ -289,7 +294,7 @@ func (d *Daemon) lend(db *database) {
 		AllowCommands: c.AllowCommands,
 		Budget:        d.budget,
 		Admit:         func() (func(), error) { return d.admit(db) },
-		Log:           d.log.With("database", c.Name),
+		Log:           slog.New(&limitHandler{next: d.log.Handler(), l: d.logs, db: c.Name}).With("database", c.Name),
 		Observer:      &observer{d: d, db: db},
 		Meter:         func(id uint64) relay.Meter { return d.newMeter(db, id) },
 	}
@@ -363,6 +368,7 @@ func (d *Daemon) Start() error {
 		d.dialer.ControlContext = nil // nothing to be exempt from (and no mark without CAP_NET_ADMIN)
 	}
 	d.startStats(d.proc, "/")
+	d.stopLogSummary = d.startLogSummary()
 	d.procsStop = make(chan struct{})
 	startProcsTuner(d.log, d.procsStop)
 	if err := d.startMetrics(); err != nil {
@@ -511,6 +517,10 @@ func (d *Daemon) Stop(ctx context.Context) error {
 	}
 	d.stopMetrics()
 	d.stopStats()
+	if d.stopLogSummary != nil {
+		d.stopLogSummary()
+		d.stopLogSummary = nil
+	}
 	if d.procsStop != nil {
 		close(d.procsStop)
 	}

@@ -2,8 +2,8 @@ package daemon
 
 // The observer every protocol's sessions report to (relay.Observer): it
 // counts into the database's counters and per-rule counts, keeps each
-// session's tally for fwctl connections, logs verdicts (at most one line per
-// rule and session every logRepeatEvery, logrl.go) and audits them.
+// session's tally for fwctl connections, logs verdicts (bounded per daemon,
+// database, outcome and rule, logrl.go) and audits them.
 
 import (
 	"log/slog"
@@ -66,17 +66,13 @@ func (o *observer) Open(s relay.Session, log *slog.Logger) (relay.SessionObserve
 	return so, true
 }
 
-// sessionObserver is one session's: its tally, its log and the verdict
-// lines it held back.
+// sessionObserver is one session's: its tally and its log.
 type sessionObserver struct {
 	d     *Daemon
 	db    *database
 	s     relay.Session
 	log   *slog.Logger
 	tally sessionTally
-	// logs limits repeated verdict lines (logrl.go); the session's
-	// client-to-server goroutine is the only one that judges.
-	logs logLimiter
 }
 
 // Judged counts, logs and audits a verdict.
@@ -114,8 +110,8 @@ func (so *sessionObserver) verdict(v *engine.Verdict, typ byte, at time.Time, el
 	case v.Action == engine.ActionLog:
 		st.logged.Add(1)
 		outcome = "logged"
-		if ok, n := so.logs.allow(logKey{outcome, v.RuleID}, at); ok {
-			so.log.Info("statement logged", "rule", v.RuleID, "reason", v.Reason, "message", string(typ), "repeated", n)
+		if so.d.logs.allow(logKey{db.cfg.Name, outcome, v.RuleID}, at) {
+			so.log.Info(msgLoggedByPol, "rule", v.RuleID, "reason", v.Reason, "message", string(typ), "application_name", so.s.Info().Application)
 		}
 	case v.Action.Denies():
 		mode := db.mode(v)
@@ -126,19 +122,22 @@ func (so *sessionObserver) verdict(v *engine.Verdict, typ byte, at time.Time, el
 			st.wouldDeny.Add(1)
 			outcome = "would_block"
 		}
-		// one line per rule and session every logRepeatEvery, with the
-		// count of those in between (logrl.go)
-		ok, n := so.logs.allow(logKey{outcome, v.RuleID}, at)
-		if !ok {
+		// bounded per daemon, database, outcome and rule, with a summary
+		// of what was held back (logrl.go). The session's logger already
+		// names the session, client, process (pid, uid, comm, cgroup),
+		// user and db; application_name can change during the session
+		// and is read here. No literal: the reason is the rule's.
+		if !so.d.logs.allow(logKey{db.cfg.Name, outcome, v.RuleID}, at) {
 			break
 		}
+		app := so.s.Info().Application
 		switch mode {
 		case ModeEnforce:
-			so.log.Warn("statement blocked", "rule", v.RuleID, "action", v.Action.String(), "reason", v.Reason, "message", string(typ), "statements", v.Statements, "repeated", n)
+			so.log.Warn(msgBlocked, "rule", v.RuleID, "action", v.Action.String(), "reason", v.Reason, "message", string(typ), "statements", v.Statements, "application_name", app)
 		case ModeMonitor:
-			so.log.Warn("statement denied by policy, allowed by monitor mode", "rule", v.RuleID, "reason", v.Reason, "message", string(typ), "repeated", n)
+			so.log.Warn(msgWouldBlock, "rule", v.RuleID, "reason", v.Reason, "message", string(typ), "application_name", app)
 		default:
-			so.log.Warn("detect: enforce would block this statement", "rule", v.RuleID, "action", v.Action.String(), "reason", v.Reason, "message", string(typ), "eval", el, "repeated", n)
+			so.log.Warn(msgDetect, "rule", v.RuleID, "action", v.Action.String(), "reason", v.Reason, "message", string(typ), "eval", el, "application_name", app)
 		}
 	}
 	if a := so.d.audit; a != nil {
@@ -146,12 +145,8 @@ func (so *sessionObserver) verdict(v *engine.Verdict, typ byte, at time.Time, el
 	}
 }
 
-// Close logs the verdict lines held back, audits the session's end and
-// unregisters it.
+// Close audits the session's end and unregisters it.
 func (so *sessionObserver) Close() {
-	so.logs.flush(func(k logKey, n int) {
-		so.log.Info("verdict lines held back at the end of the session", "outcome", k.outcome, "rule", k.rule, "repeated", n)
-	})
 	if a := so.d.audit; a != nil {
 		a.record(auditRecord{at: time.Now(), event: "session_end", s: so.s})
 	}
