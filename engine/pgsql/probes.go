@@ -481,15 +481,10 @@ func (w *walker) probeSearch(n *pg_query.Node, f *engine.StmtFacts) (engine.Prob
 // search walks the statement once and judges each node, on the walker's
 // own stack (empty after the walk, and grown to the tree's size by it).
 func (p *prober) search(root *pg_query.Node) {
-	sw := p.w
-	base := len(sw.stack)
-	sw.stack = append(sw.stack, frame{m: root})
-	for len(sw.stack) > base {
-		m := sw.stack[len(sw.stack)-1].m
-		sw.stack = sw.stack[:len(sw.stack)-1]
-		p.judge(m) // its scans run above this stack's top and restore it
-		sw.pushChildren(m)
-	}
+	p.walk(root, func(m any) (bool, bool) {
+		p.judge(m)
+		return false, false
+	})
 }
 
 // judge looks at one node of a statement on an application table.
@@ -794,6 +789,24 @@ func (p *prober) returnsServer(sel *pg_query.SelectStmt) bool {
 // work that waits. A WITH query's series of unknown length is a report's
 // (the gaps in a sequence of ids), not counted.
 func (p *prober) heavyWork(n *pg_query.Node, unknown bool) bool {
+	return p.walk(n, func(m any) (found, skip bool) {
+		switch x := m.(type) {
+		case *pg_query.FuncCall:
+			if funcName(x.Funcname) == "generate_series" {
+				r := seriesRows(x)
+				return r >= heavySeriesRows || (unknown && r == 0 && numericSeries(x)), false
+			}
+		case *pg_query.SelectStmt:
+			return crossCatalog(x), false
+		}
+		return false, false
+	})
+}
+
+// walk walks the subtree of n on the walker's stack until visit reports
+// found; skip leaves the children of the node visited out. visit's own
+// scans run above the stack's top and restore it.
+func (p *prober) walk(n any, visit func(m any) (found, skip bool)) bool {
 	sw := p.w
 	base := len(sw.stack)
 	sw.stack = append(sw.stack, frame{m: n})
@@ -801,20 +814,10 @@ func (p *prober) heavyWork(n *pg_query.Node, unknown bool) bool {
 	for len(sw.stack) > base && !found {
 		m := sw.stack[len(sw.stack)-1].m
 		sw.stack = sw.stack[:len(sw.stack)-1]
-		switch x := m.(type) {
-		case *pg_query.FuncCall:
-			if funcName(x.Funcname) == "generate_series" {
-				r := seriesRows(x)
-				if r >= heavySeriesRows || (unknown && r == 0 && numericSeries(x)) {
-					found = true
-				}
-			}
-		case *pg_query.SelectStmt:
-			if crossCatalog(x) {
-				found = true
-			}
+		var skip bool
+		if found, skip = visit(m); !skip {
+			sw.pushChildren(m)
 		}
-		sw.pushChildren(m)
 	}
 	sw.stack = sw.stack[:base]
 	return found
@@ -882,24 +885,15 @@ func constOrder(n *pg_query.Node) bool {
 // wrapsSub: n, outside any subquery of its own, calls an extractWrapper on
 // a subquery.
 func (p *prober) wrapsSub(n *pg_query.Node) bool {
-	sw := p.w
-	base := len(sw.stack)
-	sw.stack = append(sw.stack, frame{m: n})
-	found := false
-	for len(sw.stack) > base && !found {
-		m := sw.stack[len(sw.stack)-1].m
-		sw.stack = sw.stack[:len(sw.stack)-1]
+	return p.walk(n, func(m any) (found, skip bool) {
 		switch x := m.(type) {
 		case *pg_query.SubLink:
-			continue
+			return false, true
 		case *pg_query.FuncCall:
 			if extractWrappers[funcName(x.Funcname)] && p.contains(x, hasSub) != 0 {
-				found = true
-				continue
+				return true, true
 			}
 		}
-		sw.pushChildren(m)
-	}
-	sw.stack = sw.stack[:base]
-	return found
+		return false, false
+	})
 }
