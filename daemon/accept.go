@@ -55,7 +55,9 @@ func (d *Daemon) acceptLoop(ln net.Listener, identify func(net.Conn) (arrival, e
 		}
 		if err != nil {
 			d.refused.Add(1)
-			d.log.Warn("refusing connection", "client", conn.RemoteAddr().String(), "listener", ln.Addr().String(), "err", err)
+			if d.logs.allow(logKey{"", "WARN", "refusing connection"}, time.Now()) { // per reason, logrl.go
+				d.log.Warn("refusing connection", "client", conn.RemoteAddr().String(), "listener", ln.Addr().String(), "err", err)
+			}
 			conn.Close()
 			continue
 		}

@@ -17,6 +17,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,6 +52,8 @@ type logLimiter struct {
 	keys     map[logKey]*logBucket
 	overflow map[string]*logBucket // by kind, once keys is full
 	since    time.Time             // start of the current summary period
+	// total counts every suppressed line (sqlfw_log_lines_suppressed_total).
+	total atomic.Uint64
 }
 
 func newLogLimiter(burst int, refill time.Duration) *logLimiter {
@@ -71,8 +74,12 @@ func (l *logLimiter) fill(b *logBucket, now time.Time) {
 }
 
 // allow reports whether a line of key may be written at now; when not, it
-// is counted for the next summary.
+// is counted for the next summary. A nil limiter allows every line (a
+// Daemon made without New, in tests).
 func (l *logLimiter) allow(k logKey, now time.Time) bool {
+	if l == nil {
+		return true
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.since.IsZero() {
@@ -94,13 +101,25 @@ func (l *logLimiter) allow(k logKey, now time.Time) bool {
 		return true
 	}
 	b.suppressed++
+	l.total.Add(1)
 	return false
+}
+
+// suppressed is the count of every line held back since start.
+func (l *logLimiter) suppressed() uint64 {
+	if l == nil {
+		return 0
+	}
+	return l.total.Load()
 }
 
 // summary calls f for every key with lines suppressed since the last
 // summary (and how long that period was), resets the counts and forgets
 // the keys that are idle.
 func (l *logLimiter) summary(now time.Time, f func(k logKey, n uint64, period time.Duration)) {
+	if l == nil {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	period := now.Sub(l.since)

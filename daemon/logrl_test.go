@@ -200,6 +200,9 @@ func TestManySessionsBlockedOnceLogBounded(t *testing.T) {
 	if m == nil || m[2] != fmt.Sprint(sessions-logBurst) {
 		t.Errorf("no summary with suppressed=%d for the block lines (%q):\n%s", sessions-logBurst, m, out)
 	}
+	if got := d.logs.total.Load(); got != sessions-logBurst {
+		t.Errorf("sqlfw_log_lines_suppressed_total's source is %d, want %d", got, sessions-logBurst)
+	}
 }
 
 // A session error repeated by every session (an upstream that refuses,

@@ -128,6 +128,7 @@ func TestStatusConnectionsAndMetrics(t *testing.T) {
 		`sqlfw_mode_override{database="t"} 0`,
 		`sqlfw_reloads_total{result="ok"} 0`,
 		`sqlfw_connections_limited_total{database="t"} 0`,
+		`sqlfw_log_lines_suppressed_total 0`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics: no line %q in\n%s", want, grepLines(string(body), "sqlfw_"))
