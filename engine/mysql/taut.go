@@ -2077,39 +2077,20 @@ func (fo *folder) complements(a, b ast.ExprNode) bool {
 		if e, ok := isNullCall(b); ok {
 			return !x.Not && fo.sameExpr(x.Expr, e, 0) // x IS NULL / ISNULL(x): no complements
 		}
-		y, ok := b.(*ast.IsNullExpr)
-		return ok && x.Not != y.Not && fo.sameExpr(x.Expr, y.Expr, 0)
+		return fo.sameTest(a, b, true)
 	case *ast.FuncCallExpr:
 		// ISNULL(x) OR x IS NOT NULL.
 		if e, ok := isNullCall(x); ok {
 			y, ok := b.(*ast.IsNullExpr)
 			return ok && y.Not && fo.sameExpr(e, y.Expr, 0)
 		}
-	case *ast.IsTruthExpr:
-		y, ok := b.(*ast.IsTruthExpr)
-		return ok && x.Not != y.Not && x.True == y.True && fo.sameExpr(x.Expr, y.Expr, 0)
 	case *ast.BinaryOperationExpr:
 		y, ok := b.(*ast.BinaryOperationExpr)
 		if n, isCmp := negatedOp[x.Op]; isCmp && ok && y.Op == n {
 			return fo.sameExpr(x.L, y.L, 0) && fo.sameExpr(x.R, y.R, 0)
 		}
-	case *ast.PatternLikeOrIlikeExpr:
-		y, ok := b.(*ast.PatternLikeOrIlikeExpr)
-		return ok && x.Not != y.Not && x.Escape == y.Escape && fo.sameExpr(x.Expr, y.Expr, 0) && fo.sameExpr(x.Pattern, y.Pattern, 0)
-	case *ast.PatternInExpr:
-		y, ok := b.(*ast.PatternInExpr)
-		if !ok || x.Not == y.Not || x.Sel != nil || y.Sel != nil || len(x.List) != len(y.List) || !fo.sameExpr(x.Expr, y.Expr, 0) {
-			return false
-		}
-		for i := range x.List {
-			if !fo.sameExpr(x.List[i], y.List[i], 0) {
-				return false
-			}
-		}
-		return true
-	case *ast.BetweenExpr:
-		y, ok := b.(*ast.BetweenExpr)
-		return ok && x.Not != y.Not && fo.sameExpr(x.Expr, y.Expr, 0) && fo.sameExpr(x.Left, y.Left, 0) && fo.sameExpr(x.Right, y.Right, 0)
+	case *ast.IsTruthExpr, *ast.PatternLikeOrIlikeExpr, *ast.PatternInExpr, *ast.BetweenExpr:
+		return fo.sameTest(a, b, true)
 	}
 	return false
 }
@@ -2125,25 +2106,25 @@ func (fo *folder) sameCond(a, b ast.ExprNode) bool {
 	// is P's complement in both directions.
 	switch a.(type) {
 	case *ast.IsNullExpr, *ast.IsTruthExpr, *ast.PatternLikeOrIlikeExpr, *ast.PatternInExpr, *ast.BetweenExpr:
-		// a and b are the same test when a's complement's complement is b:
-		// compare through a negated copy is not possible on the AST, so
-		// compare fields directly.
-		return fo.sameTest(a, b)
+		return fo.sameTest(a, b, false)
 	}
 	return false
 }
 
-func (fo *folder) sameTest(a, b ast.ExprNode) bool {
+// sameTest compares two tests (IS NULL, IS [NOT] TRUE/FALSE, LIKE, IN of a
+// list, BETWEEN) field by field: b is a's copy, or with negated a's
+// negation (their NOT flags differ).
+func (fo *folder) sameTest(a, b ast.ExprNode, negated bool) bool {
 	switch x := a.(type) {
 	case *ast.IsNullExpr:
 		y, ok := b.(*ast.IsNullExpr)
-		return ok && x.Not == y.Not && fo.sameExpr(x.Expr, y.Expr, 0)
+		return ok && (x.Not != y.Not) == negated && fo.sameExpr(x.Expr, y.Expr, 0)
 	case *ast.IsTruthExpr:
 		y, ok := b.(*ast.IsTruthExpr)
-		return ok && x.Not == y.Not && x.True == y.True && fo.sameExpr(x.Expr, y.Expr, 0)
+		return ok && (x.Not != y.Not) == negated && x.True == y.True && fo.sameExpr(x.Expr, y.Expr, 0)
 	case *ast.PatternLikeOrIlikeExpr:
 		y, ok := b.(*ast.PatternLikeOrIlikeExpr)
-		return ok && x.Not == y.Not && x.Escape == y.Escape && fo.sameExpr(x.Expr, y.Expr, 0) && fo.sameExpr(x.Pattern, y.Pattern, 0)
+		return ok && (x.Not != y.Not) == negated && x.Escape == y.Escape && fo.sameExpr(x.Expr, y.Expr, 0) && fo.sameExpr(x.Pattern, y.Pattern, 0)
 	case *ast.PatternInExpr:
 		y, ok := b.(*ast.PatternInExpr)
 		if !ok || x.Not != y.Not || x.Sel != nil || y.Sel != nil || len(x.List) != len(y.List) || !fo.sameExpr(x.Expr, y.Expr, 0) {
@@ -2157,7 +2138,7 @@ func (fo *folder) sameTest(a, b ast.ExprNode) bool {
 		return true
 	case *ast.BetweenExpr:
 		y, ok := b.(*ast.BetweenExpr)
-		return ok && x.Not == y.Not && fo.sameExpr(x.Expr, y.Expr, 0) && fo.sameExpr(x.Left, y.Left, 0) && fo.sameExpr(x.Right, y.Right, 0)
+		return ok && (x.Not != y.Not) == negated && fo.sameExpr(x.Expr, y.Expr, 0) && fo.sameExpr(x.Left, y.Left, 0) && fo.sameExpr(x.Right, y.Right, 0)
 	}
 	return false
 }
