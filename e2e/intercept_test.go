@@ -146,6 +146,19 @@ func psqlIn(t *testing.T, cg, host string, sql string) psqlResult {
 	return runCmd(t, time.Minute, "", nil, "sh", args...)
 }
 
+// psqlJudged runs psql from cgroup cg to host: a count of table's 3 rows
+// is answered, a DELETE without WHERE is blocked by sqlfw.
+func psqlJudged(t *testing.T, cg, host, table string) {
+	t.Helper()
+	if res := psqlIn(t, cg, host, "select count(*) from "+table); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "3" {
+		t.Fatalf("psql -h %s 'select count(*) from %s'\ngot %s\nwant 3", host, table, res)
+	}
+	res := psqlIn(t, cg, host, "delete from "+table)
+	if res.Exit == 0 || !strings.Contains(res.Stderr, codeBlocked) || !strings.Contains(res.Stderr, blockedPrefix) {
+		t.Fatalf("psql -h %s 'delete from %s'\ngot %s\nwant ERROR %s from sqlfw", host, table, res, codeBlocked)
+	}
+}
+
 func TestInterceptAppHost(t *testing.T) {
 	needKernel(t)
 	cg := childCgroup(t)
@@ -157,15 +170,7 @@ func TestInterceptAppHost(t *testing.T) {
 		hosts = append(hosts, pg.SockDir)
 	}
 	for _, h := range hosts {
-		t.Run(strings.ReplaceAll(h, "/", "_"), func(t *testing.T) {
-			if res := psqlIn(t, cg, h, "select count(*) from icept"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "3" {
-				t.Fatalf("input psql -h %s 'select count(*) from icept'\ngot %s\nwant 3", h, res)
-			}
-			res := psqlIn(t, cg, h, "delete from icept")
-			if res.Exit == 0 || !strings.Contains(res.Stderr, codeBlocked) || !strings.Contains(res.Stderr, blockedPrefix) {
-				t.Fatalf("input psql -h %s 'delete from icept'\ngot %s\nwant ERROR %s from sqlfw", h, res, codeBlocked)
-			}
-		})
+		t.Run(strings.ReplaceAll(h, "/", "_"), func(t *testing.T) { psqlJudged(t, cg, h, "icept") })
 	}
 	if got := directInts(t, "select count(*) from icept"); len(got) != 1 || got[0] != 3 {
 		t.Errorf("rows after the blocked deletes: got %v, want [3]", got)

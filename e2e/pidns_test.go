@@ -72,13 +72,7 @@ func TestInterceptInPIDNamespace(t *testing.T) {
 		hosts = append(hosts, pg.SockDir)
 	}
 	for _, h := range hosts {
-		if res := psqlIn(t, cg, h, "select count(*) from icept_pidns"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "3" {
-			t.Fatalf("psql -h %s 'select count(*) from icept_pidns'\ngot %s\nwant 3", h, res)
-		}
-		res := psqlIn(t, cg, h, "delete from icept_pidns")
-		if res.Exit == 0 || !strings.Contains(res.Stderr, codeBlocked) || !strings.Contains(res.Stderr, blockedPrefix) {
-			t.Fatalf("psql -h %s 'delete from icept_pidns'\ngot %s\nwant ERROR %s from sqlfw", h, res, codeBlocked)
-		}
+		psqlJudged(t, cg, h, "icept_pidns")
 	}
 	if got := directInts(t, "select count(*) from icept_pidns"); len(got) != 1 || got[0] != 3 {
 		t.Errorf("rows after the blocked deletes: %v, want [3]", got)
