@@ -17,7 +17,7 @@ import (
 //
 // Example: CREATE FUNCTION f(a INT) RETURNS INT BEGIN DECLARE x INT DEFAULT
 // (SELECT COUNT(*) FROM t); RETURN x + a; END is the DDL create function
-// (unparsed.go's classifyLead: the header's facts) whose body reads t.
+// (unparsedlead.go's classifyLead: the header's facts) whose body reads t.
 //
 // The statement of a program (its body) and of a compound statement is one
 // of: [label:] BEGIN [NOT ATOMIC] statement; ... END [label], IF c THEN ...

@@ -265,7 +265,7 @@ type walker struct {
 	// blind: a condition has a term whose value is known where query
 	// builders put none (blind.go blindCond).
 	blind bool
-	xhex  map[string]bool // the bytes of the statement's X'...' literals (taut.go folder)
+	xhex  map[string]bool // the bytes of the statement's X'...' literals (fold.go folder)
 }
 
 func (w *walker) Enter(n ast.Node) (ast.Node, bool) {

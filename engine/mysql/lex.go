@@ -330,7 +330,7 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 	// immediate: the string literal that follows EXECUTE IMMEDIATE (or
 	// PREPARE name FROM) is lexed again by the server, in the session's
 	// sql_mode, when it runs (is prepared);
-	// the engine reads it in the default one (unparsed.go immediateParsed).
+	// the engine reads it in the default one (immediate.go immediateParsed).
 	immediate := false
 	// compound counts the BEGIN ... END bodies open (a BEGIN that is not a
 	// statement's first word, an END not followed by IF, LOOP, ...): a
