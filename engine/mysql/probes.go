@@ -657,13 +657,19 @@ func catalogCall(st *engine.StmtFacts) bool {
 // stackedProbe adds what a statement stacked after one on application
 // tables, in the same text, reads of the server: the catalog (SELECT
 // 1; SELECT table_name FROM information_schema.tables) or server
-// information it returns (; SELECT @@datadir). Its InDatabase variants
-// get the same.
+// information it returns (; SELECT @@datadir); or a DO (1; DO (1=1)):
+// it returns nothing, so after an application's statement its only use
+// is the error or the wait the page shows (DO IF((SELECT ...), 1,
+// (SELECT 1 UNION SELECT 2))), a boolean-blind probe. Its InDatabase
+// variants get the same.
 func stackedProbe(st *engine.StmtFacts, s ast.StmtNode) {
 	if st.Kind == engine.KindUtility {
 		return
 	}
 	var p engine.ProbeSet
+	if _, ok := s.(*ast.DoStmt); ok {
+		p |= engine.ProbeBooleanBlind
+	}
 	if catalogRead(st) || catalogCall(st) {
 		p |= engine.ProbeCatalog
 	}

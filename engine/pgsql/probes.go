@@ -57,7 +57,18 @@ import (
 //	                 (id = 1 AND 4307=4307), or a CASE WHEN condition
 //	                 (ORDER BY CASE WHEN 4307=4307 THEN 1 ELSE ... END); a
 //	                 division by a constant subquery (1/(SELECT 0)), the
-//	                 error half of an ORDER BY oracle.
+//	                 error half of an ORDER BY oracle. And a value computed
+//	                 from literals alone (valueExpr: 'nu' || 't', 2-1,
+//	                 1*56, div(23, -2)) compared with a row's value (=, <>,
+//	                 <, >, not a pattern) or assigned by UPDATE's SET: an
+//	                 application puts a literal there, an injection an
+//	                 expression whose answer, the same as the literal's,
+//	                 confirms that the text is run. A pattern built from
+//	                 literals (LIKE '%' || 'x' || '%', psycopg2's), a
+//	                 typed literal (now() - interval '1 day', '2024-01-01'::
+//	                 date + 1), a value of a column (SET n = n + 1) and
+//	                 constant arithmetic elsewhere (select lists, LIMIT,
+//	                 OFFSET) are not.
 //	char_extraction  a subquery or server information taken apart (ASCII,
 //	                 SUBSTRING, SUBSTR, LEFT, RIGHT, LENGTH, STRPOS,
 //	                 GET_BYTE ...: extractWrappers) and compared with a
@@ -152,9 +163,95 @@ func probeNode(m any) bool {
 		_, name := lastTwo(n.Funcname)
 		return catalogDataFunc(name) || typedFuncs[name] || parserFuncs[name] || name == "generate_series"
 	case *pg_query.A_Expr:
-		return constComparison(n) && !builderIdiom(n)
+		return constComparison(n) && !builderIdiom(n) || valueComparison(n)
 	case *pg_query.SortBy:
 		return true
+	case *pg_query.UpdateStmt:
+		return valueSet(n)
+	}
+	return false
+}
+
+// valueOps combine values into a value.
+var valueOps = map[string]bool{"||": true, "+": true, "-": true, "*": true, "/": true, "%": true, "^": true}
+
+// mathFuncs compute a number from numbers alone.
+var mathFuncs = map[string]bool{
+	"div": true, "mod": true, "abs": true, "sign": true, "ceil": true, "ceiling": true, "floor": true,
+	"round": true, "trunc": true, "power": true, "pow": true, "sqrt": true, "cbrt": true, "exp": true,
+	"ln": true, "log": true, "log10": true, "pi": true, "degrees": true, "radians": true, "sin": true,
+	"cos": true, "tan": true, "factorial": true, "gcd": true, "lcm": true,
+}
+
+// valueExpr: an expression of untyped literals combined by operators or
+// math functions, not a literal itself: 'A' || 'B', 2-1, 1*56,
+// div(23, -2). A typed literal (interval '1 day', '2024-01-01'::date) is
+// not one of its leaves.
+func valueExpr(n *pg_query.Node) bool {
+	return valueTree(n, 0) == 2
+}
+
+// valueTree is 1 for an untyped literal, 2 for an expression of them, 0
+// for anything else.
+func valueTree(n *pg_query.Node, depth int) uint8 {
+	if n == nil || depth > 32 {
+		return 0
+	}
+	switch x := n.GetNode().(type) {
+	case *pg_query.Node_AConst:
+		switch x.AConst.Val.(type) {
+		case *pg_query.A_Const_Ival, *pg_query.A_Const_Fval, *pg_query.A_Const_Sval:
+			return 1
+		}
+	case *pg_query.Node_AExpr:
+		a := x.AExpr
+		if a.Kind != pg_query.A_Expr_Kind_AEXPR_OP || a.Rexpr == nil || !valueOps[opName(a.Name)] {
+			return 0
+		}
+		if a.Lexpr == nil { // -(1), a unary minus the grammar did not fold
+			if valueTree(a.Rexpr, depth+1) == 0 {
+				return 0
+			}
+			return 2
+		}
+		if valueTree(a.Lexpr, depth+1) == 0 || valueTree(a.Rexpr, depth+1) == 0 {
+			return 0
+		}
+		return 2
+	case *pg_query.Node_FuncCall:
+		fc := x.FuncCall
+		schema, name := lastTwo(fc.Funcname)
+		if (schema != "" && schema != "pg_catalog") || !mathFuncs[name] || fc.AggStar || fc.Over != nil {
+			return 0
+		}
+		for _, a := range fc.Args {
+			if valueTree(a, depth+1) == 0 {
+				return 0
+			}
+		}
+		return 2
+	}
+	return 0
+}
+
+// valueComparison: a value computed from literals compared, not as a
+// pattern, with something that is not a constant (name = 'nu' || 't',
+// id = 2-1).
+func valueComparison(a *pg_query.A_Expr) bool {
+	if a.Kind != pg_query.A_Expr_Kind_AEXPR_OP || a.Lexpr == nil || a.Rexpr == nil || isPattern(a) || !isComparison(a) {
+		return false
+	}
+	return valueExpr(a.Rexpr) && !isConst(a.Lexpr) && !valueExpr(a.Lexpr) ||
+		valueExpr(a.Lexpr) && !isConst(a.Rexpr) && !valueExpr(a.Rexpr)
+}
+
+// valueSet: an UPDATE that assigns a value computed from literals (SET
+// name = 'A' || 'B').
+func valueSet(u *pg_query.UpdateStmt) bool {
+	for _, t := range u.TargetList {
+		if rt := t.GetResTarget(); rt != nil && valueExpr(rt.Val) {
+			return true
+		}
 	}
 	return false
 }
@@ -610,6 +707,10 @@ func (p *prober) judge(m any) {
 		}
 	case *pg_query.A_Expr:
 		p.comparison(n)
+	case *pg_query.UpdateStmt:
+		if valueSet(n) {
+			p.found |= engine.ProbeBooleanBlind // SET name = 'A' || 'B'
+		}
 	}
 }
 
@@ -627,6 +728,9 @@ func (p *prober) comparison(a *pg_query.A_Expr) {
 	if constComparison(a) && !builderIdiom(a) {
 		p.found |= engine.ProbeBooleanBlind // SET name = '' < '', ORDER BY 4307=4307
 		return
+	}
+	if valueComparison(a) {
+		p.found |= engine.ProbeBooleanBlind // name = 'nu' || 't', id = 2-1
 	}
 	// A subquery taken apart on both sides (sqlmap's greatest and least
 	// tampers: GREATEST(ASCII(SUBSTRING((SELECT ...), 1, 1)), 52) =
