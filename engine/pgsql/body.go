@@ -568,7 +568,7 @@ func (w *walker) nestedSQL(text string) {
 	}
 	w.alsoOff(text, w.nestedSQL) // lexed when it runs (lexstate.go)
 	w.measure(text)
-	tree, err := pg_query.Parse(text)
+	tree, err := parseSQL(text)
 	if err != nil {
 		w.setUnparsed(unparsedSQL)
 		return
@@ -934,7 +934,7 @@ func (w *walker) execArgs(n *pg_query.FuncCall) {
 				}
 			})
 			w.measure(text)
-			tree, err := pg_query.Parse(text)
+			tree, err := parseSQL(text)
 			if err != nil || strings.IndexByte(text, 0) >= 0 {
 				w.setUnparsed(unparsedSQL)
 				continue

@@ -37,7 +37,7 @@ func parseText(text string, lex engine.LexStats) (*pg_query.ParseResult, *engine
 	if strings.IndexByte(text, 0) >= 0 {
 		return nil, &engine.TextFacts{ParseError: true, ParseReason: parseErrorReason + " (NUL byte)", Lex: lex}
 	}
-	tree, err := pg_query.Parse(text)
+	tree, err := parseSQL(text)
 	if err != nil {
 		// The parser's message quotes the text near the error, so only the
 		// position is kept.
@@ -54,6 +54,68 @@ func parseText(text string, lex engine.LexStats) (*pg_query.ParseResult, *engine
 		return nil, &engine.TextFacts{ParseError: true, ParseReason: reason, Lex: lex}
 	}
 	return tree, nil
+}
+
+// parseSQL parses text as PostgreSQL does: where pg_query stops at a
+// comment between two words the grammar reads together, the text is
+// parsed again without it (lookaheadComments).
+func parseSQL(text string) (*pg_query.ParseResult, error) {
+	tree, err := pg_query.Parse(text)
+	if err != nil {
+		if alt, ok := lookaheadComments(text); ok {
+			if t, err2 := pg_query.Parse(alt); err2 == nil {
+				return t, nil
+			}
+		}
+	}
+	return tree, err
+}
+
+// lookaheadComments is text with the comments blanked that stand right
+// after a word PostgreSQL's grammar reads together with the next one (NOT
+// BETWEEN/IN/LIKE/ILIKE/SIMILAR, NULLS FIRST/LAST, WITH TIME/ORDINALITY,
+// WITHOUT TIME, FORMAT JSON), and whether there was one. PostgreSQL's
+// scanner drops comments before that lookahead; libpg_query's returns
+// them as tokens (for its scan), and its lookahead reads the comment in
+// place of the next word, so NOT/**/BETWEEN, which PostgreSQL runs, would
+// be a parse error. The comments are found by the same scanner and
+// replaced by as many blanks, so the positions stay those of text and the
+// tree is the one PostgreSQL builds.
+func lookaheadComments(text string) (string, bool) {
+	if !strings.Contains(text, "/*") && !strings.Contains(text, "--") {
+		return "", false
+	}
+	sc, err := pg_query.Scan(text)
+	if err != nil {
+		return "", false
+	}
+	var b []byte
+	prev := pg_query.Token_NUL
+	for _, t := range sc.Tokens {
+		switch t.Token {
+		case pg_query.Token_SQL_COMMENT, pg_query.Token_C_COMMENT:
+			switch prev {
+			case pg_query.Token_NOT, pg_query.Token_NULLS_P, pg_query.Token_WITH, pg_query.Token_WITHOUT, pg_query.Token_FORMAT:
+				if t.Start < 0 || t.End > int32(len(text)) || t.Start >= t.End {
+					return "", false
+				}
+				if b == nil {
+					b = []byte(text)
+				}
+				for i := t.Start; i < t.End; i++ {
+					if b[i] != '\n' {
+						b[i] = ' '
+					}
+				}
+			}
+			continue // the word before the comment stays the one looked after
+		}
+		prev = t.Token
+	}
+	if b == nil {
+		return "", false
+	}
+	return string(b), true
 }
 
 // treeFacts collects the facts of every statement of a parse tree.

@@ -157,6 +157,43 @@ func TestAnalyzeDeepNesting(t *testing.T) {
 	}
 }
 
+// TestLookaheadComments: a comment between the two words PostgreSQL's
+// grammar reads together (NOT BETWEEN, NULLS FIRST, WITH TIME ZONE) is read
+// as PostgreSQL reads it, a blank, not as a parse error (libpg_query's
+// lookahead sees the comment); the tree is the one without the comment,
+// and a text that does not parse without the comment stays a parse error.
+func TestLookaheadComments(t *testing.T) {
+	for _, c := range []struct{ sql, same string }{
+		{"SELECT name FROM items WHERE id NOT/**/BETWEEN 1 AND 2", "SELECT name FROM items WHERE id NOT BETWEEN 1 AND 2"},
+		{"SELECT name FROM items WHERE id NOT /* excluded */ IN (1, 2)", "SELECT name FROM items WHERE id NOT IN (1, 2)"},
+		{"SELECT name FROM items WHERE name NOT -- not these\nLIKE 'a%'", "SELECT name FROM items WHERE name NOT LIKE 'a%'"},
+		{"SELECT name FROM items WHERE name NOT /* a /* nested */ b */ ILIKE 'a%'", "SELECT name FROM items WHERE name NOT ILIKE 'a%'"},
+		{"SELECT name FROM items WHERE name NOT /**/ /**/ SIMILAR TO 'a%'", "SELECT name FROM items WHERE name NOT SIMILAR TO 'a%'"},
+		{"SELECT name FROM items ORDER BY name NULLS /* c */ FIRST", "SELECT name FROM items ORDER BY name NULLS FIRST"},
+		{"SELECT now()::timestamp WITH /**/ TIME ZONE", "SELECT now()::timestamp WITH TIME ZONE"},
+		{"SELECT * FROM unnest(ARRAY[1]) WITH /**/ ORDINALITY", "SELECT * FROM unnest(ARRAY[1]) WITH ORDINALITY"},
+		{"SELECT name FROM items WHERE id NOT/**/IN (SELECT id FROM secrets)", "SELECT name FROM items WHERE id NOT IN (SELECT id FROM secrets)"},
+	} {
+		got, want := analyze(c.sql), analyze(c.same)
+		if got.ParseError || want.ParseError {
+			t.Errorf("%q: parse error %v (%s), without the comment %v", c.sql, got.ParseError, got.ParseReason, want.ParseError)
+			continue
+		}
+		if len(got.Stmts) != 1 || len(want.Stmts) != 1 || fmt.Sprint(got.Stmts[0].Tables) != fmt.Sprint(want.Stmts[0].Tables) || got.Stmts[0].Kind != want.Stmts[0].Kind {
+			t.Errorf("%q: got %+v, want the facts of %q: %+v", c.sql, got.Stmts, c.same, want.Stmts)
+		}
+	}
+	for _, sql := range []string{
+		"SELECT name FROM items WHERE id NOT/**/BETWEEN",
+		"SELECT name FROM items WHERE NOT /**/ FROM",
+		"SELECT 'NOT/**/BETWEEN' WHERE id NOT/**/BETWEEN 1",
+	} {
+		if tf := analyze(sql); !tf.ParseError {
+			t.Errorf("%q: parsed, want a parse error", sql)
+		}
+	}
+}
+
 // TestAnalyzeEffects: the effect vocabulary (effects.go) is filled from
 // every syntax that reaches a capability.
 func TestAnalyzeEffects(t *testing.T) {
