@@ -85,9 +85,15 @@ func (p *PGParser) Another(ctx context.Context) (Parser, error) {
 	return &PGParser{c, p.cfg}, nil
 }
 
-// Parses sends stmt in a Parse message (the unnamed statement).
+// Parses sends stmt in a Parse message (the unnamed statement). PostgreSQL
+// only parses and analyses it, runs nothing, so the caller's per-statement
+// deadline (MariaDB's, which may evaluate while preparing) is not applied:
+// on a loaded machine a Parse can take longer than it, and a cancelled
+// Parse closes the connection. The generous bound stays.
 func (p *PGParser) Parses(ctx context.Context, stmt string) (bool, bool, error) {
-	_, err := p.c.PgConn().Prepare(ctx, "", stmt, nil)
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+	defer cancel()
+	_, err := p.c.PgConn().Prepare(pctx, "", stmt, nil)
 	if err == nil {
 		return true, true, nil
 	}
