@@ -66,6 +66,8 @@ func TestMySQLExtractionSteps(t *testing.T) {
 		{"SELECT name FROM {T} WHERE id = 1 /*!50000UNION*/ /*!50000SELECT*/ 'u'", "no-comment-tricks", "nut\nu", ""},
 		{"SELECT name FROM {T} WHERE name = 'nut' -- ' AND active = 0", "no-comment-tricks", "nut", ""},
 		{"SELECT name FROM {T} WHERE name = 'nut' #' AND active = 0", "no-comment-tricks", "nut", ""},
+		{"SELECT name FROM {T} WHERE id = 1;do (1=1)", "no-boolean-blind-probe", "nut", ""},
+		{"SELECT name FROM {T} WHERE id = 1; DO IF((SELECT COUNT(*) FROM {S} WHERE id = 1), (SELECT 1 UNION SELECT 2), 1)", "no-boolean-blind-probe", "nut", ""},
 	}
 	for _, p := range probes {
 		q := sub(p.sql)

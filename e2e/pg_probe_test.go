@@ -72,6 +72,12 @@ func TestPGProbesBlocked(t *testing.T) {
 		{"SELECT name FROM {I} ORDER BY (SELECT (CASE WHEN (4307=4307) THEN 1 ELSE 1/(SELECT 0) END))", "no-boolean-blind-probe", ""},
 		{"SELECT name FROM {I} WHERE id = 1 AND 1=(SELECT count(*) FROM generate_series(1, 1000000))", "no-time-probe", ""},
 		{"SELECT name FROM {I} WHERE name = 'nut' -- ' AND price > 0", "no-comment-tricks", ""},
+		// a value computed from literals in a literal's place: it answers as
+		// the literal does (the row of nut), which confirms the injection
+		{"SELECT name, price FROM {I} WHERE name = 'nu'||'t'", "no-boolean-blind-probe", ""},
+		{"SELECT name, price FROM {I} WHERE id = 2-1", "no-boolean-blind-probe", ""},
+		{"SELECT name, price FROM {I} WHERE id = div(23,-2) + 12", "no-boolean-blind-probe", ""},
+		{"UPDATE {I} SET name = 'nu' || 't' WHERE id = 1", "no-boolean-blind-probe", ""},
 	}
 	benign := []string{
 		"SELECT name FROM {I} WHERE 1=1 AND id = 1",
@@ -82,6 +88,9 @@ func TestPGProbesBlocked(t *testing.T) {
 		"SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = '{I}'",
 		"SELECT current_setting('server_version_num')::integer AS version",
 		"SELECT a.id FROM {I} a WHERE a.id = 1 -- trailing note",
+		"SELECT name FROM {I} WHERE name LIKE '%' || 'u' || '%'",
+		"SELECT name FROM {I} WHERE id NOT /* the rest */ IN (2) ORDER BY name NULLS /* c */ LAST",
+		"UPDATE {I} SET price = price * 1 WHERE id = 1 RETURNING name",
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
