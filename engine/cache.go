@@ -174,6 +174,7 @@ func entrySize(text string, f *TextFacts) int64 {
 			n += refOverhead + int64(len(c.Qual)+len(c.Name))
 		}
 		n += int64(len(st.matched)) * refOverhead
+		n += bodiesSize(st.Bodies)
 		for j := range st.InDatabase {
 			d := &st.InDatabase[j].Facts
 			n += stmtOverhead + int64(len(d.Tables)+len(d.matched))*refOverhead
@@ -186,6 +187,18 @@ func entrySize(text string, f *TextFacts) int64 {
 				n += stmtOverhead + int64(len(d.Tables)+len(d.matched))*refOverhead
 			}
 		}
+	}
+	return n
+}
+
+// bodiesSize estimates the memory of stored code's facts (body.go).
+func bodiesSize(bodies []Body) int64 {
+	var n int64
+	for i := range bodies {
+		b := &bodies[i].Facts
+		n += stmtOverhead + int64(len(bodies[i].Of)+len(bodies[i].RunsAs)+len(b.Unparsed))
+		n += int64(len(b.Tables)+len(b.Funcs)+len(b.Cols)+len(b.matched)) * refOverhead
+		n += bodiesSize(b.Bodies)
 	}
 	return n
 }

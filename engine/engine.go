@@ -252,12 +252,17 @@ func (e *Engine) judge(tf *TextFacts, s *Session) Verdict {
 // judgeStmts judges the statements of tf: the strongest deny, else the
 // first log, else the first allow.
 func (e *Engine) judgeStmts(tf *TextFacts, s *Session) Verdict {
-	p := e.policy
 	n := len(tf.Stmts)
 	pk := pick{denyR: -1}
 	for i := range tf.Stmts {
 		base := &tf.Stmts[i]
 		st := base.asUser(s.User).inDatabase(s.Database)
+		if len(st.Bodies) > 0 {
+			// Code the statement stores, judged as it will run (body.go);
+			// first, so that of two denies as strong the body's reason
+			// says where the statement's came from.
+			e.decideBodies(&pk, st.Bodies, s)
+		}
 		e.decide(&pk, st.matched, s)
 		if base.creates(&s.Lex) || st.creates(&s.Lex) {
 			// A GRANT that creates its grantee is judged also as that
@@ -265,6 +270,13 @@ func (e *Engine) judgeStmts(tf *TextFacts, s *Session) Verdict {
 			e.decide(&pk, e.creation, s)
 		}
 	}
+	return e.verdict(&pk, n)
+}
+
+// verdict is the verdict pk found for n statements: the strongest deny,
+// else the first log, else the first allow.
+func (e *Engine) verdict(pk *pick, n int) Verdict {
+	p := e.policy
 	switch {
 	case pk.deny != nil:
 		return Verdict{Action: pk.deny.action, RuleID: pk.deny.id, Reason: pk.denyReason, Mode: p.modeOf(pk.deny), Statements: n}

@@ -25,18 +25,28 @@ func (p *Policy) precompute(d Dialect, tf *TextFacts, text string) {
 		if prints != nil {
 			fp = prints[i]
 		}
-		cand = p.match(st, tf, fp, cand)
+		cand = p.matchStmt(st, tf, fp, cand)
 		for j := range st.InDatabase {
-			cand = p.match(&st.InDatabase[j].Facts, tf, fp, cand)
+			cand = p.matchStmt(&st.InDatabase[j].Facts, tf, fp, cand)
 		}
 		for j := range st.AsUser {
 			u := &st.AsUser[j].Facts
-			cand = p.match(u, tf, fp, cand)
+			cand = p.matchStmt(u, tf, fp, cand)
 			for k := range u.InDatabase {
-				cand = p.match(&u.InDatabase[k].Facts, tf, fp, cand)
+				cand = p.matchStmt(&u.InDatabase[k].Facts, tf, fp, cand)
 			}
 		}
 	}
+}
+
+// matchStmt fills st.matched and the matched rules of the code it stores
+// (body.go).
+func (p *Policy) matchStmt(st *StmtFacts, tf *TextFacts, fp uint64, cand []int32) []int32 {
+	cand = p.match(st, tf, fp, cand)
+	for i := range st.Bodies {
+		cand = p.matchBody(&st.Bodies[i], tf, cand)
+	}
+	return cand
 }
 
 // match fills st.matched; cand is scratch space, returned for reuse.

@@ -235,6 +235,12 @@ type StmtFacts struct {
 	// engine applies both on each call (asUser, then inDatabase).
 	AsUser []UserFacts
 
+	// Bodies is the code the statement stores for later runs (a function's
+	// body, a view's query, a trigger's action), each with what it does
+	// when it runs; the engine judges each like a statement, in the user
+	// it runs as (body.go).
+	Bodies []Body
+
 	// matched lists, in policy order, the rules whose conditions on the
 	// text hold; scope, time and rate are checked per call.
 	matched []ruleMatch

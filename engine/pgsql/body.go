@@ -84,7 +84,7 @@ func (w *walker) subWalker() *walker {
 	if w.msg == nil {
 		w.msg = &msgState{}
 	}
-	return &walker{depth: w.depth + 1, msg: w.msg}
+	return &walker{depth: w.depth + 1, msg: w.msg, inBody: w.inBody}
 }
 
 // accumulator returns a walker whose facts collect merged statements.
@@ -220,6 +220,7 @@ func (w *walker) createFunction(n *pg_query.CreateFunctionStmt) {
 	}
 	var bf engine.StmtFacts
 	acc := w.accumulator(&bf)
+	acc.inBody = true
 	switch {
 	case n.SqlBody != nil:
 		sw := w.subWalker()
@@ -259,7 +260,14 @@ func (w *walker) createFunction(n *pg_query.CreateFunctionStmt) {
 			acc.unreadableBody(b)
 		}
 	}
+	// The body's own stored code (a function it creates when called) is
+	// judged on its own, beside it.
+	nested := bf.Bodies
+	bf.Bodies = nil
 	w.merge(&bf, true)
+	b := engine.Body{Of: ofFunction, Facts: bf}
+	b.Facts.Kind = engine.BodyKind(bf.Kinds)
+	w.f.Bodies = append(append(w.f.Bodies, b), nested...)
 	if len(n.Funcname) > 0 {
 		if w.msg.created == nil {
 			w.msg.created = map[string][]*engine.StmtFacts{}
@@ -268,6 +276,37 @@ func (w *walker) createFunction(n *pg_query.CreateFunctionStmt) {
 		name := lastName(n.Funcname)
 		w.msg.created[name] = append(w.msg.created[name], &bf)
 	}
+}
+
+// What stored code is, in verdict reasons (engine.Body.Of).
+const (
+	ofFunction = "a statement in the body of the function or procedure this statement creates, judged as it will run when called"
+	ofView     = "the query of the view this statement creates, judged as it will run when the view is read"
+	ofMatView  = "the query of the materialized view this statement creates, judged as it will run at each refresh"
+	ofRule     = "an action of the rewrite rule this statement creates, judged as it will run on each statement the rule fires on"
+)
+
+// storedQuery records code a statement stores that is SQL in its parse
+// tree (a view's query, a rule's actions): walked again, as statements of
+// their own, and merged as if they ran (engine.Body). The walk of the
+// statement itself goes on into the same nodes for its own facts.
+func (w *walker) storedQuery(of string, stmts ...*pg_query.Node) {
+	if len(stmts) == 0 || w.depth >= maxCodeDepth {
+		return
+	}
+	var bf engine.StmtFacts
+	acc := w.accumulator(&bf)
+	acc.inBody = true
+	for _, n := range stmts {
+		sw := acc.subWalker()
+		sf := sw.statement(n)
+		acc.merge(&sf, false)
+	}
+	nested := bf.Bodies
+	bf.Bodies = nil
+	b := engine.Body{Of: of, Facts: bf}
+	b.Facts.Kind = engine.BodyKind(bf.Kinds)
+	w.f.Bodies = append(append(w.f.Bodies, b), nested...)
 }
 
 // unreadableBody records a body in a language the engine cannot parse
@@ -591,8 +630,12 @@ func (w *walker) mergeTree(tree *pg_query.ParseResult, later bool) {
 // only its capabilities count, not its kinds or shapes.
 func (w *walker) merge(s *engine.StmtFacts, later bool) {
 	f := w.f
+	f.Bodies = append(f.Bodies, s.Bodies...)
 	if !later {
 		f.Kinds |= s.Kinds &^ (1<<engine.KindSelect | 1<<engine.KindUtility)
+		if w.inBody {
+			f.Kinds |= s.Kinds
+		}
 		f.Unfiltered |= s.Unfiltered
 		f.Tautology = f.Tautology || s.Tautology
 		f.CatalogUnion = f.CatalogUnion || s.CatalogUnion

@@ -237,9 +237,12 @@ type walker struct {
 	// statement stacked after an application's must not (stackedRead).
 	probeHint  bool
 	stackProbe engine.ProbeSet
-	lastApp    bool      // the last statement read or wrote an application table
-	depth      int       // nesting of code in strings (body.go)
-	msg        *msgState // what earlier statements of the message created (body.go)
+	lastApp    bool // the last statement read or wrote an application table
+	depth      int  // nesting of code in strings (body.go)
+	// inBody: the walker analyses stored code as it will run
+	// (storedBody): what a merged statement reads counts as a kind too.
+	inBody bool
+	msg    *msgState // what earlier statements of the message created (body.go)
 }
 
 func (w *walker) push(m any) { w.stack = append(w.stack, frame{m: m, flags: w.flags, scope: w.scope}) }
@@ -504,10 +507,16 @@ func (w *walker) visit(m any) {
 		w.target(n.Relation)
 	case *pg_query.ViewStmt:
 		w.target(n.View)
+		w.storedQuery(ofView, n.Query) // body.go
 	case *pg_query.IntoClause:
 		w.target(n.Rel)
+	case *pg_query.CreateTableAsStmt:
+		if n.Objtype == pg_query.ObjectType_OBJECT_MATVIEW {
+			w.storedQuery(ofMatView, n.Query) // body.go: REFRESH runs it again
+		}
 	case *pg_query.RuleStmt:
 		w.target(n.Relation)
+		w.storedQuery(ofRule, n.Actions...) // body.go
 	case *pg_query.CreateTrigStmt:
 		// The trigger function runs on every later write to the table.
 		w.target(n.Relation)
