@@ -73,6 +73,11 @@ func (e *Engine) JudgeBody(b *Body, s *Session) Verdict {
 // the code is; cand is scratch space, returned for reuse.
 func (p *Policy) matchBody(b *Body, tf *TextFacts, cand []int32) []int32 {
 	f := &b.Facts
+	if f.Kinds == 0 {
+		// Code that runs no statement of its own (an assignment, RETURN
+		// NEW) is still matched, by the rules without a kind.
+		f.Kinds = 1 << f.Kind
+	}
 	f.matched = f.matched[:0]
 	cand = p.match(f, tf, 0, cand)
 	if b.Of != "" {
@@ -89,6 +94,9 @@ func (p *Policy) matchBody(b *Body, tf *TextFacts, cand []int32) []int32 {
 // decideBodies adds to pk what the bodies decide, each in the session of
 // the user it runs as.
 func (e *Engine) decideBodies(pk *pick, bodies []Body, s *Session) {
+	was := pk.body
+	pk.body = true
+	defer func() { pk.body = was }()
 	for i := range bodies {
 		b := &bodies[i]
 		if b.RunsAs != "" && b.RunsAs != s.User {

@@ -257,17 +257,15 @@ func (e *Engine) judgeStmts(tf *TextFacts, s *Session) Verdict {
 	for i := range tf.Stmts {
 		base := &tf.Stmts[i]
 		st := base.asUser(s.User).inDatabase(s.Database)
-		if len(st.Bodies) > 0 {
-			// Code the statement stores, judged as it will run (body.go);
-			// first, so that of two denies as strong the body's reason
-			// says where the statement's came from.
-			e.decideBodies(&pk, st.Bodies, s)
-		}
 		e.decide(&pk, st.matched, s)
 		if base.creates(&s.Lex) || st.creates(&s.Lex) {
 			// A GRANT that creates its grantee is judged also as that
 			// creation (GranteeCreator): the stronger of the two decides.
 			e.decide(&pk, e.creation, s)
+		}
+		if len(st.Bodies) > 0 {
+			// Code the statement stores, judged as it will run (body.go).
+			e.decideBodies(&pk, st.Bodies, s)
 		}
 	}
 	return e.verdict(&pk, n)
@@ -294,6 +292,7 @@ type pick struct {
 	deny, logged, allowed              *rule
 	denyReason, logReason, allowReason string
 	denyR                              int
+	body                               bool // deciding stored code (decideBodies)
 }
 
 // decide adds to pk the first of a statement's matched rules whose scope
@@ -310,7 +309,9 @@ func (e *Engine) decide(pk *pick, ms []ruleMatch, s *Session) {
 		}
 		switch r.action {
 		case ActionDeny, ActionDenyClose:
-			if rk := denyRank(r.action, p.modeOf(r)); rk > pk.denyR {
+			if rk := denyRank(r.action, p.modeOf(r)); rk > pk.denyR || pk.body && r == pk.deny {
+				// Stored code's deny by the rule that already denies
+				// gives its reason, which says where the deny comes from.
 				pk.deny, pk.denyReason, pk.denyR = r, m.reason, rk
 			}
 		case ActionLog:
