@@ -55,6 +55,7 @@ func parseWith(p *parser.Parser, text string) (stmts []ast.StmtNode, ok bool, er
 func analyze(text string, lex engine.LexStats) *engine.TextFacts {
 	tf := analyzeStmts(text, lex, nil)
 	definers(text, lex, tf) // definer.go
+	storedBodies(text, tf)  // stored.go
 	return tf
 }
 
