@@ -6,7 +6,7 @@ GO      ?= go
 PREFIX  ?= /usr/local
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build test demo fmt lint generate bench install uninstall deb clean deps sqlmap corpora
+.PHONY: all build test demo fmt lint generate bench install uninstall deb clean deps sqlmap corpora booted
 
 all: build
 
@@ -96,3 +96,12 @@ uninstall:
 
 clean:
 	rm -rf bin dist
+
+# booted installs the Debian package on a booted Debian bookworm (systemd-
+# nspawn, scripts/nspawn.sh; the root is cached in /var/cache/sqlfw-test)
+# with PostgreSQL and MariaDB started by their units, and checks blocking on
+# every local path, reload, upgrade and removal (TestDebBooted; root;
+# docs/testing.md).
+booted:
+	bash scripts/nspawn.sh image
+	SQLFW_BOOTED=1 bash scripts/test.sh -run 'TestDebBooted' ./e2e
