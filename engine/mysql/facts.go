@@ -75,8 +75,9 @@ func analyzeStmts(text string, lex engine.LexStats, inspect func(*engine.TextFac
 // stmtFacts fills the facts of a parsed text.
 func stmtFacts(text string, lex engine.LexStats, stmts []ast.StmtNode, err error) *engine.TextFacts {
 	tf := textFacts(text, lex, stmts, err)
-	finishLimited(tf.Stmts) // writes.go
-	grantees(tf.Stmts)      // grantee.go
+	finishLimited(tf.Stmts)         // writes.go
+	grantees(tf.Stmts)              // grantee.go
+	routineExecutes(text, tf.Stmts) // routineexec.go
 	return tf
 }
 
@@ -366,6 +367,14 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		}
 		if x.Table != nil {
 			w.writes[x.Table] = true
+		}
+		if x.OnDuplicate == ast.OnDuplicateKeyHandlingReplace {
+			// LOAD DATA ... REPLACE deletes each row whose key a line of
+			// the file repeats: the rows it rewrites are the file's,
+			// which the engine never sees, so as many as every row of
+			// the table (REPLACE ... SELECT of the whole table, writes.go)
+			st.Kinds |= 1 << engine.KindDelete
+			st.Unfiltered |= 1 << engine.KindDelete
 		}
 	case *ast.TruncateTableStmt:
 		w.write(x.Table)

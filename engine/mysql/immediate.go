@@ -78,11 +78,13 @@ func immediateParsed(text string) (engine.StmtFacts, bool) {
 		// their own texts), transaction control, SHOW, ...
 		return none, false
 	}
-	if st.Kind == engine.KindSetStmt && setsLexing(body) {
-		// the relay follows SET NAMES and sql_mode from their own texts
-		// and the server's answer (relay/mysql lexstate.go)
-		return none, false
-	}
+	// A SET of sql_mode or the character set is judged as the SET it is
+	// (EXECUTE IMMEDIATE 'SET sql_mode = ...' is that SET, run now): the
+	// relay follows it as it follows the SET itself (relay/mysql
+	// lexstate.go: the answer's status flags give the lexing modes, the
+	// literal's SET the rest; what it cannot read leaves the state
+	// unknown), and nothing after it in the same text is read (lex.go:
+	// any EXECUTE may change the lexing state).
 	if args != "" {
 		using, parsed := parsePiece("SELECT " + args)
 		if !parsed || len(using) != 1 || using[0].Kind != engine.KindSelect {
@@ -204,21 +206,6 @@ func argToks(v string) []token {
 		toks = append(toks, t)
 	}
 	return toks
-}
-
-// setsLexing reports whether a SET text names sql_mode or a character set
-// or collation (SET NAMES, SET CHARACTER SET, character_set_client, ...).
-func setsLexing(text string) bool {
-	for t, ok := nextToken(text, 0); ok; t, ok = nextToken(text, t.hi) {
-		if t.kind != tokWord && t.kind != tokIdent {
-			continue
-		}
-		n := t.name(text)
-		if n == "names" || n == "charset" || n == "sql_mode" || strings.HasPrefix(n, "character") || strings.HasPrefix(n, "collation") {
-			return true
-		}
-	}
-	return false
 }
 
 // lexSetting reports whether a system variable changes how the server

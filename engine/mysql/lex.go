@@ -323,9 +323,10 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 	// A statement that changes sql_mode or the character set changes how
 	// the server lexes the statements after it in the same text, which the
 	// engine reads with the session's state: nothing may follow it. Every
-	// ";" counts here, also one inside a procedure body, where it ends no
-	// statement for the server: such a body with a SET NAMES or EXECUTE
-	// followed by more is refused too (conservative).
+	// ";" counts here, also one inside a compound statement that runs now
+	// (BEGIN NOT ATOMIC, IF, ...), where it ends no statement for the
+	// server: such a body with a SET NAMES or EXECUTE followed by more is
+	// refused too (conservative); a CREATE's stored body is not (create).
 	words, setStmt, lexSet, lexChanged := 0, false, false, false
 	// immediate: the string literal that follows EXECUTE IMMEDIATE (or
 	// PREPARE name FROM) is lexed again by the server, in the session's
@@ -337,6 +338,12 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 	// ";" in one separates the body's statements, also inside an
 	// executable comment every server runs (mariadb-dump's triggers).
 	compound := 0
+	// create: the statement is a CREATE, whose BEGIN ... END body the
+	// server stores, with the session's sql_mode and character set, and
+	// does not run: a SET NAMES or EXECUTE in it changes nothing for the
+	// statements after it in the body or the text (a body that runs now,
+	// BEGIN NOT ATOMIC, IF, ..., is still refused).
+	create := false
 	nonDefault := m.noBackslash || m.ansiQuotes
 	for i := 0; i < n; {
 		c := sql[i]
@@ -539,7 +546,12 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 			// comment (measured); the parser would split.
 			return nil, "a statement end (;) inside an executable comment (/*! ... */) outside a BEGIN ... END body"
 		case c == ';':
-			lexChanged = lexChanged || lexSet
+			if !(create && compound > 0) {
+				lexChanged = lexChanged || lexSet
+			}
+			if compound == 0 {
+				create = false
+			}
 			words, setStmt, lexSet, immediate = 0, false, false, false
 			i++
 		case (c == 0x85 || c == 0xa0) && (i == 0 || sql[i-1] < 0x80):
@@ -559,6 +571,8 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 			}
 			word := sql[i:j]
 			switch {
+			case words == 0 && compound == 0 && asciiFold(word, "create"):
+				create = true
 			case words == 0 && asciiFold(word, "set"):
 				setStmt = true
 			case words == 0 && asciiFold(word, "execute"):

@@ -1,6 +1,8 @@
 package mysql
 
 import (
+	"strings"
+
 	"github.com/sqlfw/sqlfw/engine"
 )
 
@@ -221,7 +223,7 @@ func (r *mread) systemTime(k, j int) (int, bool) {
 		if r.isAny(m, "timestamp", "transaction") && r.kind(m+1) != '(' && r.kind(m+1) != ',' && r.kind(m+1) != ')' {
 			m++
 		}
-		e := r.operandAfter(m, j)
+		e := r.bitExpr(m, j, 0)
 		if e < 0 || !r.aside(m, e) {
 			return 0, false
 		}
@@ -242,6 +244,81 @@ func (r *mread) systemTime(k, j int) (int, bool) {
 	}
 	return 0, false
 }
+
+// tableListStart reports whether token k is where a table of a FROM,
+// JOIN or UPDATE list starts: that word, or the "," after a simple item
+// of such a list (name[.name] [[AS | =] alias]), so that FROM t = a, u = b
+// reads u = b as a table and its alias, and SELECT a, b = c FROM t reads b
+// = c as the comparison it is.
+func (r *mread) tableListStart(k int) bool {
+	for n := 0; n < maxListItems; n++ {
+		if r.isAny(k, "from", "join", "straight_join") || r.is(k, "update") && !r.is(k-1, "key") {
+			return true
+		}
+		if r.kind(k) != ',' {
+			return false
+		}
+		m := k - 1
+		if r.isName(m) && (r.kind(m-1) == '=' || r.is(m-1, "as")) {
+			m -= 2
+		} else if r.isName(m) && r.isName(m-1) && !r.isAny(m-1, "from", "join", "straight_join", "update") {
+			m--
+		}
+		if !r.isName(m) || r.loose(m) {
+			return false
+		}
+		if r.kind(m-1) == '.' && r.isName(m-2) {
+			m -= 2
+		}
+		k = m - 1
+	}
+	return false
+}
+
+// maxListItems bounds the items tableListStart looks back over.
+const maxListItems = 64
+
+// bitExpr returns the index after the bit_expr (MariaDB's sql_yacc.yy)
+// that starts at k, or -1: operands (operandAfter; a DATE, TIME or
+// TIMESTAMP literal; INTERVAL e unit) joined by the operators that bind
+// more than a comparison (+ - * / % DIV MOD | & ^ << >>), each with its
+// unary - + ~. FOR SYSTEM_TIME's bounds are bit_exprs: AS OF
+// TIMESTAMP'2020-01-01' + INTERVAL 1 DAY is one bound, and BETWEEN a + 1
+// AND b ends the first at AND.
+func (r *mread) bitExpr(k, j, depth int) int {
+	for n := 0; n < maxBitOperands && depth < maxBitOperands; n++ {
+		for k < j && (r.kind(k) == '-' || r.kind(k) == '+' || r.kind(k) == '~') {
+			k++
+		}
+		var e int
+		switch {
+		case r.is(k, "interval"):
+			if e = r.bitExpr(k+1, j, depth+1); e < 0 || !r.isName(e) || r.kind(e) != tokWord {
+				return -1
+			}
+			e++
+		case r.isAny(k, "date", "time", "timestamp") && r.kind(k+1) == tokString:
+			e = k + 2
+		default:
+			if e = r.operandAfter(k, j); e < 0 {
+				return -1
+			}
+		}
+		switch {
+		case e+1 < j && (r.kind(e) == '<' && r.kind(e+1) == '<' || r.kind(e) == '>' && r.kind(e+1) == '>'):
+			k = e + 2
+		case e < j && strings.IndexByte("+-*/%|&^", r.kind(e)) >= 0, r.isAny(e, "div", "mod"):
+			k = e + 1
+		default:
+			return e
+		}
+	}
+	return -1
+}
+
+// maxBitOperands bounds the operands bitExpr reads, and its depth (it
+// recurses for INTERVAL).
+const maxBitOperands = 64
 
 // periodFor returns the index after PERIOD FOR name (a, b) at k: names only.
 func (r *mread) periodFor(k, j int) (int, bool) {

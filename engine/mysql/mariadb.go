@@ -387,9 +387,40 @@ func (r *mread) rewriteParse(i, j int, prefix string) (engine.StmtFacts, bool) {
 		return st, false
 	}
 	for k := range extra {
+		if waits(&extra[k]) && readsTable(&st) {
+			// a sleep in an expression taken aside (FOR SYSTEM_TIME AS
+			// OF SLEEP(5)) runs next to the statement's table read,
+			// which its own SELECT e did not have
+			st.TimeProbe = true
+		}
 		merge(&st, &extra[k])
 	}
 	return st, true
+}
+
+// waits reports whether facts call a function that waits (SLEEP,
+// BENCHMARK, GET_LOCK, the replication waits).
+func waits(st *engine.StmtFacts) bool {
+	for _, f := range st.Funcs {
+		switch f.Name {
+		case "sleep", "benchmark", "get_lock":
+			return true
+		}
+		if _, ok := waitFuncs[f.Name]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// readsTable reports whether facts read a table that is no WITH query's.
+func readsTable(st *engine.StmtFacts) bool {
+	for _, t := range st.Tables {
+		if !t.CTE {
+			return true
+		}
+	}
+	return false
 }
 
 // expr reads the expression list of tokens [i, j) as SELECT list does, and

@@ -340,8 +340,9 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			// DECIMAL, which saturates at 65 nines
 			add(edit{k, k + 1, longInteger(r.text[t.lo:t.hi])})
 		case t.kind == '=' && r.isName(k-1) && r.isName(k+1) && r.kind(k+2) != '.' && r.kind(k+2) != '(' &&
-			(r.isAny(k-2, "from", "join", "straight_join", "update") || r.kind(k-2) == '.' && r.isName(k-3) && r.isAny(k-4, "from", "join", "straight_join", "update")):
-			// FROM t = a: MariaDB's table_alias is AS or "=" (sql_yacc.yy)
+			(r.tableListStart(k-2) || r.kind(k-2) == '.' && r.isName(k-3) && r.tableListStart(k-4)):
+			// FROM t = a, u = b: MariaDB's table_alias is AS or "="
+			// (sql_yacc.yy)
 			add(edit{k, k + 1, "AS"})
 		case t.kind == tokWord && r.isAny(k, "generated", "row", "rows", "groups") &&
 			(r.kind(k-1) == '(' || r.kind(k-1) == ',' || r.is(k-1, "by") || r.is(k-1, "select")) &&

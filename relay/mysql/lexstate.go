@@ -221,6 +221,9 @@ func containsFold(s []byte, word string) bool {
 // what (setCharset). Only a text that may set a variable counts
 // (mayBeSet).
 func namesCharset(sql []byte) string {
+	if body, ok := immediateText(sql); ok {
+		sql = body // EXECUTE IMMEDIATE 'SET ...' is that SET, run now
+	}
 	if !namesWord(sql) || !mayBeSet(sql) {
 		return ""
 	}
@@ -405,8 +408,12 @@ func walkSet(sql []byte, item func(x *setLexer, it setItem) bool) bool {
 // namesMode is what a statement leaves NO_AUTO_CREATE_USER at as the text
 // says, when its answer does not report sql_mode: grantSame when the text
 // does not name sql_mode or cannot set a variable (mayBeSet), else
-// setSQLMode's reading.
+// setSQLMode's reading (of the literal's SET for EXECUTE IMMEDIATE 'SET
+// ...': immediateText).
 func namesMode(sql []byte) grantMode {
+	if body, ok := immediateText(sql); ok {
+		sql = body
+	}
 	if !containsFold(sql, "sql_mode") || !mayBeSet(sql) {
 		return grantSame
 	}
@@ -664,6 +671,40 @@ func (l *lexState) queryCharset(sql []byte, dynamic bool) (lex bool, charset str
 		charset, grant = namesCharset(sql), namesMode(sql)
 	}
 	return lex, charset, grant
+}
+
+// immediateText returns the text of EXECUTE IMMEDIATE 'text' [;] when sql
+// is only that, with one single-quoted literal without a backslash or an
+// inner quote (so that its text is the same in every sql_mode: a
+// double-quoted one is a name under ANSI_QUOTES): the statement the server
+// runs now, which namesCharset and namesMode read as they read it sent
+// alone. Any other EXECUTE IMMEDIATE is left as it is, and so read as a
+// statement that may set the lexing state to what sqlfw cannot know.
+// Example: "EXECUTE IMMEDIATE 'SET NAMES gbk'" gives "SET NAMES gbk".
+func immediateText(sql []byte) ([]byte, bool) {
+	x := setLexer{s: sql}
+	if w, k := x.next(); k != tokWord || !bytes.EqualFold(w, []byte("execute")) {
+		return nil, false
+	}
+	if w, k := x.next(); k != tokWord || !bytes.EqualFold(w, []byte("immediate")) {
+		return nil, false
+	}
+	if !x.skip() || x.i >= len(sql) || sql[x.i] != '\'' {
+		return nil, false
+	}
+	body, k := x.next()
+	if k != tokString {
+		return nil, false
+	}
+	switch p, k := x.next(); {
+	case k == tokPunct && string(p) == ";":
+		if _, k := x.next(); k != tokEnd {
+			return nil, false
+		}
+	case k != tokEnd:
+		return nil, false
+	}
+	return body, true
 }
 
 // lexSettle updates the state after a complete response (under mu): from

@@ -115,7 +115,10 @@ func TestLexState(t *testing.T) {
 			[]step{send(query("SET\vNAMES\vgbk")), expect(ok(1, autocommit)), send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-gbk")}},
 		{"EXECUTE IMMEDIATE of SET NAMES", clientCaps &^ wire.CapSessionTrack, 45,
 			[]step{expect(query("EXECUTE IMMEDIATE 'SET NAMES gbk'")), send(ok(1, autocommit)), expectClosed()},
-			[]step{send(query("EXECUTE IMMEDIATE 'SET NAMES gbk'")), expect(ok(1, autocommit)), send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-unknown")}},
+			[]step{send(query("EXECUTE IMMEDIATE 'SET NAMES gbk'")), expect(ok(1, autocommit)), send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-gbk")}},
+		{"EXECUTE IMMEDIATE of a SET NAMES it cannot read", clientCaps &^ wire.CapSessionTrack, 45,
+			[]step{expect(query("EXECUTE IMMEDIATE 'SET NAMES ''gbk'''")), send(ok(1, autocommit)), expectClosed()},
+			[]step{send(query("EXECUTE IMMEDIATE 'SET NAMES ''gbk'''")), expect(ok(1, autocommit)), send(query("select 1")), expectErr(1, errBlocked, "42000", "charset-unknown")}},
 		{"SET NAMES under session tracking that reports nothing", clientCaps, 45,
 			[]step{expect(query("set session_track_system_variables = ''")), send(ok(1, autocommit)),
 				expect(query("SET NAMES gbk")), send(ok(1, autocommit)), expectClosed()},
@@ -285,7 +288,18 @@ func TestSetSQLMode(t *testing.T) {
 		{"SET STATEMENT sql_mode = '' FOR SELECT 1", grantUnknown},
 		{"SET sql_mode = /*!40101 '' */ 'TRADITIONAL'", grantUnknown},
 		{"SET\xa0sql_mode\xa0=\xa0''", grantUnknown},
-		{"EXECUTE IMMEDIATE 'SET sql_mode = \"\"'", grantUnknown},
+		{"EXECUTE IMMEDIATE 'SET sql_mode = \"\"'", grantCreates}, // the SET it runs (immediateText)
+		{"execute  immediate 'SET sql_mode = TRADITIONAL';", grantKept},
+		{"EXECUTE IMMEDIATE /* c */ 'SET @@session.sql_mode = DEFAULT'", grantKept},
+		{"EXECUTE IMMEDIATE 'SET GLOBAL sql_mode = \"\"'", grantSame},
+		{"EXECUTE IMMEDIATE 'SET sql_mode = @m'", grantUnknown},
+		{"EXECUTE IMMEDIATE 'SET sql_mode = ''TRADITIONAL'''", grantUnknown}, // doubled quotes: not read
+		{"EXECUTE IMMEDIATE 'SET sql_mode = \\'TRADITIONAL\\''", grantUnknown},
+		{"EXECUTE IMMEDIATE \"SET sql_mode = 'TRADITIONAL'\"", grantUnknown}, // a name under ANSI_QUOTES
+		{"EXECUTE IMMEDIATE 'SET sql_mode = \"\"' USING 1", grantUnknown},
+		{"EXECUTE IMMEDIATE 'SET sql_mode = TRADITIONAL'; SET sql_mode = ''", grantUnknown},
+		{"EXECUTE IMMEDIATE CONCAT('SET sql_mode = ', '\"\"')", grantUnknown},
+		{"EXECUTE IMMEDIATE 'SET sql_mode = TRADITIONAL' 'x'", grantUnknown},
 		{"/*!40101 SET sql_mode = '' */", grantUnknown},
 		{"BEGIN NOT ATOMIC SET sql_mode = ''; END", grantUnknown},
 	} {
@@ -360,7 +374,11 @@ func TestSetCharset(t *testing.T) {
 		{"SET STATEMENT character_set_client = gbk FOR SELECT 1", charsetUnknown},
 		{"SET @@ character_set_client = gbk", charsetUnknown},
 		{"SET x.character_set_client = gbk", charsetUnknown},
-		{"EXECUTE IMMEDIATE 'SET NAMES gbk'", charsetUnknown},
+		{"EXECUTE IMMEDIATE 'SET NAMES gbk'", "gbk"}, // the SET it runs (immediateText)
+		{"EXECUTE IMMEDIATE 'SET character_set_client = @c'", charsetUnknown},
+		{"EXECUTE IMMEDIATE 'SET character_set_client = ''gbk'''", charsetUnknown},
+		{"EXECUTE IMMEDIATE \"SET NAMES gbk\"", charsetUnknown},
+		{"EXECUTE IMMEDIATE 'SET NAMES gbk'; SELECT 1", charsetUnknown},
 		{"/*!40101 SET NAMES gbk */", charsetUnknown},
 	} {
 		if got := namesCharset([]byte(tc.sql)); got != tc.want {
