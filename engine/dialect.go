@@ -87,3 +87,21 @@ type Fastpather interface {
 	// function fn, or "", "" when the call is allowed.
 	Fastpath(fn uint32) (ruleID, reason string)
 }
+
+// A CatalogReader is a Dialect that can read what a database's own objects
+// do from its catalog (catalog.go): the queries a monitoring role runs, and
+// the catalog their answers make.
+type CatalogReader interface {
+	// CatalogQueries are run in order on one connection; every column is
+	// read as text (NULL as "").
+	CatalogQueries() []CatalogQuery
+	// BuildCatalog makes the catalog from each query's rows (rows[i] is
+	// CatalogQueries()[i]'s).
+	BuildCatalog(rows [][][]string, o CatalogOptions) *Catalog
+}
+
+// CatalogQuery is one query of CatalogReader.
+type CatalogQuery struct {
+	Name string // what it reads, for errors ("views")
+	SQL  string
+}

@@ -36,6 +36,9 @@ type Engine struct {
 	// (GranteeCreator), in policy order; nil without one.
 	creation []ruleMatch
 	learner  atomic.Pointer[Learner]
+	// catalog is what the engine knows of the database's own objects
+	// (catalog.go); nil: the text alone.
+	catalog atomic.Pointer[Catalog]
 }
 
 // New returns an engine that judges the SQL of dialect d against p. It
@@ -254,9 +257,13 @@ func (e *Engine) judge(tf *TextFacts, s *Session) Verdict {
 func (e *Engine) judgeStmts(tf *TextFacts, s *Session) Verdict {
 	n := len(tf.Stmts)
 	pk := pick{denyR: -1}
+	cat := e.catalog.Load()
 	for i := range tf.Stmts {
 		base := &tf.Stmts[i]
 		st := base.asUser(s.User).inDatabase(s.Database)
+		if cat != nil {
+			st = e.throughCatalog(tf, i, st, cat)
+		}
 		e.decide(&pk, st.matched, s)
 		if base.creates(&s.Lex) || st.creates(&s.Lex) {
 			// A GRANT that creates its grantee is judged also as that

@@ -140,6 +140,9 @@ func (p *Policy) staticMatch(r *rule, f *StmtFacts, tf *TextFacts, fp uint64) (b
 	if r.unparsedBody && f.Unparsed == "" {
 		return false, ""
 	}
+	if r.unknownObject && f.UnknownObject == "" {
+		return false, ""
+	}
 	if r.roleAttrs != 0 && f.RoleAttrs&r.roleAttrs == 0 {
 		return false, ""
 	}
@@ -211,6 +214,9 @@ func (p *Policy) staticMatch(r *rule, f *StmtFacts, tf *TextFacts, fp uint64) (b
 	}
 	if r.unparsedBody {
 		reason += " (" + f.Unparsed + ")"
+	}
+	if r.unknownObject {
+		reason += " (" + f.UnknownObject + ")"
 	}
 	return true, reason
 }

@@ -94,6 +94,7 @@ type rule struct {
 	commentTrick  bool
 	dynamicSQL    bool // dynamic_sql (body.go)
 	unparsedBody  bool // unparsed_body (body.go)
+	unknownObject bool // unknown_object (catalog.go)
 	stackedAfter  KindSet
 	effects       EffectSet
 	probes        ProbeSet
@@ -322,6 +323,7 @@ type yamlMatch struct {
 	CommentTrick   bool           `yaml:"comment_trick"`
 	DynamicSQL     bool           `yaml:"dynamic_sql"`
 	UnparsedBody   bool           `yaml:"unparsed_body"`
+	UnknownObject  bool           `yaml:"unknown_object"`
 	StackedAfter   []yamlKind     `yaml:"stacked_after"`
 	Effects        []yamlEffect   `yaml:"effects"`
 	Probes         []yamlProbe    `yaml:"probes"`
@@ -754,7 +756,7 @@ func compileRule(yr yamlRule) (rule, error) {
 		r.roleAttrs |= uint8(a)
 	}
 	r.tautology, r.catalogUnion, r.timeProbe, r.commentTrick = m.Tautology, m.CatalogUnion, m.TimeProbe, m.CommentTrick
-	r.dynamicSQL, r.unparsedBody = m.DynamicSQL, m.UnparsedBody
+	r.dynamicSQL, r.unparsedBody, r.unknownObject = m.DynamicSQL, m.UnparsedBody, m.UnknownObject
 	for _, k := range m.StackedAfter {
 		r.stackedAfter |= 1 << StmtKind(k)
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // StmtKind is the coarse class of a statement, as rules name it in `kind:`.
@@ -240,10 +241,21 @@ type StmtFacts struct {
 	// when it runs; the engine judges each like a statement, in the user
 	// it runs as (body.go).
 	Bodies []Body
+	// NotNullWhere lists the UPDATEs and DELETEs whose condition is true
+	// for every row when the columns named are NOT NULL (WHERE id IS NOT
+	// NULL): unfiltered when the database's catalog says they are
+	// (catalog.go). Without a catalog they are judged as filtered.
+	NotNullWhere []NotNullCond
+	// UnknownObject says why an object the statement uses could not be
+	// resolved or read through the database's catalog ("" when every one
+	// could, or without a catalog): the fact unknown_object (catalog.go).
+	UnknownObject string
 
 	// matched lists, in policy order, the rules whose conditions on the
 	// text hold; scope, time and rate are checked per call.
 	matched []ruleMatch
+	// via is the chain of objects the catalog followed, for reasons.
+	via string
 }
 
 // GranteeCreation is whether a GRANT creates its grantee
@@ -340,6 +352,10 @@ type TextFacts struct {
 	// (bound.go valuesFacts), made at most once.
 	unknownOnce sync.Once
 	unknown     *TextFacts
+
+	// cat: the statements' facts through the database's catalog, for the
+	// catalog generation they were made with (catalog.go).
+	cat atomic.Pointer[catMemo]
 
 	// Fingerprints are computed at most once per text, when a policy or a
 	// learner first needs them.

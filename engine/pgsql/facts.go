@@ -450,6 +450,8 @@ func (w *walker) visit(m any) {
 			f.Kinds |= 1 << engine.KindUpdate
 			if unfilteredWhere(n.WhereClause, n.Relation) {
 				f.Unfiltered |= 1 << engine.KindUpdate
+			} else if cols := notNullWhere(n.WhereClause, n.Relation); len(cols) > 0 {
+				f.NotNullWhere = append(f.NotNullWhere, engine.NotNullCond{Kind: engine.KindUpdate, Schema: strings.ToLower(n.Relation.Schemaname), Table: strings.ToLower(n.Relation.Relname), Cols: cols})
 			}
 		}
 		w.target(n.Relation)
@@ -463,6 +465,8 @@ func (w *walker) visit(m any) {
 			f.Kinds |= 1 << engine.KindDelete
 			if unfilteredWhere(n.WhereClause, n.Relation) {
 				f.Unfiltered |= 1 << engine.KindDelete
+			} else if cols := notNullWhere(n.WhereClause, n.Relation); len(cols) > 0 {
+				f.NotNullWhere = append(f.NotNullWhere, engine.NotNullCond{Kind: engine.KindDelete, Schema: strings.ToLower(n.Relation.Schemaname), Table: strings.ToLower(n.Relation.Relname), Cols: cols})
 			}
 		}
 		w.target(n.Relation)

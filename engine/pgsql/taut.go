@@ -78,6 +78,10 @@ func numVal(f float64, isInt bool) cval {
 type folder struct {
 	nullEquals bool
 	sawNullEq  bool
+	// target, when set, is the written relation whose columns a NULL test
+	// assumes NOT NULL (notNullWhere); notNull collects them.
+	target  *pg_query.RangeVar
+	notNull []string
 }
 
 func (fo *folder) fold(n *pg_query.Node, depth int) cval {
@@ -96,6 +100,10 @@ func (fo *folder) fold(n *pg_query.Node, depth int) cval {
 	case *pg_query.Node_NullTest:
 		v := fo.fold(x.NullTest.Arg, d)
 		if v.kind == cvUnknown {
+			if col, ok := fo.targetColumn(x.NullTest.Arg); ok {
+				fo.notNull = appendUnique(fo.notNull, col)
+				return boolVal(x.NullTest.Nulltesttype == pg_query.NullTestType_IS_NOT_NULL)
+			}
 			return unknownVal
 		}
 		isNull := v.kind == cvNull
@@ -1893,6 +1901,63 @@ func mentionsTarget(where *pg_query.Node, rel *pg_query.RangeVar) bool {
 // not refer to the table.
 func unfilteredWhere(where *pg_query.Node, rel *pg_query.RangeVar) bool {
 	return where == nil || alwaysTrue(where, 0) || !filtersTarget(where, rel) || selfMatch(where, rel)
+}
+
+// notNullWhere returns the columns of rel that make where true for every
+// row when each of them is NOT NULL (DELETE FROM t WHERE id IS NOT NULL):
+// the condition folds to true with every NULL test of a column of rel
+// decided as for a NOT NULL column. The catalog decides whether they are
+// (engine/catalog.go).
+func notNullWhere(where *pg_query.Node, rel *pg_query.RangeVar) []string {
+	if where == nil || rel == nil {
+		return nil
+	}
+	for _, nullEq := range []bool{false, true} {
+		fo := folder{target: rel, nullEquals: nullEq}
+		if fo.truth(where, 0) != tTrue {
+			return nil
+		}
+		if !fo.sawNullEq {
+			break
+		}
+	}
+	fo := folder{target: rel}
+	fo.truth(where, 0)
+	return fo.notNull
+}
+
+// targetColumn returns the column of fo.target a plain column reference
+// names (unqualified, or qualified by the relation's name or alias).
+func (fo *folder) targetColumn(n *pg_query.Node) (string, bool) {
+	rel := fo.target
+	cr := n.GetColumnRef()
+	if rel == nil || cr == nil {
+		return "", false
+	}
+	var parts []string
+	for _, f := range cr.Fields {
+		s := f.GetString_()
+		if s == nil {
+			return "", false
+		}
+		parts = append(parts, strings.ToLower(s.Sval))
+	}
+	switch len(parts) {
+	case 1:
+		return parts[0], true
+	case 2:
+		q := parts[0]
+		if rel.Alias != nil {
+			if q == strings.ToLower(rel.Alias.Aliasname) {
+				return parts[1], true
+			}
+			return "", false
+		}
+		if q == strings.ToLower(rel.Relname) {
+			return parts[1], true
+		}
+	}
+	return "", false
 }
 
 // selfMatch reports whether a condition matches every row of rel by

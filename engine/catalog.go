@@ -1,0 +1,598 @@
+package engine
+
+// What the database's own objects do (issue 24): views, functions and
+// procedures, triggers and rewrite rules that exist in the server, which a
+// statement names without showing what they do. sqlfwd learns them from the
+// server's catalog over a connection of its own (the daemon's catalog.go);
+// the dialect reads the definitions into the facts below (its catalog.go),
+// and the engine judges a statement with what its objects do:
+//
+//   - a relation that is a view is read (or written) through: its own
+//     relations, columns, functions and effects are the statement's too, so
+//     table rules and scopes see the tables behind it;
+//   - a write to a table carries the effects of the triggers and rules that
+//     fire on it for the statement's kinds, as if their bodies ran now;
+//   - a call of a function or procedure carries its body's effects;
+//   - a write whose condition is true for every row when some columns are
+//     NOT NULL (StmtFacts.NotNullWhere) is unfiltered when the catalog says
+//     they are;
+//   - a relation or routine the catalog cannot resolve, or a body it cannot
+//     read, is the fact unknown_object (StmtFacts.UnknownObject), which the
+//     default policies log.
+//
+// The text's facts stay cached by text alone: the catalog is applied per
+// call (throughCatalog) and its result remembered per text and catalog
+// generation, so a verdict hit costs an atomic load and a pointer scan, and
+// nothing at all without a catalog.
+
+import (
+	"strings"
+	"sync/atomic"
+)
+
+// CatalogKind is the kind of one catalog object.
+type CatalogKind uint8
+
+const (
+	CatalogView     CatalogKind = iota + 1 // a view: Facts are what reading it reads
+	CatalogRoutine                         // a function or procedure: Facts are its body's, as if it ran
+	CatalogTrigger                         // a trigger on table On: Facts are its function's body, as if it ran
+	CatalogRule                            // a rewrite rule on table On: Facts are its actions', as if they ran
+	CatalogRelation                        // a table (or sequence, foreign table, ...): no Facts
+)
+
+var catalogKindNames = [...]string{"", "view", "function", "trigger", "rule", "table"}
+
+func (k CatalogKind) String() string {
+	if int(k) < len(catalogKindNames) {
+		return catalogKindNames[k]
+	}
+	return "object"
+}
+
+// CatalogObject is one object the dialect read from the server's catalog.
+// Names are lower-cased as the server folds them.
+type CatalogObject struct {
+	Kind         CatalogKind
+	Schema, Name string
+	// OnSchema, On: the table a trigger or rule fires on; Events the
+	// statement kinds it fires for (KindInsert, KindUpdate, KindDelete,
+	// KindTruncate; a MERGE fires insert, update and delete ones).
+	OnSchema, On string
+	Events       KindSet
+	// Facts is what the object does when a statement uses it (see
+	// CatalogKind).
+	Facts StmtFacts
+	// Unreadable says why the definition could not be read ("" when it
+	// was): a body in a language the engine cannot read, one the parser
+	// rejects, a definition the monitoring role may not see. A statement
+	// that uses the object is then unknown_object.
+	Unreadable string
+	// Def is the definition Facts were read from, by which the next
+	// refresh reuses them when it has not changed (CatalogOptions.Previous).
+	Def string
+}
+
+// NotNullColumn says that column Column of table Schema.Table cannot hold
+// NULL (a NOT NULL constraint or a primary key).
+type NotNullColumn struct {
+	Schema, Table, Column string
+}
+
+// NotNullCond is a write's condition that is true for every row when each
+// of Cols of the written table is NOT NULL (`WHERE id IS NOT NULL`):
+// the dialect fills it (StmtFacts.NotNullWhere), the catalog decides it.
+type NotNullCond struct {
+	Kind          StmtKind // KindUpdate or KindDelete
+	Schema, Table string
+	Cols          []string
+}
+
+// Catalog is what sqlfwd knows of one database's objects at one moment. It
+// is immutable once made: a refresh makes a new one (Engine.SetCatalog).
+type Catalog struct {
+	gen       uint64
+	views     map[string][]*CatalogObject // by name
+	routines  map[string][]*CatalogObject // by name
+	fires     map[string][]*CatalogObject // triggers and rules by the name of the table they fire on
+	relations map[string][]string         // every relation's schemas, by name
+	notNull   map[string]struct{}         // "schema.table.column" and "table.column"
+	trusted   map[string]struct{}         // schemas whose objects are taken as they are
+	defs      map[string]*CatalogObject   // by definition (CatalogObject.Def)
+	objects   int
+	bytes     int64
+}
+
+var catalogGen atomic.Uint64
+
+// CatalogOptions tunes NewCatalog.
+type CatalogOptions struct {
+	// TrustSchemas lists schemas (lower-cased) whose objects are taken as
+	// they are: neither expanded nor unknown_object (an extension's own
+	// schema, a schema only DBAs write).
+	TrustSchemas []string
+	// SystemSchemas are the server's own schemas (pg_catalog,
+	// information_schema; mysql, sys, performance_schema): a name the
+	// statement qualifies with one of them is never unknown_object.
+	SystemSchemas []string
+	// Previous is the catalog this one replaces: a definition that has not
+	// changed is not read again (Reuse).
+	Previous *Catalog
+}
+
+// Reuse returns the facts and Unreadable of an object c read from the
+// definition def, when c has one.
+func (c *Catalog) Reuse(def string) (StmtFacts, string, bool) {
+	if c == nil || def == "" {
+		return StmtFacts{}, "", false
+	}
+	if ob, ok := c.defs[def]; ok {
+		return ob.Facts, ob.Unreadable, true
+	}
+	return StmtFacts{}, "", false
+}
+
+// NewCatalog makes a catalog of objs and the NOT NULL columns.
+func NewCatalog(objs []CatalogObject, notNull []NotNullColumn, o CatalogOptions) *Catalog {
+	c := &Catalog{
+		gen:       catalogGen.Add(1),
+		views:     map[string][]*CatalogObject{},
+		routines:  map[string][]*CatalogObject{},
+		fires:     map[string][]*CatalogObject{},
+		relations: map[string][]string{},
+		notNull:   make(map[string]struct{}, 2*len(notNull)),
+		trusted:   map[string]struct{}{},
+		defs:      map[string]*CatalogObject{},
+		objects:   len(objs),
+	}
+	for _, s := range o.TrustSchemas {
+		c.trusted[s] = struct{}{}
+	}
+	for _, s := range o.SystemSchemas {
+		c.trusted[s] = struct{}{}
+	}
+	for i := range objs {
+		ob := &objs[i]
+		c.bytes += int64(64 + len(ob.Schema) + len(ob.Name) + len(ob.On) + len(ob.Def) + 48*len(ob.Facts.Tables) + 32*len(ob.Facts.Funcs) + 32*len(ob.Facts.Cols))
+		if ob.Def != "" {
+			c.defs[ob.Def] = ob
+		}
+		switch ob.Kind {
+		case CatalogView:
+			c.views[ob.Name] = append(c.views[ob.Name], ob)
+			c.relations[ob.Name] = append(c.relations[ob.Name], ob.Schema)
+		case CatalogRoutine:
+			c.routines[ob.Name] = append(c.routines[ob.Name], ob)
+		case CatalogTrigger, CatalogRule:
+			c.fires[ob.On] = append(c.fires[ob.On], ob)
+		case CatalogRelation:
+			c.relations[ob.Name] = append(c.relations[ob.Name], ob.Schema)
+		}
+	}
+	for _, n := range notNull {
+		c.notNull[n.Schema+"."+n.Table+"."+n.Column] = struct{}{}
+		c.bytes += int64(32 + len(n.Schema) + len(n.Table) + len(n.Column))
+	}
+	// An unqualified name's column is NOT NULL only when it is in every
+	// schema's table of that name (the session's search path is not
+	// known here).
+	for _, n := range notNull {
+		all := true
+		for _, s := range c.relations[n.Table] {
+			if _, ok := c.notNull[s+"."+n.Table+"."+n.Column]; !ok {
+				all = false
+			}
+		}
+		if all {
+			c.notNull[n.Table+"."+n.Column] = struct{}{}
+		}
+	}
+	return c
+}
+
+// Objects is the number of objects the catalog holds; Bytes an estimate of
+// the memory it takes.
+func (c *Catalog) Objects() int { return c.objects }
+func (c *Catalog) Bytes() int64 { return c.bytes }
+
+// SetCatalog puts c in force for the statements the engine judges from now
+// on (nil: judge by the text alone). Safe for concurrent use.
+func (e *Engine) SetCatalog(c *Catalog) { e.catalog.Store(c) }
+
+// Catalog returns the catalog in force, or nil.
+func (e *Engine) Catalog() *Catalog { return e.catalog.Load() }
+
+// catMemo is a text's facts through the catalog of generation gen: for each
+// statement facts judged (a pointer into the text's facts), what they are
+// through it (itself when the catalog changes nothing).
+type catMemo struct {
+	gen   uint64
+	pairs []catPair
+}
+
+type catPair struct{ src, out *StmtFacts }
+
+// throughCatalog returns the facts of st, the facts of statement i of tf
+// (or a variant of them), with what the objects of c do. It does not
+// allocate when it has seen st under c before.
+func (e *Engine) throughCatalog(tf *TextFacts, i int, st *StmtFacts, c *Catalog) *StmtFacts {
+	m := tf.cat.Load()
+	if m != nil && m.gen == c.gen {
+		for k := range m.pairs {
+			if m.pairs[k].src == st {
+				return m.pairs[k].out
+			}
+		}
+	}
+	out := c.expand(st)
+	if out == nil {
+		out = st
+	} else {
+		var fp uint64
+		if i < len(tf.prints) {
+			fp = tf.prints[i]
+		}
+		e.policy.match(out, tf, fp, nil)
+		// A rule the objects made match says what they are.
+		for k := range out.matched {
+			if !slicesHasRule(st.matched, out.matched[k].rule) {
+				out.matched[k].reason += " (" + out.via + ")"
+			}
+		}
+	}
+	for {
+		old := tf.cat.Load()
+		nm := &catMemo{gen: c.gen}
+		if old != nil && old.gen == c.gen {
+			nm.pairs = append(append(make([]catPair, 0, len(old.pairs)+1), old.pairs...), catPair{st, out})
+		} else {
+			nm.pairs = []catPair{{st, out}}
+		}
+		if tf.cat.CompareAndSwap(old, nm) {
+			return out
+		}
+	}
+}
+
+func slicesHasRule(ms []ruleMatch, r int32) bool {
+	for _, m := range ms {
+		if m.rule == r {
+			return true
+		}
+	}
+	return false
+}
+
+// maxExpansion bounds the objects followed for one statement (views of
+// views, functions calling functions, triggers writing tables with
+// triggers): beyond it the statement is unknown_object.
+const maxExpansion = 256
+
+// expand returns st with what its objects do, or nil when c changes
+// nothing about it.
+func (c *Catalog) expand(st *StmtFacts) *StmtFacts {
+	x := expansion{c: c, st: st}
+	for j := 0; j < len(st.Tables); j++ {
+		x.table(st.Tables[j])
+	}
+	for j := 0; j < len(st.Funcs); j++ {
+		x.routine(st.Funcs[j])
+	}
+	for _, nn := range st.NotNullWhere {
+		if c.allNotNull(nn) {
+			x.own()
+			x.out.Unfiltered |= 1 << nn.Kind
+			x.note("NOT NULL column " + qualified(nn.Schema, nn.Table) + "." + strings.Join(nn.Cols, ", "))
+		}
+	}
+	// What the objects' facts named is followed too: x.out grows.
+	if x.out != nil {
+		for j, k := len(st.Tables), len(st.Funcs); j < len(x.out.Tables) || k < len(x.out.Funcs); {
+			if x.n > maxExpansion {
+				x.unknown("more objects than the engine follows for one statement")
+				break
+			}
+			if j < len(x.out.Tables) {
+				x.table(x.out.Tables[j])
+				j++
+				continue
+			}
+			x.routine(x.out.Funcs[k])
+			k++
+		}
+	}
+	if x.out == nil {
+		return nil
+	}
+	x.out.via = strings.Join(x.chain, "; ")
+	return x.out
+}
+
+// expansion is one statement's walk through the catalog.
+type expansion struct {
+	c     *Catalog
+	st    *StmtFacts
+	out   *StmtFacts
+	seen  map[*CatalogObject]bool
+	chain []string
+	n     int
+}
+
+// own makes x.out a copy of the statement's facts that can grow.
+func (x *expansion) own() {
+	if x.out != nil {
+		return
+	}
+	f := *x.st
+	f.matched = nil
+	f.InDatabase, f.AsUser = nil, nil
+	f.Tables = append([]TableRef(nil), f.Tables...)
+	f.Funcs = append([]FuncRef(nil), f.Funcs...)
+	f.Cols = append([]ColRef(nil), f.Cols...)
+	x.out = &f
+}
+
+func (x *expansion) note(s string) {
+	if len(x.chain) < 8 {
+		x.chain = append(x.chain, s)
+	} else if len(x.chain) == 8 {
+		x.chain = append(x.chain, "…")
+	}
+}
+
+func (x *expansion) unknown(why string) {
+	x.own()
+	if x.out.UnknownObject == "" {
+		x.out.UnknownObject = why
+		x.note(why)
+	}
+}
+
+func qualified(schema, name string) string {
+	if schema == "" {
+		return name
+	}
+	return schema + "." + name
+}
+
+// candidates returns the objects a possibly unqualified name may resolve to:
+// every schema's when unqualified (the session's search path is not known
+// here, so each is judged).
+func candidates(list []*CatalogObject, schema string) []*CatalogObject {
+	if schema == "" {
+		return list
+	}
+	var out []*CatalogObject
+	for _, ob := range list {
+		if ob.Schema == schema {
+			out = append(out, ob)
+		}
+	}
+	return out
+}
+
+// enter reports whether ob is to be followed (not yet followed, not
+// trusted), and notes it.
+func (x *expansion) enter(ob *CatalogObject, how string) bool {
+	if _, ok := x.c.trusted[ob.Schema]; ok {
+		return false
+	}
+	if x.seen == nil {
+		x.seen = map[*CatalogObject]bool{}
+	}
+	if x.seen[ob] {
+		return false
+	}
+	x.seen[ob] = true
+	x.n++
+	x.own()
+	x.note(how)
+	if ob.Unreadable != "" && x.out.UnknownObject == "" {
+		x.out.UnknownObject = ob.Kind.String() + " " + qualified(ob.Schema, ob.Name) + ": " + ob.Unreadable
+	}
+	return true
+}
+
+// table follows a relation the statement (or an object) names.
+func (x *expansion) table(t TableRef) {
+	if t.CTE {
+		return
+	}
+	c := x.c
+	if _, ok := c.trusted[t.Schema]; ok && t.Schema != "" {
+		return
+	}
+	views := candidates(c.views[t.Name], t.Schema)
+	for _, v := range views {
+		if !x.enter(v, "view "+qualified(v.Schema, v.Name)+" → "+relations(&v.Facts)) {
+			continue
+		}
+		x.merge(&v.Facts, t.Write, true)
+	}
+	if t.Write {
+		kinds := x.st.Kinds & (1<<KindInsert | 1<<KindUpdate | 1<<KindDelete | 1<<KindMerge | 1<<KindTruncate | 1<<KindCopy)
+		if kinds&(1<<KindMerge) != 0 {
+			kinds |= 1<<KindInsert | 1<<KindUpdate | 1<<KindDelete
+		}
+		if kinds&(1<<KindCopy) != 0 {
+			kinds |= 1 << KindInsert
+		}
+		for _, ob := range c.fires[t.Name] {
+			if t.Schema != "" && ob.OnSchema != t.Schema {
+				continue
+			}
+			if ob.Events&kinds == 0 {
+				continue
+			}
+			if !x.enter(ob, ob.Kind.String()+" "+qualified(ob.Schema, ob.Name)+" on "+qualified(ob.OnSchema, ob.On)+" → "+doing(&ob.Facts)) {
+				continue
+			}
+			x.merge(&ob.Facts, false, false)
+		}
+	}
+	if len(views) == 0 && len(candidates(c.relationsOf(t.Name), t.Schema)) == 0 {
+		x.unknown("relation " + qualified(t.Schema, t.Name) + " is not in the catalog")
+	}
+}
+
+// relationsOf lists the relations named name as objects, for candidates.
+func (c *Catalog) relationsOf(name string) []*CatalogObject {
+	schemas := c.relations[name]
+	if len(schemas) == 0 {
+		return nil
+	}
+	out := make([]*CatalogObject, len(schemas))
+	for i, s := range schemas {
+		out[i] = &CatalogObject{Kind: CatalogRelation, Schema: s, Name: name}
+	}
+	return out
+}
+
+// routine follows a function or procedure call.
+func (x *expansion) routine(f FuncRef) {
+	if _, ok := x.c.trusted[f.Schema]; ok && f.Schema != "" {
+		return
+	}
+	for _, ob := range candidates(x.c.routines[f.Name], f.Schema) {
+		if !x.enter(ob, "call "+qualified(ob.Schema, ob.Name)+" → "+doing(&ob.Facts)) {
+			continue
+		}
+		x.merge(&ob.Facts, false, false)
+	}
+}
+
+// merge adds what an object does to x.out. write: the statement writes
+// through a view, so the view's relations are written. view: a view's own
+// shape (a catalog UNION, a tautology) is the statement's as it is read.
+func (x *expansion) merge(s *StmtFacts, write, view bool) {
+	f := x.out
+	f.Kinds |= s.Kinds &^ (1<<KindSelect | 1<<KindUtility)
+	f.Unfiltered |= s.Unfiltered
+	f.Effects |= s.Effects
+	f.Probes |= s.Probes
+	f.Copy |= s.Copy
+	f.CopyDir |= s.CopyDir
+	f.RoleAttrs |= s.RoleAttrs
+	f.CatalogUnion = f.CatalogUnion || s.CatalogUnion
+	f.TimeProbe = f.TimeProbe || s.TimeProbe
+	f.DynamicSQL = f.DynamicSQL || s.DynamicSQL
+	f.SleepSeconds += s.SleepSeconds
+	if s.Unparsed != "" && f.UnknownObject == "" {
+		f.UnknownObject = "a body " + s.Unparsed
+	}
+	if s.UnknownObject != "" && f.UnknownObject == "" {
+		f.UnknownObject = s.UnknownObject
+	}
+	for _, t := range s.Tables {
+		if t.CTE {
+			continue
+		}
+		t.Alias = ""
+		t.Write = t.Write || write
+		if !hasTable(f.Tables, t) {
+			f.Tables = append(f.Tables, t)
+		}
+	}
+	for _, fn := range s.Funcs {
+		if !hasFunc(f.Funcs, fn) {
+			f.Funcs = append(f.Funcs, fn)
+		}
+	}
+	if view {
+		// A view's columns are read under the view's own table names,
+		// which the statement's columns do not qualify.
+		for _, c := range s.Cols {
+			f.Cols = append(f.Cols, c)
+		}
+	}
+	for _, n := range s.Settings {
+		f.Settings = appendUniq(f.Settings, n)
+	}
+	for _, n := range s.Roles {
+		f.Roles = appendUniq(f.Roles, n)
+	}
+	for _, n := range s.Languages {
+		f.Languages = appendUniq(f.Languages, n)
+	}
+}
+
+func hasTable(ts []TableRef, t TableRef) bool {
+	for _, u := range ts {
+		if u.Schema == t.Schema && u.Name == t.Name && u.Write == t.Write && !u.CTE {
+			return true
+		}
+	}
+	return false
+}
+
+func hasFunc(fs []FuncRef, f FuncRef) bool {
+	for _, g := range fs {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+func appendUniq(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// relations names a view's relations for the chain (view v → t, u).
+func relations(f *StmtFacts) string {
+	var names []string
+	for _, t := range f.Tables {
+		if !t.CTE && len(names) < 4 {
+			names = append(names, qualified(t.Schema, t.Name))
+		}
+	}
+	if len(names) == 0 {
+		return "no relation"
+	}
+	return strings.Join(names, ", ")
+}
+
+// doing names what a body does for the chain (call f → DELETE without
+// WHERE).
+func doing(f *StmtFacts) string {
+	var parts []string
+	for k := StmtKind(0); k < NumKinds; k++ {
+		if !f.Kinds.Has(k) || k == KindSelect || k == KindUtility {
+			continue
+		}
+		p := strings.ToUpper(k.String())
+		if f.Unfiltered.Has(k) {
+			p += " without WHERE"
+		}
+		parts = append(parts, p)
+	}
+	if f.Effects != 0 {
+		parts = append(parts, f.Effects.String())
+	}
+	if len(parts) == 0 {
+		return "reads " + relations(f)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// allNotNull reports whether every column of nn is NOT NULL in the catalog.
+func (c *Catalog) allNotNull(nn NotNullCond) bool {
+	if len(nn.Cols) == 0 {
+		return false
+	}
+	for _, col := range nn.Cols {
+		key := nn.Table + "." + col
+		if nn.Schema != "" {
+			key = nn.Schema + "." + key
+		}
+		if _, ok := c.notNull[key]; !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,218 @@
+package pgsql
+
+// The database's own objects, from its catalog (engine/catalog.go): the
+// queries sqlfwd's monitoring role runs (docs/operations.md, "The catalog
+// connection") and what their answers do, read by the same walker that
+// judges statements. A function's body is judged as if it ran, exactly as a
+// call in the message that created it is (body.go afterStatement): the
+// definition pg_get_functiondef prints, followed by a call.
+
+import (
+	"strings"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// catalogRows bounds each catalog query's rows, so that the catalog's
+// memory is bounded for any database; a catalog that reaches it is read
+// as far as it goes and says so (a relation past it is unknown_object).
+const catalogRows = 100000
+
+var systemSchemas = []string{"pg_catalog", "information_schema"}
+
+const userSchemas = `n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%'`
+
+var catalogQueries = []engine.CatalogQuery{
+	{Name: "relations", SQL: `SELECT n.nspname, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'p', 'm', 'f', 'S') AND n.nspname NOT LIKE 'pg\_toast%' LIMIT 100000`},
+	{Name: "views", SQL: `SELECT n.nspname, c.relname, pg_catalog.pg_get_viewdef(c.oid) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind = 'v' LIMIT 100000`},
+	{Name: "routines", SQL: `SELECT n.nspname, p.proname, p.prokind, pg_catalog.pg_get_functiondef(p.oid) FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+WHERE p.prokind IN ('f', 'p') AND ` + userSchemas + ` LIMIT 100000`},
+	{Name: "triggers", SQL: `SELECT n.nspname, t.tgname, n.nspname, c.relname, t.tgtype::text, fn.nspname, p.proname FROM pg_catalog.pg_trigger t
+JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_proc p ON p.oid = t.tgfoid JOIN pg_catalog.pg_namespace fn ON fn.oid = p.pronamespace
+WHERE NOT t.tgisinternal LIMIT 100000`},
+	{Name: "rules", SQL: `SELECT n.nspname, r.rulename, n.nspname, c.relname, r.ev_type::text, pg_catalog.pg_get_ruledef(r.oid) FROM pg_catalog.pg_rewrite r
+JOIN pg_catalog.pg_class c ON c.oid = r.ev_class JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE r.rulename <> '_RETURN' LIMIT 100000`},
+	{Name: "not null columns", SQL: `SELECT n.nspname, c.relname, a.attname FROM pg_catalog.pg_attribute a
+JOIN pg_catalog.pg_class c ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE a.attnotnull AND a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r', 'p') AND ` + userSchemas + ` LIMIT 100000`},
+}
+
+// CatalogQueries returns the queries the monitoring role runs.
+func (pgDialect) CatalogQueries() []engine.CatalogQuery { return catalogQueries }
+
+// BuildCatalog reads the answers to CatalogQueries.
+func (pgDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *engine.Catalog {
+	o.SystemSchemas = append(o.SystemSchemas, systemSchemas...)
+	var objs []engine.CatalogObject
+	var notNull []engine.NotNullColumn
+	get := func(i int) [][]string {
+		if i < len(rows) {
+			return rows[i]
+		}
+		return nil
+	}
+	for _, r := range get(0) {
+		if len(r) >= 2 {
+			objs = append(objs, engine.CatalogObject{Kind: engine.CatalogRelation, Schema: r[0], Name: r[1]})
+		}
+	}
+	for _, r := range get(1) {
+		if len(r) < 3 {
+			continue
+		}
+		ob := engine.CatalogObject{Kind: engine.CatalogView, Schema: r[0], Name: r[1]}
+		ob.Def = r[2]
+		ob.Facts, ob.Unreadable = readOne(o.Previous, r[2])
+		objs = append(objs, ob)
+	}
+	// Functions by name, for triggers.
+	funcs := map[string][]int{}
+	for _, r := range get(2) {
+		if len(r) < 4 {
+			continue
+		}
+		ob := engine.CatalogObject{Kind: engine.CatalogRoutine, Schema: r[0], Name: r[1]}
+		call := "SELECT "
+		if r[2] == "p" {
+			call = "CALL "
+		}
+		call += quoteIdent(r[0]) + "." + quoteIdent(r[1]) + "()"
+		ob.Def = r[3] + "\x00" + call
+		ob.Facts, ob.Unreadable = ranAfter(o.Previous, r[3], call)
+		funcs[r[0]+"."+r[1]] = append(funcs[r[0]+"."+r[1]], len(objs))
+		objs = append(objs, ob)
+	}
+	for _, r := range get(3) {
+		if len(r) < 7 {
+			continue
+		}
+		ob := engine.CatalogObject{Kind: engine.CatalogTrigger, Schema: r[0], Name: r[1], OnSchema: r[2], On: r[3], Events: triggerEvents(r[4])}
+		idx := funcs[r[5]+"."+r[6]]
+		if len(idx) == 0 {
+			ob.Unreadable = "its function " + r[5] + "." + r[6] + " is not readable by the monitoring role"
+		}
+		for _, i := range idx {
+			mergeObject(&ob, &objs[i])
+		}
+		objs = append(objs, ob)
+	}
+	for _, r := range get(4) {
+		if len(r) < 6 {
+			continue
+		}
+		ob := engine.CatalogObject{Kind: engine.CatalogRule, Schema: r[0], Name: r[1], OnSchema: r[2], On: r[3], Events: ruleEvents(r[4])}
+		ob.Def = r[5]
+		ob.Facts, ob.Unreadable = readOne(o.Previous, r[5])
+		// The rule's actions, not its CREATE.
+		ob.Facts.Kinds &^= 1 << engine.KindDDL
+		ob.Facts.Kind, ob.Facts.Verb, ob.Facts.Object = engine.KindUtility, engine.VerbNone, ""
+		objs = append(objs, ob)
+	}
+	for _, r := range get(5) {
+		if len(r) >= 3 {
+			notNull = append(notNull, engine.NotNullColumn{Schema: r[0], Table: r[1], Column: r[2]})
+		}
+	}
+	return engine.NewCatalog(objs, notNull, o)
+}
+
+// readOne returns the facts of a definition's one statement (a view's
+// query, a rule's CREATE RULE), or why it could not be read.
+func readOne(prev *engine.Catalog, text string) (engine.StmtFacts, string) {
+	if strings.TrimSpace(text) == "" {
+		return engine.StmtFacts{}, "no definition visible to the monitoring role"
+	}
+	if f, why, ok := prev.Reuse(text); ok {
+		return f, why
+	}
+	tf := analyze(text)
+	if tf.ParseError || len(tf.Stmts) == 0 {
+		return engine.StmtFacts{}, "its definition could not be parsed"
+	}
+	f := tf.Stmts[0]
+	return f, unparsedWhy(&f)
+}
+
+// ranAfter returns the facts of call, run right after the definition def
+// in one message: the body's, as if it ran (body.go afterStatement).
+func ranAfter(prev *engine.Catalog, def, call string) (engine.StmtFacts, string) {
+	if strings.TrimSpace(def) == "" {
+		return engine.StmtFacts{}, "no definition visible to the monitoring role"
+	}
+	if f, why, ok := prev.Reuse(def + "\x00" + call); ok {
+		return f, why
+	}
+	tf := analyze(strings.TrimRight(def, "; \n\t") + ";\n" + call)
+	if tf.ParseError || len(tf.Stmts) != 2 {
+		return engine.StmtFacts{}, "its definition could not be parsed"
+	}
+	f := tf.Stmts[1]
+	return f, unparsedWhy(&f)
+}
+
+func unparsedWhy(f *engine.StmtFacts) string {
+	if f.Unparsed != "" {
+		why := f.Unparsed
+		f.Unparsed = ""
+		return why
+	}
+	return ""
+}
+
+// mergeObject adds function fn's body to trigger ob.
+func mergeObject(ob, fn *engine.CatalogObject) {
+	f := &ob.Facts
+	s := &fn.Facts
+	f.Kinds |= s.Kinds
+	f.Unfiltered |= s.Unfiltered
+	f.Effects |= s.Effects
+	f.DynamicSQL = f.DynamicSQL || s.DynamicSQL
+	f.Tables = append(f.Tables, s.Tables...)
+	f.Funcs = append(f.Funcs, s.Funcs...)
+	f.Cols = append(f.Cols, s.Cols...)
+	if ob.Unreadable == "" {
+		ob.Unreadable = fn.Unreadable
+	}
+}
+
+// triggerEvents reads pg_trigger.tgtype: INSERT 1<<2, DELETE 1<<3, UPDATE
+// 1<<4, TRUNCATE 1<<5.
+func triggerEvents(tgtype string) engine.KindSet {
+	n := 0
+	for _, c := range tgtype {
+		if c < '0' || c > '9' {
+			return 1<<engine.KindInsert | 1<<engine.KindUpdate | 1<<engine.KindDelete | 1<<engine.KindTruncate
+		}
+		n = n*10 + int(c-'0')
+	}
+	var k engine.KindSet
+	for bit, kind := range map[int]engine.StmtKind{2: engine.KindInsert, 3: engine.KindDelete, 4: engine.KindUpdate, 5: engine.KindTruncate} {
+		if n&(1<<bit) != 0 {
+			k |= 1 << kind
+		}
+	}
+	return k
+}
+
+// ruleEvents reads pg_rewrite.ev_type: 1 SELECT, 2 UPDATE, 3 INSERT, 4
+// DELETE.
+func ruleEvents(ev string) engine.KindSet {
+	switch ev {
+	case "1":
+		return 1 << engine.KindSelect
+	case "2":
+		return 1 << engine.KindUpdate
+	case "3":
+		return 1 << engine.KindInsert
+	case "4":
+		return 1 << engine.KindDelete
+	}
+	return 1<<engine.KindInsert | 1<<engine.KindUpdate | 1<<engine.KindDelete
+}
+
+// quoteIdent quotes a name for the synthesized call.
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

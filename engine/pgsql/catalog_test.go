@@ -1,0 +1,219 @@
+package pgsql
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// pgCatalogRows is what PostgreSQL 15 answers CatalogQueries for a schema
+// with a secrets table, a view over it, a function that deletes every row
+// of orders, a trigger function with a WHERE-less UPDATE fired by INSERTs
+// on audit, a DO ALSO DELETE rule on events, and NOT NULL columns
+// (definitions as pg_get_viewdef, pg_get_functiondef and pg_get_ruledef
+// print them).
+func pgCatalogRows() [][][]string {
+	return [][][]string{
+		{ // relations
+			{"public", "secrets"}, {"public", "orders"}, {"public", "audit"}, {"public", "events"}, {"public", "items"},
+			{"pg_catalog", "pg_class"}, {"other", "orders"},
+		},
+		{ // views
+			{"public", "v_secrets", " SELECT secrets.id,\n    secrets.s\n   FROM secrets;"},
+			{"public", "v_v", " SELECT v_secrets.id\n   FROM v_secrets;"},
+			{"public", "v_items", " SELECT items.id, items.name\n   FROM items;"},
+		},
+		{ // routines
+			{"public", "wipe", "f", "CREATE OR REPLACE FUNCTION public.wipe()\n RETURNS void\n LANGUAGE sql\nAS $function$ delete from orders $function$\n"},
+			{"public", "peek", "f", "CREATE OR REPLACE FUNCTION public.peek()\n RETURNS SETOF text\n LANGUAGE sql\nAS $function$ select s from secrets $function$\n"},
+			{"public", "touch", "f", "CREATE OR REPLACE FUNCTION public.touch()\n RETURNS trigger\n LANGUAGE plpgsql\nAS $function$ begin update orders set total = 0; return new; end $function$\n"},
+			{"public", "purge", "p", "CREATE OR REPLACE PROCEDURE public.purge()\n LANGUAGE plpgsql\nAS $procedure$ begin delete from orders; end $procedure$\n"},
+			{"public", "ext", "f", "CREATE OR REPLACE FUNCTION public.ext(bytea)\n RETURNS bytea\n LANGUAGE c\n IMMUTABLE STRICT\nAS '$libdir/pgcrypto', $function$pg_digest$function$\n"},
+			{"public", "add1", "f", "CREATE OR REPLACE FUNCTION public.add1(integer)\n RETURNS integer\n LANGUAGE sql\nAS $function$ select $1 + 1 $function$\n"},
+		},
+		{ // triggers: tgtype 5 = ROW | INSERT
+			{"public", "t_touch", "public", "audit", "5", "public", "touch"},
+		},
+		{ // rules: ev_type 3 = INSERT
+			{"public", "r_also", "public", "events", "3", "CREATE RULE r_also AS\n    ON INSERT TO public.events DO  DELETE FROM orders;"},
+		},
+		{ // not null columns
+			{"public", "orders", "id"}, {"public", "items", "id"}, {"other", "orders", "id"},
+		},
+	}
+}
+
+const scopedPolicy = `
+mode: enforce
+rules:
+  - id: app-no-secrets
+    action: deny
+    users: [app]
+    reason: the application role may not read secrets
+    match: {tables: [secrets]}
+`
+
+// TestCatalogObjects: a statement is judged by what the objects it names
+// do, with the rule the direct statement would meet, and the reason names
+// the chain.
+func TestCatalogObjects(t *testing.T) {
+	cat := Dialect.(engine.CatalogReader).BuildCatalog(pgCatalogRows(), engine.CatalogOptions{})
+	def, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := engine.ParsePolicy([]byte(scopedPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scoped, err := engine.New(pol, Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := &engine.Session{User: "app"}
+	dba := &engine.Session{User: "dba"}
+	tests := []struct {
+		e       *engine.Engine
+		s       *engine.Session
+		sql     string
+		without string // rule id without the catalog ("" allow)
+		with    string // rule id with it
+		via     string // in the reason with it
+	}{
+		{scoped, app, "SELECT * FROM v_secrets", "", "app-no-secrets", "view public.v_secrets → secrets"},
+		{scoped, app, "SELECT id FROM public.v_v", "", "app-no-secrets", "view public.v_v"},
+		{scoped, app, "SELECT * FROM (SELECT * FROM v_secrets) x", "", "app-no-secrets", "v_secrets"},
+		{scoped, app, "WITH q AS (SELECT * FROM v_v) SELECT * FROM q", "", "app-no-secrets", "v_v"},
+		{scoped, app, "UPDATE v_secrets SET s = 'x' WHERE id = 1", "", "app-no-secrets", "v_secrets"},
+		{scoped, app, "SELECT peek()", "", "app-no-secrets", "call public.peek"},
+		{scoped, app, "SELECT * FROM public.peek()", "", "app-no-secrets", "call public.peek"},
+		{scoped, dba, "SELECT * FROM v_secrets", "", "", ""},
+		{scoped, app, "SELECT * FROM v_items", "", "", ""},
+		{def, app, "SELECT wipe()", "", "no-unfiltered-writes", "call public.wipe → DELETE without WHERE"},
+		{def, app, "SELECT public.wipe() FROM items WHERE id = 3", "", "no-unfiltered-writes", "wipe"},
+		{def, app, "CALL purge()", "", "no-unfiltered-writes", "call public.purge → DELETE without WHERE"},
+		{def, app, "INSERT INTO audit VALUES (1)", "", "no-unfiltered-writes", "trigger public.t_touch on public.audit → UPDATE without WHERE"},
+		{def, app, "INSERT INTO events VALUES (1)", "", "no-unfiltered-writes", "rule public.r_also on public.events"},
+		{def, app, "UPDATE events SET x = 1 WHERE id = 2", "", "", ""}, // the rule is ON INSERT
+		{def, app, "DELETE FROM audit WHERE id = 2", "", "", ""},       // the trigger is ON INSERT
+		{def, app, "SELECT add1(2)", "", "", ""},
+		{def, app, "DELETE FROM orders WHERE id IS NOT NULL", "", "no-unfiltered-writes", "NOT NULL column"},
+		{def, app, "DELETE FROM public.orders WHERE orders.id IS NOT NULL", "", "no-unfiltered-writes", "NOT NULL"},
+		{def, app, "UPDATE items SET name = 'x' WHERE id IS NOT NULL OR id = 3", "", "no-unfiltered-writes", "NOT NULL"},
+		{def, app, "DELETE FROM orders WHERE id > 0", "", "", ""},           // data-dependent
+		{def, app, "DELETE FROM orders WHERE note IS NOT NULL", "", "", ""}, // note may be NULL
+		{def, app, "DELETE FROM orders WHERE id IS NOT NULL AND id = 4", "", "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.sql, func(t *testing.T) {
+			tc.e.SetCatalog(nil)
+			if v := tc.e.Judge([]byte(tc.sql), tc.s); v.RuleID != tc.without {
+				t.Fatalf("without the catalog: %s (%s), want %q", v.RuleID, v.Reason, tc.without)
+			}
+			tc.e.SetCatalog(cat)
+			defer tc.e.SetCatalog(nil)
+			for range 2 { // computed, then remembered
+				v := tc.e.Judge([]byte(tc.sql), tc.s)
+				if v.RuleID != tc.with {
+					t.Fatalf("with the catalog: %s (%s), want %q", v.RuleID, v.Reason, tc.with)
+				}
+				if !strings.Contains(v.Reason, tc.via) {
+					t.Fatalf("reason %q does not name %q", v.Reason, tc.via)
+				}
+			}
+		})
+	}
+}
+
+// TestCatalogUnknownObject: a name the catalog cannot resolve, or a body it
+// cannot read, is unknown_object, which the default policy logs.
+func TestCatalogUnknownObject(t *testing.T) {
+	cat := Dialect.(engine.CatalogReader).BuildCatalog(pgCatalogRows(), engine.CatalogOptions{})
+	def, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def.SetCatalog(cat)
+	for _, tc := range []struct{ sql, rule, why string }{
+		{"SELECT * FROM nowhere", "unknown-object", "relation nowhere is not in the catalog"},
+		{"SELECT ext('x')", "unknown-object", "function public.ext"},
+		{"INSERT INTO other.nowhere VALUES (1)", "unknown-object", "other.nowhere"},
+		{"SELECT * FROM pg_class", "", ""},
+		{"SELECT * FROM pg_catalog.pg_namespace", "", ""},
+		{"SELECT * FROM items", "", ""},
+		{"SELECT count(*) FROM other.orders", "", ""},
+	} {
+		v := def.Judge([]byte(tc.sql), &engine.Session{User: "app"})
+		if v.RuleID != tc.rule || !strings.Contains(v.Reason, tc.why) {
+			t.Errorf("%s: %s %s (%s), want %s with %q", tc.sql, v.Action, v.RuleID, v.Reason, tc.rule, tc.why)
+		}
+	}
+	trusted := Dialect.(engine.CatalogReader).BuildCatalog(pgCatalogRows(), engine.CatalogOptions{TrustSchemas: []string{"public"}})
+	def.SetCatalog(trusted)
+	if v := def.Judge([]byte("SELECT ext('x')"), nil); v.RuleID != "" {
+		t.Errorf("trusted schema: %s (%s)", v.RuleID, v.Reason)
+	}
+}
+
+// BenchmarkVerdictRepeatedThroughCatalog: a cached verdict with a catalog in
+// force, for a statement through a view (0 allocations: the catalog's
+// facts are remembered per text and catalog).
+func BenchmarkVerdictRepeatedThroughCatalog(b *testing.B) {
+	e, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.SetCatalog(Dialect.(engine.CatalogReader).BuildCatalog(pgCatalogRows(), engine.CatalogOptions{}))
+	sql := []byte("SELECT id, name FROM v_items WHERE id = 42")
+	s := &engine.Session{User: "app"}
+	e.Judge(sql, s)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		e.Judge(sql, s)
+	}
+}
+
+// syntheticCatalog is a schema of n tables, each with a view, a SQL
+// function, a PL/pgSQL trigger and two NOT NULL columns: the rows the
+// catalog queries return for it.
+func syntheticCatalog(n int) [][][]string {
+	rows := make([][][]string, 6)
+	for i := range n {
+		t := "t" + strconv.Itoa(i)
+		rows[0] = append(rows[0], []string{"public", t})
+		rows[1] = append(rows[1], []string{"public", "v_" + t, " SELECT " + t + ".id,\n    " + t + ".name\n   FROM " + t + "\n  WHERE " + t + ".id > 0;"})
+		rows[2] = append(rows[2],
+			[]string{"public", "f_" + t, "f", "CREATE OR REPLACE FUNCTION public.f_" + t + "(integer)\n RETURNS integer\n LANGUAGE sql\nAS $function$ select count(*)::int from " + t + " where id = $1 $function$\n"},
+			[]string{"public", "tg_" + t, "f", "CREATE OR REPLACE FUNCTION public.tg_" + t + "()\n RETURNS trigger\n LANGUAGE plpgsql\nAS $function$ begin insert into audit values (new.id, now()); return new; end $function$\n"})
+		rows[3] = append(rows[3], []string{"public", "trg_" + t, "public", t, "29", "public", "tg_" + t})
+		rows[5] = append(rows[5], []string{"public", t, "id"}, []string{"public", t, "name"})
+	}
+	return rows
+}
+
+// BenchmarkCatalogBuild is the cost of one refresh's reading, per size of
+// schema (docs/performance.md): every definition parsed and judged.
+func BenchmarkCatalogBuild(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		rows := syntheticCatalog(n)
+		b.Run(strconv.Itoa(n)+"-tables", func(b *testing.B) {
+			b.ReportAllocs()
+			var c *engine.Catalog
+			for range b.N {
+				c = Dialect.(engine.CatalogReader).BuildCatalog(rows, engine.CatalogOptions{})
+			}
+			b.ReportMetric(float64(c.Bytes()), "catalog-bytes")
+			b.ReportMetric(float64(c.Objects()), "objects")
+		})
+		b.Run(strconv.Itoa(n)+"-tables-unchanged", func(b *testing.B) {
+			prev := Dialect.(engine.CatalogReader).BuildCatalog(rows, engine.CatalogOptions{})
+			b.ReportAllocs()
+			for range b.N {
+				prev = Dialect.(engine.CatalogReader).BuildCatalog(rows, engine.CatalogOptions{Previous: prev})
+			}
+		})
+	}
+}
