@@ -249,7 +249,34 @@ type Database struct {
 	IdleInTransactionTimeout time.Duration `yaml:"idle_in_transaction_timeout"`
 	// PolicyCacheBytes bounds the engine's cache of analysed statements.
 	PolicyCacheBytes int64 `yaml:"policy_cache_bytes"`
+	// Catalog is sqlfwd's own connection to the database's catalog, from
+	// which it learns what views, functions, triggers and rules do
+	// (docs/operations.md, "The catalog connection"); nil: none, statements
+	// are judged by their text alone.
+	Catalog *CatalogConfig `yaml:"catalog"`
 }
+
+// CatalogConfig is a database's catalog connection.
+type CatalogConfig struct {
+	// DSN is how to connect as the monitoring role: a PostgreSQL URL or
+	// keyword string (postgres://sqlfw_catalog@127.0.0.1:5432/shop), a
+	// go-sql-driver/mysql DSN for MySQL (sqlfw_catalog@tcp(127.0.0.1:3306)/).
+	// A password is better in DSNFile (or PostgreSQL's PGPASSFILE) than in
+	// this file.
+	DSN string `yaml:"dsn"`
+	// DSNFile is a file holding the DSN (mode 0600), read at start and
+	// reload; instead of DSN.
+	DSNFile string `yaml:"dsn_file"`
+	// Refresh is the interval between reads of the catalog (default 60s);
+	// DDL the relay lets through also starts one.
+	Refresh time.Duration `yaml:"refresh"`
+	// TrustSchemas are schemas whose objects are taken as they are: not
+	// expanded, never unknown_object.
+	TrustSchemas []string `yaml:"trust_schemas"`
+}
+
+// DefaultCatalogRefresh: CatalogConfig.Refresh.
+const DefaultCatalogRefresh = 60 * time.Second
 
 // Defaults.
 const (
@@ -362,6 +389,22 @@ func (c *Config) Normalize() error {
 		names[db.Name] = true
 		if _, err := engine.ParseLearnBy(db.LearnBy); err != nil {
 			errs = append(errs, fmt.Errorf("%s: learn_by: %w", where, err))
+		}
+		if cc := db.Catalog; cc != nil {
+			switch {
+			case cc.DSN == "" && cc.DSNFile == "":
+				errs = append(errs, fmt.Errorf("%s: catalog: dsn or dsn_file is required", where))
+			case cc.DSN != "" && cc.DSNFile != "":
+				errs = append(errs, fmt.Errorf("%s: catalog: dsn and dsn_file are exclusive", where))
+			}
+			if cc.Refresh == 0 {
+				cc.Refresh = DefaultCatalogRefresh
+			} else if cc.Refresh < time.Second {
+				errs = append(errs, fmt.Errorf("%s: catalog: refresh %s: want at least 1s", where, cc.Refresh))
+			}
+			for j, s := range cc.TrustSchemas {
+				cc.TrustSchemas[j] = strings.ToLower(s)
+			}
 		}
 		switch db.Protocol {
 		case "":

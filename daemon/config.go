@@ -10,14 +10,15 @@ import (
 // The configuration lives in config/ (which fwctl config validate uses
 // without the daemon); the daemon knows it under these names.
 type (
-	Config      = config.Config
-	Database    = config.Database
-	Intercept   = config.Intercept
-	AuditConfig = config.AuditConfig
-	Discovery   = config.Discovery
-	TLSConfig   = config.TLSConfig
-	UpstreamTLS = config.UpstreamTLS
-	Mode        = config.Mode
+	Config        = config.Config
+	Database      = config.Database
+	Intercept     = config.Intercept
+	AuditConfig   = config.AuditConfig
+	Discovery     = config.Discovery
+	TLSConfig     = config.TLSConfig
+	UpstreamTLS   = config.UpstreamTLS
+	CatalogConfig = config.CatalogConfig
+	Mode          = config.Mode
 )
 
 const (

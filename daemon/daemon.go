@@ -139,6 +139,8 @@ type database struct {
 	env      relay.Env
 	// found is set for a database discovery made (discovered.go).
 	found *foundState
+	// catalog is its catalog connection (catalog.go); nil without one.
+	catalog *catalogState
 }
 
 // mode is the mode that applies to a verdict: the live override, else the
@@ -222,7 +224,7 @@ func (d *Daemon) newDatabase(dc *Database) (*database, error) {
 	d.dbsMu.Unlock()
 	db := &database{cfg: *dc, rec: newRecorder(), protocol: p, proto: r}
 	d.lend(db)
-	db.engine.Store(eng)
+	db.setEngine(eng)
 	db.policySum.Store(&polSum)
 	polPath := dc.Policy
 	db.policyPath.Store(&polPath)
@@ -311,6 +313,11 @@ func (d *Daemon) Start() error {
 		}
 		d.audit = a
 		d.log.Info("audit trail", "path", d.cfg.Audit.Path, "include_allowed", d.cfg.Audit.IncludeAllowed)
+	}
+	for _, db := range d.databases() {
+		if err := d.startCatalog(db); err != nil {
+			return err
+		}
 	}
 	var lc net.ListenConfig
 	// Go's listeners may default to MPTCP, which sockmap cannot hold;
@@ -515,6 +522,9 @@ func (d *Daemon) Stop(ctx context.Context) error {
 	if d.audit != nil {
 		d.audit.close()
 	}
+	for _, db := range d.databases() {
+		db.catalog.close()
+	}
 	d.stopMetrics()
 	d.stopStats()
 	if d.stopLogSummary != nil {
@@ -623,7 +633,7 @@ func (d *Daemon) ReloadReport() (ReloadResult, error) {
 	for i, db := range dbs {
 		old := db.engine.Load()
 		engines[i].SetLearner(old.Learner())
-		db.engine.Store(engines[i])
+		db.setEngine(engines[i])
 		db.policySum.Store(&sums[i])
 		db.policyPath.Store(&paths[i])
 		// new handshakes get the re-read certificates; open sessions keep

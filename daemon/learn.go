@@ -173,7 +173,7 @@ func (d *Daemon) Promote(name string, o engine.ExportOptions, frag []byte) (stri
 	db.learnMu.Lock()
 	db.learn.promoted = p
 	db.learnMu.Unlock()
-	db.engine.Store(eng)
+	db.setEngine(eng)
 	d.log.Warn("learned policy promoted", "database", db.cfg.Name, "form", p.info.Form, "drift", p.info.Drift, "mode", p.info.Mode, "rules", p.info.Rules, "file", p.info.File)
 	return fmt.Sprintf("promoted a learned policy of %d rules for %s (form %s, drift %s, mode %s): %s\n", fp.Len(), db.cfg.Name, orDash(p.info.Form), orDash(p.info.Drift), orDash(p.info.Mode), msg), nil
 }
@@ -200,7 +200,7 @@ func (d *Daemon) Demote(name string) error {
 		return err
 	}
 	eng.SetLearner(db.engine.Load().Learner())
-	db.engine.Store(eng)
+	db.setEngine(eng)
 	d.log.Warn("learned policy removed", "database", db.cfg.Name)
 	return nil
 }

@@ -78,6 +78,9 @@ type sessionObserver struct {
 // Judged counts, logs and audits a verdict.
 func (so *sessionObserver) Judged(v engine.Verdict, typ byte, at time.Time, el time.Duration) {
 	st := &so.db.stats
+	if v.ChangesSchema {
+		so.db.catalog.schemaChanged()
+	}
 	st.evalNanos.Add(uint64(el))
 	st.messages.Add(1)
 	so.verdict(&v, typ, at, el)

@@ -4,6 +4,9 @@ package daemon
 // names a protocol: everything else knows relay.Protocol and relay.Session.
 
 import (
+	_ "github.com/go-sql-driver/mysql" // the catalog connection's driver (catalog.go)
+	_ "github.com/jackc/pgx/v5/stdlib" // the catalog connection's driver (catalog.go)
+
 	"github.com/sqlfw/sqlfw/discover"
 	"github.com/sqlfw/sqlfw/engine"
 	mysqlsql "github.com/sqlfw/sqlfw/engine/mysql"
@@ -30,6 +33,9 @@ type protocol struct {
 	// table says it so that a protocol is described in one place; nothing
 	// in the daemon needs it yet).
 	defaultPort uint16
+	// catalogDriver is the database/sql driver of the catalog connection
+	// (catalog.go).
+	catalogDriver string
 }
 
 var protocols = []protocol{
@@ -40,6 +46,7 @@ var protocols = []protocol{
 		defaultPolicy: pgsql.DefaultPolicy,
 		discover:      discover.Postgres,
 		defaultPort:   pg.DefaultPort,
+		catalogDriver: "pgx",
 	},
 	{
 		// MySQL and MariaDB
@@ -49,6 +56,7 @@ var protocols = []protocol{
 		defaultPolicy: mysqlsql.DefaultPolicy,
 		discover:      discover.MySQL,
 		defaultPort:   myrelay.DefaultPort,
+		catalogDriver: "mysql",
 	},
 }
 

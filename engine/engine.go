@@ -139,6 +139,7 @@ func (e *Engine) Judge(sql []byte, s *Session) Verdict {
 	v := e.judge(tf, s)
 	v.SessionOps = len(tf.SQLOps) > 0
 	for i := range tf.Stmts {
+		v.ChangesSchema = v.ChangesSchema || tf.Stmts[i].Kinds&(1<<KindDDL) != 0
 		v.DynamicSQL = v.DynamicSQL || tf.Stmts[i].DynamicSQL
 		v.BareParams = v.BareParams || len(tf.Stmts[i].BareParams) > 0 || tf.Stmts[i].ParamWrite
 	}

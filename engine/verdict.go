@@ -71,6 +71,10 @@ type Verdict struct {
 	// server lexes the session's later text (SET NAMES gbk), cannot be
 	// known from the text (relay/mysql lexstate.go).
 	DynamicSQL bool
+	// ChangesSchema is true when a statement of the text is DDL (creates,
+	// alters or drops an object): the daemon then reads the database's
+	// catalog again (catalog.go).
+	ChangesSchema bool
 	// BareParams is true when a statement of the text has a parameter
 	// that stands alone as a condition (StmtFacts.BareParams), or is a
 	// write its parameters may make the same for every row

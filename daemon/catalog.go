@@ -1,0 +1,198 @@
+package daemon
+
+// The catalog connection (issue 24; engine/catalog.go): for a database with
+// a catalog: key, sqlfwd connects as a least-privileged monitoring role
+// (docs/operations.md, "The catalog connection"), runs its dialect's catalog
+// queries, and puts the catalog they make in force in the database's
+// engine. It reads again on an interval and soon after DDL the relay let
+// through (twice: once the DDL has likely run, once after it may have
+// committed). A failed read keeps the catalog in force and is logged and
+// counted; until the first read succeeds statements are judged by their
+// text alone.
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// catalogTimeout bounds one read of the catalog.
+const catalogTimeout = 30 * time.Second
+
+// catalogState is one database's catalog connection.
+type catalogState struct {
+	reader engine.CatalogReader
+	db     *sql.DB
+	cfg    CatalogConfig
+	cur    atomic.Pointer[engine.Catalog]
+	kick   chan struct{}
+	once   sync.Once
+	stop   chan struct{}
+	done   chan struct{}
+	// what fwctl status and the metrics show
+	refreshes, failures atomic.Uint64
+	lastNanos           atomic.Int64 // how long the last successful read took
+	lastErr             atomic.Pointer[string]
+}
+
+// startCatalog opens db's catalog connection when it has one.
+func (d *Daemon) startCatalog(db *database) error {
+	cc := db.cfg.Catalog
+	if cc == nil {
+		return nil
+	}
+	r, ok := db.protocol.dialect.(engine.CatalogReader)
+	if !ok || db.protocol.catalogDriver == "" {
+		return fmt.Errorf("database %s: catalog: %s has no catalog reader", db.cfg.Name, db.protocol.name)
+	}
+	dsn := cc.DSN
+	if cc.DSNFile != "" {
+		b, err := os.ReadFile(cc.DSNFile)
+		if err != nil {
+			return fmt.Errorf("database %s: catalog: %w", db.cfg.Name, err)
+		}
+		dsn = strings.TrimSpace(string(b))
+	}
+	conn, err := sql.Open(db.protocol.catalogDriver, dsn)
+	if err != nil {
+		return fmt.Errorf("database %s: catalog: %w", db.cfg.Name, err)
+	}
+	conn.SetMaxOpenConns(1)
+	conn.SetMaxIdleConns(1)
+	conn.SetConnMaxIdleTime(2 * cc.Refresh)
+	cs := &catalogState{reader: r, db: conn, cfg: *cc, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	db.catalog = cs
+	go d.catalogLoop(db, cs)
+	return nil
+}
+
+// stopCatalog ends the loop and closes the connection.
+func (cs *catalogState) close() {
+	if cs == nil {
+		return
+	}
+	cs.once.Do(func() {
+		close(cs.stop)
+		<-cs.done
+		cs.db.Close()
+	})
+}
+
+// schemaChanged asks for a read soon; it never blocks or allocates.
+func (cs *catalogState) schemaChanged() {
+	if cs == nil {
+		return
+	}
+	select {
+	case cs.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (d *Daemon) catalogLoop(db *database, cs *catalogState) {
+	defer close(cs.done)
+	t := time.NewTicker(cs.cfg.Refresh)
+	defer t.Stop()
+	d.refreshCatalog(db, cs)
+	for {
+		select {
+		case <-cs.stop:
+			return
+		case <-t.C:
+			d.refreshCatalog(db, cs)
+		case <-cs.kick:
+			// The DDL was judged, not yet run: read once it has, and
+			// again once a transaction around it may have committed.
+			for _, wait := range []time.Duration{250 * time.Millisecond, 2 * time.Second} {
+				select {
+				case <-cs.stop:
+					return
+				case <-time.After(wait):
+				}
+				d.refreshCatalog(db, cs)
+			}
+		}
+	}
+}
+
+// refreshCatalog reads the catalog once and puts it in force.
+func (d *Daemon) refreshCatalog(db *database, cs *catalogState) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), catalogTimeout)
+	defer cancel()
+	qs := cs.reader.CatalogQueries()
+	rows := make([][][]string, len(qs))
+	for i, q := range qs {
+		r, err := queryText(ctx, cs.db, q.SQL)
+		if err != nil {
+			cs.failures.Add(1)
+			msg := q.Name + ": " + err.Error()
+			cs.lastErr.Store(&msg)
+			d.log.Warn("catalog read failed, keeping the catalog in force", "database", db.cfg.Name, "query", q.Name, "err", err)
+			return
+		}
+		rows[i] = r
+	}
+	c := cs.reader.BuildCatalog(rows, engine.CatalogOptions{TrustSchemas: cs.cfg.TrustSchemas, Previous: cs.cur.Load()})
+	cs.cur.Store(c)
+	db.engine.Load().SetCatalog(c)
+	cs.refreshes.Add(1)
+	cs.lastNanos.Store(int64(time.Since(start)))
+	empty := ""
+	cs.lastErr.Store(&empty)
+	level := slog.LevelDebug
+	if cs.refreshes.Load() == 1 {
+		level = slog.LevelInfo
+	}
+	d.log.Log(ctx, level, "catalog read", "database", db.cfg.Name, "reads", cs.refreshes.Load(), "objects", c.Objects(), "bytes", c.Bytes(), "took", time.Since(start))
+}
+
+// queryText runs q and returns its rows with every column as text.
+func queryText(ctx context.Context, db *sql.DB, q string) ([][]string, error) {
+	rs, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out [][]string
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rs.Next() {
+		if err := rs.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		row := make([]string, len(cols))
+		for i, v := range vals {
+			row[i] = v.String
+		}
+		out = append(out, row)
+	}
+	return out, rs.Err()
+}
+
+// setEngine puts e in force for db with the catalog in force.
+func (db *database) setEngine(e *engine.Engine) {
+	if cs := db.catalog; cs != nil {
+		e.SetCatalog(cs.cur.Load())
+	}
+	db.engine.Store(e)
+	if cs := db.catalog; cs != nil {
+		// a read that finished between the two set the old engine's
+		e.SetCatalog(cs.cur.Load())
+	}
+}

@@ -1,0 +1,182 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/sqlfw/sqlfw/engine/pgsql"
+)
+
+// TestCatalogObjectsPG: sqlfwd with a catalog connection (a monitoring role
+// with no grants: PostgreSQL's catalogs are readable by every role) judges
+// statements by what the database's own objects do, objects created in
+// another session it never saw: a view over a table the application role
+// is scoped away from, a function that deletes every row, a trigger with a
+// WHERE-less UPDATE fired by an INSERT, a DO ALSO DELETE rule fired by an
+// INSERT, and a DELETE whose WHERE is IS NOT NULL on a NOT NULL column.
+// Each is denied with the rule the direct statement would meet; the
+// server's statement log never holds it and the rows are all there. A view
+// created through sqlfwd is known by the read its DDL starts. The benign
+// faces run.
+func TestCatalogObjectsPG(t *testing.T) {
+	needSqlfwd(t)
+	if direct {
+		t.Skip("needs sqlfwd's catalog: not meaningful in direct mode")
+	}
+	if pg.Log == "" {
+		t.Skip("SQLFW_PG_LOG not set: start PostgreSQL with scripts/pg.sh start --log-statements")
+	}
+	run := randomHex(t)
+	name := func(s string) string { return "e2e_cat_" + s + "_" + run }
+	sec, ord, aud, ev := name("sec"), name("ord"), name("aud"), name("ev")
+	app, mon := "e2e_cat_app", "e2e_cat_monitor"
+	for _, r := range []string{app, mon} {
+		directExec(t, fmt.Sprintf("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN CREATE ROLE %s LOGIN; END IF; END $$", r, r))
+	}
+	directExec(t, fmt.Sprintf("CREATE TABLE %s (id int PRIMARY KEY, s text)", sec))
+	directExec(t, fmt.Sprintf("INSERT INTO %s VALUES (1, 'k1'), (2, 'k2')", sec))
+	directExec(t, fmt.Sprintf("CREATE TABLE %s (id int NOT NULL, total int, note text)", ord))
+	directExec(t, fmt.Sprintf("INSERT INTO %s VALUES (1, 10, NULL), (2, 20, 'x'), (3, 30, NULL)", ord))
+	directExec(t, fmt.Sprintf("CREATE TABLE %s (id int)", aud))
+	directExec(t, fmt.Sprintf("CREATE TABLE %s (id int)", ev))
+	directExec(t, fmt.Sprintf("GRANT ALL ON %s, %s, %s, %s TO %s", sec, ord, aud, ev, app))
+	t.Cleanup(func() {
+		directExec(t, fmt.Sprintf("DROP TABLE IF EXISTS %s, %s, %s, %s CASCADE; DROP FUNCTION IF EXISTS %s(), %s(); DROP VIEW IF EXISTS %s",
+			sec, ord, aud, ev, name("wipe"), name("touch"), name("v2")))
+	})
+
+	dir := t.TempDir()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	ctl := filepath.Join(dir, "control.sock")
+	// The default policy, with the application role scoped away from the
+	// secrets table.
+	pol := strings.Replace(string(pgsql.DefaultPolicyYAML()), "rules:\n", fmt.Sprintf(`rules:
+  - id: app-no-secrets
+    action: deny
+    users: [%s]
+    reason: the application role may not read the secrets table
+    match: {tables: [%s]}
+`, app, sec), 1)
+	polPath := filepath.Join(dir, "policy.yaml")
+	cfgPath := filepath.Join(dir, "sqlfwd.yaml")
+	cfg := fmt.Sprintf(`log_level: debug
+control_socket: %s
+databases:
+  - name: pg
+    protocol: postgres
+    listen: %s
+    upstream: %s
+    mode: enforce
+    policy: %s
+    catalog:
+      dsn: "host=%s port=%d user=%s dbname=%s sslmode=disable"
+      refresh: 1h
+`, ctl, addr, net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), polPath, pg.Host, pg.Port, mon, pg.Database)
+	for p, text := range map[string]string{polPath: pol, cfgPath: cfg} {
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The objects, created in another session before sqlfwd starts: it
+	// learns them from its first read.
+	directExec(t, fmt.Sprintf("CREATE VIEW %s AS SELECT id, s FROM %s", name("v"), sec))
+	directExec(t, fmt.Sprintf("GRANT SELECT ON %s TO %s", name("v"), app))
+	directExec(t, fmt.Sprintf("CREATE FUNCTION %s() RETURNS void LANGUAGE sql AS 'DELETE FROM %s'", name("wipe"), ord))
+	directExec(t, fmt.Sprintf("CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN UPDATE %s SET total = 0; RETURN NEW; END $$", name("touch"), ord))
+	directExec(t, fmt.Sprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW EXECUTE FUNCTION %s()", name("tg"), aud, name("touch")))
+	directExec(t, fmt.Sprintf("CREATE RULE %s AS ON INSERT TO %s DO ALSO DELETE FROM %s", name("r"), ev, ord))
+
+	d, err := startConfigDaemon(addr, ctl, "--config", cfgPath, "--log-format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("sqlfwd log:\n%s", tail(d.log(), 40))
+		}
+		d.stop()
+	})
+	waitLog(t, d, `"catalog read"`, `"reads":1`)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	markers := map[string]bool{} // marker → allowed
+	send := func(i int, user, sql, rule string) {
+		t.Helper()
+		m := fmt.Sprintf("sqlfwcat_%s_%d", run, i)
+		markers[m] = rule == ""
+		text := "/* " + m + " */ " + sql
+		conn, err := pgconn.Connect(ctx, dsn(pg.Host, port, user, ""))
+		if err != nil {
+			t.Fatalf("connecting as %s: %v", user, err)
+		}
+		_, err = conn.Exec(ctx, text).ReadAll()
+		conn.Close(context.Background())
+		var pgErr *pgconn.PgError
+		switch {
+		case rule == "" && err != nil:
+			t.Errorf("%s: %q: got %v, want it allowed and run", user, text, err)
+		case rule != "" && (!errors.As(err, &pgErr) || pgErr.Code != codeBlocked || !strings.Contains(pgErr.Message, rule)):
+			t.Errorf("%s: %q: got %v, want SQLSTATE %s naming %s", user, text, err, codeBlocked, rule)
+		}
+	}
+	cases := []struct{ user, sql, rule string }{
+		{app, "SELECT * FROM " + name("v"), "app-no-secrets"},
+		{app, "SELECT s FROM (SELECT * FROM " + name("v") + " WHERE id = 1) x", "app-no-secrets"},
+		{app, "SELECT " + name("wipe") + "()", "no-unfiltered-writes"},
+		{app, "SELECT id FROM " + ord + " WHERE id = 1 AND " + name("wipe") + "() IS NULL", "no-unfiltered-writes"},
+		{app, "INSERT INTO " + aud + " VALUES (1)", "no-unfiltered-writes"},
+		{app, "INSERT INTO " + ev + " VALUES (1)", "no-unfiltered-writes"},
+		{app, "DELETE FROM " + ord + " WHERE id IS NOT NULL", "no-unfiltered-writes"},
+		{app, "UPDATE " + ord + " SET total = 1 WHERE id IS NOT NULL OR id = 2", "no-unfiltered-writes"},
+		// benign faces: allowed and run
+		{app, "SELECT id, total FROM " + ord + " WHERE id = 1", ""},
+		{app, "DELETE FROM " + ord + " WHERE id > 100", ""},
+		{app, "DELETE FROM " + ord + " WHERE note IS NOT NULL AND id = 99", ""},
+		{pg.User, "SELECT * FROM " + name("v"), ""},
+	}
+	for i, c := range cases {
+		send(i, c.user, c.sql, c.rule)
+	}
+
+	// A view created through sqlfwd: its DDL starts a read, after which
+	// reading the secrets through it is denied too.
+	send(len(cases), pg.User, fmt.Sprintf("CREATE VIEW %s AS SELECT s FROM %s; GRANT SELECT ON %s TO %s", name("v2"), sec, name("v2"), app), "")
+	waitLog(t, d, `"catalog read"`, `"reads":2`)
+	send(len(cases)+1, app, "SELECT * FROM "+name("v2"), "app-no-secrets")
+
+	if got, want := directInts(t, "SELECT id FROM "+ord+" ORDER BY id"), []int{1, 2, 3}; !reflect.DeepEqual(got, want) {
+		t.Errorf("rows of %s: %v, want %v", ord, got, want)
+	}
+	if got := directInts(t, "SELECT count(*)::int FROM "+ord+" WHERE total = 0"); !reflect.DeepEqual(got, []int{0}) {
+		t.Errorf("rows of %s the trigger zeroed: %v, want none", ord, got)
+	}
+	if got := directInts(t, "SELECT count(*)::int FROM "+aud); !reflect.DeepEqual(got, []int{0}) {
+		t.Errorf("rows of %s: %v, want none (the INSERT that fires the trigger was denied)", aud, got)
+	}
+	log := serverLog(t)
+	for m, allowed := range markers {
+		logged := strings.Contains(log, m+" ")
+		switch {
+		case allowed && !logged:
+			t.Errorf("marker %s of an allowed statement is not in the server log", m)
+		case !allowed && logged:
+			t.Errorf("marker %s of a denied statement is in the server log: PostgreSQL received it", m)
+		}
+	}
+}
