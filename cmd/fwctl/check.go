@@ -24,6 +24,7 @@ const checkUsage = `usage: fwctl check [--policy FILE] [--protocol postgres|mysq
        fwctl check [flags] --jsonl queries.jsonl     ("-" reads standard input)
        fwctl check [flags] --pg-log postgresql.log [--verbose]
        fwctl check [flags] --mysql-log general.log [--verbose]
+       fwctl check [flags] --json ...                 (one JSON object per verdict, a line each)
 
 --file takes one statement per line, or, when some line ends with ";",
 statements ending with ";" at the end of a line (so they may span lines).
@@ -62,6 +63,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 	scs := fs.String("standard-conforming-strings", "on", "the session's standard_conforming_strings (`on|off`)")
 	clientEncoding := fs.String("client-encoding", "UTF8", "the session's client_encoding `name` (mysql: character_set_client)")
 	sqlMode := fs.String("sql-mode", "", "mysql: the session's sql_mode (`modes`, comma-separated)")
+	asJSON := fs.Bool("json", cur.json, "print each verdict as a JSON object, one a line (no summary by rule)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -148,7 +150,11 @@ func check(args []string, stdout, stderr io.Writer) int {
 		t0 := time.Now()
 		v := eng.Judge([]byte(fs.Arg(0)), &sess)
 		el := time.Since(t0)
-		printVerdict(stdout, v, el)
+		if *asJSON {
+			writeVerdictJSON(stdout, 0, checkItem{SQL: fs.Arg(0), User: sess.User, Database: sess.Database}, v, el)
+		} else {
+			printVerdict(stdout, v, el)
+		}
 		return exitFor(v)
 	}
 	var items []checkItem
@@ -230,7 +236,9 @@ func check(args []string, stdout, stderr io.Writer) int {
 		if rule == "" {
 			rule = "-"
 		}
-		if perStatement {
+		if *asJSON {
+			writeVerdictJSON(stdout, i+1, checkItem{SQL: it.SQL, User: sess.User, Database: sess.Database, line: it.line}, v, el)
+		} else if perStatement {
 			fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\t%s\n", i+1, v.Action, rule, el.Round(time.Microsecond), v.Reason, oneLine(it.SQL, 120))
 		}
 		key := rule + "\x00" + v.Action.String()
@@ -246,7 +254,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 			denied++
 		}
 	}
-	if logInput {
+	if logInput && !*asJSON {
 		if perStatement {
 			fmt.Fprintln(stdout)
 		}
@@ -298,6 +306,32 @@ func printVerdict(w io.Writer, v engine.Verdict, el time.Duration) {
 		fmt.Fprintf(w, "mode:       %s\n", v.Mode)
 	}
 	fmt.Fprintf(w, "statements: %d\nevaluation: %s\n", v.Statements, el)
+}
+
+// verdictJSON is one verdict of fwctl check --json.
+type verdictJSON struct {
+	N          int    `json:"n,omitempty"`    // the statement's number in a file or log
+	Line       int    `json:"line,omitempty"` // its line in a log
+	Action     string `json:"action"`
+	Denied     bool   `json:"denied"`
+	Rule       string `json:"rule,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	Mode       string `json:"mode,omitempty"`
+	Statements int    `json:"statements"`
+	ParseError bool   `json:"parse_error,omitempty"`
+	EvalNS     int64  `json:"evaluation_ns"`
+	User       string `json:"user,omitempty"`
+	Database   string `json:"database,omitempty"`
+	SQL        string `json:"sql"`
+}
+
+func writeVerdictJSON(w io.Writer, n int, it checkItem, v engine.Verdict, el time.Duration) {
+	b, _ := json.Marshal(verdictJSON{
+		N: n, Line: it.line, Action: v.Action.String(), Denied: v.Action.Denies(), Rule: v.RuleID, Reason: v.Reason,
+		Mode: string(v.Mode), Statements: v.Statements, ParseError: v.ParseError, EvalNS: el.Nanoseconds(),
+		User: it.User, Database: it.Database, SQL: it.SQL,
+	})
+	fmt.Fprintf(w, "%s\n", b)
 }
 
 func exitFor(v engine.Verdict) int {

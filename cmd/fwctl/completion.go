@@ -90,17 +90,30 @@ func completionCmd(args []string, stdout, stderr io.Writer) int {
 func writeBashCompletion(w io.Writer, cmds []string, words map[string]commandWords) {
 	fmt.Fprintf(w, `# fwctl completion for bash (fwctl completion bash)
 _fwctl() {
-	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} words=""
-	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W %q -- "$cur"))
-		return
-	fi
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} words="" cmd="" at=0 i
+	# the command is the first word that is neither a global flag nor the
+	# value of --control-socket (global flags may stand before it)
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		case "${COMP_WORDS[i]}" in
+		--control-socket) ((i++)) ;;
+		-*) ;;
+		*) cmd=${COMP_WORDS[i]} at=$i; break ;;
+		esac
+	done
 	case "$prev" in
-	--policy|--file|--jsonl|--pg-log|--anchors|--key-file|--targets|--out|--baseline|--control-socket)
+	--policy|--file|--jsonl|--pg-log|--mysql-log|--anchors|--key-file|--targets|--out|--baseline|--control-socket)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	esac
-	case "${COMP_WORDS[1]}" in
+	if [ -z "$cmd" ]; then
+		if [[ "$cur" == -* ]]; then
+			COMPREPLY=($(compgen -W "--control-socket --json --help --version" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W %q -- "$cur"))
+		fi
+		return
+	fi
+	case "$cmd" in
 `, strings.Join(cmds, " "))
 	for _, c := range cmds {
 		cw, ok := words[c]
@@ -109,7 +122,7 @@ _fwctl() {
 		}
 		fmt.Fprintf(w, "\t%s)\n", c)
 		if len(cw.verbs) > 0 {
-			fmt.Fprintf(w, "\t\tif [ \"$COMP_CWORD\" -eq 2 ]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); return; fi\n", strings.Join(cw.verbs, " "))
+			fmt.Fprintf(w, "\t\tif [ \"$COMP_CWORD\" -eq $((at + 1)) ] && [[ \"$cur\" != -* ]]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); return; fi\n", strings.Join(cw.verbs, " "))
 		}
 		fmt.Fprintf(w, "\t\twords=%q ;;\n", strings.Join(cw.flags, " "))
 	}

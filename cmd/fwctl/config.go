@@ -1,13 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/sqlfw/sqlfw/config"
 )
 
-const configUsage = `usage: fwctl config validate FILE    check a sqlfwd configuration and the policies it names: errors (exit 2)`
+const configUsage = `usage: fwctl config validate [--json] FILE    check a sqlfwd configuration and the policies it names: errors (exit 2)
+
+--json prints {"file", "valid", "error", "databases"} instead.`
 
 // configCmd implements `fwctl config validate`: what sqlfwd --check-config
 // does, for gating a reload or a deployment.
@@ -21,6 +24,24 @@ func configCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg, err := config.Load(args[1])
+	if cur.json {
+		if err == nil {
+			err = cfg.Check()
+		}
+		out := validJSON{File: args[1], Valid: err == nil, Warnings: []string{}}
+		if err != nil {
+			out.Error = err.Error()
+		} else {
+			n := len(cfg.Databases)
+			out.Databases = &n
+		}
+		b, _ := json.Marshal(out)
+		fmt.Fprintf(stdout, "%s\n", b)
+		if err != nil {
+			return 2
+		}
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", args[1], err)
 		return 2

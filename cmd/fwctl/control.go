@@ -25,8 +25,8 @@ func controlCall(sock, method, path string, query url.Values) ([]byte, error) {
 func fetchView(name, path string, args []string, stdout, stderr io.Writer, v any) (done bool, code int) {
 	fs := flag.NewFlagSet("fwctl "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	sock := fs.String("control-socket", control.DefaultSocket, "sqlfwd's control socket `path`")
-	asJSON := fs.Bool("json", false, "print the raw JSON")
+	sock := fs.String("control-socket", controlSocket(), "sqlfwd's control socket `path`")
+	asJSON := fs.Bool("json", cur.json, "print the raw JSON")
 	if err := fs.Parse(args); err != nil {
 		return true, 2
 	}

@@ -49,7 +49,7 @@ func learn(args []string, stdout, stderr io.Writer) int {
 	sub := args[0]
 	fs := flag.NewFlagSet("fwctl learn "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	sock := fs.String("control-socket", control.DefaultSocket, "sqlfwd's control socket `path`")
+	sock := fs.String("control-socket", controlSocket(), "sqlfwd's control socket `path`")
 	user := fs.String("user", "", "database user (offline)")
 	database := fs.String("database", "", "database: the protected database's name, or the session's (offline)")
 	file := fs.String("file", "", "statements, one per line or ;-terminated (offline); a reviewed fragment (promote)")
@@ -60,7 +60,7 @@ func learn(args []string, stdout, stderr io.Writer) int {
 	mode := fs.String("mode", "", "export, promote: the drift rule's mode, detect or enforce")
 	functions := fs.Bool("functions", false, "export, promote, scope form: also limit the functions called to those learned")
 	includeDrift := fs.Bool("include-drift", false, "export, promote: also take in the drift a promoted learned policy saw (after fwctl learn diff)")
-	asJSON := fs.Bool("json", false, "status, diff: print the raw JSON")
+	asJSON := fs.Bool("json", cur.json, "status, diff: print the raw JSON")
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 {
 		fmt.Fprintln(stderr, learnUsage)
 		return 2

@@ -1,5 +1,6 @@
 // Command fwctl talks to sqlfwd and checks statements against a policy.
 //
+//	fwctl [--control-socket PATH] [--json] COMMAND ...
 //	fwctl stats [--control-socket PATH] [--json] [--watch [--watch-count N]]
 //	fwctl status [--json]
 //	fwctl connections [--json]
@@ -41,6 +42,18 @@ commands:
   bench     open-loop benchmark: what sqlfwd adds over the direct path
   completion  a shell completion script (bash, zsh, fish)
   version   print the version
+
+global flags (before or after the command):
+  --control-socket PATH  sqlfwd's control socket
+  --json                 print JSON: stats, status, connections, check, policy validate,
+                         config validate, learn status and learn diff
+
+environment:
+  SQLFW_CONTROL_SOCKET   the control socket when --control-socket is not given
+
+The control socket is, in this order: --control-socket, $SQLFW_CONTROL_SOCKET,
+control_socket in /etc/sqlfw/sqlfwd.yaml, /run/sqlfw/control.sock.
+Run "fwctl COMMAND --help" for a command's flags; man fwctl for all of them.
 `)
 }
 
@@ -73,8 +86,18 @@ func wantsHelp(args []string) bool {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	args, g, err := extractGlobals(args)
+	if err != nil {
+		fmt.Fprintln(stderr, "fwctl:", err)
+		return 2
+	}
+	cur = g
 	if len(args) == 0 {
 		usage(stderr)
+		return 2
+	}
+	if g.jsonGiven && !jsonCommands[args[0]] && commandUsage[args[0]] != "" {
+		fmt.Fprintf(stderr, "fwctl: %s has no --json output\n", args[0])
 		return 2
 	}
 	if u, ok := commandUsage[args[0]]; ok && wantsHelp(args[1:]) {

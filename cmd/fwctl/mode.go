@@ -6,15 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-
-	"github.com/sqlfw/sqlfw/control"
 )
 
 // modeCmd: fwctl mode enforce|monitor|detect|policy [--database NAME]
 func modeCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fwctl mode", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	sock := fs.String("control-socket", control.DefaultSocket, "sqlfwd's control socket `path`")
+	sock := fs.String("control-socket", controlSocket(), "sqlfwd's control socket `path`")
 	db := fs.String("database", "", "the database (default: all)")
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "usage: fwctl mode enforce|monitor|detect|policy [--database NAME] [--control-socket PATH]\n\npolicy clears the live override: the policy's and rules' modes apply again.")
@@ -41,7 +39,7 @@ func modeCmd(args []string, stdout, stderr io.Writer) int {
 func reloadCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fwctl reload", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	sock := fs.String("control-socket", control.DefaultSocket, "sqlfwd's control socket `path`")
+	sock := fs.String("control-socket", controlSocket(), "sqlfwd's control socket `path`")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -59,7 +57,7 @@ func reloadCmd(args []string, stdout, stderr io.Writer) int {
 func protectCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fwctl protect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	sock := fs.String("control-socket", control.DefaultSocket, "sqlfwd's control socket `path`")
+	sock := fs.String("control-socket", controlSocket(), "sqlfwd's control socket `path`")
 	db := fs.String("database", "", "the database an added address belongs to (default: the only one)")
 	if len(args) < 2 || (args[0] != "add" && args[0] != "remove") {
 		fmt.Fprintln(stderr, "usage: fwctl protect add|remove IP:PORT [--database NAME] [--control-socket PATH]")

@@ -19,8 +19,8 @@ import (
 func stats(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fwctl stats", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	sock := fs.String("control-socket", control.DefaultSocket, "sqlfwd's control socket `path`")
-	asJSON := fs.Bool("json", false, "print the raw JSON")
+	sock := fs.String("control-socket", controlSocket(), "sqlfwd's control socket `path`")
+	asJSON := fs.Bool("json", cur.json, "print the raw JSON")
 	watch := fs.Bool("watch", false, "print again every stats window until interrupted")
 	count := fs.Int("watch-count", 0, "with --watch: stop after `N` prints (0: until Ctrl-C)")
 	interval := fs.Duration("interval", 0, "with --watch: refresh period (default the daemon's stats window)")
