@@ -5,7 +5,9 @@
 //	sqlfwd --config FILE
 //
 // SIGTERM and SIGINT drain the sessions and exit 0; SIGHUP reloads the
-// configuration file and the policies (a broken file is refused).
+// configuration file and the policies (a broken file is refused). Exit 2 is
+// a usage or configuration error (the units' RestartPreventExitStatus), 1 a
+// failure to start.
 package main
 
 import (
@@ -38,6 +40,7 @@ func run(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var (
 		configPath = fs.String("config", "", "YAML configuration `file` (several databases); excludes the per-database flags; when the file does not exist, as --discover")
+		requireCfg = fs.Bool("require-config", false, "a missing --config file is a configuration error (exit 2) instead of starting discovery (the listener unit, which cannot intercept)")
 		discoverF  = fs.Bool("discover", false, "protect the PostgreSQL and MySQL/MariaDB servers found on this host (listening sockets of their processes in /proc), each intercepted with its protocol's default policy; rescans pick up servers that start or stop later")
 		discoverIv = fs.Duration("discover-interval", 0, "how often discovery rescans /proc for servers that started or stopped (default 5s)")
 		protocol   = fs.String("protocol", "", "wire protocol of the database: postgres or mysql")
@@ -111,6 +114,10 @@ func run(args []string, stderr io.Writer) int {
 	var discovered []string // what discovery found, logged once the logger exists
 	if *configPath != "" && !*discoverF {
 		if _, err := os.Stat(*configPath); errors.Is(err, os.ErrNotExist) {
+			if *requireCfg {
+				fmt.Fprintf(stderr, "sqlfwd: no configuration file at %s (--require-config): write one (man sqlfwd.yaml; an example is /usr/share/sqlfw/sqlfwd.yaml.example)\n", *configPath)
+				return 2
+			}
 			discovered = append(discovered, "no configuration file at "+*configPath+": protecting the servers found on this host")
 			*discoverF = true
 		}
@@ -285,8 +292,11 @@ func run(args []string, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		log.Error("cannot start", "err", err)
-		return 1
+		// New opens nothing: what it refuses is the configuration or a
+		// file it names (a policy, a certificate), and a restart would
+		// refuse it again: exit 2, which the units do not restart on
+		log.Error("cannot start: configuration not valid", "err", err)
+		return 2
 	}
 	if err := d.Start(); err != nil {
 		log.Error("cannot start", "err", err)
