@@ -25,7 +25,7 @@ func main() {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, `usage: fwctl COMMAND [flags]
+	fmt.Fprint(w, `usage: fwctl [--control-socket PATH] [--json] COMMAND [flags]
 
 commands:
   stats     counters of a running sqlfwd, and where the time went (--json, --watch)
