@@ -1,19 +1,25 @@
 # sqlfw: `make demo` shows it working, `make test` runs every test against
 # throwaway servers the scripts start and stop.
 
-VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+# VERSION is the Debian version of the tree (scripts/deb-version.sh): 0.1.0
+# at the tag v0.1.0, 0.1.0+3.gabc1234 three commits past it. The binaries
+# are stripped (-s -w) and built with -trimpath; `make build STRIP=` keeps
+# the symbol table and DWARF for a debugger (docs/operations.md).
+VERSION ?= $(shell bash scripts/deb-version.sh 2>/dev/null || echo dev)
 GO      ?= go
 PREFIX  ?= /usr/local
-LDFLAGS := -X main.version=$(VERSION)
+STRIP   ?= -s -w
+LDFLAGS := $(STRIP) -X main.version=$(VERSION)
 
-.PHONY: all build test demo fmt lint generate bench install uninstall deb clean deps sqlmap corpora booted
+.PHONY: all build test demo fmt lint generate bench install uninstall deb image clean deps sqlmap corpora booted
 
 all: build
 
 build:
 	@mkdir -p bin
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 	bin/fwctl completion bash > bin/fwctl.bash-completion
+	$(GO) run ./internal/mangen -bin bin -out bin/man
 
 test:
 	bash scripts/test.sh
@@ -76,21 +82,40 @@ install: build
 	install -m 0644 deploy/sqlfwd.yaml $(DESTDIR)$(SHAREDIR)/sqlfwd.yaml.example
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 0644 bin/fwctl.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/fwctl
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0644 bin/man/fwctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 bin/man/sqlfwd.yaml.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 0644 bin/man/sqlfwd.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 
 # deb builds dist/sqlfw_VERSION_ARCH.deb with nfpm (fetched through the Go
-# module proxy on first use); scripts/deb-version.sh gives the version.
+# module proxy on first use); scripts/deb-version.sh gives the version, the
+# same one the binaries print. The changelog is deploy/debian/changelog
+# (with a snapshot entry past a tag); the man pages come from --help.
 NFPM      ?= go run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
-DEBVERSION ?= $(shell bash scripts/deb-version.sh)
+DEBVERSION ?= $(VERSION)
 
 deb: build
 	@mkdir -p dist
+	bash scripts/deb-changelog.sh '$(DEBVERSION)' bin/changelog.Debian.gz
+	for m in bin/man/*.[0-9]; do gzip -9n -c $$m > $$m.gz; done
 	SQLFW_VERSION='$(DEBVERSION)' GOARCH=$$($(GO) env GOARCH) $(NFPM) package --packager deb --config deploy/nfpm.yaml --target dist/
+
+# image builds the container image deploy/kubernetes/daemonset.yaml names:
+# $(IMAGE):$(IMAGE_TAG), the package version with "+" written "-" (a tag
+# cannot hold "+"). CONTAINER=podman works as well.
+CONTAINER ?= docker
+IMAGE     ?= ghcr.io/sqlfw/sqlfwd
+IMAGE_TAG ?= $(subst +,-,$(VERSION))
+
+image:
+	$(CONTAINER) build -f deploy/container/Containerfile --build-arg VERSION='$(VERSION)' -t $(IMAGE):$(IMAGE_TAG) .
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/sqlfwd $(DESTDIR)$(PREFIX)/bin/fwctl
 	rm -f $(DESTDIR)$(UNITDIR)/sqlfwd.service $(DESTDIR)$(UNITDIR)/sqlfwd-listener.service
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/sqlfw.conf
 	rm -f $(DESTDIR)$(PREFIX)/share/bash-completion/completions/fwctl
+	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/fwctl.1 $(DESTDIR)$(PREFIX)/share/man/man5/sqlfwd.yaml.5 $(DESTDIR)$(PREFIX)/share/man/man8/sqlfwd.8
 	rm -rf $(DESTDIR)$(SHAREDIR)
 	@echo "uninstall: left $(DESTDIR)$(SYSCONFDIR)/sqlfw alone (your configuration)"
 

@@ -37,7 +37,7 @@ func TestMakeInstall(t *testing.T) {
 	run("install")
 	want := []string{"bin/sqlfwd", "bin/fwctl", "lib/systemd/system/sqlfwd.service", "lib/systemd/system/sqlfwd-listener.service",
 		"lib/sysusers.d/sqlfw.conf", "share/sqlfw/policy/postgres.yaml", "share/sqlfw/sqlfwd.yaml.example",
-		"share/bash-completion/completions/fwctl"}
+		"share/bash-completion/completions/fwctl", "share/man/man1/fwctl.1", "share/man/man5/sqlfwd.yaml.5", "share/man/man8/sqlfwd.8"}
 	for _, f := range want {
 		if _, err := os.Stat(filepath.Join(pfx, f)); err != nil {
 			t.Errorf("make install did not install %s: %v", f, err)

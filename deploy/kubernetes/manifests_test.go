@@ -197,6 +197,43 @@ func TestDaemonSetShape(t *testing.T) {
 		t.Errorf("env %v: want NODE_IP from status.hostIP", c.Env)
 	}
 
+	// The image's tag is the release's package version (scripts/
+	// deb-version.sh, "+" written "-"): the newest deploy/debian/changelog
+	// entry, so a release bumps both or this fails.
+	chl, err := os.ReadFile("../debian/changelog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`^sqlfw \(([^)]+)\)`).FindSubmatch(chl)
+	if m == nil {
+		t.Fatalf("deploy/debian/changelog does not start with a sqlfw (VERSION) entry")
+	}
+	wantTag := strings.ReplaceAll(string(m[1]), "+", "-")
+	if _, tag, _ := strings.Cut(c.Image, ":"); tag != wantTag {
+		t.Errorf("image %s: want the tag %s (the changelog's version)", c.Image, wantTag)
+	}
+
+	// Metrics where Prometheus in the cluster reaches them: the node's
+	// address (hostNetwork), a port named metrics, the probes on it.
+	if !slices.Contains(c.Args, "--metrics-listen=$(NODE_IP):9187") {
+		t.Errorf("args %v: want --metrics-listen=$(NODE_IP):9187 (127.0.0.1 cannot be scraped from the cluster)", c.Args)
+	}
+	var metricsPort bool
+	for _, p := range c.Ports {
+		metricsPort = metricsPort || (p.Name == "metrics" && p.ContainerPort == 9187)
+	}
+	if !metricsPort {
+		t.Errorf("ports %v: want 9187 named metrics", c.Ports)
+	}
+	for name, pr := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+		if pr == nil || pr.HTTPGet == nil || pr.HTTPGet.Host != "" || pr.HTTPGet.Port.String() != "metrics" {
+			t.Errorf("%s probe %+v: want an httpGet on the port metrics at the pod (node) IP", name, pr)
+		}
+	}
+	if ds.Spec.Template.Annotations["prometheus.io/scrape"] != "true" {
+		t.Errorf("pod annotations %v: want prometheus.io/scrape", ds.Spec.Template.Annotations)
+	}
+
 	// Volumes: the host's bpffs and cgroup2 tree, and the ConfigMap as a
 	// whole directory (a subPath mount never sees a changed ConfigMap).
 	vols := map[string]corev1.Volume{}
