@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
@@ -296,8 +297,22 @@ const (
 	DefaultStatsWindow = control.DefaultStatsWindow
 )
 
-// Parse reads a YAML configuration. Unknown keys are errors.
+// Parse reads a YAML configuration. Unknown keys are errors. A problem is
+// reported as Errors: each at its line and column, with the key's path in
+// the file and what it wants in words (yamlerr.go), all of them at once.
 func Parse(text []byte) (*Config, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(text, &root); err != nil {
+		return nil, syntaxError(text, err)
+	}
+	if len(root.Content) == 0 {
+		return nil, errors.New("configuration is empty")
+	}
+	var errs Errors
+	checkNode(root.Content[0], reflect.TypeOf(Config{}), "", &errs)
+	if len(errs) > 0 {
+		return nil, errs
+	}
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(text))
 	dec.KnownFields(true)
@@ -310,17 +325,23 @@ func Parse(text []byte) (*Config, error) {
 	return &c, nil
 }
 
-// Load reads and parses a configuration file.
+// ParseFile is Parse naming the file: each problem on its own line as
+// FILE:LINE:COLUMN: message.
+func ParseFile(path string, text []byte) (*Config, error) {
+	c, err := Parse(text)
+	if err != nil {
+		return nil, inFile(path, err)
+	}
+	return c, nil
+}
+
+// Load reads and parses a configuration file; its errors name the file.
 func Load(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading configuration: %w", err)
 	}
-	c, err := Parse(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, nil
+	return ParseFile(path, b)
 }
 
 // Normalize fills defaults and checks the configuration. It reports every

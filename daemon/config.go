@@ -47,6 +47,10 @@ const (
 // ParseConfig reads a YAML configuration (config.Parse).
 func ParseConfig(text []byte) (*Config, error) { return config.Parse(text) }
 
+// ParseConfigFile parses a configuration file's content, its errors as
+// FILE:LINE:COLUMN: message (config.ParseFile).
+func ParseConfigFile(path string, text []byte) (*Config, error) { return config.ParseFile(path, text) }
+
 // LoadConfig reads and parses a configuration file (config.Load).
 func LoadConfig(path string) (*Config, error) { return config.Load(path) }
 

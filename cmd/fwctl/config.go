@@ -43,7 +43,7 @@ func configCmd(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", args[1], err)
+		fmt.Fprintln(stderr, err) // it names the file: FILE:LINE:COLUMN: message
 		return 2
 	}
 	// Check normalizes the configuration and builds every policy's engine

@@ -15,12 +15,16 @@ func TestConfigValidate(t *testing.T) {
 	os.WriteFile(good, []byte("databases:\n  - name: main\n    protocol: postgres\n    listen: 127.0.0.1:6432\n    upstream: 127.0.0.1:5432\n"), 0o600)
 	dup := filepath.Join(dir, "dup.yaml")
 	os.WriteFile(dup, []byte("databases:\n  - name: a\n    protocol: postgres\n    listen: 127.0.0.1:6432\n    upstream: 127.0.0.1:5432\n  - name: a\n    protocol: postgres\n    listen: 127.0.0.1:6433\n    upstream: 127.0.0.1:5432\n"), 0o600)
+	indent := filepath.Join(dir, "indent.yaml")
+	os.WriteFile(indent, []byte("log_level: info\ndatabases:\n  - name: a\n    protocol: postgres\n   upstream: 127.0.0.1:5432\n"), 0o600)
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
 		{[]string{"validate", good}, 0, "valid (1 databases)"},
+		// the file named once, the line and column of the real mistake
+		{[]string{"validate", indent}, 2, "\n" + indent + ":5:4: indentation of 3 spaces"},
 		{[]string{"validate", dup}, 2, "a"},
 		{[]string{"validate", filepath.Join(dir, "missing.yaml")}, 2, "missing.yaml"},
 		{[]string{"validate"}, 2, "usage"},
@@ -28,7 +32,7 @@ func TestConfigValidate(t *testing.T) {
 	} {
 		var out, errb bytes.Buffer
 		code := run(append([]string{"config"}, tc.args...), &out, &errb)
-		if code != tc.code || !strings.Contains(out.String()+errb.String(), tc.want) {
+		if code != tc.code || !strings.Contains("\n"+out.String()+errb.String(), tc.want) {
 			t.Errorf("fwctl config %v: exit %d, %q %q; want %d and %q", tc.args, code, out.String(), errb.String(), tc.code, tc.want)
 		}
 	}

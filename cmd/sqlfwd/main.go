@@ -139,9 +139,9 @@ func run(args []string, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "sqlfwd: reading configuration:", err)
 			return 2
 		}
-		c, err := daemon.ParseConfig(b)
+		c, err := daemon.ParseConfigFile(*configPath, b)
 		if err != nil {
-			fmt.Fprintf(stderr, "sqlfwd: %s: %v\n", *configPath, err)
+			fmt.Fprintf(stderr, "sqlfwd: configuration not valid:\n%v\n", err)
 			return 2
 		}
 		cfg, cfgBytes = c, b
@@ -268,9 +268,9 @@ func run(args []string, stderr io.Writer) int {
 	if err == nil && cfgBytes != nil {
 		path := *configPath
 		err = d.SetConfigSource(daemon.ConfigSource{Path: path, Level: level, Load: func(b []byte) (*daemon.Config, error) {
-			c, err := daemon.ParseConfig(b)
+			c, err := daemon.ParseConfigFile(path, b)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
+				return nil, err
 			}
 			overrides(c)
 			if err := c.Normalize(); err != nil {

@@ -1,0 +1,354 @@
+package config
+
+// Errors in the file's own terms: a configuration problem is reported at
+// its line and column, with the YAML key path (databases[0].protocol), what
+// the key wants in words (a duration like 30s), never a Go type name; a
+// YAML syntax error caused by indentation is reported on the line whose
+// indentation is wrong, not where the parser gave up.
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// PosError is one problem at a place in a configuration file. Column is 0
+// when the parser did not say.
+type PosError struct {
+	Line, Column int
+	Msg          string
+}
+
+func (e *PosError) Error() string {
+	if e.Column > 0 {
+		return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Msg)
+	}
+	return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+}
+
+// Errors are the problems of one file, in file order.
+type Errors []*PosError
+
+func (es Errors) Error() string {
+	s := make([]string, len(es))
+	for i, e := range es {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+// FileError is Errors in a named file, printed as the compilers' and
+// editors' file:line:column: message, one problem a line.
+type FileError struct {
+	File string
+	Errs Errors
+}
+
+func (e *FileError) Error() string {
+	s := make([]string, len(e.Errs))
+	for i, pe := range e.Errs {
+		if pe.Column > 0 {
+			s[i] = fmt.Sprintf("%s:%d:%d: %s", e.File, pe.Line, pe.Column, pe.Msg)
+		} else {
+			s[i] = fmt.Sprintf("%s:%d: %s", e.File, pe.Line, pe.Msg)
+		}
+	}
+	return strings.Join(s, "\n")
+}
+
+func (e *FileError) Unwrap() error { return e.Errs }
+
+// inFile names the file of a Parse error; other errors get "file: ".
+func inFile(file string, err error) error {
+	var es Errors
+	if errors.As(err, &es) {
+		return &FileError{File: file, Errs: es}
+	}
+	return fmt.Errorf("%s: %w", file, err)
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// syntaxError turns the parser's "yaml: line N: msg" into a PosError on
+// the line at fault: for an indentation mistake the parser names the line
+// of the enclosing block (often line 1 or 2); indentError finds the line.
+func syntaxError(text []byte, err error) error {
+	m := yamlLineRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return Errors{{Line: 1, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}}
+	}
+	line, _ := strconv.Atoi(m[1])
+	if ie := indentError(text); ie != nil && ie.Line >= line {
+		ie.Msg += " (YAML: " + m[2] + ")"
+		return Errors{ie}
+	}
+	return Errors{{Line: line, Msg: m[2]}}
+}
+
+// indentError finds the first line whose indentation fits no enclosing
+// block: a tab in the indentation, a line indented under a key that
+// already has a value, or a dedent to a column no enclosing key is at.
+// Block scalars (| and >) and comments are skipped.
+func indentError(text []byte) *PosError {
+	var stack []int // indents of the open blocks, increasing
+	opens := true   // the previous line opens a block (or this is the first)
+	prevIndent := -1
+	blockScalar := -1 // the indent of the key whose | or > scalar is being skipped
+	for i, raw := range strings.Split(string(text), "\n") {
+		n := i + 1
+		trimmed := strings.TrimLeft(raw, " \t")
+		ws := raw[:len(raw)-len(trimmed)]
+		if strings.TrimSpace(trimmed) == "" || strings.HasPrefix(trimmed, "#") {
+			continue
+		}
+		if strings.HasPrefix(trimmed, "---") || strings.HasPrefix(trimmed, "...") {
+			stack, opens, prevIndent = nil, true, -1
+			continue
+		}
+		if tab := strings.IndexByte(ws, '\t'); tab >= 0 {
+			if blockScalar >= 0 && tab > blockScalar {
+				continue
+			}
+			return &PosError{Line: n, Column: tab + 1, Msg: "a tab in the indentation: YAML indents with spaces"}
+		}
+		indent := len(ws)
+		if blockScalar >= 0 {
+			if indent > blockScalar {
+				continue
+			}
+			blockScalar = -1
+		}
+		switch {
+		case opens && indent > prevIndent:
+			stack = append(stack, indent)
+		case opens && indent == prevIndent && strings.HasPrefix(trimmed, "- "):
+			// key:\n- item, the sequence at the key's own column
+		case indent > prevIndent && prevIndent >= 0:
+			return &PosError{Line: n, Column: indent + 1, Msg: fmt.Sprintf("indented more (%d spaces) than the line before, whose key already has a value", indent)}
+		default:
+			for len(stack) > 0 && stack[len(stack)-1] > indent {
+				stack = stack[:len(stack)-1]
+			}
+			if len(stack) == 0 || stack[len(stack)-1] != indent {
+				cols := make([]string, 0, len(stack))
+				for _, s := range stack {
+					cols = append(cols, strconv.Itoa(s))
+				}
+				return &PosError{Line: n, Column: indent + 1, Msg: fmt.Sprintf("indentation of %d spaces matches no enclosing key (the keys above are at %s spaces)", indent, strings.Join(cols, ", "))}
+			}
+		}
+		// what this line opens: "key:" (nothing after), "- " items (the
+		// item's keys sit after the dash), "key: |" block scalars
+		content := trimmed
+		itemIndent := indent
+		for strings.HasPrefix(content, "- ") || content == "-" {
+			itemIndent += 2
+			content = strings.TrimLeft(strings.TrimPrefix(content, "-"), " ")
+			if content != "" {
+				stack = append(stack, itemIndent)
+			}
+		}
+		c := stripComment(content)
+		opens = c == "" || strings.HasSuffix(c, ":")
+		if strings.HasSuffix(c, "|") || strings.HasSuffix(c, ">") || strings.HasSuffix(c, "|-") || strings.HasSuffix(c, ">-") {
+			blockScalar, opens = indent, false
+		}
+		prevIndent = indent
+		if content != trimmed && content != "" {
+			prevIndent = itemIndent // the item's own keys continue at its column
+		}
+	}
+	return nil
+}
+
+// stripComment cuts a " #" comment outside quotes from a line's content.
+func stripComment(s string) string {
+	inS, inD := false, false
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\'':
+			if !inD {
+				inS = !inS
+			}
+		case '"':
+			if !inS {
+				inD = !inD
+			}
+		case '#':
+			if !inS && !inD && (i == 0 || s[i-1] == ' ') {
+				return strings.TrimSpace(s[:i])
+			}
+		}
+	}
+	return strings.TrimSpace(s)
+}
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+// checkNode checks a YAML node against the configuration type t: unknown
+// and repeated keys, and values of the wrong kind, each at its place.
+func checkNode(n *yaml.Node, t reflect.Type, path string, errs *Errors) {
+	if n == nil {
+		return
+	}
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return // key: with nothing: the default
+	}
+	add := func(n *yaml.Node, format string, a ...any) {
+		*errs = append(*errs, &PosError{Line: n.Line, Column: n.Column, Msg: fmt.Sprintf(format, a...)})
+	}
+	name := path
+	if name == "" {
+		name = "the configuration"
+	}
+	if t == durationType {
+		if n.Kind != yaml.ScalarNode {
+			add(n, "%s: want a duration like 30s, 500ms or 1m30s, got %s", name, kindWord(n))
+		} else if _, err := time.ParseDuration(n.Value); err != nil && !(n.Tag == "!!int" && n.Value == "0") {
+			add(n, "%s: %q is not a duration: write it like 30s, 500ms or 1m30s", name, n.Value)
+		}
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			add(n, "%s: want keys (%s), got %s", name, strings.Join(knownKeys(t), ", "), kindWord(n))
+			return
+		}
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			key := k.Value
+			sub := key
+			if path != "" {
+				sub = path + "." + key
+			}
+			if seen[key] {
+				add(k, "%s: given twice", sub)
+				continue
+			}
+			seen[key] = true
+			f, ok := fieldByKey(t, key)
+			if !ok {
+				msg := fmt.Sprintf("unknown key %q", key)
+				if path != "" {
+					msg += " in " + path
+				}
+				if s := closest(key, knownKeys(t)); s != "" {
+					msg += fmt.Sprintf(": did you mean %s?", s)
+				} else {
+					msg += fmt.Sprintf(": the keys here are %s", strings.Join(knownKeys(t), ", "))
+				}
+				add(k, "%s", msg)
+				continue
+			}
+			checkNode(v, f.Type, sub, errs)
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			add(n, "%s: want a list (lines starting with \"- \", or [a, b]), got %s", name, kindWord(n))
+			return
+		}
+		for i, e := range n.Content {
+			checkNode(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), errs)
+		}
+	case reflect.Bool:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+			add(n, "%s: want true or false, got %s", name, valueWord(n))
+		}
+	case reflect.Int, reflect.Int64, reflect.Uint32:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+			add(n, "%s: want a whole number, got %s", name, valueWord(n))
+			return
+		}
+		v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
+		if err != nil || (t.Kind() == reflect.Uint32 && (v < 0 || v > 1<<32-1)) || (t.Kind() == reflect.Int && int64(int(v)) != v) {
+			add(n, "%s: %s is out of range", name, n.Value)
+		}
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode {
+			add(n, "%s: want a single value, got %s", name, kindWord(n))
+		}
+	}
+}
+
+func kindWord(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "keys (a mapping)"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	return valueWord(n)
+}
+
+func valueWord(n *yaml.Node) string {
+	if n.Kind != yaml.ScalarNode {
+		return kindWord(n)
+	}
+	return strconv.Quote(n.Value)
+}
+
+// fieldByKey finds the struct field whose yaml tag is key.
+func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name == key && name != "" && name != "-" {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func knownKeys(t reflect.Type) []string {
+	var ks []string
+	for i := 0; i < t.NumField(); i++ {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); name != "" && name != "-" {
+			ks = append(ks, name)
+		}
+	}
+	return ks
+}
+
+// closest is the known key within two edits of key, if one is.
+func closest(key string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if d := editDistance(key, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
