@@ -53,7 +53,8 @@ func TestDebPackage(t *testing.T) {
 	}
 	for _, f := range []string{"usr/bin/sqlfwd", "usr/bin/fwctl", "lib/systemd/system/sqlfwd.service", "lib/systemd/system/sqlfwd-listener.service",
 		"usr/lib/sysusers.d/sqlfw.conf", "usr/share/sqlfw/policy/postgres.yaml", "usr/share/doc/sqlfw/copyright",
-		"usr/share/bash-completion/completions/fwctl"} {
+		"usr/share/bash-completion/completions/fwctl", "usr/share/doc/sqlfw/changelog.Debian.gz",
+		"usr/share/man/man8/sqlfwd.8.gz", "usr/share/man/man1/fwctl.1.gz", "usr/share/man/man5/sqlfwd.yaml.5.gz"} {
 		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
 			t.Errorf("the package lacks %s", f)
 		}
@@ -62,8 +63,25 @@ func TestDebPackage(t *testing.T) {
 		t.Error("the package ships /etc/sqlfw/sqlfwd.yaml: a fresh install should start without one (zero configuration)")
 	}
 	sqlfwd := filepath.Join(root, "usr/bin/sqlfwd")
-	if res := runToolPath(t, sqlfwd, "--version"); res.Exit != 0 {
+	res := runToolPath(t, sqlfwd, "--version")
+	if res.Exit != 0 {
 		t.Fatalf("the packaged sqlfwd --version: %s", res)
+	}
+	// one version everywhere: the package's, the binary's, scripts/deb-version.sh's
+	ver, err := exec.Command("dpkg-deb", "--field", deb, "Version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := strings.TrimSpace(string(ver))
+	if strings.Contains(v, "0.0.0") || !strings.HasPrefix(v, "0.") {
+		t.Errorf("package version %q: want the tag's (0.1.0, 0.1.0+N.gHASH), not 0.0.0~git", v)
+	}
+	if got := strings.TrimSpace(res.Stdout); got != "sqlfwd "+v {
+		t.Errorf("the packaged sqlfwd says %q, the package %q", got, v)
+	}
+	// stripped: no symbol table, no DWARF
+	if out, err := exec.Command("file", "-L", sqlfwd).Output(); err == nil && !strings.Contains(string(out), ", stripped") {
+		t.Errorf("the packaged sqlfwd is not stripped: %s", out)
 	}
 	// the packaged daemon serves
 	port, err := freePort()
@@ -88,7 +106,7 @@ func TestDebPackage(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	res := psql(t, "", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-U", pg.User, "-c", "delete from deb_t")
+	res = psql(t, "", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-U", pg.User, "-c", "delete from deb_t")
 	if !strings.Contains(res.Stderr, "sqlfw: statement blocked") {
 		t.Errorf("psql through the packaged sqlfwd: %s, want the statement blocked", res)
 	}
