@@ -15,10 +15,11 @@ package discover
 //	fd/7 -> socket:[45803]
 //
 // Where a server's fd/ links cannot be read (sqlfwd as an unprivileged
-// service user lacks the ptrace access they need), its TCP listeners are
-// the listening sockets owned by the server's user (the uid column of
-// net/tcp; the process's uid from status), and its unix sockets those named
-// the server's way (PostgreSQL's .s.PGSQL.<port> for one of its ports).
+// service user lacks the ptrace access they need, for ns/net too), its
+// listeners are those of sqlfwd's own namespace it can prove are the
+// server's (owner.go); the rest is said in Server.Unproven. A server whose
+// network namespace cannot be read is never taken for one of sqlfwd's own:
+// only sockets sqlfwd's own namespace lists are its.
 
 import (
 	"bufio"
@@ -67,6 +68,10 @@ type Server struct {
 	// process that reads procRoot/self (a container); its addresses are
 	// that namespace's.
 	OtherNetns bool
+	// Unproven says why listeners of this server are not listed: sockets
+	// that may be its but that sqlfwd cannot prove are (owner.go), or
+	// none found. Such an entry has no TCP or Unix of its own.
+	Unproven string
 }
 
 // Options change how Find reads.
@@ -92,13 +97,16 @@ func FindWith(procRoot string, o Options) ([]Server, error) {
 	}
 	selfNS, _ := os.Readlink(filepath.Join(procRoot, "self", "ns", "net"))
 	var out []Server
-	// Listening sockets by network namespace, read once per namespace.
-	type nsSockets struct {
-		tcp  map[uint64]tcpListener
-		unix map[uint64]string
-	}
+	// Listening sockets by network namespace, read once per namespace;
+	// own is sqlfwd's own namespace's.
 	byNS := map[string]*nsSockets{}
-	claimed := map[uint32]bool{} // users whose sockets a server took by owner
+	var own *nsSockets
+	ownTables := func() *nsSockets {
+		if own == nil {
+			own = readOwn(procRoot, o)
+		}
+		return own
+	}
 	// The server processes first: a child of a server process of the same
 	// protocol (a PostgreSQL backend, which closes the listening sockets
 	// after fork) is skipped unread, so that a scan costs per server, not
@@ -110,6 +118,7 @@ func FindWith(procRoot string, o Options) ([]Server, error) {
 	}
 	var cands []candidate
 	protoOf := map[int]Protocol{}
+	comms := map[int]string{}
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid <= 0 {
@@ -120,11 +129,23 @@ func FindWith(procRoot string, o Options) ([]Server, error) {
 			continue
 		}
 		name := strings.TrimSpace(string(comm))
+		comms[pid] = name
 		if proto, ok := servers[name]; ok {
 			cands = append(cands, candidate{pid, name, proto})
 			protoOf[pid] = proto
 		}
 	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].pid < cands[j].pid })
+	var owner *ownerCtx        // for servers whose fd links cannot be read
+	taken := map[uint64]bool{} // sockets such a server took
+	userDone := map[uint32]bool{}
+	type pending struct {
+		s     Server
+		uid   uint32
+		found bool
+		maybe map[uint64]string
+	}
+	var unsaid []pending
 	for _, c := range cands {
 		pid, name, proto := c.pid, c.name, c.proto
 		dir := filepath.Join(procRoot, strconv.Itoa(pid))
@@ -137,63 +158,81 @@ func FindWith(procRoot string, o Options) ([]Server, error) {
 			continue
 		}
 		ns, _ := os.Readlink(filepath.Join(dir, "ns", "net"))
-		socks := byNS[ns]
-		if socks == nil {
-			// A namespace's tables, read through a process that stays:
-			// ourselves for our own namespace. A process that exits while
-			// it is read (a backend) leaves them unread, and they are read
-			// again through the next process.
-			dirs := []string{filepath.Join(dir, "net")}
-			if ns != "" && ns == selfNS {
-				dirs = append([]string{filepath.Join(procRoot, "self", "net")}, dirs...)
+		s := Server{Protocol: proto, PID: pid, Comm: name, OtherNetns: fdsOK && ns != "" && selfNS != "" && ns != selfNS}
+		if !fdsOK {
+			// No ptrace access (an unprivileged sqlfwd): only what can be
+			// proven, from our own namespace's sockets (owner.go).
+			if owner == nil {
+				owner = &ownerCtx{procRoot: procRoot, census: takeCensus(procRoot, comms), live: o.Netlink}
 				if o.Netlink {
-					own := &nsSockets{tcp: map[uint64]tcpListener{}, unix: map[uint64]string{}}
-					if netlinkTCPListeners(own.tcp) == nil && readUnixListeners(filepath.Join(procRoot, "self", "net", "unix"), own.unix) {
-						socks, dirs = own, nil
-						byNS[ns] = socks
-					}
+					mount := cgroup2Mount(filepath.Join(procRoot, "self", "mountinfo"))
+					owner.cgroupID = func(path string) uint64 { return cgroupID(mount, path) }
 				}
 			}
-			for _, netDir := range dirs {
-				socks = &nsSockets{tcp: map[uint64]tcpListener{}, unix: map[uint64]string{}}
-				ok := readTCPListeners(filepath.Join(netDir, "tcp"), socks.tcp)
-				ok = readTCPListeners(filepath.Join(netDir, "tcp6"), socks.tcp) && ok
-				ok = readUnixListeners(filepath.Join(netDir, "unix"), socks.unix) && ok
-				if ok {
-					byNS[ns] = socks
-					break
-				}
+			userOnly := uid != 0 && owner.census.byUID[uid] == proto
+			if userOnly && userDone[uid] {
+				continue // the first process of the user stands for its servers
 			}
-		}
-		s := Server{Protocol: proto, PID: pid, Comm: name, OtherNetns: ns != "" && selfNS != "" && ns != selfNS}
-		if fdsOK {
-			for ino := range inodes {
-				if l, ok := socks.tcp[ino]; ok {
-					s.TCP = append(s.TCP, l.addr)
-				}
-				if p, ok := socks.unix[ino]; ok {
-					s.Unix = append(s.Unix, p)
-				}
-			}
-		} else if !claimed[uid] {
-			// The first process of the user stands for its servers (its
-			// backends share the uid): one server per port.
-			claimed[uid] = true
-			for _, byPort := range byOwner(socks.tcp, socks.unix, uid, proto) {
+			userDone[uid] = true
+			groups, maybe := attribute(owner, s, uid, readCgroup(filepath.Join(dir, "cgroup")), ownTables(), taken)
+			for _, g := range groups {
 				srv := s
-				srv.TCP, srv.Unix = byPort.tcp, byPort.unix
+				srv.TCP, srv.Unix = g.tcp, g.unix
 				out = append(out, srv)
 			}
+			unsaid = append(unsaid, pending{s, uid, len(groups) > 0, maybe})
 			continue
 		}
+		var socks *nsSockets
+		switch {
+		case ns == "" || ns == selfNS:
+			// our own namespace, or one we cannot name: then only the
+			// sockets our own namespace has are taken, never the
+			// process's own net/ tables as if they were ours
+			socks = ownTables()
+		default:
+			socks = byNS[ns]
+			if socks == nil {
+				// A namespace's tables, read through a process that stays.
+				// One that exits while it is read (a backend) leaves them
+				// unread, and they are read again through the next process.
+				socks = readTables(filepath.Join(dir, "net"))
+				if socks != nil {
+					byNS[ns] = socks
+				}
+			}
+		}
+		if socks == nil {
+			continue
+		}
+		for ino := range inodes {
+			if l, ok := socks.tcp[ino]; ok {
+				s.TCP = append(s.TCP, l.addr)
+			}
+			if l, ok := socks.unix[ino]; ok {
+				s.Unix = append(s.Unix, l.path)
+			}
+		}
 		if len(s.TCP)+len(s.Unix) == 0 {
+			if ns == "" {
+				// cannot tell a backend from a server of another namespace
+				s.Unproven = "its network namespace cannot be read and none of its sockets listens in sqlfwd's"
+				out = append(out, s)
+			}
 			continue // a backend or helper process: its sockets are not listeners
 		}
 		sort.Slice(s.TCP, func(i, j int) bool { return s.TCP[i].String() < s.TCP[j].String() })
 		sort.Strings(s.Unix)
 		out = append(out, s)
 	}
-	sort.Slice(out, func(i, j int) bool {
+	// what might be a server's and is no other's, once all have picked
+	for _, p := range unsaid {
+		if why := unproven(p.uid, p.found, p.maybe, taken); why != "" {
+			p.s.Unproven = why
+			out = append(out, p.s)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Protocol != b.Protocol {
 			return a.Protocol < b.Protocol
@@ -206,41 +245,47 @@ func FindWith(procRoot string, o Options) ([]Server, error) {
 	return out, nil
 }
 
-// byOwner is the fallback without fd links: the TCP listeners the server's
-// user owns, grouped by port, each with the unix socket named the server's
-// way for that port.
-func byOwner(tcp map[uint64]tcpListener, unix map[uint64]string, uid uint32, proto Protocol) []portListeners {
-	byPort := map[uint16]*portListeners{}
-	var ports []uint16
-	for _, l := range tcp {
-		if l.uid != uid {
-			continue
+// nsSockets are one network namespace's listening sockets by inode.
+type nsSockets struct {
+	tcp  map[uint64]tcpListener
+	unix map[uint64]unixListener
+}
+
+// readOwn reads sqlfwd's own namespace's listeners: through sock_diag
+// when asked (owners, cgroups and bound inodes included), else, or where
+// it fails, from procRoot/self/net.
+func readOwn(procRoot string, o Options) *nsSockets {
+	net := filepath.Join(procRoot, "self", "net")
+	if o.Netlink {
+		s := &nsSockets{tcp: map[uint64]tcpListener{}, unix: map[uint64]unixListener{}}
+		if netlinkTCPListeners(s.tcp) != nil {
+			s.tcp = map[uint64]tcpListener{}
+			readTCPListeners(filepath.Join(net, "tcp"), s.tcp)
+			readTCPListeners(filepath.Join(net, "tcp6"), s.tcp)
 		}
-		p := byPort[l.addr.Port()]
-		if p == nil {
-			p = &portListeners{}
-			byPort[l.addr.Port()] = p
-			ports = append(ports, l.addr.Port())
+		if netlinkUnixListeners(s.unix) != nil {
+			s.unix = map[uint64]unixListener{}
+			readUnixListeners(filepath.Join(net, "unix"), s.unix)
 		}
-		p.tcp = append(p.tcp, l.addr)
+		return s
 	}
-	if proto == Postgres {
-		for _, path := range unix {
-			port, ok := strings.CutPrefix(filepath.Base(path), ".s.PGSQL.")
-			if n, err := strconv.ParseUint(port, 10, 16); ok && err == nil && byPort[uint16(n)] != nil {
-				byPort[uint16(n)].unix = append(byPort[uint16(n)].unix, path)
-			}
-		}
+	if s := readTables(net); s != nil {
+		return s
 	}
-	sort.Slice(ports, func(i, j int) bool { return ports[i] < ports[j] })
-	out := make([]portListeners, 0, len(ports))
-	for _, p := range ports {
-		l := byPort[p]
-		sort.Slice(l.tcp, func(i, j int) bool { return l.tcp[i].String() < l.tcp[j].String() })
-		sort.Strings(l.unix)
-		out = append(out, *l)
+	return &nsSockets{tcp: map[uint64]tcpListener{}, unix: map[uint64]unixListener{}}
+}
+
+// readTables reads a net/ directory's tcp, tcp6 and unix; nil when one of
+// them cannot be read.
+func readTables(netDir string) *nsSockets {
+	s := &nsSockets{tcp: map[uint64]tcpListener{}, unix: map[uint64]unixListener{}}
+	ok := readTCPListeners(filepath.Join(netDir, "tcp"), s.tcp)
+	ok = readTCPListeners(filepath.Join(netDir, "tcp6"), s.tcp) && ok
+	ok = readUnixListeners(filepath.Join(netDir, "unix"), s.unix) && ok
+	if !ok {
+		return nil
 	}
-	return out
+	return s
 }
 
 type portListeners struct {
@@ -293,10 +338,24 @@ func socketInodes(fdDir string) (map[uint64]struct{}, bool) {
 	return out, true
 }
 
-// tcpListener is one listening socket of net/tcp.
+// tcpListener is one listening TCP socket.
 type tcpListener struct {
 	addr netip.AddrPort
 	uid  uint32
+	// cgroup is the id of the cgroup v2 the socket was created in (from
+	// sock_diag; 0 when unknown)
+	cgroup uint64
+}
+
+// unixListener is one listening unix socket with a path.
+type unixListener struct {
+	path string
+	// uid, the socket's owner, and vfsIno, the inode of the file it is
+	// bound to, come from sock_diag; net/unix has neither
+	uid      uint32
+	uidKnown bool
+	vfsIno   uint32
+	vfsKnown bool
 }
 
 func readTCPListeners(path string, into map[uint64]tcpListener) bool {
@@ -308,7 +367,7 @@ func readTCPListeners(path string, into map[uint64]tcpListener) bool {
 	return parseTCP(f, into) == nil
 }
 
-func readUnixListeners(path string, into map[uint64]string) bool {
+func readUnixListeners(path string, into map[uint64]unixListener) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -381,7 +440,7 @@ func parseHexAddr(s string) (netip.AddrPort, error) {
 const soAcceptCon = 1 << 16
 
 // parseUnix reads net/unix and adds every listening socket's inode and path.
-func parseUnix(r io.Reader, into map[uint64]string) error {
+func parseUnix(r io.Reader, into map[uint64]unixListener) error {
 	sc := bufio.NewScanner(r)
 	sc.Scan() // header
 	for sc.Scan() {
@@ -397,7 +456,7 @@ func parseUnix(r io.Reader, into map[uint64]string) error {
 		if err != nil || ino == 0 {
 			continue
 		}
-		into[ino] = f[7]
+		into[ino] = unixListener{path: f[7]}
 	}
 	return sc.Err()
 }
