@@ -59,8 +59,14 @@ type DiscoveryStatus struct {
 	// LastError is the last scan's error ("" when it read /proc).
 	LastError string `json:"last_error,omitempty"`
 	// NotProtected lists the servers the last scan found and left alone,
-	// each with the reason.
+	// each with the reason: "not protected: SERVER PATH because REASON"
+	// for a path to a server nothing protects, "not protected by
+	// discovery: …: configured as database NAME" for one a configured
+	// database covers.
 	NotProtected []string `json:"not_protected,omitempty"`
+	// Unprotected counts the paths nothing protects (the "not protected:"
+	// lines of NotProtected; the metric sqlfw_unprotected_paths).
+	Unprotected int `json:"unprotected_paths"`
 }
 
 // DatabaseStatus is one database in Status.

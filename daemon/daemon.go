@@ -92,6 +92,10 @@ type Daemon struct {
 	wg             sync.WaitGroup // accept loops and sessions
 	nextID         atomic.Uint64
 
+	// onProtectionChange is called when discovery's count of unprotected
+	// paths changes (sqlfwd's main sends systemd a new STATUS).
+	onProtectionChange atomic.Pointer[func()]
+
 	// statsState and metrics: breakdown.go and metrics.go.
 	statsState *statsState
 	procsStop  chan struct{} // stops the GOMAXPROCS tuner (procs.go)

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,18 +48,25 @@ func findServers(procRoot string, local []netip.Addr) (found []foundServer, note
 		return nil, nil, err
 	}
 	for _, s := range servers {
-		what := fmt.Sprintf("%s (pid %d, %s) on %v %v", s.Protocol, s.PID, s.Comm, s.TCP, s.Unix)
+		what := describeServer(s)
+		if len(s.Unproven) > 0 {
+			// one line per path discovery could not prove is the server's
+			for _, u := range s.Unproven {
+				notes = append(notes, "not protected: "+fmt.Sprintf("%s (pid %d, %s): ", s.Protocol, s.PID, s.Comm)+u)
+			}
+			continue
+		}
 		if s.OtherNetns {
-			notes = append(notes, "not protected: "+what+": another network namespace")
+			notes = append(notes, "not protected: "+what+" because it runs in another network namespace (sqlfwd intercepts connects in its own)")
 			continue
 		}
 		p, ok := protocolDiscovered(s.Protocol)
 		switch {
 		case !ok:
-			notes = append(notes, "not protected: "+what+": sqlfwd has no "+string(s.Protocol)+" path yet")
+			notes = append(notes, "not protected: "+what+" because sqlfwd has no "+string(s.Protocol)+" path yet")
 			continue
 		case len(s.TCP) == 0:
-			notes = append(notes, "not protected: "+what+": no TCP listener to reach it through")
+			notes = append(notes, "not protected: "+what+" because it has no TCP listener sqlfwd could reach it through (configure it as a database)")
 			continue
 		}
 		up, protect := upstreamAndProtect(s.TCP, local)
@@ -77,13 +85,30 @@ func findServers(procRoot string, local []netip.Addr) (found []foundServer, note
 		// the defaults a configured database gets (timeouts, buffers, mode)
 		c := Config{Databases: []Database{db}}
 		if err := c.Normalize(); err != nil {
-			notes = append(notes, "not protected: "+what+": "+err.Error())
+			notes = append(notes, "not protected: "+what+" because "+err.Error())
 			continue
 		}
 		found = append(found, foundServer{db: c.Databases[0], pid: s.PID, comm: s.Comm, what: what})
 	}
 	return found, notes, nil
 }
+
+// describeServer names a server and what it listens on for the log.
+func describeServer(s discover.Server) string {
+	on := ""
+	if len(s.TCP)+len(s.Unix) > 0 {
+		var l []string
+		for _, a := range s.TCP {
+			l = append(l, a.String())
+		}
+		on = " on " + strings.Join(append(l, s.Unix...), " ")
+	}
+	return fmt.Sprintf("%s (pid %d, %s)%s", s.Protocol, s.PID, s.Comm, on)
+}
+
+// unprotectedPrefix starts the notes of paths to a server that nothing
+// protects (a WARN line each, counted in sqlfw_unprotected_paths).
+const unprotectedPrefix = "not protected: "
 
 // foundState is what discovery knows of a database it made (nil for a
 // configured database). Status reads it under mu; the discovery loop writes.
@@ -141,6 +166,8 @@ type discovery struct {
 	lastCost   time.Duration
 	lastErr    string
 	notProtect []string
+	// unprotected counts the notes of paths nothing protects
+	unprotected int
 
 	// sockDirs are the directories watched for servers' unix sockets
 	// besides those of the sockets found (sockwatch.go); watch is nil when
@@ -255,7 +282,7 @@ func (dc *discovery) rescan() {
 		if db == nil {
 			nd, err := dc.add(f, now)
 			if err != nil {
-				notes = append(notes, "not protected: "+f.what+": "+err.Error())
+				notes = append(notes, "not protected: "+f.what+" because "+err.Error())
 				continue
 			}
 			seen[nd] = true
@@ -268,7 +295,7 @@ func (dc *discovery) rescan() {
 		switch {
 		case !present:
 			if err := dc.protect(db); err != nil {
-				notes = append(notes, "not protected: "+f.what+": "+err.Error())
+				notes = append(notes, "not protected: "+f.what+" because "+err.Error())
 				seen[db] = false
 				continue
 			}
@@ -397,20 +424,42 @@ func (dc *discovery) drop(db *database) {
 }
 
 // logNotes logs the notes the previous scan did not have: a server left
-// alone is said once, not every interval.
+// alone is said once, not every interval; a path nothing protects is a
+// WARN line. When the count of those changes, onChange hears it (sqlfwd's
+// systemd STATUS).
 func (dc *discovery) logNotes(notes []string) {
 	now := map[string]bool{}
+	unprotected := 0
 	for _, n := range notes {
 		now[n] = true
-		if !dc.notes[n] {
+		bad := strings.HasPrefix(n, unprotectedPrefix)
+		if bad {
+			unprotected++
+		}
+		switch {
+		case dc.notes[n]:
+		case bad:
+			dc.d.log.Warn("discovery: " + n)
+		default:
 			dc.d.log.Info("discovery: " + n)
+		}
+	}
+	for n := range dc.notes {
+		if !now[n] && strings.HasPrefix(n, unprotectedPrefix) {
+			dc.d.log.Info("discovery: no longer said: " + n)
 		}
 	}
 	dc.notes = now
 	slices.Sort(notes)
 	dc.statusMu.Lock()
-	dc.notProtect = notes
+	changed := dc.unprotected != unprotected
+	dc.notProtect, dc.unprotected = notes, unprotected
 	dc.statusMu.Unlock()
+	if changed {
+		if f := dc.d.onProtectionChange.Load(); f != nil {
+			(*f)()
+		}
+	}
 }
 
 // status is the loop's part of fwctl status.
@@ -418,7 +467,8 @@ func (dc *discovery) status() *DiscoveryStatus {
 	dc.statusMu.Lock()
 	defer dc.statusMu.Unlock()
 	return &DiscoveryStatus{Interval: dc.interval.String(), Scans: dc.scans, LastScan: dc.lastScan,
-		LastScanMicros: dc.lastCost.Microseconds(), LastError: dc.lastErr, NotProtected: slices.Clone(dc.notProtect)}
+		LastScanMicros: dc.lastCost.Microseconds(), LastError: dc.lastErr, NotProtected: slices.Clone(dc.notProtect),
+		Unprotected: dc.unprotected}
 }
 
 // upstreamAndProtect picks the address sqlfwd reaches a server at (loopback
@@ -477,4 +527,25 @@ func localAddrs() []netip.Addr {
 		}
 	}
 	return out
+}
+
+// OnProtectionChange sets f to be called (from the discovery loop) when
+// the number of paths nothing protects changes.
+func (d *Daemon) OnProtectionChange(f func()) { d.onProtectionChange.Store(&f) }
+
+// ProtectionSummary is the daemon's state in a line (systemd's STATUS):
+// what it serves and, with discovery, how many paths it found that
+// nothing protects.
+func (d *Daemon) ProtectionSummary() string {
+	n := len(d.databases())
+	dc := d.discovery
+	if dc == nil {
+		return fmt.Sprintf("serving %d database(s)", n)
+	}
+	st := dc.status()
+	s := fmt.Sprintf("serving %d database(s), discovering every %s", n, dc.interval)
+	if st.Unprotected > 0 {
+		s += fmt.Sprintf("; %d path(s) to servers NOT protected (fwctl status says why)", st.Unprotected)
+	}
+	return s
 }

@@ -49,6 +49,10 @@ type procServer struct {
 	comm string
 	tcp  []string
 	unix []string
+	// root: the process and its sockets are root's and its fd links
+	// cannot be read (sqlfwd as the unit's user); cmdline its command line
+	root    bool
+	cmdline []string
 }
 
 // writeProc (re)writes a /proc tree under root holding exactly servers (and
@@ -69,20 +73,24 @@ func writeProc(t *testing.T, root string, servers []procServer) {
 	inodes := map[int][]int{}
 	ino := 1000
 	for _, s := range servers {
+		uid := 101
+		if s.root {
+			uid = 0
+		}
 		for _, a := range s.tcp {
 			ap := netip.MustParseAddrPort(a)
 			ino++
 			inodes[s.pid] = append(inodes[s.pid], ino)
 			if ap.Addr().Is4() {
 				b := ap.Addr().As4()
-				tcp += fmt.Sprintf("   0: %02X%02X%02X%02X:%04X 00000000:0000 0A 00000000:00000000 00:00000000 00000000   101        0 %d 1 0000000000000000 100 0 0 10 0\n", b[3], b[2], b[1], b[0], ap.Port(), ino)
+				tcp += fmt.Sprintf("   0: %02X%02X%02X%02X:%04X 00000000:0000 0A 00000000:00000000 00:00000000 00000000   %d        0 %d 1 0000000000000000 100 0 0 10 0\n", b[3], b[2], b[1], b[0], ap.Port(), uid, ino)
 			} else {
 				b := ap.Addr().As16()
 				h := ""
 				for w := 0; w < 4; w++ {
 					h += fmt.Sprintf("%02X%02X%02X%02X", b[4*w+3], b[4*w+2], b[4*w+1], b[4*w])
 				}
-				tcp6 += fmt.Sprintf("   0: %s:%04X 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000   101        0 %d 1 0000000000000000 100 0 0 10 0\n", h, ap.Port(), ino)
+				tcp6 += fmt.Sprintf("   0: %s:%04X 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000   %d        0 %d 1 0000000000000000 100 0 0 10 0\n", h, ap.Port(), uid, ino)
 			}
 		}
 		for _, u := range s.unix {
@@ -119,6 +127,12 @@ func writeProc(t *testing.T, root string, servers []procServer) {
 	for _, s := range procs {
 		dir := filepath.Join(root, strconv.Itoa(s.pid))
 		mk(filepath.Join(dir, "comm"), s.comm+"\n")
+		if s.root {
+			mk(filepath.Join(dir, "status"), fmt.Sprintf("Name:\t%s\nUid:\t0\t0\t0\t0\n", s.comm))
+			mk(filepath.Join(dir, "cmdline"), strings.Join(s.cmdline, "\x00")+"\x00")
+			nets(dir)
+			continue // no fd/ or ns/ for sqlfwd as the unit's user
+		}
 		mk(filepath.Join(dir, "status"), fmt.Sprintf("Name:\t%s\nUid:\t101\t101\t101\t101\n", s.comm))
 		link(ns, filepath.Join(dir, "ns", "net"))
 		link("/dev/null", filepath.Join(dir, "fd", "0"))
@@ -700,4 +714,66 @@ func TestDiscoveredDatabasesLearn(t *testing.T) {
 	if g.entry("mysql-3307").engine.Load().Learner() != nil {
 		t.Error("discovery.no_learn: the discovered database learns")
 	}
+}
+
+// As the unit's user sqlfwd cannot read root's servers' fd links: a root
+// mariadbd gets the port its command line names, never another root
+// listener (the issue's "mysql-2024"); a root mariadbd nothing proves a
+// socket of is a WARN line, a "not protected" line of status, the
+// sqlfw_unprotected_paths gauge and a call of the STATUS hook.
+func TestDiscoveryUnprivileged(t *testing.T) {
+	f := newDiscoveryFixture(t)
+	calls := 0
+	f.d.OnProtectionChange(func() { calls++ })
+	my := procServer{pid: 300, comm: "mariadbd", root: true, tcp: []string{"127.0.0.1:3307"}, cmdline: []string{"mariadbd", "--no-defaults", "--port=3307"}}
+	other := procServer{pid: 400, comm: "python3", root: true, tcp: []string{"0.0.0.0:2024"}}
+	lost := procServer{pid: 301, comm: "mariadbd", root: true, cmdline: []string{"mariadbd", "--no-defaults", "--port=3400"}}
+	f.scan(my, other, lost)
+	if got, want := f.databases(), "mysql-3307 protected mariadbd pid 300"; got != want {
+		t.Fatalf("databases %q, want %q", got, want)
+	}
+	log := f.log.take()
+	if !strings.Contains(log, `level=WARN msg="discovery: not protected: mysql (pid 301, mariadbd): no listening socket proven its`) {
+		t.Errorf("no WARN line for the server nothing protects:\n%s", log)
+	}
+	if strings.Contains(log, "2024") {
+		t.Errorf("the log names the root listener 2024:\n%s", log)
+	}
+	st := f.d.Status().Discovery
+	if st.Unprotected != 1 || len(st.NotProtected) != 1 || !strings.HasPrefix(st.NotProtected[0], "not protected: mysql (pid 301") {
+		t.Errorf("status: %d unprotected, %q", st.Unprotected, st.NotProtected)
+	}
+	if calls != 1 || !strings.Contains(f.d.ProtectionSummary(), "1 path(s) to servers NOT protected") {
+		t.Errorf("hook called %d times, summary %q", calls, f.d.ProtectionSummary())
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(&metricsCollector{d: f.d})
+	if v := gaugeValue(t, reg, "sqlfw_unprotected_paths"); v != 1 {
+		t.Errorf("sqlfw_unprotected_paths %v, want 1", v)
+	}
+	// the same scan again says nothing new; once the server is gone the
+	// count falls and the hook hears it
+	f.scan(my, other, lost)
+	if l := f.log.take(); strings.Contains(l, "WARN") {
+		t.Errorf("a second scan warned again:\n%s", l)
+	}
+	f.scan(my, other)
+	if st := f.d.Status().Discovery; st.Unprotected != 0 || calls != 2 {
+		t.Errorf("after the server left: %d unprotected, hook called %d times", st.Unprotected, calls)
+	}
+}
+
+func gaugeValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.Metric) == 1 {
+			return mf.Metric[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
 }

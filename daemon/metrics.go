@@ -237,6 +237,7 @@ var (
 	descDiscovered    = prometheus.NewDesc("sqlfw_discovered_server_up", "For a database discovery made: 1 while its server listens and is intercepted, 0 once it went away.", dbLabel, nil)
 	descScans         = prometheus.NewDesc("sqlfw_discovery_scans_total", "Scans of /proc for database servers.", nil, nil)
 	descScanSeconds   = prometheus.NewDesc("sqlfw_discovery_last_scan_duration_seconds", "What the last scan of /proc took.", nil, nil)
+	descUnprotected   = prometheus.NewDesc("sqlfw_unprotected_paths", "Paths to database servers on this host that discovery found and nothing protects (each is a WARN line and a 'not protected' line of fwctl status).", nil, nil)
 )
 
 // noTimings stands for the histograms of a database that has had no stats
@@ -362,6 +363,7 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		ds := dc.status()
 		counter(descScans, float64(ds.Scans))
 		gauge(descScanSeconds, float64(ds.LastScanMicros)/1e6)
+		gauge(descUnprotected, float64(ds.Unprotected))
 	}
 	counter(descReloads, float64(d.reloadsOK.Load()), "ok")
 	counter(descReloads, float64(d.reloadsFail.Load()), "failed")

@@ -68,10 +68,11 @@ type Server struct {
 	// process that reads procRoot/self (a container); its addresses are
 	// that namespace's.
 	OtherNetns bool
-	// Unproven says why listeners of this server are not listed: sockets
-	// that may be its but that sqlfwd cannot prove are (owner.go), or
-	// none found. Such an entry has no TCP or Unix of its own.
-	Unproven string
+	// Unproven says, one line per path, why listeners of this server are
+	// not listed: sockets that may be its but that sqlfwd cannot prove are
+	// (owner.go), or none found. Such an entry has no TCP or Unix of its
+	// own.
+	Unproven []string
 }
 
 // Options change how Find reads.
@@ -216,7 +217,7 @@ func FindWith(procRoot string, o Options) ([]Server, error) {
 		if len(s.TCP)+len(s.Unix) == 0 {
 			if ns == "" {
 				// cannot tell a backend from a server of another namespace
-				s.Unproven = "its network namespace cannot be read and none of its sockets listens in sqlfwd's"
+				s.Unproven = []string{"its network namespace cannot be read and none of its sockets listens in sqlfwd's"}
 				out = append(out, s)
 			}
 			continue // a backend or helper process: its sockets are not listeners
@@ -227,7 +228,7 @@ func FindWith(procRoot string, o Options) ([]Server, error) {
 	}
 	// what might be a server's and is no other's, once all have picked
 	for _, p := range unsaid {
-		if why := unproven(p.uid, p.found, p.maybe, taken); why != "" {
+		if why := unproven(p.uid, p.found, p.maybe, taken); len(why) > 0 {
 			p.s.Unproven = why
 			out = append(out, p.s)
 		}

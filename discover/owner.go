@@ -260,25 +260,26 @@ func attribute(x *ownerCtx, s Server, uid uint32, cg string, own *nsSockets, tak
 	return groups, maybe
 }
 
-// unproven says why sockets that might be a server's are not taken, ""
-// when there is nothing to say (found says whether it has some).
-func unproven(uid uint32, found bool, maybe map[uint64]string, taken map[uint64]bool) string {
-	var left []string
+// unproven says, one line per path, why sockets that might be a server's
+// are not taken (found says whether it has some); nil when there is
+// nothing to say.
+func unproven(uid uint32, found bool, maybe map[uint64]string, taken map[uint64]bool) []string {
+	var out []string
 	for ino, m := range maybe {
-		if !taken[ino] {
-			left = append(left, m)
+		if taken[ino] {
+			continue
 		}
+		if path, ok := strings.CutSuffix(m, " (not the same file from sqlfwd's mount namespace)"); ok {
+			out = append(out, path+": its socket, but that path is another file in sqlfwd's mount namespace (a private /tmp or a container's)")
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: owned by uid %d, but sqlfwd cannot read the server's sockets (no ptrace access) and nothing proves it is the server's (its configuration does not name it, its user and cgroup run other processes too)", m, uid))
 	}
-	sort.Strings(left)
-	switch {
-	case !found && len(left) > 0:
-		return fmt.Sprintf("sqlfwd cannot read its sockets (no ptrace access to it) and cannot prove that %s of uid %d are its; configure them as databases", strings.Join(left, ", "), uid)
-	case !found:
-		return "no listening socket proven its in sqlfwd's network namespace: sqlfwd cannot read its sockets or its network namespace (no ptrace access to it), and no socket of its user there is named by its configuration, created in a cgroup of servers only or owned by a user that runs only servers; it may run in another network namespace"
-	case len(left) > 0:
-		return "listening sockets of its user sqlfwd cannot prove are its: " + strings.Join(left, ", ")
+	sort.Strings(out)
+	if !found && len(out) == 0 {
+		out = []string{"no listening socket proven its in sqlfwd's network namespace: sqlfwd cannot read its sockets or its network namespace (no ptrace access), and no socket there is named by its configuration, made in a cgroup of servers only or owned by a user that runs only servers; it may run in another network namespace"}
 	}
-	return ""
+	return out
 }
 
 // groupByPort makes one group per TCP port; a PostgreSQL socket goes with

@@ -100,7 +100,7 @@ func TestAttribute(t *testing.T) {
 			if (len(got) != 0 || len(tc.want) != 0) && !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
-			if (tc.wantWhy == "") != (why == "") || !strings.Contains(why, tc.wantWhy) {
+			if (tc.wantWhy == "") != (len(why) == 0) || !strings.Contains(strings.Join(why, "\n"), tc.wantWhy) {
 				t.Errorf("why %q, want one with %q", why, tc.wantWhy)
 			}
 			for _, g := range got {
@@ -160,7 +160,7 @@ func TestFindNetnsUnreadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || len(got[0].TCP) != 1 || got[0].PID != 20 || got[1].PID != 21 || len(got[1].TCP) != 0 || got[1].Unproven == "" {
+	if len(got) != 2 || len(got[0].TCP) != 1 || got[0].PID != 20 || got[1].PID != 21 || len(got[1].TCP) != 0 || len(got[1].Unproven) == 0 {
 		t.Fatalf("got %+v, want pid 20 on 3306 and pid 21 unproven", got)
 	}
 }

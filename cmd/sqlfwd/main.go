@@ -305,11 +305,8 @@ func run(args []string, stderr io.Writer) int {
 	}
 	log.Info("sqlfwd started", "version", version)
 	sdn := newNotifier(log)
-	ready := fmt.Sprintf("serving %d database(s)", len(cfg.Databases))
-	if cfg.Discovery.Enabled {
-		ready = fmt.Sprintf("serving %d database(s), discovering every %s", len(d.Status().Databases), cfg.Discovery.Interval)
-	}
-	sdn.ready(ready)
+	sdn.ready(d.ProtectionSummary())
+	d.OnProtectionChange(func() { sdn.status(d.ProtectionSummary()) })
 
 	sig := make(chan os.Signal, 4) // room for a SIGTERM behind a reload
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)

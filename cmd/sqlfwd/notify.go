@@ -46,6 +46,12 @@ func (n *notifier) ready(status string) {
 	}()
 }
 
+// status sends a new STATUS line (what discovery leaves unprotected
+// changed).
+func (n *notifier) status(status string) {
+	n.send("STATUS=" + status)
+}
+
 func (n *notifier) reloading() {
 	n.send(sd.SdNotifyMonotonicUsec() + sd.SdNotifyReloading)
 }
