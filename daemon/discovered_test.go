@@ -733,7 +733,7 @@ func TestDiscoveryUnprivileged(t *testing.T) {
 		t.Fatalf("databases %q, want %q", got, want)
 	}
 	log := f.log.take()
-	if !strings.Contains(log, `level=WARN msg="discovery: not protected: mysql (pid 301, mariadbd): no listening socket proven its`) {
+	if !strings.Contains(log, `level=WARN msg="discovery: not protected: mysql (pid 301, mariadbd): its listeners because none of sqlfwd's network namespace is proven its`) {
 		t.Errorf("no WARN line for the server nothing protects:\n%s", log)
 	}
 	if strings.Contains(log, "2024") {

@@ -170,17 +170,20 @@ func FindWith(procRoot string, o Options) ([]Server, error) {
 					owner.cgroupID = func(path string) uint64 { return cgroupID(mount, path) }
 				}
 			}
-			userOnly := uid != 0 && owner.census.byUID[uid] == proto
-			if userOnly && userDone[uid] {
-				continue // the first process of the user stands for its servers
-			}
-			userDone[uid] = true
 			groups, maybe := attribute(owner, s, uid, readCgroup(filepath.Join(dir, "cgroup")), ownTables(), taken)
 			for _, g := range groups {
 				srv := s
 				srv.TCP, srv.Unix = g.tcp, g.unix
 				out = append(out, srv)
 			}
+			// a server of a user that runs only servers with nothing
+			// left to it, after another of that user took its sockets,
+			// is one of theirs (or a backend)
+			userOnly := uid != 0 && owner.census.byUID[uid] == proto
+			if len(groups) == 0 && len(maybe) == 0 && userOnly && userDone[uid] {
+				continue
+			}
+			userDone[uid] = userDone[uid] || len(groups) > 0
 			unsaid = append(unsaid, pending{s, uid, len(groups) > 0, maybe})
 			continue
 		}

@@ -218,9 +218,11 @@ func attribute(x *ownerCtx, s Server, uid uint32, cg string, own *nsSockets, tak
 		var ok bool
 		switch {
 		case l.uidKnown:
-			// its user's, and proven as a TCP listener is, or named for
-			// a port proven its (a PostgreSQL socket of the same user)
-			ok = l.uid == uid && (userOnly || cfg.hasSocket(l.path) || named)
+			// its user's, and named by its configuration, or named for a
+			// port proven its (a PostgreSQL socket of the same user), or
+			// (MySQL) its user runs only servers; a PostgreSQL socket of
+			// another port is another cluster's of the same user
+			ok = l.uid == uid && (cfg.hasSocket(l.path) || named || (userOnly && s.Protocol != Postgres))
 		default:
 			// net/unix has no owner: only the name, for a user that runs
 			// nothing but the server
@@ -270,14 +272,14 @@ func unproven(uid uint32, found bool, maybe map[uint64]string, taken map[uint64]
 			continue
 		}
 		if path, ok := strings.CutSuffix(m, " (not the same file from sqlfwd's mount namespace)"); ok {
-			out = append(out, path+": its socket, but that path is another file in sqlfwd's mount namespace (a private /tmp or a container's)")
+			out = append(out, path+" because that path is another file in sqlfwd's mount namespace (the server's private /tmp or a container's)")
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: owned by uid %d, but sqlfwd cannot read the server's sockets (no ptrace access) and nothing proves it is the server's (its configuration does not name it, its user and cgroup run other processes too)", m, uid))
+		out = append(out, fmt.Sprintf("%s because it is owned by uid %d but sqlfwd cannot read the server's sockets (no ptrace access) and nothing proves it is the server's (its configuration does not name it; its user and its cgroup run other processes too)", m, uid))
 	}
 	sort.Strings(out)
 	if !found && len(out) == 0 {
-		out = []string{"no listening socket proven its in sqlfwd's network namespace: sqlfwd cannot read its sockets or its network namespace (no ptrace access), and no socket there is named by its configuration, made in a cgroup of servers only or owned by a user that runs only servers; it may run in another network namespace"}
+		out = []string{"its listeners because none of sqlfwd's network namespace is proven its: sqlfwd cannot read its sockets or its network namespace (no ptrace access), and no socket there is named by its configuration, made in a cgroup of servers only or owned by a user that runs only servers; it may run in another network namespace"}
 	}
 	return out
 }

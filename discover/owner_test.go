@@ -82,7 +82,7 @@ func TestAttribute(t *testing.T) {
 			[]portListeners{{tcp: []netip.AddrPort{ap("127.0.0.1:3308")}, unix: []string{"/run/mysqld/mysqld.sock"}}}, ""},
 		{"postgres user, socket of root named like it not taken", 5, 101, "/system.slice/postgresql.service", Postgres,
 			[]portListeners{{tcp: []netip.AddrPort{ap("127.0.0.1:5432")}, unix: []string{"/var/run/postgresql/.s.PGSQL.5432"}}}, ""},
-		{"root in another unit with no socket of its cgroup", 1, 0, "/system.slice/none.service", MySQL, nil, "no listening socket proven"},
+		{"root in another unit with no socket of its cgroup", 1, 0, "/system.slice/none.service", MySQL, nil, "none of sqlfwd's network namespace is proven its"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x := &ownerCtx{procRoot: procWithCmdline(t, cmd), census: cen, cgroupID: func(p string) uint64 { return ids[p] }}
@@ -212,6 +212,35 @@ func TestServerConfig(t *testing.T) {
 	if os.Geteuid() != 0 {
 		if got := mysqlConfig([]string{"--defaults-file=" + secret}); got.complete || len(got.ports) != 0 {
 			t.Errorf("unreadable my.cnf: %+v, want incomplete without the default port", got)
+		}
+	}
+}
+
+// Two PostgreSQL clusters of the postgres user in units of their own: the
+// first to be read takes neither the other's port (made in another
+// cgroup) nor its socket (named for the other's port).
+func TestAttributeTwoClusters(t *testing.T) {
+	ap := netip.MustParseAddrPort
+	own := &nsSockets{
+		tcp: map[uint64]tcpListener{
+			1: {addr: ap("127.0.0.1:5432"), uid: 101, cgroup: 70},
+			2: {addr: ap("127.0.0.1:5433"), uid: 101, cgroup: 71},
+		},
+		unix: map[uint64]unixListener{
+			11: {path: "/var/run/postgresql/.s.PGSQL.5432", uid: 101, uidKnown: true},
+			12: {path: "/var/run/postgresql/.s.PGSQL.5433", uid: 101, uidKnown: true},
+		},
+	}
+	ids := map[string]uint64{"/a": 70, "/b": 71}
+	x := &ownerCtx{procRoot: procWithCmdline(t, map[int][]string{1: {"postgres"}, 2: {"postgres"}}),
+		census:   census{byUID: map[uint32]Protocol{101: Postgres}, byCgroup: map[string]Protocol{"/a": Postgres, "/b": Postgres}},
+		cgroupID: func(p string) uint64 { return ids[p] }}
+	taken := map[uint64]bool{}
+	for i, want := range []string{"5432", "5433"} {
+		got, _ := attribute(x, Server{Protocol: Postgres, PID: i + 1}, 101, []string{"/a", "/b"}[i], own, taken)
+		if len(got) != 1 || len(got[0].tcp) != 1 || got[0].tcp[0].Port() != ap("0.0.0.0:"+want).Port() ||
+			len(got[0].unix) != 1 || !strings.HasSuffix(got[0].unix[0], want) {
+			t.Errorf("cluster %d: got %+v, want port %s with its socket", i+1, got, want)
 		}
 	}
 }

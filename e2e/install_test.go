@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -128,22 +127,7 @@ func unitCaps(t *testing.T, path string) []string {
 // fallback.
 func TestInterceptAsServiceUser(t *testing.T) {
 	needKernel(t)
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("skipping: setpriv (util-linux) is not installed")
-	}
-	const name = "sqlfw-e2e"
-	if _, err := user.Lookup(name); err != nil {
-		if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
-			t.Skipf("skipping: cannot create the user %s: %v %s", name, err, out)
-		}
-		t.Cleanup(func() { exec.Command("userdel", name).Run() })
-	}
-	var caps []string
-	for _, c := range unitCaps(t, "../deploy/sqlfwd.service") {
-		caps = append(caps, "+"+strings.ToLower(strings.TrimPrefix(c, "CAP_")))
-	}
-	list := strings.Join(caps, ",")
+	wrapUser, name, list := unitUser(t)
 	cg := childCgroup(t)
 	// the service user creates its control socket here (t.TempDir's
 	// parent is root's alone)
@@ -154,8 +138,7 @@ func TestInterceptAsServiceUser(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(ctl) })
 	os.Chmod(ctl, 0o777)
 	args := []string{"--intercept", "--cgroup", cg, "--control-socket", filepath.Join(ctl, "c.sock")}
-	wrap := append(inCgroup(cg), setpriv, "--reuid="+name, "--regid="+name, "--clear-groups",
-		"--inh-caps="+list, "--ambient-caps="+list, "--bounding-set=-all,"+list)
+	wrap := append(inCgroup(cg), wrapUser...)
 	d, err := startDaemonWrapped(wrap, args...)
 	if err != nil {
 		t.Fatal(err)
