@@ -75,7 +75,7 @@ func TestPGProbesBlocked(t *testing.T) {
 		// a value computed from literals in a literal's place: it answers as
 		// the literal does (the row of nut), which confirms the injection
 		{"SELECT name, price FROM {I} WHERE name = 'nu'||'t'", "no-boolean-blind-probe", ""},
-		{"SELECT name, price FROM {I} WHERE id = 2-1", "no-boolean-blind-probe", ""},
+		{"SELECT name, price FROM {I} WHERE id = abs(-1)", "no-boolean-blind-probe", ""},
 		{"SELECT name, price FROM {I} WHERE id = div(23,-2) + 12", "no-boolean-blind-probe", ""},
 		{"UPDATE {I} SET name = 'nu' || 't' WHERE id = 1", "no-boolean-blind-probe", ""},
 	}
@@ -91,6 +91,7 @@ func TestPGProbesBlocked(t *testing.T) {
 		"SELECT name FROM {I} WHERE name LIKE '%' || 'u' || '%'",
 		"SELECT name FROM {I} WHERE id NOT /* the rest */ IN (2) ORDER BY name NULLS /* c */ LAST",
 		"UPDATE {I} SET price = price * 1 WHERE id = 1 RETURNING name",
+		"SELECT name FROM {I} WHERE id = 2-1 AND price > 10 * 0.1",
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

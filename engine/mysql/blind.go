@@ -477,7 +477,81 @@ func constQuery(q ast.ResultSetNode) bool {
 // value where the application compares a value.
 func columnVsTest(col, other ast.ExprNode) bool {
 	_, ok := col.(*ast.ColumnNameExpr)
-	return ok && sameForRows(other) && (hasTest(other) || mixedArith(other) || constSubquery(other))
+	return ok && sameForRows(other) && (hasTest(other) || mixedArith(other) || constSubquery(other) || literalValue(other))
+}
+
+// valueFuncs compute a number from a number or a character alone.
+var valueFuncs = map[string]bool{
+	"cos": true, "sin": true, "tan": true, "cot": true, "acos": true, "asin": true, "atan": true,
+	"abs": true, "sign": true, "ceil": true, "ceiling": true, "floor": true, "round": true,
+	"truncate": true, "pow": true, "power": true, "sqrt": true, "exp": true, "ln": true, "log": true,
+	"log2": true, "log10": true, "mod": true, "pi": true, "degrees": true, "radians": true,
+	"ord": true, "ascii": true, "bit_count": true, "crc32": true, "conv": true,
+}
+
+// literalValue reports whether e is a value computed from literals by
+// what no query builder writes there: a function of valueFuncs, a BINARY
+// of what is not a plain literal, an operator with a string literal operand
+// (id = COS(BINARY('b')), id = (BINARY BINARY (1)), id = 1 - ORD('A'),
+// name = 'aa' | +'1'). An application puts a literal there; an injected
+// expression that answers as the literal does confirms the text runs.
+// Constant arithmetic on numbers (price > 10 * 2, id = 1*56: builders'
+// and hand-written), BINARY 'x' (Rails' case-sensitive comparison),
+// parentheses and signs ((1), -1), variables, parameters, columns, dates
+// and other casts are not such values.
+func literalValue(e ast.ExprNode) bool {
+	return literalTree(e, 0) == 2
+}
+
+// literalTree is 1 for a literal or numeric constant arithmetic of
+// literals, 2 for a value computed from literals as literalValue says, 0
+// for anything else.
+func literalTree(e ast.ExprNode, depth int) uint8 {
+	if depth > 32 {
+		return 0
+	}
+	switch x := unparen(e).(type) {
+	case ast.ValueExpr:
+		return 1
+	case *ast.UnaryOperationExpr:
+		if x.Op == opcode.Not || x.Op == opcode.Not2 {
+			return 0
+		}
+		return literalTree(x.V, depth+1)
+	case *ast.BinaryOperationExpr:
+		switch x.Op {
+		case opcode.Plus, opcode.Minus, opcode.Mul, opcode.Div, opcode.IntDiv, opcode.Mod,
+			opcode.And, opcode.Or, opcode.Xor, opcode.LeftShift, opcode.RightShift:
+			l, r := literalTree(x.L, depth+1), literalTree(x.R, depth+1)
+			if l == 0 || r == 0 {
+				return 0
+			}
+			if l == 2 || r == 2 || stringLiteral(x.L) || stringLiteral(x.R) {
+				return 2
+			}
+			return 1
+		}
+	case *ast.FuncCastExpr:
+		if x.FunctionType != ast.CastBinaryOperator {
+			return 0
+		}
+		k := literalTree(x.Expr, depth+1)
+		if _, lit := unparen(x.Expr).(ast.ValueExpr); lit || k == 0 {
+			return k // BINARY 'x'
+		}
+		return 2
+	case *ast.FuncCallExpr:
+		if !valueFuncs[x.FnName.L] || x.Schema.L != "" {
+			return 0
+		}
+		for _, a := range x.Args {
+			if literalTree(a, depth+1) == 0 {
+				return 0
+			}
+		}
+		return 2
+	}
+	return 0
 }
 
 // constSubquery: e is (through parentheses, BINARY and functions of one

@@ -445,8 +445,8 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 				w.probe = true // id = ('a' OR 'b'), SET name = 'x' OR '1'='1' (blind.go)
 			}
 		case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.NullEQ:
-			if comparison(x.L) || comparison(x.R) || literalMatch(x.L) || literalMatch(x.R) {
-				w.probe = true // (name = 'x') = 'y' (blind.go)
+			if comparison(x.L) || comparison(x.R) || literalMatch(x.L) || literalMatch(x.R) || literalValue(x.L) || literalValue(x.R) {
+				w.probe = true // (name = 'x') = 'y', id = 1*56 (blind.go)
 			}
 		default:
 			if stringLiteral(x.L) || stringLiteral(x.R) || isBoolLiteral(x.L) || isBoolLiteral(x.R) {

@@ -58,8 +58,8 @@ import (
 //	                 (ORDER BY CASE WHEN 4307=4307 THEN 1 ELSE ... END); a
 //	                 division by a constant subquery (1/(SELECT 0)), the
 //	                 error half of an ORDER BY oracle. And a value computed
-//	                 from literals alone (valueExpr: 'nu' || 't', 2-1,
-//	                 1*56, div(23, -2)) compared with a row's value (=, <>,
+//	                 from literals as no builder writes it (valueExpr: 'nu'
+//	                 || 't', div(23, -2)) compared with a row's value (=, <>,
 //	                 <, >, not a pattern) or assigned by UPDATE's SET: an
 //	                 application puts a literal there, an injection an
 //	                 expression whose answer, the same as the literal's,
@@ -67,8 +67,8 @@ import (
 //	                 literals (LIKE '%' || 'x' || '%', psycopg2's), a
 //	                 typed literal (now() - interval '1 day', '2024-01-01'::
 //	                 date + 1), a value of a column (SET n = n + 1) and
-//	                 constant arithmetic elsewhere (select lists, LIMIT,
-//	                 OFFSET) are not.
+//	                 constant arithmetic on numbers (price > 10 * 2, id =
+//	                 2-1, OFFSET 2*10) are not.
 //	char_extraction  a subquery or server information taken apart (ASCII,
 //	                 SUBSTRING, SUBSTR, LEFT, RIGHT, LENGTH, STRPOS,
 //	                 GET_BYTE ...: extractWrappers) and compared with a
@@ -183,16 +183,18 @@ var mathFuncs = map[string]bool{
 	"cos": true, "tan": true, "factorial": true, "gcd": true, "lcm": true,
 }
 
-// valueExpr: an expression of untyped literals combined by operators or
-// math functions, not a literal itself: 'A' || 'B', 2-1, 1*56,
-// div(23, -2). A typed literal (interval '1 day', '2024-01-01'::date) is
-// not one of its leaves.
+// valueExpr: a value computed from untyped literals by what no query
+// builder writes in a literal's place: string literals joined ('A' ||
+// 'B'), or a math function of literals (div(23, -2), floor(pi())).
+// Constant arithmetic on numbers (price > 10 * 2, id = 2-1: builders' and
+// hand-written), typed literals (interval '1 day', '2024-01-01'::date) and
+// anything with a column, parameter or other function are not.
 func valueExpr(n *pg_query.Node) bool {
 	return valueTree(n, 0) == 2
 }
 
-// valueTree is 1 for an untyped literal, 2 for an expression of them, 0
-// for anything else.
+// valueTree is 1 for an untyped literal or numeric constant arithmetic of
+// them, 2 for a value valueExpr describes, 0 for anything else.
 func valueTree(n *pg_query.Node, depth int) uint8 {
 	if n == nil || depth > 32 {
 		return 0
@@ -205,19 +207,22 @@ func valueTree(n *pg_query.Node, depth int) uint8 {
 		}
 	case *pg_query.Node_AExpr:
 		a := x.AExpr
-		if a.Kind != pg_query.A_Expr_Kind_AEXPR_OP || a.Rexpr == nil || !valueOps[opName(a.Name)] {
+		op := opName(a.Name)
+		if a.Kind != pg_query.A_Expr_Kind_AEXPR_OP || a.Rexpr == nil || !valueOps[op] {
 			return 0
 		}
+		r := valueTree(a.Rexpr, depth+1)
 		if a.Lexpr == nil { // -(1), a unary minus the grammar did not fold
-			if valueTree(a.Rexpr, depth+1) == 0 {
-				return 0
-			}
+			return r
+		}
+		l := valueTree(a.Lexpr, depth+1)
+		switch {
+		case l == 0 || r == 0:
+			return 0
+		case l == 2 || r == 2 || op == "||":
 			return 2
 		}
-		if valueTree(a.Lexpr, depth+1) == 0 || valueTree(a.Rexpr, depth+1) == 0 {
-			return 0
-		}
-		return 2
+		return 1
 	case *pg_query.Node_FuncCall:
 		fc := x.FuncCall
 		schema, name := lastTwo(fc.Funcname)
