@@ -19,7 +19,12 @@ package e2e
 //   - the application's legitimate requests succeed through both sqlfwds.
 // Through sqlfwd with the embedded default policy the results are
 // asserted for the runs listed in defaultHolds (since issue 22's probe
-// shapes: all of the runs here) and logged.
+// shapes: all of the runs here) and logged. A third pass runs sqlmap as the
+// independent rerun will (docs/sqlmap.md "The independent rerun's
+// conditions"): no --dbms (it fingerprints), --dump-all instead of naming
+// the table, level 5, risk 3, other tamper scripts, through the default
+// policy: nothing dumped, no statement on the secrets table at the server,
+// no injection point confirmed.
 
 import (
 	"context"
@@ -75,6 +80,13 @@ var defaultUnconfirmed = map[string]bool{
 // sqlmapTampers is the tamper set of the tampered pass.
 const sqlmapTampers = "space2comment,between,randomcase,charencode"
 
+// rerunTampers are the tamper sets of the rerun pass (none, and the
+// tampers that rewrite operators and keywords rather than spaces).
+const rerunTampers = "none between,equaltolike,greatest,symboliclogical,unionalltounion,ifnull2ifisnull"
+
+// rerunEndpoints are the endpoints of the rerun pass.
+const rerunEndpoints = "item,login"
+
 type sqlmapRun struct {
 	target, mode, endpoint, tamper, dumped, injectable, techniques, serverStatements, blocked, rules, seconds, status, sample string
 }
@@ -96,25 +108,39 @@ func TestSqlmap(t *testing.T) {
 		t.Log("SQLFW_MY_PORT/SQLFW_MY_LOG not set: PostgreSQL only")
 	}
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 16*time.Minute)
 	defer cancel()
 	var rows []sqlmapRun
 	legit := map[string]string{}
-	// Two passes: every endpoint without tamper, then the numeric one with
-	// tamper scripts (the slowest endpoints with tampers stay in make sqlmap).
-	for i, pass := range []struct{ endpoints, tampers string }{
-		{"item,search,list,login", "none"},
-		{"item", sqlmapTampers},
+	rerun := map[int]bool{} // index in rows of the rerun pass's runs
+	// Three passes: every endpoint without tamper, then the numeric one with
+	// tamper scripts (the slowest endpoints with tampers stay in make
+	// sqlmap), then the independent rerun's conditions through the default
+	// policy.
+	for i, pass := range []struct {
+		modes, endpoints, tampers string
+		more                      []string
+	}{
+		{"direct,default,learned,scope", "item,search,list,login", "none", nil},
+		{"direct,default,learned,scope", "item", sqlmapTampers, nil},
+		{"default", rerunEndpoints, rerunTampers, []string{"--level", "5", "--risk", "3", "--fingerprint", "--enumerate", "dump-all"}},
 	} {
 		tsv := filepath.Join(dir, fmt.Sprintf("pass%d.tsv", i+1))
-		cmd := exec.CommandContext(ctx, "bash", "../scripts/sqlmap.sh", "--targets", targets, "--modes", "direct,default,learned,scope",
+		args := append([]string{"../scripts/sqlmap.sh", "--targets", targets, "--modes", pass.modes,
 			"--endpoints", pass.endpoints, "--tampers", pass.tampers, "--run-timeout", "150",
-			"--report", filepath.Join(dir, "report.md"), "--tsv", tsv)
+			"--report", filepath.Join(dir, "report.md"), "--tsv", tsv}, pass.more...)
+		cmd := exec.CommandContext(ctx, "bash", args...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("scripts/sqlmap.sh: %v\n%s", err, tail(string(out), 40))
 		}
-		rows = append(rows, readSqlmapTSV(t, tsv)...)
+		got := readSqlmapTSV(t, tsv)
+		for k := range got {
+			if pass.more != nil {
+				rerun[len(rows)+k] = true
+			}
+		}
+		rows = append(rows, got...)
 		b, err := os.ReadFile(tsv + ".legit")
 		if err != nil {
 			t.Fatal(err)
@@ -131,11 +157,12 @@ func TestSqlmap(t *testing.T) {
 			t.Errorf("%s: the application's legitimate requests failed: %s", k, v)
 		}
 	}
-	wantRuns := 4 * 5 * len(strings.Split(targets, ",")) // modes × (4 endpoints + 1 tampered) per target
+	// modes × (4 endpoints + 1 tampered), and the rerun's endpoints × tamper sets, per target
+	wantRuns := (4*5 + len(strings.Split(rerunEndpoints, ","))*len(strings.Fields(rerunTampers))) * len(strings.Split(targets, ","))
 	if len(rows) != wantRuns {
 		t.Fatalf("%d runs recorded, want %d", len(rows), wantRuns)
 	}
-	for _, r := range rows {
+	for i, r := range rows {
 		line := r.target + " " + r.mode + " " + r.endpoint + " tamper=" + r.tamper + ": dumped " + r.dumped +
 			", injectable " + r.injectable + " (" + r.techniques + "), " + r.serverStatements + " statements on secrets at the server, " +
 			r.blocked + " blocked (" + r.rules + "), " + r.seconds + "s " + r.status
@@ -154,6 +181,13 @@ func TestSqlmap(t *testing.T) {
 				t.Errorf("through a learned scope: %s; want nothing dumped and no statement on secrets at the server", line)
 			}
 		case "default":
+			if rerun[i] {
+				line = "rerun conditions (level 5, risk 3, no --dbms, --dump-all): " + line
+				if !nothing || r.injectable != "no" {
+					t.Errorf("through the default policy: %s; want nothing dumped, no statement on secrets at the server, no injection point confirmed", line)
+				}
+				break
+			}
 			if defaultHolds[r.key()] && !nothing {
 				t.Errorf("the default policy let sqlmap through where it did not before: %s", line)
 			}
