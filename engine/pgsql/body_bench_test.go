@@ -15,6 +15,9 @@ func BenchmarkBodyCold(b *testing.B) {
 		{"function-plpgsql", `CREATE FUNCTION bump(u int) RETURNS int LANGUAGE plpgsql AS $$ DECLARE v int; BEGIN UPDATE users SET visits = visits + 1 WHERE id = u RETURNING visits INTO v; IF v > 100 THEN RAISE NOTICE 'busy %', u; END IF; RETURN v; END $$`},
 		{"function-sql", `CREATE FUNCTION add(a int, b int) RETURNS int LANGUAGE sql IMMUTABLE AS 'select a + b'`},
 		{"query_to_xml-const", `SELECT query_to_xml('SELECT id, name FROM users', true, true, '')`},
+		{"trigger-function", `CREATE OR REPLACE FUNCTION touch() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.updated_at := now(); RETURN NEW; END $$`},
+		{"view", `CREATE VIEW order_totals AS SELECT o.id, sum(i.price) AS total FROM orders o JOIN order_items i ON i.order_id = o.id GROUP BY o.id`},
+		{"rule", `CREATE RULE v_del AS ON DELETE TO v DO INSTEAD DELETE FROM base_table WHERE id = OLD.id`},
 	}
 	for _, c := range cases {
 		b.Run(c.name+"/verdict", func(b *testing.B) { benchCold(b, c.sql) })
