@@ -6,6 +6,8 @@ import (
 	"net"
 	"syscall"
 	"time"
+
+	"github.com/sqlfw/sqlfw/relay"
 )
 
 // One accept loop serves every listener: the explicit one, and the
@@ -123,7 +125,8 @@ func (b *acceptBackoff) ok() int {
 }
 
 // dial is the sessions' dialer (relay.Env.Dial): the daemon's, with its
-// SO_MARK, and retried while the process is out of descriptors (EMFILE,
+// SO_MARK, as the client for a unix socket when relay.DialAs says so
+// (dialas.go), and retried while the process is out of descriptors (EMFILE,
 // ENFILE) until ctx ends: the accept loop backs off at the same limit and
 // the descriptors of closing sessions come free within moments, so a client
 // that got in should not be told the database is unreachable.
@@ -132,8 +135,15 @@ func (d *Daemon) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	dc := &dialCookies{}
 	ctx = context.WithValue(ctx, dialCookiesKey{}, dc)
 	defer d.own.done(dc)
+	as := relay.DialAs(ctx)
 	for {
-		c, err := d.dialer.DialContext(ctx, network, addr)
+		var c net.Conn
+		var err error
+		if as != nil && network == "unix" {
+			c, err = d.dialUnixAs(ctx, addr, as)
+		} else {
+			c, err = d.dialer.DialContext(ctx, network, addr)
+		}
 		if err == nil || !(errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) {
 			return c, err
 		}

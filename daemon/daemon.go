@@ -48,6 +48,9 @@ type Daemon struct {
 	// interceptNote says why interception is not active, when it was
 	// asked for and the daemon fell back to its explicit listeners.
 	interceptNote string
+	// dialAs: the process may connect to a unix socket as its client
+	// (CAP_SETUID and CAP_SETGID; dialas.go).
+	dialAs bool
 	// refused counts intercepted connections that could not be identified.
 	refused atomic.Uint64
 	dialer  net.Dialer
@@ -364,6 +367,7 @@ func (d *Daemon) Start() error {
 	// the mark. Set before the programs attach: a session accepted at once
 	// dials with it.
 	d.dialer.ControlContext = d.upstreamControl(int(d.cfg.Intercept.Mark))
+	d.dialAs = canDialAs()
 	if err := d.startIntercept(); err != nil {
 		var unavailable *interceptUnavailableError
 		if !errors.As(err, &unavailable) || !d.canFallBack() {

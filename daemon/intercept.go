@@ -49,8 +49,10 @@ type interceptor struct {
 	cg string
 	// unixLns holds each database's unix listener (under mu); unixNote
 	// says why unix sockets are not intercepted, once that is known.
-	unixLns  map[*database]net.Listener
-	unixNote string
+	unixLns map[*database]net.Listener
+	// unixAsWarn says unixAsWarning once.
+	unixAsWarn sync.Once
+	unixNote   string
 	// routes maps every destination ever protected to its database. It
 	// only grows (copy on write), so a connection redirected just before
 	// its address was unprotected still finds its database; the accept
@@ -367,7 +369,10 @@ func (it *interceptor) protectUnix(db *database) error {
 	if err := it.unixRd.Protect(db.cfg.UnixSocket, path); err != nil {
 		return err
 	}
-	d.log.Info("intercepting unix socket", "database", db.cfg.Name, "socket", db.cfg.UnixSocket, "listener", path)
+	d.log.Info("intercepting unix socket", "database", db.cfg.Name, "socket", db.cfg.UnixSocket, "listener", path, "connects_as_client", d.dialAs)
+	if !d.dialAs {
+		it.unixAsWarn.Do(func() { d.log.Warn(unixAsWarning, "uid", os.Geteuid()) })
+	}
 	return nil
 }
 
@@ -631,6 +636,10 @@ func (it *interceptor) fromUnix(db *database, c net.Conn) (arrival, error) {
 		}
 		a.conn.Process = relay.Process{Known: true, Tgid: uint32(cred.Pid), UID: cred.Uid, Comm: readComm(it.d.proc, cred.Pid), Cgroup: procCgroup(it.d.proc, cred.Pid)}
 	})
+	// the server must see the client, not sqlfwd (dialas.go)
+	if as := peerCredentials(rc); as != nil && it.d.dialAs && !sameCredentials(as) {
+		a.conn.Upstream.As = as
+	}
 	return a, nil
 }
 

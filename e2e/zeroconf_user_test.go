@@ -214,12 +214,7 @@ func unitUser(t *testing.T) (wrap []string, name, caps string) {
 		t.Skip("skipping: setpriv (util-linux) is not installed")
 	}
 	name = "sqlfw-e2e"
-	if _, err := user.Lookup(name); err != nil {
-		if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
-			t.Skipf("skipping: cannot create the user %s: %v %s", name, err, out)
-		}
-		t.Cleanup(func() { exec.Command("userdel", name).Run() })
-	}
+	ensureSystemUser(t, name)
 	var list []string
 	for _, c := range unitCaps(t, "../deploy/sqlfwd.service") {
 		list = append(list, "+"+strings.ToLower(strings.TrimPrefix(c, "CAP_")))

@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"context"
 	"crypto/tls"
 	"log/slog"
 	"net"
@@ -55,6 +56,41 @@ type Upstream struct {
 	// authentication that would send the client's password in clear: the
 	// client believes it is encrypted to the end.
 	RefuseClearPassword bool
+	// As, when set, is the client whose credentials the upstream unix
+	// socket must see (SO_PEERCRED): a redirected unix-socket client, so
+	// that the server's peer or unix_socket authentication, and the
+	// socket file's permissions, judge the client and not sqlfwd.
+	As *Credentials
+}
+
+// Credentials are a unix-socket client's, as SO_PEERCRED and SO_PEERGROUPS
+// gave them.
+type Credentials struct {
+	UID, GID uint32
+	Groups   []uint32
+}
+
+type dialAsKey struct{}
+
+// Dial connects to the upstream through env.Dial, with the credentials to
+// connect as (if any) in the context, where DialAs finds them.
+func (u *Upstream) Dial(ctx context.Context, env *Env) (net.Conn, error) {
+	if u.As != nil {
+		ctx = WithDialAs(ctx, u.As)
+	}
+	return env.Dial(ctx, u.Network, u.Addr)
+}
+
+// WithDialAs returns ctx carrying the credentials a dial must connect as.
+func WithDialAs(ctx context.Context, as *Credentials) context.Context {
+	return context.WithValue(ctx, dialAsKey{}, as)
+}
+
+// DialAs returns the credentials a dial must connect as (nil: the
+// daemon's own), for an Env.Dial implementation.
+func DialAs(ctx context.Context) *Credentials {
+	c, _ := ctx.Value(dialAsKey{}).(*Credentials)
+	return c
 }
 
 // Conn is a client connection as it arrived. Serve owns Client from the

@@ -26,7 +26,8 @@ type Env struct {
 	Enforces func(mode engine.Mode) bool
 	// Dial connects to the upstream (and to where a cancel request goes);
 	// it sets SO_MARK when interception needs the daemon's own sockets
-	// marked.
+	// marked, and connects a unix socket as DialAs(ctx) when that is set
+	// (sessions dial through Upstream.Dial).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// ClientTLS returns the client leg's configuration: what a session
 	// presents to a client that asks for TLS (nil: no TLS). A reload

@@ -290,7 +290,7 @@ func (s *session) start() (release func(), ok bool) {
 	env, c, lim := s.env, s.conn, &s.env.Limits
 	up := &c.Upstream
 	ctx, cancel := context.WithTimeout(context.Background(), lim.ConnectTimeout)
-	server, err := env.Dial(ctx, up.Network, up.Addr)
+	server, err := up.Dial(ctx, env)
 	cancel()
 	if err != nil {
 		env.Observer.Count(relay.ConnRefused, 1)

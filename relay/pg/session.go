@@ -394,7 +394,7 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 
 	up := &c.Upstream
 	ctx, cancel := context.WithTimeout(context.Background(), lim.ConnectTimeout)
-	server, err := env.Dial(ctx, up.Network, up.Addr)
+	server, err := up.Dial(ctx, env)
 	cancel()
 	if err != nil {
 		env.Observer.Count(relay.ConnRefused, 1)
