@@ -24,7 +24,8 @@ import (
 //   - the unit runs as sqlfw with exactly CAP_BPF, CAP_NET_ADMIN and
 //     CAP_PERFMON, no new privileges and a seccomp filter;
 //   - on every local path to each server (TCP 127.0.0.1 and ::1, the unix
-//     socket; psql's and mariadb's defaults) a SELECT is answered and a
+//     socket by /run, by /var/run and through a symlink any user can make;
+//     psql's and mariadb's defaults) a SELECT is answered and a
 //     WHERE-less DELETE is blocked by sqlfw: the rows stay (counted on a
 //     connection from outside the machine's cgroups, which nothing
 //     intercepts) and the DELETE is not in the server's own statement log,
@@ -35,6 +36,7 @@ import (
 //     broken one fails and keeps the configuration in force
 //     (docs/operations.md);
 //   - installing the newer package restarts the daemon, which keeps blocking;
+//   - sqlfwd-listener.service with no configuration fails and stays failed;
 //   - removing the package stops it, leaves no pinned program, and the
 //     clients reach their servers directly.
 //
@@ -78,6 +80,7 @@ func TestDebBooted(t *testing.T) {
 	t.Run("journal", func(t *testing.T) { m.checkJournalSaysWhatItProtects(t) })
 	t.Run("reload", func(t *testing.T) { m.checkReload(t) })
 	t.Run("upgrade", func(t *testing.T) { m.checkUpgrade(t, newDeb, oldVer, newVer) })
+	t.Run("listener unit without configuration", func(t *testing.T) { m.checkListenerUnit(t) })
 	t.Run("remove", func(t *testing.T) { m.checkRemove(t) })
 }
 
@@ -185,6 +188,9 @@ printf '[mariadbd]\nbind-address = 127.0.0.1,::1\ngeneral_log = 1\ngeneral_log_f
 install -d -o mysql -g adm -m 2750 /var/log/mysql
 sed -i '1i local shop app scram-sha-256' /etc/postgresql/15/main/pg_hba.conf
 systemctl restart postgresql@15-main.service mariadb.service
+mkdir -p /var/tmp/sqlfw-alias
+ln -sf /run/postgresql/.s.PGSQL.5432 /var/tmp/sqlfw-alias/.s.PGSQL.5432
+ln -sf /run/mysqld/mysqld.sock /var/tmp/sqlfw-alias/mysqld.sock
 runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 <<'EOF'
 CREATE ROLE app LOGIN PASSWORD '`+bootPW+`';
 CREATE DATABASE shop OWNER app;
@@ -246,6 +252,8 @@ func bootPaths() []bootPath {
 		// authentication
 		{"postgres unix socket /run/postgresql, password", "postgres", "/run/postgresql/.s.PGSQL.5432", psqlTCP("/run/postgresql")},
 		{"postgres unix socket /var/run/postgresql, password", "postgres", "/run/postgresql/.s.PGSQL.5432", psqlTCP("/var/run/postgresql")},
+		// a symlink to the socket that any user may make (here in /var/tmp)
+		{"postgres unix socket through a symlink, password", "postgres", "/run/postgresql/.s.PGSQL.5432", psqlTCP("/var/tmp/sqlfw-alias")},
 		{"mariadb tcp 127.0.0.1", "mysql", "127.0.0.1:3306", myTCP("127.0.0.1")},
 		{"mariadb tcp ::1", "mysql", "[::1]:3306", myTCP("::1")},
 		// mariadb's default as root: the socket /run/mysqld/mysqld.sock,
@@ -256,6 +264,7 @@ func bootPaths() []bootPath {
 		}},
 		{"mariadb unix socket /run/mysqld, password", "mysql", "/run/mysqld/mysqld.sock", mySocket("/run/mysqld/mysqld.sock")},
 		{"mariadb unix socket /var/run/mysqld, password", "mysql", "/run/mysqld/mysqld.sock", mySocket("/var/run/mysqld/mysqld.sock")},
+		{"mariadb unix socket through a symlink, password", "mysql", "/run/mysqld/mysqld.sock", mySocket("/var/tmp/sqlfw-alias/mysqld.sock")},
 	}
 }
 
@@ -593,6 +602,33 @@ func (m *machine) checkUpgrade(t *testing.T, newDeb, oldVer, newVer string) {
 		t.Errorf("the running daemon says it started as version %q, want %q", started, newVer)
 	}
 	m.checkPaths(t, "after the upgrade")
+}
+
+// checkListenerUnit starts sqlfwd-listener.service, which needs a
+// configuration, without one: it must fail and stay failed, not restart
+// every RestartSec (issue 23 item 7). sqlfwd.service (which it conflicts
+// with) is started again afterwards.
+func (m *machine) checkListenerUnit(t *testing.T) {
+	m.sh(t, "rm -f /etc/sqlfw/sqlfwd.yaml")
+	if res := m.exec(t, "systemctl start sqlfwd-listener.service"); res.Exit == 0 {
+		t.Errorf("sqlfwd-listener.service started with no configuration file: %s", res)
+	}
+	time.Sleep(5 * time.Second) // two RestartSec
+	st := map[string]string{}
+	out := m.sh(t, "systemctl show -p ActiveState -p SubState -p NRestarts sqlfwd-listener.service")
+	for _, l := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			st[k] = v
+		}
+	}
+	if st["ActiveState"] == "active" || st["ActiveState"] == "activating" || st["SubState"] == "auto-restart" || st["NRestarts"] != "0" {
+		t.Errorf("sqlfwd-listener.service without a configuration, 5 s later: %v, want it failed and not restarted\n%s",
+			st, tail(m.exec(t, "journalctl --no-pager -o cat -u sqlfwd-listener.service").Stdout, 10))
+	}
+	m.exec(t, "systemctl stop sqlfwd-listener.service; systemctl reset-failed sqlfwd-listener.service")
+	if res := m.exec(t, "systemctl start sqlfwd.service"); res.Exit != 0 {
+		t.Errorf("sqlfwd.service does not start again after the listener unit: %s", res)
+	}
 }
 
 // checkRemove removes the package: the daemon stops, no program stays
