@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# pg.sh runs a throwaway PostgreSQL 15 for tests and demos.
+# pg.sh runs a throwaway PostgreSQL (Debian's 15 unless --version) for
+# tests and demos.
 #
-#   scripts/pg.sh start  [--dir D] [--port N] [--log-statements]
+#   scripts/pg.sh start  [--dir D] [--port N] [--log-statements] [--version M]
 #   scripts/pg.sh stop   [--dir D] [--purge]
 #   scripts/pg.sh status [--dir D]
 #   scripts/pg.sh env    [--dir D]      # eval "$(scripts/pg.sh env)"
@@ -9,7 +10,11 @@
 # D defaults to $SQLFW_PG_DIR or /tmp/sqlfw-pg. It holds data/ (the cluster),
 # sock/ (the unix socket), server.log and port. The server listens on
 # 127.0.0.1 only, on N or on a free port chosen once and remembered in D/port.
-# fsync is off: the data is disposable.
+# fsync is off: the data is disposable. --version M (14, 16, 17, 18; default
+# $SQLFW_PG_VERSION or 15) runs that major's server from scripts/pgversions.sh
+# (installed on first use); a directory whose cluster (data/PG_VERSION) is
+# another major's is refused. The clients (psql, pgbench) are Debian's 15 for
+# every major: SQLFW_PG_BIN in env.
 #
 # Authentication: trust for everyone over the socket and TCP, except two roles
 # that exist for auth passthrough tests and must give a password on 127.0.0.1:
@@ -28,7 +33,10 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=free-port.sh
 . "$here/free-port.sh"
 
-PGBIN="${SQLFW_PGBIN:-/usr/lib/postgresql/15/bin}"
+# CLIENTBIN: psql and pgbench (Debian's); PGBIN: the server's initdb,
+# pg_ctl and postgres, Debian's 15 unless --version names another major.
+CLIENTBIN="${SQLFW_PGBIN:-/usr/lib/postgresql/15/bin}"
+PGBIN="$CLIENTBIN"
 SCRAM_USER=scram_user SCRAM_PASSWORD=scram_pass
 MD5_USER=md5_user MD5_PASSWORD=md5_pass
 CLEAR_USER=clear_user CLEAR_PASSWORD=clear_s3cret
@@ -47,6 +55,7 @@ dir="${SQLFW_PG_DIR:-/tmp/sqlfw-pg}"
 port=""
 log_statements=none
 purge=0
+major="${SQLFW_PG_VERSION:-}"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--dir) dir="$2"; shift 2 ;;
@@ -55,6 +64,8 @@ while [ $# -gt 0 ]; do
 	--port=*) port="${1#*=}"; shift ;;
 	--log-statements) log_statements=all; shift ;;
 	--purge) purge=1; shift ;;
+	--version) major="$2"; shift 2 ;;
+	--version=*) major="${1#*=}"; shift ;;
 	-h | --help) usage ;;
 	*) say "unknown argument: $1"; usage ;;
 	esac
@@ -67,6 +78,17 @@ case "$dir" in
 *) dir="$PWD/$dir" ;;
 esac
 data="$dir/data" sock="$dir/sock" log="$dir/server.log"
+if [ -f "$data/PG_VERSION" ]; then
+	if [ -n "$major" ] && [ "$(cat "$data/PG_VERSION")" != "$major" ]; then
+		say "$dir holds a PostgreSQL $(cat "$data/PG_VERSION") cluster, not $major: use another --dir or stop --purge it"
+		exit 1
+	fi
+	major="$(cat "$data/PG_VERSION")"
+fi
+major="${major:-15}"
+if [ "$major" != 15 ]; then
+	PGBIN="$("$here/pgversions.sh" bin "$major")"
+fi
 
 # as_pg runs a command as the postgres user when we are root, from / so that
 # an unreadable working directory does not bother it.
@@ -83,7 +105,7 @@ running() {
 }
 
 psql_admin() {
-	"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$sock" -p "$(cat "$dir/port")" -U postgres -d postgres "$@"
+	"$CLIENTBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$sock" -p "$(cat "$dir/port")" -U postgres -d postgres "$@"
 }
 
 init_cluster() {
@@ -94,7 +116,7 @@ init_cluster() {
 		say "the postgres user cannot write $dir (check the permissions of its parents)"
 		exit 1
 	fi
-	say "initdb in $data"
+	say "initdb (PostgreSQL $major) in $data"
 	as_pg "$PGBIN/initdb" -D "$data" -U postgres --auth=trust --no-sync \
 		-E UTF8 --no-locale >"$dir/initdb.log" 2>&1 || {
 		cat "$dir/initdb.log" >&2
@@ -144,6 +166,7 @@ END
 \$\$;
 SET password_encryption = 'scram-sha-256';
 ALTER ROLE $SCRAM_USER PASSWORD '$SCRAM_PASSWORD';
+SET client_min_messages = error; -- PostgreSQL 18 warns about MD5 passwords
 SET password_encryption = 'md5';
 ALTER ROLE $MD5_USER PASSWORD '$MD5_PASSWORD';
 SET password_encryption = 'scram-sha-256';
@@ -208,7 +231,8 @@ env_() {
 		exit 1
 	fi
 	printf 'export SQLFW_PG_HOST=127.0.0.1 SQLFW_PG_PORT=%q SQLFW_PG_USER=postgres SQLFW_PG_DATABASE=postgres' "$(cat "$dir/port")"
-	printf ' SQLFW_PG_LOG=%q SQLFW_PG_SOCKDIR=%q SQLFW_PG_BIN=%q' "$log" "$sock" "$PGBIN"
+	printf ' SQLFW_PG_LOG=%q SQLFW_PG_SOCKDIR=%q SQLFW_PG_BIN=%q' "$log" "$sock" "$CLIENTBIN"
+	printf ' SQLFW_PG_VERSION=%q SQLFW_PG_SERVER_BIN=%q' "$major" "$PGBIN"
 	printf ' SQLFW_PG_SCRAM_USER=%q SQLFW_PG_SCRAM_PASSWORD=%q' "$SCRAM_USER" "$SCRAM_PASSWORD"
 	printf ' SQLFW_PG_MD5_USER=%q SQLFW_PG_MD5_PASSWORD=%q\n' "$MD5_USER" "$MD5_PASSWORD"
 }

@@ -26,6 +26,13 @@ var startupNotSettings = map[string]bool{
 // cannot be told.
 func (pgDialect) StartupSQL(params [][2]string) (sqls []string, ruleID, reason string) {
 	for _, p := range params {
+		if strings.HasPrefix(p[0], "_pq_.") {
+			// A protocol extension, never a setting: the server lists the
+			// ones it does not know in NegotiateProtocolVersion, and the
+			// relay ends a session whose server accepts one
+			// (relay/pg/protover.go).
+			continue
+		}
 		name := strings.ToLower(p[0])
 		if name == "options" {
 			opts, ok := startupOptions(p[1])

@@ -31,6 +31,16 @@ func TestStartupOptions(t *testing.T) {
 	}
 }
 
+// A `_pq_.` key is a protocol extension the server never applies as a
+// setting (its test is case-sensitive); any other spelling is a setting.
+func TestStartupSQLProtocolExtensions(t *testing.T) {
+	got, rule, _ := pgDialect{}.StartupSQL([][2]string{{"_pq_.a", "1"}, {"_PQ_.b", "2"}, {"_pq_", "3"}, {"options", "-c _pq_.c=4"}})
+	want := []string{`SET "_pq_.b" TO '2'`, `SET "_pq_" TO '3'`, `SET "_pq_.c" TO '4'`}
+	if rule != "" || !slices.Equal(got, want) {
+		t.Errorf("StartupSQL = %q (%s), want %q", got, rule, want)
+	}
+}
+
 func TestJudgeStartup(t *testing.T) {
 	e, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
 	if err != nil {
@@ -53,6 +63,8 @@ func TestJudgeStartup(t *testing.T) {
 		{"role", [][2]string{{"role", "pg_read_server_files"}}, "no-identity-switch"},
 		{"quote in value", [][2]string{{"options", `-c log_statement=x'\ OR\ '1`}}, "no-logging-changes"},
 		{"unreadable options", [][2]string{{"options", "-B 100"}}, startupRuleID},
+		{"a protocol extension is no setting", [][2]string{{"_pq_.test_ext", "on"}, {"_pq_.log_statement", "none"}}, ""},
+		{"an extension's name in options is a setting", [][2]string{{"options", "-c _pq_.x=1 -c log_statement=none"}}, "no-logging-changes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -94,8 +94,8 @@ type authPhase struct {
 }
 
 var (
-	wantServerAuth       = wantTable(wire.MsgReadyForQuery, wire.MsgBackendKeyData, wire.MsgParameterStatus, wire.MsgCopyInResponse, wire.MsgAuthentication)
-	wantServerAuthPoison = wantTable(wire.MsgReadyForQuery, wire.MsgBackendKeyData, wire.MsgParameterStatus, wire.MsgCopyInResponse, wire.MsgAuthentication,
+	wantServerAuth       = wantTable(wire.MsgReadyForQuery, wire.MsgBackendKeyData, wire.MsgParameterStatus, wire.MsgCopyInResponse, wire.MsgAuthentication, msgNegotiateProtocolVersion)
+	wantServerAuthPoison = wantTable(wire.MsgReadyForQuery, wire.MsgBackendKeyData, wire.MsgParameterStatus, wire.MsgCopyInResponse, wire.MsgAuthentication, msgNegotiateProtocolVersion,
 		wire.MsgErrorResponse, wire.MsgParseComplete, wire.MsgCloseComplete)
 )
 

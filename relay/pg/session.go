@@ -135,6 +135,7 @@ type session struct {
 	havePoison           atomic.Bool
 	txStatus             atomic.Uint32
 	cancelKey            string
+	pv                   protoVersion // toClient's after start (protover.go)
 
 	// begun is when the session started (its startup message read); auth
 	// is the authentication phase's state (auth.go); idle is the
@@ -343,8 +344,10 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 	env, conn, c := s.env, s.client, s.conn
 	s.begun = time.Now()
 	var params [][2]string // judged as the SET statements they amount to (engine/pgsql/startup.go)
+	var names []string
 	if err := wire.StartupParams(startup, func(name, value []byte) {
 		params = append(params, [2]string{string(name), string(value)})
+		names = append(names, string(name))
 		switch string(name) {
 		case "user":
 			s.sess.User = string(value)
@@ -441,7 +444,7 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 			}
 		}
 	}
-	if _, err := server.Write(startup.Raw); err != nil {
+	if _, err := server.Write(s.protoStartup(startup, names)); err != nil {
 		s.log.Error("upstream write failed", "err", err)
 		s.closeBoth()
 		release()
@@ -889,6 +892,12 @@ func (s *session) toClient() {
 			}
 			if msg == nil {
 				break
+			}
+			if !s.pv.settled {
+				var ok bool
+				if scratch, ok = s.protoServer(fr, msg, scratch); !ok {
+					return
+				}
 			}
 			switch msg[0] {
 			case wire.MsgParameterStatus:

@@ -274,6 +274,15 @@ func (f *Framer) TakeBefore(msg []byte) []byte {
 	return p
 }
 
+// TakeUntil returns the pending bytes that precede msg, the message Next
+// just returned, and marks them taken; msg stays pending.
+func (f *Framer) TakeUntil(msg []byte) []byte {
+	end := f.r - len(msg)
+	p := f.buf[f.mark:end]
+	f.mark = end
+	return p
+}
+
 // MidMessage reports whether part of a passed-over message has been
 // handed out as pending and the rest has not arrived: a peer reading what
 // was forwarded is inside a message.
