@@ -11,7 +11,7 @@ PREFIX  ?= /usr/local
 STRIP   ?= -s -w
 LDFLAGS := $(STRIP) -X main.version=$(VERSION)
 
-.PHONY: all build test demo fmt lint generate bench install uninstall deb image clean deps sqlmap corpora booted
+.PHONY: all build test test-matrix demo fmt lint generate bench install uninstall deb image clean deps sqlmap corpora booted
 
 all: build
 
@@ -23,6 +23,12 @@ build:
 
 test:
 	bash scripts/test.sh
+
+# test-matrix runs the PostgreSQL version matrix's e2e set against 14, 15,
+# 16, 17 and 18 (scripts/pg-matrix.sh; docs/testing.md), e.g.
+# MATRIX_ARGS='--versions "14 18"'.
+test-matrix:
+	bash scripts/pg-matrix.sh $(MATRIX_ARGS)
 
 demo:
 	bash scripts/demo.sh

@@ -123,7 +123,9 @@ func TestPsqlCopy(t *testing.T) {
 		}
 	})
 	t.Run("COPY FROM STDIN", func(t *testing.T) {
-		script := "COPY e2e_copy FROM STDIN WITH (FORMAT csv);\n4,four\n5,five\n\\.\n"
+		// Text format: PostgreSQL 18 reads a CSV COPY's "\." line as data,
+		// and psql 15 (the client for every major here) sends it.
+		script := "COPY e2e_copy FROM STDIN;\n4\tfour\n5\tfive\n\\.\n"
 		res := psql(t, script)
 		if res.Exit != 0 || !strings.Contains(res.Stdout, "COPY 2") {
 			t.Errorf("input %q\ngot %s\nwant exit 0 and COPY 2", script, res)

@@ -41,7 +41,10 @@ const hangBound = 10 * time.Second
 // when we are root (initdb and pg_ctl refuse root).
 func (p *secondPG) pgCtl(t *testing.T, args ...string) {
 	t.Helper()
-	bin := pg.Bin
+	bin := os.Getenv("SQLFW_PG_SERVER_BIN") // the server's own major (scripts/pg.sh --version)
+	if bin == "" {
+		bin = pg.Bin
+	}
 	if bin == "" {
 		bin = "/usr/lib/postgresql/15/bin"
 	}

