@@ -5,11 +5,13 @@
 //   - encryption (negotiate): SSLRequest answered 'S' and the client's TLS
 //     handshake run when the database has a certificate, else 'N', as is
 //     every GSSENCRequest; a direct TLS record (sslnegotiation=direct);
-//     a CancelRequest forwarded to the server that issued its key
-//     (cancel.go); then the startup message;
+//     a CancelRequest forwarded to the server that issued its key, of any
+//     length (cancel.go); then the startup message;
 //   - start: the startup parameters judged, the client admitted against
 //     the connection limits, the server dialled (with TLS when the
 //     upstream asks for it) and the session registered with the daemon;
+//     the protocol version capped at 3.2 and its negotiation checked when
+//     the server first answers (protover.go);
 //   - authentication (auth.go): the exchange between client and server,
 //     passed on untouched, up to the server's first ReadyForQuery, with its
 //     own bounds on message size and time;
