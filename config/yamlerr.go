@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sqlfw/sqlfw/internal/yamlpos"
 )
 
 // PosError is one problem at a place in a configuration file. Column is 0
@@ -84,109 +86,10 @@ func syntaxError(text []byte, err error) error {
 		return Errors{{Line: 1, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}}
 	}
 	line, _ := strconv.Atoi(m[1])
-	if ie := indentError(text); ie != nil && ie.Line >= line {
-		ie.Msg += " (YAML: " + m[2] + ")"
-		return Errors{ie}
+	if l, c, msg, ok := yamlpos.Indentation(text); ok && l >= line {
+		return Errors{{Line: l, Column: c, Msg: msg + " (YAML: " + m[2] + ")"}}
 	}
 	return Errors{{Line: line, Msg: m[2]}}
-}
-
-// indentError finds the first line whose indentation fits no enclosing
-// block: a tab in the indentation, a line indented under a key that
-// already has a value, or a dedent to a column no enclosing key is at.
-// Block scalars (| and >) and comments are skipped.
-func indentError(text []byte) *PosError {
-	var stack []int // indents of the open blocks, increasing
-	opens := true   // the previous line opens a block (or this is the first)
-	prevIndent := -1
-	blockScalar := -1 // the indent of the key whose | or > scalar is being skipped
-	for i, raw := range strings.Split(string(text), "\n") {
-		n := i + 1
-		trimmed := strings.TrimLeft(raw, " \t")
-		ws := raw[:len(raw)-len(trimmed)]
-		if strings.TrimSpace(trimmed) == "" || strings.HasPrefix(trimmed, "#") {
-			continue
-		}
-		if strings.HasPrefix(trimmed, "---") || strings.HasPrefix(trimmed, "...") {
-			stack, opens, prevIndent = nil, true, -1
-			continue
-		}
-		if tab := strings.IndexByte(ws, '\t'); tab >= 0 {
-			if blockScalar >= 0 && tab > blockScalar {
-				continue
-			}
-			return &PosError{Line: n, Column: tab + 1, Msg: "a tab in the indentation: YAML indents with spaces"}
-		}
-		indent := len(ws)
-		if blockScalar >= 0 {
-			if indent > blockScalar {
-				continue
-			}
-			blockScalar = -1
-		}
-		switch {
-		case opens && indent > prevIndent:
-			stack = append(stack, indent)
-		case opens && indent == prevIndent && strings.HasPrefix(trimmed, "- "):
-			// key:\n- item, the sequence at the key's own column
-		case indent > prevIndent && prevIndent >= 0:
-			return &PosError{Line: n, Column: indent + 1, Msg: fmt.Sprintf("indented more (%d spaces) than the line before, whose key already has a value", indent)}
-		default:
-			for len(stack) > 0 && stack[len(stack)-1] > indent {
-				stack = stack[:len(stack)-1]
-			}
-			if len(stack) == 0 || stack[len(stack)-1] != indent {
-				cols := make([]string, 0, len(stack))
-				for _, s := range stack {
-					cols = append(cols, strconv.Itoa(s))
-				}
-				return &PosError{Line: n, Column: indent + 1, Msg: fmt.Sprintf("indentation of %d spaces matches no enclosing key (the keys above are at %s spaces)", indent, strings.Join(cols, ", "))}
-			}
-		}
-		// what this line opens: "key:" (nothing after), "- " items (the
-		// item's keys sit after the dash), "key: |" block scalars
-		content := trimmed
-		itemIndent := indent
-		for strings.HasPrefix(content, "- ") || content == "-" {
-			itemIndent += 2
-			content = strings.TrimLeft(strings.TrimPrefix(content, "-"), " ")
-			if content != "" {
-				stack = append(stack, itemIndent)
-			}
-		}
-		c := stripComment(content)
-		opens = c == "" || strings.HasSuffix(c, ":")
-		if strings.HasSuffix(c, "|") || strings.HasSuffix(c, ">") || strings.HasSuffix(c, "|-") || strings.HasSuffix(c, ">-") {
-			blockScalar, opens = indent, false
-		}
-		prevIndent = indent
-		if content != trimmed && content != "" {
-			prevIndent = itemIndent // the item's own keys continue at its column
-		}
-	}
-	return nil
-}
-
-// stripComment cuts a " #" comment outside quotes from a line's content.
-func stripComment(s string) string {
-	inS, inD := false, false
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\'':
-			if !inD {
-				inS = !inS
-			}
-		case '"':
-			if !inS {
-				inD = !inD
-			}
-		case '#':
-			if !inS && !inD && (i == 0 || s[i-1] == ' ') {
-				return strings.TrimSpace(s[:i])
-			}
-		}
-	}
-	return strings.TrimSpace(s)
 }
 
 var durationType = reflect.TypeOf(time.Duration(0))

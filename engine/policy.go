@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sqlfw/sqlfw/internal/yamlpos"
 )
 
 // Mode says what a deny verdict does: the configured mode of a database,
@@ -605,7 +607,8 @@ func ParsePolicy(yamlText []byte) (*Policy, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("parsing policy: empty document")
 		}
-		return nil, fmt.Errorf("parsing policy: %w", err)
+		// at the line and column at fault, in the file's words
+		return nil, fmt.Errorf("parsing policy: %w", yamlpos.Explain(yamlText, err))
 	}
 	// A second pass over the node tree only to find where each rule starts,
 	// for errors that no single scalar explains.
