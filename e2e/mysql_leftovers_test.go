@@ -20,6 +20,10 @@ package e2e
 //     server reads it and blocked; straight to MariaDB it deletes every row.
 //   - FROM t = a, u = b and FOR SYSTEM_TIME AS OF an expression answer as
 //     they do directly; a credential read in the bound is blocked.
+//   - BEGIN NOT ATOMIC SET NAMES gbk; END; DELETE ... WHERE id = '你\' OR
+//     1=1 -- ' is refused (lexing-ambiguous); straight to MariaDB the
+//     character set stays gbk after the compound statement and the DELETE
+//     empties the table.
 
 import (
 	"context"
@@ -199,6 +203,34 @@ func TestMySQLLeftoversJudgedByEffect(t *testing.T) {
 		dr.exec(attack)
 		if got := rows(); got != "" {
 			t.Fatalf("the direct DELETE left %q: the control did not delete the rows", got)
+		}
+		reset()
+	})
+
+	t.Run("SET NAMES in a compound statement", func(t *testing.T) {
+		// the character set a compound statement sets stays after it, and
+		// the DELETE after it in the same text is lexed in gbk: 你 is
+		// E4 BD A0, gbk reads A0 5C as one character, and the quote after
+		// the backslash ends the string
+		attack := "BEGIN NOT ATOMIC SET NAMES gbk; END; DELETE FROM " + tbl + " WHERE id = '\xe4\xbd\xa0\\' OR 1=1 -- '"
+		r := rawLogin(t, d.addr, my.User, "", my.Database)
+		wantRawBlocked(t, "a DELETE after a compound SET NAMES", r.query(attack+tag("compound")), "lexing-ambiguous")
+		if got := rows(); got != full {
+			t.Errorf("after the blocked text the rows are %q, want %q", got, full)
+		}
+		mustNotReach(t, my, marker+" compound")
+		// a compound statement without a lexing change, and the statement
+		// after it, run
+		if got := r.query("BEGIN NOT ATOMIC SELECT 1; END; SELECT 2"); strings.HasPrefix(got, "ERR") {
+			t.Errorf("a benign compound statement through sqlfwd: %s", got)
+		}
+		// straight to MariaDB (utf8mb4 client) the text deletes every row
+		dr := rawLogin(t, my.addr(), my.User, "", my.Database)
+		if got := dr.query(attack); strings.Contains(got, "ERR") {
+			t.Fatalf("the direct text: %s", got)
+		}
+		if got := rows(); got != "" {
+			t.Fatalf("the direct text left %q: the control did not delete the rows", got)
 		}
 		reset()
 	})

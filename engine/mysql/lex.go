@@ -344,6 +344,11 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 	// statements after it in the body or the text (a body that runs now,
 	// BEGIN NOT ATOMIC, IF, ..., is still refused).
 	create := false
+	// opener: the last word opens a compound statement's list of
+	// statements (THEN, ELSE, DO, LOOP, REPEAT, NOT ATOMIC, a body's
+	// BEGIN), so the next starts one; lastExec: it was a statement's
+	// EXECUTE.
+	opener, lastExec := false, false
 	nonDefault := m.noBackslash || m.ansiQuotes
 	for i := 0; i < n; {
 		c := sql[i]
@@ -570,24 +575,32 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				j++
 			}
 			word := sql[i:j]
+			// start: the word starts a statement, also one of a
+			// compound statement's lists (BEGIN NOT ATOMIC SET NAMES
+			// gbk; END: the character set stays gbk after it, measured
+			// on MariaDB 10.11)
+			start := words == 0 || opener
+			wasExec := lastExec
+			opener, lastExec = false, false
 			switch {
 			case words == 0 && compound == 0 && asciiFold(word, "create"):
 				create = true
-			case words == 0 && asciiFold(word, "set"):
+			case start && asciiFold(word, "set"):
 				setStmt = true
-			case words == 0 && asciiFold(word, "execute"):
+			case start && asciiFold(word, "execute"):
 				// A prepared SET NAMES or SET sql_mode changes the
 				// state without the text saying so.
-				lexSet = true
-			case words == 1 && lexSet && asciiFold(word, "immediate"):
+				lexSet, lastExec = true, true
+			case wasExec && asciiFold(word, "immediate"):
 				immediate = true
-			case words == 0 && asciiFold(word, "prepare"):
+			case start && asciiFold(word, "prepare"):
 				// PREPARE name FROM 'text': the server lexes text when it
 				// prepares it, in the session's sql_mode, as it lexes
 				// EXECUTE IMMEDIATE's
 				immediate = true
 			case len(word) == 5 && (words > 0 || compound > 0) && asciiFold(word, "begin"):
 				compound++
+				opener = true
 			case compound > 0 && len(word) == 3 && asciiFold(word, "end") && !endsBlock(sql[j:]):
 				compound--
 			case setStmt && asciiFold(word, "for"):
@@ -602,11 +615,16 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				asciiFold(word, "charset") || asciiFold(word, "character_set_client")):
 				lexSet = true
 			}
+			if asciiFold(word, "then") || asciiFold(word, "else") || asciiFold(word, "do") || asciiFold(word, "loop") ||
+				asciiFold(word, "repeat") || asciiFold(word, "atomic") {
+				opener = true
+			}
 			words++
 			i = j
 		default:
 			if !isSpaceByte(c) {
 				words++
+				opener, lastExec = false, false
 			}
 			i++
 		}
