@@ -1,5 +1,7 @@
 package engine
 
+import "strings"
+
 // Code a statement stores in the database for later runs: a function's or
 // procedure's body, a view's query, a trigger's, rule's or event's action.
 // What the code does when it runs is judged when it is created, like the
@@ -80,11 +82,21 @@ func (p *Policy) matchBody(b *Body, tf *TextFacts, cand []int32) []int32 {
 	}
 	f.matched = f.matched[:0]
 	cand = p.match(f, tf, 0, cand)
-	if b.Of != "" {
-		for i := range f.matched {
-			f.matched[i].reason += " (" + b.Of + ")"
+	// A learned policy's rules (fingerprints, scopes, learned-drift) are
+	// of what an application sends; stored code has no fingerprint and
+	// was never sent, so they do not judge it: the policy's own rules do.
+	kept := f.matched[:0]
+	for _, m := range f.matched {
+		r := &p.rules[m.rule]
+		if r.fingerprints != nil || r.within != nil || strings.HasPrefix(r.id, LearnedRulePrefix) {
+			continue
 		}
+		if b.Of != "" {
+			m.reason += " (" + b.Of + ")"
+		}
+		kept = append(kept, m)
 	}
+	f.matched = kept
 	for i := range f.Bodies {
 		cand = p.matchBody(&f.Bodies[i], tf, cand)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -96,5 +97,38 @@ rules:
 	}
 	if b := e2.Body("sql", "x", ""); b.Facts.Unparsed == "" {
 		t.Error("a dialect without BodyReader: the code is not unparsed")
+	}
+
+	// A learned policy's rules judge what an application sends, not the
+	// code it stores: its drift rule and fingerprints do not meet a body.
+	lp, err := ParsePolicy([]byte(`version: 1
+rules:
+  - id: no-evil
+    action: deny
+    reason: evil
+    match:
+      functions: [evil]
+  - id: learned-app
+    action: allow
+    users: [alice]
+    match:
+      fingerprints: ["` + fmt.Sprintf("%016x", testDialect{}.Fingerprint("ok() store ok()")) + `", "` + fmt.Sprintf("%016x", testDialect{}.Fingerprint("ok() store evil()")) + `"]
+  - id: learned-drift
+    action: deny
+    reason: drift
+    match: {}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	le, err := New(lp, storeDialect{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := le.Judge([]byte("ok() store ok()"), &Session{User: "alice"}); v.Action.Denies() {
+		t.Errorf("a learned statement storing harmless code: got %s %s (%s)", v.Action, v.RuleID, v.Reason)
+	}
+	if v := le.Judge([]byte("ok() store evil()"), &Session{User: "alice"}); v.RuleID != "no-evil" {
+		t.Errorf("a statement storing evil code under a learned policy: got %s %s", v.Action, v.RuleID)
 	}
 }
