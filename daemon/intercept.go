@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -366,14 +367,49 @@ func (it *interceptor) protectUnix(db *database) error {
 		go d.acceptLoop(ln, func(c net.Conn) (arrival, error) { return it.fromUnix(db, c) })
 	}
 	path := ln.Addr().String()
-	if err := it.unixRd.Protect(db.cfg.UnixSocket, path); err != nil {
-		return err
+	names := socketNames(db.cfg.UnixSocket)
+	for i, name := range names {
+		if err := it.unixRd.Protect(name, path); err != nil {
+			for _, done := range names[:i] {
+				_ = it.unixRd.Unprotect(done)
+			}
+			return err
+		}
 	}
-	d.log.Info("intercepting unix socket", "database", db.cfg.Name, "socket", db.cfg.UnixSocket, "listener", path, "connects_as_client", d.dialAs)
+	d.log.Info("intercepting unix socket", "database", db.cfg.Name, "socket", db.cfg.UnixSocket, "names", strings.Join(names, " "), "listener", path, "connects_as_client", d.dialAs)
 	if !d.dialAs {
 		it.unixAsWarn.Do(func() { d.log.Warn(unixAsWarning, "uid", os.Geteuid()) })
 	}
 	return nil
+}
+
+// socketNames are the names clients commonly reach a unix socket by: the
+// path itself, the path with its directory's symlinks resolved, and, where
+// /var/run is a link to /run (Debian), the same path under the other of
+// the two. The kernel matches the path as the client spells it (before
+// any lookup), so another spelling (relative, "..", "//", another link)
+// is not intercepted: docs/operations.md says so.
+func socketNames(path string) []string {
+	names := []string{path}
+	add := func(p string) {
+		if p != "" && !slices.Contains(names, p) {
+			names = append(names, p)
+		}
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+		add(filepath.Join(dir, filepath.Base(path)))
+	}
+	if run, err := filepath.EvalSymlinks("/var/run"); err == nil && run == "/run" {
+		for _, n := range slices.Clone(names) {
+			if rest, ok := strings.CutPrefix(n, "/run/"); ok {
+				add("/var/run/" + rest)
+			}
+			if rest, ok := strings.CutPrefix(n, "/var/run/"); ok {
+				add("/run/" + rest)
+			}
+		}
+	}
+	return names
 }
 
 // protectDB intercepts a discovered database: its addresses (routes first,
@@ -478,8 +514,10 @@ func (it *interceptor) unprotectDB(db *database) {
 		delete(it.active, a)
 	}
 	if it.unixRd != nil && it.unixLns[db] != nil {
-		if err := it.unixRd.Unprotect(db.cfg.UnixSocket); err != nil {
-			it.d.log.Warn("unprotecting", "database", db.cfg.Name, "socket", db.cfg.UnixSocket, "err", err)
+		for _, name := range socketNames(db.cfg.UnixSocket) {
+			if err := it.unixRd.Unprotect(name); err != nil {
+				it.d.log.Warn("unprotecting", "database", db.cfg.Name, "socket", name, "err", err)
+			}
 		}
 	}
 	it.d.log.Info("no longer intercepting", "database", db.cfg.Name)

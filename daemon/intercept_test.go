@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -102,6 +103,33 @@ func TestIsCgroup2Root(t *testing.T) {
 	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
 		if mnt, err := cgroupstats.Cgroup2Mount(bytes.NewReader(b)); err == nil && !isCgroup2Root(mnt) {
 			t.Errorf("isCgroup2Root(%s) = false for the cgroup2 mount", mnt)
+		}
+	}
+}
+
+// A socket under /run is also protected by its /var/run name and the
+// reverse (where /var/run links to /run), and by its resolved path.
+func TestSocketNames(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	os.Mkdir(real, 0o755)
+	link := filepath.Join(dir, "link")
+	os.Symlink(real, link)
+	if got, want := socketNames(filepath.Join(link, "s.sock")), []string{filepath.Join(link, "s.sock"), filepath.Join(real, "s.sock")}; !slices.Equal(got, want) {
+		t.Errorf("through a link: %q, want %q", got, want)
+	}
+	if r, err := filepath.EvalSymlinks("/var/run"); err != nil || r != "/run" {
+		t.Skip("skipping: /var/run is not a link to /run here")
+	}
+	for in, want := range map[string][]string{
+		"/run/mysqld/mysqld.sock":           {"/run/mysqld/mysqld.sock", "/var/run/mysqld/mysqld.sock"},
+		"/var/run/postgresql/.s.PGSQL.5432": {"/var/run/postgresql/.s.PGSQL.5432", "/run/postgresql/.s.PGSQL.5432"},
+	} {
+		if _, err := os.Stat(filepath.Dir(in)); err != nil {
+			continue // the directory must exist for its resolved name
+		}
+		if got := socketNames(in); !slices.Equal(got, want) {
+			t.Errorf("%s: %q, want %q", in, got, want)
 		}
 	}
 }

@@ -140,6 +140,10 @@ func TestZeroConfigAsServiceUser(t *testing.T) {
 		if res := my.client(t, cg, del); !strings.Contains(res.Stderr, "ERROR 1227 (42000)") || !strings.Contains(res.Stderr, "sqlfw:") {
 			t.Errorf("%s: mariadb (default socket) %q: %s, want sqlfw's ERROR 1227", when, del, res)
 		}
+		// the same socket by its other name (/var/run links to /run)
+		if res := my.client(t, cg, "--socket=/var/run/mysqld/mysqld.sock", del); !strings.Contains(res.Stderr, "ERROR 1227 (42000)") {
+			t.Errorf("%s: mariadb -S /var/run/mysqld/mysqld.sock %q: %s, want sqlfw's ERROR 1227", when, del, res)
+		}
 		glog := my.generalLog(t)
 		if !strings.Contains(glog, sel) || strings.Contains(glog, del) {
 			t.Errorf("%s: MariaDB's general log: the select there %v (want true), the delete there %v (want false)", when, strings.Contains(glog, sel), strings.Contains(glog, del))
@@ -154,6 +158,9 @@ func TestZeroConfigAsServiceUser(t *testing.T) {
 		}
 		if res := pgs.psqlDefault(t, cg, del); !strings.Contains(res.Stderr, codeBlocked) {
 			t.Errorf("%s: psql (default socket directory) %q: %s, want %s", when, del, res, codeBlocked)
+		}
+		if res := pgs.psqlDefault(t, cg, del, "-h", "/run/postgresql"); !strings.Contains(res.Stderr, codeBlocked) {
+			t.Errorf("%s: psql -h /run/postgresql %q: %s, want %s", when, del, res, codeBlocked)
 		}
 		if n := pgs.exec(t, "select count(*) from "+table); strings.TrimSpace(n) != "3" {
 			t.Errorf("%s: PostgreSQL rows left %q, want 3", when, n)
@@ -373,10 +380,13 @@ func (s *mysqlServer) exec(t *testing.T, sql string) string {
 }
 
 // client runs the mariadb client from cg with its defaults (my.cnf's
-// socket, no host): the path a local user takes.
-func (s *mysqlServer) client(t *testing.T, cg, sql string) psqlResult {
+// socket, no host), the path a local user takes, or with the options
+// before the statement.
+func (s *mysqlServer) client(t *testing.T, cg string, sqlAndArgs ...string) psqlResult {
 	t.Helper()
-	args := append(inCgroup(cg)[1:], tool(t, "mariadb"), "-uzc", "-pzcpw", "zcdb", "-N", "-B", "-e", sql)
+	sql := sqlAndArgs[len(sqlAndArgs)-1]
+	args := append(inCgroup(cg)[1:], tool(t, "mariadb"))
+	args = append(append(args, sqlAndArgs[:len(sqlAndArgs)-1]...), "-uzc", "-pzcpw", "zcdb", "-N", "-B", "-e", sql)
 	return runCmd(t, time.Minute, "", nil, "sh", args...)
 }
 
@@ -475,9 +485,10 @@ func (s *pgServer) exec(t *testing.T, sql string) string {
 
 // psqlDefault runs psql from cg with no host: its default socket
 // directory, /var/run/postgresql, at the server's port (PGPORT).
-func (s *pgServer) psqlDefault(t *testing.T, cg, sql string) psqlResult {
+func (s *pgServer) psqlDefault(t *testing.T, cg, sql string, extra ...string) psqlResult {
 	t.Helper()
-	args := append(inCgroup(cg)[1:], tool(t, "psql"), "-X", "-U", "postgres", "-d", "postgres", "-v", "VERBOSITY=verbose", "-Atc", sql)
+	args := append(append(inCgroup(cg)[1:], tool(t, "psql"), "-X"), extra...)
+	args = append(args, "-U", "postgres", "-d", "postgres", "-v", "VERBOSITY=verbose", "-Atc", sql)
 	return runCmd(t, time.Minute, "", []string{"PGPORT=" + strconv.Itoa(s.port)}, "sh", args...)
 }
 
