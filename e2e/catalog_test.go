@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	mysqlsql "github.com/sqlfw/sqlfw/engine/mysql"
 	"github.com/sqlfw/sqlfw/engine/pgsql"
 )
 
@@ -179,4 +181,150 @@ databases:
 			t.Errorf("marker %s of a denied statement is in the server log: PostgreSQL received it", m)
 		}
 	}
+}
+
+// TestCatalogObjectsMariaDB: the same through a MariaDB 10.11 catalog
+// (information_schema, read by a monitoring account with SHOW VIEW and
+// TRIGGER on the application's database and SELECT on mysql.proc): a view
+// over a table the application account is scoped away from, a procedure
+// that deletes every row, a trigger whose action is a WHERE-less UPDATE
+// fired by an INSERT, a view that UNIONs mysql.user into an application
+// read, all created on a direct connection, are denied with the rule the
+// direct statement would meet; the general log never holds them and the
+// rows are all there. The benign faces run.
+func TestCatalogObjectsMariaDB(t *testing.T) {
+	my := mariadbEnv(t)
+	needSqlfwd(t)
+	if direct {
+		t.Skip("needs sqlfwd's catalog")
+	}
+	if my.Log == "" {
+		t.Skip("SQLFW_MY_LOG not set")
+	}
+	run := randomHex(t)
+	name := func(s string) string { return "e2e_cat_" + s + "_" + run }
+	sec, ord, aud := name("sec"), name("ord"), name("aud")
+	app, mon := "e2e_cat_app_"+run[:6], "e2e_cat_mon_"+run[:6]
+	root := myDB(t, my, my.addr(), true)
+	exec := func(q string) {
+		t.Helper()
+		if _, err := root.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, q := range []string{
+		"create table " + sec + " (id int primary key, s text)",
+		"insert into " + sec + " values (1, 'k1'), (2, 'k2')",
+		"create table " + ord + " (id int not null, total int)",
+		"insert into " + ord + " values (1, 10), (2, 20), (3, 30)",
+		"create table " + aud + " (id int)",
+		"create user '" + app + "'@'%'",
+		"grant all on " + my.Database + ".* to '" + app + "'@'%'",
+		"create user '" + mon + "'@'%'",
+		"grant select, show view, trigger on " + my.Database + ".* to '" + mon + "'@'%'",
+		"grant select on mysql.proc to '" + mon + "'@'%'",
+		"create view " + name("v") + " as select id, s from " + sec,
+		"create view " + name("vu") + " as select id from " + ord + " union select user from mysql.user",
+		"create procedure " + name("wipe") + "() begin delete from " + ord + "; end",
+		"create trigger " + name("tg") + " after insert on " + aud + " for each row update " + ord + " set total = 0",
+	} {
+		exec(q)
+	}
+	t.Cleanup(func() {
+		for _, q := range []string{"drop table if exists " + sec + ", " + ord + ", " + aud, "drop view if exists " + name("v") + ", " + name("vu"),
+			"drop procedure if exists " + name("wipe"), "drop user if exists '" + app + "'@'%', '" + mon + "'@'%'"} {
+			root.Exec(q)
+		}
+	})
+
+	dir := t.TempDir()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	ctl := filepath.Join(dir, "control.sock")
+	pol := strings.Replace(string(mysqlsql.DefaultPolicyYAML()), "rules:\n", fmt.Sprintf(`rules:
+  - id: app-no-secrets
+    action: deny
+    users: [%s]
+    reason: the application account may not read the secrets table
+    match: {tables: [%s]}
+`, app, sec), 1)
+	polPath, cfgPath := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "sqlfwd.yaml")
+	cfg := fmt.Sprintf(`log_level: debug
+control_socket: %s
+databases:
+  - name: my
+    protocol: mysql
+    listen: %s
+    upstream: %s
+    mode: enforce
+    policy: %s
+    catalog:
+      dsn: "%s@tcp(%s)/%s"
+      refresh: 1h
+`, ctl, addr, my.addr(), polPath, mon, my.addr(), my.Database)
+	for p, text := range map[string]string{polPath: pol, cfgPath: cfg} {
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := startConfigDaemon(addr, ctl, "--config", cfgPath, "--log-format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("sqlfwd log:\n%s", tail(d.log(), 40))
+		}
+		d.stop()
+	})
+	waitLog(t, d, `"catalog read"`, `"reads":1`)
+
+	appEnv := my
+	appEnv.User = app
+	appDB := myDB(t, appEnv, addr, true)
+	rootDB := myDB(t, my, addr, true)
+	var denied []string
+	cases := []struct {
+		db        *sql.DB
+		sql, rule string
+	}{
+		{appDB, "select * from " + name("v"), "app-no-secrets"},
+		{appDB, "select s from (select * from " + name("v") + " where id = 1) x", "app-no-secrets"},
+		{appDB, "call " + name("wipe") + "()", "no-unfiltered-writes"},
+		{appDB, "insert into " + aud + " values (1)", "no-unfiltered-writes"},
+		{appDB, "select * from " + name("vu"), "no-catalog-union"},
+		{appDB, "select id, total from " + ord + " where id = 1", ""},
+		{appDB, "delete from " + aud + " where id = 99", ""},
+		{rootDB, "select * from " + name("v"), ""},
+	}
+	for i, c := range cases {
+		m := fmt.Sprintf("sqlfwcat_%s_%d", run, i)
+		q := c.sql + " /* " + m + " */"
+		rows, err := c.db.Query(q)
+		if err == nil {
+			for rows.Next() {
+			}
+			err = rows.Err()
+			rows.Close()
+		}
+		if c.rule == "" {
+			if err != nil {
+				t.Errorf("%q: %v, want it run", q, err)
+			}
+			continue
+		}
+		wantMyBlocked(t, q, err, c.rule)
+		denied = append(denied, m+" ")
+	}
+	var n, zeroed, audited int
+	if err := root.QueryRow("select count(*), sum(total = 0) from "+ord).Scan(&n, &zeroed); err != nil || n != 3 || zeroed != 0 {
+		t.Errorf("rows of %s: %d, %d zeroed (%v); want 3, none zeroed", ord, n, zeroed, err)
+	}
+	if err := root.QueryRow("select count(*) from " + aud).Scan(&audited); err != nil || audited != 0 {
+		t.Errorf("rows of %s: %d (%v); want none", aud, audited, err)
+	}
+	mustNotReach(t, my, denied...)
 }

@@ -278,6 +278,13 @@ func (c *Catalog) expand(st *StmtFacts) *StmtFacts {
 	for j := 0; j < len(st.Funcs); j++ {
 		x.routine(st.Funcs[j])
 	}
+	if st.Kind == KindCall && len(st.Funcs) > 0 {
+		// CALL names a stored procedure, never a built-in one.
+		f := st.Funcs[0]
+		if _, ok := c.trusted[f.Schema]; !ok && len(candidates(c.routines[f.Name], f.Schema)) == 0 {
+			x.unknown("procedure " + qualified(f.Schema, f.Name) + " is not in the catalog")
+		}
+	}
 	for _, nn := range st.NotNullWhere {
 		if c.allNotNull(nn) {
 			x.own()

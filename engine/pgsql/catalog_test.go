@@ -89,6 +89,14 @@ func TestCatalogObjects(t *testing.T) {
 		{scoped, app, "UPDATE v_secrets SET s = 'x' WHERE id = 1", "", "app-no-secrets", "v_secrets"},
 		{scoped, app, "SELECT peek()", "", "app-no-secrets", "call public.peek"},
 		{scoped, app, "SELECT * FROM public.peek()", "", "app-no-secrets", "call public.peek"},
+		{scoped, app, "SELECT i.id FROM items i JOIN v_secrets v ON v.id = i.id", "", "app-no-secrets", "v_secrets"},
+		{scoped, app, "SELECT id FROM items WHERE EXISTS (SELECT 1 FROM v_v WHERE v_v.id = items.id)", "", "app-no-secrets", "v_v"},
+		{scoped, app, "SELECT id FROM items UNION ALL SELECT id FROM v_secrets", "", "app-no-secrets", "v_secrets"},
+		{scoped, app, "SELECT id FROM items ORDER BY (SELECT count(*) FROM peek())", "", "app-no-secrets", "peek"},
+		{scoped, app, "INSERT INTO items (name) SELECT s FROM v_secrets", "", "app-no-secrets", "v_secrets"},
+		{scoped, app, "DELETE FROM items WHERE name IN (SELECT peek())", "", "app-no-secrets", "peek"},
+		// The facts fold quoted names too: "V_SECRETS" is judged as the view as well (more, never fewer).
+		{scoped, app, "SELECT * FROM \"V_SECRETS\"", "", "app-no-secrets", "v_secrets"},
 		{scoped, dba, "SELECT * FROM v_secrets", "", "", ""},
 		{scoped, app, "SELECT * FROM v_items", "", "", ""},
 		{def, app, "SELECT wipe()", "", "no-unfiltered-writes", "call public.wipe → DELETE without WHERE"},
@@ -96,6 +104,11 @@ func TestCatalogObjects(t *testing.T) {
 		{def, app, "CALL purge()", "", "no-unfiltered-writes", "call public.purge → DELETE without WHERE"},
 		{def, app, "INSERT INTO audit VALUES (1)", "", "no-unfiltered-writes", "trigger public.t_touch on public.audit → UPDATE without WHERE"},
 		{def, app, "INSERT INTO events VALUES (1)", "", "no-unfiltered-writes", "rule public.r_also on public.events"},
+		{def, app, "INSERT INTO items VALUES (wipe())", "", "no-unfiltered-writes", "wipe"},
+		{def, app, "WITH w AS (SELECT wipe()) SELECT 1 FROM w", "", "no-unfiltered-writes", "wipe"},
+		{def, app, "INSERT INTO audit SELECT id FROM items WHERE id = 1", "", "no-unfiltered-writes", "trigger public.t_touch"},
+		{def, app, "COPY audit FROM STDIN", "", "no-unfiltered-writes", "trigger public.t_touch"},
+		{def, app, "WITH x AS (INSERT INTO public.events VALUES (1) RETURNING 1) SELECT * FROM x", "", "no-unfiltered-writes", "rule public.r_also"},
 		{def, app, "UPDATE events SET x = 1 WHERE id = 2", "", "", ""}, // the rule is ON INSERT
 		{def, app, "DELETE FROM audit WHERE id = 2", "", "", ""},       // the trigger is ON INSERT
 		{def, app, "SELECT add1(2)", "", "", ""},

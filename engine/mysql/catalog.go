@@ -1,0 +1,117 @@
+package mysql
+
+// The database's own objects, from information_schema (engine/catalog.go):
+// the queries sqlfwd's monitoring role runs (docs/operations.md, "The
+// catalog connection") and what their answers do, each definition read as
+// the stored code it is (stored.go ReadBody): a view's query, a routine's
+// body under the header it was created with, a trigger's action on its
+// table.
+
+import (
+	"strings"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+var mySystemSchemas = []string{"mysql", "information_schema", "performance_schema", "sys"}
+
+const myUserSchemas = `NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')`
+
+var myCatalogQueries = []engine.CatalogQuery{
+	{Name: "relations", SQL: `SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES LIMIT 100000`},
+	{Name: "views", SQL: `SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS WHERE TABLE_SCHEMA ` + myUserSchemas + ` LIMIT 100000`},
+	{Name: "routines", SQL: `SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_TYPE, DTD_IDENTIFIER, ROUTINE_DEFINITION FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA ` + myUserSchemas + ` LIMIT 100000`},
+	{Name: "triggers", SQL: `SELECT TRIGGER_SCHEMA, TRIGGER_NAME, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, EVENT_MANIPULATION, ACTION_TIMING, ACTION_STATEMENT FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA ` + myUserSchemas + ` LIMIT 100000`},
+}
+
+// CatalogQueries returns the queries the monitoring role runs.
+func (myDialect) CatalogQueries() []engine.CatalogQuery { return myCatalogQueries }
+
+// BuildCatalog reads the answers to CatalogQueries. Names are lower-cased
+// (the facts' are); a server with lower_case_table_names=0 may hold two
+// tables whose names differ only in case: both are judged for either.
+func (d myDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *engine.Catalog {
+	o.SystemSchemas = append(o.SystemSchemas, mySystemSchemas...)
+	lc := strings.ToLower
+	get := func(i int) [][]string {
+		if i < len(rows) {
+			return rows[i]
+		}
+		return nil
+	}
+	var objs []engine.CatalogObject
+	for _, r := range get(0) {
+		if len(r) >= 2 {
+			objs = append(objs, engine.CatalogObject{Kind: engine.CatalogRelation, Schema: lc(r[0]), Name: lc(r[1])})
+		}
+	}
+	read := func(ob *engine.CatalogObject, lang, text string) {
+		ob.Def = lang + "\x00" + text
+		if f, why, ok := o.Previous.Reuse(ob.Def); ok {
+			ob.Facts, ob.Unreadable = f, why
+			return
+		}
+		if strings.TrimSpace(text) == "" {
+			ob.Unreadable = "no definition visible to the monitoring role"
+			return
+		}
+		b, ok := d.ReadBody(lang, text)
+		ob.Facts = b.Facts
+		if !ok {
+			ob.Unreadable = b.Facts.Unparsed
+			if ob.Unreadable == "" {
+				ob.Unreadable = "its definition could not be parsed"
+			}
+		}
+		ob.Facts.Unparsed = ""
+	}
+	for _, r := range get(1) {
+		if len(r) < 3 {
+			continue
+		}
+		ob := engine.CatalogObject{Kind: engine.CatalogView, Schema: lc(r[0]), Name: lc(r[1])}
+		read(&ob, "view", r[2])
+		objs = append(objs, ob)
+	}
+	for _, r := range get(2) {
+		if len(r) < 5 {
+			continue
+		}
+		ob := engine.CatalogObject{Kind: engine.CatalogRoutine, Schema: lc(r[0]), Name: lc(r[1])}
+		if strings.EqualFold(r[2], "FUNCTION") {
+			ret := r[3]
+			if strings.TrimSpace(ret) == "" {
+				ret = "TEXT"
+			}
+			read(&ob, "create", "CREATE FUNCTION sqlfw_body() RETURNS "+ret+" "+r[4])
+		} else {
+			read(&ob, "sql", r[4])
+		}
+		objs = append(objs, ob)
+	}
+	for _, r := range get(3) {
+		if len(r) < 7 {
+			continue
+		}
+		ob := engine.CatalogObject{Kind: engine.CatalogTrigger, Schema: lc(r[0]), Name: lc(r[1]), OnSchema: lc(r[2]), On: lc(r[3])}
+		switch strings.ToUpper(r[4]) {
+		case "INSERT":
+			ob.Events = 1 << engine.KindInsert
+		case "UPDATE":
+			ob.Events = 1 << engine.KindUpdate
+		case "DELETE":
+			ob.Events = 1 << engine.KindDelete
+		default:
+			ob.Events = 1<<engine.KindInsert | 1<<engine.KindUpdate | 1<<engine.KindDelete
+		}
+		timing := "AFTER"
+		if strings.EqualFold(r[5], "BEFORE") {
+			timing = "BEFORE"
+		}
+		read(&ob, "create", "CREATE TRIGGER sqlfw_body "+timing+" "+strings.ToUpper(r[4])+" ON "+quoteName(r[2])+"."+quoteName(r[3])+" FOR EACH ROW "+r[6])
+		objs = append(objs, ob)
+	}
+	return engine.NewCatalog(objs, nil, o)
+}
+
+func quoteName(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }

@@ -1,0 +1,91 @@
+package mysql
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// myCatalogRows is what MariaDB 10.11 answers CatalogQueries for a schema
+// shop with a secrets table, a view over it (VIEW_DEFINITION as the server
+// prints it), a procedure that deletes every row of orders, a function
+// that reads secrets, and a trigger on audit whose action is a WHERE-less
+// UPDATE of orders.
+func myCatalogRows() [][][]string {
+	return [][][]string{
+		{{"shop", "secrets"}, {"shop", "orders"}, {"shop", "audit"}, {"shop", "v_secrets"}, {"shop", "items"}, {"mysql", "user"}, {"information_schema", "TABLES"}},
+		{
+			{"shop", "v_secrets", "select `shop`.`secrets`.`id` AS `id`,`shop`.`secrets`.`s` AS `s` from `shop`.`secrets`"},
+			{"shop", "v_items", "select `shop`.`items`.`id` AS `id` from `shop`.`items`"},
+			{"shop", "v_union", "select `shop`.`items`.`id` AS `id` from `shop`.`items` union select `mysql`.`user`.`Password` AS `Password` from `mysql`.`user`"},
+		},
+		{
+			{"shop", "wipe", "PROCEDURE", "", "BEGIN DELETE FROM orders; END"},
+			{"shop", "wipe1", "PROCEDURE", "", "DELETE FROM orders"},
+			{"shop", "peek", "FUNCTION", "text", "RETURN (SELECT s FROM secrets LIMIT 1)"},
+			{"shop", "add1", "FUNCTION", "int(11)", "RETURN 1 + 1"},
+		},
+		{
+			{"shop", "t_touch", "shop", "audit", "INSERT", "AFTER", "UPDATE orders SET total = 0"},
+		},
+	}
+}
+
+func TestMyCatalogObjects(t *testing.T) {
+	cat := Dialect.(engine.CatalogReader).BuildCatalog(myCatalogRows(), engine.CatalogOptions{})
+	def, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := engine.ParsePolicy([]byte(`
+rules:
+  - {id: app-no-secrets, action: deny, users: [app], match: {tables: [secrets]}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scoped, err := engine.New(pol, Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := &engine.Session{User: "app", Database: "shop"}
+	tests := []struct {
+		e              *engine.Engine
+		sql, rule, via string
+	}{
+		{scoped, "SELECT * FROM v_secrets", "app-no-secrets", "view shop.v_secrets"},
+		{scoped, "SELECT * FROM shop.v_secrets WHERE id = 1", "app-no-secrets", "v_secrets"},
+		{scoped, "SELECT peek()", "app-no-secrets", "call shop.peek"},
+		{scoped, "SELECT i.id FROM items i JOIN v_secrets v ON v.id = i.id", "app-no-secrets", "v_secrets"},
+		{scoped, "SELECT id FROM items WHERE id IN (SELECT id FROM shop.v_secrets)", "app-no-secrets", "v_secrets"},
+		{scoped, "SELECT id FROM items UNION SELECT id FROM v_secrets", "app-no-secrets", "v_secrets"},
+		{scoped, "INSERT INTO items (id) SELECT id FROM v_secrets", "app-no-secrets", "v_secrets"},
+		{scoped, "SELECT id FROM items WHERE peek() = 'x'", "app-no-secrets", "peek"},
+		{scoped, "SELECT * FROM v_items", "", ""},
+		{def, "CALL wipe()", "no-unfiltered-writes", "call shop.wipe"},
+		{def, "CALL shop.wipe1()", "no-unfiltered-writes", "call shop.wipe1"},
+		{def, "INSERT INTO audit VALUES (1)", "no-unfiltered-writes", "trigger shop.t_touch on shop.audit"},
+		{def, "INSERT INTO audit SELECT id FROM items WHERE id = 1", "no-unfiltered-writes", "trigger shop.t_touch"},
+		{def, "INSERT INTO shop.audit (id) VALUES (1), (2)", "no-unfiltered-writes", "trigger shop.t_touch"},
+		{def, "DELETE FROM audit WHERE id = 1", "", ""},
+		{def, "SELECT add1()", "", ""},
+		{def, "SELECT id FROM items WHERE id = 2", "", ""},
+		{def, "SELECT * FROM v_union", "no-catalog-union", "view shop.v_union → shop.items, mysql.user"},
+		{def, "SELECT * FROM nowhere", "unknown-object", "relation nowhere is not in the catalog"},
+		{def, "CALL nowhere()", "unknown-object", "procedure nowhere is not in the catalog"},
+		{def, "SELECT * FROM mysql.db WHERE 1 = 0", "", ""},
+	}
+	for _, tc := range tests {
+		tc.e.SetCatalog(nil)
+		if v := tc.e.Judge([]byte(tc.sql), app); v.RuleID != "" {
+			t.Errorf("%s without the catalog: %s (%s)", tc.sql, v.RuleID, v.Reason)
+		}
+		tc.e.SetCatalog(cat)
+		v := tc.e.Judge([]byte(tc.sql), app)
+		if v.RuleID != tc.rule || !strings.Contains(v.Reason, tc.via) {
+			t.Errorf("%s with the catalog: %s (%s), want %s naming %q", tc.sql, v.RuleID, v.Reason, tc.rule, tc.via)
+		}
+		tc.e.SetCatalog(nil)
+	}
+}
