@@ -135,4 +135,4 @@ clean:
 # docs/testing.md).
 booted:
 	bash scripts/nspawn.sh image
-	SQLFW_BOOTED=1 bash scripts/test.sh -run 'TestDebBooted' ./e2e
+	SQLFW_BOOTED=1 bash scripts/test.sh -run 'TestDebBooted' ./e2e; rc=$$?; bash scripts/nspawn.sh reap; exit $$rc

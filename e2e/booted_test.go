@@ -138,7 +138,8 @@ func bootMachine(t *testing.T, bind string) *machine {
 			t.Errorf("scripts/nspawn.sh stop %s: %s", m.name, res)
 		}
 	})
-	if res := runCmd(t, 2*time.Minute, "", nil, "bash", "../scripts/nspawn.sh", "start", m.name, bind); res.Exit != 0 {
+	owner := []string{"SQLFW_NSPAWN_OWNER=" + strconv.Itoa(os.Getpid())}
+	if res := runCmd(t, 2*time.Minute, "", owner, "bash", "../scripts/nspawn.sh", "start", m.name, bind); res.Exit != 0 {
 		t.Fatalf("scripts/nspawn.sh start: %s", res)
 	}
 	return m

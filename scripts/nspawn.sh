@@ -13,6 +13,12 @@
 #   scripts/nspawn.sh run NAME CMD...   # run CMD as a transient unit of the machine's systemd
 #                                       # (so in its cgroups: what sqlfwd intercepts)
 #   scripts/nspawn.sh stop NAME         # power it off and remove everything start made
+#   scripts/nspawn.sh reap              # stop the machines whose owner has exited
+#
+# SQLFW_NSPAWN_OWNER=PID at start names the process the machine belongs to
+# (TestDebBooted gives its own): should it die without stopping the machine
+# (a go test timeout runs no clean-up), `reap` (run by `make booted` after the
+# test) stops it.
 #
 # Needs root and cgroup2 (on a hybrid host, /sys/fs/cgroup/unified). The
 # machine gets its own network namespace (loopback only), the unified cgroup
@@ -129,6 +135,9 @@ start() {
 		die "machine $name already runs (pid $(cat "$st/pid"))"
 	fi
 	mkdir -p "$st"
+	if [ -n "${SQLFW_NSPAWN_OWNER:-}" ]; then
+		echo "$SQLFW_NSPAWN_OWNER" >"$st/owner"
+	fi
 	for h in $(hierarchies); do
 		mkdir -p "$h/sqlfw-nspawn-$name"
 		echo "$h/sqlfw-nspawn-$name" >>"$st/cgroups"
@@ -226,6 +235,19 @@ stop() {
 	rm -rf "$st"
 }
 
+reap() {
+	need_root
+	local st o
+	for st in "$state_base"/*/; do
+		[ -f "$st/owner" ] || continue
+		o="$(cat "$st/owner")"
+		if ! kill -0 "$o" 2>/dev/null; then
+			say "stopping $(basename "$st"): its owner (pid $o) has exited"
+			stop "$(basename "$st")"
+		fi
+	done
+}
+
 case "${1:-}" in
 deps) need_root; deps ;;
 image) image ;;
@@ -239,5 +261,6 @@ run)
 	in_machine "$n" systemd-run --quiet --wait --pipe --collect --service-type=exec -- "$@"
 	;;
 stop) [ $# -eq 2 ] || die "usage: stop NAME"; stop "$2" ;;
-*) die "usage: nspawn.sh deps|image|start NAME [DIR]|leader NAME|exec NAME CMD...|run NAME CMD...|stop NAME" ;;
+reap) reap ;;
+*) die "usage: nspawn.sh deps|image|start NAME [DIR]|leader NAME|exec NAME CMD...|run NAME CMD...|stop NAME|reap" ;;
 esac
