@@ -150,6 +150,9 @@ func (fo *folder) selfCompare(op opcode.Op, l, r ast.ExprNode) (truth, bool) {
 		}
 		return tAny, false
 	}
+	if t, ok := fo.boundCompare(op, l, r); ok {
+		return t, true
+	}
 	vl, okl := fo.rowConst(l)
 	vr, okr := fo.rowConst(r)
 	if !okl || !okr {
@@ -159,6 +162,56 @@ func (fo *folder) selfCompare(op opcode.Op, l, r ast.ExprNode) (truth, bool) {
 		return truthOfFolded(v), true
 	}
 	return tAny, false
+}
+
+// boundCompare decides l op r when one side is never negative whatever
+// the row (nonNegative) and the other a constant at or below 0:
+// LENGTH(name) >= 0, CHAR_LENGTH(x) > -1, 0 <= ABS(x) are true for every
+// row where the argument is not NULL, as x = x is (counted true).
+func (fo *folder) boundCompare(op opcode.Op, l, r ast.ExprNode) (truth, bool) {
+	if !nonNegative(l) {
+		if !nonNegative(r) {
+			return tAny, false
+		}
+		l, r = r, l
+		switch op { // c op x is x op' c
+		case opcode.GE:
+			op = opcode.LE
+		case opcode.LE:
+			op = opcode.GE
+		case opcode.GT:
+			op = opcode.LT
+		case opcode.LT:
+			op = opcode.GT
+		}
+	}
+	v, ok := fo.fold(r, 0)
+	if !ok || v.null || v.isStr {
+		return tAny, false
+	}
+	c := v.num
+	switch {
+	case op == opcode.GE && c <= 0, op == opcode.GT && c < 0, op == opcode.NE && c < 0:
+		return tTrue, true
+	case op == opcode.LT && c <= 0, op == opcode.LE && c < 0, op == opcode.EQ && c < 0:
+		return tFalse, true
+	}
+	return tAny, false
+}
+
+// nonNegative reports whether e is a call whose value is never negative
+// (a length, an absolute value, a checksum, a character code, a count of
+// bits).
+func nonNegative(e ast.ExprNode) bool {
+	f, ok := unparen(e).(*ast.FuncCallExpr)
+	if !ok {
+		return false
+	}
+	switch f.FnName.L {
+	case "length", "char_length", "character_length", "octet_length", "bit_length", "abs", "crc32", "ascii", "ord", "bit_count":
+		return true
+	}
+	return false
 }
 
 // rowConst returns the value e has for every row where its columns are
