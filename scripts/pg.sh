@@ -55,7 +55,7 @@ dir="${SQLFW_PG_DIR:-/tmp/sqlfw-pg}"
 port=""
 log_statements=none
 purge=0
-major="${SQLFW_PG_VERSION:-}"
+major=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--dir) dir="$2"; shift 2 ;;
@@ -78,6 +78,9 @@ case "$dir" in
 *) dir="$PWD/$dir" ;;
 esac
 data="$dir/data" sock="$dir/sock" log="$dir/server.log"
+# An existing cluster's major wins over $SQLFW_PG_VERSION (what an earlier
+# `eval "$(pg.sh env)"` exported); only --version that contradicts it is
+# an error.
 if [ -f "$data/PG_VERSION" ]; then
 	if [ -n "$major" ] && [ "$(cat "$data/PG_VERSION")" != "$major" ]; then
 		say "$dir holds a PostgreSQL $(cat "$data/PG_VERSION") cluster, not $major: use another --dir or stop --purge it"
@@ -85,7 +88,7 @@ if [ -f "$data/PG_VERSION" ]; then
 	fi
 	major="$(cat "$data/PG_VERSION")"
 fi
-major="${major:-15}"
+major="${major:-${SQLFW_PG_VERSION:-15}}"
 if [ "$major" != 15 ]; then
 	PGBIN="$("$here/pgversions.sh" bin "$major")"
 fi

@@ -95,7 +95,9 @@ for v in $extra; do
 	(
 		set -e
 		"$here/pg.sh" start --dir "$work/pg$v" --log-statements --version "$v"
-		eval "$("$here/pg.sh" env --dir "$work/pg$v")"
+		envs="$("$here/pg.sh" env --dir "$work/pg$v")"
+		eval "$envs"
+		[ "$SQLFW_PG_VERSION" = "$v" ] || { echo "test.sh: the extra server is PostgreSQL $SQLFW_PG_VERSION, not $v" >&2; exit 1; }
 		go test -p 1 -count=1 -v -timeout "${SQLFW_TEST_TIMEOUT:-30m}" -run "$("$here/pg-matrix.sh" --print-set)" ./e2e
 	) 2>&1 | tee -a "$log" | grep --line-buffered -Ev '^\s*(=== (RUN|PAUSE|CONT|NAME)|--- PASS:)'
 	r=${PIPESTATUS[0]}
