@@ -296,6 +296,8 @@ databases:
 		{appDB, "call " + name("wipe") + "()", "no-unfiltered-writes"},
 		{appDB, "insert into " + aud + " values (1)", "no-unfiltered-writes"},
 		{appDB, "select * from " + name("vu"), "no-catalog-union"},
+		{appDB, "delete from " + ord + " where id is not null", "no-unfiltered-writes"},
+		{appDB, "delete from " + ord + " where total is not null and id = 99", ""},
 		{appDB, "select id, total from " + ord + " where id = 1", ""},
 		{appDB, "delete from " + aud + " where id = 99", ""},
 		{rootDB, "select * from " + name("v"), ""},

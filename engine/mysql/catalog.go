@@ -10,6 +10,8 @@ package mysql
 import (
 	"strings"
 
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
 	"github.com/sqlfw/sqlfw/engine"
 )
 
@@ -21,6 +23,7 @@ var myCatalogQueries = []engine.CatalogQuery{
 	{Name: "relations", SQL: `SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES LIMIT 100000`},
 	{Name: "views", SQL: `SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS WHERE TABLE_SCHEMA ` + myUserSchemas + ` LIMIT 100000`},
 	{Name: "routines", SQL: `SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_TYPE, DTD_IDENTIFIER, ROUTINE_DEFINITION FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA ` + myUserSchemas + ` LIMIT 100000`},
+	{Name: "not null columns", SQL: `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE IS_NULLABLE = 'NO' AND TABLE_SCHEMA ` + myUserSchemas + ` LIMIT 100000`},
 	{Name: "triggers", SQL: `SELECT TRIGGER_SCHEMA, TRIGGER_NAME, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, EVENT_MANIPULATION, ACTION_TIMING, ACTION_STATEMENT FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA ` + myUserSchemas + ` LIMIT 100000`},
 }
 
@@ -89,7 +92,13 @@ func (d myDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *eng
 		}
 		objs = append(objs, ob)
 	}
+	var notNull []engine.NotNullColumn
 	for _, r := range get(3) {
+		if len(r) >= 3 {
+			notNull = append(notNull, engine.NotNullColumn{Schema: lc(r[0]), Table: lc(r[1]), Column: lc(r[2])})
+		}
+	}
+	for _, r := range get(4) {
 		if len(r) < 7 {
 			continue
 		}
@@ -111,7 +120,72 @@ func (d myDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *eng
 		read(&ob, "create", "CREATE TRIGGER sqlfw_body "+timing+" "+strings.ToUpper(r[4])+" ON "+quoteName(r[2])+"."+quoteName(r[3])+" FOR EACH ROW "+r[6])
 		objs = append(objs, ob)
 	}
-	return engine.NewCatalog(objs, nil, o)
+	return engine.NewCatalog(objs, notNull, o)
 }
 
 func quoteName(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+// notNullTarget is the one table a single-table UPDATE or DELETE writes,
+// whose columns a NULL test takes as NOT NULL; cols collects the columns
+// it did.
+type notNullTarget struct {
+	name, alias string
+	cols        []string
+}
+
+// column reports whether a column reference names a column of t (and
+// records it); false for a nil t.
+func (t *notNullTarget) column(c *ast.ColumnName) bool {
+	if t == nil || c == nil {
+		return false
+	}
+	if q := c.Table.L; q != "" && q != t.name && q != t.alias {
+		return false
+	}
+	for _, have := range t.cols {
+		if have == c.Name.L {
+			return true
+		}
+	}
+	t.cols = append(t.cols, c.Name.L)
+	return true
+}
+
+// notNullWhere records in st a write of kind k whose condition where is
+// true for every row when the NULL tests of the written table's columns
+// are decided as for NOT NULL columns (DELETE FROM t WHERE id IS NOT
+// NULL): unfiltered when the catalog says they are (engine/catalog.go).
+func (w *walker) notNullWhere(st *engine.StmtFacts, k engine.StmtKind, where ast.ExprNode, refs *ast.Join) {
+	if where == nil || refs == nil || refs.Right != nil {
+		return
+	}
+	ts, ok := refs.Left.(*ast.TableSource)
+	if !ok {
+		return
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	if !ok {
+		return
+	}
+	var cols []string
+	for i := range readings(w.xhex) {
+		fo := reading(w.xhex, i)
+		fo.target = &notNullTarget{name: tn.Name.L, alias: ts.AsName.L}
+		if !fo.alwaysTrue(where) || len(fo.target.cols) == 0 {
+			return
+		}
+		for _, c := range fo.target.cols {
+			cols = appendUniqueString(cols, c)
+		}
+	}
+	st.NotNullWhere = append(st.NotNullWhere, engine.NotNullCond{Kind: k, Schema: tn.Schema.L, Table: tn.Name.L, Cols: cols})
+}
+
+func appendUniqueString(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}

@@ -26,6 +26,7 @@ func myCatalogRows() [][][]string {
 			{"shop", "peek", "FUNCTION", "text", "RETURN (SELECT s FROM secrets LIMIT 1)"},
 			{"shop", "add1", "FUNCTION", "int(11)", "RETURN 1 + 1"},
 		},
+		{{"shop", "orders", "id"}, {"shop", "items", "id"}},
 		{
 			{"shop", "t_touch", "shop", "audit", "INSERT", "AFTER", "UPDATE orders SET total = 0"},
 		},
@@ -75,6 +76,14 @@ rules:
 		{def, "SELECT * FROM nowhere", "unknown-object", "relation nowhere is not in the catalog"},
 		{def, "CALL nowhere()", "unknown-object", "procedure nowhere is not in the catalog"},
 		{def, "SELECT * FROM mysql.db WHERE 1 = 0", "", ""},
+		{def, "DELETE FROM orders WHERE id IS NOT NULL", "no-unfiltered-writes", "NOT NULL column orders.id"},
+		{def, "DELETE FROM shop.orders WHERE orders.id IS NOT NULL", "no-unfiltered-writes", "NOT NULL"},
+		{def, "DELETE FROM orders o WHERE NOT (o.id IS NULL)", "no-unfiltered-writes", "NOT NULL"},
+		{def, "UPDATE items SET id = id WHERE id IS NOT NULL OR id = 3", "no-unfiltered-writes", "NOT NULL"},
+		{def, "DELETE FROM orders WHERE ISNULL(id) = 0", "", ""}, // a function of the column: not folded
+		{def, "DELETE FROM orders WHERE id > 0", "", ""},         // data-dependent
+		{def, "DELETE FROM orders WHERE total IS NOT NULL", "", ""},
+		{def, "DELETE FROM orders WHERE id IS NOT NULL AND id = 4", "", ""},
 	}
 	for _, tc := range tests {
 		tc.e.SetCatalog(nil)

@@ -334,6 +334,8 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 			st.Unfiltered |= 1 << engine.KindUpdate
 		} else if limitedAll {
 			st.LimitedWhole |= 1 << engine.KindUpdate
+		} else if !x.MultipleTable && x.Limit == nil && x.TableRefs != nil {
+			w.notNullWhere(st, engine.KindUpdate, x.Where, x.TableRefs.TableRefs) // catalog.go
 		}
 		if x.With != nil {
 			w.with(x.With)
@@ -344,6 +346,8 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 			st.Unfiltered |= 1 << engine.KindDelete
 		} else if limitedAll {
 			st.LimitedWhole |= 1 << engine.KindDelete
+		} else if !x.IsMultiTable && x.Limit == nil && x.TableRefs != nil {
+			w.notNullWhere(st, engine.KindDelete, x.Where, x.TableRefs.TableRefs) // catalog.go
 		}
 		w.cond(x.Where)
 		if x.IsMultiTable && x.Tables != nil {

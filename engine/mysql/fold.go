@@ -21,6 +21,9 @@ type folder struct {
 	xhex map[string]bool
 	xStr bool
 	with map[string]ast.ResultSetNode // the WITH queries of the write being judged (writes.go)
+	// target, when set, is the written table whose columns a NULL test
+	// takes as NOT NULL (catalog.go notNullWhere).
+	target *notNullTarget
 }
 
 // readings returns how many foldings a statement whose X'...' literals

@@ -240,6 +240,8 @@ func (fo *folder) neverNull(e ast.ExprNode, depth int) bool {
 	switch x := e.(type) {
 	case *ast.IsNullExpr, *ast.IsTruthExpr:
 		return true
+	case *ast.ColumnNameExpr:
+		return fo.target.column(x.Name)
 	case *ast.BinaryOperationExpr:
 		return x.Op == opcode.NullEQ
 	case *ast.FuncCallExpr:
