@@ -350,7 +350,7 @@ func (d *Daemon) Start() error {
 		}
 		ln, err := dlc.Listen(context.Background(), "tcp", db.cfg.Listen)
 		if err != nil {
-			return fmt.Errorf("database %s: listening on %s: %w", db.cfg.Name, db.cfg.Listen, err)
+			return fmt.Errorf("database %s: listening on %s: %w", db.cfg.Name, db.cfg.Listen, listenInUse(d.proc, db.cfg.Listen, err))
 		}
 		db.ln = ln
 		d.log.Info("listening", "database", db.cfg.Name, "protocol", db.cfg.Protocol,

@@ -257,3 +257,18 @@ func parseUnixDiag(b []byte, seq uint32, into map[uint64]unixListener) (done boo
 	}
 	return false, nil
 }
+
+// TCPListeners returns the listening TCP sockets (IPv4 and IPv6) of the
+// caller's network namespace by inode, through sock_diag: what holds a
+// port, for an error that names it.
+func TCPListeners() (map[uint64]netip.AddrPort, error) {
+	m := map[uint64]tcpListener{}
+	if err := netlinkTCPListeners(m); err != nil {
+		return nil, err
+	}
+	out := make(map[uint64]netip.AddrPort, len(m))
+	for ino, l := range m {
+		out[ino] = l.addr
+	}
+	return out, nil
+}

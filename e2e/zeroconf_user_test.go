@@ -621,3 +621,37 @@ func containsPrefix(list []string, prefix string) bool {
 	}
 	return false
 }
+
+// TestSecondListenerAsServiceUser: two daemons started as the unit's user
+// with an explicit listener on the same address: the second exits 1
+// naming the first, which keeps serving (the address is the lock; with
+// reuse_port on both they would share it).
+func TestSecondListenerAsServiceUser(t *testing.T) {
+	needPG(t)
+	wrap := unitWrap(t)
+	ctl, err := os.MkdirTemp("", "sqlfw-svclisten-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(ctl) })
+	os.Chmod(ctl, 0o777)
+	first, err := startDaemonWrapped(wrap, "--control-socket", filepath.Join(ctl, "1.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { first.stop() })
+	log, code := runToEndWrapped(t, wrap, "--listen", first.addr, "--control-socket", filepath.Join(ctl, "2.sock"))
+	want := fmt.Sprintf("%s is already in use by sqlfwd pid %d", first.addr, first.cmd.Process.Pid)
+	if code != 1 || !strings.Contains(log, want) {
+		t.Errorf("a second sqlfwd on %s: exit %d, log:\n%s\nwant exit 1 and %q", first.addr, code, tail(log, 5), want)
+	}
+	freshTable(t, "zc_listen", 1, 2)
+	host, port, _ := net.SplitHostPort(first.addr)
+	if res := runTool(t, time.Minute, "", nil, "psql", "-X", "-h", host, "-p", port, "-U", pg.User, "-d", pg.Database,
+		"-v", "VERBOSITY=verbose", "-c", "delete from zc_listen"); !strings.Contains(res.Stderr, codeBlocked) {
+		t.Errorf("the first sqlfwd after the refused second: %s, want %s", res, codeBlocked)
+	}
+	if got := directInts(t, "select count(*) from zc_listen"); got[0] != 2 {
+		t.Errorf("rows %v, want 2", got)
+	}
+}
