@@ -328,6 +328,14 @@ func startMariaDBAsMysql(t *testing.T, cg string) *mysqlServer {
 	if out, err := exec.Command("chown", "mysql:mysql", dir).CombinedOutput(); err != nil {
 		t.Fatalf("chown: %v %s", err, out)
 	}
+	if _, err := os.Stat("/run/mysqld"); err != nil {
+		// the package's tmpfiles make it at boot; a fresh CI host may lack it
+		if err := os.Mkdir("/run/mysqld", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		exec.Command("chown", "mysql:root", "/run/mysqld").Run()
+		t.Cleanup(func() { os.Remove("/run/mysqld") })
+	}
 	data := filepath.Join(dir, "data")
 	if out, err := exec.Command("mariadb-install-db", "--no-defaults", "--user=mysql", "--datadir="+data,
 		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput(); err != nil {
