@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -96,5 +97,39 @@ rules:
 			t.Errorf("%s with the catalog: %s (%s), want %s naming %q", tc.sql, v.RuleID, v.Reason, tc.rule, tc.via)
 		}
 		tc.e.SetCatalog(nil)
+	}
+}
+
+// BenchmarkMyCatalogBuild is the cost of one refresh's reading of n tables,
+// each with a view, a procedure, a trigger and a NOT NULL column
+// (docs/performance.md).
+func BenchmarkMyCatalogBuild(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		rows := make([][][]string, 5)
+		for i := range n {
+			t := "t" + strconv.Itoa(i)
+			rows[0] = append(rows[0], []string{"shop", t})
+			rows[1] = append(rows[1], []string{"shop", "v_" + t, "select `shop`.`" + t + "`.`id` AS `id` from `shop`.`" + t + "` where `shop`.`" + t + "`.`id` > 0"})
+			rows[2] = append(rows[2], []string{"shop", "p_" + t, "PROCEDURE", "", "BEGIN UPDATE " + t + " SET n = n + 1 WHERE id = 1; END"})
+			rows[3] = append(rows[3], []string{"shop", t, "id"})
+			rows[4] = append(rows[4], []string{"shop", "tg_" + t, "shop", t, "INSERT", "AFTER", "INSERT INTO audit VALUES (NEW.id, NOW())"})
+		}
+		b.Run(strconv.Itoa(n)+"-tables", func(b *testing.B) {
+			b.ReportAllocs()
+			var c *engine.Catalog
+			for range b.N {
+				c = Dialect.(engine.CatalogReader).BuildCatalog(rows, engine.CatalogOptions{})
+			}
+			b.ReportMetric(float64(c.Bytes()), "catalog-bytes")
+			b.ReportMetric(float64(c.Objects()), "objects")
+		})
+		b.Run(strconv.Itoa(n)+"-tables-unchanged", func(b *testing.B) {
+			prev := Dialect.(engine.CatalogReader).BuildCatalog(rows, engine.CatalogOptions{})
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				prev = Dialect.(engine.CatalogReader).BuildCatalog(rows, engine.CatalogOptions{Previous: prev})
+			}
+		})
 	}
 }
