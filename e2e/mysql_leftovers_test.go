@@ -235,6 +235,50 @@ func TestMySQLLeftoversJudgedByEffect(t *testing.T) {
 		reset()
 	})
 
+	t.Run("BINLOG", func(t *testing.T) {
+		// mariadb-binlog's output of INSERT INTO sqlfw.lo_binlog VALUES (1,
+		// 'replayed') on a MariaDB 10.11 with log-bin and ROW format: the
+		// format description event, then the table map and write-rows
+		// events. Row events write any table (mysql.global_priv as well)
+		// without a statement sqlfw could read.
+		const fde = "SLMPaw8BAAAA/AAAAAABAAAAAAQAMTAuMTEuMTktTWFyaWFEQi0wK2RlYjEydTEtbG9nAAAAAAAA\n" +
+			"AAAAAAAAAAAAAAAAAAAAAAAAEzgNAAgAEgAEBAQEEgAA5AAEGggAAAAICAgCAAAACgoKAAAAAAAA\n" +
+			"CgoKAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n" +
+			"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n" +
+			"AAAAAAAAAAAEEwQADQgICAoKCgFPkK7x\n"
+		const rowsEv = "SLMPaxMBAAAAOAAAACACAAAAABIAAAAAAAEABXNxbGZ3AAlsb19iaW5sb2cAAgMPAhQAAoRcxeA=\n" +
+			"SLMPaxcBAAAALwAAAE8CAAAAABIAAAAAAAEAAgP8AQAAAAhyZXBsYXllZJkgRKc=\n"
+		for _, q := range []string{"create database if not exists sqlfw", "drop table if exists sqlfw.lo_binlog",
+			"create table sqlfw.lo_binlog (id int primary key, v varchar(20))"} {
+			if _, err := direct.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		t.Cleanup(func() { _, _ = direct.Exec("drop table if exists sqlfw.lo_binlog") })
+		count := func() string {
+			t.Helper()
+			var n string
+			if err := direct.QueryRow("select count(*) from sqlfw.lo_binlog").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		r := rawLogin(t, d.addr, my.User, "", my.Database)
+		wantRawBlocked(t, "BINLOG of a format description", r.query("BINLOG '\n"+fde+"'"+tag("binlog1")), "no-dynamic-sql")
+		wantRawBlocked(t, "BINLOG of row events", r.query("BINLOG '\n"+rowsEv+"'"+tag("binlog2")), "no-dynamic-sql")
+		if n := count(); n != "0" {
+			t.Errorf("after the blocked BINLOG statements %s rows, want none", n)
+		}
+		mustNotReach(t, my, marker+" binlog1", marker+" binlog2")
+		// straight to MariaDB the same two statements write the row
+		dr := rawLogin(t, my.addr(), my.User, "", my.Database)
+		dr.exec("BINLOG '\n" + fde + "'")
+		dr.exec("BINLOG '\n" + rowsEv + "'")
+		if n := count(); n != "1" {
+			t.Fatalf("the direct BINLOG left %s rows: the control did not replay the write", n)
+		}
+	})
+
 	t.Run("MariaDB syntax", func(t *testing.T) {
 		if _, err := direct.Exec("create table " + vt + " (id int, v varchar(20)) with system versioning"); err != nil {
 			t.Fatal(err)

@@ -498,6 +498,11 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		w.cond(x.Where) // SHOW TABLES WHERE SLEEP(5) sleeps once per row
 	case *ast.PrepareStmt:
 		w.prepare(x)
+	case *ast.BinlogStmt:
+		// BINLOG 'base64': binary-log events the server replays (row
+		// changes to any table, mysql.global_priv included, and
+		// statements), encoded where sqlfw cannot read them
+		st.DynamicSQL = true
 	case *ast.GrantStmt:
 		if grantDependent(x) {
 			w.dependent = true
