@@ -5,9 +5,20 @@
 // the kfunc bpf_sock_addr_set_sun_path (kernel >= 6.7). The daemon knows the
 // original path from which of its listeners accepted, and the client from
 // SO_PEERCRED, so no origin map is needed here.
+//
+// The redirect matches the path a client wrote; the kernel resolves it
+// afterwards. Other names of the same socket (a symlink, a hard link, a
+// relative path, /proc/PID/root/..., another mount of the directory) would
+// reach the server unjudged. guard_unix_stream_connect, an lsm_cgroup
+// program on the same cgroup (BPF LSM active, kernel >= 6.0), sees the
+// socket a connect resolved to: a connect that reaches a protected server
+// socket itself (by the bound file's device and inode) is refused unless it
+// is sqlfwd's own (own_cookies). A client that wrote the protected path was
+// already sent to sqlfwd's listener and never reaches the check's subject.
 
 #include "common.h"
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
 
 char _license[] SEC("license") = "GPL";
 
@@ -38,6 +49,7 @@ enum {
 	UNIX_CTR_SKIPPED_OWN,
 	UNIX_CTR_SKIPPED_NETNS,
 	UNIX_CTR_SET_PATH_FAILED,
+	UNIX_CTR_GUARD_REFUSED,
 	UNIX_CTR_MAX,
 };
 
@@ -56,6 +68,21 @@ struct {
 } unix_scratch SEC(".maps");
 
 OWN_COOKIES_MAP(own_cookies);
+
+// unix_inode names a bound socket file: the kernel's s_dev of its
+// filesystem (major << 20 | minor) and its inode number.
+struct unix_inode {
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, struct unix_inode);
+	__type(value, __u8);
+} guarded_inodes SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -124,4 +151,28 @@ int redirect_connect_unix(struct bpf_sock_addr *ctx)
 	}
 	COUNTER_ADD(unix_counters, UNIX_CTR_REDIRECTED);
 	return SYSCALL_ALLOW;
+}
+
+SEC("lsm_cgroup/unix_stream_connect")
+int BPF_PROG(guard_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk)
+{
+	struct unix_sock *u = (struct unix_sock *)other;
+	struct unix_inode key = {};
+	struct inode *inode;
+	__u64 cookie;
+
+	inode = BPF_CORE_READ(u, path.dentry, d_inode);
+	if (!inode)
+		return 1; // an abstract or unbound socket
+	key.ino = BPF_CORE_READ(inode, i_ino);
+	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	if (!bpf_map_lookup_elem(&guarded_inodes, &key))
+		return 1;
+	if (BPF_CORE_READ(sock, __sk_common.skc_net.net, net_cookie) != cfg_netns_cookie)
+		return 1; // as the redirect: other network namespaces are not ours
+	cookie = BPF_CORE_READ(sock, __sk_common.skc_cookie.counter);
+	if (cookie != 0 && bpf_map_lookup_elem(&own_cookies, &cookie))
+		return 1;
+	COUNTER_ADD(unix_counters, UNIX_CTR_GUARD_REFUSED);
+	return 0; // EPERM
 }

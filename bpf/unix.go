@@ -3,9 +3,12 @@ package bpf
 import (
 	"errors"
 	"fmt"
+	"os"
+	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 )
 
 // UnixConfig configures the unix-socket redirect. The fields mean what they
@@ -22,8 +25,37 @@ type UnixConfig struct {
 // accepted (one listener per protected path) and the client from
 // SO_PEERCRED; getpeername on the client shows the daemon's path.
 type UnixRedirect struct {
-	objs unixObjects
+	objs unixLoaded
 	link link.Link
+	// guard is the lsm_cgroup program that refuses other names of a
+	// protected socket (nil when it could not attach: GuardErr says why).
+	guard     *ebpf.Program
+	guardLink link.Link
+	// GuardErr says why other names of a protected socket (symlinks, hard
+	// links, relative paths) are not refused: the kernel has no BPF LSM
+	// active, or is older than 6.0. Nil when they are.
+	GuardErr error
+
+	mu      sync.Mutex
+	guarded map[string]unixUnixInode // path -> its file when last looked at
+}
+
+// unixLoaded is what the redirect loads: its maps and the connect_unix
+// program (the guard loads on its own, as it needs the BPF LSM).
+type unixLoaded struct {
+	unixMaps
+	RedirectConnectUnix *ebpf.Program `ebpf:"redirect_connect_unix"`
+}
+
+func (o *unixLoaded) Close() error {
+	return errors.Join(o.unixMaps.Close(), closeProgram(o.RedirectConnectUnix))
+}
+
+func closeProgram(p *ebpf.Program) error {
+	if p == nil {
+		return nil
+	}
+	return p.Close()
 }
 
 // UnixCounters are totals since load, summed over CPUs.
@@ -32,6 +64,9 @@ type UnixCounters struct {
 	SkippedOwn    uint64
 	SkippedNetns  uint64
 	SetPathFailed uint64 // kfunc refused the new path; connection went direct
+	// GuardRefused counts connects that reached a protected server socket
+	// by another name and were refused (EPERM).
+	GuardRefused uint64
 }
 
 const unixPathMax = 108
@@ -68,7 +103,109 @@ func LoadUnixRedirect(cfg UnixConfig) (*UnixRedirect, error) {
 		return nil, classifyUnix(fmt.Errorf("attaching connect_unix to %s: %w", cfg.Cgroup, err))
 	}
 	u.link = l
+	u.GuardErr = u.attachGuard(spec, cfg.Cgroup)
 	return u, nil
+}
+
+// attachGuard loads the lsm_cgroup guard on the redirect's maps and
+// attaches it to cgroup.
+func (u *UnixRedirect) attachGuard(spec *ebpf.CollectionSpec, cgroup string) error {
+	var g struct {
+		Guard *ebpf.Program `ebpf:"guard_unix_stream_connect"`
+	}
+	err := spec.LoadAndAssign(&g, &ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{
+		unixMapGuardedInodes:  u.objs.GuardedInodes,
+		unixMapOwnCookies:     u.objs.OwnCookies,
+		unixMapUnixCounters:   u.objs.UnixCounters,
+		unixMapUnixScratch:    u.objs.UnixScratch,
+		unixMapProtectedPaths: u.objs.ProtectedPaths,
+	}})
+	if err != nil {
+		return fmt.Errorf("loading the guard (BPF LSM, kernel 6.0 or later, \"bpf\" in the kernel's lsm= list): %w", classify(err))
+	}
+	l, err := link.AttachCgroup(link.CgroupOptions{Path: cgroup, Attach: ebpf.AttachLSMCgroup, Program: g.Guard})
+	if err != nil {
+		g.Guard.Close()
+		return fmt.Errorf("attaching the guard to %s (BPF LSM, kernel 6.0 or later, \"bpf\" in the kernel's lsm= list): %w", cgroup, classify(err))
+	}
+	u.guard, u.guardLink = g.Guard, l
+	return nil
+}
+
+// Guard refuses connects that reach the socket file at dbPath by another
+// name (a no-op when GuardErr is set). The file is named by its device and
+// inode: Reguard follows a server that binds the path anew.
+func (u *UnixRedirect) Guard(dbPath string) error {
+	if u.guard == nil {
+		return u.GuardErr
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.guarded == nil {
+		u.guarded = map[string]unixUnixInode{}
+	}
+	u.guarded[dbPath] = unixUnixInode{}
+	return u.reguard(dbPath)
+}
+
+// Reguard looks at every guarded path again and guards the file now bound
+// there (a restarted server's new socket); the first error is returned,
+// the other paths are still looked at.
+func (u *UnixRedirect) Reguard() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var first error
+	for p := range u.guarded {
+		if err := u.reguard(p); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// reguard (under mu) makes the guard hold path's file as it is now.
+func (u *UnixRedirect) reguard(path string) error {
+	k, err := unixInodeKey(path)
+	if err != nil {
+		return err // absent (the server is down) or not a socket: kept, looked at again
+	}
+	old := u.guarded[path]
+	if old == k {
+		return nil
+	}
+	if err := u.objs.GuardedInodes.Update(&k, uint8(1), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("guarding %s: %w", path, err)
+	}
+	if old != (unixUnixInode{}) {
+		_ = u.objs.GuardedInodes.Delete(&old)
+	}
+	u.guarded[path] = k
+	return nil
+}
+
+// Unguard stops guarding dbPath.
+func (u *UnixRedirect) Unguard(dbPath string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if old, ok := u.guarded[dbPath]; ok {
+		if old != (unixUnixInode{}) {
+			_ = u.objs.GuardedInodes.Delete(&old)
+		}
+		delete(u.guarded, dbPath)
+	}
+}
+
+// unixInodeKey names the socket file at path as the kernel does: its
+// filesystem's s_dev (major << 20 | minor) and inode number.
+func unixInodeKey(path string) (unixUnixInode, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return unixUnixInode{}, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return unixUnixInode{}, fmt.Errorf("%s is not a socket", path)
+	}
+	return unixUnixInode{Ino: st.Ino, Dev: unix.Major(uint64(st.Dev))<<20 | unix.Minor(uint64(st.Dev))}, nil
 }
 
 // classifyUnix also maps the verifier's and the attach call's answer on
@@ -89,7 +226,7 @@ func ProbeUnix() error {
 	if err != nil {
 		return err
 	}
-	var objs unixObjects
+	var objs unixLoaded
 	if err := spec.LoadAndAssign(&objs, nil); err != nil {
 		return classifyUnix(fmt.Errorf("loading unix objects: %w", err))
 	}
@@ -144,16 +281,24 @@ func (u *UnixRedirect) UnexemptCookie(cookie uint64) error {
 
 // Counters sums the per-CPU counters.
 func (u *UnixRedirect) Counters() (UnixCounters, error) {
-	var v [4]uint64
+	var v [5]uint64
 	if err := sumPerCPU(u.objs.UnixCounters, v[:]); err != nil {
 		return UnixCounters{}, fmt.Errorf("reading unix counters: %w", err)
 	}
-	return UnixCounters{Redirected: v[0], SkippedOwn: v[1], SkippedNetns: v[2], SetPathFailed: v[3]}, nil
+	return UnixCounters{Redirected: v[0], SkippedOwn: v[1], SkippedNetns: v[2], SetPathFailed: v[3], GuardRefused: v[4]}, nil
 }
 
 // Close detaches and unloads; safe after a partial load and more than once.
 func (u *UnixRedirect) Close() error {
 	var errs []error
+	if u.guardLink != nil {
+		errs = append(errs, u.guardLink.Close())
+		u.guardLink = nil
+	}
+	if u.guard != nil {
+		errs = append(errs, u.guard.Close())
+		u.guard = nil
+	}
 	if u.link != nil {
 		errs = append(errs, u.link.Close())
 		u.link = nil

@@ -13,6 +13,13 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type unixUnixInode struct {
+	_   structs.HostLayout
+	Ino uint64
+	Dev uint32
+	Pad uint32
+}
+
 type unixUnixPath struct {
 	_    structs.HostLayout
 	Path [108]uint8
@@ -28,13 +35,15 @@ type unixUnixTarget struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	unixMapOwnCookies           = "own_cookies"
-	unixMapProtectedPaths       = "protected_paths"
-	unixMapUnixCounters         = "unix_counters"
-	unixMapUnixScratch          = "unix_scratch"
-	unixProgRedirectConnectUnix = "redirect_connect_unix"
-	unixVarCfgMark              = "cfg_mark"
-	unixVarCfgNetnsCookie       = "cfg_netns_cookie"
+	unixMapGuardedInodes           = "guarded_inodes"
+	unixMapOwnCookies              = "own_cookies"
+	unixMapProtectedPaths          = "protected_paths"
+	unixMapUnixCounters            = "unix_counters"
+	unixMapUnixScratch             = "unix_scratch"
+	unixProgGuardUnixStreamConnect = "guard_unix_stream_connect"
+	unixProgRedirectConnectUnix    = "redirect_connect_unix"
+	unixVarCfgMark                 = "cfg_mark"
+	unixVarCfgNetnsCookie          = "cfg_netns_cookie"
 )
 
 // loadUnix returns the embedded CollectionSpec for unix.
@@ -79,13 +88,15 @@ type unixSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type unixProgramSpecs struct {
-	RedirectConnectUnix *ebpf.ProgramSpec `ebpf:"redirect_connect_unix"`
+	GuardUnixStreamConnect *ebpf.ProgramSpec `ebpf:"guard_unix_stream_connect"`
+	RedirectConnectUnix    *ebpf.ProgramSpec `ebpf:"redirect_connect_unix"`
 }
 
 // unixMapSpecs contains maps before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type unixMapSpecs struct {
+	GuardedInodes  *ebpf.MapSpec `ebpf:"guarded_inodes"`
 	OwnCookies     *ebpf.MapSpec `ebpf:"own_cookies"`
 	ProtectedPaths *ebpf.MapSpec `ebpf:"protected_paths"`
 	UnixCounters   *ebpf.MapSpec `ebpf:"unix_counters"`
@@ -120,6 +131,7 @@ func (o *unixObjects) Close() error {
 //
 // It can be passed to loadUnixObjects or ebpf.CollectionSpec.LoadAndAssign.
 type unixMaps struct {
+	GuardedInodes  *ebpf.Map `ebpf:"guarded_inodes"`
 	OwnCookies     *ebpf.Map `ebpf:"own_cookies"`
 	ProtectedPaths *ebpf.Map `ebpf:"protected_paths"`
 	UnixCounters   *ebpf.Map `ebpf:"unix_counters"`
@@ -128,6 +140,7 @@ type unixMaps struct {
 
 func (m *unixMaps) Close() error {
 	return _UnixClose(
+		m.GuardedInodes,
 		m.OwnCookies,
 		m.ProtectedPaths,
 		m.UnixCounters,
@@ -147,11 +160,13 @@ type unixVariables struct {
 //
 // It can be passed to loadUnixObjects or ebpf.CollectionSpec.LoadAndAssign.
 type unixPrograms struct {
-	RedirectConnectUnix *ebpf.Program `ebpf:"redirect_connect_unix"`
+	GuardUnixStreamConnect *ebpf.Program `ebpf:"guard_unix_stream_connect"`
+	RedirectConnectUnix    *ebpf.Program `ebpf:"redirect_connect_unix"`
 }
 
 func (p *unixPrograms) Close() error {
 	return _UnixClose(
+		p.GuardUnixStreamConnect,
 		p.RedirectConnectUnix,
 	)
 }

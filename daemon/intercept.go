@@ -330,6 +330,11 @@ func (it *interceptor) loadUnix() error {
 	}
 	it.unixRd = ur
 	d.own.add(ur)
+	if ur.GuardErr != nil {
+		d.log.Warn(unixGuardWarning, "reason", ur.GuardErr.Error())
+	} else if it.stop != nil {
+		go it.reguardLoop(it.stop, ur)
+	}
 	return nil
 }
 
@@ -376,7 +381,12 @@ func (it *interceptor) protectUnix(db *database) error {
 			return err
 		}
 	}
-	d.log.Info("intercepting unix socket", "database", db.cfg.Name, "socket", db.cfg.UnixSocket, "names", strings.Join(names, " "), "listener", path, "connects_as_client", d.dialAs)
+	guarded := it.unixRd.GuardErr == nil
+	if err := it.unixRd.Guard(db.cfg.UnixSocket); err != nil && guarded {
+		// absent now (the server is starting): reguardLoop keeps looking
+		d.log.Info("unix socket not there yet: its other names are refused once it is", "database", db.cfg.Name, "socket", db.cfg.UnixSocket, "err", err)
+	}
+	d.log.Info("intercepting unix socket", "database", db.cfg.Name, "socket", db.cfg.UnixSocket, "names", strings.Join(names, " "), "listener", path, "connects_as_client", d.dialAs, "other_names_refused", guarded)
 	if !d.dialAs {
 		it.unixAsWarn.Do(func() { d.log.Warn(unixAsWarning, "uid", os.Geteuid()) })
 	}
@@ -519,6 +529,7 @@ func (it *interceptor) unprotectDB(db *database) {
 				it.d.log.Warn("unprotecting", "database", db.cfg.Name, "socket", name, "err", err)
 			}
 		}
+		it.unixRd.Unguard(db.cfg.UnixSocket)
 	}
 	it.d.log.Info("no longer intercepting", "database", db.cfg.Name)
 }
@@ -843,6 +854,29 @@ func (d *Daemon) interceptStats() InterceptionStats {
 		}
 	}
 	return st
+}
+
+// unixGuardWarning is what the daemon says when the kernel cannot refuse
+// other names of a protected unix socket (bpf/unix.c's guard).
+const unixGuardWarning = "other names of a protected unix socket (a symlink or hard link to it, a relative path, /proc/PID/root/...) reach the server unjudged: the kernel's BPF LSM is not available to refuse them"
+
+// reguardEvery is how soon a server that binds its socket anew (a restart)
+// has the new file guarded.
+const reguardEvery = time.Second
+
+// reguardLoop follows the guarded sockets' files: a restarted server binds
+// a new inode, which must be refused by other names as the old one was.
+func (it *interceptor) reguardLoop(stop <-chan struct{}, ur *bpf.UnixRedirect) {
+	t := time.NewTicker(reguardEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		_ = ur.Reguard() // an absent socket (server down) is looked at again
+	}
 }
 
 // watchMapFull logs when the kernel could not record a connection's origin:
