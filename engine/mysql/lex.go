@@ -349,6 +349,10 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 	// BEGIN), so the next starts one; lastExec: it was a statement's
 	// EXECUTE.
 	opener, lastExec := false, false
+	// running: the text holds a compound statement that runs now (not a
+	// CREATE's body); from there on, for the rest of the text
+	// (conservative: where an IF ... END IF ends is not followed here).
+	running := false
 	nonDefault := m.noBackslash || m.ansiQuotes
 	for i := 0; i < n; {
 		c := sql[i]
@@ -587,7 +591,7 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				create = true
 			case start && asciiFold(word, "set"):
 				setStmt = true
-			case start && asciiFold(word, "execute"):
+			case (start || running) && asciiFold(word, "execute"):
 				// A prepared SET NAMES or SET sql_mode changes the
 				// state without the text saying so.
 				lexSet, lastExec = true, true
@@ -611,13 +615,21 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				// The relay follows the session's database (which rules
 				// scoped by database read) from a USE in this form only.
 				return nil, "USE is read only alone in a message and in its simple form (USE name, or USE `name`), so that the database the statements after it run in is known"
-			case setStmt && (asciiFold(word, "sql_mode") || asciiFold(word, "names") || asciiFold(word, "character") ||
+			case (setStmt || running) && (asciiFold(word, "sql_mode") || asciiFold(word, "names") || asciiFold(word, "character") ||
 				asciiFold(word, "charset") || asciiFold(word, "character_set_client")):
 				lexSet = true
 			}
 			if asciiFold(word, "then") || asciiFold(word, "else") || asciiFold(word, "do") || asciiFold(word, "loop") ||
 				asciiFold(word, "repeat") || asciiFold(word, "atomic") {
 				opener = true
+			}
+			if !create && (compound > 0 || asciiFold(word, "atomic") || words == 0 && (asciiFold(word, "if") ||
+				asciiFold(word, "case") || asciiFold(word, "while") || asciiFold(word, "loop") || asciiFold(word, "repeat") ||
+				asciiFold(word, "for"))) {
+				// a compound statement that runs now: a handler's SET
+				// NAMES (HANDLER FOR SQLEXCEPTION SET NAMES gbk) starts
+				// no list, so any naming of the lexing state counts
+				running = true
 			}
 			words++
 			i = j
