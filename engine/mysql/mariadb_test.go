@@ -26,6 +26,7 @@ func TestMariaDBFormsHaveCanonicalFacts(t *testing.T) {
 	for _, tc := range []struct{ name, maria, canonical string }{
 		{"explain extended", "EXPLAIN EXTENDED SELECT a FROM t WHERE b = 1", "EXPLAIN SELECT a FROM t WHERE b = 1"},
 		{"table alias =", "SELECT t1.period FROM t3 = t1 LIMIT 1", "SELECT t1.period FROM t3 AS t1 LIMIT 1"},
+		{"load data concurrent", "LOAD DATA CONCURRENT LOCAL INFILE 'x' REPLACE INTO TABLE t", "LOAD DATA LOCAL INFILE 'x' REPLACE INTO TABLE t"},
 		{"table aliases = in a list", "SELECT a.x FROM t = a, db.u = b, v c WHERE a.id = b.id", "SELECT a.x FROM t AS a, db.u AS b, v c WHERE a.id = b.id"},
 		{"table aliases = in a join and an update", "UPDATE t1 = a, t2 = b JOIN t3 = c ON b.x = c.x SET a.x = 1, a.y = b.y WHERE a.id = b.id", "UPDATE t1 AS a, t2 AS b JOIN t3 AS c ON b.x = c.x SET a.x = 1, a.y = b.y WHERE a.id = b.id"},
 		{"a comparison in a select list stays one", "SELECT a, b = c, d = 1 FROM t = x, u = y", "SELECT a, b = c, d = 1 FROM t AS x, u AS y"},

@@ -350,6 +350,10 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			// a column named so in a list (INSERT INTO t (…, generated),
 			// GROUP BY row): a name to MariaDB
 			add(edit{k, k + 1, "`" + t.name(r.text) + "`"})
+		case t.is(r.text, "concurrent") && r.is(k-1, "data") && r.is(i, "load") && k == i+2:
+			// LOAD DATA CONCURRENT: MyISAM's concurrent inserts, the same
+			// load (TiDB has LOW_PRIORITY only)
+			add(edit{k, k + 1, ""})
 		case t.is(r.text, "for") && r.is(k+1, "system_time") && !r.is(k+2, "all") && !r.is(k-1, "period"),
 			t.is(r.text, "before") && r.is(k+1, "system_time") && r.is(i, "delete"):
 			// FOR SYSTEM_TIME AS OF e | BETWEEN e AND e | FROM e TO e,
