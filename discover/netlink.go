@@ -108,8 +108,11 @@ func readAnswers(fd int, buf []byte, parse func([]byte) (bool, error)) error {
 	}
 }
 
-// parseDiag reads one datagram of answers; done when it holds NLMSG_DONE.
-func parseDiag(b []byte, seq uint32, into map[uint64]tcpListener) (done bool, err error) {
+// eachDiag walks one datagram of sock_diag answers to request seq, calling
+// f with each SOCK_DIAG_BY_FAMILY message's body; done when it holds
+// NLMSG_DONE (or a NLMSG_ERROR of 0), an error for a malformed message or
+// the kernel's errno.
+func eachDiag(b []byte, seq uint32, f func(body []byte)) (done bool, err error) {
 	ne := binary.NativeEndian
 	for len(b) >= nlmsgHdrLen {
 		l := int(ne.Uint32(b[0:]))
@@ -132,35 +135,44 @@ func parseDiag(b []byte, seq uint32, into map[uint64]tcpListener) (done bool, er
 			}
 			return true, nil
 		case sockDiagByFamily:
-			if len(body) < inetDiagMsgLen || body[1] != tcpStateListen {
-				continue
-			}
-			port := binary.BigEndian.Uint16(body[4:])
-			var a netip.Addr
-			switch body[0] {
-			case unix.AF_INET:
-				a = netip.AddrFrom4([4]byte(body[8:12]))
-			case unix.AF_INET6:
-				a = netip.AddrFrom16([16]byte(body[8:24])).Unmap()
-			default:
-				continue
-			}
-			ino := uint64(ne.Uint32(body[68:]))
-			if ino == 0 {
-				continue
-			}
-			l := tcpListener{addr: netip.AddrPortFrom(a, port), uid: ne.Uint32(body[64:])}
-			// INET_DIAG_CGROUP_ID (u64): the cgroup v2 the socket was
-			// created in, which the kernel always adds (CONFIG_SOCK_CGROUP_DATA)
-			eachAttr(body[inetDiagMsgLen:], func(typ uint16, v []byte) {
-				if typ == inetDiagCgroupID && len(v) >= 8 {
-					l.cgroup = ne.Uint64(v)
-				}
-			})
-			into[ino] = l
+			f(body)
 		}
 	}
 	return false, nil
+}
+
+// parseDiag reads one datagram of TCP answers; done when it holds
+// NLMSG_DONE.
+func parseDiag(b []byte, seq uint32, into map[uint64]tcpListener) (done bool, err error) {
+	ne := binary.NativeEndian
+	return eachDiag(b, seq, func(body []byte) {
+		if len(body) < inetDiagMsgLen || body[1] != tcpStateListen {
+			return
+		}
+		port := binary.BigEndian.Uint16(body[4:])
+		var a netip.Addr
+		switch body[0] {
+		case unix.AF_INET:
+			a = netip.AddrFrom4([4]byte(body[8:12]))
+		case unix.AF_INET6:
+			a = netip.AddrFrom16([16]byte(body[8:24])).Unmap()
+		default:
+			return
+		}
+		ino := uint64(ne.Uint32(body[68:]))
+		if ino == 0 {
+			return
+		}
+		l := tcpListener{addr: netip.AddrPortFrom(a, port), uid: ne.Uint32(body[64:])}
+		// INET_DIAG_CGROUP_ID (u64): the cgroup v2 the socket was
+		// created in, which the kernel always adds (CONFIG_SOCK_CGROUP_DATA)
+		eachAttr(body[inetDiagMsgLen:], func(typ uint16, v []byte) {
+			if typ == inetDiagCgroupID && len(v) >= 8 {
+				l.cgroup = ne.Uint64(v)
+			}
+		})
+		into[ino] = l
+	})
 }
 
 // The listening unix sockets of the caller's network namespace, from
@@ -208,54 +220,34 @@ func netlinkUnixListeners(into map[uint64]unixListener) error {
 	return readAnswers(fd, make([]byte, 32<<10), func(d []byte) (bool, error) { return parseUnixDiag(d, 1, into) })
 }
 
+// parseUnixDiag reads one datagram of unix answers; done when it holds
+// NLMSG_DONE.
 func parseUnixDiag(b []byte, seq uint32, into map[uint64]unixListener) (done bool, err error) {
 	ne := binary.NativeEndian
-	for len(b) >= nlmsgHdrLen {
-		l := int(ne.Uint32(b[0:]))
-		if l < nlmsgHdrLen || l > len(b) {
-			return false, fmt.Errorf("sock_diag: message of %d bytes in %d", l, len(b))
+	return eachDiag(b, seq, func(body []byte) {
+		if len(body) < unixDiagMsgLen || body[2] != tcpStateListen {
+			return
 		}
-		typ, mseq, body := ne.Uint16(b[4:]), ne.Uint32(b[8:]), b[nlmsgHdrLen:l]
-		b = b[min(len(b), (l+3)&^3):]
-		if mseq != seq {
-			continue
-		}
-		switch typ {
-		case unix.NLMSG_DONE:
-			return true, nil
-		case unix.NLMSG_ERROR:
-			if len(body) >= 4 {
-				if errno := int32(ne.Uint32(body)); errno != 0 {
-					return false, fmt.Errorf("sock_diag: %w", unix.Errno(-errno))
+		ino := uint64(ne.Uint32(body[4:]))
+		var u unixListener
+		eachAttr(body[unixDiagMsgLen:], func(t uint16, v []byte) {
+			switch {
+			case t == unixDiagName && len(v) > 0:
+				if v[0] == 0 {
+					u.path = "@" + string(v[1:])
+				} else {
+					u.path = string(bytes.TrimRight(v, "\x00"))
 				}
+			case t == unixDiagVFS && len(v) >= 8:
+				u.vfsIno, u.vfsKnown = ne.Uint32(v[0:]), true
+			case t == unixDiagUID && len(v) >= 4:
+				u.uid, u.uidKnown = ne.Uint32(v), true
 			}
-			return true, nil
-		case sockDiagByFamily:
-			if len(body) < unixDiagMsgLen || body[2] != tcpStateListen {
-				continue
-			}
-			ino := uint64(ne.Uint32(body[4:]))
-			var u unixListener
-			eachAttr(body[unixDiagMsgLen:], func(t uint16, v []byte) {
-				switch {
-				case t == unixDiagName && len(v) > 0:
-					if v[0] == 0 {
-						u.path = "@" + string(v[1:])
-					} else {
-						u.path = string(bytes.TrimRight(v, "\x00"))
-					}
-				case t == unixDiagVFS && len(v) >= 8:
-					u.vfsIno, u.vfsKnown = ne.Uint32(v[0:]), true
-				case t == unixDiagUID && len(v) >= 4:
-					u.uid, u.uidKnown = ne.Uint32(v), true
-				}
-			})
-			if ino != 0 && u.path != "" {
-				into[ino] = u
-			}
+		})
+		if ino != 0 && u.path != "" {
+			into[ino] = u
 		}
-	}
-	return false, nil
+	})
 }
 
 // TCPListeners returns the listening TCP sockets (IPv4 and IPv6) of the

@@ -54,12 +54,18 @@ func childCgroup(t *testing.T) string {
 	if err != nil {
 		t.Skipf("skipping: no cgroup2 mount: %v", err)
 	}
-	dir := filepath.Join(root, fmt.Sprintf("sqlfw-e2e-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "_")))
+	return makeCgroup(t, root, filepath.Join(root, fmt.Sprintf("sqlfw-e2e-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "_"))))
+}
+
+// makeCgroup creates the cgroup2 directory dir under root; cleanup moves
+// any process left in it to root and removes it.
+func makeCgroup(t *testing.T, root, dir string) string {
+	t.Helper()
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for i := 0; i < 50; i++ {
+		for i := 0; i < 100; i++ {
 			b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 			for _, pid := range strings.Fields(string(b)) {
 				_ = os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(pid), 0)

@@ -240,25 +240,7 @@ func unitWrap(t *testing.T) []string {
 // server), removed when the test ends.
 func siblingCgroup(t *testing.T, cg, name string) string {
 	t.Helper()
-	root := filepath.Dir(cg)
-	dir := cg + "-" + name
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for i := 0; i < 100; i++ {
-			b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-			for _, pid := range strings.Fields(string(b)) {
-				_ = os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(pid), 0)
-			}
-			if err := os.Remove(dir); err == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Errorf("could not remove %s", dir)
-	})
-	return dir
+	return makeCgroup(t, filepath.Dir(cg), cg+"-"+name)
 }
 
 // startDiscoveringWrapped is startDiscovering with a command prefix of its
