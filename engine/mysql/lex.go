@@ -344,11 +344,6 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 	// statements after it in the body or the text (a body that runs now,
 	// BEGIN NOT ATOMIC, IF, ..., is still refused).
 	create := false
-	// opener: the last word opens a compound statement's list of
-	// statements (THEN, ELSE, DO, LOOP, REPEAT, NOT ATOMIC, a body's
-	// BEGIN), so the next starts one; lastExec: it was a statement's
-	// EXECUTE.
-	opener, lastExec := false, false
 	// running: the text holds a compound statement that runs now (not a
 	// CREATE's body); from there on, for the rest of the text
 	// (conservative: where an IF ... END IF ends is not followed here).
@@ -583,28 +578,25 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 			// compound statement's lists (BEGIN NOT ATOMIC SET NAMES
 			// gbk; END: the character set stays gbk after it, measured
 			// on MariaDB 10.11)
-			start := words == 0 || opener
-			wasExec := lastExec
-			opener, lastExec = false, false
 			switch {
 			case words == 0 && compound == 0 && asciiFold(word, "create"):
 				create = true
-			case start && asciiFold(word, "set"):
+			case words == 0 && asciiFold(word, "set"):
 				setStmt = true
-			case (start || running) && asciiFold(word, "execute"):
+			case (words == 0 || running) && asciiFold(word, "execute"):
 				// A prepared SET NAMES or SET sql_mode changes the
 				// state without the text saying so.
-				lexSet, lastExec = true, true
-			case wasExec && asciiFold(word, "immediate"):
+				lexSet = true
+			case words == 1 && lexSet && asciiFold(word, "immediate"):
 				immediate = true
-			case start && asciiFold(word, "prepare"):
+			case words == 0 && asciiFold(word, "prepare"):
 				// PREPARE name FROM 'text': the server lexes text when it
 				// prepares it, in the session's sql_mode, as it lexes
 				// EXECUTE IMMEDIATE's
 				immediate = true
 			case len(word) == 5 && (words > 0 || compound > 0) && asciiFold(word, "begin"):
 				compound++
-				opener = true
+				words = -1 // the body's first statement follows
 			case compound > 0 && len(word) == 3 && asciiFold(word, "end") && !endsBlock(sql[j:]):
 				compound--
 			case setStmt && asciiFold(word, "for"):
@@ -619,24 +611,17 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				asciiFold(word, "charset") || asciiFold(word, "character_set_client")):
 				lexSet = true
 			}
-			if asciiFold(word, "then") || asciiFold(word, "else") || asciiFold(word, "do") || asciiFold(word, "loop") ||
-				asciiFold(word, "repeat") || asciiFold(word, "atomic") {
-				opener = true
-			}
-			if !create && (compound > 0 || asciiFold(word, "atomic") || words == 0 && (asciiFold(word, "if") ||
-				asciiFold(word, "case") || asciiFold(word, "while") || asciiFold(word, "loop") || asciiFold(word, "repeat") ||
-				asciiFold(word, "for"))) {
-				// a compound statement that runs now: a handler's SET
-				// NAMES (HANDLER FOR SQLEXCEPTION SET NAMES gbk) starts
-				// no list, so any naming of the lexing state counts
-				running = true
+			if len(word) >= 2 && len(word) <= 6 || compound > 0 {
+				var opens bool
+				if opens, running = compoundWord(word, words, compound, create, running); opens {
+					words = -1 // the word after it starts a statement
+				}
 			}
 			words++
 			i = j
 		default:
 			if !isSpaceByte(c) {
 				words++
-				opener, lastExec = false, false
 			}
 			i++
 		}
@@ -681,6 +666,42 @@ func endsBlock(rest []byte) bool {
 	w := rest[i:j]
 	return asciiFold(w, "if") || asciiFold(w, "loop") || asciiFold(w, "while") || asciiFold(w, "case") ||
 		asciiFold(w, "repeat") || asciiFold(w, "for")
+}
+
+// compoundWord reads a word of canonical's for the compound statements
+// that run now: it reports whether the word opens a statement list (THEN,
+// ELSE, DO, LOOP, REPEAT, NOT ATOMIC), and whether the text, running before it,
+// now
+// holds such a compound statement (not a CREATE's body): a handler's SET
+// NAMES (HANDLER FOR SQLEXCEPTION SET NAMES gbk) starts no list, so any
+// naming of the lexing state counts from there on. Out of canonical's loop,
+// which runs for every word of every text.
+func compoundWord(word []byte, words, compound int, create, running bool) (opener, runs bool) {
+	runs = running || compound > 0 && !create
+	if len(word) < 2 || len(word) > 6 {
+		return false, runs
+	}
+	atomic := false
+	switch word[0] | 0x20 {
+	case 't':
+		opener = asciiFold(word, "then")
+	case 'e':
+		opener = asciiFold(word, "else")
+	case 'd':
+		opener = asciiFold(word, "do")
+	case 'l':
+		opener = asciiFold(word, "loop")
+	case 'r':
+		opener = asciiFold(word, "repeat")
+	case 'a':
+		atomic = asciiFold(word, "atomic")
+		opener = atomic
+	}
+	if !runs && !create && (atomic || words == 0 && (asciiFold(word, "if") || asciiFold(word, "case") ||
+		asciiFold(word, "while") || asciiFold(word, "loop") || asciiFold(word, "repeat") || asciiFold(word, "for"))) {
+		runs = true
+	}
+	return opener, runs
 }
 
 // quoted returns the index after the literal or identifier that starts at
