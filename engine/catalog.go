@@ -26,6 +26,7 @@ package engine
 // nothing at all without a catalog.
 
 import (
+	"slices"
 	"strings"
 	"sync/atomic"
 )
@@ -513,13 +514,13 @@ func (x *expansion) merge(s *StmtFacts, write, view bool) {
 		}
 	}
 	for _, n := range s.Settings {
-		f.Settings = appendUniq(f.Settings, n)
+		f.Settings = AppendUnique(f.Settings, n)
 	}
 	for _, n := range s.Roles {
-		f.Roles = appendUniq(f.Roles, n)
+		f.Roles = AppendUnique(f.Roles, n)
 	}
 	for _, n := range s.Languages {
-		f.Languages = appendUniq(f.Languages, n)
+		f.Languages = AppendUnique(f.Languages, n)
 	}
 }
 
@@ -541,11 +542,11 @@ func hasFunc(fs []FuncRef, f FuncRef) bool {
 	return false
 }
 
-func appendUniq(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
+// AppendUnique appends s to list unless list holds it (the facts' name
+// lists are short: a scan beats a map).
+func AppendUnique(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
 	}
 	return append(list, s)
 }

@@ -175,17 +175,8 @@ func (w *walker) notNullWhere(st *engine.StmtFacts, k engine.StmtKind, where ast
 			return
 		}
 		for _, c := range fo.target.cols {
-			cols = appendUniqueString(cols, c)
+			cols = engine.AppendUnique(cols, c)
 		}
 	}
 	st.NotNullWhere = append(st.NotNullWhere, engine.NotNullCond{Kind: k, Schema: tn.Schema.L, Table: tn.Name.L, Cols: cols})
-}
-
-func appendUniqueString(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
-	}
-	return append(list, s)
 }

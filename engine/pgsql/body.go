@@ -133,7 +133,7 @@ func (w *walker) doStmt(n *pg_query.DoStmt) {
 			}
 		}
 	}
-	w.f.Languages = appendUnique(w.f.Languages, lang)
+	w.f.Languages = engine.AppendUnique(w.f.Languages, lang)
 	if !have {
 		return
 	}
@@ -212,7 +212,7 @@ func (w *walker) createFunction(n *pg_query.CreateFunctionStmt) {
 		// language of a BEGIN ATOMIC body).
 		lang = "sql"
 	}
-	w.f.Languages = appendUnique(w.f.Languages, lang)
+	w.f.Languages = engine.AppendUnique(w.f.Languages, lang)
 	if n.SqlBody != nil {
 		// The walker goes on into the body with inFuncBody set (visit);
 		// for same-message calls it is also walked as if it ran.
@@ -681,26 +681,17 @@ func (w *walker) merge(s *engine.StmtFacts, later bool) {
 		}
 	}
 	for _, l := range s.Languages {
-		f.Languages = appendUnique(f.Languages, l)
+		f.Languages = engine.AppendUnique(f.Languages, l)
 	}
 	for _, x := range s.Extensions {
-		f.Extensions = appendUnique(f.Extensions, x)
+		f.Extensions = engine.AppendUnique(f.Extensions, x)
 	}
 	for _, x := range s.Settings {
-		f.Settings = appendUnique(f.Settings, x)
+		f.Settings = engine.AppendUnique(f.Settings, x)
 	}
 	for _, x := range s.Roles {
-		f.Roles = appendUnique(f.Roles, x)
+		f.Roles = engine.AppendUnique(f.Roles, x)
 	}
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // afterStatement links a top-level statement to what earlier statements of

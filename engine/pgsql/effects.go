@@ -269,7 +269,7 @@ func settingEffect(name string) engine.EffectSet {
 // run time), and its effects.
 func (w *walker) setting(name string, values []string, known bool) {
 	f := w.f
-	f.Settings = appendUnique(f.Settings, name)
+	f.Settings = engine.AppendUnique(f.Settings, name)
 	f.Effects |= settingEffect(name)
 	switch name {
 	case "search_path":
@@ -1084,11 +1084,11 @@ func (w *walker) roleMembership(opts []*pg_query.Node, group string) {
 		case group == "" && d.Defname == "addroleto":
 			for _, r := range d.Arg.GetList().GetItems() {
 				if rs := r.GetRoleSpec(); rs != nil {
-					w.f.Roles = appendUnique(w.f.Roles, strings.ToLower(rs.Rolename))
+					w.f.Roles = engine.AppendUnique(w.f.Roles, strings.ToLower(rs.Rolename))
 				}
 			}
 		case group != "" && d.Defname == "rolemembers":
-			w.f.Roles = appendUnique(w.f.Roles, group)
+			w.f.Roles = engine.AppendUnique(w.f.Roles, group)
 		}
 	}
 }

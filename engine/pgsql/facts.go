@@ -431,7 +431,7 @@ func (w *walker) visit(m any) {
 		w.cteList = n
 	case *pg_query.CommonTableExpr:
 		f.CTEs++
-		f.CTENames = appendUnique(f.CTENames, strings.ToLower(n.Ctename))
+		f.CTENames = engine.AppendUnique(f.CTENames, strings.ToLower(n.Ctename))
 	case *pg_query.InsertStmt:
 		w.with(n.WithClause)
 		if n.WithClause != nil {
@@ -537,7 +537,7 @@ func (w *walker) visit(m any) {
 				values, known := constStrings(n.Args)
 				w.setting(name, values, known)
 			} else {
-				f.Settings = appendUnique(f.Settings, name)
+				f.Settings = engine.AppendUnique(f.Settings, name)
 			}
 		}
 	case *pg_query.ExplainStmt:
@@ -545,9 +545,9 @@ func (w *walker) visit(m any) {
 			w.markChildren(inPlanOnly, n.Query)
 		}
 	case *pg_query.CreateExtensionStmt:
-		f.Extensions = appendUnique(f.Extensions, strings.ToLower(n.Extname))
+		f.Extensions = engine.AppendUnique(f.Extensions, strings.ToLower(n.Extname))
 	case *pg_query.CreatePLangStmt:
-		f.Languages = appendUnique(f.Languages, strings.ToLower(n.Plname))
+		f.Languages = engine.AppendUnique(f.Languages, strings.ToLower(n.Plname))
 		w.funcName(n.Plhandler)
 		w.funcName(n.Plinline)
 		w.funcName(n.Plvalidator)
@@ -555,9 +555,9 @@ func (w *walker) visit(m any) {
 		if n.IsGrant {
 			for _, r := range n.GrantedRoles {
 				if ap := r.GetAccessPriv(); ap != nil {
-					f.Roles = appendUnique(f.Roles, strings.ToLower(ap.PrivName))
+					f.Roles = engine.AppendUnique(f.Roles, strings.ToLower(ap.PrivName))
 				} else if rs := r.GetRoleSpec(); rs != nil {
-					f.Roles = appendUnique(f.Roles, strings.ToLower(rs.Rolename))
+					f.Roles = engine.AppendUnique(f.Roles, strings.ToLower(rs.Rolename))
 				}
 			}
 		}
@@ -613,15 +613,6 @@ func (w *walker) roleOptions(opts []*pg_query.Node) {
 			w.f.RoleAttrs |= bit
 		}
 	}
-}
-
-func appendUnique(list []string, s string) []string {
-	for _, have := range list {
-		if have == s {
-			return list
-		}
-	}
-	return append(list, s)
 }
 
 func isSleep(name string) bool {

@@ -101,7 +101,7 @@ func (fo *folder) fold(n *pg_query.Node, depth int) cval {
 		v := fo.fold(x.NullTest.Arg, d)
 		if v.kind == cvUnknown {
 			if col, ok := fo.targetColumn(x.NullTest.Arg); ok {
-				fo.notNull = appendUnique(fo.notNull, col)
+				fo.notNull = engine.AppendUnique(fo.notNull, col)
 				return boolVal(x.NullTest.Nulltesttype == pg_query.NullTestType_IS_NOT_NULL)
 			}
 			return unknownVal
