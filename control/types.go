@@ -208,6 +208,13 @@ type InterceptionStats struct {
 	// UnixSkippedOwn counts sqlfwd's own connects to protected unix
 	// sockets left alone (SkippedOwn is TCP's).
 	UnixSkippedOwn uint64 `json:"unix_skipped_own"`
+	// UnixOtherNames says whether a protected unix socket reached by
+	// another name (a user's symlink or hard link, a relative path) is
+	// refused: "refused", or "NOT refused: " and the kernel's reason (no
+	// BPF LSM); empty without unix-socket interception.
+	UnixOtherNames string `json:"unix_other_names,omitempty"`
+	// UnixGuardRefused counts the connects so refused.
+	UnixGuardRefused uint64 `json:"unix_guard_refused"`
 	// OwnLoops counts connections refused because sqlfwd made them itself:
 	// one of its upstream connections came back to it (an exemption that
 	// did not hold, e.g. another program attached above its cgroup).

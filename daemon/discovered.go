@@ -540,12 +540,29 @@ func (d *Daemon) ProtectionSummary() string {
 	n := len(d.databases())
 	dc := d.discovery
 	if dc == nil {
-		return fmt.Sprintf("serving %d database(s)", n)
+		return fmt.Sprintf("serving %d database(s)", n) + d.unixGuardSummary()
 	}
+
 	st := dc.status()
 	s := fmt.Sprintf("serving %d database(s), discovering every %s", n, dc.interval)
 	if st.Unprotected > 0 {
 		s += fmt.Sprintf("; %d path(s) to servers NOT protected (fwctl status says why)", st.Unprotected)
 	}
-	return s
+	return s + d.unixGuardSummary()
+}
+
+// unixGuardSummary is ProtectionSummary's part for unix sockets reached by
+// another name: said only when they are not refused.
+func (d *Daemon) unixGuardSummary() string {
+	it := d.intercept
+	if it == nil {
+		return ""
+	}
+	it.mu.Lock()
+	ur := it.unixRd
+	it.mu.Unlock()
+	if ur == nil || ur.GuardErr == nil {
+		return ""
+	}
+	return "; unix sockets by other names (symlinks) NOT protected"
 }

@@ -844,7 +844,11 @@ func (d *Daemon) interceptStats() InterceptionStats {
 	if unixRd != nil {
 		st.Programs = append(st.Programs, "unix")
 		if c, err := unixRd.Counters(); err == nil {
-			st.UnixRedirected, st.UnixSkippedOwn = c.Redirected, c.SkippedOwn
+			st.UnixRedirected, st.UnixSkippedOwn, st.UnixGuardRefused = c.Redirected, c.SkippedOwn, c.GuardRefused
+		}
+		st.UnixOtherNames = "refused"
+		if unixRd.GuardErr != nil {
+			st.UnixOtherNames = "NOT refused: " + unixRd.GuardErr.Error()
 		}
 	}
 	if it.steer != nil {

@@ -29,11 +29,22 @@ func TestInterceptUnixOtherNames(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	status := fwctl(t, d, "status")
 	if !strings.Contains(d.log(), `"other_names_refused":true`) {
 		if strings.Contains(d.log(), "BPF LSM is not available") {
+			// then it says so everywhere an operator looks
+			if !strings.Contains(status.Stdout, "not protected: unix sockets reached by another name") {
+				t.Errorf("fwctl status does not say that other names are not protected:\n%s", status)
+			}
+			if js := fwctl(t, d, "status", "--json"); !strings.Contains(js.Stdout, `"unix_other_names": "NOT refused: `) && !strings.Contains(js.Stdout, `"unix_other_names":"NOT refused: `) {
+				t.Errorf("fwctl status --json has no unix_other_names NOT refused:\n%s", js.Stdout)
+			}
 			t.Skipf("skipping: this kernel cannot refuse other names (no BPF LSM); sqlfwd says so:\n%s", tail(d.log(), 5))
 		}
 		t.Fatalf("sqlfwd neither refuses other names nor says why:\n%s", tail(d.log(), 10))
+	}
+	if strings.Contains(status.Stdout, "not protected: unix sockets") {
+		t.Errorf("fwctl status says other names are not protected while they are refused:\n%s", status)
 	}
 	freshTable(t, "unix_names", 1, 2, 3)
 	sockName := fmt.Sprintf(".s.PGSQL.%d", pg.Port)

@@ -21,6 +21,9 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case ic.Active:
 		fmt.Fprintf(stdout, "interception: active, programs %v\n", ic.Programs)
+		if strings.HasPrefix(ic.UnixOtherNames, "NOT") {
+			fmt.Fprintf(stdout, "not protected: unix sockets reached by another name (a symlink or hard link, a relative path) because they are %s\n", ic.UnixOtherNames)
+		}
 	case ic.Fallback != "":
 		fmt.Fprintf(stdout, "interception: off, fell back to the explicit listener: %s\n", ic.Fallback)
 	default:
