@@ -54,7 +54,7 @@ func TestDebVersion(t *testing.T) {
 	top := regexp.MustCompile(`^sqlfw \(([^)]+)\)`).FindStringSubmatch(readFile(t, filepath.Join(dir, "deploy/debian/changelog")))[1]
 	check := func(what, got, pattern string) string {
 		t.Helper()
-		if !regexp.MustCompile(`^` + pattern + `$`).MatchString(got) || strings.Contains(got, "0.0.0") {
+		if !regexp.MustCompile(`^`+pattern+`$`).MatchString(got) || strings.Contains(got, "0.0.0") {
 			t.Errorf("%s: %q, want %s", what, got, pattern)
 		}
 		return got
