@@ -309,12 +309,13 @@ func (d *daemon) signal(sig os.Signal, timeout time.Duration) (int, error) {
 
 func (d *daemon) stop() error {
 	code, err := d.signal(syscall.SIGTERM, 15*time.Second)
+	log := d.log() // the directory goes next: say why it exited while the log is there
 	os.RemoveAll(filepath.Dir(d.logPath))
 	if err != nil {
 		return err
 	}
 	if code != 0 {
-		return fmt.Errorf("sqlfwd exited %d after SIGTERM", code)
+		return fmt.Errorf("sqlfwd exited %d after SIGTERM; its log:\n%s", code, tail(log, 30))
 	}
 	return nil
 }
