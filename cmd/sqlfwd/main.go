@@ -298,6 +298,11 @@ func run(args []string, stderr io.Writer) int {
 		log.Error("cannot start: configuration not valid", "err", err)
 		return 2
 	}
+	// Signals are caught from here on: a SIGTERM while the daemon starts,
+	// or just after it says so, drains it once it has started instead of
+	// meeting the runtime's default action.
+	sig := make(chan os.Signal, 4) // room for a SIGTERM behind a reload
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	if err := d.Start(); err != nil {
 		log.Error("cannot start", "err", err)
 		_ = d.Stop(context.Background())
@@ -308,8 +313,6 @@ func run(args []string, stderr io.Writer) int {
 	sdn.ready(d.ProtectionSummary())
 	d.OnProtectionChange(func() { sdn.status(d.ProtectionSummary()) })
 
-	sig := make(chan os.Signal, 4) // room for a SIGTERM behind a reload
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	if cfg.ReloadOnChange > 0 {
 		stopWatch := make(chan struct{})
 		defer close(stopWatch)
