@@ -136,12 +136,12 @@ func (e *Engine) Judge(sql []byte, s *Session) Verdict {
 		tf = e.dialect.Analyze(string(sql), tf.Lex)
 		e.policy.precompute(e.dialect, tf, string(sql))
 	}
-	v := e.judge(tf, s)
-	v.SessionOps = len(tf.SQLOps) > 0
-	for i := range tf.Stmts {
-		v.ChangesSchema = v.ChangesSchema || tf.Stmts[i].Kinds&(1<<KindDDL) != 0
-		v.DynamicSQL = v.DynamicSQL || tf.Stmts[i].DynamicSQL
-		v.BareParams = v.BareParams || len(tf.Stmts[i].BareParams) > 0 || tf.Stmts[i].ParamWrite
+	var v Verdict
+	if tf.fixed && e.catalog.Load() == nil {
+		v = tf.verdict // the same in every session (fixed.go)
+	} else {
+		v = e.judge(tf, s)
+		tf.marks.into(&v)
 	}
 	if l := e.learner.Load(); l != nil {
 		l.record(e.dialect, tf, sql, s, v.RuleID, v.Action.Denies())
@@ -277,7 +277,7 @@ func (e *Engine) judgeStmts(tf *TextFacts, s *Session) Verdict {
 		}
 	}
 	var v Verdict
-	e.verdictInto(&v, &pk, n)
+	e.policy.verdictInto(&v, &pk, n)
 	return v
 }
 
@@ -285,15 +285,14 @@ func (e *Engine) judgeStmts(tf *TextFacts, s *Session) Verdict {
 // else the first log, else the first allow.
 func (e *Engine) verdict(pk *pick, n int) Verdict {
 	var v Verdict
-	e.verdictInto(&v, pk, n)
+	e.policy.verdictInto(&v, pk, n)
 	return v
 }
 
-// verdictInto is verdict written into v: judgeStmts, on a cached verdict's
-// path, builds its result in place (a returned struct cost about 11 ns of
-// 80 in BenchmarkVerdictRepeatedPointSelect).
-func (e *Engine) verdictInto(v *Verdict, pk *pick, n int) {
-	p := e.policy
+// verdictInto is verdict written into v: judgeStmts builds its result in
+// place (a returned struct cost about 11 ns of 80 in
+// BenchmarkVerdictRepeatedPointSelect).
+func (p *Policy) verdictInto(v *Verdict, pk *pick, n int) {
 	switch {
 	case pk.deny != nil:
 		*v = Verdict{Action: pk.deny.action, RuleID: pk.deny.id, Reason: pk.denyReason, Mode: p.modeOf(pk.deny), Statements: n}
@@ -327,23 +326,28 @@ func (e *Engine) decide(pk *pick, ms []ruleMatch, s *Session) {
 		if r.rate != nil && !e.rates.over(m.rule, r.rate, s) {
 			continue
 		}
-		switch r.action {
-		case ActionDeny, ActionDenyClose:
-			if rk := denyRank(r.action, p.modeOf(r)); rk > pk.denyR || pk.body && r == pk.deny {
-				// Stored code's deny by the rule that already denies
-				// gives its reason, which says where the deny comes from.
-				pk.deny, pk.denyReason, pk.denyR = r, m.reason, rk
-			}
-		case ActionLog:
-			if pk.logged == nil {
-				pk.logged, pk.logReason = r, m.reason
-			}
-		default:
-			if pk.allowed == nil {
-				pk.allowed, pk.allowReason = r, m.reason
-			}
-		}
+		p.take(pk, r, m.reason)
 		return // first match decides the statement
+	}
+}
+
+// take adds to pk the rule r that decides a statement, for reason.
+func (p *Policy) take(pk *pick, r *rule, reason string) {
+	switch r.action {
+	case ActionDeny, ActionDenyClose:
+		if rk := denyRank(r.action, p.modeOf(r)); rk > pk.denyR || pk.body && r == pk.deny {
+			// Stored code's deny by the rule that already denies
+			// gives its reason, which says where the deny comes from.
+			pk.deny, pk.denyReason, pk.denyR = r, reason, rk
+		}
+	case ActionLog:
+		if pk.logged == nil {
+			pk.logged, pk.logReason = r, reason
+		}
+	default:
+		if pk.allowed == nil {
+			pk.allowed, pk.allowReason = r, reason
+		}
 	}
 }
 

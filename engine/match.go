@@ -11,6 +11,7 @@ import (
 // checks only scope, time and rate, and its cost does not grow with the
 // number of rules a statement does not match.
 func (p *Policy) precompute(d Dialect, tf *TextFacts, text string) {
+	defer p.fix(tf)
 	if tf.Unparsed {
 		return
 	}

@@ -344,6 +344,13 @@ type TextFacts struct {
 	// engine/pgsql sqlprepare.go).
 	SQLOps []SQLOp
 
+	// marks, fixed and verdict are set with the matched rules (fixed.go):
+	// the verdict's text-only fields, and the verdict itself when the text
+	// is judged alike in every session.
+	marks   marks
+	fixed   bool
+	verdict Verdict
+
 	// bound: the facts with every bare parameter's condition always true
 	// (bound.go), made at most once.
 	boundOnce sync.Once
