@@ -371,3 +371,59 @@ func (r *mread) weightOptions(k, j int) (int, int) {
 	}
 	return m, e
 }
+
+// havingStops end a HAVING condition: the clauses that can follow it.
+var havingStops = []string{"order", "limit", "window", "union", "except", "intersect", "minus",
+	"into", "for", "lock", "procedure", "fetch", "offset"}
+
+// havingFirst returns, for the HAVING at token k of a SELECT with no table
+// (in the statement's tokens [i, j)), the token before which TiDB takes it
+// (the first of FROM DUAL, WHERE and GROUP BY after the SELECT list) and
+// the end of its condition; -1 when the SELECT reads a table or has an
+// INTO (TiDB reads those as they are, or not at all), or when the HAVING
+// is already right after the list. MariaDB's grammar (sql_yacc.yy
+// query_specification) has one HAVING after the optional FROM, WHERE and
+// GROUP BY, and FROM DUAL is no table: the moved text is the same SELECT.
+func (r *mread) havingFirst(i, k, j int) (p, e int) {
+	p, depth := -1, 0
+	for m := k - 1; m >= i; m-- {
+		switch r.kind(m) {
+		case ')':
+			depth++
+			continue
+		case '(':
+			if depth == 0 {
+				return -1, -1
+			}
+			depth--
+			continue
+		}
+		if depth > 0 {
+			continue
+		}
+		switch {
+		case r.is(m, "select"):
+			if p < 0 {
+				return -1, -1
+			}
+			e = r.exprEnd(k+1, havingStops...)
+			if e > j {
+				e = j
+			}
+			if e <= k+1 {
+				return -1, -1
+			}
+			return p, e
+		case r.is(m, "from"):
+			if !r.is(m+1, "dual") {
+				return -1, -1
+			}
+			p = m
+		case r.isAny(m, "where", "group"):
+			p = m
+		case r.isAny(m, "union", "except", "intersect", "having", "order", "limit", "window"):
+			return -1, -1
+		}
+	}
+	return -1, -1
+}

@@ -83,6 +83,8 @@ import (
 //	SHOW BINARY | MASTER LOGS, SHOW ENGINE e     utility (the server's state)
 //	  STATUS | MUTEX | LOGS
 //	EXECUTE s USING 100, 'a', e                   EXECUTE s, with SELECT 100, 'a', e's facts
+//	SELECT l [FROM DUAL] [WHERE w] [GROUP BY g]   SELECT l HAVING h [FROM DUAL] [WHERE w]
+//	  HAVING h (no table)                         [GROUP BY g] (where TiDB takes it)
 //
 // Some forms have an expression where TiDB takes a literal or nothing; the
 // expression is then judged on its own, as SELECT e, and its facts are the

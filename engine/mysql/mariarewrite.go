@@ -531,6 +531,24 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 			} else if t.kind == tokString && isNameWord(co) {
 				add(edit{k, k + 1, co}) // COLLATE 'name': the name
 			}
+		case t.is(r.text, "having"):
+			// SELECT list [FROM DUAL] [WHERE w] [GROUP BY g] HAVING h, a
+			// SELECT with no table: TiDB takes its HAVING right after the
+			// list only (SelectStmtBasic), where it builds the same tree
+			p, e := r.havingFirst(i, k, j)
+			if p < 0 {
+				break
+			}
+			hs, changed, good := r.rewrite(k, e)
+			if !good {
+				return "", false, false
+			}
+			if !changed {
+				hs = r.src(k, e)
+			}
+			add(edit{p, p, hs})
+			add(edit{k, e, ""})
+			k = e - 1
 		case t.is(r.text, "json_table") && r.kind(k+1) == '(':
 			e, good := r.jsonTable(k, j)
 			if !good {
