@@ -84,13 +84,13 @@ func rows100(binaryRows bool) []byte {
 
 func benchSession(b *testing.B, prep *[2][]byte, q, res []byte) {
 	h := newHarness(&testing.T{})
-	h.env.Limits.BufferBytes = wire.DefaultBufferSize // as the daemon configures it
+	h.Env.Limits.BufferBytes = wire.DefaultBufferSize // as the daemon configures it
 	srvOurs, srvTheirs := net.Pipe()
 	cliOurs, cliTheirs := net.Pipe()
 	defer srvOurs.Close()
 	defer cliOurs.Close()
-	h.dials <- srvTheirs
-	go h.proto.Serve(&h.env, &relay.Conn{Client: cliTheirs, ID: 1, Via: relay.ViaListen, Upstream: relay.Upstream{Network: "tcp", Addr: "db"}})
+	h.Dials <- srvTheirs
+	go h.Proto.Serve(&h.Env, &relay.Conn{Client: cliTheirs, ID: 1, Via: relay.ViaListen, Upstream: relay.Upstream{Network: "tcp", Addr: "db"}})
 	hello := handshakeResponse(clientCaps, "app", "shop")
 	go func() {
 		_, _ = srvOurs.Write(greeting(serverCaps))
@@ -140,9 +140,9 @@ func benchSession(b *testing.B, prep *[2][]byte, q, res []byte) {
 	if string(rb) != string(res) {
 		b.Fatal("the result reached the client changed")
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if prep != nil && len(h.applied) < b.N {
-		b.Fatalf("%d executions reported, want %d", len(h.applied), b.N)
+	h.Mu.Lock()
+	defer h.Mu.Unlock()
+	if prep != nil && len(h.Executions) < b.N {
+		b.Fatalf("%d executions reported, want %d", len(h.Executions), b.N)
 	}
 }

@@ -68,15 +68,15 @@ func TestClearPasswordRefused(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h, _, cli := tlsHarness(t)
-			h.upstream = relay.Upstream{Network: "tcp", Addr: "db.example:3306", RefuseClearPassword: c.refuse}
+			h.Upstream = relay.Upstream{Network: "tcp", Addr: "db.example:3306", RefuseClearPassword: c.refuse}
 			h.run(t, append([]step{send(greeting(serverCaps))}, c.server...),
 				append([]step{expectFunc(checkTLSGreeting), send(sslRequest(clientCaps)), startTLS(cli, false)}, c.client...))
-			logged := strings.Contains(h.logs.String(), "refusing connection: the authentication would send the password in clear")
+			logged := strings.Contains(h.Logs.String(), "refusing connection: the authentication would send the password in clear")
 			if logged != c.refused {
-				t.Errorf("refusal logged %v, want %v:\n%s", logged, c.refused, h.logs.String())
+				t.Errorf("refusal logged %v, want %v:\n%s", logged, c.refused, h.Logs.String())
 			}
-			if strings.Contains(h.logs.String(), password) {
-				t.Errorf("the password is in the log:\n%s", h.logs.String())
+			if strings.Contains(h.Logs.String(), password) {
+				t.Errorf("the password is in the log:\n%s", h.Logs.String())
 			}
 		})
 	}
@@ -86,7 +86,7 @@ func TestClearPasswordRefused(t *testing.T) {
 // its password in clear.
 func TestClearPasswordPlaintextClient(t *testing.T) {
 	h := newHarness(t)
-	h.upstream = relay.Upstream{Network: "tcp", Addr: "db.example:3306", RefuseClearPassword: true}
+	h.Upstream = relay.Upstream{Network: "tcp", Addr: "db.example:3306", RefuseClearPassword: true}
 	switchReq := pktS(2, wire.AuthSwitchRequest, "mysql_clear_password\x00")
 	answer := pkt(3, append([]byte("pw"), 0)...)
 	h.run(t, []step{send(greeting(serverCaps)), expect(handshakeResponse(clientCaps, "app", "shop")), send(switchReq), expect(answer), send(ok(4, autocommit))},
@@ -100,7 +100,7 @@ func TestClearPasswordPlaintextClient(t *testing.T) {
 func TestClearPasswordChangeUserRefused(t *testing.T) {
 	const password = "s3cret-change-user"
 	h, _, cli := tlsHarness(t)
-	h.upstream = relay.Upstream{Network: "tcp", Addr: "db.example:3306", RefuseClearPassword: true}
+	h.Upstream = relay.Upstream{Network: "tcp", Addr: "db.example:3306", RefuseClearPassword: true}
 	response := handshakeResponse(clientCaps|wire.CapSSL, "app", "shop")
 	cu := append([]byte{wire.ComChangeUser}, "admin\x00"...)
 	cu = append(cu, byte(len(password)+1))
@@ -111,7 +111,7 @@ func TestClearPasswordChangeUserRefused(t *testing.T) {
 	h.run(t, []step{send(greeting(serverCaps)), expect(handshakeResponse(clientCaps, "app", "shop")), send(ok(2, autocommit)), expectClosed()},
 		[]step{expectFunc(checkTLSGreeting), send(sslRequest(clientCaps)), startTLS(cli, false), send(withSeq(response, 2)), expect(ok(3, autocommit)),
 			send(pkt(0, cu...)), expectErr(1, errAccessDenied, sqlstateAccessDenied, "password in clear"), expectClosed()})
-	if strings.Contains(h.logs.String(), password) {
-		t.Errorf("the password is in the log:\n%s", h.logs.String())
+	if strings.Contains(h.Logs.String(), password) {
+		t.Errorf("the password is in the log:\n%s", h.Logs.String())
 	}
 }

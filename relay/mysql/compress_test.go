@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sqlfw/sqlfw/relay/relaytest"
+
 	"github.com/sqlfw/sqlfw/relay"
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
 )
@@ -30,7 +32,7 @@ func comp(seq int, plain []byte, cuts ...int) []byte {
 // expectComp reads compressed packets starting at id seq, consecutive,
 // until they inflate to as many bytes as want, and wants those bytes.
 func expectComp(seq int, want []byte) step {
-	return func(c net.Conn) error {
+	return relaytest.StepFunc(func(c net.Conn) error {
 		var got []byte
 		for len(got) < len(want) {
 			var h [wire.CompHeaderLen]byte
@@ -58,7 +60,7 @@ func expectComp(seq int, want []byte) step {
 			return fmt.Errorf("inflated %q, want %q", got, want)
 		}
 		return nil
-	}
+	})
 }
 
 // compLogin is both sides' steps of a login that agrees on compression;
@@ -114,7 +116,7 @@ func expectCompErr(seq int, sub string) step { return expectCompErrCode(seq, err
 // expectCompErrCode wants one compressed packet at id seq holding an ERR
 // with code whose message contains sub.
 func expectCompErrCode(seq int, code uint16, sub string) step {
-	return func(c net.Conn) error {
+	return relaytest.StepFunc(func(c net.Conn) error {
 		var h [wire.CompHeaderLen]byte
 		if _, err := io.ReadFull(c, h[:]); err != nil {
 			return err
@@ -138,7 +140,7 @@ func expectCompErrCode(seq int, code uint16, sub string) step {
 			return fmt.Errorf("inflated %q, want sqlfw's ERR naming %s", b[:n], sub)
 		}
 		return nil
-	}
+	})
 }
 
 // A malformed compressed packet (zlib data that does not inflate to what
@@ -162,11 +164,11 @@ func TestCompressedMalformed(t *testing.T) {
 			h := newHarness(t)
 			srv, cli := compLogin()
 			h.run(t, append(srv, expectClosed()), append(cli, send(tc.bad), expectCompErrCode(1, errMalformed, "malformed packet"), expectClosed()))
-			if h.counts[relay.ProtocolErrors].Load() != 1 {
-				t.Errorf("ProtocolErrors %d, want 1", h.counts[relay.ProtocolErrors].Load())
+			if h.Counts[relay.ProtocolErrors].Load() != 1 {
+				t.Errorf("ProtocolErrors %d, want 1", h.Counts[relay.ProtocolErrors].Load())
 			}
-			if !strings.Contains(h.logs.String(), "malformed compressed packet") {
-				t.Errorf("log: %s\nwant a line naming the malformed compressed packet", h.logs)
+			if !strings.Contains(h.Logs.String(), "malformed compressed packet") {
+				t.Errorf("log: %s\nwant a line naming the malformed compressed packet", h.Logs)
 			}
 		})
 	}

@@ -88,8 +88,8 @@ func TestExecuteParams(t *testing.T) {
 			h := newHarness(t)
 			srv, cli := login()
 			h.run(t, append(srv, tc.server...), append(cli, tc.client...))
-			if strings.Contains(tc.name, "cut short") && !strings.Contains(h.logs.String(), "COM_STMT_EXECUTE refused") {
-				t.Errorf("no log line for the refused execution:\n%s", h.logs.String())
+			if strings.Contains(tc.name, "cut short") && !strings.Contains(h.Logs.String(), "COM_STMT_EXECUTE refused") {
+				t.Errorf("no log line for the refused execution:\n%s", h.Logs.String())
 			}
 		})
 	}
@@ -119,7 +119,7 @@ func TestBoundBareParam(t *testing.T) {
 	blocked := func() step { return expectErr(1, errBlocked, "42000", "no-unfiltered") }
 	prep := prepare("delete from t where ?")
 	h := newHarness(t)
-	h.eng.Store(testEngine(t, policy))
+	h.Eng.Store(testEngine(t, policy))
 	srv, cli := login()
 	h.run(t, append(srv, expect(prep), send(prepareOKParams(7)),
 		expect(withLL(0)), send(ok(1, autocommit)), expect(null), send(ok(1, autocommit)),

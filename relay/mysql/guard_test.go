@@ -3,20 +3,12 @@ package mysql
 import (
 	"bytes"
 
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/sqlfw/sqlfw/relay"
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
 )
-
-// closeWrite half-closes the script's TCP connection (harness.tcp).
-func closeWrite() step {
-	return func(c net.Conn) error {
-		return c.(*connBox).Conn.(*net.TCPConn).CloseWrite()
-	}
-}
 
 // A client that half-closes after sending gets the answer to every command
 // it sent whole, in order with sqlfw's own replies among them; the server
@@ -48,7 +40,7 @@ func TestHalfCloseAnswered(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.tcp = true // a pipe cannot be half-closed
+			h.TCP = true // a pipe cannot be half-closed
 			srv, cli := login()
 			h.run(t, append(srv, tc.server...), append(cli, tc.client...))
 		})
@@ -89,7 +81,7 @@ func TestOversizedBeforeLogin(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.tcp = true // the whole oversized response is written while the relay answers
+			h.TCP = true // the whole oversized response is written while the relay answers
 			h.run(t, tc.server, tc.client)
 			checkCounted(t, h)
 		})
@@ -106,11 +98,11 @@ func TestOversizedBeforeLogin(t *testing.T) {
 // checkCounted wants one protocol error counted and one log line.
 func checkCounted(t *testing.T, h *harness) {
 	t.Helper()
-	if n := h.counts[relay.ProtocolErrors].Load(); n != 1 {
+	if n := h.Counts[relay.ProtocolErrors].Load(); n != 1 {
 		t.Errorf("protocol errors counted: %d, want 1", n)
 	}
-	if n := strings.Count(h.logs.String(), "closing connection"); n != 1 {
-		t.Errorf("%d log lines say the connection closes, want 1:\n%s", n, h.logs)
+	if n := strings.Count(h.Logs.String(), "closing connection"); n != 1 {
+		t.Errorf("%d log lines say the connection closes, want 1:\n%s", n, h.Logs)
 	}
 }
 
@@ -118,13 +110,13 @@ func checkCounted(t *testing.T, h *harness) {
 // ER_NET_PACKET_TOO_LARGE the server would answer it with.
 func TestOversizedCommand(t *testing.T) {
 	h := newHarness(t)
-	h.tcp = true
-	h.env.Limits.MaxMessageBytes = 1 << 10
+	h.TCP = true
+	h.Env.Limits.MaxMessageBytes = 1 << 10
 	srv, cli := login()
 	huge := pktS(0, wire.ComQuery, "select '"+strings.Repeat("x", 2<<10)+"'")
 	h.run(t, append(srv, expectClosed()),
 		append(cli, send(huge), expectErr(1, errPacketTooLarge, "08S01", "max_allowed_packet"), expectClosed()))
-	if n := h.counts[relay.ProtocolErrors].Load(); n != 1 {
+	if n := h.Counts[relay.ProtocolErrors].Load(); n != 1 {
 		t.Errorf("protocol errors counted: %d, want 1", n)
 	}
 }

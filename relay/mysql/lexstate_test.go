@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/relay/relaytest"
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
 )
 
 // lexDialect denies every text whose lexing state is not the default,
 // naming the state in its rule id: the tests read what the session told
 // the engine.
-type lexDialect struct{ testDialect }
+type lexDialect struct{ relaytest.Dialect }
 
 func (lexDialect) Read(sql []byte, l *engine.LexState) ([]byte, string, string, bool) {
 	switch {
@@ -231,7 +232,7 @@ func TestLexState(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h.eng.Store(e)
+			h.Eng.Store(e)
 			hello := handshakeResponse(tc.caps, "app", "shop")
 			hello[4+8] = tc.collation
 			h.run(t, append([]step{send(greeting(serverCaps)), expect(hello), send(ok(2, autocommit))}, tc.server...),
@@ -418,7 +419,7 @@ func TestLexStateUnknownCollation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h.eng.Store(e)
+			h.Eng.Store(e)
 			g := greeting(serverCaps)
 			g[42] = tc.greeting
 			hello := handshakeResponse(clientCaps, "app", "shop")

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfw/sqlfw/relay/relaytest"
+
 	"github.com/sqlfw/sqlfw/relay"
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
 )
@@ -35,8 +37,8 @@ func TestServerRefuses(t *testing.T) {
 	h := newHarness(t)
 	refusal := wire.AppendErr(nil, 0, 1040, "08004", "Too many connections")
 	h.run(t, []step{send(refusal), expectClosed()}, []step{expect(refusal), expectClosed()})
-	if h.counts[relay.ConnRefused].Load() != 1 {
-		t.Errorf("ConnRefused %d, want 1", h.counts[relay.ConnRefused].Load())
+	if h.Counts[relay.ConnRefused].Load() != 1 {
+		t.Errorf("ConnRefused %d, want 1", h.Counts[relay.ConnRefused].Load())
 	}
 }
 
@@ -73,8 +75,8 @@ func TestLoginChanges(t *testing.T) {
 	h := newHarness(t)
 	srv, cli := login()
 	info := func(user, db string) step {
-		return func(net.Conn) error {
-			s, _ := h.session.Load().(relay.Session)
+		return relaytest.StepFunc(func(net.Conn) error {
+			s := h.Session()
 			if s == nil {
 				t.Fatal("no session registered")
 			}
@@ -82,7 +84,7 @@ func TestLoginChanges(t *testing.T) {
 				t.Errorf("Info %+v, want user %q db %q application test", i, user, db)
 			}
 			return nil
-		}
+		})
 	}
 	// USE under session tracking: the OK says the schema changed
 	useOK := func() []byte {
@@ -117,12 +119,12 @@ func TestLoginChanges(t *testing.T) {
 func TestDrain(t *testing.T) {
 	h := newHarness(t)
 	srv, cli := login()
-	drain := func(net.Conn) error {
-		h.session.Load().(relay.Session).Drain()
+	drain := relaytest.StepFunc(func(net.Conn) error {
+		h.Session().Drain()
 		return nil
-	}
+	})
 	h.run(t, append(srv, expect(query("begin")), send(ok(1, autocommit|inTx)), expect(query("commit")),
-		func(c net.Conn) error { time.Sleep(20 * time.Millisecond); return nil }, send(ok(1, autocommit)), expectClosed()),
+		relaytest.StepFunc(func(c net.Conn) error { time.Sleep(20 * time.Millisecond); return nil }), send(ok(1, autocommit)), expectClosed()),
 		append(cli, send(query("begin")), expect(ok(1, autocommit|inTx)), drain, send(query("commit")), expect(ok(1, autocommit)), expectClosed()))
 }
 
@@ -130,13 +132,15 @@ func TestDrain(t *testing.T) {
 // talking is not.
 func TestIdleTimeout(t *testing.T) {
 	h := newHarness(t)
-	h.env.Limits.IdleTimeout = 100 * time.Millisecond
+	h.Env.Limits.IdleTimeout = 100 * time.Millisecond
 	srv, cli := login()
-	pause := func(d time.Duration) step { return func(net.Conn) error { time.Sleep(d); return nil } }
+	pause := func(d time.Duration) step {
+		return relaytest.StepFunc(func(net.Conn) error { time.Sleep(d); return nil })
+	}
 	h.run(t, append(srv, expect(pkt(0, wire.ComPing)), send(ok(1, autocommit)), expectClosed()),
 		append(cli, pause(60*time.Millisecond), send(pkt(0, wire.ComPing)), expect(ok(1, autocommit)),
 			expectErr(0, errClientInteractionTimeout, "HY000", "idle"), expectClosed()))
-	if n := h.counts[relay.IdleClosed].Load(); n != 1 {
+	if n := h.Counts[relay.IdleClosed].Load(); n != 1 {
 		t.Errorf("IdleClosed %d, want 1", n)
 	}
 }
@@ -174,15 +178,15 @@ func TestRefuse(t *testing.T) {
 	} {
 		t.Run(tc.r.Msg, func(t *testing.T) {
 			h := newHarness(t)
-			h.env.Admit = func() (func(), error) { r := tc.r; return nil, &r }
+			h.Env.Admit = func() (func(), error) { r := tc.r; return nil, &r }
 			h.run(t, []step{send(greeting(serverCaps)), expectClosed()},
 				[]step{expectFunc(checkGreeting), send(handshakeResponse(clientCaps, "app", "shop")),
 					expectErr(2, tc.code, tc.state, tc.r.Msg), expectClosed()})
 
 			ours, theirs := net.Pipe()
 			defer ours.Close()
-			go func() { h.proto.Refuse(theirs, &tc.r); theirs.Close() }()
-			if err := expectErr(0, tc.code, tc.state, tc.r.Msg)(ours); err != nil {
+			go func() { h.Proto.Refuse(theirs, &tc.r); theirs.Close() }()
+			if err := expectErr(0, tc.code, tc.state, tc.r.Msg).Play(ours); err != nil {
 				t.Errorf("Refuse: %v", err)
 			}
 		})
@@ -194,25 +198,25 @@ func TestRefuse(t *testing.T) {
 func TestProbeTakesNoSlot(t *testing.T) {
 	h := newHarness(t)
 	var admitted atomic.Int32
-	h.env.Admit = func() (func(), error) {
+	h.Env.Admit = func() (func(), error) {
 		admitted.Add(1)
 		return func() { admitted.Add(-1) }, nil
 	}
-	probe := func(net.Conn) error {
+	probe := relaytest.StepFunc(func(net.Conn) error {
 		if n := admitted.Load(); n != 0 {
 			return fmt.Errorf("%d admitted after the greeting, want 0", n)
 		}
 		return nil
-	}
+	})
 	h.run(t, []step{send(greeting(serverCaps)), expectClosed()}, []step{expectFunc(checkGreeting), probe})
-	h.wg.Wait()
+	h.WG.Wait()
 	if n := admitted.Load(); n != 0 {
 		t.Errorf("%d slots held after the probe closed, want 0", n)
 	}
 	// and a client that logs in is admitted, then released
 	h = newHarness(t)
 	var peak atomic.Int32
-	h.env.Admit = func() (func(), error) {
+	h.Env.Admit = func() (func(), error) {
 		peak.Add(1)
 		return func() {}, nil
 	}

@@ -2,7 +2,7 @@ package mysql
 
 // The session against a real MariaDB (scripts/mariadb.sh; skipped unless
 // SQLFW_MY_PORT is set) with go-sql-driver/mysql and the mariadb CLI, the
-// engine judging with testDialect. The daemon's own path is e2e's.
+// engine judging with relaytest.Dialect. The daemon's own path is e2e's.
 
 import (
 	"context"
@@ -34,26 +34,26 @@ func mariadb(t *testing.T) (*harness, string) {
 	}
 	h := newHarness(t)
 	var d net.Dialer
-	h.env.Dial = d.DialContext
-	h.env.Limits.BufferBytes = 32 << 10
-	h.env.Limits.MaxMessageBytes = 64 << 20
+	h.Env.Dial = d.DialContext
+	h.Env.Limits.BufferBytes = 32 << 10
+	h.Env.Limits.MaxMessageBytes = 64 << 20
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	up := net.JoinHostPort(envOr("SQLFW_MY_HOST", "127.0.0.1"), port)
-	h.wg.Add(1)
+	h.WG.Add(1)
 	go func() {
-		defer h.wg.Done()
+		defer h.WG.Done()
 		for id := uint64(1); ; id++ {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			h.wg.Add(1)
+			h.WG.Add(1)
 			go func() {
-				defer h.wg.Done()
-				h.proto.Serve(&h.env, &relay.Conn{Client: c, ID: id, Via: relay.ViaListen, Upstream: relay.Upstream{Network: "tcp", Addr: up}})
+				defer h.WG.Done()
+				h.Proto.Serve(&h.Env, &relay.Conn{Client: c, ID: id, Via: relay.ViaListen, Upstream: relay.Upstream{Network: "tcp", Addr: up}})
 			}()
 		}
 	}()
@@ -99,7 +99,7 @@ rules:
 
 func TestMariaDBDriver(t *testing.T) {
 	h, addr := mariadb(t)
-	h.eng.Store(testEngine(t, mariadbPolicy))
+	h.Eng.Store(testEngine(t, mariadbPolicy))
 	// values longer than a packet need the server's leave
 	if _, err := openDB(t, addr, false).Exec("set global max_allowed_packet = 67108864"); err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func TestMariaDBDriver(t *testing.T) {
 // The mariadb CLI: one statement, several with -e, a file with source.
 func TestMariaDBCLI(t *testing.T) {
 	h, addr := mariadb(t)
-	h.eng.Store(testEngine(t, mariadbPolicy))
+	h.Eng.Store(testEngine(t, mariadbPolicy))
 	host, port, _ := net.SplitHostPort(addr)
 	cli := func(args ...string) (string, error) {
 		cmd := exec.Command("mariadb", append([]string{"--no-defaults", "-h", host, "-P", port, "-u", envOr("SQLFW_MY_USER", "root"),
@@ -237,7 +237,7 @@ func nativeScramble(nonce []byte, password string) []byte {
 // the session's user changes, with the rules scoped to it.
 func TestMariaDBChangeUser(t *testing.T) {
 	h, addr := mariadb(t)
-	h.eng.Store(testEngine(t, "rules:\n  - {id: no-select-for-pw-user, action: deny, users: ["+envOr("SQLFW_MY_PW_USER", "sqlfw_user")+"], match: {kind: [select]}}\n"))
+	h.Eng.Store(testEngine(t, "rules:\n  - {id: no-select-for-pw-user, action: deny, users: ["+envOr("SQLFW_MY_PW_USER", "sqlfw_user")+"], match: {kind: [select]}}\n"))
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -331,7 +331,7 @@ func TestMariaDBChangeUser(t *testing.T) {
 		t.Errorf("show grants after COM_CHANGE_USER: %q", m)
 	}
 	var s relay.Session
-	s, _ = h.session.Load().(relay.Session)
+	s = h.Session()
 	if i := s.Info(); i.User != envOr("SQLFW_MY_PW_USER", "sqlfw_user") || i.DBName != "mysql" {
 		t.Errorf("Info after COM_CHANGE_USER: %+v", i)
 	}

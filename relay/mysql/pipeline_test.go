@@ -70,7 +70,7 @@ rules:
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.eng.Store(testEngine(t, policy))
+			h.Eng.Store(testEngine(t, policy))
 			h.run(t, append([]step{send(greeting(serverCaps)), expect(hello), send(ok(2, autocommit))}, tc.server...),
 				append([]step{expectFunc(checkGreeting), send(hello), expect(ok(2, autocommit))}, tc.client...))
 		})
@@ -88,7 +88,7 @@ rules:
 	fieldList := pktS(0, wire.ComFieldList, "user\x00%")
 	eof := pkt(1, 0xfe, 0, 0, 2, 0)
 	h := newHarness(t)
-	h.eng.Store(testEngine(t, policy))
+	h.Eng.Store(testEngine(t, policy))
 	h.run(t, append(srv, expect(fieldList), send(eof), expect(pktS(0, wire.ComInitDB, "mysql")), send(ok(1, autocommit)), expectClosed()),
 		append(cli, send(fieldList), expect(eof), send(pktS(0, wire.ComInitDB, "mysql")), expect(ok(1, autocommit)),
 			send(fieldList), expectErr(1, errBlocked, "42000", "no-mysql-schema")))
@@ -134,8 +134,8 @@ rules:
 		for _, monitor := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s monitor=%v", tc.name, monitor), func(t *testing.T) {
 				h := newHarness(t)
-				h.eng.Store(testEngine(t, policy))
-				h.enforce.Store(!monitor)
+				h.Eng.Store(testEngine(t, policy))
+				h.Enforce.Store(!monitor)
 				srv, cli := login()
 				if tc.blocked && !monitor {
 					h.run(t, append(srv, expectClosed()),

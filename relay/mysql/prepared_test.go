@@ -5,6 +5,8 @@ import (
 	"net"
 	"testing"
 
+	"github.com/sqlfw/sqlfw/relay/relaytest"
+
 	"github.com/sqlfw/sqlfw/engine"
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
 )
@@ -85,10 +87,10 @@ func TestPreparedRejudgedAfterReload(t *testing.T) {
 	h.run(t, append(srv, expect(prepare("select ?")), send(prepareOK(7)), expect(execute(7)), send(ok(1, autocommit)),
 		expect(pkt(0, wire.ComPing)), send(ok(1, autocommit))),
 		append(cli, send(prepare("select ?")), expect(prepareOK(7)), send(execute(7)), expect(ok(1, autocommit)),
-			func(net.Conn) error {
-				h.eng.Store(testEngine(t, "rules:\n  - {id: no-select, action: deny, match: {kind: [select]}}\n"))
+			relaytest.StepFunc(func(net.Conn) error {
+				h.Eng.Store(testEngine(t, "rules:\n  - {id: no-select, action: deny, match: {kind: [select]}}\n"))
 				return nil
-			},
+			}),
 			send(execute(7)), expectErr(1, errBlocked, "42000", "no-select"),
 			send(pkt(0, wire.ComPing)), expect(ok(1, autocommit))))
 }
@@ -96,14 +98,14 @@ func TestPreparedRejudgedAfterReload(t *testing.T) {
 // In monitor mode a denied statement reaches the server and is reported.
 func TestMonitorMode(t *testing.T) {
 	h := newHarness(t)
-	h.enforce.Store(false)
+	h.Enforce.Store(false)
 	srv, cli := login()
 	h.run(t, append(srv, expect(query("delete from t")), send(ok(1, autocommit))),
 		append(cli, send(query("delete from t")), expect(ok(1, autocommit))))
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.verdicts) != 1 || h.verdicts[0].RuleID != "no-delete" {
-		t.Errorf("verdicts %+v, want one of rule no-delete", h.verdicts)
+	h.Mu.Lock()
+	defer h.Mu.Unlock()
+	if len(h.Verdicts) != 1 || h.Verdicts[0].RuleID != "no-delete" {
+		t.Errorf("verdicts %+v, want one of rule no-delete", h.Verdicts)
 	}
 }
 
@@ -123,19 +125,19 @@ func TestPreparedExecutionsCounted(t *testing.T) {
 		append(cli, send(prepare("select ?")), expect(prepareOK(7)),
 			send(execute(7)), expect(ok(1, autocommit)), send(execute(7)), expect(ok(1, autocommit)),
 			send(fetch), expect(rows),
-			func(net.Conn) error {
-				h.eng.Store(testEngine(t, "rules:\n  - {id: no-select, action: deny, match: {kind: [select]}}\n"))
+			relaytest.StepFunc(func(net.Conn) error {
+				h.Eng.Store(testEngine(t, "rules:\n  - {id: no-select, action: deny, match: {kind: [select]}}\n"))
 				return nil
-			},
+			}),
 			send(execute(7)), expectErr(1, errBlocked, "42000", "no-select"),
 			send(pkt(0, wire.ComPing)), expect(ok(1, autocommit))))
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.applied) != 2 || h.applied[0].Action != engine.ActionAllow || h.applied[0].Statements != 1 {
-		t.Errorf("applied verdicts %+v, want the two executions', allowed, of 1 statement each", h.applied)
+	h.Mu.Lock()
+	defer h.Mu.Unlock()
+	if len(h.Executions) != 2 || h.Executions[0].Action != engine.ActionAllow || h.Executions[0].Statements != 1 {
+		t.Errorf("applied verdicts %+v, want the two executions', allowed, of 1 statement each", h.Executions)
 	}
-	if len(h.verdicts) != 2 || h.verdicts[1].RuleID != "no-select" {
-		t.Errorf("judged verdicts %+v, want the prepare's and the re-judged execution's (no-select)", h.verdicts)
+	if len(h.Verdicts) != 2 || h.Verdicts[1].RuleID != "no-select" {
+		t.Errorf("judged verdicts %+v, want the prepare's and the re-judged execution's (no-select)", h.Verdicts)
 	}
 }
 
@@ -143,14 +145,14 @@ func TestPreparedExecutionsCounted(t *testing.T) {
 // execution is reported with the deny verdict.
 func TestPreparedExecutionsCountedMonitor(t *testing.T) {
 	h := newHarness(t)
-	h.enforce.Store(false)
+	h.Enforce.Store(false)
 	srv, cli := login()
 	h.run(t, append(srv, expect(prepare("delete from t")), send(prepareOK(7)), expect(execute(7)), send(ok(1, autocommit))),
 		append(cli, send(prepare("delete from t")), expect(prepareOK(7)), send(execute(7)), expect(ok(1, autocommit))))
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.applied) != 1 || h.applied[0].RuleID != "no-delete" {
-		t.Errorf("applied verdicts %+v, want one of rule no-delete", h.applied)
+	h.Mu.Lock()
+	defer h.Mu.Unlock()
+	if len(h.Executions) != 1 || h.Executions[0].RuleID != "no-delete" {
+		t.Errorf("applied verdicts %+v, want one of rule no-delete", h.Executions)
 	}
 }
 
@@ -163,9 +165,9 @@ func TestPreparedRejudgedInItsDatabase(t *testing.T) {
 		expect(pktS(0, wire.ComInitDB, "other")), send(ok(1, autocommit)), expectClosed()),
 		append(cli, send(prepare("select ?")), expect(prepareOK(7)),
 			send(pktS(0, wire.ComInitDB, "other")), expect(ok(1, autocommit)),
-			func(net.Conn) error {
-				h.eng.Store(testEngine(t, "rules:\n  - {id: no-shop, action: deny, databases: [shop], match: {}}\n"))
+			relaytest.StepFunc(func(net.Conn) error {
+				h.Eng.Store(testEngine(t, "rules:\n  - {id: no-shop, action: deny, databases: [shop], match: {}}\n"))
 				return nil
-			},
+			}),
 			send(execute(7)), expectErr(1, errBlocked, "42000", "no-shop")))
 }

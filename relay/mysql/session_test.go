@@ -73,7 +73,7 @@ func TestSession(t *testing.T) {
 // events followed to its EOF; the others stay refused.
 func TestAllowCommands(t *testing.T) {
 	h := newHarness(t)
-	h.env.AllowCommands = []string{"COM_REGISTER_SLAVE", "com_binlog_dump"}
+	h.Env.AllowCommands = []string{"COM_REGISTER_SLAVE", "com_binlog_dump"}
 	srv, cli := login()
 	register := pkt(0, wire.ComRegisterSlave, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 	dump := pkt(0, wire.ComBinlogDump, 4, 0, 0, 0, 1, 0, 2, 0, 0, 0) // BINLOG_DUMP_NON_BLOCK

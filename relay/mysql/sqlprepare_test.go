@@ -4,6 +4,8 @@ import (
 	"net"
 	"testing"
 
+	"github.com/sqlfw/sqlfw/relay/relaytest"
+
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
 )
 
@@ -193,8 +195,8 @@ func TestSQLPrepared(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.eng.Store(testEngine(t, sqlPolicy))
-			h.enforce.Store(!tc.monitor)
+			h.Eng.Store(testEngine(t, sqlPolicy))
+			h.Enforce.Store(!tc.monitor)
 			srv, cli := login()
 			h.run(t, append(srv, tc.server(h)...), append(cli, tc.client(h)...))
 		})
@@ -203,12 +205,12 @@ func TestSQLPrepared(t *testing.T) {
 
 // enforceStep switches the harness to enforce mode.
 func (h *harness) enforceStep() step {
-	return func(net.Conn) error { h.enforce.Store(true); return nil }
+	return relaytest.StepFunc(func(net.Conn) error { h.Enforce.Store(true); return nil })
 }
 
 // reloadStep replaces the engine with one of policy.
 func (h *harness) reloadStep(t *testing.T, policy string) step {
-	return func(net.Conn) error { h.eng.Store(testEngine(t, policy)); return nil }
+	return relaytest.StepFunc(func(net.Conn) error { h.Eng.Store(testEngine(t, policy)); return nil })
 }
 
 // An EXECUTE pipelined behind the PREPARE of its name is judged by the
@@ -217,16 +219,16 @@ func (h *harness) reloadStep(t *testing.T, policy string) step {
 // prepared.
 func TestSQLPreparedPending(t *testing.T) {
 	h := newHarness(t)
-	h.eng.Store(testEngine(t, sqlPolicy))
-	h.enforce.Store(false)
+	h.Eng.Store(testEngine(t, sqlPolicy))
+	h.Enforce.Store(false)
 	srv, cli := login()
 	prep := query("prepare s from delete from t")
 	h.run(t, append(srv, expect(prep), expect(query("execute s")), send(ok(1, autocommit)), send(ok(1, autocommit))),
 		append(cli, send(prep, query("execute s")), expect(ok(1, autocommit)), expect(ok(1, autocommit))))
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.Mu.Lock()
+	defer h.Mu.Unlock()
 	var rules []string
-	for _, v := range h.verdicts {
+	for _, v := range h.Verdicts {
 		rules = append(rules, v.RuleID)
 	}
 	// the PREPARE's text; the EXECUTE's own text; the pending PREPARE judged alone
@@ -241,8 +243,8 @@ func TestSQLPreparedPending(t *testing.T) {
 func TestSQLPreparedNotPreparable(t *testing.T) {
 	for _, monitor := range []bool{false, true} {
 		h := newHarness(t)
-		h.eng.Store(testEngine(t, sqlPolicy))
-		h.enforce.Store(!monitor)
+		h.Eng.Store(testEngine(t, sqlPolicy))
+		h.Enforce.Store(!monitor)
 		srv, cli := login()
 		h.run(t, append(srv, expect(pkt(0, wire.ComPing)), send(ok(1, autocommit))),
 			append(cli, send(prepare("execute s")), expectErr(1, errUnsupportedPS, "HY000", "not supported"),
@@ -256,8 +258,8 @@ func TestSQLPreparedNotPreparable(t *testing.T) {
 // --ps-protocol's sp-dynamic).
 func TestSQLPreparedBodyPreparable(t *testing.T) {
 	h := newHarness(t)
-	h.eng.Store(testEngine(t, sqlPolicy))
-	h.enforce.Store(false)
+	h.Eng.Store(testEngine(t, sqlPolicy))
+	h.Enforce.Store(false)
 	srv, cli := login()
 	body := prepare("create procedure p() begin; execute s; end")
 	h.run(t, append(srv, expect(body), send(prepareOK(3))), append(cli, send(body), expect(prepareOK(3))))

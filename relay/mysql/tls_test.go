@@ -8,16 +8,10 @@ package mysql
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"strings"
 	"testing"
@@ -25,116 +19,27 @@ import (
 	"time"
 
 	"github.com/sqlfw/sqlfw/relay"
+	"github.com/sqlfw/sqlfw/relay/relaytest"
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
 )
-
-// testPKI is a CA made for one test.
-type testPKI struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
-
-func newPKI(t *testing.T) *testPKI {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testPKI{cert: cert, key: key, pool: pool}
-}
-
-// leaf issues a certificate for name (a server's DNS name, or a client's
-// CommonName), valid until notAfter.
-func (p *testPKI) leaf(t *testing.T, name string, client bool, notAfter time.Time) tls.Certificate {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-2 * time.Hour), NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, DNSNames: []string{name}}
-	if client {
-		tmpl.ExtKeyUsage, tmpl.DNSNames = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, nil
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.cert, &key.PublicKey, p.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
-
-func (p *testPKI) serverConfig(t *testing.T, name string) *tls.Config {
-	return &tls.Config{Certificates: []tls.Certificate{p.leaf(t, name, false, time.Now().Add(time.Hour))}, MinVersion: tls.VersionTLS12}
-}
 
 // tlsHarness is a harness over TCP whose client leg serves sqlfw.test's
 // certificate; the scripted client trusts its CA.
 func tlsHarness(t *testing.T) (*harness, *testPKI, *tls.Config) {
 	h := newHarness(t)
-	h.tcp = true
+	h.TCP = true
 	pki := newPKI(t)
-	srv := pki.serverConfig(t, "sqlfw.test")
-	h.env.ClientTLS = func() *tls.Config { return srv }
-	return h, pki, &tls.Config{RootCAs: pki.pool, ServerName: "sqlfw.test"}
-}
-
-func tcpPair(t *testing.T) (net.Conn, net.Conn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	acc := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		acc <- c
-	}()
-	a, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := <-acc
-	if b == nil {
-		t.Fatal("accept failed")
-	}
-	return a, b
-}
-
-// connBox is a script's connection; a TLS step replaces what it holds.
-type connBox struct{ net.Conn }
-
-// startTLS runs a TLS handshake on the script's connection, as the client
-// or the server, and goes on over it.
-func startTLS(cfg *tls.Config, server bool) step {
-	return func(c net.Conn) error {
-		b := c.(*connBox)
-		var tc *tls.Conn
-		if server {
-			tc = tls.Server(b.Conn, cfg)
-		} else {
-			tc = tls.Client(b.Conn, cfg)
-		}
-		if err := tc.Handshake(); err != nil {
-			return fmt.Errorf("TLS handshake: %w", err)
-		}
-		b.Conn = tc
-		return nil
-	}
+	srv := pki.ServerConfig(t, "sqlfw.test")
+	h.Env.ClientTLS = func() *tls.Config { return srv }
+	return h, pki, &tls.Config{RootCAs: pki.Pool, ServerName: "sqlfw.test"}
 }
 
 // tlsRefused runs a client handshake that must fail, here or at the first
 // read (TLS 1.3 verifies the client's certificate after the client is
 // done).
 func tlsRefused(cfg *tls.Config, server bool) step {
-	return func(c net.Conn) error {
-		b := c.(*connBox)
+	return relaytest.StepFunc(func(c net.Conn) error {
+		b := c.(*relaytest.Conn)
 		var tc *tls.Conn
 		if server {
 			tc = tls.Server(b.Conn, cfg)
@@ -149,7 +54,7 @@ func tlsRefused(cfg *tls.Config, server bool) step {
 			return fmt.Errorf("the TLS handshake succeeded, want it refused")
 		}
 		return nil
-	}
+	})
 }
 
 // sslRequest is a client's SSL request (seq 1) with caps.
@@ -180,13 +85,11 @@ func checkTLSGreeting(m []byte) error {
 	return nil
 }
 
-func (h *harness) count(c relay.Counter) uint64 { return h.counts[c].Load() }
-
 // The client asks for TLS; the server leg stays in clear. The client's
 // ids run one ahead of the server's until authentication ends.
 func TestTLSClientLeg(t *testing.T) {
 	h, _, cli := tlsHarness(t)
-	h.env.Limits.RequireTLS = true
+	h.Env.Limits.RequireTLS = true
 	response := handshakeResponse(clientCaps|wire.CapSSL, "app", "shop")
 	switchReq := pktS(2, wire.AuthSwitchRequest, "mysql_native_password\x00abcdefghijklmnopqrst\x00")
 	answer := pktS(3, 'x', "0123456789012345678")
@@ -210,7 +113,7 @@ func TestTLSClientLeg(t *testing.T) {
 // ER_SECURE_TRANSPORT_REQUIRED, and the server never sees its response.
 func TestTLSRequire(t *testing.T) {
 	h, _, _ := tlsHarness(t)
-	h.env.Limits.RequireTLS = true
+	h.Env.Limits.RequireTLS = true
 	h.run(t, []step{send(greeting(serverCaps)), expectClosed()},
 		[]step{expectFunc(checkTLSGreeting), send(handshakeResponse(clientCaps, "app", "shop")),
 			expectErr(2, errSecureTransport, "HY000", "insecure transport"), expectClosed()})
@@ -231,33 +134,33 @@ func TestTLSClientBadInput(t *testing.T) {
 				expectErr(2, errHandshake, "08S01", "expected a TLS handshake"), expectClosed()}
 		}, relay.TLSFailProtocol, "TLS handshake failed"},
 		{"a ClientHello for a handshake response", func(cli *tls.Config, _ *testPKI, _ *harness) []step {
-			return []step{tlsRefused(cli, false), expectClosed()}
+			return []step{tlsRefused(cli, false), relaytest.ExpectEnd()}
 		}, relay.TLSFailProtocol, "a TLS handshake where the handshake response belongs"},
 		{"silence after the SSL request", func(_ *tls.Config, _ *testPKI, h *harness) []step {
-			h.env.Limits.StartupTimeout = 200 * time.Millisecond
+			h.Env.Limits.StartupTimeout = 200 * time.Millisecond
 			return []step{send(sslRequest(clientCaps)), expectClosed()}
 		}, relay.TLSFailTimeout, "TLS handshake failed"},
 		{"a certificate from another CA", func(*tls.Config, *testPKI, *harness) []step {
-			return []step{send(sslRequest(clientCaps)), tlsRefused(&tls.Config{RootCAs: other.pool, ServerName: "sqlfw.test"}, false), expectClosed()}
+			return []step{send(sslRequest(clientCaps)), tlsRefused(&tls.Config{RootCAs: other.Pool, ServerName: "sqlfw.test"}, false), relaytest.ExpectEnd()}
 		}, relay.TLSFailCertificate, "TLS handshake failed"},
 		{"an expired certificate", func(cli *tls.Config, pki *testPKI, h *harness) []step {
-			expired := &tls.Config{Certificates: []tls.Certificate{pki.leaf(t, "sqlfw.test", false, time.Now().Add(-time.Hour))}}
-			h.env.ClientTLS = func() *tls.Config { return expired }
-			return []step{send(sslRequest(clientCaps)), tlsRefused(cli, false), expectClosed()}
+			expired := &tls.Config{Certificates: []tls.Certificate{pki.Leaf(t, "sqlfw.test", false, time.Now().Add(-time.Hour))}}
+			h.Env.ClientTLS = func() *tls.Config { return expired }
+			return []step{send(sslRequest(clientCaps)), tlsRefused(cli, false), relaytest.ExpectEnd()}
 		}, relay.TLSFailCertificate, "TLS handshake failed"},
 		{"no client certificate", func(cli *tls.Config, pki *testPKI, h *harness) []step {
-			cfg := h.env.ClientTLS().Clone()
-			cfg.ClientCAs, cfg.ClientAuth = pki.pool, tls.RequireAndVerifyClientCert
-			h.env.ClientTLS = func() *tls.Config { return cfg }
-			return []step{send(sslRequest(clientCaps)), tlsRefused(cli, false), expectClosed()}
+			cfg := h.Env.ClientTLS().Clone()
+			cfg.ClientCAs, cfg.ClientAuth = pki.Pool, tls.RequireAndVerifyClientCert
+			h.Env.ClientTLS = func() *tls.Config { return cfg }
+			return []step{send(sslRequest(clientCaps)), tlsRefused(cli, false), relaytest.ExpectEnd()}
 		}, relay.TLSFailCertificate, "TLS handshake failed"},
 		{"a client certificate from another CA", func(cli *tls.Config, pki *testPKI, h *harness) []step {
-			cfg := h.env.ClientTLS().Clone()
-			cfg.ClientCAs, cfg.ClientAuth = pki.pool, tls.RequireAndVerifyClientCert
-			h.env.ClientTLS = func() *tls.Config { return cfg }
+			cfg := h.Env.ClientTLS().Clone()
+			cfg.ClientCAs, cfg.ClientAuth = pki.Pool, tls.RequireAndVerifyClientCert
+			h.Env.ClientTLS = func() *tls.Config { return cfg }
 			rogue := cli.Clone()
-			rogue.Certificates = []tls.Certificate{other.leaf(t, "mallory", true, time.Now().Add(time.Hour))}
-			return []step{send(sslRequest(clientCaps)), tlsRefused(rogue, false), expectClosed()}
+			rogue.Certificates = []tls.Certificate{other.Leaf(t, "mallory", true, time.Now().Add(time.Hour))}
+			return []step{send(sslRequest(clientCaps)), tlsRefused(rogue, false), relaytest.ExpectEnd()}
 		}, relay.TLSFailCertificate, "TLS handshake failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -267,7 +170,7 @@ func TestTLSClientBadInput(t *testing.T) {
 			if n := h.count(relay.TLSClientFailBy + relay.Counter(tc.reason)); n != 1 || h.count(relay.TLSClientFail) != 1 {
 				t.Errorf("client-leg failures by %s: %d (of %d), want 1", tc.reason, n, h.count(relay.TLSClientFail))
 			}
-			logs := h.logs.String()
+			logs := h.Logs.String()
 			if strings.Count(logs, "level=WARN") != 1 || !strings.Contains(logs, tc.log) {
 				t.Errorf("want one warning saying %q; the log:\n%s", tc.log, logs)
 			}
@@ -284,21 +187,21 @@ func TestTLSClientBadInput(t *testing.T) {
 // before admission counted it).
 func TestTLSSilenceAfterHandshake(t *testing.T) {
 	h, _, cli := tlsHarness(t)
-	h.env.Limits.StartupTimeout = 300 * time.Millisecond
-	closedByRelay := func(c net.Conn) error {
+	h.Env.Limits.StartupTimeout = 300 * time.Millisecond
+	closedByRelay := relaytest.StepFunc(func(c net.Conn) error {
 		_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
 		m, err := readPkt(c)
 		if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			return fmt.Errorf("still open 3s after a %v startup timeout", h.env.Limits.StartupTimeout)
+			return fmt.Errorf("still open 3s after a %v startup timeout", h.Env.Limits.StartupTimeout)
 		}
 		if err == nil {
 			return fmt.Errorf("got %q, want the connection closed", m)
 		}
 		return nil
-	}
+	})
 	h.run(t, []step{send(greeting(serverCaps)), expectClosed()},
 		[]step{expectFunc(checkTLSGreeting), send(sslRequest(clientCaps)), startTLS(cli, false), closedByRelay})
-	if logs := h.logs.String(); !strings.Contains(logs, "no handshake response after TLS") {
+	if logs := h.Logs.String(); !strings.Contains(logs, "no handshake response after TLS") {
 		t.Errorf("want the log to say why; the log:\n%s", logs)
 	}
 }
@@ -307,26 +210,26 @@ func TestTLSSilenceAfterHandshake(t *testing.T) {
 // subject.
 func TestTLSClientCertificate(t *testing.T) {
 	h, pki, cli := tlsHarness(t)
-	cfg := h.env.ClientTLS().Clone()
-	cfg.ClientCAs, cfg.ClientAuth = pki.pool, tls.RequireAndVerifyClientCert
-	h.env.ClientTLS = func() *tls.Config { return cfg }
-	cli.Certificates = []tls.Certificate{pki.leaf(t, "app", true, time.Now().Add(time.Hour))}
+	cfg := h.Env.ClientTLS().Clone()
+	cfg.ClientCAs, cfg.ClientAuth = pki.Pool, tls.RequireAndVerifyClientCert
+	h.Env.ClientTLS = func() *tls.Config { return cfg }
+	cli.Certificates = []tls.Certificate{pki.Leaf(t, "app", true, time.Now().Add(time.Hour))}
 	s := h.run(t, []step{send(greeting(serverCaps)), expect(handshakeResponse(clientCaps, "app", "shop")), send(ok(2, autocommit))},
 		[]step{expectFunc(checkTLSGreeting), send(sslRequest(clientCaps)), startTLS(cli, false),
 			send(withSeq(handshakeResponse(clientCaps|wire.CapSSL, "app", "shop"), 2)), expect(ok(3, autocommit))})
 	if got := s.Info().ClientCert; got != "CN=app" {
 		t.Errorf("Info().ClientCert %q, want CN=app", got)
 	}
-	if !strings.Contains(h.logs.String(), `client_cert="CN=app"`) {
-		t.Errorf("the log does not name the client certificate:\n%s", h.logs.String())
+	if !strings.Contains(h.Logs.String(), `client_cert="CN=app"`) {
+		t.Errorf("the log does not name the client certificate:\n%s", h.Logs.String())
 	}
 }
 
 // upstreamTLS points the harness's upstream at a server named db.test
 // whose CA sqlfw trusts, with mode.
 func upstreamTLS(h *harness, pki *testPKI, mode, name string) {
-	h.upstream = relay.Upstream{Network: "tcp", Addr: "db.test:3306", TLSMode: mode,
-		TLS: &tls.Config{RootCAs: pki.pool, ServerName: name, MinVersion: tls.VersionTLS12}}
+	h.Upstream = relay.Upstream{Network: "tcp", Addr: "db.test:3306", TLSMode: mode,
+		TLS: &tls.Config{RootCAs: pki.Pool, ServerName: name, MinVersion: tls.VersionTLS12}}
 }
 
 // sqlfwSSLRequest is the SSL request sqlfw sends the server: the client's
@@ -343,12 +246,12 @@ func sqlfwSSLRequest(response []byte) []byte {
 // one behind until authentication ends.
 func TestTLSServerLeg(t *testing.T) {
 	h := newHarness(t)
-	h.tcp = true
+	h.TCP = true
 	pki := newPKI(t)
 	upstreamTLS(h, pki, "verify-full", "db.test")
 	hello := handshakeResponse(clientCaps, "app", "shop")
 	more := pkt(3, wire.AuthMoreData, 3) // caching_sha2_password: fast authentication succeeded
-	s := h.run(t, []step{send(greeting(serverCaps)), expect(sqlfwSSLRequest(hello)), startTLS(pki.serverConfig(t, "db.test"), true),
+	s := h.run(t, []step{send(greeting(serverCaps)), expect(sqlfwSSLRequest(hello)), startTLS(pki.ServerConfig(t, "db.test"), true),
 		expect(withSeq(handshakeResponse(clientCaps|wire.CapSSL, "app", "shop"), 2)), send(more, ok(4, autocommit)),
 		expect(query("select 1")), send(resultSet(autocommit))},
 		[]step{expectFunc(checkGreeting), send(hello), expect(withSeq(more, 2)), expect(ok(3, autocommit)),
@@ -373,7 +276,7 @@ func TestTLSServerLegRefused(t *testing.T) {
 		reason     relay.TLSFailure
 	}{
 		{"another name", "verify-full", func(pki *testPKI) []step {
-			return []step{send(greeting(serverCaps)), expect(sqlfwSSLRequest(hello)), tlsRefused(pki.serverConfig(t, "other.test"), true)}
+			return []step{send(greeting(serverCaps)), expect(sqlfwSSLRequest(hello)), tlsRefused(pki.ServerConfig(t, "other.test"), true)}
 		}, relay.TLSFailCertificate},
 		{"no CLIENT_SSL", "require", func(*testPKI) []step {
 			return []step{send(greeting(serverCaps &^ wire.CapSSL)), expectClosed()}
@@ -381,7 +284,7 @@ func TestTLSServerLegRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.tcp = true
+			h.TCP = true
 			pki := newPKI(t)
 			upstreamTLS(h, pki, tc.mode, "db.test")
 			h.run(t, tc.server(pki), []step{expectFunc(func([]byte) error { return nil }), send(hello),
@@ -389,14 +292,14 @@ func TestTLSServerLegRefused(t *testing.T) {
 			if n := h.count(relay.TLSServerFailBy + relay.Counter(tc.reason)); n != 1 {
 				t.Errorf("server-leg failures by %s: %d, want 1", tc.reason, n)
 			}
-			if !strings.Contains(h.logs.String(), "cannot reach the database server over TLS") {
-				t.Errorf("no log line for the failure:\n%s", h.logs.String())
+			if !strings.Contains(h.Logs.String(), "cannot reach the database server over TLS") {
+				t.Errorf("no log line for the failure:\n%s", h.Logs.String())
 			}
 		})
 	}
 	t.Run("prefer", func(t *testing.T) {
 		h := newHarness(t)
-		h.tcp = true
+		h.TCP = true
 		upstreamTLS(h, newPKI(t), "prefer", "db.test")
 		h.run(t, []step{send(greeting(serverCaps &^ wire.CapSSL)), expect(hello), send(ok(2, autocommit))},
 			[]step{expectFunc(func([]byte) error { return nil }), send(hello), expect(ok(2, autocommit))})
@@ -414,14 +317,14 @@ func TestTLSCachingSHA2FullAuth(t *testing.T) {
 	full := pkt(3, wire.AuthMoreData, 4)
 	const password = "s3cret-over-tls"
 	clear := pkt(4, append([]byte(password), 0)...)
-	h.run(t, []step{send(greeting(serverCaps)), expect(sqlfwSSLRequest(response)), startTLS(pki.serverConfig(t, "db.test"), true),
+	h.run(t, []step{send(greeting(serverCaps)), expect(sqlfwSSLRequest(response)), startTLS(pki.ServerConfig(t, "db.test"), true),
 		expect(response), send(full), expect(clear), send(ok(5, autocommit)),
 		expect(query("select 1")), send(resultSet(autocommit))},
 		[]step{expectFunc(checkTLSGreeting), send(sslRequest(clientCaps)), startTLS(cli, false), send(response),
 			expect(full), send(clear), expect(ok(5, autocommit)),
 			send(query("select 1")), expect(resultSet(autocommit))})
-	if strings.Contains(h.logs.String(), password) {
-		t.Errorf("the password is in the log:\n%s", h.logs.String())
+	if strings.Contains(h.Logs.String(), password) {
+		t.Errorf("the password is in the log:\n%s", h.Logs.String())
 	}
 	if h.count(relay.TLSClientOK) != 1 || h.count(relay.TLSServerOK) != 1 {
 		t.Errorf("handshakes: client %d, server %d; want 1 and 1", h.count(relay.TLSClientOK), h.count(relay.TLSServerOK))
@@ -464,11 +367,11 @@ func TestTLSCommandsDuringAuthentication(t *testing.T) {
 	})
 	t.Run("server leg on TLS", func(t *testing.T) {
 		h := newHarness(t)
-		h.tcp = true
+		h.TCP = true
 		pki := newPKI(t)
 		upstreamTLS(h, pki, "verify-full", "db.test")
 		hello := handshakeResponse(clientCaps, "app", "shop")
-		h.run(t, []step{send(greeting(serverCaps)), expect(sqlfwSSLRequest(hello)), startTLS(pki.serverConfig(t, "db.test"), true),
+		h.run(t, []step{send(greeting(serverCaps)), expect(sqlfwSSLRequest(hello)), startTLS(pki.ServerConfig(t, "db.test"), true),
 			expect(withSeq(handshakeResponse(clientCaps|wire.CapSSL, "app", "shop"), 2)), send(ok(3, autocommit)),
 			expect(query("select 1")), send(resultSet(autocommit))},
 			[]step{expectFunc(checkGreeting), send(hello, query("delete from t")), expect(ok(2, autocommit)),
@@ -483,7 +386,7 @@ func TestTLSHandshakeBytewise(t *testing.T) {
 	h, pki, cli := tlsHarness(t)
 	upstreamTLS(h, pki, "verify-full", "db.test")
 	response := withSeq(handshakeResponse(clientCaps|wire.CapSSL, "app", "shop"), 2)
-	h.run(t, []step{sendBytewise(greeting(serverCaps)), expect(sqlfwSSLRequest(response)), startTLS(pki.serverConfig(t, "db.test"), true),
+	h.run(t, []step{sendBytewise(greeting(serverCaps)), expect(sqlfwSSLRequest(response)), startTLS(pki.ServerConfig(t, "db.test"), true),
 		expect(response), sendBytewise(ok(3, autocommit)), expect(query("select 1")), send(resultSet(autocommit))},
 		[]step{expectFunc(checkTLSGreeting), sendBytewise(sslRequest(clientCaps)), startTLS(cli, false), sendBytewise(response),
 			expect(ok(3, autocommit)), send(query("select 1")), expect(resultSet(autocommit))})

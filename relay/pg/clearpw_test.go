@@ -1,37 +1,18 @@
 package pg
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
-	"math/big"
 	"net"
 	"testing"
-	"time"
+
+	"github.com/sqlfw/sqlfw/relay/relaytest"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/sqlfw/sqlfw/relay"
 	"github.com/sqlfw/sqlfw/relay/pg/pgtest"
 )
-
-// selfSigned is a TLS configuration serving a fresh self-signed
-// certificate for "db.example".
-func selfSigned(t *testing.T) *tls.Config {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "db.example"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"db.example"}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}
-}
 
 // tlsThen runs the TLS handshake as the client, then its steps inside it.
 type tlsThen []pgtest.Step
@@ -77,7 +58,7 @@ func TestScriptedClearPasswordRefused(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := newPiped(t)
-			cfg := selfSigned(t)
+			cfg := relaytest.SelfSigned(t)
 			p.env.ClientTLS = func() *tls.Config { return cfg }
 			up := relay.Upstream{Network: "tcp", Addr: p.cfg.Upstream, RefuseClearPassword: c.refuse}
 			server := []pgtest.Step{pgtest.ExpectStartup(wantPacket(startupMessage)), pgtest.Send(c.ask)}

@@ -1,7 +1,6 @@
 package pg
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sqlfw/sqlfw/relay/relaytest"
 
 	"github.com/sqlfw/sqlfw/config"
 	"github.com/sqlfw/sqlfw/engine"
@@ -117,7 +118,7 @@ func newProxy(t testing.TB, db config.Database) *proxy {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+		log = slog.New(slog.NewTextHandler(relaytest.LogWriter{T: t}, nil))
 	}
 	p := &proxy{cfg: cfg.Databases[0], proto: New(), log: log, sessions: map[relay.Session]bool{}}
 	if err := p.Reload(); err != nil {
@@ -140,7 +141,7 @@ func newProxy(t testing.TB, db config.Database) *proxy {
 		Admit:    func() (func(), error) { return func() {}, nil },
 		Log:      log.With("database", c.Name),
 		Observer: p,
-		Meter:    func(uint64) relay.Meter { return nopMeter{} },
+		Meter:    func(uint64) relay.Meter { return relaytest.NopMeter{} },
 	}
 	return p
 }
@@ -209,26 +210,6 @@ func (o *proxySession) Close() {
 	o.p.mu.Lock()
 	delete(o.p.sessions, o.s)
 	o.p.mu.Unlock()
-}
-
-type nopMeter struct{}
-
-func (nopMeter) HoldWait()                    {}
-func (nopMeter) HoldBegin(int64)              {}
-func (nopMeter) HoldStatement()               {}
-func (nopMeter) EvalStart() int64             { return 0 }
-func (nopMeter) EvalEnd(int64, time.Duration) {}
-func (nopMeter) HoldEnd()                     {}
-func (nopMeter) HoldAbort()                   {}
-func (nopMeter) ResponseArrived()             {}
-func (nopMeter) ResponseReady()               {}
-func (nopMeter) ResponseForwarded()           {}
-
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(b []byte) (int, error) {
-	w.t.Log(string(bytes.TrimSpace(b)))
-	return len(b), nil
 }
 
 func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {

@@ -246,7 +246,7 @@ func (s *session) negotiate() (wire.Startup, bool) {
 			log.Warn("closing connection: a TLS handshake, but no tls.cert is configured for this database")
 			return startup, false
 		}
-		tc, err := acceptTLS(&peekConn{Conn: conn, head: head[:]}, cfg)
+		tc, err := acceptTLS(&peekConn{Conn: conn, head: head[:]}, cfg, lim.StartupTimeout)
 		if err != nil || tc.ConnectionState().NegotiatedProtocol != "postgresql" {
 			env.Observer.Count(relay.TLSClientFail, 1)
 			if err != nil {
@@ -288,7 +288,7 @@ func (s *session) negotiate() (wire.Startup, bool) {
 			if _, err := conn.Write([]byte{'S'}); err != nil {
 				return startup, false
 			}
-			tc, err := acceptTLS(conn, env.ClientTLS())
+			tc, err := acceptTLS(conn, env.ClientTLS(), lim.StartupTimeout)
 			if err != nil {
 				env.Observer.Count(relay.TLSClientFail, 1)
 				env.Observer.Count(relay.TLSFailCounter(false, err), 1)

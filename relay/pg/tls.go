@@ -34,12 +34,18 @@ import (
 	"github.com/sqlfw/sqlfw/relay"
 )
 
-// tlsHandshakeTimeout bounds each leg's handshake.
+// tlsHandshakeTimeout bounds a leg's handshake when no startup or server
+// reply timeout does.
 const tlsHandshakeTimeout = 10 * time.Second
 
-// acceptTLS runs the client's handshake on conn. crypto/tls reads and
-// writes the socket through relay.IO, with its receive times (rawio.go).
-func acceptTLS(conn net.Conn, cfg *tls.Config) (*tls.Conn, error) {
+// acceptTLS runs the client's handshake on conn, bounded by timeout (0:
+// tlsHandshakeTimeout; the session gives it startup_timeout, as MySQL's
+// does). crypto/tls reads and writes the socket through relay.IO, with its
+// receive times (rawio.go).
+func acceptTLS(conn net.Conn, cfg *tls.Config, timeout time.Duration) (*tls.Conn, error) {
+	if timeout <= 0 {
+		timeout = tlsHandshakeTimeout
+	}
 	var under net.Conn
 	if p, ok := conn.(*peekConn); ok {
 		p.Conn = relay.NewIO(p.Conn, true)
@@ -48,7 +54,7 @@ func acceptTLS(conn net.Conn, cfg *tls.Config) (*tls.Conn, error) {
 		under = relay.NewIO(conn, true)
 	}
 	tc := tls.Server(under, cfg)
-	_ = conn.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
+	_ = conn.SetDeadline(time.Now().Add(timeout))
 	err := tc.Handshake()
 	_ = conn.SetDeadline(time.Time{})
 	if err != nil {

@@ -87,7 +87,7 @@ func TestTLSUnderIO(t *testing.T) {
 	a, d := loopback(t)
 	cli := tls.Client(d, cliCfg)
 	go cli.Handshake()
-	tc, err := acceptTLS(a, srvCfg)
+	tc, err := acceptTLS(a, srvCfg, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestTLSUnderIO(t *testing.T) {
 	if _, err := io.ReadFull(a, head[:]); err != nil {
 		t.Fatal(err)
 	}
-	tc, err = acceptTLS(&peekConn{Conn: a, head: head[:]}, srvCfg)
+	tc, err = acceptTLS(&peekConn{Conn: a, head: head[:]}, srvCfg, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
