@@ -58,19 +58,29 @@ func TestZeroConfig(t *testing.T) {
 // startDiscovering runs sqlfwd in cg with only a missing --config, its
 // own control socket, --cgroup cg and extra.
 func startDiscovering(t *testing.T, cg string, extra ...string) (*daemon, error) {
+	return startDiscoveringWrapped(t, inCgroup(cg), cg, nil, extra...)
+}
+
+// startDiscoveringWrapped is startDiscovering with a command prefix of its
+// own (wrap ends with whatever runs sqlfwd) and environment additions; the
+// control socket's directory is open to the service user.
+func startDiscoveringWrapped(t *testing.T, wrap []string, cg string, env []string, extra ...string) (*daemon, error) {
 	dir, err := os.MkdirTemp("", "sqlfwd-")
 	if err != nil {
 		return nil, err
 	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o777)
 	d := &daemon{control: filepath.Join(dir, "control.sock"), logPath: filepath.Join(dir, "sqlfwd.log"), done: make(chan struct{})}
 	logf, err := os.Create(d.logPath)
 	if err != nil {
 		return nil, err
 	}
-	argv := append(inCgroup(cg), filepath.Join(binDir, "sqlfwd"), "--config", filepath.Join(dir, "absent.yaml"),
+	argv := append(append([]string{}, wrap...), filepath.Join(binDir, "sqlfwd"), "--config", filepath.Join(dir, "absent.yaml"),
 		"--cgroup", cg, "--control-socket", d.control)
 	argv = append(argv, extra...)
 	d.cmd = exec.Command(argv[0], argv[1:]...)
+	d.cmd.Env = append(os.Environ(), env...)
 	d.cmd.Stdout, d.cmd.Stderr = logf, logf
 	if err := d.cmd.Start(); err != nil {
 		return nil, err
@@ -82,7 +92,7 @@ func startDiscovering(t *testing.T, cg string, extra ...string) (*daemon, error)
 	}()
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("sqlfwd log:\n%s", tail(d.log(), 30))
+			t.Logf("sqlfwd log:\n%s", tail(d.log(), 40))
 		}
 		d.stop()
 	})

@@ -243,55 +243,6 @@ func siblingCgroup(t *testing.T, cg, name string) string {
 	return makeCgroup(t, filepath.Dir(cg), cg+"-"+name)
 }
 
-// startDiscoveringWrapped is startDiscovering with a command prefix of its
-// own (wrap ends with whatever runs sqlfwd) and environment additions; the
-// control socket's directory is open to the service user.
-func startDiscoveringWrapped(t *testing.T, wrap []string, cg string, env []string, extra ...string) (*daemon, error) {
-	dir, err := os.MkdirTemp("", "sqlfwd-")
-	if err != nil {
-		return nil, err
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o777)
-	d := &daemon{control: filepath.Join(dir, "control.sock"), logPath: filepath.Join(dir, "sqlfwd.log"), done: make(chan struct{})}
-	logf, err := os.Create(d.logPath)
-	if err != nil {
-		return nil, err
-	}
-	argv := append(append([]string{}, wrap...), filepath.Join(binDir, "sqlfwd"), "--config", filepath.Join(dir, "absent.yaml"),
-		"--cgroup", cg, "--control-socket", d.control)
-	argv = append(argv, extra...)
-	d.cmd = exec.Command(argv[0], argv[1:]...)
-	d.cmd.Env = append(os.Environ(), env...)
-	d.cmd.Stdout, d.cmd.Stderr = logf, logf
-	if err := d.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() {
-		d.waitErr = d.cmd.Wait()
-		logf.Close()
-		close(d.done)
-	}()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("sqlfwd log:\n%s", tail(d.log(), 40))
-		}
-		d.stop()
-	})
-	for i := 0; !strings.Contains(d.log(), `"msg":"sqlfwd started"`); i++ {
-		select {
-		case <-d.done:
-			return nil, fmt.Errorf("sqlfwd exited: %v\n%s", d.waitErr, d.log())
-		default:
-		}
-		if i > 200 {
-			return nil, fmt.Errorf("sqlfwd did not start:\n%s", d.log())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return d, nil
-}
-
 // mysqlServer is a MariaDB run by the mysql user on the default socket.
 type mysqlServer struct {
 	dir  string
