@@ -426,7 +426,7 @@ func (s *session) start() (release func(), ok bool) {
 	setSSLCap(m, s.serverTLS())
 	cliSeq := wire.Seq(m)
 	m[3] = byte(srvSeq)
-	s.tlsInfo = [2]string{tlsInfo(s.client), tlsInfo(s.server)}
+	s.tlsInfo = [2]string{relay.TLSInfo(s.client), relay.TLSInfo(s.server)}
 	if len(r.AuthPlugin) > 0 {
 		s.authPlugin = append(s.authPlugin[:0], r.AuthPlugin...)
 	}
@@ -518,7 +518,7 @@ func (s *session) readResponse(cliTLS *tls.Config, offered wire.Caps) ([]byte, w
 		if cliTLS == nil {
 			return fail(seq, "sqlfw: this database offers no TLS through sqlfw (no tls.cert configured); connect without TLS", "the client asks for TLS, and no tls.cert is configured for this database", nil)
 		}
-		tc, err := acceptTLS(s.client, cliTLS, s.env.Limits.StartupTimeout)
+		tc, err := relay.AcceptTLS(s.client, cliTLS, s.env.Limits.StartupTimeout)
 		if err != nil {
 			env.Observer.Count(relay.TLSClientFail, 1)
 			env.Observer.Count(relay.TLSFailCounter(false, err), 1)
@@ -534,8 +534,8 @@ func (s *session) readResponse(cliTLS *tls.Config, offered wire.Caps) ([]byte, w
 		}
 		env.Observer.Count(relay.TLSClientOK, 1)
 		s.client = tc
-		s.log = s.log.With("client_tls", tlsInfo(tc))
-		if s.clientCert = peerName(tc); s.clientCert != "" {
+		s.log = s.log.With("client_tls", relay.TLSInfo(tc))
+		if s.clientCert = relay.PeerName(tc); s.clientCert != "" {
 			s.log = s.log.With("client_cert", s.clientCert)
 		}
 		// the handshake cleared the deadline; the response is still bound
@@ -598,10 +598,16 @@ func (s *session) upstreamTLS(serverCaps wire.Caps, m []byte, seq int) bool {
 		setSSLCap(req, true)
 		timeout := s.env.Limits.ServerReplyTimeout
 		var tc *tls.Conn
-		if tc, err = dialTLS(s.server, req, up.TLS, timeout); err == nil {
+		sendReq := func(c net.Conn) (bool, error) {
+			if _, err := c.Write(req); err != nil {
+				return false, fmt.Errorf("sending the SSL request: %w", err)
+			}
+			return true, nil // CLIENT_SSL in the greeting: no answer comes
+		}
+		if tc, err = relay.DialTLS(s.server, up.TLS, timeout, sendReq); err == nil {
 			s.server = tc
 			env.Observer.Count(relay.TLSServerOK, 1)
-			s.log = s.log.With("server_tls", tlsInfo(tc))
+			s.log = s.log.With("server_tls", relay.TLSInfo(tc))
 			return true
 		}
 	}

@@ -42,15 +42,11 @@ package mysql
 // read or logged.
 
 import (
-	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"time"
 
-	"github.com/sqlfw/sqlfw/relay"
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
 )
 
@@ -59,9 +55,6 @@ const (
 	// a client in clear.
 	errSecureTransport = 3159
 	msgSecureTransport = "sqlfw: connections using insecure transport are prohibited: this database accepts TLS connections only (connect with --ssl, ssl-mode=REQUIRED or tls=true)"
-	// tlsHandshakeTimeout bounds a leg's handshake when no startup or
-	// server reply timeout does.
-	tlsHandshakeTimeout = 10 * time.Second
 	// tlsRecordHandshake and tlsMajor open a TLS handshake record (type
 	// 22, version 3.x): what a client that starts TLS at once sends.
 	tlsRecordHandshake = 0x16
@@ -132,58 +125,4 @@ func setSSLCap(m []byte, on bool) {
 		caps &^= wire.CapSSL | wire.CapSSLVerifyServerCert
 	}
 	binary.LittleEndian.PutUint32(m[wire.HeaderLen:], uint32(caps))
-}
-
-// acceptTLS runs the client's handshake on conn, bounded by timeout (0:
-// tlsHandshakeTimeout).
-func acceptTLS(conn net.Conn, cfg *tls.Config, timeout time.Duration) (*tls.Conn, error) {
-	if timeout <= 0 {
-		timeout = tlsHandshakeTimeout
-	}
-	tc := tls.Server(relay.NewIO(conn, true), cfg) // raw socket calls under TLS, with receive times (relay/rawio.go)
-	_ = conn.SetDeadline(time.Now().Add(timeout))
-	err := tc.Handshake()
-	_ = conn.SetDeadline(time.Time{})
-	if err != nil {
-		return nil, fmt.Errorf("client TLS handshake: %w", err)
-	}
-	return tc, nil
-}
-
-// dialTLS sends the server sqlfw's SSL request and runs the handshake,
-// bounded by timeout (0: tlsHandshakeTimeout).
-func dialTLS(server net.Conn, sslRequest []byte, cfg *tls.Config, timeout time.Duration) (*tls.Conn, error) {
-	if timeout <= 0 {
-		timeout = tlsHandshakeTimeout
-	}
-	_ = server.SetDeadline(time.Now().Add(timeout))
-	defer server.SetDeadline(time.Time{})
-	if _, err := server.Write(sslRequest); err != nil {
-		return nil, fmt.Errorf("sending the SSL request: %w", err)
-	}
-	tc := tls.Client(relay.NewIO(server, false), cfg) // raw socket calls under TLS (relay/rawio.go)
-	if err := tc.Handshake(); err != nil {
-		return nil, fmt.Errorf("server TLS handshake: %w", err)
-	}
-	return tc, nil
-}
-
-// tlsInfo describes a leg's TLS for logs, connections and the audit ("":
-// in clear).
-func tlsInfo(c net.Conn) string {
-	tc, ok := c.(*tls.Conn)
-	if !ok {
-		return ""
-	}
-	st := tc.ConnectionState()
-	return tls.VersionName(st.Version) + " " + tls.CipherSuiteName(st.CipherSuite)
-}
-
-// peerName is the subject of the client's certificate, when it sent one
-// (tls.client_ca): who the log says connected.
-func peerName(tc *tls.Conn) string {
-	if pc := tc.ConnectionState().PeerCertificates; len(pc) > 0 {
-		return pc[0].Subject.String()
-	}
-	return ""
 }

@@ -299,7 +299,7 @@ func (s *session) negotiate() (wire.Startup, bool) {
 			env.Observer.Count(relay.TLSClientOK, 1)
 			conn, isTLS = tc, true
 			_ = conn.SetReadDeadline(time.Now().Add(lim.StartupTimeout))
-			log = log.With("client_tls", tlsInfo(conn))
+			log = log.With("client_tls", relay.TLSInfo(conn))
 			continue
 		case st.Code == wire.CodeSSLRequest || st.Code == wire.CodeGSSENCRequest:
 			// No TLS configured (or GSS encryption, never): 'N' makes
@@ -407,7 +407,7 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 		return nil, false
 	}
 	if up.TLS != nil && up.Network == "tcp" { // PostgreSQL has no TLS on unix sockets
-		tc, err := dialTLS(server, up.TLS, up.TLSMode)
+		tc, err := dialTLS(server, up.TLS, up.TLSMode, lim.ServerReplyTimeout)
 		if err != nil {
 			server.Close()
 			env.Observer.Count(relay.TLSServerFail, 1)
@@ -419,17 +419,17 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 			return nil, false
 		}
 		server = tc
-		if info := tlsInfo(server); info != "" {
+		if info := relay.TLSInfo(server); info != "" {
 			env.Observer.Count(relay.TLSServerOK, 1)
 			s.log = s.log.With("server_tls", info)
 		}
 	}
 	s.server = server
 	// Info is read for every audit record: the legs' TLS is described once
-	s.tlsInfo = [2]string{tlsInfo(conn), tlsInfo(server)}
-	s.clientCert = peerName(conn)
+	s.tlsInfo = [2]string{relay.TLSInfo(conn), relay.TLSInfo(server)}
+	s.clientCert = relay.PeerName(conn)
 	s.auth.binding = authBindingImpossible(conn, server, env.ClientTLS())
-	s.auth.clear = up.RefuseClearPassword && tlsInfo(conn) != "" && tlsInfo(server) == ""
+	s.auth.clear = up.RefuseClearPassword && relay.TLSInfo(conn) != "" && relay.TLSInfo(server) == ""
 	// The relay loops read and write plain sockets with raw system calls,
 	// the client's with its receive times (relay.IO); a TLS leg's IO is under its crypto/tls (tls.go).
 	s.client, s.server = relay.NewIO(conn, true), relay.NewIO(server, false)

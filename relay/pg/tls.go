@@ -34,66 +34,51 @@ import (
 	"github.com/sqlfw/sqlfw/relay"
 )
 
-// tlsHandshakeTimeout bounds a leg's handshake when no startup or server
-// reply timeout does.
-const tlsHandshakeTimeout = 10 * time.Second
-
-// acceptTLS runs the client's handshake on conn, bounded by timeout (0:
-// tlsHandshakeTimeout; the session gives it startup_timeout, as MySQL's
-// does). crypto/tls reads and writes the socket through relay.IO, with its
-// receive times (rawio.go).
+// acceptTLS runs the client's handshake on conn (relay.AcceptTLS), after
+// the bytes a peekConn read ahead.
 func acceptTLS(conn net.Conn, cfg *tls.Config, timeout time.Duration) (*tls.Conn, error) {
-	if timeout <= 0 {
-		timeout = tlsHandshakeTimeout
-	}
-	var under net.Conn
 	if p, ok := conn.(*peekConn); ok {
 		p.Conn = relay.NewIO(p.Conn, true)
-		under = p
-	} else {
-		under = relay.NewIO(conn, true)
 	}
-	tc := tls.Server(under, cfg)
-	_ = conn.SetDeadline(time.Now().Add(timeout))
-	err := tc.Handshake()
-	_ = conn.SetDeadline(time.Time{})
-	if err != nil {
-		return nil, fmt.Errorf("client TLS handshake: %w", err)
-	}
-	return tc, nil
+	return relay.AcceptTLS(conn, cfg, timeout)
 }
 
 // sslRequest is the 8-byte SSLRequest packet (length 8, code 80877103).
 var sslRequest = []byte{0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f}
 
-// dialTLS asks the server for TLS on a fresh connection, as libpq does,
-// and runs the handshake. It returns server unchanged when the server
-// declines and the mode allows plaintext (prefer).
-func dialTLS(server net.Conn, cfg *tls.Config, mode string) (net.Conn, error) {
-	_ = server.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
-	defer server.SetDeadline(time.Time{})
+// askTLS sends the server an SSLRequest, as libpq does on a fresh
+// connection, and reads its answer: 'S' (go on with TLS) or 'N'.
+func askTLS(server net.Conn) (bool, error) {
 	if _, err := server.Write(sslRequest); err != nil {
-		return nil, err
+		return false, err
 	}
 	var b [1]byte
 	if _, err := server.Read(b[:]); err != nil {
-		return nil, fmt.Errorf("reading the answer to SSLRequest: %w", err)
+		return false, fmt.Errorf("reading the answer to SSLRequest: %w", err)
 	}
 	switch b[0] {
 	case 'S':
+		return true, nil
 	case 'N':
-		if mode == "prefer" {
-			return server, nil
-		}
-		return nil, fmt.Errorf("%w (upstream_tls.mode %s)", relay.ErrTLSRefused, mode)
-	default:
-		return nil, fmt.Errorf("the database server answered SSLRequest with %q", b[0])
+		return false, nil
 	}
-	tc := tls.Client(relay.NewIO(server, false), cfg) // raw socket calls under TLS (rawio.go)
-	if err := tc.Handshake(); err != nil {
-		return nil, fmt.Errorf("server TLS handshake: %w", err)
+	return false, fmt.Errorf("the database server answered SSLRequest with %q", b[0])
+}
+
+// dialTLS opens the server leg's TLS, bounded by timeout
+// (server_reply_timeout). It returns server unchanged when the server
+// declines and the mode allows plaintext (prefer).
+func dialTLS(server net.Conn, cfg *tls.Config, mode string, timeout time.Duration) (net.Conn, error) {
+	tc, err := relay.DialTLS(server, cfg, timeout, askTLS)
+	switch {
+	case err != nil:
+		return nil, err
+	case tc != nil:
+		return tc, nil
+	case mode == "prefer":
+		return server, nil
 	}
-	return tc, nil
+	return nil, fmt.Errorf("%w (upstream_tls.mode %s)", relay.ErrTLSRefused, mode)
 }
 
 // tlsRecordByte opens every TLS record of a handshake: a client that sends
@@ -118,24 +103,3 @@ func (p *peekConn) Read(b []byte) (int, error) {
 // NetConn is the connection under the bytes read ahead (relay.Arrived
 // looks through it).
 func (p *peekConn) NetConn() net.Conn { return p.Conn }
-
-// tlsInfo describes a leg's TLS for logs and connections.
-func tlsInfo(c net.Conn) string {
-	tc, ok := c.(*tls.Conn)
-	if !ok {
-		return ""
-	}
-	st := tc.ConnectionState()
-	return tls.VersionName(st.Version) + " " + tls.CipherSuiteName(st.CipherSuite)
-}
-
-// peerName is the subject of the client's certificate, when it sent one
-// (tls.client_ca), for the audit trail.
-func peerName(c net.Conn) string {
-	if tc, ok := c.(*tls.Conn); ok {
-		if pc := tc.ConnectionState().PeerCertificates; len(pc) > 0 {
-			return pc[0].Subject.String()
-		}
-	}
-	return ""
-}

@@ -127,7 +127,7 @@ func TestTLSUnderIO(t *testing.T) {
 		}
 		srvDone <- s
 	}()
-	c, err := dialTLS(d, cliCfg, "require")
+	c, err := dialTLS(d, cliCfg, "require", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
