@@ -18,7 +18,6 @@ package mysql
 // closed.
 
 import (
-	"sync/atomic"
 	"time"
 
 	"github.com/sqlfw/sqlfw/relay"
@@ -38,19 +37,12 @@ func (s *session) halfClose() bool {
 	if !owed {
 		return false
 	}
-	cw, ok := s.server.(interface{ CloseWrite() error })
-	if !ok || cw.CloseWrite() != nil {
+	if !relay.CloseWrite(s.server) {
 		return false
 	}
 	s.log.Debug("client closed its side: relaying the rest of the server's answers")
 	s.leaveOpen = true
 	return true
-}
-
-type idleState struct {
-	on    bool // a timeout is configured (set at start, read-only)
-	armed atomic.Bool
-	since atomic.Int64 // unix nanoseconds the session became idle
 }
 
 // idleFor returns the timeout that applies and whether the session is
@@ -68,35 +60,17 @@ func (s *session) idleFor() (time.Duration, bool) {
 
 // armIdle is toClient's, after a response is forwarded.
 func (s *session) armIdle() {
-	t, idle := s.idleFor()
-	if t <= 0 || !idle {
-		return
-	}
-	now := time.Now()
-	s.idle.since.Store(now.UnixNano())
-	s.idle.armed.Store(true)
-	_ = s.client.SetReadDeadline(now.Add(t))
-}
-
-// disarmIdle is toServer's, after every read from the client.
-func (s *session) disarmIdle() {
-	if s.idle.armed.Swap(false) {
-		_ = s.client.SetReadDeadline(time.Time{})
+	if t, idle := s.idleFor(); idle {
+		s.idle.Arm(s.client, t)
 	}
 }
 
 // idleExpired is toServer's answer to a read deadline that passed: it
 // reports true (and has told the client) when the session has been idle for
-// its timeout; otherwise it sets the deadline the state calls for and the
-// read goes on.
+// its timeout (relay.IdleTimer.Expired).
 func (s *session) idleExpired() bool {
 	t, idle := s.idleFor()
-	if !idle || t <= 0 || !s.idle.armed.Load() {
-		_ = s.client.SetReadDeadline(time.Time{})
-		return false
-	}
-	if left := t - time.Since(time.Unix(0, s.idle.since.Load())); left > 0 {
-		_ = s.client.SetReadDeadline(time.Now().Add(left))
+	if !s.idle.Expired(s.client, t, idle) {
 		return false
 	}
 	s.env.Observer.Count(relay.IdleClosed, 1)

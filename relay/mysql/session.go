@@ -214,7 +214,7 @@ type session struct {
 	reading bool
 	memo    memo
 
-	idle      idleState
+	idle      relay.IdleTimer
 	closeOnce sync.Once
 	// leaveOpen is set by toServer when it stops after a deny_and_close
 	// verdict whose reply is queued: toClient closes the session once the
@@ -469,7 +469,7 @@ func (s *session) start() (release func(), ok bool) {
 	}
 	s.obs = obs
 	s.phase.Store(phaseAuth)
-	s.idle.on = lim.IdleTimeout > 0 || lim.IdleInTransactionTimeout > 0
+	s.idle.On = lim.IdleTimeout > 0 || lim.IdleInTransactionTimeout > 0
 	if lim.AuthTimeout > 0 {
 		_ = s.server.SetReadDeadline(s.begun.Add(lim.AuthTimeout))
 	}
@@ -847,7 +847,7 @@ func (s *session) toServer() {
 			// it now, not after its next write
 		} else if err := fr.Fill(); err != nil {
 			switch {
-			case s.idle.on && isTimeout(err):
+			case s.idle.On && relay.IsTimeout(err):
 				if !s.idleExpired() {
 					continue // not idle for long enough: read on
 				}
@@ -871,8 +871,8 @@ func (s *session) toServer() {
 		s.mu.Lock()
 		s.reading = true
 		s.mu.Unlock()
-		if s.idle.on {
-			s.disarmIdle()
+		if s.idle.On {
+			s.idle.Disarm(s.client)
 		}
 		s.meter.HoldBegin(relay.Arrived(s.client)) // timing
 		for {
@@ -971,7 +971,7 @@ func (s *session) toServer() {
 			s.log.Info("session closed by drain")
 			return
 		}
-		if s.idle.on {
+		if s.idle.On {
 			// toClient may have found the answer forwarded before this
 			// read was done with
 			s.armIdle()
@@ -1271,7 +1271,7 @@ func (s *session) toClient() {
 	for {
 		if err := fr.Fill(); err != nil {
 			switch {
-			case authing && isTimeout(err):
+			case authing && relay.IsTimeout(err):
 				s.log.Warn("closing connection: authentication did not finish in time", "timeout", s.env.Limits.AuthTimeout)
 				s.cw.Lock()
 				writeErr(s.client, 0, errUnknown, sqlstateGeneral, "sqlfw: the database server did not finish authentication in time")
@@ -1373,7 +1373,7 @@ func (s *session) toClient() {
 			if !s.answered(owed) {
 				return
 			}
-			if s.idle.on {
+			if s.idle.On {
 				s.armIdle()
 			}
 		}
@@ -1494,10 +1494,4 @@ func (s *session) answered(owed bool) bool {
 		return false
 	}
 	return true
-}
-
-// isTimeout reports a read deadline that passed.
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -319,7 +319,7 @@ func (s *session) authReady() {
 // client (when it is between messages: nothing of a message was relayed
 // half) and logged it.
 func (s *session) authTimedOut(err error, midMessage bool) bool {
-	if !isTimeout(err) || s.auth.over.Load() {
+	if !relay.IsTimeout(err) || s.auth.over.Load() {
 		return false
 	}
 	s.env.Observer.Count(relay.ConnRefused, 1)

@@ -118,5 +118,5 @@ func (s *session) fastEligible() bool {
 	s.mu.Lock()
 	started, closed, draining := s.started, s.closed, s.draining
 	s.mu.Unlock()
-	return started && !closed && !draining && !s.idle.on && !s.leaveOpen && !s.havePoison.Load() && !s.memo.active.Load() && !s.drainSet.Load()
+	return started && !closed && !draining && !s.idle.On && !s.leaveOpen && !s.havePoison.Load() && !s.memo.active.Load() && !s.drainSet.Load()
 }

@@ -20,9 +20,6 @@ package pg
 //     relayed.
 
 import (
-	"errors"
-	"net"
-	"sync/atomic"
 	"time"
 
 	"github.com/sqlfw/sqlfw/relay"
@@ -37,19 +34,12 @@ const sqlstateOutOfMemory = "53200"
 // the answer until the server closes. It reports false when the server
 // connection cannot be half-closed (the session then closes at once).
 func (s *session) halfClose() bool {
-	cw, ok := s.server.(interface{ CloseWrite() error })
-	if !ok || cw.CloseWrite() != nil {
+	if !relay.CloseWrite(s.server) {
 		return false
 	}
 	s.log.Debug("client closed its side: relaying the rest of the server's answer")
 	s.leaveOpen = true
 	return true
-}
-
-// isTimeout reports a read deadline that passed.
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // outOfMemory closes a session whose message could not be held.
@@ -67,16 +57,6 @@ const (
 	sqlstateIdleInTransaction  = "25P03" // idle_in_transaction_session_timeout
 )
 
-// idle holds a session's idle-timeout state: toClient arms it at a
-// ReadyForQuery that leaves nothing outstanding, toServer disarms it when
-// the client sends, and a read deadline that passes is checked against the
-// session's real state before anything is closed.
-type idleState struct {
-	on    bool // a timeout is configured (set at start, read-only)
-	armed atomic.Bool
-	since atomic.Int64 // unix nanoseconds the session became idle
-}
-
 func (s *session) idleTimeout(status byte) time.Duration {
 	if status == wire.TxIdle {
 		return s.env.Limits.IdleTimeout
@@ -90,39 +70,21 @@ func (s *session) armIdle(status byte) {
 	s.mu.Lock()
 	busy := s.outstanding > 0
 	s.mu.Unlock()
-	if t <= 0 || busy {
-		return
-	}
-	now := time.Now()
-	s.idle.since.Store(now.UnixNano())
-	s.idle.armed.Store(true)
-	_ = s.client.SetReadDeadline(now.Add(t))
-}
-
-// disarmIdle is toServer's, after every read from the client.
-func (s *session) disarmIdle() {
-	if s.idle.armed.Swap(false) {
-		_ = s.client.SetReadDeadline(time.Time{})
+	if !busy {
+		s.idle.Arm(s.client, t)
 	}
 }
 
 // idleExpired is toServer's answer to a read deadline that passed: it
 // reports true (and has told the client) when the session has been idle for
-// its timeout; otherwise it sets the deadline the state calls for and the
-// read goes on.
+// its timeout (relay.IdleTimer.Expired).
 func (s *session) idleExpired() bool {
 	status := byte(s.txStatus.Load())
 	t := s.idleTimeout(status)
 	s.mu.Lock()
 	busy := s.outstanding > 0
 	s.mu.Unlock()
-	since := time.Unix(0, s.idle.since.Load())
-	if busy || t <= 0 || !s.idle.armed.Load() {
-		_ = s.client.SetReadDeadline(time.Time{})
-		return false
-	}
-	if left := t - time.Since(since); left > 0 {
-		_ = s.client.SetReadDeadline(time.Now().Add(left))
+	if !s.idle.Expired(s.client, t, !busy) {
 		return false
 	}
 	code, what := sqlstateIdleSession, "terminating connection due to idle-session timeout"

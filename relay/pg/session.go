@@ -142,7 +142,7 @@ type session struct {
 	// idle-timeout state (guard.go).
 	begun time.Time
 	auth  authPhase
-	idle  idleState
+	idle  relay.IdleTimer
 
 	closeOnce sync.Once
 	// fast is the kernel fast path of the server-to-client direction
@@ -390,7 +390,7 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 		return nil, false
 	}
 	lim := &env.Limits
-	s.idle.on = lim.IdleTimeout > 0 || lim.IdleInTransactionTimeout > 0
+	s.idle.On = lim.IdleTimeout > 0 || lim.IdleInTransactionTimeout > 0
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
 	s.nonce = []byte("sqlfw_blocked_" + hex.EncodeToString(nonce[:]) + "_")
@@ -575,7 +575,7 @@ func (s *session) toServer() {
 		s.meter.HoldWait() // timing
 		if err := fr.Fill(); err != nil {
 			switch {
-			case s.idle.on && isTimeout(err):
+			case s.idle.On && relay.IsTimeout(err):
 				if !s.idleExpired() {
 					continue // not idle for long enough: read on
 				}
@@ -592,8 +592,8 @@ func (s *session) toServer() {
 			return
 		}
 		s.authClientRead(fr)
-		if s.idle.on {
-			s.disarmIdle()
+		if s.idle.On {
+			s.idle.Disarm(s.client)
 		}
 		s.meter.HoldBegin(relay.Arrived(s.client)) // timing
 		syncs := 0
@@ -916,7 +916,7 @@ func (s *session) toClient() {
 				if s.ready(st) {
 					closeAfter = true
 				}
-				if s.idle.on {
+				if s.idle.On {
 					s.armIdle(st)
 				}
 				s.memoReady(st)
