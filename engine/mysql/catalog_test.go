@@ -81,8 +81,20 @@ rules:
 		{def, "DELETE FROM shop.orders WHERE orders.id IS NOT NULL", "no-unfiltered-writes", "NOT NULL"},
 		{def, "DELETE FROM orders o WHERE NOT (o.id IS NULL)", "no-unfiltered-writes", "NOT NULL"},
 		{def, "UPDATE items SET id = id WHERE id IS NOT NULL OR id = 3", "no-unfiltered-writes", "NOT NULL"},
-		{def, "DELETE FROM orders WHERE ISNULL(id) = 0", "", ""}, // a function of the column: not folded
-		{def, "DELETE FROM orders WHERE id > 0", "", ""},         // data-dependent
+		{def, "DELETE FROM orders WHERE ISNULL(id) = 0", "no-unfiltered-writes", "NOT NULL column orders.id"},
+		{def, "DELETE FROM orders WHERE NOT ISNULL(id)", "no-unfiltered-writes", "NOT NULL"},
+		{def, "DELETE FROM orders WHERE NOT (id <=> NULL)", "no-unfiltered-writes", "NOT NULL"},
+		{def, "DELETE FROM orders WHERE (NULL <=> orders.id) = 0", "no-unfiltered-writes", "NOT NULL"},
+		{def, "DELETE FROM orders WHERE id <=> NULL IS FALSE", "no-unfiltered-writes", "NOT NULL"},
+		{def, "UPDATE orders SET total = 0 WHERE id = 3 OR ISNULL(id) <> 1", "no-unfiltered-writes", "NOT NULL"},
+		{def, "DELETE FROM shop.orders o WHERE !ISNULL(o.id)", "no-unfiltered-writes", "NOT NULL"},
+		{def, "DELETE FROM orders WHERE ISNULL(total) = 0", "", ""}, // a nullable column
+		{def, "DELETE FROM orders WHERE ISNULL(id) = 0 LIMIT 5", "", ""},
+		{def, "DELETE FROM orders WHERE ISNULL(id) = 0 AND id = 4", "", ""},
+		{def, "DELETE FROM orders WHERE ISNULL(id) = 1", "", ""},
+		{def, "DELETE FROM orders WHERE id <=> NULL", "", ""},
+		{def, "DELETE orders FROM orders JOIN items ON items.id = orders.id WHERE NOT ISNULL(orders.id)", "", ""}, // multi-table: not folded
+		{def, "DELETE FROM orders WHERE id > 0", "", ""},                                                          // data-dependent
 		{def, "DELETE FROM orders WHERE total IS NOT NULL", "", ""},
 		{def, "DELETE FROM orders WHERE id IS NOT NULL AND id = 4", "", ""},
 	}

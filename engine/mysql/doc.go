@@ -46,9 +46,9 @@
 // fold.go (constants: literals, operators, IN, CASE), foldfunc.go (CAST and
 // the builtins of constants), foldcompare.go (conversions and comparisons
 // as the server makes them), foldmatch.go (LIKE and REGEXP), tautself.go
-// (an expression compared with itself, what leaves a value as it is) and
-// tautor.go (an OR with an arm true for every row, complements, optional
-// filters).
+// (an expression compared with itself, what leaves a value as it is),
+// tautnull.go (NULL tests of columns decided by cases) and tautor.go (an
+// OR with an arm true for every row, complements, optional filters).
 //
 // writes.go (the rows an UPDATE, DELETE, REPLACE or ON DUPLICATE KEY
 // UPDATE writes: the whole table or not), effects.go (what a statement

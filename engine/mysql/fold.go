@@ -24,6 +24,9 @@ type folder struct {
 	// target, when set, is the written table whose columns a NULL test
 	// takes as NOT NULL (catalog.go notNullWhere).
 	target *notNullTarget
+	// nulls, when set, are the cases of columns' NULL tests being folded
+	// (tautnull.go nullCases).
+	nulls []nullCase
 }
 
 // readings returns how many foldings a statement whose X'...' literals
@@ -159,6 +162,9 @@ func (fo *folder) fold(e ast.ExprNode, depth int) (folded, bool) {
 		t := !v.null && truthy(v) == (x.True != 0)
 		return boolF(t != x.Not), true
 	case *ast.IsNullExpr:
+		if n, ok := fo.nullTest(x.Expr); ok {
+			return boolF(n != x.Not), true
+		}
 		v, ok := fo.fold(x.Expr, d)
 		if !ok {
 			return folded{}, false
@@ -283,6 +289,11 @@ func (fo *folder) foldBinary(x *ast.BinaryOperationExpr, d int) (folded, bool) {
 	}
 	if lr, ok := x.L.(*ast.RowExpr); ok {
 		return fo.foldRows(x.Op, lr, x.R, d)
+	}
+	if x.Op == opcode.NullEQ {
+		if v, ok := fo.nullEQTest(x.L, x.R, d); ok {
+			return v, true // x <=> NULL (tautnull.go)
+		}
 	}
 	l, ok := fo.fold(x.L, d)
 	if !ok {

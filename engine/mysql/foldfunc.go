@@ -77,6 +77,9 @@ func (fo *folder) foldFunc(x *ast.FuncCallExpr, d int) (folded, bool) {
 		if len(args) != 1 {
 			return folded{}, false
 		}
+		if n, ok := fo.nullTest(args[0]); ok {
+			return boolF(n), true
+		}
 		v, ok := fo.fold(args[0], d)
 		return boolF(v.null), ok
 	case "pi":

@@ -64,7 +64,11 @@ func truthOfFolded(v folded) truth {
 }
 
 // alwaysTrue reports whether e is true whatever the row.
-func (fo *folder) alwaysTrue(e ast.ExprNode) bool { return fo.truthOf(e, 0) == tTrue }
+// A condition that tests columns for NULL is also folded in each case of
+// those tests (tautnull.go).
+func (fo *folder) alwaysTrue(e ast.ExprNode) bool {
+	return fo.truthOf(e, 0) == tTrue || fo.nullCases(e)
+}
 
 // truthOf returns what a condition can evaluate to.
 func (fo *folder) truthOf(e ast.ExprNode, depth int) truth {

@@ -282,6 +282,33 @@ func TestTruth(t *testing.T) {
 		{"regexp dot is value-dependent", "name REGEXP '.'", false}, // '' does not match
 		{"comparison is not null", "(a = 1) IS NOT NULL", false},    // a IS NOT NULL, as above
 		{"variable", "@a", false},
+		// NULL tests decided by cases (tautnull.go): true whether a is
+		// NULL or not.
+		{"isnull = 0 or is null", "ISNULL(a) = 0 OR a IS NULL", true},
+		{"isnull in 0, 1", "ISNULL(a) IN (0, 1)", true},
+		{"isnull at least 0", "ISNULL(a) >= 0", true},
+		{"isnull at most 1", "ISNULL(a) <= 1", true},
+		{"isnull not 2", "ISNULL(a) <> 2", true},
+		{"isnull plus 1 positive", "ISNULL(a) + 1 > 0", true},
+		{"isnull = 0 or = 1", "ISNULL(a) = 0 OR ISNULL(a) = 1", true},
+		{"null-safe null and is not null", "a <=> NULL OR a IS NOT NULL", true},
+		{"null and null-safe null", "NULL <=> a OR NOT ISNULL(a)", true},
+		{"not null-safe null or null-safe null", "NOT a <=> NULL OR a <=> NULL", true},
+		{"null-safe null = 0 or is null", "(a <=> NULL) = 0 OR a IS NULL", true},
+		{"is null equals isnull", "(a IS NULL) = ISNULL(a)", true},
+		{"isnull xor is not null", "ISNULL(a) XOR a IS NOT NULL", true},
+		{"is null is not true or is null", "a IS NULL IS NOT TRUE OR a IS NULL", true},
+		{"null test of a computed null", "a <=> (SELECT NULL) OR a IS NOT NULL", true},
+		{"two columns", "(a IS NULL OR b IS NULL) OR (NOT ISNULL(a) AND b IS NOT NULL) OR (a IS NULL AND b IS NOT NULL)", true},
+		{"many columns, one decides", "b IS NULL AND 0 OR c IS NULL AND 0 OR d IS NULL AND 0 OR e IS NULL AND 0 OR ISNULL(a) = 0 OR a IS NULL", true},
+		{"isnull = 0 alone", "ISNULL(a) = 0", false},            // a IS NOT NULL
+		{"not isnull alone", "NOT ISNULL(a)", false},            // the same
+		{"null-safe null alone", "a <=> NULL", false},           // a IS NULL
+		{"not null-safe null alone", "NOT (a <=> NULL)", false}, // a IS NOT NULL
+		{"isnull = 0 or another column", "ISNULL(a) = 0 OR b IS NULL", false},
+		{"isnull and a filter", "ISNULL(a) >= 0 AND a = 5", false},
+		{"isnull of a qualified other name", "ISNULL(t.a) = 0 OR a IS NULL", false}, // two names to the split
+		{"in a subquery", "ISNULL(a) = 0 OR EXISTS (SELECT * FROM u WHERE a IS NULL)", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

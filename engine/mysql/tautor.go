@@ -138,7 +138,7 @@ func (fo *folder) orTautology(e ast.ExprNode, depth int) bool {
 	case *ast.BinaryOperationExpr:
 		if x.Op == opcode.LogicOr {
 			arms := orArmList(x, nil, 0)
-			if fo.complementary(arms) {
+			if fo.complementary(arms) || fo.nullCases(x) {
 				return true
 			}
 			for _, a := range arms {
@@ -310,8 +310,11 @@ func (fo *folder) anyRowExists(a ast.ExprNode) bool {
 		return false
 	}
 	sel, ok := sq.Query.(*ast.SelectStmt)
+	// the subquery's columns are its table's: an outer NULL test's case
+	// (tautnull.go) is not theirs
+	inner := folder{xhex: fo.xhex, xStr: fo.xStr, with: fo.with, target: fo.target}
 	if !ok || sel.From == nil || sel.From.TableRefs == nil || sel.From.TableRefs.Right != nil || sel.Limit != nil ||
-		sel.GroupBy != nil || sel.Having != nil || (sel.Where != nil && !fo.alwaysTrue(sel.Where)) {
+		sel.GroupBy != nil || sel.Having != nil || (sel.Where != nil && !inner.alwaysTrue(sel.Where)) {
 		return false
 	}
 	ts, ok := sel.From.TableRefs.Left.(*ast.TableSource)
