@@ -185,7 +185,8 @@ type helperResult struct {
 // helperOpts configures one client run in a child process.
 type helperOpts struct {
 	Cgroup   string // cgroup2 directory to start in ("" keeps the test's)
-	Dial     string // address to connect to
+	Dial     string // address to connect to ("unix:NAME" for a relative socket name)
+	Dir      string // working directory ("" keeps the test's)
 	Mark     int    // SO_MARK on the socket, if non-zero
 	NewNetns bool   // run in a fresh network namespace with only lo up...
 	Netns    string // ...or in this named one (ip netns exec), e.g. a testPod's
@@ -220,6 +221,7 @@ func runHelper(tb testing.TB, o helperOpts) (helperResult, int) {
 		attr.Cloneflags = syscall.CLONE_NEWNET
 	}
 	cmd.SysProcAttr = attr
+	cmd.Dir = o.Dir
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -274,9 +276,12 @@ func helperDial(res *helperResult) error {
 	var sa unix.Sockaddr
 	var dst netip.AddrPort
 	var err error
-	if strings.HasPrefix(target, "/") {
+	if name, ok := strings.CutPrefix(target, "unix:"); ok || strings.HasPrefix(target, "/") {
+		if !ok {
+			name = target
+		}
 		fd, err = unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
-		sa = &unix.SockaddrUnix{Name: target}
+		sa = &unix.SockaddrUnix{Name: name}
 	} else if dst, err = netip.ParseAddrPort(target); err != nil {
 		return err
 	} else if dst.Addr().Is4() {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -32,12 +33,20 @@ type UnixRedirect struct {
 	guard     *ebpf.Program
 	guardLink link.Link
 	// GuardErr says why other names of a protected socket (symlinks, hard
-	// links, relative paths) are not refused: the kernel has no BPF LSM
-	// active, or is older than 6.0. Nil when they are.
+	// links, relative paths) are not refused: neither guard program loads
+	// here. Nil when they are.
 	GuardErr error
+	// GuardKind says which guard refuses them (GuardLSMCgroup or
+	// GuardModifyReturn; empty with GuardErr).
+	GuardKind string
 
 	mu      sync.Mutex
 	guarded map[string]unixUnixInode // path -> its file when last looked at
+	// rel holds the protected_rel entries each protected path added; refs
+	// counts the paths that added an entry (two spellings of one socket
+	// add the same ones).
+	rel  map[string][]unixUnixRel
+	refs map[unixUnixRel]int
 }
 
 // unixLoaded is what the redirect loads: its maps and the connect_unix
@@ -81,9 +90,14 @@ func LoadUnixRedirect(cfg UnixConfig) (*UnixRedirect, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading unix spec: %w", err)
 	}
+	cgID, err := cgroupID(cfg.Cgroup)
+	if err != nil {
+		return nil, fmt.Errorf("unix redirect: %w", err)
+	}
 	for name, v := range map[string]any{
 		unixVarCfgNetnsCookie: cfg.NetnsCookie,
 		unixVarCfgMark:        cfg.Mark,
+		unixVarCfgCgroupId:    cgID,
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("setting %s: %w", name, err)
@@ -107,29 +121,90 @@ func LoadUnixRedirect(cfg UnixConfig) (*UnixRedirect, error) {
 	return u, nil
 }
 
-// attachGuard loads the lsm_cgroup guard on the redirect's maps and
-// attaches it to cgroup.
+// Guard kinds: how other names of a protected socket are refused.
+const (
+	// GuardLSMCgroup is the lsm_cgroup program on unix_stream_connect,
+	// attached to the cgroup (the BPF LSM is active).
+	GuardLSMCgroup = "lsm_cgroup"
+	// GuardModifyReturn is the modify_return tracing program on
+	// security_unix_stream_connect, global and scoped by the program
+	// itself to the cgroup's sockets (no BPF LSM needed).
+	GuardModifyReturn = "fmod_ret"
+)
+
+// attachGuard attaches the guard: the lsm_cgroup program where the BPF LSM
+// is active, else the modify_return program. The error names both reasons
+// when neither attaches.
 func (u *UnixRedirect) attachGuard(spec *ebpf.CollectionSpec, cgroup string) error {
-	var g struct {
-		Guard *ebpf.Program `ebpf:"guard_unix_stream_connect"`
+	lsmErr := u.attachLSMGuard(spec, cgroup)
+	if lsmErr == nil {
+		u.GuardKind = GuardLSMCgroup
+		return nil
 	}
-	err := spec.LoadAndAssign(&g, &ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{
+	retErr := u.attachReturnGuard(spec)
+	if retErr == nil {
+		u.GuardKind = GuardModifyReturn
+		return nil
+	}
+	return fmt.Errorf("%w; and %w", lsmErr, retErr)
+}
+
+// guardMaps are the redirect's maps, shared by whichever guard loads.
+func (u *UnixRedirect) guardMaps() *ebpf.CollectionOptions {
+	return &ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{
 		unixMapGuardedInodes:  u.objs.GuardedInodes,
 		unixMapOwnCookies:     u.objs.OwnCookies,
 		unixMapUnixCounters:   u.objs.UnixCounters,
-		unixMapUnixScratch:    u.objs.UnixScratch,
+		unixMapUnixBufs:       u.objs.UnixBufs,
 		unixMapProtectedPaths: u.objs.ProtectedPaths,
-	}})
-	if err != nil {
-		return fmt.Errorf("loading the guard (BPF LSM, kernel 6.0 or later, \"bpf\" in the kernel's lsm= list): %w", classify(err))
+	}}
+}
+
+// attachLSMGuard loads the lsm_cgroup guard on the redirect's maps and
+// attaches it to cgroup.
+func (u *UnixRedirect) attachLSMGuard(spec *ebpf.CollectionSpec, cgroup string) error {
+	var g struct {
+		Guard *ebpf.Program `ebpf:"guard_unix_stream_connect"`
+	}
+	if err := spec.LoadAndAssign(&g, u.guardMaps()); err != nil {
+		return fmt.Errorf("loading the lsm_cgroup guard (needs the BPF LSM active, \"bpf\" in the kernel's lsm= list, and BPF trampolines, kernel 6.0 or later): %w", classify(err))
 	}
 	l, err := link.AttachCgroup(link.CgroupOptions{Path: cgroup, Attach: ebpf.AttachLSMCgroup, Program: g.Guard})
 	if err != nil {
 		g.Guard.Close()
-		return fmt.Errorf("attaching the guard to %s (BPF LSM, kernel 6.0 or later, \"bpf\" in the kernel's lsm= list): %w", cgroup, classify(err))
+		return fmt.Errorf("attaching the lsm_cgroup guard to %s (needs the BPF LSM active, \"bpf\" in the kernel's lsm= list, and BPF trampolines, kernel 6.0 or later): %w", cgroup, classify(err))
 	}
 	u.guard, u.guardLink = g.Guard, l
 	return nil
+}
+
+// attachReturnGuard loads the modify_return guard on the redirect's maps
+// and attaches it to security_unix_stream_connect (the program checks the
+// cgroup itself: cfg_cgroup_id was set before the redirect loaded).
+func (u *UnixRedirect) attachReturnGuard(spec *ebpf.CollectionSpec) error {
+	var g struct {
+		Guard *ebpf.Program `ebpf:"guard_unix_connect_ret"`
+	}
+	if err := spec.LoadAndAssign(&g, u.guardMaps()); err != nil {
+		return fmt.Errorf("loading the fmod_ret guard (modify_return on security_unix_stream_connect: needs BPF trampolines, kernel 5.7 or later with ftrace): %w", classify(err))
+	}
+	l, err := link.AttachTracing(link.TracingOptions{Program: g.Guard, AttachType: ebpf.AttachModifyReturn})
+	if err != nil {
+		g.Guard.Close()
+		return fmt.Errorf("attaching the fmod_ret guard to security_unix_stream_connect: %w", classify(err))
+	}
+	u.guard, u.guardLink = g.Guard, l
+	return nil
+}
+
+// cgroupID is the id BPF sees for the cgroup2 directory dir (its inode
+// number, the kernfs node id).
+func cgroupID(dir string) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return 0, &os.PathError{Op: "stat", Path: dir, Err: err}
+	}
+	return st.Ino, nil
 }
 
 // Guard refuses connects that reach the socket file at dbPath by another
@@ -234,7 +309,10 @@ func ProbeUnix() error {
 }
 
 // Protect sends new connects to the socket at dbPath to listenPath instead.
-// Paths are filesystem paths; abstract names are not supported.
+// Paths are filesystem paths; abstract names are not supported. The same
+// socket named relative to a client's working or root directory (a
+// relative name, /proc/self/cwd/..., /proc/self/root/...) is sent there
+// too, from its directory and each directory above it as they are now.
 func (u *UnixRedirect) Protect(dbPath, listenPath string) error {
 	k, err := unixKey(dbPath)
 	if err != nil {
@@ -249,7 +327,64 @@ func (u *UnixRedirect) Protect(dbPath, listenPath string) error {
 	if err := u.objs.ProtectedPaths.Update(&k, &t, ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("protecting %s: %w", dbPath, err)
 	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if _, ok := u.rel[dbPath]; ok {
+		return nil
+	}
+	rels := relKeys(dbPath)
+	for i, r := range rels {
+		if err := u.objs.ProtectedRel.Update(&r, &t, ebpf.UpdateAny); err != nil {
+			u.dropRel(rels[:i])
+			return fmt.Errorf("protecting %s by relative names: %w", dbPath, err)
+		}
+	}
+	if u.rel == nil {
+		u.rel, u.refs = map[string][]unixUnixRel{}, map[unixUnixRel]int{}
+	}
+	u.rel[dbPath] = rels
+	for _, r := range rels {
+		u.refs[r]++
+	}
 	return nil
+}
+
+// relKeys are dbPath's protected_rel keys: for its directory (symlinks
+// resolved) and each one above it, that directory's file and the rest of
+// the path. A directory that cannot be looked at ends the list (the names
+// from below it are still there).
+func relKeys(dbPath string) []unixUnixRel {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(dbPath))
+	if err != nil {
+		return nil
+	}
+	rest := filepath.Base(dbPath)
+	var keys []unixUnixRel
+	for {
+		var st unix.Stat_t
+		if len(rest) >= unixPathMax || unix.Stat(dir, &st) != nil {
+			break
+		}
+		k := unixUnixRel{Ino: st.Ino, Dev: unix.Major(uint64(st.Dev))<<20 | unix.Minor(uint64(st.Dev))}
+		copy(k.Path[:], rest)
+		keys = append(keys, k)
+		if dir == "/" {
+			break
+		}
+		rest = filepath.Base(dir) + "/" + rest
+		dir = filepath.Dir(dir)
+	}
+	return keys
+}
+
+// dropRel (under mu) deletes entries no protected path holds any more.
+func (u *UnixRedirect) dropRel(rels []unixUnixRel) {
+	for _, r := range rels {
+		if u.refs[r] > 0 {
+			continue
+		}
+		_ = u.objs.ProtectedRel.Delete(&r)
+	}
 }
 
 // Unprotect stops redirecting new connects to dbPath.
@@ -260,6 +395,17 @@ func (u *UnixRedirect) Unprotect(dbPath string) error {
 	}
 	if err := u.objs.ProtectedPaths.Delete(&k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
 		return fmt.Errorf("unprotecting %s: %w", dbPath, err)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if rels, ok := u.rel[dbPath]; ok {
+		for _, r := range rels {
+			if u.refs[r]--; u.refs[r] <= 0 {
+				delete(u.refs, r)
+			}
+		}
+		delete(u.rel, dbPath)
+		u.dropRel(rels)
 	}
 	return nil
 }

@@ -13,6 +13,11 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type unixUnixBuf struct {
+	_    structs.HostLayout
+	Path [128]uint8
+}
+
 type unixUnixInode struct {
 	_   structs.HostLayout
 	Ino uint64
@@ -23,6 +28,15 @@ type unixUnixInode struct {
 type unixUnixPath struct {
 	_    structs.HostLayout
 	Path [108]uint8
+}
+
+type unixUnixRel struct {
+	_    structs.HostLayout
+	Ino  uint64
+	Dev  uint32
+	Pad  uint32
+	Path [108]uint8
+	_    [4]byte
 }
 
 type unixUnixTarget struct {
@@ -38,10 +52,14 @@ const (
 	unixMapGuardedInodes           = "guarded_inodes"
 	unixMapOwnCookies              = "own_cookies"
 	unixMapProtectedPaths          = "protected_paths"
+	unixMapProtectedRel            = "protected_rel"
+	unixMapUnixBufs                = "unix_bufs"
 	unixMapUnixCounters            = "unix_counters"
-	unixMapUnixScratch             = "unix_scratch"
+	unixMapUnixRelScratch          = "unix_rel_scratch"
+	unixProgGuardUnixConnectRet    = "guard_unix_connect_ret"
 	unixProgGuardUnixStreamConnect = "guard_unix_stream_connect"
 	unixProgRedirectConnectUnix    = "redirect_connect_unix"
+	unixVarCfgCgroupId             = "cfg_cgroup_id"
 	unixVarCfgMark                 = "cfg_mark"
 	unixVarCfgNetnsCookie          = "cfg_netns_cookie"
 )
@@ -88,6 +106,7 @@ type unixSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type unixProgramSpecs struct {
+	GuardUnixConnectRet    *ebpf.ProgramSpec `ebpf:"guard_unix_connect_ret"`
 	GuardUnixStreamConnect *ebpf.ProgramSpec `ebpf:"guard_unix_stream_connect"`
 	RedirectConnectUnix    *ebpf.ProgramSpec `ebpf:"redirect_connect_unix"`
 }
@@ -99,14 +118,17 @@ type unixMapSpecs struct {
 	GuardedInodes  *ebpf.MapSpec `ebpf:"guarded_inodes"`
 	OwnCookies     *ebpf.MapSpec `ebpf:"own_cookies"`
 	ProtectedPaths *ebpf.MapSpec `ebpf:"protected_paths"`
+	ProtectedRel   *ebpf.MapSpec `ebpf:"protected_rel"`
+	UnixBufs       *ebpf.MapSpec `ebpf:"unix_bufs"`
 	UnixCounters   *ebpf.MapSpec `ebpf:"unix_counters"`
-	UnixScratch    *ebpf.MapSpec `ebpf:"unix_scratch"`
+	UnixRelScratch *ebpf.MapSpec `ebpf:"unix_rel_scratch"`
 }
 
 // unixVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type unixVariableSpecs struct {
+	CfgCgroupId    *ebpf.VariableSpec `ebpf:"cfg_cgroup_id"`
 	CfgMark        *ebpf.VariableSpec `ebpf:"cfg_mark"`
 	CfgNetnsCookie *ebpf.VariableSpec `ebpf:"cfg_netns_cookie"`
 }
@@ -134,8 +156,10 @@ type unixMaps struct {
 	GuardedInodes  *ebpf.Map `ebpf:"guarded_inodes"`
 	OwnCookies     *ebpf.Map `ebpf:"own_cookies"`
 	ProtectedPaths *ebpf.Map `ebpf:"protected_paths"`
+	ProtectedRel   *ebpf.Map `ebpf:"protected_rel"`
+	UnixBufs       *ebpf.Map `ebpf:"unix_bufs"`
 	UnixCounters   *ebpf.Map `ebpf:"unix_counters"`
-	UnixScratch    *ebpf.Map `ebpf:"unix_scratch"`
+	UnixRelScratch *ebpf.Map `ebpf:"unix_rel_scratch"`
 }
 
 func (m *unixMaps) Close() error {
@@ -143,8 +167,10 @@ func (m *unixMaps) Close() error {
 		m.GuardedInodes,
 		m.OwnCookies,
 		m.ProtectedPaths,
+		m.ProtectedRel,
+		m.UnixBufs,
 		m.UnixCounters,
-		m.UnixScratch,
+		m.UnixRelScratch,
 	)
 }
 
@@ -152,6 +178,7 @@ func (m *unixMaps) Close() error {
 //
 // It can be passed to loadUnixObjects or ebpf.CollectionSpec.LoadAndAssign.
 type unixVariables struct {
+	CfgCgroupId    *ebpf.Variable `ebpf:"cfg_cgroup_id"`
 	CfgMark        *ebpf.Variable `ebpf:"cfg_mark"`
 	CfgNetnsCookie *ebpf.Variable `ebpf:"cfg_netns_cookie"`
 }
@@ -160,12 +187,14 @@ type unixVariables struct {
 //
 // It can be passed to loadUnixObjects or ebpf.CollectionSpec.LoadAndAssign.
 type unixPrograms struct {
+	GuardUnixConnectRet    *ebpf.Program `ebpf:"guard_unix_connect_ret"`
 	GuardUnixStreamConnect *ebpf.Program `ebpf:"guard_unix_stream_connect"`
 	RedirectConnectUnix    *ebpf.Program `ebpf:"redirect_connect_unix"`
 }
 
 func (p *unixPrograms) Close() error {
 	return _UnixClose(
+		p.GuardUnixConnectRet,
 		p.GuardUnixStreamConnect,
 		p.RedirectConnectUnix,
 	)

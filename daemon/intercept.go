@@ -386,7 +386,7 @@ func (it *interceptor) protectUnix(db *database) error {
 		// absent now (the server is starting): reguardLoop keeps looking
 		d.log.Info("unix socket not there yet: its other names are refused once it is", "database", db.cfg.Name, "socket", db.cfg.UnixSocket, "err", err)
 	}
-	d.log.Info("intercepting unix socket", "database", db.cfg.Name, "socket", db.cfg.UnixSocket, "names", strings.Join(names, " "), "listener", path, "connects_as_client", d.dialAs, "other_names_refused", guarded)
+	d.log.Info("intercepting unix socket", "database", db.cfg.Name, "socket", db.cfg.UnixSocket, "names", strings.Join(names, " "), "listener", path, "connects_as_client", d.dialAs, "other_names_refused", guarded, "guard", it.unixRd.GuardKind)
 	if !d.dialAs {
 		it.unixAsWarn.Do(func() { d.log.Warn(unixAsWarning, "uid", os.Geteuid()) })
 	}
@@ -862,7 +862,7 @@ func (d *Daemon) interceptStats() InterceptionStats {
 
 // unixGuardWarning is what the daemon says when the kernel cannot refuse
 // other names of a protected unix socket (bpf/unix.c's guard).
-const unixGuardWarning = "other names of a protected unix socket (a symlink or hard link to it, a relative path, /proc/PID/root/...) reach the server unjudged: the kernel's BPF LSM is not available to refuse them"
+const unixGuardWarning = "other names of a protected unix socket (a symlink or hard link to it, a path through .., /proc/PID/root/...) reach the server unjudged: no guard program loads on this kernel to refuse them (lsm_cgroup needs the BPF LSM, fmod_ret BPF trampolines); relative, /proc/self/cwd/ and /proc/self/root/ names and doubled slashes are judged"
 
 // reguardEvery is how soon a server that binds its socket anew (a restart)
 // has the new file guarded.

@@ -259,6 +259,12 @@ func bootPaths() []bootPath {
 		// authentication
 		{"postgres unix socket /run/postgresql, password", "postgres", "/run/postgresql/.s.PGSQL.5432", psqlTCP("/run/postgresql")},
 		{"postgres unix socket /var/run/postgresql, password", "postgres", "/run/postgresql/.s.PGSQL.5432", psqlTCP("/var/run/postgresql")},
+		// names the kernel resolves from the client's directories, and a
+		// doubled slash: redirected (bpf/unix.c protected_rel, normalize_path)
+		{"postgres unix socket by /proc/self/cwd from its directory, password", "postgres", "/run/postgresql/.s.PGSQL.5432", func(sql string) []string {
+			return append([]string{"sh", "-c", `cd /run/postgresql && exec "$@"`, "sh"}, psqlTCP("/proc/self/cwd")(sql)...)
+		}},
+		{"postgres unix socket //run/postgresql, password", "postgres", "/run/postgresql/.s.PGSQL.5432", psqlTCP("//run/postgresql")},
 		// a symlink to the socket that any user may make (here in /var/tmp)
 		{"postgres unix socket through a symlink, password", "postgres", "/run/postgresql/.s.PGSQL.5432", psqlTCP("/var/tmp/sqlfw-alias")},
 		{"mariadb tcp 127.0.0.1", "mysql", "127.0.0.1:3306", myTCP("127.0.0.1")},
@@ -271,6 +277,10 @@ func bootPaths() []bootPath {
 		}},
 		{"mariadb unix socket /run/mysqld, password", "mysql", "/run/mysqld/mysqld.sock", mySocket("/run/mysqld/mysqld.sock")},
 		{"mariadb unix socket /var/run/mysqld, password", "mysql", "/run/mysqld/mysqld.sock", mySocket("/var/run/mysqld/mysqld.sock")},
+		{"mariadb unix socket by a relative name from its directory, password", "mysql", "/run/mysqld/mysqld.sock", func(sql string) []string {
+			return append([]string{"sh", "-c", `cd /run/mysqld && exec "$@"`, "sh"}, mySocket("mysqld.sock")(sql)...)
+		}},
+		{"mariadb unix socket /run/./mysqld//mysqld.sock, password", "mysql", "/run/mysqld/mysqld.sock", mySocket("/run/./mysqld//mysqld.sock")},
 		{"mariadb unix socket through a symlink, password", "mysql", "/run/mysqld/mysqld.sock", mySocket("/var/tmp/sqlfw-alias/mysqld.sock")},
 	}
 }

@@ -10,12 +10,17 @@ import (
 )
 
 // TestInterceptUnixOtherNames: a protected unix socket reached by another
-// name than the one sqlfwd redirects — a symlink to its directory, a hard
-// link to the socket file, a relative path — is refused for the clients
-// sqlfwd intercepts (bpf/unix.c's lsm_cgroup guard), never relayed to the
-// server unjudged: nothing reaches the server's log and the rows stay. The
-// protected name itself is judged, and outside the cgroup the other names
-// still work (the guard is the cgroup's).
+// name than the one sqlfwd was given. Names the kernel resolves from the
+// client's working or root directory (a relative path, /proc/self/cwd/...,
+// /proc/self/root/...) and doubled slashes or "." components are
+// redirected like the name itself and judged: a DELETE without WHERE is
+// blocked, absent from PostgreSQL's statement log, the rows stay. Names no
+// program can resolve before the kernel does — a symlink to the directory,
+// a hard link to the socket file, a path through ".." — are refused for the
+// clients sqlfwd intercepts where a guard program loads (bpf/unix.c:
+// lsm_cgroup, else fmod_ret), never relayed to the server unjudged; where
+// neither loads sqlfwd says so (WARN, fwctl status and its JSON) and the
+// refusal is skipped, saying why. Outside the cgroup every name still works.
 func TestInterceptUnixOtherNames(t *testing.T) {
 	needKernel(t)
 	if pg.SockDir == "" {
@@ -29,30 +34,9 @@ func TestInterceptUnixOtherNames(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	status := fwctl(t, d, "status")
-	if !strings.Contains(d.log(), `"other_names_refused":true`) {
-		if strings.Contains(d.log(), "BPF LSM is not available") {
-			// then it says so everywhere an operator looks
-			if !strings.Contains(status.Stdout, "not protected: unix sockets reached by another name") {
-				t.Errorf("fwctl status does not say that other names are not protected:\n%s", status)
-			}
-			if js := fwctl(t, d, "status", "--json"); !strings.Contains(js.Stdout, `"unix_other_names": "NOT refused: `) && !strings.Contains(js.Stdout, `"unix_other_names":"NOT refused: `) {
-				t.Errorf("fwctl status --json has no unix_other_names NOT refused:\n%s", js.Stdout)
-			}
-			t.Skipf("skipping: this kernel cannot refuse other names (no BPF LSM); sqlfwd says so:\n%s", tail(d.log(), 5))
-		}
-		t.Fatalf("sqlfwd neither refuses other names nor says why:\n%s", tail(d.log(), 10))
-	}
-	if strings.Contains(status.Stdout, "not protected: unix sockets") {
-		t.Errorf("fwctl status says other names are not protected while they are refused:\n%s", status)
-	}
 	freshTable(t, "unix_names", 1, 2, 3)
 	sockName := fmt.Sprintf(".s.PGSQL.%d", pg.Port)
 
-	// other names: a symlink to the directory, a directory holding a hard
-	// link to the socket file, and the directory itself as a relative
-	// path (psql's host must be absolute: sh changes into it and psql
-	// names it by a /proc/self/cwd path, which the kernel resolves)
 	dir, err := os.MkdirTemp("", "sqlfw-names-")
 	if err != nil {
 		t.Fatal(err)
@@ -67,31 +51,83 @@ func TestInterceptUnixOtherNames(t *testing.T) {
 	if err := os.Link(filepath.Join(pg.SockDir, sockName), filepath.Join(hard, sockName)); err != nil {
 		t.Fatal(err)
 	}
-	psqlAt := func(cg, host, sql string) psqlResult {
+	// psql runs in cwd; its host must be absolute, so a relative name is
+	// a /proc/self/cwd path (the kernel resolves it from the working
+	// directory, as it does "name"); bpf's TestUnixRedirect has the plain
+	// relative names.
+	psqlAt := func(cg, cwd, host, sql string) psqlResult {
 		return runCmd(t, time.Minute, "", nil, "sh", append(clientIn(cg), "sh", "-c",
-			`cd "$0" && exec "$@"`, pg.SockDir, tool(t, "psql"), "-X", "-h", host, "-p", fmt.Sprint(pg.Port), "-U", pg.User,
+			`cd "$0" && exec "$@"`, cwd, tool(t, "psql"), "-X", "-h", host, "-p", fmt.Sprint(pg.Port), "-U", pg.User,
 			"-d", pg.Database, "-v", "VERBOSITY=verbose", "-Atc", sql)...)
 	}
-	names := map[string]string{"symlink": link, "hard link": hard, "relative": "/proc/self/cwd"}
+	type name struct{ what, cwd, host string }
+	judged := []name{
+		{"the socket's own name", "/", pg.SockDir},
+		{"/proc/self/cwd from the socket's directory", pg.SockDir, "/proc/self/cwd"},
+		{"/proc/self/cwd from above it", filepath.Dir(pg.SockDir), "/proc/self/cwd/" + filepath.Base(pg.SockDir)},
+		{"/proc/self/root", "/", "/proc/self/root" + pg.SockDir},
+		{"doubled slashes", "/", "/" + strings.ReplaceAll(pg.SockDir, "/", "//")},
+		{"dot components", "/", strings.ReplaceAll(pg.SockDir, "/", "/./")},
+	}
+	refused := []name{
+		{"symlink to the directory", "/", link},
+		{"hard link", "/", hard},
+		{"through ..", "/", pg.SockDir + "/../" + filepath.Base(pg.SockDir)},
+	}
 
 	// outside the cgroup each name reaches the server: the test's premise
-	for what, host := range names {
-		if res := psqlAt("", host, "select count(*) from unix_names"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "3" {
-			t.Fatalf("%s (%s), not intercepted: %s, want 3", what, host, res)
+	for _, n := range append(append([]name{}, judged...), refused...) {
+		if res := psqlAt("", n.cwd, n.host, "select count(*) from unix_names"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "3" {
+			t.Fatalf("%s (%s), not intercepted: %s, want 3", n.what, n.host, res)
 		}
 	}
-	// the protected name is judged
-	if res := psqlAt(cg, pg.SockDir, "delete from unix_names"); !strings.Contains(res.Stderr, codeBlocked) {
-		t.Fatalf("the socket's own name from the cgroup: %s, want %s", res, codeBlocked)
-	}
-	for what, host := range names {
+	for _, n := range judged {
 		marker := "names_" + randomHex(t)
-		res := psqlAt(cg, host, "delete from unix_names /* "+marker+" */")
-		if res.Exit == 0 || !strings.Contains(res.Stderr, "Operation not permitted") {
-			t.Errorf("%s (%s) from the cgroup: %s, want the connect refused (Operation not permitted)", what, host, res)
+		if res := psqlAt(cg, n.cwd, n.host, "delete from unix_names /* "+marker+" */"); !strings.Contains(res.Stderr, codeBlocked) {
+			t.Errorf("%s (%s) from the cgroup: %s, want %s", n.what, n.host, res, codeBlocked)
 		}
 		if strings.Contains(serverLog(t), marker) {
-			t.Errorf("%s: the DELETE reached PostgreSQL's statement log", what)
+			t.Errorf("%s: the DELETE reached PostgreSQL's statement log", n.what)
+		}
+		if res := psqlAt(cg, n.cwd, n.host, "select count(*) from unix_names"); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "3" {
+			t.Errorf("%s (%s) from the cgroup, a SELECT: %s, want 3 (relayed)", n.what, n.host, res)
+		}
+	}
+	if n := directInts(t, "SELECT count(*) FROM unix_names"); len(n) != 1 || n[0] != 3 {
+		t.Fatalf("rows left: %v, want 3", n)
+	}
+
+	status := fwctl(t, d, "status")
+	if !strings.Contains(d.log(), `"other_names_refused":true`) {
+		if strings.Contains(d.log(), "no guard program loads on this kernel") {
+			// then it says so everywhere an operator looks
+			if !strings.Contains(status.Stdout, "not protected: unix sockets reached by another name") {
+				t.Errorf("fwctl status does not say that other names are not protected:\n%s", status)
+			}
+			if js := fwctl(t, d, "status", "--json"); !strings.Contains(js.Stdout, `"unix_other_names": "NOT refused: `) && !strings.Contains(js.Stdout, `"unix_other_names":"NOT refused: `) {
+				t.Errorf("fwctl status --json has no unix_other_names NOT refused:\n%s", js.Stdout)
+			}
+			var warn string
+			for _, l := range strings.Split(d.log(), "\n") {
+				if strings.Contains(l, "no guard program loads on this kernel") {
+					warn = l
+				}
+			}
+			t.Skipf("skipping the refusal of symlinks, hard links and ..: no guard program loads on this kernel (lsm_cgroup, fmod_ret); sqlfwd says so:\n%s", warn)
+		}
+		t.Fatalf("sqlfwd neither refuses other names nor says why:\n%s", tail(d.log(), 10))
+	}
+	if strings.Contains(status.Stdout, "not protected: unix sockets") {
+		t.Errorf("fwctl status says other names are not protected while they are refused:\n%s", status)
+	}
+	for _, n := range refused {
+		marker := "names_" + randomHex(t)
+		res := psqlAt(cg, n.cwd, n.host, "delete from unix_names /* "+marker+" */")
+		if res.Exit == 0 || !strings.Contains(res.Stderr, "Operation not permitted") {
+			t.Errorf("%s (%s) from the cgroup: %s, want the connect refused (Operation not permitted)", n.what, n.host, res)
+		}
+		if strings.Contains(serverLog(t), marker) {
+			t.Errorf("%s: the DELETE reached PostgreSQL's statement log", n.what)
 		}
 	}
 	if n := directInts(t, "SELECT count(*) FROM unix_names"); len(n) != 1 || n[0] != 3 {
