@@ -91,11 +91,9 @@ func (s *session) clearAuthRound(fr *wire.Framer, m []byte) bool {
 		return true
 	}
 	s.refuseClear(s.authPlugin)
-	if s.writeClient(fr.TakeBefore(m)) != nil {
+	if s.WriteClient(fr.TakeBefore(m)) != nil {
 		return false
 	}
-	s.cw.Lock()
-	writeErr(s.client, wire.Seq(m), errAccessDenied, sqlstateAccessDenied, msgClearPassword)
-	s.cw.Unlock()
+	s.Tell(errPacket(wire.Seq(m), errAccessDenied, sqlstateAccessDenied, msgClearPassword))
 	return false
 }

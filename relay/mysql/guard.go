@@ -37,7 +37,7 @@ func (s *session) halfClose() bool {
 	if !owed {
 		return false
 	}
-	if !relay.CloseWrite(s.server) {
+	if !relay.CloseWrite(s.Server) {
 		return false
 	}
 	s.log.Debug("client closed its side: relaying the rest of the server's answers")
@@ -61,7 +61,7 @@ func (s *session) idleFor() (time.Duration, bool) {
 // armIdle is toClient's, after a response is forwarded.
 func (s *session) armIdle() {
 	if t, idle := s.idleFor(); idle {
-		s.idle.Arm(s.client, t)
+		s.idle.Arm(s.Client, t)
 	}
 }
 
@@ -70,13 +70,11 @@ func (s *session) armIdle() {
 // its timeout (relay.IdleTimer.Expired).
 func (s *session) idleExpired() bool {
 	t, idle := s.idleFor()
-	if !s.idle.Expired(s.client, t, idle) {
+	if !s.idle.Expired(s.Client, t, idle) {
 		return false
 	}
 	s.env.Observer.Count(relay.IdleClosed, 1)
 	s.log.Info("closing connection: idle timeout", "timeout", t)
-	s.cw.Lock()
-	writeErr(s.client, 0, errClientInteractionTimeout, sqlstateGeneral, "sqlfw: the client was disconnected because it was idle for longer than "+t.String())
-	s.cw.Unlock()
+	s.Tell(errPacket(0, errClientInteractionTimeout, sqlstateGeneral, "sqlfw: the client was disconnected because it was idle for longer than "+t.String()))
 	return true
 }

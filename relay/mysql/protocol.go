@@ -2,7 +2,6 @@ package mysql
 
 import (
 	"net"
-	"time"
 
 	"github.com/sqlfw/sqlfw/relay"
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
@@ -32,7 +31,10 @@ func (p *Protocol) Refuse(conn net.Conn, r *relay.Refusal) {
 // writeErr writes one ERR packet to conn, bounded in time: the session is
 // ending and a client that does not read must not hold it.
 func writeErr(conn net.Conn, seq int, code uint16, sqlstate, msg string) {
-	_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = conn.Write(wire.AppendErr(nil, seq, code, sqlstate, msg))
-	_ = conn.SetWriteDeadline(time.Time{})
+	relay.WriteLast(conn, errPacket(seq, code, sqlstate, msg))
+}
+
+// errPacket is one ERR packet.
+func errPacket(seq int, code uint16, sqlstate, msg string) []byte {
+	return wire.AppendErr(nil, seq, code, sqlstate, msg)
 }

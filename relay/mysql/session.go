@@ -143,15 +143,16 @@ type pending struct {
 }
 
 type session struct {
-	env    *relay.Env
-	conn   *relay.Conn
-	id     uint64
-	client net.Conn
-	server net.Conn
-	log    *slog.Logger
-	obs    relay.SessionObserver
-	meter  relay.Meter
-	begun  time.Time
+	// Legs are the client and the server leg: writes counted, the
+	// client's serialised, closed once.
+	relay.Legs
+	env   *relay.Env
+	conn  *relay.Conn
+	id    uint64
+	log   *slog.Logger
+	obs   relay.SessionObserver
+	meter relay.Meter
+	begun time.Time
 	// caps are the negotiated capabilities (the client's, within what the
 	// greeting offered); set before the loops start.
 	caps wire.Caps
@@ -188,9 +189,6 @@ type session struct {
 	// before.
 	authEnded sync.Cond
 
-	// cw serialises writes to the client.
-	cw sync.Mutex
-
 	mu sync.Mutex
 	// queue[head:] is what is owed to the client, oldest first.
 	queue []pending
@@ -214,8 +212,7 @@ type session struct {
 	reading bool
 	memo    memo
 
-	idle      relay.IdleTimer
-	closeOnce sync.Once
+	idle relay.IdleTimer
 	// leaveOpen is set by toServer when it stops after a deny_and_close
 	// verdict whose reply is queued: toClient closes the session once the
 	// client has it.
@@ -230,15 +227,15 @@ type session struct {
 // exchange first.
 func (p *Protocol) Serve(env *relay.Env, c *relay.Conn) {
 	defer c.Client.Close()
-	s := &session{env: env, conn: c, id: c.ID, client: c.Client, begun: time.Now()}
+	s := &session{Legs: relay.Legs{Client: c.Client, Obs: env.Observer}, env: env, conn: c, id: c.ID, begun: time.Now()}
 	s.meter = env.Meter(s.id)
 	s.log = c.Logger(env.Log)
 	s.memo.last = -1
 	s.authEnded.L = &s.mu
 	release, ok := s.start()
 	if !ok {
-		if s.server != nil {
-			s.server.Close()
+		if s.Server != nil {
+			s.Server.Close()
 		}
 		for _, fr := range []*wire.Framer{s.cfr, s.sfr} {
 			if fr != nil {
@@ -295,10 +292,10 @@ func (s *session) start() (release func(), ok bool) {
 	if err != nil {
 		env.Observer.Count(relay.ConnRefused, 1)
 		s.log.Error("cannot reach the database server", "upstream", up.Addr, "err", err)
-		writeErr(s.client, 0, errUnknown, sqlstateGeneral, "sqlfw: cannot reach the database server")
+		writeErr(s.Client, 0, errUnknown, sqlstateGeneral, "sqlfw: cannot reach the database server")
 		return nil, false
 	}
-	s.server = server
+	s.Server = server
 
 	// The greeting, read up to its end only: TLS may follow it.
 	if lim.ServerReplyTimeout > 0 {
@@ -308,7 +305,7 @@ func (s *session) start() (release func(), ok bool) {
 	if err != nil {
 		env.Observer.Count(relay.ConnRefused, 1)
 		s.log.Error("the database server sent no greeting", "upstream", up.Addr, "err", err)
-		writeErr(s.client, 0, errUnknown, sqlstateGeneral, "sqlfw: the database server did not greet")
+		writeErr(s.Client, 0, errUnknown, sqlstateGeneral, "sqlfw: the database server did not greet")
 		return nil, false
 	}
 	p := m[wire.HeaderLen:]
@@ -317,14 +314,14 @@ func (s *session) start() (release func(), ok bool) {
 		env.Observer.Count(relay.ConnRefused, 1)
 		e, _ := wire.ParseErr(p)
 		s.log.Warn("the database server refused the connection", "code", e.Code)
-		_, _ = s.client.Write(m)
+		_, _ = s.Client.Write(m)
 		return nil, false
 	}
 	h, err := wire.ParseHandshake(p)
 	if err != nil {
 		env.Observer.Count(relay.ProtocolErrors, 1)
 		s.log.Error("closing connection: malformed greeting from the server", "err", err)
-		writeErr(s.client, 0, errHandshake, sqlstateHandshake, "sqlfw: malformed greeting from the database server")
+		writeErr(s.Client, 0, errHandshake, sqlstateHandshake, "sqlfw: malformed greeting from the database server")
 		return nil, false
 	}
 	serverCaps := h.Strip(wire.DefaultStrip) // in place, in m
@@ -336,30 +333,30 @@ func (s *session) start() (release func(), ok bool) {
 	}
 	offered := h.Caps
 	_ = server.SetReadDeadline(time.Time{})
-	if _, err := s.client.Write(m); err != nil {
+	if _, err := s.Client.Write(m); err != nil {
 		return nil, false
 	}
 
 	// The client's handshake response, after TLS when it asks for it.
 	if lim.StartupTimeout > 0 {
-		_ = s.client.SetReadDeadline(time.Now().Add(lim.StartupTimeout))
+		_ = s.Client.SetReadDeadline(time.Now().Add(lim.StartupTimeout))
 	}
 	m, r, ok := s.readResponse(cliTLS, offered)
 	if !ok {
 		return nil, false
 	}
-	_ = s.client.SetReadDeadline(time.Time{})
+	_ = s.Client.SetReadDeadline(time.Time{})
 	seq := wire.LastSeq(m) + 1
 	if lim.RequireTLS && !s.clientTLS() {
 		s.log.Warn("refusing connection: tls.require and the client did not ask for TLS")
-		writeErr(s.client, seq, errSecureTransport, sqlstateGeneral, msgSecureTransport)
+		writeErr(s.Client, seq, errSecureTransport, sqlstateGeneral, msgSecureTransport)
 		return nil, false
 	}
 	if r.Caps.Has(wire.CapZstdCompression) || r.Caps.Has(wire.CapCompress) && !offered.Has(wire.CapCompress) {
 		// zstd is never offered (DefaultStrip), zlib only when the server
 		// offers it: a client asking for either anyway is refused
 		s.log.Warn("refusing connection: the client asks for a compression the greeting did not offer")
-		writeErr(s.client, seq, errHandshake, sqlstateHandshake, "sqlfw: this compression is not offered; connect with zlib compression (CLIENT_COMPRESS) or none")
+		writeErr(s.Client, seq, errHandshake, sqlstateHandshake, "sqlfw: this compression is not offered; connect with zlib compression (CLIENT_COMPRESS) or none")
 		return nil, false
 	}
 	s.caps = r.Caps & offered
@@ -372,7 +369,7 @@ func (s *session) start() (release func(), ok bool) {
 	if why := ambiguousResponse(s.caps); why != "" {
 		env.Observer.Count(relay.ProtocolErrors, 1)
 		s.log.Warn("closing connection: a handshake response the server may read otherwise than sqlfw: " + why)
-		writeErr(s.client, seq, errHandshake, sqlstateHandshake, "sqlfw: malformed handshake response")
+		writeErr(s.Client, seq, errHandshake, sqlstateHandshake, "sqlfw: malformed handshake response")
 		return nil, false
 	}
 	s.user, s.schema = string(wire.LoginUser(r.User)), schemaName(r.Database)
@@ -389,7 +386,7 @@ func (s *session) start() (release func(), ok bool) {
 	s.lex.login = s.lex.charset
 	s.sess.User, s.sess.Database, s.sess.Application = s.user, s.schema, s.app
 	s.sess.Lex.ClientEncoding = s.lex.charset
-	if ap, err := netip.ParseAddrPort(s.client.RemoteAddr().String()); err == nil {
+	if ap, err := netip.ParseAddrPort(s.Client.RemoteAddr().String()); err == nil {
 		s.sess.ClientAddr = ap.Addr().Unmap()
 	}
 	s.sess.Process = c.Process
@@ -402,7 +399,7 @@ func (s *session) start() (release func(), ok bool) {
 		if errors.As(err, &rf) {
 			s.log.Warn("refusing connection: " + strings.TrimPrefix(rf.Msg, "sqlfw: "))
 			code, state := refusalCode(rf)
-			writeErr(s.client, seq, code, state, rf.Msg)
+			writeErr(s.Client, seq, code, state, rf.Msg)
 		}
 		return nil, false
 	}
@@ -426,19 +423,19 @@ func (s *session) start() (release func(), ok bool) {
 	setSSLCap(m, s.serverTLS())
 	cliSeq := wire.Seq(m)
 	m[3] = byte(srvSeq)
-	s.tlsInfo = [2]string{relay.TLSInfo(s.client), relay.TLSInfo(s.server)}
+	s.tlsInfo = [2]string{relay.TLSInfo(s.Client), relay.TLSInfo(s.Server)}
 	if len(r.AuthPlugin) > 0 {
 		s.authPlugin = append(s.authPlugin[:0], r.AuthPlugin...)
 	}
 	if clearPlugin(s.authPlugin) && len(r.AuthResponse) > 0 && s.clearRefused() {
 		s.refuseClear(s.authPlugin)
-		writeErr(s.client, seq, errAccessDenied, sqlstateAccessDenied, msgClearPassword)
+		writeErr(s.Client, seq, errAccessDenied, sqlstateAccessDenied, msgClearPassword)
 		return nil, false
 	}
 
 	// The relay loops read and write plain sockets with raw system calls,
 	// the client's with its receive times (relay.IO); a TLS leg's IO is under its crypto/tls (tls.go).
-	s.client, s.server = relay.NewIO(s.client, true), relay.NewIO(s.server, false)
+	s.Client, s.Server = relay.NewIO(s.Client, true), relay.NewIO(s.Server, false)
 	if compressed(s.caps) {
 		// inflated and compressed under the framers after the login
 		// (compress.go)
@@ -446,12 +443,12 @@ func (s *session) start() (release func(), ok bool) {
 		if env.Budget != nil {
 			b = env.Budget
 		}
-		s.ccomp, s.scomp = newCompConn(s.client, b), newCompConn(s.server, b)
-		s.client, s.server = s.ccomp, s.scomp
+		s.ccomp, s.scomp = newCompConn(s.Client, b), newCompConn(s.Server, b)
+		s.Client, s.Server = s.ccomp, s.scomp
 	}
-	s.cfr = wire.NewFramer(s.client, lim.BufferBytes, preAuthMaxPacket, 0)
+	s.cfr = wire.NewFramer(s.Client, lim.BufferBytes, preAuthMaxPacket, 0)
 	s.cfr.SetBudget(env.Budget)
-	s.sfr = wire.NewFramer(s.server, lim.BufferBytes, 0, 0)
+	s.sfr = wire.NewFramer(s.Server, lim.BufferBytes, 0, 0)
 	s.sfr.SetWantLong(false)
 	s.sfr.SetBudget(env.Budget)
 	// Until the end of authentication each leg keeps its own numbering:
@@ -464,14 +461,14 @@ func (s *session) start() (release func(), ok bool) {
 	}
 	obs, ok := env.Observer.Open(s, s.log)
 	if !ok {
-		writeErr(s.client, seq, errServerShutdown, sqlstateShutdown, "sqlfw: the firewall is shutting down")
+		writeErr(s.Client, seq, errServerShutdown, sqlstateShutdown, "sqlfw: the firewall is shutting down")
 		return nil, false
 	}
 	s.obs = obs
 	s.phase.Store(phaseAuth)
 	s.idle.On = lim.IdleTimeout > 0 || lim.IdleInTransactionTimeout > 0
 	if lim.AuthTimeout > 0 {
-		_ = s.server.SetReadDeadline(s.begun.Add(lim.AuthTimeout))
+		_ = s.Server.SetReadDeadline(s.begun.Add(lim.AuthTimeout))
 	}
 	if err := s.writeServer(m); err != nil {
 		s.obs.Close()
@@ -490,11 +487,11 @@ func (s *session) readResponse(cliTLS *tls.Config, offered wire.Caps) ([]byte, w
 		env.Observer.Count(relay.ProtocolErrors, 1)
 		s.log.Warn("closing connection: "+logMsg, "err", err)
 		if seq >= 0 {
-			writeErr(s.client, seq, errHandshake, sqlstateHandshake, msg)
+			writeErr(s.Client, seq, errHandshake, sqlstateHandshake, msg)
 		}
 		return nil, wire.HandshakeResponse{}, false
 	}
-	m, err := readHandshakePacket(s.client, true)
+	m, err := readHandshakePacket(s.Client, true)
 	var big *packetTooLarge
 	switch {
 	case errors.As(err, &big):
@@ -518,7 +515,7 @@ func (s *session) readResponse(cliTLS *tls.Config, offered wire.Caps) ([]byte, w
 		if cliTLS == nil {
 			return fail(seq, "sqlfw: this database offers no TLS through sqlfw (no tls.cert configured); connect without TLS", "the client asks for TLS, and no tls.cert is configured for this database", nil)
 		}
-		tc, err := relay.AcceptTLS(s.client, cliTLS, s.env.Limits.StartupTimeout)
+		tc, err := relay.AcceptTLS(s.Client, cliTLS, s.env.Limits.StartupTimeout)
 		if err != nil {
 			env.Observer.Count(relay.TLSClientFail, 1)
 			env.Observer.Count(relay.TLSFailCounter(false, err), 1)
@@ -528,12 +525,12 @@ func (s *session) readResponse(cliTLS *tls.Config, offered wire.Caps) ([]byte, w
 			if errors.As(err, &rh) {
 				// plaintext where TLS belongs: a client that did not
 				// mean it can read an ERR in clear
-				writeErr(s.client, seq, errHandshake, sqlstateHandshake, "sqlfw: expected a TLS handshake after the SSL request")
+				writeErr(s.Client, seq, errHandshake, sqlstateHandshake, "sqlfw: expected a TLS handshake after the SSL request")
 			}
 			return nil, wire.HandshakeResponse{}, false
 		}
 		env.Observer.Count(relay.TLSClientOK, 1)
-		s.client = tc
+		s.Client = tc
 		s.log = s.log.With("client_tls", relay.TLSInfo(tc))
 		if s.clientCert = relay.PeerName(tc); s.clientCert != "" {
 			s.log = s.log.With("client_cert", s.clientCert)
@@ -575,7 +572,7 @@ func (s *session) readResponse(cliTLS *tls.Config, offered wire.Caps) ([]byte, w
 func (s *session) tooLarge(e *packetTooLarge) ([]byte, wire.HandshakeResponse, bool) {
 	s.env.Observer.Count(relay.ProtocolErrors, 1)
 	s.log.Warn("closing connection: a packet before login larger than sqlfw accepts", "length", e.n, "limit", preAuthMaxPacket)
-	writeErr(s.client, e.seq+1, errPacketTooLarge, sqlstateHandshake, msgPacketTooLarge)
+	writeErr(s.Client, e.seq+1, errPacketTooLarge, sqlstateHandshake, msgPacketTooLarge)
 	return nil, wire.HandshakeResponse{}, false
 }
 
@@ -604,8 +601,8 @@ func (s *session) upstreamTLS(serverCaps wire.Caps, m []byte, seq int) bool {
 			}
 			return true, nil // CLIENT_SSL in the greeting: no answer comes
 		}
-		if tc, err = relay.DialTLS(s.server, up.TLS, timeout, sendReq); err == nil {
-			s.server = tc
+		if tc, err = relay.DialTLS(s.Server, up.TLS, timeout, sendReq); err == nil {
+			s.Server = tc
 			env.Observer.Count(relay.TLSServerOK, 1)
 			s.log = s.log.With("server_tls", relay.TLSInfo(tc))
 			return true
@@ -615,12 +612,12 @@ func (s *session) upstreamTLS(serverCaps wire.Caps, m []byte, seq int) bool {
 	env.Observer.Count(relay.TLSFailCounter(true, err), 1)
 	env.Observer.Count(relay.ConnRefused, 1)
 	s.log.Error("cannot reach the database server over TLS", "upstream", up.Addr, "err", err)
-	writeErr(s.client, seq, errHandshake, sqlstateHandshake, "sqlfw: cannot reach the database server over TLS (upstream_tls)")
+	writeErr(s.Client, seq, errHandshake, sqlstateHandshake, "sqlfw: cannot reach the database server over TLS (upstream_tls)")
 	return false
 }
 
-func (s *session) clientTLS() bool { return isTLS(s.client) }
-func (s *session) serverTLS() bool { return isTLS(s.server) }
+func (s *session) clientTLS() bool { return isTLS(s.Client) }
+func (s *session) serverTLS() bool { return isTLS(s.Server) }
 
 func isTLS(c net.Conn) bool {
 	if cc, ok := c.(*compConn); ok {
@@ -643,7 +640,7 @@ func (s *session) Info() relay.Info {
 	s.mu.Lock()
 	user, schema := s.user, s.schema
 	s.mu.Unlock()
-	return relay.Info{ID: s.id, Database: s.env.Database, Client: s.client.RemoteAddr().String(), Via: s.conn.Via,
+	return relay.Info{ID: s.id, Database: s.env.Database, Client: s.Client.RemoteAddr().String(), Via: s.conn.Via,
 		Process: s.conn.Process, User: user, DBName: schema, Application: s.app, Since: s.begun,
 		ClientTLS: s.tlsInfo[0], ServerTLS: s.tlsInfo[1], ClientCert: s.clientCert}
 }
@@ -668,40 +665,22 @@ func (s *session) idleLocked() bool {
 	return !s.reading && s.head == len(s.queue) && !s.inTx && s.phase.Load() == phaseCommand
 }
 
-func (s *session) closeBoth() {
-	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		s.authEnded.Broadcast()
-		s.mu.Unlock()
-		s.client.Close()
-		if s.server != nil {
-			s.server.Close()
-		}
-	})
+func (s *session) closeBoth() { s.CloseBoth(s.markClosed) }
+
+// markClosed is closeBoth's, before the legs close: toServer stops waiting
+// (authEnded).
+func (s *session) markClosed() {
+	s.mu.Lock()
+	s.closed = true
+	s.authEnded.Broadcast()
+	s.mu.Unlock()
 }
 
 func (s *session) writeServer(b []byte) error {
-	if len(b) == 0 {
-		return nil
-	}
-	s.env.Observer.Count(relay.BytesToServer, uint64(len(b)))
-	if s.scomp != nil {
+	if s.scomp != nil && len(b) > 0 {
 		s.scomp.beginCommand(s.regionCmd)
 	}
-	_, err := s.server.Write(b)
-	return err
-}
-
-func (s *session) writeClient(b []byte) error {
-	if len(b) == 0 {
-		return nil
-	}
-	s.env.Observer.Count(relay.BytesToClient, uint64(len(b)))
-	s.cw.Lock()
-	_, err := s.client.Write(b)
-	s.cw.Unlock()
-	return err
+	return s.WriteServer(b)
 }
 
 // expect queues a command the server will answer; it is called before the
@@ -744,7 +723,7 @@ func (s *session) answer(p pending) bool {
 // ends with it.
 func (s *session) writeLocalLocked(p *pending) bool {
 	s.reply = wire.AppendErr(s.reply[:0], p.seq, p.code, p.sqlstate, p.msg)
-	if err := s.writeClient(s.reply); err != nil || p.closeAfter {
+	if err := s.WriteClient(s.reply); err != nil || p.closeAfter {
 		go s.closeBoth() // closeBoth takes mu
 		return false
 	}
@@ -813,15 +792,13 @@ func (s *session) protocolError(err error) {
 	s.env.Observer.Count(relay.ProtocolErrors, 1)
 	s.log.Warn("closing connection: protocol violation from client", "err", err)
 	var fe *wire.FrameError
-	s.cw.Lock()
 	if errors.As(err, &fe) && fe.TooLarge() {
 		// as the server answers a packet beyond max_allowed_packet (an
 		// authentication round's ids continue the handshake's)
-		writeErr(s.client, (fe.Seq+1)&0xff, errPacketTooLarge, sqlstateHandshake, msgPacketTooLarge)
+		s.Tell(errPacket((fe.Seq+1)&0xff, errPacketTooLarge, sqlstateHandshake, msgPacketTooLarge))
 	} else {
-		writeErr(s.client, 1, errMalformed, sqlstateGeneral, "sqlfw: malformed packet from the client")
+		s.Tell(errPacket(1, errMalformed, sqlstateGeneral, "sqlfw: malformed packet from the client"))
 	}
-	s.cw.Unlock()
 }
 
 // toServer relays the client's packets to the server, deciding each
@@ -855,9 +832,7 @@ func (s *session) toServer() {
 				s.protocolError(err)
 			case errors.Is(err, wire.ErrBudget):
 				s.log.Warn("closing connection: no memory for its packet", "err", err)
-				s.cw.Lock()
-				writeErr(s.client, 1, errOutOfResources, sqlstateGeneral, "sqlfw: out of memory for statements being judged; try again")
-				s.cw.Unlock()
+				s.Tell(errPacket(1, errOutOfResources, sqlstateGeneral, "sqlfw: out of memory for statements being judged; try again"))
 			case errors.Is(err, io.EOF):
 				if s.halfClose() {
 					return
@@ -872,9 +847,9 @@ func (s *session) toServer() {
 		s.reading = true
 		s.mu.Unlock()
 		if s.idle.On {
-			s.idle.Disarm(s.client)
+			s.idle.Disarm(s.Client)
 		}
-		s.meter.HoldBegin(relay.Arrived(s.client)) // timing
+		s.meter.HoldBegin(relay.Arrived(s.Client)) // timing
 		for {
 			ph := s.phase.Load()
 			want := wantAll
@@ -1273,9 +1248,7 @@ func (s *session) toClient() {
 			switch {
 			case authing && relay.IsTimeout(err):
 				s.log.Warn("closing connection: authentication did not finish in time", "timeout", s.env.Limits.AuthTimeout)
-				s.cw.Lock()
-				writeErr(s.client, 0, errUnknown, sqlstateGeneral, "sqlfw: the database server did not finish authentication in time")
-				s.cw.Unlock()
+				s.Tell(errPacket(0, errUnknown, sqlstateGeneral, "sqlfw: the database server did not finish authentication in time"))
 			case errors.Is(err, wire.ErrCompressed):
 				s.env.Observer.Count(relay.ProtocolErrors, 1)
 				s.log.Error("closing connection: malformed packet from the server", "err", err)
@@ -1340,12 +1313,12 @@ func (s *session) toClient() {
 			}
 			login := false // the login's exchange ends here
 			if authing {
-				_ = s.server.SetReadDeadline(time.Time{})
+				_ = s.Server.SetReadDeadline(time.Time{})
 				authing = false
 				fr.Renumber(0) // the legs' ids differed by an SSL request (tls.go)
 				if cur.cmd == 0 && r.Failed() {
 					// authentication failed: the server closes
-					_ = s.writeClient(fr.Take())
+					_ = s.WriteClient(fr.Take())
 					return
 				}
 				login = cur.cmd == 0
@@ -1354,7 +1327,7 @@ func (s *session) toClient() {
 			if login && s.ccomp != nil && !s.startCompression(fr) {
 				return
 			}
-			if err := s.writeClient(fr.Take()); err != nil {
+			if err := s.WriteClient(fr.Take()); err != nil {
 				return
 			}
 			if login && s.ccomp != nil {
@@ -1377,7 +1350,7 @@ func (s *session) toClient() {
 				s.armIdle()
 			}
 		}
-		if err := s.writeClient(fr.Take()); err != nil {
+		if err := s.WriteClient(fr.Take()); err != nil {
 			return
 		}
 		s.meter.ResponseForwarded() // timing

@@ -103,7 +103,7 @@ func TestTLSClientLeg(t *testing.T) {
 	if info := s.Info(); !strings.HasPrefix(info.ClientTLS, "TLS 1.3 ") || info.ServerTLS != "" {
 		t.Errorf("Info: client_tls %q, server_tls %q; want TLS 1.3 and clear", info.ClientTLS, info.ServerTLS)
 	}
-	underIO(t, "client", s.(*session).client)
+	underIO(t, "client", s.(*session).Client)
 	if n := h.count(relay.TLSClientOK); n != 1 {
 		t.Errorf("TLSClientOK %d, want 1", n)
 	}
@@ -260,7 +260,7 @@ func TestTLSServerLeg(t *testing.T) {
 	if info := s.Info(); info.ClientTLS != "" || !strings.HasPrefix(info.ServerTLS, "TLS 1.3 ") {
 		t.Errorf("Info: client_tls %q, server_tls %q; want clear and TLS 1.3", info.ClientTLS, info.ServerTLS)
 	}
-	underIO(t, "server", s.(*session).server)
+	underIO(t, "server", s.(*session).Server)
 	if n := h.count(relay.TLSServerOK); n != 1 {
 		t.Errorf("TLSServerOK %d, want 1", n)
 	}

@@ -198,9 +198,7 @@ func (s *session) authAnswer(fr *wire.Framer, msg []byte, syncs *int) bool {
 	if s.auth.ok.Load() {
 		s.env.Observer.Count(relay.ProtocolErrors, 1)
 		s.log.Warn("closing connection: protocol violation from client: a password message after authentication ended")
-		s.cw.Lock()
-		writeFatal(s.client, sqlstateProtocolViolation, msgPasswordAfterAuth)
-		s.cw.Unlock()
+		s.Tell(fatal(sqlstateProtocolViolation, msgPasswordAfterAuth))
 		return false
 	}
 	s.auth.answered++ // stays pending: forwarded as it came
@@ -234,7 +232,7 @@ func (s *session) authServerSASL(fr *wire.Framer, msg, scratch []byte) ([]byte, 
 	s.auth.stripped.Store(true) // before the client can answer
 	before := fr.TakeBefore(msg)
 	out = append(append(out[:0:0], before...), out...)
-	if err := s.writeClient(out); err != nil {
+	if err := s.WriteClient(out); err != nil {
 		return out, false
 	}
 	s.log.Debug("SCRAM-SHA-256-PLUS not offered to the client: channel binding cannot cross TLS termination")
@@ -250,7 +248,7 @@ func (s *session) authServerClear(fr *wire.Framer, msg []byte) bool {
 	out := append([]byte(nil), fr.TakeBefore(msg)...)
 	out = wire.AppendError(out, wire.SeverityFatal, sqlstateInvalidAuthorization,
 		"sqlfw: the database server asks for the password in clear, and sqlfw's connection to it is not encrypted: the password is not sent (configure upstream_tls, or upstream_tls.allow_clear_password)", "", "")
-	_ = s.writeClient(out)
+	_ = s.WriteClient(out)
 	return false
 }
 
@@ -269,17 +267,15 @@ func (s *session) authClientSASL(msg []byte) bool {
 	}
 	s.env.Observer.Count(relay.ConnRefused, 1)
 	s.log.Warn("refusing connection: the client asks for SCRAM channel binding, which cannot cross sqlfw's TLS termination (connect with channel_binding=disable)")
-	s.cw.Lock()
-	writeFatal(s.client, sqlstateInvalidAuthorization,
-		"sqlfw: SCRAM channel binding cannot pass through sqlfw, which terminates TLS on both legs: the client would bind to sqlfw's certificate, not the database server's; connect with channel_binding=disable (both legs stay encrypted)")
-	s.cw.Unlock()
+	s.Tell(fatal(sqlstateInvalidAuthorization,
+		"sqlfw: SCRAM channel binding cannot pass through sqlfw, which terminates TLS on both legs: the client would bind to sqlfw's certificate, not the database server's; connect with channel_binding=disable (both legs stay encrypted)"))
 	return false
 }
 
 // authClientFramer is toServer's framer for the client, with the phase's
 // limits.
 func (s *session) authClientFramer() *wire.Framer {
-	return wire.NewFramer(s.client, s.env.Limits.BufferBytes, preAuthMaxMessage, preAuthMaxMessage)
+	return wire.NewFramer(s.Client, s.env.Limits.BufferBytes, preAuthMaxMessage, preAuthMaxMessage)
 }
 
 // authClientRead is toServer's after each read from the client: once the
@@ -293,7 +289,7 @@ func (s *session) authClientRead(fr *wire.Framer) {
 
 // authServerStart is toClient's before its first read from the server.
 func (s *session) authServerStart() {
-	_ = s.server.SetReadDeadline(s.authDeadline(false))
+	_ = s.Server.SetReadDeadline(s.authDeadline(false))
 }
 
 // authServerRead is toClient's after each read from the server: the first
@@ -301,7 +297,7 @@ func (s *session) authServerStart() {
 func (s *session) authServerRead() {
 	if !s.auth.replied {
 		s.auth.replied = true
-		_ = s.server.SetReadDeadline(s.authDeadline(true))
+		_ = s.Server.SetReadDeadline(s.authDeadline(true))
 	}
 }
 
@@ -310,7 +306,7 @@ func (s *session) authServerRead() {
 func (s *session) authReady() {
 	if !s.auth.over.Load() {
 		s.auth.over.Store(true) // before the client can see it
-		_ = s.server.SetReadDeadline(time.Time{})
+		_ = s.Server.SetReadDeadline(time.Time{})
 	}
 }
 
@@ -329,9 +325,7 @@ func (s *session) authTimedOut(err error, midMessage bool) bool {
 	}
 	s.log.Error("closing connection: "+what[len("sqlfw: "):], "upstream", s.conn.Upstream.Addr)
 	if !midMessage {
-		s.cw.Lock()
-		writeFatal(s.client, sqlstateConnectionFailure, what)
-		s.cw.Unlock()
+		s.Tell(fatal(sqlstateConnectionFailure, what))
 	}
 	return true
 }

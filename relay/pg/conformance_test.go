@@ -24,8 +24,8 @@ func (peer) New() relay.Protocol        { return New() }
 func (peer) Framing() relaytest.Framing { return pgtest.ReadMessage }
 func (peer) Query(sql string) []byte    { return query(sql) }
 func (peer) Done() []byte               { return selectDone }
-func (peer) IdleClosed() relaytest.Step { return fatal(sqlstateIdleSession) }
-func (peer) TooLarge() relaytest.Step   { return fatal(sqlstateProtocolViolation) }
+func (peer) IdleClosed() relaytest.Step { return expectFatal(sqlstateIdleSession) }
+func (peer) TooLarge() relaytest.Step   { return expectFatal(sqlstateProtocolViolation) }
 
 // Blocked: the server gets the poison in the statement's place and fails
 // it; the client gets sqlfw's error and the ReadyForQuery.
@@ -53,8 +53,8 @@ func (peer) TLSRequest() (server, client []relaytest.Step) {
 	return nil, []relaytest.Step{pgtest.Send(sslRequestMsg), pgtest.ExpectByte('S')}
 }
 
-// fatal expects a FATAL ErrorResponse with code.
-func fatal(code string) relaytest.Step {
+// expectFatal expects a FATAL ErrorResponse with code.
+func expectFatal(code string) relaytest.Step {
 	return pgtest.ExpectFunc(func(msg []byte) error {
 		var e pgproto3.ErrorResponse
 		if msg[0] != wire.MsgErrorResponse || e.Decode(msg[wire.HeaderLen:]) != nil || e.Severity != "FATAL" || e.Code != code {

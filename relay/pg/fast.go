@@ -42,7 +42,7 @@ type fastReader struct {
 
 func (r *fastReader) Read(p []byte) (int, error) {
 	for {
-		n, err := r.s.server.Read(p)
+		n, err := r.s.Server.Read(p)
 		if n <= 0 {
 			if err != nil {
 				r.s.fastHalt() // the kernel's bytes reach the client before the close
@@ -69,7 +69,7 @@ func (r *fastReader) Read(p []byte) (int, error) {
 			r.pre.Rem -= k
 		}
 		if i > 0 {
-			if werr := r.s.writeClient(p[:i]); werr != nil {
+			if werr := r.s.WriteClient(p[:i]); werr != nil {
 				return 0, werr
 			}
 			n = copy(p, p[i:n])

@@ -34,7 +34,7 @@ const sqlstateOutOfMemory = "53200"
 // the answer until the server closes. It reports false when the server
 // connection cannot be half-closed (the session then closes at once).
 func (s *session) halfClose() bool {
-	if !relay.CloseWrite(s.server) {
+	if !relay.CloseWrite(s.Server) {
 		return false
 	}
 	s.log.Debug("client closed its side: relaying the rest of the server's answer")
@@ -45,9 +45,7 @@ func (s *session) halfClose() bool {
 // outOfMemory closes a session whose message could not be held.
 func (s *session) outOfMemory(err error) {
 	s.log.Warn("closing connection: no memory for its message", "err", err)
-	s.cw.Lock()
-	writeFatal(s.client, sqlstateOutOfMemory, "sqlfw: out of memory for statements being judged; try again")
-	s.cw.Unlock()
+	s.Tell(fatal(sqlstateOutOfMemory, "sqlfw: out of memory for statements being judged; try again"))
 }
 
 // Connection limits and idle timeouts.
@@ -71,7 +69,7 @@ func (s *session) armIdle(status byte) {
 	busy := s.outstanding > 0
 	s.mu.Unlock()
 	if !busy {
-		s.idle.Arm(s.client, t)
+		s.idle.Arm(s.Client, t)
 	}
 }
 
@@ -84,7 +82,7 @@ func (s *session) idleExpired() bool {
 	s.mu.Lock()
 	busy := s.outstanding > 0
 	s.mu.Unlock()
-	if !s.idle.Expired(s.client, t, !busy) {
+	if !s.idle.Expired(s.Client, t, !busy) {
 		return false
 	}
 	code, what := sqlstateIdleSession, "terminating connection due to idle-session timeout"
@@ -93,8 +91,6 @@ func (s *session) idleExpired() bool {
 	}
 	s.env.Observer.Count(relay.IdleClosed, 1)
 	s.log.Info("closing connection: "+what, "timeout", t)
-	s.cw.Lock()
-	writeFatal(s.client, code, "sqlfw: "+what)
-	s.cw.Unlock()
+	s.Tell(fatal(code, "sqlfw: "+what))
 	return true
 }

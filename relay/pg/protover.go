@@ -90,7 +90,7 @@ func (s *session) protoServer(fr *wire.Framer, msg, scratch []byte) ([]byte, boo
 		if err != nil {
 			s.env.Observer.Count(relay.ProtocolErrors, 1)
 			s.log.Error("closing connection: malformed message from the server", "err", err)
-			writeFatal(s.client, sqlstateProtocolViolation, "sqlfw: malformed NegotiateProtocolVersion from the server")
+			writeFatal(s.Client, sqlstateProtocolViolation, "sqlfw: malformed NegotiateProtocolVersion from the server")
 			return scratch, false
 		}
 		// PostgreSQL sends the whole version (3<<16 | minor) where the
@@ -117,7 +117,7 @@ func (s *session) protoServer(fr *wire.Framer, msg, scratch []byte) ([]byte, boo
 		// stays pending for the rest of toClient's handling.
 		scratch = append(scratch[:0], fr.TakeUntil(msg)...)
 		scratch = appendNegotiate(scratch, wire.ProtocolMajor3<<16|maxMinor, nil)
-		return scratch, s.writeClient(scratch) == nil
+		return scratch, s.WriteClient(scratch) == nil
 	default:
 		// An ErrorResponse: the server refused the startup message.
 		return scratch, true
@@ -129,7 +129,7 @@ func (s *session) protoServer(fr *wire.Framer, msg, scratch []byte) ([]byte, boo
 func (s *session) protoRefuse(why string) bool {
 	s.env.Observer.Count(relay.ProtocolErrors, 1)
 	s.log.Warn("closing connection: " + why)
-	writeFatal(s.client, sqlstateProtocolViolation, "sqlfw: "+why)
+	writeFatal(s.Client, sqlstateProtocolViolation, "sqlfw: "+why)
 	return false
 }
 

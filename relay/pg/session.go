@@ -88,14 +88,15 @@ func wantAll() *[256]bool {
 }
 
 type session struct {
-	env    *relay.Env
-	proto  *Protocol
-	conn   *relay.Conn
-	id     uint64
-	client net.Conn
-	server net.Conn
-	sess   engine.Session
-	log    *slog.Logger
+	// Legs are the client and the server leg: writes counted, the
+	// client's serialised, closed once.
+	relay.Legs
+	env   *relay.Env
+	proto *Protocol
+	conn  *relay.Conn
+	id    uint64
+	sess  engine.Session
+	log   *slog.Logger
 	// tlsInfo describes the client's and the server's leg (Info);
 	// clientCert is the subject of the client's certificate.
 	tlsInfo    [2]string
@@ -107,10 +108,6 @@ type session struct {
 	// nonce prefixes every poison of this session; the client cannot guess
 	// it, so it cannot make sqlfw rewrite one of the server's own errors.
 	nonce []byte
-
-	// cw serialises writes to the client (toClient relays; toServer writes
-	// only a fatal error before closing).
-	cw sync.Mutex
 
 	mu sync.Mutex
 	// outstanding counts sync points (Query, Sync, FunctionCall) sent to
@@ -144,7 +141,6 @@ type session struct {
 	auth  authPhase
 	idle  relay.IdleTimer
 
-	closeOnce sync.Once
 	// fast is the kernel fast path of the server-to-client direction
 	// (fast.go), nil when off.
 	fast relay.FastLeg
@@ -183,7 +179,7 @@ type poison struct {
 
 // newSession is a session of c, before its startup.
 func (p *Protocol) newSession(env *relay.Env, c *relay.Conn) *session {
-	s := &session{env: env, proto: p, conn: c, id: c.ID, client: c.Client, outstanding: 1}
+	s := &session{Legs: relay.Legs{Client: c.Client, Obs: env.Observer}, env: env, proto: p, conn: c, id: c.ID, outstanding: 1}
 	s.auth.moved.L = &s.mu
 	s.meter = env.Meter(s.id)
 	s.lex.init()
@@ -226,7 +222,7 @@ func (p *Protocol) Serve(env *relay.Env, c *relay.Conn) {
 // handshake, forwards a CancelRequest, and returns the startup message. It
 // reports false when the session ends here.
 func (s *session) negotiate() (wire.Startup, bool) {
-	env, conn, log := s.env, s.client, s.log
+	env, conn, log := s.env, s.Client, s.log
 	lim := &env.Limits
 	_ = conn.SetReadDeadline(time.Now().Add(lim.StartupTimeout))
 	var startup wire.Startup
@@ -265,7 +261,7 @@ func (s *session) negotiate() (wire.Startup, bool) {
 		first = io.MultiReader(bytes.NewReader(head[:]), conn)
 	}
 	// the session's client is the TLS connection from here on
-	defer func() { s.client, s.log = conn, log }()
+	defer func() { s.Client, s.log = conn, log }()
 	for attempt := 0; ; attempt++ {
 		src := first // the bytes read ahead, once; then conn, which TLS may have replaced
 		if src == nil {
@@ -341,7 +337,7 @@ func (s *session) negotiate() (wire.Startup, bool) {
 // forwards the startup message and registers the session. When it reports
 // false the client has its error.
 func (s *session) start(startup wire.Startup) (release func(), ok bool) {
-	env, conn, c := s.env, s.client, s.conn
+	env, conn, c := s.env, s.Client, s.conn
 	s.begun = time.Now()
 	var params [][2]string // judged as the SET statements they amount to (engine/pgsql/startup.go)
 	var names []string
@@ -424,7 +420,7 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 			s.log = s.log.With("server_tls", info)
 		}
 	}
-	s.server = server
+	s.Server = server
 	// Info is read for every audit record: the legs' TLS is described once
 	s.tlsInfo = [2]string{relay.TLSInfo(conn), relay.TLSInfo(server)}
 	s.clientCert = relay.PeerName(conn)
@@ -432,7 +428,7 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 	s.auth.clear = up.RefuseClearPassword && relay.TLSInfo(conn) != "" && relay.TLSInfo(server) == ""
 	// The relay loops read and write plain sockets with raw system calls,
 	// the client's with its receive times (relay.IO); a TLS leg's IO is under its crypto/tls (tls.go).
-	s.client, s.server = relay.NewIO(conn, true), relay.NewIO(server, false)
+	s.Client, s.Server = relay.NewIO(conn, true), relay.NewIO(server, false)
 	if c.Fast != nil && up.TLS == nil {
 		_, plainC := conn.(*net.TCPConn)
 		if _, plainS := server.(*net.TCPConn); plainC && plainS {
@@ -440,7 +436,7 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 				s.log.Warn("fast path not available for this session", "err", err)
 			} else {
 				s.fast = leg
-				s.client = &fastClient{Conn: s.client, s: s}
+				s.Client = &fastClient{Conn: s.Client, s: s}
 			}
 		}
 	}
@@ -463,14 +459,18 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 
 // Info describes the session for fwctl connections and the audit trail.
 func (s *session) Info() relay.Info {
-	return relay.Info{ID: s.id, Database: s.env.Database, Client: s.client.RemoteAddr().String(), Via: s.conn.Via,
+	return relay.Info{ID: s.id, Database: s.env.Database, Client: s.Client.RemoteAddr().String(), Via: s.conn.Via,
 		Process: s.conn.Process, User: s.sess.User, DBName: s.sess.Database, Application: s.sess.Application,
 		Since: s.begun, ClientTLS: s.tlsInfo[0], ServerTLS: s.tlsInfo[1], ClientCert: s.clientCert}
 }
 
 func writeFatal(conn net.Conn, sqlstate, msg string) {
-	_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = conn.Write(wire.AppendError(nil, wire.SeverityFatal, sqlstate, msg, "", ""))
+	relay.WriteLast(conn, fatal(sqlstate, msg))
+}
+
+// fatal is a FATAL ErrorResponse.
+func fatal(sqlstate, msg string) []byte {
+	return wire.AppendError(nil, wire.SeverityFatal, sqlstate, msg, "", "")
 }
 
 // forwardCancel sends a CancelRequest to the server that issued its key.
@@ -512,20 +512,18 @@ func (s *session) Close() { s.closeBoth() }
 // Drain closes the session now if it is idle, or when it next becomes idle.
 func (s *session) Drain() { s.drain() }
 
-func (s *session) closeBoth() {
-	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		s.auth.moved.Broadcast()
-		s.mu.Unlock()
-		s.client.Close()
-		if s.server != nil {
-			s.server.Close()
-		}
-		if s.fast != nil {
-			s.fast.Close()
-		}
-	})
+func (s *session) closeBoth() { s.CloseBoth(s.markClosed) }
+
+// markClosed is closeBoth's, before the legs close: nothing waits for the
+// authentication phase any more, and the fast path lets go.
+func (s *session) markClosed() {
+	s.mu.Lock()
+	s.closed = true
+	s.auth.moved.Broadcast()
+	s.mu.Unlock()
+	if s.fast != nil {
+		s.fast.Close()
+	}
 }
 
 // drain closes the session now if it is idle, or when it next becomes idle.
@@ -593,9 +591,9 @@ func (s *session) toServer() {
 		}
 		s.authClientRead(fr)
 		if s.idle.On {
-			s.idle.Disarm(s.client)
+			s.idle.Disarm(s.Client)
 		}
-		s.meter.HoldBegin(relay.Arrived(s.client)) // timing
+		s.meter.HoldBegin(relay.Arrived(s.Client)) // timing
 		syncs := 0
 		for {
 			want := wantClient
@@ -746,7 +744,7 @@ func (s *session) toServer() {
 				// session once the blocked error is delivered; the deadline
 				// bounds the wait for the server's answer to the poison.
 				s.log.Warn("closing the session after a deny_and_close rule", "rule", v.RuleID)
-				_ = s.server.SetReadDeadline(time.Now().Add(10 * time.Second))
+				_ = s.Server.SetReadDeadline(time.Now().Add(10 * time.Second))
 				s.leaveOpen = true
 				return
 			}
@@ -770,15 +768,10 @@ func (s *session) toServer() {
 }
 
 func (s *session) writeServer(b []byte) error {
-	if len(b) == 0 {
-		return nil
-	}
-	if s.fast != nil && (s.havePoison.Load() || s.memo.active.Load()) {
+	if s.fast != nil && len(b) > 0 && (s.havePoison.Load() || s.memo.active.Load()) {
 		s.fastHalt() // the replies to b are for toClient to see
 	}
-	s.env.Observer.Count(relay.BytesToServer, uint64(len(b)))
-	_, err := s.server.Write(b)
-	return err
+	return s.WriteServer(b)
 }
 
 // judge asks the engine about a Query, Parse or FunctionCall message and
@@ -846,15 +839,13 @@ func (s *session) followApp() {
 func (s *session) protocolError(err error) {
 	s.env.Observer.Count(relay.ProtocolErrors, 1)
 	s.log.Warn("closing connection: protocol violation from client", "err", err)
-	s.cw.Lock()
-	writeFatal(s.client, sqlstateProtocolViolation, "sqlfw: invalid frontend message: "+err.Error())
-	s.cw.Unlock()
+	s.Tell(fatal(sqlstateProtocolViolation, "sqlfw: invalid frontend message: "+err.Error()))
 }
 
 // toClient relays server messages to the client.
 func (s *session) toClient() {
 	defer s.closeBoth()
-	var src io.Reader = s.server
+	var src io.Reader = s.Server
 	var fast *fastReader
 	if s.fast != nil {
 		fast = &fastReader{s: s}
@@ -943,7 +934,7 @@ func (s *session) toClient() {
 				before := fr.TakeBefore(msg)
 				scratch = append(scratch[:0], before...)
 				scratch = s.appendBlocked(scratch, p.verdict, p.closeAfter)
-				if err := s.writeClient(scratch); err != nil {
+				if err := s.WriteClient(scratch); err != nil {
 					return
 				}
 				if p.closeAfter {
@@ -951,7 +942,7 @@ func (s *session) toClient() {
 				}
 			}
 		}
-		if err := s.writeClient(fr.Take()); err != nil {
+		if err := s.WriteClient(fr.Take()); err != nil {
 			return
 		}
 		s.meter.ResponseForwarded() // timing
@@ -1047,15 +1038,4 @@ func (s *session) appendBlocked(dst []byte, v engine.Verdict, closing bool) []by
 	detail := v.Reason
 	hint := "The statement did not reach the database. If it should be allowed, ask the operator to review rule " + rule + " of the sqlfw policy (fwctl check shows the verdict)."
 	return wire.AppendError(dst, severity, sqlstateBlocked, msg, detail, hint)
-}
-
-func (s *session) writeClient(b []byte) error {
-	if len(b) == 0 {
-		return nil
-	}
-	s.env.Observer.Count(relay.BytesToClient, uint64(len(b)))
-	s.cw.Lock()
-	_, err := s.client.Write(b)
-	s.cw.Unlock()
-	return err
 }
