@@ -81,6 +81,19 @@ func (u *Upstream) Dial(ctx context.Context, env *Env) (net.Conn, error) {
 	return env.Dial(ctx, u.Network, u.Addr)
 }
 
+// Connect dials the upstream within connect_timeout. A failure is counted
+// (ConnRefused) and logged; the protocol tells the client in its words.
+func (u *Upstream) Connect(env *Env, log *slog.Logger) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), env.Limits.ConnectTimeout)
+	defer cancel()
+	c, err := u.Dial(ctx, env)
+	if err != nil {
+		env.Observer.Count(ConnRefused, 1)
+		log.Error("cannot reach the database server", "upstream", u.Addr, "err", err)
+	}
+	return c, err
+}
+
 // WithDialAs returns ctx carrying the credentials a dial must connect as.
 func WithDialAs(ctx context.Context, as *Credentials) context.Context {
 	return context.WithValue(ctx, dialAsKey{}, as)

@@ -75,3 +75,15 @@ func (l *Legs) CloseBoth(mark func()) {
 		}
 	})
 }
+
+// RunLoops runs a session's two loops, toClient on a goroutine of its own
+// and toServer on the caller's, and returns when both have ended.
+func RunLoops(toServer, toClient func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		toClient()
+	}()
+	toServer()
+	<-done
+}

@@ -21,9 +21,8 @@ package mysql
 // nothing in the steady state; a lookup is a scan of the slots.
 
 import (
-	"time"
-
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/relay"
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
 )
 
@@ -184,15 +183,9 @@ func (s *session) memoValues(i int, vals engine.ParamValues) engine.Verdict {
 	sess.Lex, sess.Database = sl.lex, sl.db
 	sess.Lex.AutoCreateUser = s.sess.Lex.AutoCreateUser // the server's, at execution
 	eng := s.env.Engine()
-	t0 := time.Now()
-	if eng.Policy().UsesTime() {
-		sess.At = t0
-	}
-	cpu0 := s.meter.EvalStart() // timing
+	j := relay.StartJudging(eng, s.meter, &sess)
 	v := eng.JudgeBound(sl.text, &sess, vals)
-	el := time.Since(t0)
-	s.meter.EvalEnd(cpu0, el) // timing
-	s.obs.Judged(v, observeExecute, t0, el)
+	j.End(s.meter, s.obs, &v, observeExecute)
 	return v
 }
 

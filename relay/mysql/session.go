@@ -28,7 +28,6 @@ package mysql
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -253,13 +252,7 @@ func (p *Protocol) Serve(env *relay.Env, c *relay.Conn) {
 		defer s.scomp.release()
 	}
 	s.log.Debug("session started", "application", s.app)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.toClient()
-	}()
-	s.toServer()
-	<-done
+	relay.RunLoops(s.toServer, s.toClient)
 	s.log.Debug("session ended")
 }
 
@@ -286,12 +279,8 @@ func readPacket(fr *wire.Framer) ([]byte, error) {
 func (s *session) start() (release func(), ok bool) {
 	env, c, lim := s.env, s.conn, &s.env.Limits
 	up := &c.Upstream
-	ctx, cancel := context.WithTimeout(context.Background(), lim.ConnectTimeout)
-	server, err := up.Dial(ctx, env)
-	cancel()
+	server, err := up.Connect(env, s.log)
 	if err != nil {
-		env.Observer.Count(relay.ConnRefused, 1)
-		s.log.Error("cannot reach the database server", "upstream", up.Addr, "err", err)
 		writeErr(s.Client, 0, errUnknown, sqlstateGeneral, "sqlfw: cannot reach the database server")
 		return nil, false
 	}
@@ -753,16 +742,10 @@ func blockedMsg(v *engine.Verdict, closing bool) string {
 // judge asks the engine about a statement's text and reports the verdict.
 func (s *session) judge(sql []byte, typ byte) (engine.Verdict, *engine.Engine) {
 	eng := s.env.Engine()
-	cpu0 := s.meter.EvalStart() // timing
-	t0 := time.Now()
-	if eng.Policy().UsesTime() {
-		s.sess.At = t0
-	}
+	j := relay.StartJudging(eng, s.meter, &s.sess)
 	s.sess.Lex.Unconfirmed = s.lexInFlight.Load() > 0
 	v := eng.Judge(sql, &s.sess)
-	el := time.Since(t0)
-	s.meter.EvalEnd(cpu0, el) // timing
-	s.obs.Judged(v, typ, t0, el)
+	j.End(s.meter, s.obs, &v, typ)
 	return v, eng
 }
 

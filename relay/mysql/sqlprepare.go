@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/relay"
 )
 
 // maxNames bounds the names one session's memory holds (the server's
@@ -370,16 +371,10 @@ func (s *session) recordVerdict(r *nameRec) engine.Verdict {
 	// the database the server prepared it in, under the sql_mode of now
 	sess := s.sess
 	sess.Lex, sess.Database = engine.LexState{AutoCreateUser: s.sess.Lex.AutoCreateUser}, r.db
-	t0 := time.Now()
-	if cur.Policy().UsesTime() {
-		sess.At = t0
-	}
-	cpu0 := s.meter.EvalStart() // timing
+	j := relay.StartJudging(cur, s.meter, &sess)
 	// EXECUTE ... USING binds values sqlfw does not know (bound.go)
 	v = cur.JudgeBound(r.text, &sess, engine.UnknownParams)
-	el := time.Since(t0)
-	s.meter.EvalEnd(cpu0, el) // timing
-	s.obs.Judged(v, observeExecute, t0, el)
+	j.End(s.meter, s.obs, &v, observeExecute)
 	s.mu.Lock()
 	r.v, r.eng, r.auto = v, cur, sess.Lex.AutoCreateUser
 	s.mu.Unlock()
@@ -392,15 +387,9 @@ func (s *session) usingVerdict(r *nameRec, using []string) engine.Verdict {
 	cur := s.env.Engine()
 	sess := s.sess
 	sess.Lex, sess.Database = engine.LexState{}, r.db
-	t0 := time.Now()
-	if cur.Policy().UsesTime() {
-		sess.At = t0
-	}
-	cpu0 := s.meter.EvalStart() // timing
+	j := relay.StartJudging(cur, s.meter, &sess)
 	v := cur.JudgeBound(r.text, &sess, usingValues(using))
-	el := time.Since(t0)
-	s.meter.EvalEnd(cpu0, el) // timing
-	s.obs.Judged(v, observeExecute, t0, el)
+	j.End(s.meter, s.obs, &v, observeExecute)
 	return v
 }
 

@@ -53,6 +53,7 @@ import (
 	"time"
 
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/relay"
 	wire "github.com/sqlfw/sqlfw/wire/pg"
 )
 
@@ -262,18 +263,12 @@ func (s *session) stronger(a, b engine.Verdict) engine.Verdict {
 // rejudge judges a remembered text, lexed as the server lexed it, and
 // counts the verdict.
 func (s *session) rejudge(eng *engine.Engine, r *stmtRec, typ byte) engine.Verdict {
-	cpu0 := s.meter.EvalStart() // timing
-	t0 := time.Now()
-	if eng.Policy().UsesTime() {
-		s.sess.At = t0
-	}
+	j := relay.StartJudging(eng, s.meter, &s.sess)
 	s.followApp()
 	sess := s.sess
 	sess.Lex = r.lex
 	v := eng.Judge(r.sql, &sess)
-	el := time.Since(t0)
-	s.meter.EvalEnd(cpu0, el) // timing
-	s.obs.Judged(v, typ, t0, el)
+	j.End(s.meter, s.obs, &v, typ)
 	s.memo.rejudged++
 	return v
 }

@@ -204,13 +204,7 @@ func (p *Protocol) Serve(env *relay.Env, c *relay.Conn) {
 	defer release()
 	defer s.obs.Close()
 	s.log.Debug("session started", "application", s.sess.Application)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.toClient()
-	}()
-	s.toServer()
-	<-done
+	relay.RunLoops(s.toServer, s.toClient)
 	if s.cancelKey != "" {
 		p.cancels.remove(s.cancelKey)
 	}
@@ -392,12 +386,8 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 	s.nonce = []byte("sqlfw_blocked_" + hex.EncodeToString(nonce[:]) + "_")
 
 	up := &c.Upstream
-	ctx, cancel := context.WithTimeout(context.Background(), lim.ConnectTimeout)
-	server, err := up.Dial(ctx, env)
-	cancel()
+	server, err := up.Connect(env, s.log)
 	if err != nil {
-		env.Observer.Count(relay.ConnRefused, 1)
-		s.log.Error("cannot reach the database server", "upstream", up.Addr, "err", err)
 		writeFatal(conn, sqlstateConnectionFailure, "sqlfw: cannot reach the database server")
 		release()
 		return nil, false
@@ -779,11 +769,7 @@ func (s *session) writeServer(b []byte) error {
 func (s *session) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 	var v engine.Verdict
 	eng := s.env.Engine()
-	cpu0 := s.meter.EvalStart() // timing
-	t0 := time.Now()
-	if eng.Policy().UsesTime() {
-		s.sess.At = t0
-	}
+	j := relay.StartJudging(eng, s.meter, &s.sess)
 	s.sess.Lex = s.lex.state()
 	s.followApp()
 	switch msg[0] {
@@ -806,9 +792,7 @@ func (s *session) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 		}
 		v = eng.JudgeFastpath(oid, &s.sess)
 	}
-	el := time.Since(t0)
-	s.meter.EvalEnd(cpu0, el) // timing
-	s.obs.Judged(v, msg[0], t0, el)
+	j.End(s.meter, s.obs, &v, msg[0])
 	return v, eng, nil
 }
 
