@@ -1,18 +1,20 @@
 package sqlfw_test
 
 // The house's layering (README "Architecture", docs/design.md): which of our
-// packages may never depend on which, checked on the real import graph with
-// `go list -deps`, and that no daemon file but protocols.go names a protocol.
+// packages may never depend on which, checked on the real import graph
+// (`go list -test`: a package's tests too), and that the protocols are named
+// in one place, protocol/builtin.
 
 import (
 	"bytes"
 	"encoding/json"
-	"go/parser"
-	"go/token"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -23,46 +25,93 @@ const mod = "github.com/sqlfw/sqlfw"
 // depend, directly or not, on a package matched by any of to: module
 // paths ("wire" and everything under it, "wire/pg"), "std:NAME" for exactly
 // the standard library package NAME, or a third-party module path prefix.
-// direct checks only the package's own imports: the daemon depends on
-// wire/pg through relay/pg (daemon/protocols.go), but frames no bytes itself.
+// direct checks only the package's own imports (fwctl reaches the
+// dialects through protocol/builtin, but names none itself).
+//
+// A rule holds for the package's tests (_test.go files, internal and
+// external) too, unless tests says why they may break it.
 type never struct {
 	from   string
 	to     []string
 	direct bool
+	tests  string
 }
 
+// protocolPkgs are the packages of one protocol: its relay, wire package
+// and dialect. Only protocol/builtin imports them all (and each protocol's
+// own packages each other).
+var protocolPkgs = []string{"relay/pg", "relay/mysql", "wire/pg", "wire/mysql", "engine/pgsql", "engine/mysql"}
+
+// protocolNamers are protocolPkgs and the package that registers them.
+var protocolNamers = append(slices.Clone(protocolPkgs), "protocol/builtin")
+
 var nevers = []never{
-	{"engine", []string{"github.com/pganalyze/pg_query_go", "github.com/pingcap/tidb", "wire", "relay", "daemon", "bpf", "cgroupstats", "std:net"}, false},
-	{"engine/pgsql", []string{"wire", "relay", "daemon", "engine/mysql", "github.com/pingcap/tidb"}, false},
-	{"engine/mysql", []string{"wire", "relay", "daemon", "engine/pgsql", "github.com/pganalyze/pg_query_go"}, false},
-	{"wire/...", []string{"engine", "relay", "daemon"}, false},
-	{"wire/pg", []string{"wire/mysql"}, false},
-	{"wire/mysql", []string{"wire/pg"}, false},
-	{"relay/...", []string{"daemon", "bpf", "cgroupstats", "engine/pgsql", "engine/mysql"}, false},
-	{"relay/pg", []string{"relay/mysql"}, false},
-	{"relay/mysql", []string{"relay/pg"}, false},
-	{"daemon", []string{"wire"}, true},
-	{"bpf/...", []string{"*"}, false},
-	{"cgroupstats/...", []string{"*"}, false},
-	{"discover/...", []string{"*"}, false},
-	{"bench/...", []string{"daemon", "relay", "engine"}, false},
-	{"cmd/fwctl", []string{"daemon"}, false},
+	{"engine", []string{"github.com/pganalyze/pg_query_go", "github.com/pingcap/tidb", "wire", "relay", "daemon", "bpf", "cgroupstats", "config", "protocol", "std:net"}, false,
+		"the engine's external tests (package engine_test) run one rule table under every dialect"},
+	{"engine/pgsql", []string{"wire", "relay", "daemon", "config", "protocol", "engine/mysql", "github.com/pingcap/tidb"}, false, ""},
+	{"engine/mysql", []string{"wire", "relay", "daemon", "config", "protocol", "engine/pgsql", "github.com/pganalyze/pg_query_go"}, false, ""},
+	{"wire/...", []string{"engine", "relay", "daemon", "config", "protocol"}, false, ""},
+	{"wire/pg", []string{"wire/mysql"}, false, ""},
+	{"wire/mysql", []string{"wire/pg"}, false, ""},
+	{"relay/...", []string{"daemon", "bpf", "cgroupstats", "protocol/builtin"}, false, ""},
+	{"relay/...", []string{"engine/pgsql", "engine/mysql", "config", "protocol"}, false,
+		"relay/pg's proxy tests build their engine through config from the protocol table, with the real PostgreSQL dialect (relay/pg/main_test.go)"},
+	{"relay/pg", []string{"relay/mysql"}, false, ""},
+	{"relay/mysql", []string{"relay/pg"}, false, ""},
+	// the table's shape names no protocol and stands below config
+	{"protocol", append(slices.Clone(protocolNamers), "config", "daemon", "control", "bpf", "cgroupstats"), false, ""},
+	// config reads every protocol fact from the table; its tests register
+	// a table of their own (config/protocols_test.go)
+	{"config", append(slices.Clone(protocolNamers), "daemon", "bpf", "cgroupstats", "github.com/pganalyze/pg_query_go", "github.com/pingcap/tidb"), false, ""},
+	{"daemon", protocolNamers, false,
+		"the daemon's tests serve real sessions of the built-in protocols: TestMain registers protocol/builtin as cmd/sqlfwd does, and relay/pg/pgtest scripts the server"},
+	{"control", []string{"config", "protocol", "daemon", "relay", "wire", "bpf", "cgroupstats", "audit", "discover", "engine/pgsql", "engine/mysql"}, false, ""},
+	{"audit/...", []string{"*"}, false, ""},
+	{"internal/...", []string{"*"}, false, "internal/mangen's tests compare the man pages with config's keys"},
+	{"internal/yamlpos", []string{"*"}, false, ""},
+	{"internal/corpus", []string{"*"}, false, ""},
+	{"bpf/...", []string{"*"}, false, "bpf's tests find the cgroup2 mount with cgroupstats (helpers_test.go)"},
+	{"bpf/...", []string{"daemon", "relay", "engine", "wire", "config", "protocol", "discover", "control", "audit"}, false, ""},
+	{"cgroupstats/...", []string{"*"}, false, ""},
+	{"discover/...", []string{"*"}, false, ""},
+	{"bench/...", []string{"daemon", "relay", "engine", "config", "protocol"}, false, ""},
+	{"cmd/fwctl", []string{"daemon"}, false, ""},
+	// the binaries reach the protocols through protocol/builtin only
+	{"cmd/fwctl", protocolPkgs, true, ""},
+	{"cmd/sqlfwd", protocolPkgs, true, ""},
 }
 
 // layout lists the packages the layering is about; each must exist.
-var layout = []string{"engine", "engine/pgsql", "engine/mysql", "relay", "relay/pg", "relay/mysql", "wire/pg", "wire/mysql", "daemon", "bpf", "cgroupstats", "discover", "bench", "cmd/fwctl", "cmd/sqlfwd"}
+var layout = []string{"engine", "engine/pgsql", "engine/mysql", "relay", "relay/pg", "relay/mysql", "wire/pg", "wire/mysql", "protocol", "protocol/builtin", "config", "control", "audit", "internal/yamlpos", "daemon", "bpf", "cgroupstats", "discover", "bench", "cmd/fwctl", "cmd/sqlfwd"}
 
+// listed is one package of go list -test: the package itself, or with
+// ForTest set, a package as its tests compile it ("P [P.test]", and the
+// external "P_test [P.test]"), or the test binary "P.test".
 type listed struct {
 	ImportPath string
 	Deps       []string
 	Imports    []string
 	Standard   bool
+	ForTest    string
+}
+
+// tested returns the package a go list -test entry belongs to and whether
+// the entry is its tests' (a test variant or the test binary).
+func (p listed) tested() (string, bool) {
+	if p.ForTest != "" {
+		return p.ForTest, true
+	}
+	if strings.HasSuffix(p.ImportPath, ".test") {
+		return strings.TrimSuffix(p.ImportPath, ".test"), true
+	}
+	return p.ImportPath, false
 }
 
 // golist returns the packages matched by the patterns with their deps.
 func golist(t *testing.T, patterns ...string) []listed {
 	t.Helper()
-	cmd := exec.Command("go", append([]string{"list", "-e", "-json=ImportPath,Deps,Imports,Standard"}, patterns...)...)
+	readSources(t)
+	cmd := exec.Command("go", append([]string{"list", "-e", "-test", "-json=ImportPath,Deps,Imports,Standard,ForTest"}, patterns...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -79,6 +128,35 @@ func golist(t *testing.T, patterns ...string) []listed {
 		pkgs = append(pkgs, p)
 	}
 	return pkgs
+}
+
+var sourcesRead sync.Once
+
+// readSources opens every directory and Go file of the module once: go test
+// caches a result by the files the test itself opened, and go list, which
+// reads the sources, is another process. Without this, a new import would
+// leave go test . passing from its cache.
+func readSources(t *testing.T) {
+	sourcesRead.Do(func() {
+		err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return err
+			case d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata"):
+				return filepath.SkipDir
+			case d.IsDir() || strings.HasSuffix(path, ".go") || path == "go.mod":
+				f, err := os.Open(path)
+				if err != nil {
+					return err
+				}
+				return f.Close()
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("reading the sources: %v", err)
+		}
+	})
 }
 
 // matches reports whether import path dep is matched by rule target to.
@@ -103,18 +181,36 @@ func violations(t *testing.T, n never) []string {
 	own := mod + "/" + strings.TrimSuffix(n.from, "/...")
 	pattern := "./" + n.from
 	var bad []string
+	seen := map[string]bool{}
 	for _, p := range golist(t, pattern) {
-		if p.ImportPath == "" || strings.HasSuffix(p.ImportPath, ".test") {
+		pkg, isTest := p.tested()
+		if p.ImportPath == "" || (isTest && n.tests != "") {
+			continue
+		}
+		// the test binary "P.test" imports only testing's main: its Deps
+		// are the whole test's, its Imports say nothing
+		if n.direct && strings.HasSuffix(p.ImportPath, ".test") && p.ForTest == "" {
 			continue
 		}
 		deps := p.Deps
 		if n.direct {
 			deps = p.Imports
 		}
+		who := strings.TrimPrefix(pkg, mod+"/")
+		if isTest {
+			who += " (tests)"
+		}
 		for _, dep := range deps {
+			// a test variant of a package ("relay [config.test]") is
+			// that package
+			dep, _, _ = strings.Cut(dep, " [")
+			if isTest && (dep == pkg || dep == pkg+"_test") {
+				continue
+			}
 			for _, to := range n.to {
-				if matches(to, dep, own) {
-					bad = append(bad, strings.TrimPrefix(p.ImportPath, mod+"/")+" → "+strings.TrimPrefix(dep, mod+"/"))
+				if line := who + " → " + strings.TrimPrefix(dep, mod+"/"); matches(to, dep, own) && !seen[line] {
+					seen[line] = true
+					bad = append(bad, line)
 				}
 			}
 		}
@@ -124,9 +220,14 @@ func violations(t *testing.T, n never) []string {
 
 func TestLayoutExists(t *testing.T) {
 	for _, p := range layout {
-		pkgs := golist(t, "./"+p)
-		if len(pkgs) != 1 || pkgs[0].ImportPath != mod+"/"+p {
-			t.Errorf("package %s: not found (go list gave %+v)", p, pkgs)
+		found := false
+		for _, l := range golist(t, "./"+p) {
+			if _, isTest := l.tested(); !isTest && l.ImportPath == mod+"/"+p {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("package %s: not found", p)
 		}
 	}
 }
@@ -142,15 +243,24 @@ func TestNevers(t *testing.T) {
 }
 
 // The checker must see a dependency that exists: the daemon uses the
-// engine, the engine's dialect uses pg_query, and everything uses fmt.
+// engine, the engine's dialect uses pg_query, and everything uses fmt;
+// config reaches relay through the table; and only tests reach some: the
+// daemon's register protocol/builtin, the engine's run the dialects, the
+// external test package of wire/mysql imports it.
 func TestNeversCheckerSeesDependencies(t *testing.T) {
 	for _, n := range []never{
-		{"daemon", []string{"engine"}, false},
-		{"engine/pgsql", []string{"github.com/pganalyze/pg_query_go"}, false},
-		{"engine/mysql", []string{"github.com/pingcap/tidb"}, false},
-		{"engine", []string{"std:fmt"}, false},
-		{"daemon", []string{"*"}, false},
-		{"daemon", []string{"engine"}, true},
+		{"daemon", []string{"engine"}, false, ""},
+		{"engine/pgsql", []string{"github.com/pganalyze/pg_query_go"}, false, ""},
+		{"engine/mysql", []string{"github.com/pingcap/tidb"}, false, ""},
+		{"engine", []string{"std:fmt"}, false, ""},
+		{"daemon", []string{"*"}, false, ""},
+		{"daemon", []string{"engine"}, true, ""},
+		{"config", []string{"relay"}, false, ""},
+		{"cmd/fwctl", []string{"protocol/builtin"}, true, ""},
+		{"daemon", []string{"protocol/builtin"}, false, ""},
+		{"daemon", []string{"protocol/builtin"}, true, ""},
+		{"engine", []string{"engine/mysql"}, false, ""},
+		{"relay/pg", []string{"engine/pgsql"}, true, ""},
 	} {
 		if len(violations(t, n)) == 0 {
 			t.Errorf("checker found no dependency of %s on %v, which exists: it cannot fail", n.from, n.to)
@@ -158,36 +268,45 @@ func TestNeversCheckerSeesDependencies(t *testing.T) {
 	}
 }
 
-// Only daemon/protocols.go names a protocol: no other daemon file imports
-// a protocol's relay or dialect.
-func TestDaemonNamesProtocolsInOneFile(t *testing.T) {
-	files, err := filepath.Glob("daemon/*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("daemon sources: %v (%d files)", err, len(files))
+// The protocols are registered in one place: no package of ours but
+// protocol/builtin imports the packages of more than one protocol, and
+// none outside a protocol's own packages imports them but protocol/builtin
+// (and tests, under the rules above). A second registry would be a second
+// place that names protocols.
+func TestProtocolsNamedInOnePlace(t *testing.T) {
+	own := map[string]string{} // a protocol package → its protocol
+	for _, p := range protocolPkgs {
+		own[mod+"/"+p] = p[strings.LastIndex(p, "/")+1:]
 	}
-	protocolPkgs := []string{"relay/pg", "relay/mysql", "engine/pgsql", "engine/mysql", "wire/pg", "wire/mysql"}
-	named := 0
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
+	side := map[string]string{"pg": "pg", "pgsql": "pg", "mysql": "mysql"}
+	builtin := 0
+	for _, p := range golist(t, "./...") {
+		if _, isTest := p.tested(); isTest || p.ImportPath == "" {
 			continue
 		}
-		af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
+		var named []string
+		for _, im := range p.Imports {
+			if proto, ok := own[im]; ok && !slices.Contains(named, side[proto]) {
+				named = append(named, side[proto])
+			}
 		}
-		for _, im := range af.Imports {
-			path := strings.Trim(im.Path.Value, `"`)
-			if !slices.ContainsFunc(protocolPkgs, func(p string) bool { return path == mod+"/"+p }) {
-				continue
+		rel := strings.TrimPrefix(p.ImportPath, mod+"/")
+		switch {
+		case len(named) == 0:
+		case rel == "protocol/builtin":
+			builtin = len(named)
+		case slices.Contains(protocolPkgs, rel) || strings.HasPrefix(rel, "relay/pg/") || strings.HasPrefix(rel, "relay/mysql/"):
+			if len(named) > 1 {
+				t.Errorf("%s, one protocol's package, imports the packages of %v", rel, named)
 			}
-			if filepath.Base(f) == "protocols.go" {
-				named++
-				continue
-			}
-			t.Errorf("%s imports %s: only daemon/protocols.go names a protocol", f, path)
+		case strings.HasPrefix(rel, "bench/") || strings.HasPrefix(rel, "e2e"):
+			// a benchmark or end-to-end program drives one relay or
+			// dialect as such
+		default:
+			t.Errorf("%s imports the protocol packages of %v: only protocol/builtin names protocols (config, daemon and fwctl read protocol.Named)", rel, named)
 		}
 	}
-	if named == 0 {
-		t.Errorf("daemon/protocols.go names no protocol (imports none of %v)", protocolPkgs)
+	if builtin < 2 {
+		t.Errorf("protocol/builtin registers %d protocols' packages, want both", builtin)
 	}
 }

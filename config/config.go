@@ -16,8 +16,7 @@ import (
 
 	"github.com/sqlfw/sqlfw/control"
 	"github.com/sqlfw/sqlfw/engine"
-	"github.com/sqlfw/sqlfw/wire/mysql"
-	"github.com/sqlfw/sqlfw/wire/pg"
+	"github.com/sqlfw/sqlfw/protocol"
 )
 
 // Mode says what a deny verdict does: the engine's one Mode type.
@@ -174,17 +173,12 @@ type Intercept struct {
 // unlikely to collide with routing marks).
 const DefaultMark = 0x80007371
 
-// The protocols a database may speak (Database.Protocol).
-const (
-	ProtocolPostgres = "postgres"
-	// ProtocolMySQL is MySQL and MariaDB.
-	ProtocolMySQL = "mysql"
-)
-
 // Database is one protected database: where clients come in, where the
 // server is, and the policy that judges its statements.
 type Database struct {
-	Name     string `yaml:"name"`
+	Name string `yaml:"name"`
+	// Protocol names the database's entry in the protocol table (package
+	// protocol): its relay, dialect, default policy and defaults.
 	Protocol string `yaml:"protocol"`
 	// Listen is the explicit listener; optional when Intercept is set.
 	Listen   string `yaml:"listen"`
@@ -217,9 +211,10 @@ type Database struct {
 	// ReusePort sets SO_REUSEPORT on the explicit listener, so that several
 	// sqlfwd processes can serve one address (scale-out).
 	ReusePort bool `yaml:"reuse_port"`
-	// AllowCommands (protocol mysql) relays the replication commands named
-	// (COM_REGISTER_SLAVE, COM_BINLOG_DUMP, COM_BINLOG_DUMP_GTID), which
-	// are refused otherwise: a replica through sqlfwd.
+	// AllowCommands relays the protocol commands named that its relay
+	// refuses otherwise (the protocol's AllowableCommands: MySQL's
+	// COM_REGISTER_SLAVE, COM_BINLOG_DUMP, COM_BINLOG_DUMP_GTID, for a
+	// replica through sqlfwd).
 	AllowCommands []string `yaml:"allow_commands"`
 	// MaxMessageBytes bounds a client message held whole to be judged.
 	MaxMessageBytes int `yaml:"max_message_bytes"`
@@ -427,13 +422,9 @@ func (c *Config) Normalize() error {
 				cc.TrustSchemas[j] = strings.ToLower(s)
 			}
 		}
-		switch db.Protocol {
-		case "":
-			errs = append(errs, fmt.Errorf("%s: protocol is required (postgres or mysql)", where))
-		case ProtocolPostgres:
-		case ProtocolMySQL:
-		default:
-			errs = append(errs, fmt.Errorf("%s: protocol %q is not supported (postgres or mysql)", where, db.Protocol))
+		proto, perr := db.protocolEntry()
+		if perr != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", where, perr))
 		}
 		switch db.Intercept {
 		case "":
@@ -470,22 +461,23 @@ func (c *Config) Normalize() error {
 			errs = append(errs, fmt.Errorf("%s: mode %q: want enforce, monitor or detect", where, db.Mode))
 		}
 		for _, name := range db.AllowCommands {
-			if cmd, ok := mysql.CommandByName(name); db.Protocol != ProtocolMySQL || !ok || !mysql.IsReplication(cmd) {
-				errs = append(errs, fmt.Errorf("%s: allow_commands %q: only protocol mysql's COM_REGISTER_SLAVE, COM_BINLOG_DUMP and COM_BINLOG_DUMP_GTID can be allowed", where, name))
+			if proto == nil {
+				break
+			}
+			if _, ok := proto.Command(name); !ok {
+				errs = append(errs, fmt.Errorf("%s: allow_commands %q: %s", where, name, allowable(proto)))
 			}
 		}
 		if db.MaxMessageBytes == 0 {
-			db.MaxMessageBytes = pg.DefaultMaxMessage
-			if db.Protocol == ProtocolMySQL {
-				db.MaxMessageBytes = mysql.DefaultMaxPacket
+			if proto != nil {
+				db.MaxMessageBytes = proto.MaxMessageBytes
 			}
 		} else if db.MaxMessageBytes < 1024 {
 			errs = append(errs, fmt.Errorf("%s: max_message_bytes %d is below 1024", where, db.MaxMessageBytes))
 		}
 		if db.BufferBytes == 0 {
-			db.BufferBytes = pg.DefaultBufferSize
-			if db.Protocol == ProtocolMySQL {
-				db.BufferBytes = mysql.DefaultBufferSize
+			if proto != nil {
+				db.BufferBytes = proto.BufferBytes
 			}
 		} else if db.BufferBytes < 512 {
 			errs = append(errs, fmt.Errorf("%s: buffer_bytes %d is below 512", where, db.BufferBytes))
@@ -537,6 +529,22 @@ func (c *Config) Normalize() error {
 		c.Intercept.Listen6 = "[::1]:0"
 	}
 	return errors.Join(errs...)
+}
+
+// protocolEntry returns the database's entry in the protocol table.
+func (dc *Database) protocolEntry() (*protocol.Protocol, error) {
+	if dc.Protocol == "" {
+		return nil, fmt.Errorf("protocol is required (%s)", protocol.Names())
+	}
+	return protocol.Named(dc.Protocol)
+}
+
+// allowable says which commands a protocol's allow_commands may name.
+func allowable(p *protocol.Protocol) string {
+	if len(p.AllowableCommands) == 0 {
+		return fmt.Sprintf("protocol %s has no commands to allow", p.Name)
+	}
+	return fmt.Sprintf("only protocol %s's %s can be allowed", p.Name, strings.Join(p.AllowableCommands, ", "))
 }
 
 // checkPods checks pods and pod_listen together.

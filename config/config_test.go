@@ -30,7 +30,7 @@ func TestParse(t *testing.T) {
 			check: func(t *testing.T, c *Config) {
 				db := c.Databases[0]
 				if db.Mode != ModeEnforce || db.Name != "db0" || c.DrainTimeout != DefaultDrainTimeout ||
-					c.ControlSocket != DefaultControlSocket || db.MaxMessageBytes != 64<<20 || db.ConnectTimeout != DefaultConnectTimeout {
+					c.ControlSocket != DefaultControlSocket || db.MaxMessageBytes != 1<<20 || db.ConnectTimeout != DefaultConnectTimeout {
 					t.Errorf("defaults not filled: %+v %+v", c, db)
 				}
 			},
@@ -85,11 +85,17 @@ func TestParse(t *testing.T) {
 		{name: "two IPv4 pod listeners", yaml: "intercept: {pods: true, pod_listen: '10.0.0.1:1,10.0.0.2:1'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "one family"},
 		{name: "pod_listen not an IP", yaml: "intercept: {pods: true, pod_listen: 'node:6433'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "want an IP address"},
 		{
-			name: "mysql gets its defaults",
-			yaml: "databases:\n  - {protocol: mysql, listen: '127.0.0.1:3307', upstream: '127.0.0.1:3306'}\n",
+			// each database its own protocol's, from the table (protocols_test.go)
+			name: "each protocol gets its defaults",
+			yaml: "databases:\n  - {protocol: mysql, listen: '127.0.0.1:3307', upstream: '127.0.0.1:3306'}\n  - {protocol: postgres, listen: '127.0.0.1:5433', upstream: '127.0.0.1:5432'}\n  - {protocol: mysql, listen: '127.0.0.1:3308', upstream: '127.0.0.1:3306', max_message_bytes: 4096, buffer_bytes: 1024}\n",
 			check: func(t *testing.T, c *Config) {
-				if db := c.Databases[0]; db.Protocol != ProtocolMySQL || db.MaxMessageBytes != 64<<20 || db.BufferBytes != 32<<10 || db.Mode != ModeEnforce {
-					t.Errorf("defaults not filled: %+v", db)
+				for i, want := range []struct {
+					protocol string
+					max, buf int
+				}{{"mysql", 2 << 20, 8192}, {"postgres", 1 << 20, 4096}, {"mysql", 4096, 1024}} {
+					if db := c.Databases[i]; db.Protocol != want.protocol || db.MaxMessageBytes != want.max || db.BufferBytes != want.buf || db.Mode != ModeEnforce {
+						t.Errorf("databases[%d]: defaults not filled: %+v, want %+v", i, db, want)
+					}
 				}
 			},
 		},
@@ -114,7 +120,7 @@ func TestParse(t *testing.T) {
 		},
 		{name: "mysql allows a command that is SQL", yaml: "databases:\n  - {protocol: mysql, listen: '127.0.0.1:1', upstream: 'x:1', allow_commands: [COM_SHUTDOWN]}\n", wantErr: "allow_commands \"COM_SHUTDOWN\""},
 		{name: "mysql allows an unknown command", yaml: "databases:\n  - {protocol: mysql, listen: '127.0.0.1:1', upstream: 'x:1', allow_commands: [binlog]}\n", wantErr: "allow_commands \"binlog\""},
-		{name: "postgres allows commands", yaml: "databases:\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:1', allow_commands: [COM_BINLOG_DUMP]}\n", wantErr: "only protocol mysql"},
+		{name: "postgres allows commands", yaml: "databases:\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:1', allow_commands: [COM_BINLOG_DUMP]}\n", wantErr: "protocol postgres has no commands to allow"},
 		{name: "duplicate listen", yaml: "databases:\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:1'}\n  - {protocol: postgres, listen: '127.0.0.1:1', upstream: 'x:2'}\n", wantErr: "used twice"},
 	}
 	for _, tt := range tests {

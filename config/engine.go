@@ -6,30 +6,26 @@ import (
 	"os"
 
 	"github.com/sqlfw/sqlfw/engine"
-	"github.com/sqlfw/sqlfw/engine/mysql"
-	"github.com/sqlfw/sqlfw/engine/pgsql"
 )
 
 // Engine reads and checks a database's policy and builds its engine (the
-// embedded default policy when none is named) with its protocol's dialect.
+// embedded default policy when none is named) with its protocol's dialect
+// (the protocol table's entry): the daemon calls it at start and on every
+// reload.
 func (dc *Database) Engine() (*engine.Engine, error) {
-	if dc.Protocol == ProtocolMySQL {
-		return dc.EngineOf(mysql.Dialect, mysql.DefaultPolicy())
-	}
-	return dc.EngineOf(pgsql.Dialect, pgsql.DefaultPolicy())
+	return dc.EngineWith(nil)
 }
 
-// EngineOf is Engine for a dialect and its default policy: the daemon calls
-// it at start and on every reload with its protocol's (daemon/protocols.go).
-func (dc *Database) EngineOf(dialect engine.Dialect, defaultPolicy *engine.Policy) (*engine.Engine, error) {
-	return dc.EngineWith(dialect, defaultPolicy, nil)
-}
-
-// EngineWith is EngineOf with the learned rules of learned (a fragment
+// EngineWith is Engine with the learned rules of learned (a fragment
 // fwctl learn promote made) appended to the policy's, instead of those of
 // the LearnedPolicy file; nil reads the file.
-func (dc *Database) EngineWith(dialect engine.Dialect, defaultPolicy *engine.Policy, learned *engine.Policy) (*engine.Engine, error) {
-	pol := defaultPolicy
+func (dc *Database) EngineWith(learned *engine.Policy) (*engine.Engine, error) {
+	proto, err := dc.protocolEntry()
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", dc.Name, err)
+	}
+	dialect := proto.Dialect
+	pol := proto.DefaultPolicy()
 	if dc.Policy != "" {
 		text, err := os.ReadFile(dc.Policy)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 )
 
 // TLSConfig is the client leg of a database.
@@ -67,12 +68,14 @@ func (dc *Database) BuildTLS() (server, client *tls.Config, err error) {
 			return nil, nil, fmt.Errorf("database %s: tls: %w", dc.Name, err)
 		}
 		server = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		if dc.Protocol != ProtocolMySQL {
-			// PostgreSQL 17's direct TLS negotiation names its protocol;
-			// MySQL clients send no ALPN, and a server that lists
-			// protocols refuses a client that offers others.
-			server.NextProtos = []string{"postgresql"}
+		// the protocol's ALPN names (PostgreSQL 17's direct TLS names its
+		// protocol; MySQL clients send none, and a server that lists
+		// protocols refuses a client that offers others)
+		proto, err := dc.protocolEntry()
+		if err != nil {
+			return nil, nil, fmt.Errorf("database %s: %w", dc.Name, err)
 		}
+		server.NextProtos = slices.Clone(proto.ALPN)
 		if t.ClientCA != "" {
 			pool, err := readPool(t.ClientCA)
 			if err != nil {

@@ -49,9 +49,9 @@ func (d *Daemon) startCatalog(db *database) error {
 	if cc == nil {
 		return nil
 	}
-	r, ok := db.protocol.dialect.(engine.CatalogReader)
-	if !ok || db.protocol.catalogDriver == "" {
-		return fmt.Errorf("database %s: catalog: %s has no catalog reader", db.cfg.Name, db.protocol.name)
+	r, ok := db.protocol.Dialect.(engine.CatalogReader)
+	if !ok || db.protocol.CatalogDriver == "" {
+		return fmt.Errorf("database %s: catalog: %s has no catalog reader", db.cfg.Name, db.protocol.Name)
 	}
 	dsn := cc.DSN
 	if cc.DSNFile != "" {
@@ -61,7 +61,7 @@ func (d *Daemon) startCatalog(db *database) error {
 		}
 		dsn = strings.TrimSpace(string(b))
 	}
-	conn, err := sql.Open(db.protocol.catalogDriver, dsn)
+	conn, err := sql.Open(db.protocol.CatalogDriver, dsn)
 	if err != nil {
 		return fmt.Errorf("database %s: catalog: %w", db.cfg.Name, err)
 	}

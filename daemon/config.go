@@ -55,10 +55,8 @@ func ParseConfigFile(path string, text []byte) (*Config, error) { return config.
 func LoadConfig(path string) (*Config, error) { return config.Load(path) }
 
 // buildEngine reads and checks a database's policy and builds its engine
-// with its protocol's dialect and default policy.
-func buildEngine(dc *Database, p protocol) (*engine.Engine, error) {
-	return dc.EngineOf(p.dialect, p.defaultPolicy())
-}
+// with its protocol's dialect and default policy (the protocol table's).
+func buildEngine(dc *Database) (*engine.Engine, error) { return dc.Engine() }
 
 // buildTLS reads the certificates of a database's TLS settings.
 func buildTLS(dc *Database) (server, client *tls.Config, err error) { return dc.BuildTLS() }

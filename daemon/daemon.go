@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/protocol"
 	"github.com/sqlfw/sqlfw/relay"
 )
 
@@ -139,9 +140,9 @@ type database struct {
 	rules ruleCounts
 	// tls is the built TLS of both legs (tls.go); a reload swaps it.
 	tls dbTLS
-	// protocol is its protocol's entry (protocols.go); proto serves its
+	// protocol is its protocol's entry in the protocol table; proto serves its
 	// sessions with env.
-	protocol protocol
+	protocol *protocol.Protocol
 	proto    relay.Protocol
 	env      relay.Env
 	// found is set for a database discovery made (discovered.go).
@@ -205,12 +206,12 @@ func New(cfg *Config, log *slog.Logger, version string) (*Daemon, error) {
 // newDatabase builds a database's engine, TLS and what it lends its
 // sessions; it is not in the list yet.
 func (d *Daemon) newDatabase(dc *Database) (*database, error) {
-	p, ok := protocolNamed(dc.Protocol)
-	if !ok {
-		return nil, fmt.Errorf("database %s: protocol %q is not supported", dc.Name, dc.Protocol)
+	p, err := protocol.Named(dc.Protocol)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", dc.Name, err)
 	}
 	polSum := fileSHA256(dc.Policy)
-	eng, err := buildEngine(dc, p)
+	eng, err := buildEngine(dc)
 	if err != nil {
 		return nil, err
 	}
@@ -223,10 +224,10 @@ func (d *Daemon) newDatabase(dc *Database) (*database, error) {
 	}
 	d.warnClearServerLeg(dc, srvTLS, cliTLS)
 	d.dbsMu.Lock()
-	r := d.relays[p.name]
+	r := d.relays[p.Name]
 	if r == nil {
-		r = p.relay()
-		d.relays[p.name] = r
+		r = p.NewRelay()
+		d.relays[p.Name] = r
 	}
 	d.dbsMu.Unlock()
 	db := &database{cfg: *dc, rec: newRecorder(), protocol: p, proto: r}

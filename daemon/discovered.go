@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sqlfw/sqlfw/discover"
+	"github.com/sqlfw/sqlfw/protocol"
 )
 
 // Zero-configuration start: without a configuration file (or with
@@ -60,7 +61,7 @@ func findServers(procRoot string, local []netip.Addr) (found []foundServer, note
 			notes = append(notes, "not protected: "+what+" because it runs in another network namespace (sqlfwd intercepts connects in its own)")
 			continue
 		}
-		p, ok := protocolDiscovered(s.Protocol)
+		p, ok := protocol.Discovered(s.Protocol)
 		switch {
 		case !ok:
 			notes = append(notes, "not protected: "+what+" because sqlfwd has no "+string(s.Protocol)+" path yet")
@@ -71,8 +72,8 @@ func findServers(procRoot string, local []netip.Addr) (found []foundServer, note
 		}
 		up, protect := upstreamAndProtect(s.TCP, local)
 		db := Database{
-			Name:      p.name + "-" + strconv.Itoa(int(s.TCP[0].Port())),
-			Protocol:  p.name,
+			Name:      p.Name + "-" + strconv.Itoa(int(s.TCP[0].Port())),
+			Protocol:  p.Name,
 			Upstream:  up.String(),
 			Intercept: InterceptAppHost,
 		}

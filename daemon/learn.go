@@ -34,7 +34,7 @@ type promotion struct {
 
 // startLearning sets a new learner keyed by by on db's engine.
 func (d *Daemon) startLearning(db *database, by engine.LearnBy) {
-	l := engine.NewLearnerBy(db.protocol.dialect, 0, by)
+	l := engine.NewLearnerBy(db.protocol.Dialect, 0, by)
 	db.learner.Store(l)
 	db.learnMu.Lock()
 	db.learn.since = time.Now()
@@ -154,7 +154,7 @@ func (d *Daemon) Promote(name string, o engine.ExportOptions, frag []byte) (stri
 	if err != nil {
 		return "", fmt.Errorf("learned policy: %w", err)
 	}
-	eng, err := db.cfg.EngineWith(db.protocol.dialect, db.protocol.defaultPolicy(), fp)
+	eng, err := db.cfg.EngineWith(fp)
 	if err != nil {
 		return "", err
 	}
@@ -220,9 +220,9 @@ func (d *Daemon) buildEngineFor(db *database, path string) (*engine.Engine, erro
 	p := db.learn.promoted
 	db.learnMu.Unlock()
 	if p != nil && dc.LearnedPolicy == "" {
-		return dc.EngineWith(db.protocol.dialect, db.protocol.defaultPolicy(), p.policy)
+		return dc.EngineWith(p.policy)
 	}
-	return buildEngine(&dc, db.protocol)
+	return buildEngine(&dc)
 }
 
 func orDash(s string) string {

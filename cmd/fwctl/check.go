@@ -14,11 +14,10 @@ import (
 	"time"
 
 	"github.com/sqlfw/sqlfw/engine"
-	mysqlsql "github.com/sqlfw/sqlfw/engine/mysql"
-	"github.com/sqlfw/sqlfw/engine/pgsql"
+	"github.com/sqlfw/sqlfw/protocol"
 )
 
-const checkUsage = `usage: fwctl check [--policy FILE] [--protocol postgres|mysql] [--user U] [--database D] [--client-addr A]
+const checkUsage = `usage: fwctl check [--policy FILE] [--protocol NAME] [--user U] [--database D] [--client-addr A]
                    [--standard-conforming-strings on|off] [--client-encoding NAME] [--sql-mode MODES] "SQL"
        fwctl check [flags] --file queries.sql
        fwctl check [flags] --jsonl queries.jsonl     ("-" reads standard input)
@@ -37,20 +36,22 @@ database the log names (user= and db= fields in log_line_prefix, or jsonlog),
 and prints a summary by rule; --verbose adds one line per statement.
 --mysql-log does the same for a MySQL or MariaDB general log (general_log),
 with the user and database of each connection (its Connect line, Init DB);
-it implies --protocol mysql.
---standard-conforming-strings and --client-encoding judge
+it implies --protocol mysql, as --pg-log implies postgres.
+--protocol (postgres, mysql) judges with that protocol's dialect and its
+default policy; without it, the log's protocol, else the one protocol that
+accepts --policy, else postgres.
+--standard-conforming-strings and --client-encoding (postgres) judge
 the text as a session with those settings sends it (the bytes as given, in
-that encoding), as sqlfwd does with what the server reports. --protocol mysql
-judges with the MySQL/MariaDB dialect and its default policy; --sql-mode
+that encoding), as sqlfwd does with what the server reports; --sql-mode
 (MySQL's sql_mode, e.g. ANSI_QUOTES,NO_BACKSLASH_ESCAPES) and --client-encoding
-(a MySQL character set, e.g. gbk) give its session's lexing state. Exit status: 0 all
+(a MySQL character set, e.g. gbk) give a mysql session's lexing state. Exit status: 0 all
 allowed, 1 any denied, 2 error.`
 
 func check(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fwctl check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, checkUsage); fs.PrintDefaults() }
-	protocol := fs.String("protocol", "postgres", "wire protocol whose parser judges the statements (postgres or mysql)")
+	protoName := fs.String("protocol", "", "protocol whose dialect judges the statements ("+protocol.Names()+")")
 	policyPath := fs.String("policy", "", "policy `file` (default: the embedded default policy)")
 	user := fs.String("user", "", "database user of the session")
 	database := fs.String("database", "", "database of the session")
@@ -60,37 +61,23 @@ func check(args []string, stdout, stderr io.Writer) int {
 	pgLog := fs.String("pg-log", "", "judge the statements of this PostgreSQL server log `file` and summarise by rule")
 	myLog := fs.String("mysql-log", "", "judge the statements of this MySQL/MariaDB general log `file` and summarise by rule")
 	verbose := fs.Bool("verbose", false, "with --pg-log or --mysql-log: also one line per statement")
-	scs := fs.String("standard-conforming-strings", "on", "the session's standard_conforming_strings (`on|off`)")
-	clientEncoding := fs.String("client-encoding", "UTF8", "the session's client_encoding `name` (mysql: character_set_client)")
-	sqlMode := fs.String("sql-mode", "", "mysql: the session's sql_mode (`modes`, comma-separated)")
+	fs.String("standard-conforming-strings", "on", "postgres: the session's standard_conforming_strings (`on|off`)")
+	fs.String("client-encoding", "UTF8", "the session's client_encoding `name` (mysql: character_set_client)")
+	fs.String("sql-mode", "", "mysql: the session's sql_mode (`modes`, comma-separated)")
 	asJSON := fs.Bool("json", cur.json, "print each verdict as a JSON object, one a line (no summary by rule)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *myLog != "" && !set["protocol"] {
-		*protocol = "mysql"
+	proto, err := chooseProtocol(*protoName, set, *policyPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "fwctl: %v\n", err)
+		return 2
 	}
-	dialect, defaultPolicy := pgsql.Dialect, pgsql.DefaultPolicy
-	switch *protocol {
-	case "postgres":
-		for _, f := range []string{"sql-mode", "mysql-log"} {
-			if set[f] {
-				fmt.Fprintf(stderr, "fwctl: --%s is MySQL's (--protocol mysql)\n", f)
-				return 2
-			}
-		}
-	case "mysql":
-		dialect, defaultPolicy = mysqlsql.Dialect, mysqlsql.DefaultPolicy
-		for _, f := range []string{"standard-conforming-strings", "pg-log"} {
-			if set[f] {
-				fmt.Fprintf(stderr, "fwctl: --%s is PostgreSQL's (--protocol postgres)\n", f)
-				return 2
-			}
-		}
-	default:
-		fmt.Fprintf(stderr, "fwctl: protocol %q is not supported (postgres or mysql)\n", *protocol)
+	lex, err := sessionLex(proto, fs, set)
+	if err != nil {
+		fmt.Fprintf(stderr, "fwctl: %v\n", err)
 		return 2
 	}
 	inputs := 0
@@ -104,38 +91,17 @@ func check(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, checkUsage)
 		return 2
 	}
-	pol, err := loadPolicy(*policyPath, defaultPolicy)
+	pol, err := loadPolicy(*policyPath, proto.DefaultPolicy)
 	if err != nil {
 		fmt.Fprintf(stderr, "fwctl: %v\n", err)
 		return 2
 	}
-	eng, err := engine.New(pol, dialect, engine.Options{})
+	eng, err := engine.New(pol, proto.Dialect, engine.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "fwctl: %v\n", err)
 		return 2
 	}
-	base := engine.Session{User: *user, Database: *database}
-	switch strings.ToLower(*scs) {
-	case "on", "true", "1":
-	case "off", "false", "0":
-		base.Lex.NonStandardStrings = true
-	default:
-		fmt.Fprintf(stderr, "fwctl: --standard-conforming-strings: want on or off, got %q\n", *scs)
-		return 2
-	}
-	if *protocol == "mysql" {
-		base.Lex.SQLMode = *sqlMode
-		if set["client-encoding"] {
-			base.Lex.ClientEncoding = strings.ToLower(*clientEncoding)
-		}
-	} else {
-		enc, ok := pgsql.CanonicalEncoding(*clientEncoding)
-		if !ok {
-			fmt.Fprintf(stderr, "fwctl: --client-encoding: %q is not an encoding PostgreSQL knows\n", *clientEncoding)
-			return 2
-		}
-		base.Lex.ClientEncoding = enc
-	}
+	base := engine.Session{User: *user, Database: *database, Lex: lex}
 	if *clientAddr != "" {
 		a, err := netip.ParseAddr(*clientAddr)
 		if err != nil {
@@ -157,64 +123,10 @@ func check(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitFor(v)
 	}
-	var items []checkItem
-	switch {
-	case *pgLog != "":
-		text, err := readInput(*pgLog)
-		if err != nil {
-			fmt.Fprintf(stderr, "fwctl: %v\n", err)
-			return 2
-		}
-		stmts, err := readPGLog(bytes.NewReader(text))
-		if err != nil {
-			fmt.Fprintf(stderr, "fwctl: %s: %v\n", *pgLog, err)
-			return 2
-		}
-		if len(stmts) == 0 {
-			fmt.Fprintf(stderr, "fwctl: %s: no logged statements (the server logs them with log_statement = all)\n", *pgLog)
-			return 2
-		}
-		for _, st := range stmts {
-			items = append(items, checkItem{SQL: st.SQL, User: st.User, Database: st.Database, line: st.Line})
-		}
-	case *myLog != "":
-		text, err := readInput(*myLog)
-		if err != nil {
-			fmt.Fprintf(stderr, "fwctl: %v\n", err)
-			return 2
-		}
-		stmts, err := readMySQLLog(bytes.NewReader(text))
-		if err != nil {
-			fmt.Fprintf(stderr, "fwctl: %s: %v\n", *myLog, err)
-			return 2
-		}
-		if len(stmts) == 0 {
-			fmt.Fprintf(stderr, "fwctl: %s: no logged statements (the server logs them with general_log = ON)\n", *myLog)
-			return 2
-		}
-		for _, st := range stmts {
-			items = append(items, checkItem{SQL: st.SQL, User: st.User, Database: st.Database, line: st.Line})
-		}
-	case *file != "":
-		text, err := readInput(*file)
-		if err != nil {
-			fmt.Fprintf(stderr, "fwctl: %v\n", err)
-			return 2
-		}
-		for _, s := range splitStatements(string(text)) {
-			items = append(items, checkItem{SQL: s})
-		}
-	default:
-		text, err := readInput(*jsonl)
-		if err != nil {
-			fmt.Fprintf(stderr, "fwctl: %v\n", err)
-			return 2
-		}
-		items, err = parseJSONL(text)
-		if err != nil {
-			fmt.Fprintf(stderr, "fwctl: %s: %v\n", *jsonl, err)
-			return 2
-		}
+	items, err := readItems(*file, *jsonl, *pgLog, *myLog)
+	if err != nil {
+		fmt.Fprintf(stderr, "fwctl: %v\n", err)
+		return 2
 	}
 	rc, denied := 0, 0
 	logInput := *pgLog != "" || *myLog != ""
@@ -262,6 +174,61 @@ func check(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "fwctl: %d statements, %d denied\n", len(items), denied)
 	return rc
+}
+
+// readItems reads the statements of the one input given: a file of
+// statements, JSON lines, a PostgreSQL server log or a MySQL general log.
+func readItems(file, jsonl, pgLog, myLog string) ([]checkItem, error) {
+	var items []checkItem
+	switch {
+	case pgLog != "":
+		text, err := readInput(pgLog)
+		if err != nil {
+			return nil, err
+		}
+		stmts, err := readPGLog(bytes.NewReader(text))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", pgLog, err)
+		}
+		if len(stmts) == 0 {
+			return nil, fmt.Errorf("%s: no logged statements (the server logs them with log_statement = all)", pgLog)
+		}
+		for _, st := range stmts {
+			items = append(items, checkItem{SQL: st.SQL, User: st.User, Database: st.Database, line: st.Line})
+		}
+	case myLog != "":
+		text, err := readInput(myLog)
+		if err != nil {
+			return nil, err
+		}
+		stmts, err := readMySQLLog(bytes.NewReader(text))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", myLog, err)
+		}
+		if len(stmts) == 0 {
+			return nil, fmt.Errorf("%s: no logged statements (the server logs them with general_log = ON)", myLog)
+		}
+		for _, st := range stmts {
+			items = append(items, checkItem{SQL: st.SQL, User: st.User, Database: st.Database, line: st.Line})
+		}
+	case file != "":
+		text, err := readInput(file)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range splitStatements(string(text)) {
+			items = append(items, checkItem{SQL: s})
+		}
+	default:
+		text, err := readInput(jsonl)
+		if err != nil {
+			return nil, err
+		}
+		if items, err = parseJSONL(text); err != nil {
+			return nil, fmt.Errorf("%s: %w", jsonl, err)
+		}
+	}
+	return items, nil
 }
 
 type checkItem struct {

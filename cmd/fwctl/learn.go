@@ -12,11 +12,12 @@ import (
 
 	"github.com/sqlfw/sqlfw/control"
 	"github.com/sqlfw/sqlfw/engine"
-	"github.com/sqlfw/sqlfw/engine/pgsql"
+	"github.com/sqlfw/sqlfw/protocol"
 )
 
 const learnUsage = `usage: fwctl learn start|stop|status|diff|export|promote|demote [options]
-       fwctl learn offline [--user U] [--database D] (--file queries.sql | --jsonl queries.jsonl)
+       fwctl learn offline [--protocol NAME] [--user U] [--database D]
+                           (--file queries.sql | --jsonl queries.jsonl | --pg-log LOG | --mysql-log LOG)
 
 A learned policy per application (docs/learn.md), from a running sqlfwd's
 control socket:
@@ -37,8 +38,10 @@ control socket:
             detect: report drift first, then promote again with --mode
             enforce; --file F promotes a reviewed fragment instead)
   demote    remove the learned policy
-offline learns from a file of statements (same formats as fwctl check) and
-prints the fingerprint fragment.`
+offline learns from a file of statements or a server log (the inputs of
+fwctl check) and prints the fingerprint fragment; --protocol (postgres,
+mysql; a log implies its own, default postgres) picks the dialect that
+fingerprints them: check the fragment with fwctl policy validate --protocol.`
 
 // learn implements `fwctl learn`.
 func learn(args []string, stdout, stderr io.Writer) int {
@@ -54,6 +57,9 @@ func learn(args []string, stdout, stderr io.Writer) int {
 	database := fs.String("database", "", "database: the protected database's name, or the session's (offline)")
 	file := fs.String("file", "", "statements, one per line or ;-terminated (offline); a reviewed fragment (promote)")
 	jsonl := fs.String("jsonl", "", "JSON lines {sql, user, database} (offline)")
+	pgLog := fs.String("pg-log", "", "a PostgreSQL server log's statements (offline)")
+	myLog := fs.String("mysql-log", "", "a MySQL/MariaDB general log's statements (offline)")
+	protoName := fs.String("protocol", "", "offline: the protocol whose dialect fingerprints the statements ("+protocol.Names()+")")
 	by := fs.String("by", "", "start: what tells applications apart (user, database, unit, cgroup, comm, uid)")
 	form := fs.String("form", "", "export, promote: scope (tables, columns, kinds) or fingerprints (exact shapes)")
 	drift := fs.String("drift", "", "export, promote: deny or log what is outside the learned policy")
@@ -85,7 +91,9 @@ func learn(args []string, stdout, stderr io.Writer) int {
 	method := http.MethodPost
 	switch sub {
 	case "offline":
-		return learnOffline(*user, *database, *file, *jsonl, stdout, stderr)
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		return learnOffline(*protoName, set, *user, *database, [4]string{*file, *jsonl, *pgLog, *myLog}, stdout, stderr)
 	case "status", "diff":
 		raw, err := c.Call(http.MethodGet, "/v1/learn/status", q)
 		if err != nil {
@@ -236,33 +244,30 @@ func sortedKeys(m map[string]uint64) []string {
 	return out
 }
 
-func learnOffline(user, database, file, jsonl string, stdout, stderr io.Writer) int {
-	if (file == "") == (jsonl == "") {
+// learnOffline learns from the one input of in (file, jsonl, pg-log,
+// mysql-log) with the dialect of the protocol chosen.
+func learnOffline(protoName string, set map[string]bool, user, database string, in [4]string, stdout, stderr io.Writer) int {
+	given := 0
+	for _, f := range in {
+		if f != "" {
+			given++
+		}
+	}
+	if given != 1 {
 		fmt.Fprintln(stderr, learnUsage)
 		return 2
 	}
-	var items []checkItem
-	if file != "" {
-		text, err := readInput(file)
-		if err != nil {
-			fmt.Fprintf(stderr, "fwctl: %v\n", err)
-			return 2
-		}
-		for _, s := range splitStatements(string(text)) {
-			items = append(items, checkItem{SQL: s})
-		}
-	} else {
-		text, err := readInput(jsonl)
-		if err != nil {
-			fmt.Fprintf(stderr, "fwctl: %v\n", err)
-			return 2
-		}
-		if items, err = parseJSONL(text); err != nil {
-			fmt.Fprintf(stderr, "fwctl: %s: %v\n", jsonl, err)
-			return 2
-		}
+	proto, err := chooseProtocol(protoName, set, "")
+	if err != nil {
+		fmt.Fprintf(stderr, "fwctl: %v\n", err)
+		return 2
 	}
-	l := engine.NewLearner(pgsql.Dialect, 0)
+	items, err := readItems(in[0], in[1], in[2], in[3])
+	if err != nil {
+		fmt.Fprintf(stderr, "fwctl: %v\n", err)
+		return 2
+	}
+	l := engine.NewLearner(proto.Dialect, 0)
 	for _, it := range items {
 		s := engine.Session{User: user, Database: database}
 		if it.User != "" {
@@ -275,6 +280,6 @@ func learnOffline(user, database, file, jsonl string, stdout, stderr io.Writer) 
 	}
 	stdout.Write(l.Export())
 	n, _ := l.Len()
-	fmt.Fprintf(stderr, "fwctl: %d statements, %d fingerprints\n", len(items), n)
+	fmt.Fprintf(stderr, "fwctl: %d statements, %d fingerprints (%s)\n", len(items), n, proto.Name)
 	return 0
 }

@@ -7,18 +7,22 @@ import (
 
 	"github.com/sqlfw/sqlfw/control"
 	"github.com/sqlfw/sqlfw/engine"
-	"github.com/sqlfw/sqlfw/engine/pgsql"
+	"github.com/sqlfw/sqlfw/protocol"
 )
 
 // The review as fwctl prints it: per application what it did, what rules
 // denied, and in the diff what a promotion adds, what stays denied, and
 // drift.
 func TestLearnReview(t *testing.T) {
-	e, err := engine.New(pgsql.DefaultPolicy(), pgsql.Dialect, engine.Options{})
+	pg, err := protocol.Named("postgres")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := engine.NewLearnerBy(pgsql.Dialect, 0, engine.LearnByUser|engine.LearnByDatabase)
+	e, err := engine.New(pg.DefaultPolicy(), pg.Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := engine.NewLearnerBy(pg.Dialect, 0, engine.LearnByUser|engine.LearnByDatabase)
 	e.SetLearner(l)
 	app := &engine.Session{User: "shop", Database: "app"}
 	for _, q := range []string{"SELECT name FROM items WHERE id = 1", "SELECT name FROM items WHERE id = 2", "DELETE FROM items"} {

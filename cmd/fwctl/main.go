@@ -16,6 +16,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/sqlfw/sqlfw/protocol/builtin"
 )
 
 var version = "dev"
@@ -86,6 +88,7 @@ func wantsHelp(args []string) bool {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	builtin.Register() // the protocol table (protocol/builtin)
 	args, g, err := extractGlobals(args)
 	if err != nil {
 		fmt.Fprintln(stderr, "fwctl:", err)

@@ -26,6 +26,7 @@ import (
 
 	"github.com/sqlfw/sqlfw/bpf"
 	"github.com/sqlfw/sqlfw/daemon"
+	"github.com/sqlfw/sqlfw/protocol/builtin"
 )
 
 // version is stamped by the Makefile with -ldflags -X main.version=...
@@ -36,6 +37,7 @@ func main() {
 }
 
 func run(args []string, stderr io.Writer) int {
+	builtin.Register() // the protocol table (protocol/builtin)
 	fs := flag.NewFlagSet("sqlfwd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
