@@ -44,18 +44,19 @@ func policyCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { printPolicyUsage(stderr) }
 	protoName := fs.String("protocol", "", "the protocol whose dialect checks the policy ("+protocol.Names()+")")
 	configPath := fs.String("config", "", "validate: a sqlfwd configuration `file`: the protocol of the databases whose policy this is")
-	if err := parseInterleaved(fs, args[1:]); err != nil {
+	pos, err := parseInterspersed(fs, args[1:])
+	if err != nil {
 		return 2
 	}
 	switch args[0] {
 	case "validate":
-		if len(fs.Args()) != 1 || (*protoName != "" && *configPath != "") {
+		if len(pos) != 1 || (*protoName != "" && *configPath != "") {
 			printPolicyUsage(stderr)
 			return 2
 		}
-		return policyValidate(fs.Arg(0), *protoName, *configPath, stdout, stderr)
+		return policyValidate(pos[0], *protoName, *configPath, stdout, stderr)
 	case "default":
-		if fs.NArg() != 0 || *configPath != "" {
+		if len(pos) != 0 || *configPath != "" {
 			printPolicyUsage(stderr)
 			return 2
 		}
@@ -172,27 +173,4 @@ func writeValidJSON(w io.Writer, file string, err error, p *engine.Policy, proto
 		return 2
 	}
 	return 0
-}
-
-// parseInterleaved parses fs's flags before and after its arguments
-// (fwctl policy validate FILE --protocol mysql); fs.Args() is then the
-// arguments alone. A "--" ends the flags.
-func parseInterleaved(fs *flag.FlagSet, args []string) error {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		if len(args) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
-			pos = append(pos, rest...)
-			break
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-	return fs.Parse(append([]string{"--"}, pos...))
 }
