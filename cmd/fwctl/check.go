@@ -181,32 +181,21 @@ func check(args []string, stdout, stderr io.Writer) int {
 func readItems(file, jsonl, pgLog, myLog string) ([]checkItem, error) {
 	var items []checkItem
 	switch {
-	case pgLog != "":
-		text, err := readInput(pgLog)
+	case pgLog != "" || myLog != "":
+		path, read, hint := pgLog, readPGLog, "log_statement = all"
+		if myLog != "" {
+			path, read, hint = myLog, readMySQLLog, "general_log = ON"
+		}
+		text, err := readInput(path)
 		if err != nil {
 			return nil, err
 		}
-		stmts, err := readPGLog(bytes.NewReader(text))
+		stmts, err := read(bytes.NewReader(text))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", pgLog, err)
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		if len(stmts) == 0 {
-			return nil, fmt.Errorf("%s: no logged statements (the server logs them with log_statement = all)", pgLog)
-		}
-		for _, st := range stmts {
-			items = append(items, checkItem{SQL: st.SQL, User: st.User, Database: st.Database, line: st.Line})
-		}
-	case myLog != "":
-		text, err := readInput(myLog)
-		if err != nil {
-			return nil, err
-		}
-		stmts, err := readMySQLLog(bytes.NewReader(text))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", myLog, err)
-		}
-		if len(stmts) == 0 {
-			return nil, fmt.Errorf("%s: no logged statements (the server logs them with general_log = ON)", myLog)
+			return nil, fmt.Errorf("%s: no logged statements (the server logs them with %s)", path, hint)
 		}
 		for _, st := range stmts {
 			items = append(items, checkItem{SQL: st.SQL, User: st.User, Database: st.Database, line: st.Line})
