@@ -30,7 +30,9 @@
 //     (renumbered when only one leg carried an SSL request); a command the
 //     client sends before that end (sequence id 0, no round of the
 //     exchange) waits for it and is then decided as a command;
-//   - commands (session.go): every command is read whole and decided
+//   - commands (commands.go, one handler a command; toServer in
+//     toserver.go reads them, toClient in toclient.go follows the
+//     answers): every command is read whole and decided
 //     before a byte of it reaches the server. COM_QUERY and
 //     COM_STMT_PREPARE are judged by the engine (every statement of a
 //     multi-statement text); the COM_STMT_* commands that name a statement
