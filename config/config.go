@@ -191,7 +191,8 @@ type Database struct {
 	Protect []string `yaml:"protect"`
 	// UnixSocket is the database's unix socket path, redirected too in
 	// app-host mode (kernel 6.7 or later); sqlfwd connects to it for
-	// unix-socket clients.
+	// unix-socket clients. A server with no TCP listener is configured
+	// by it alone, without upstream (UnixOnly).
 	UnixSocket string `yaml:"unix_socket"`
 	// Policy is a policy file; empty means the embedded default policy.
 	Policy string `yaml:"policy"`
@@ -339,6 +340,13 @@ func Load(path string) (*Config, error) {
 	return ParseFile(path, b)
 }
 
+// UnixOnly reports whether the database is reached by its unix socket
+// alone: app-host interception of unix_socket, no explicit listener and no
+// protected TCP address, so sqlfwd never needs its TCP upstream.
+func (db *Database) UnixOnly() bool {
+	return db.UnixSocket != "" && db.Intercept == InterceptAppHost && db.Listen == "" && len(db.Protect) == 0
+}
+
 // Normalize fills defaults and checks the configuration. It reports every
 // problem it finds, not only the first.
 func (c *Config) Normalize() error {
@@ -449,8 +457,10 @@ func (c *Config) Normalize() error {
 			errs = append(errs, fmt.Errorf("%s: listen %s is used twice", where, db.Listen))
 		}
 		listens[db.Listen] = true
-		if err := checkHostPort(db.Upstream); err != nil {
-			errs = append(errs, fmt.Errorf("%s: upstream: %w", where, err))
+		if db.Upstream == "" && db.UnixOnly() {
+			// reached only by its unix socket: nothing is dialled over TCP
+		} else if err := checkHostPort(db.Upstream); err != nil {
+			errs = append(errs, fmt.Errorf("%s: upstream: %w (it may be left out only for a server reached by its unix_socket alone: intercept: app-host, no listen, no protect)", where, err))
 		}
 		if db.Mode == "" {
 			db.Mode = ModeEnforce

@@ -56,9 +56,21 @@ func TestParse(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "unix socket alone",
+			yaml: "databases:\n  - {protocol: mysql, intercept: app-host, unix_socket: /run/mysqld/mysqld.sock}\n",
+			check: func(t *testing.T, c *Config) {
+				if db := c.Databases[0]; db.Upstream != "" || !db.UnixOnly() {
+					t.Errorf("database %+v: want no upstream, UnixOnly", db)
+				}
+			},
+		},
 		{name: "discovery interval too short", yaml: "discovery: {enabled: true, interval: 10ms}\n", wantErr: "discovery.interval 10ms is below 100ms"},
 		{name: "bad mode", yaml: "databases:\n  - protocol: postgres\n    listen: 127.0.0.1:1\n    upstream: x:1\n    mode: block\n", wantErr: "mode \"block\""},
 		{name: "missing upstream", yaml: "databases:\n  - protocol: postgres\n    listen: 127.0.0.1:1\n", wantErr: "upstream"},
+		{name: "unix socket without intercept or upstream", yaml: "databases:\n  - {protocol: mysql, unix_socket: /run/mysqld/mysqld.sock}\n", wantErr: "upstream"},
+		{name: "unix-only with protect", yaml: "databases:\n  - {protocol: mysql, intercept: app-host, unix_socket: /run/mysqld/mysqld.sock, protect: ['127.0.0.1:3306']}\n", wantErr: "upstream"},
+		{name: "unix-only with listen", yaml: "databases:\n  - {protocol: mysql, intercept: app-host, unix_socket: /run/mysqld/mysqld.sock, listen: '127.0.0.1:1'}\n", wantErr: "upstream"},
 		{name: "unsupported protocol", yaml: "databases:\n  - protocol: oracle\n    listen: 127.0.0.1:1\n    upstream: x:1\n", wantErr: "oracle"},
 		{
 			name: "pods",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,6 +49,7 @@ func findServers(procRoot string, local []netip.Addr) (found []foundServer, note
 	if err != nil {
 		return nil, nil, err
 	}
+	taken := map[string]bool{}
 	for _, s := range servers {
 		what := describeServer(s)
 		if len(s.Unproven) > 0 {
@@ -66,23 +68,27 @@ func findServers(procRoot string, local []netip.Addr) (found []foundServer, note
 		case !ok:
 			notes = append(notes, "not protected: "+what+" because sqlfwd has no "+string(s.Protocol)+" path yet")
 			continue
-		case len(s.TCP) == 0:
-			notes = append(notes, "not protected: "+what+" because it has no TCP listener sqlfwd could reach it through (configure it as a database)")
+		case len(s.TCP) == 0 && len(s.Unix) == 0:
+			notes = append(notes, "not protected: "+what+" because it listens on nothing sqlfwd could reach it through")
 			continue
 		}
-		up, protect := upstreamAndProtect(s.TCP, local)
-		db := Database{
-			Name:      p.Name + "-" + strconv.Itoa(int(s.TCP[0].Port())),
-			Protocol:  p.Name,
-			Upstream:  up.String(),
-			Intercept: InterceptAppHost,
-		}
-		for _, p := range protect {
-			db.Protect = append(db.Protect, p.String())
+		db := Database{Protocol: p.Name, Intercept: InterceptAppHost}
+		if len(s.TCP) > 0 {
+			up, protect := upstreamAndProtect(s.TCP, local)
+			db.Name, db.Upstream = p.Name+"-"+strconv.Itoa(int(s.TCP[0].Port())), up.String()
+			for _, p := range protect {
+				db.Protect = append(db.Protect, p.String())
+			}
 		}
 		if len(s.Unix) > 0 {
 			db.UnixSocket = s.Unix[0]
 		}
+		if db.Name == "" {
+			// no TCP listener: reached by its unix socket alone, which
+			// names it (interception of a unix socket needs no TCP port)
+			db.Name = unixOnlyName(p.Name, db.UnixSocket, taken)
+		}
+		taken[db.Name] = true
 		// the defaults a configured database gets (timeouts, buffers, mode)
 		c := Config{Databases: []Database{db}}
 		if err := c.Normalize(); err != nil {
@@ -92,6 +98,32 @@ func findServers(procRoot string, local []netip.Addr) (found []foundServer, note
 		found = append(found, foundServer{db: c.Databases[0], pid: s.PID, comm: s.Comm, what: what})
 	}
 	return found, notes, nil
+}
+
+// unixOnlyName names a server found by its unix socket alone:
+// "postgres-unix-5432" for PostgreSQL's .s.PGSQL.5432, "mysql-unix-mysqld"
+// for mysqld.sock; a name another server of this scan took gets "-2", "-3"
+// (servers come in pid order, so a stable set keeps its names).
+func unixOnlyName(protocol, socket string, taken map[string]bool) string {
+	base := filepath.Base(socket)
+	if port, ok := strings.CutPrefix(base, ".s.PGSQL."); ok {
+		base = port
+	}
+	base = strings.TrimSuffix(base, ".sock")
+	base = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, strings.TrimLeft(base, "."))
+	if len(base) > 32 {
+		base = base[:32]
+	}
+	name := protocol + "-unix-" + base
+	for i := 2; taken[name]; i++ {
+		name = fmt.Sprintf("%s-unix-%s-%d", protocol, base, i)
+	}
+	return name
 }
 
 // describeServer names a server and what it listens on for the log.
@@ -352,7 +384,7 @@ func (dc *discovery) configuredCovering(db Database) string {
 			}
 		}
 		for _, a := range covered {
-			if a == db.Upstream || slices.Contains(db.Protect, a) {
+			if a != "" && (a == db.Upstream || slices.Contains(db.Protect, a)) {
 				return c.cfg.Name
 			}
 		}

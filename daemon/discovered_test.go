@@ -769,3 +769,35 @@ func gaugeValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Fatalf("no metric %s", name)
 	return 0
 }
+
+// A server with a unix socket and no TCP listener is a database reached by
+// that socket alone (unix interception needs no TCP port), named by it;
+// two of one socket name get told apart; a configured database of the
+// same socket covers it.
+func TestRediscoveryUnixOnly(t *testing.T) {
+	pgUnix := procServer{pid: 110, comm: "postgres", unix: []string{"/tmp/pg/.s.PGSQL.5433"}}
+	myUnix := procServer{pid: 310, comm: "mariadbd", unix: []string{"/tmp/my/mysqld.sock"}}
+	myUnix2 := procServer{pid: 320, comm: "mariadbd", unix: []string{"/tmp/my2/mysqld.sock"}}
+	f := newDiscoveryFixture(t)
+	f.scan(pgUnix, myUnix, myUnix2)
+	if got, want := f.databases(), "mysql-unix-mysqld protected mariadbd pid 310; mysql-unix-mysqld-2 protected mariadbd pid 320; postgres-unix-5433 protected postgres pid 110"; got != want {
+		t.Fatalf("databases %q, want %q", got, want)
+	}
+	for _, db := range f.d.databases() {
+		if db.cfg.Upstream != "" || len(db.cfg.Protect) != 0 || !db.cfg.UnixOnly() {
+			t.Errorf("database %s: upstream %q protect %v unix %q: want the unix socket alone", db.cfg.Name, db.cfg.Upstream, db.cfg.Protect, db.cfg.UnixSocket)
+		}
+	}
+	if notes := f.d.Status().Discovery.NotProtected; len(notes) != 0 {
+		t.Errorf("not protected: %q, want none", notes)
+	}
+
+	c := newDiscoveryFixture(t, Database{Name: "app", Protocol: "mysql", Intercept: InterceptAppHost, UnixSocket: "/tmp/my/mysqld.sock"})
+	c.scan(myUnix)
+	if got, want := c.databases(), "app"; got != want {
+		t.Fatalf("with a configured database of the socket: databases %q, want %q", got, want)
+	}
+	if notes := c.d.Status().Discovery.NotProtected; len(notes) != 1 || !strings.Contains(notes[0], "configured as database app") {
+		t.Errorf("not protected: %q, want the covered server named", notes)
+	}
+}

@@ -563,6 +563,9 @@ func mustCookie(ln net.Listener) uint64 {
 
 // protectedAddrs lists what app-host mode redirects for a database.
 func protectedAddrs(c Database) ([]netip.AddrPort, error) {
+	if c.Upstream == "" && c.UnixOnly() {
+		return nil, nil // reached by its unix socket alone
+	}
 	if len(c.Protect) > 0 {
 		out := make([]netip.AddrPort, 0, len(c.Protect))
 		for _, p := range c.Protect {

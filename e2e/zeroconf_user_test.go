@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -249,7 +250,7 @@ type mysqlServer struct {
 	port int
 }
 
-func startMariaDBAsMysql(t *testing.T, cg string) *mysqlServer {
+func startMariaDBAsMysql(t *testing.T, cg string, extra ...string) *mysqlServer {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "sqlfw-zcmy-")
 	if err != nil {
@@ -279,6 +280,7 @@ func startMariaDBAsMysql(t *testing.T, cg string) *mysqlServer {
 		"--bind-address=127.0.0.1", "--pid-file="+filepath.Join(dir, "pid"), "--log-error="+filepath.Join(dir, "error.log"),
 		"--general-log=1", "--general-log-file="+filepath.Join(dir, "general.log"), "--skip-log-bin",
 		"--innodb-flush-log-at-trx-commit=0", "--innodb-doublewrite=0")
+	args = append(args, extra...)
 	cmd := exec.Command(args[0], args[1:]...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -346,9 +348,13 @@ func (s *mysqlServer) generalLog(t *testing.T) string {
 type pgServer struct {
 	dir  string
 	port int
+	host string // how the test reaches it directly: 127.0.0.1, or the socket directory
 }
 
-func startPGAsPostgres(t *testing.T, cg string) *pgServer {
+// startPGAsPostgres starts it; extra are the server's options after the
+// test's own (a later -c wins: "-c", "listen_addresses=" leaves it the
+// socket alone).
+func startPGAsPostgres(t *testing.T, cg string, extra ...string) *pgServer {
 	t.Helper()
 	bin := "/usr/lib/postgresql/15/bin"
 	if _, err := os.Stat(filepath.Join(bin, "postgres")); err != nil {
@@ -361,7 +367,10 @@ func startPGAsPostgres(t *testing.T, cg string) *pgServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &pgServer{dir: dir}
+	s := &pgServer{dir: dir, host: "127.0.0.1"}
+	if slices.Contains(extra, "listen_addresses=") {
+		s.host = "/var/run/postgresql"
+	}
 	s.port, _ = freePort()
 	os.Chmod(dir, 0o755)
 	exec.Command("chown", "postgres:postgres", dir).Run()
@@ -380,6 +389,7 @@ func startPGAsPostgres(t *testing.T, cg string) *pgServer {
 	args := append(append(inCgroup(cg), asPG...), filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(s.port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=/var/run/postgresql", "-c", "fsync=off",
 		"-c", "log_statement=all")
+	args = append(args, extra...)
 	srv := exec.Command(args[0], args[1:]...)
 	srv.Dir, srv.Stdout, srv.Stderr = "/", logf, logf
 	if err := srv.Start(); err != nil {
@@ -414,10 +424,10 @@ func startPGAsPostgres(t *testing.T, cg string) *pgServer {
 	return s
 }
 
-// exec runs sql over TCP, directly (this process is not intercepted).
+// exec runs sql directly (this process is not intercepted).
 func (s *pgServer) exec(t *testing.T, sql string) string {
 	t.Helper()
-	res := runCmd(t, time.Minute, "", nil, tool(t, "psql"), "-X", "-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-U", "postgres", "-d", "postgres", "-Atc", sql)
+	res := runCmd(t, time.Minute, "", nil, tool(t, "psql"), "-X", "-h", s.host, "-p", strconv.Itoa(s.port), "-U", "postgres", "-d", "postgres", "-Atc", sql)
 	if res.Exit != 0 {
 		t.Fatalf("psql (direct) %q: %s", sql, res)
 	}
