@@ -85,6 +85,7 @@ install: build
 		sed 's|/usr/bin/sqlfwd|$(PREFIX)/bin/sqlfwd|' deploy/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u; done
 	install -m 0644 deploy/sqlfw.sysusers $(DESTDIR)$(SYSUSERSDIR)/sqlfw.conf
 	install -m 0644 engine/pgsql/default_policy.yaml $(DESTDIR)$(SHAREDIR)/policy/postgres.yaml
+	install -m 0644 engine/mysql/default_policy.yaml $(DESTDIR)$(SHAREDIR)/policy/mysql.yaml
 	install -m 0644 deploy/sqlfwd.yaml $(DESTDIR)$(SHAREDIR)/sqlfwd.yaml.example
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 0644 bin/fwctl.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/fwctl

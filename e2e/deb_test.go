@@ -52,7 +52,7 @@ func TestDebPackage(t *testing.T) {
 		t.Fatalf("dpkg-deb -x: %v\n%s", err, out)
 	}
 	for _, f := range []string{"usr/bin/sqlfwd", "usr/bin/fwctl", "lib/systemd/system/sqlfwd.service", "lib/systemd/system/sqlfwd-listener.service",
-		"usr/lib/sysusers.d/sqlfw.conf", "usr/share/sqlfw/policy/postgres.yaml", "usr/share/doc/sqlfw/copyright",
+		"usr/lib/sysusers.d/sqlfw.conf", "usr/share/sqlfw/policy/postgres.yaml", "usr/share/sqlfw/policy/mysql.yaml", "usr/share/doc/sqlfw/copyright",
 		"usr/share/bash-completion/completions/fwctl", "usr/share/doc/sqlfw/changelog.Debian.gz",
 		"usr/share/man/man8/sqlfwd.8.gz", "usr/share/man/man1/fwctl.1.gz", "usr/share/man/man5/sqlfwd.yaml.5.gz"} {
 		if _, err := os.Stat(filepath.Join(root, f)); err != nil {

@@ -35,7 +35,7 @@ func TestMakeInstall(t *testing.T) {
 	}
 	run("install")
 	want := []string{"bin/sqlfwd", "bin/fwctl", "lib/systemd/system/sqlfwd.service", "lib/systemd/system/sqlfwd-listener.service",
-		"lib/sysusers.d/sqlfw.conf", "share/sqlfw/policy/postgres.yaml", "share/sqlfw/sqlfwd.yaml.example",
+		"lib/sysusers.d/sqlfw.conf", "share/sqlfw/policy/postgres.yaml", "share/sqlfw/policy/mysql.yaml", "share/sqlfw/sqlfwd.yaml.example",
 		"share/bash-completion/completions/fwctl", "share/man/man1/fwctl.1", "share/man/man5/sqlfwd.yaml.5", "share/man/man8/sqlfwd.8"}
 	for _, f := range want {
 		if _, err := os.Stat(filepath.Join(pfx, f)); err != nil {
@@ -46,8 +46,17 @@ func TestMakeInstall(t *testing.T) {
 	if res.Exit != 0 || !strings.HasPrefix(res.Stdout, "sqlfwd ") {
 		t.Errorf("installed sqlfwd --version: %s", res)
 	}
-	if res := runToolPath(t, filepath.Join(pfx, "bin/fwctl"), "policy", "validate", filepath.Join(pfx, "share/sqlfw/policy/postgres.yaml")); res.Exit != 0 {
-		t.Errorf("the installed default policy does not validate: %s", res)
+	// each protocol's default policy, named by the protocol, validates
+	// for it (fwctl policy default --protocol prints the same)
+	for _, p := range []string{"postgres", "mysql"} {
+		path := filepath.Join(pfx, "share/sqlfw/policy", p+".yaml")
+		if res := runToolPath(t, filepath.Join(pfx, "bin/fwctl"), "policy", "validate", "--protocol", p, path); res.Exit != 0 {
+			t.Errorf("the installed default policy of %s does not validate for it: %s", p, res)
+		}
+		text, _ := os.ReadFile(path)
+		if res := runToolPath(t, filepath.Join(pfx, "bin/fwctl"), "policy", "default", "--protocol", p); res.Exit != 0 || res.Stdout != string(text) {
+			t.Errorf("fwctl policy default --protocol %s is not the installed %s.yaml: %s", p, p, res.Stderr)
+		}
 	}
 	unit, _ := os.ReadFile(filepath.Join(pfx, "lib/systemd/system/sqlfwd.service"))
 	if !strings.Contains(string(unit), "ExecStart="+pfx+"/bin/sqlfwd ") {

@@ -101,8 +101,11 @@ _fwctl() {
 		esac
 	done
 	case "$prev" in
-	--policy|--file|--jsonl|--pg-log|--mysql-log|--anchors|--key-file|--targets|--out|--baseline|--control-socket)
+	--policy|--file|--jsonl|--pg-log|--mysql-log|--anchors|--key-file|--targets|--out|--baseline|--config|--control-socket)
 		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
+	--protocol)
+		COMPREPLY=($(compgen -W %q -- "$cur"))
 		return ;;
 	esac
 	if [ -z "$cmd" ]; then
@@ -114,7 +117,7 @@ _fwctl() {
 		return
 	fi
 	case "$cmd" in
-`, strings.Join(cmds, " "))
+`, strings.Join(protocolNames(), " "), strings.Join(cmds, " "))
 	for _, c := range cmds {
 		cw, ok := words[c]
 		if !ok {

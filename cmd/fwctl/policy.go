@@ -19,19 +19,13 @@ const policyUsage = `usage: fwctl policy validate [--protocol NAME | --config FI
 
 The protocol whose dialect checks the policy is --protocol's; else that of
 the databases whose policy the configuration --config names is POLICY; else
-every protocol sqlfwd speaks (%s) is tried, and the policy is valid when
-one of them accepts it: the output says which. policy default prints the
-first protocol's (%s) unless --protocol names another.
+every protocol sqlfwd speaks (postgres, mysql) is tried, and the policy is
+valid when one of them accepts it: the output says which. policy default
+prints PostgreSQL's unless --protocol names another.
 
 --json prints {"file", "valid", "error", "warnings", "protocols"} instead.`
 
-func printPolicyUsage(w io.Writer) {
-	first := ""
-	if all := protocol.All(); len(all) > 0 {
-		first = all[0].Name
-	}
-	fmt.Fprintf(w, policyUsage+"\n", protocol.Names(), first)
-}
+func printPolicyUsage(w io.Writer) { fmt.Fprintln(w, policyUsage) }
 
 // policyCmd implements `fwctl policy validate|default`.
 func policyCmd(args []string, stdout, stderr io.Writer) int {

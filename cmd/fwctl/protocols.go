@@ -26,6 +26,15 @@ var logFormats = []struct{ flag, protocol string }{
 	{"mysql-log", "mysql"},
 }
 
+// protocolNames are the table's names, in its order.
+func protocolNames() []string {
+	var out []string
+	for _, p := range protocol.All() {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
 // lexFlag is the fwctl check flag of a server setting the session's
 // lexing state is made of (protocol.Protocol.LexSettings).
 func lexFlag(setting string) string { return strings.ReplaceAll(setting, "_", "-") }
