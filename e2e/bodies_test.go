@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -23,8 +21,7 @@ import (
 // user from reading table (issue 24: a role scoped away from a table).
 func scopedPolicy(t *testing.T, def []byte, user, table string) string {
 	t.Helper()
-	pol := strings.Replace(string(def), "rules:\n", fmt.Sprintf(`rules:
-  - id: app-not-payroll
+	return policyWith(t, def, "", fmt.Sprintf(`  - id: app-not-payroll
     action: deny
     users: [%s]
     reason: the application role does not read payroll
@@ -32,12 +29,7 @@ func scopedPolicy(t *testing.T, def []byte, user, table string) string {
       kind: [select]
       tables: [%s]
 
-`, user, table), 1)
-	f := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(f, []byte(pol), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return f
+`, user, table))
 }
 
 // TestStoredCodePG creates functions, a trigger function, a rewrite rule

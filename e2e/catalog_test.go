@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -58,42 +56,6 @@ func TestCatalogObjectsPG(t *testing.T) {
 			sec, ord, aud, ev, name("wipe"), name("touch"), name("v2")))
 	})
 
-	dir := t.TempDir()
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	ctl := filepath.Join(dir, "control.sock")
-	// The default policy, with the application role scoped away from the
-	// secrets table.
-	pol := strings.Replace(string(pgsql.DefaultPolicyYAML()), "rules:\n", fmt.Sprintf(`rules:
-  - id: app-no-secrets
-    action: deny
-    users: [%s]
-    reason: the application role may not read the secrets table
-    match: {tables: [%s]}
-`, app, sec), 1)
-	polPath := filepath.Join(dir, "policy.yaml")
-	cfgPath := filepath.Join(dir, "sqlfwd.yaml")
-	cfg := fmt.Sprintf(`log_level: debug
-control_socket: %s
-databases:
-  - name: pg
-    protocol: postgres
-    listen: %s
-    upstream: %s
-    mode: enforce
-    policy: %s
-    catalog:
-      dsn: "host=%s port=%d user=%s dbname=%s sslmode=disable"
-      refresh: 1h
-`, ctl, addr, net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), polPath, pg.Host, pg.Port, mon, pg.Database)
-	for p, text := range map[string]string{polPath: pol, cfgPath: cfg} {
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// The objects, created in another session before sqlfwd starts: it
 	// learns them from its first read.
 	directExec(t, fmt.Sprintf("CREATE VIEW %s AS SELECT id, s FROM %s", name("v"), sec))
@@ -103,17 +65,10 @@ databases:
 	directExec(t, fmt.Sprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW EXECUTE FUNCTION %s()", name("tg"), aud, name("touch")))
 	directExec(t, fmt.Sprintf("CREATE RULE %s AS ON INSERT TO %s DO ALSO DELETE FROM %s", name("r"), ev, ord))
 
-	d, err := startConfigDaemon(addr, ctl, "--config", cfgPath, "--log-format", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("sqlfwd log:\n%s", tail(d.log(), 40))
-		}
-		d.stop()
-	})
-	waitLog(t, d, `"catalog read"`, `"reads":1`)
+	pol := policyWith(t, pgsql.DefaultPolicyYAML(), "", scopeRule("app-no-secrets", app, "the application role may not read the secrets table", sec))
+	d := catalogDaemon(t, "postgres", net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), pol,
+		fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", pg.Host, pg.Port, mon, pg.Database))
+	port := portOf(t, d.addr)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -237,50 +192,9 @@ func TestCatalogObjectsMariaDB(t *testing.T) {
 		}
 	})
 
-	dir := t.TempDir()
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	ctl := filepath.Join(dir, "control.sock")
-	pol := strings.Replace(string(mysqlsql.DefaultPolicyYAML()), "rules:\n", fmt.Sprintf(`rules:
-  - id: app-no-secrets
-    action: deny
-    users: [%s]
-    reason: the application account may not read the secrets table
-    match: {tables: [%s]}
-`, app, sec), 1)
-	polPath, cfgPath := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "sqlfwd.yaml")
-	cfg := fmt.Sprintf(`log_level: debug
-control_socket: %s
-databases:
-  - name: my
-    protocol: mysql
-    listen: %s
-    upstream: %s
-    mode: enforce
-    policy: %s
-    catalog:
-      dsn: "%s@tcp(%s)/%s"
-      refresh: 1h
-`, ctl, addr, my.addr(), polPath, mon, my.addr(), my.Database)
-	for p, text := range map[string]string{polPath: pol, cfgPath: cfg} {
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d, err := startConfigDaemon(addr, ctl, "--config", cfgPath, "--log-format", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("sqlfwd log:\n%s", tail(d.log(), 40))
-		}
-		d.stop()
-	})
-	waitLog(t, d, `"catalog read"`, `"reads":1`)
+	pol := policyWith(t, mysqlsql.DefaultPolicyYAML(), "", scopeRule("app-no-secrets", app, "the application account may not read the secrets table", sec))
+	d := catalogDaemon(t, "mysql", my.addr(), pol, fmt.Sprintf("%s@tcp(%s)/%s", mon, my.addr(), my.Database))
+	addr := d.addr
 
 	appEnv := my
 	appEnv.User = app

@@ -102,7 +102,30 @@ type Catalog struct {
 	defs      map[string]*CatalogObject   // by definition (CatalogObject.Def)
 	objects   int
 	bytes     int64
+	// How a statement's unqualified names resolve (CatalogOptions).
+	resolve      Resolution
+	pathDefaults map[string]string
+	builtin      func(string) bool
+	pathUnsafe   string
 }
+
+// Resolution is how the server resolves an unqualified name, which the
+// catalog applies per session.
+type Resolution uint8
+
+const (
+	// ResolveAnywhere: every schema's object of the name is judged.
+	ResolveAnywhere Resolution = iota
+	// ResolveSearchPath: PostgreSQL's search_path (Session.SearchPath):
+	// a relation is the first on the path that has one of the name
+	// (temporary relations first unless the path names pg_temp, after
+	// it; pg_catalog first unless the path names it), a routine any of
+	// the name in a schema on the path (overloads in several schemas are
+	// all candidates; pg_temp is never searched for routines).
+	ResolveSearchPath
+	// ResolveDatabase: MySQL's current database (Session.Database).
+	ResolveDatabase
+)
 
 var catalogGen atomic.Uint64
 
@@ -119,6 +142,21 @@ type CatalogOptions struct {
 	// Previous is the catalog this one replaces: a definition that has not
 	// changed is not read again (Reuse).
 	Previous *Catalog
+	// Resolve is how unqualified names resolve; ResolveAnywhere judges
+	// every schema's object of a name.
+	Resolve Resolution
+	// SearchPathDefaults is the search_path a login role starts with,
+	// by role name; the entry "" is every other role's. A role without an
+	// entry and without "" has a default the catalog does not know
+	// (SearchPathDefault then resolves like an unknown path).
+	SearchPathDefaults map[string]string
+	// IsBuiltin reports whether an unqualified routine name is the
+	// server's own (which changes no search_path): a call of any other
+	// routine that the catalog does not hold may change it.
+	IsBuiltin func(name string) bool
+	// PathUnsafe, when not "", says why no session's search_path can be
+	// followed (an expression the server runs implicitly changes it).
+	PathUnsafe string
 }
 
 // Reuse returns the facts and Unreadable of an object c read from the
@@ -136,15 +174,19 @@ func (c *Catalog) Reuse(def string) (StmtFacts, string, bool) {
 // NewCatalog makes a catalog of objs and the NOT NULL columns.
 func NewCatalog(objs []CatalogObject, notNull []NotNullColumn, o CatalogOptions) *Catalog {
 	c := &Catalog{
-		gen:       catalogGen.Add(1),
-		views:     map[string][]*CatalogObject{},
-		routines:  map[string][]*CatalogObject{},
-		fires:     map[string][]*CatalogObject{},
-		relations: map[string][]string{},
-		notNull:   make(map[string]struct{}, 2*len(notNull)),
-		trusted:   map[string]struct{}{},
-		defs:      map[string]*CatalogObject{},
-		objects:   len(objs),
+		gen:          catalogGen.Add(1),
+		views:        map[string][]*CatalogObject{},
+		routines:     map[string][]*CatalogObject{},
+		fires:        map[string][]*CatalogObject{},
+		relations:    map[string][]string{},
+		notNull:      make(map[string]struct{}, 2*len(notNull)),
+		trusted:      map[string]struct{}{},
+		defs:         map[string]*CatalogObject{},
+		objects:      len(objs),
+		resolve:      o.Resolve,
+		builtin:      o.IsBuiltin,
+		pathUnsafe:   o.PathUnsafe,
+		pathDefaults: o.SearchPathDefaults,
 	}
 	for _, s := range o.TrustSchemas {
 		c.trusted[s] = struct{}{}
@@ -211,21 +253,45 @@ type catMemo struct {
 	pairs []catPair
 }
 
-type catPair struct{ src, out *StmtFacts }
+type catPair struct {
+	src, out *StmtFacts
+	// the session's resolution context the pair was made in
+	// (resolutionKey)
+	k1, k2 string
+}
+
+// maxCatPairs bounds one text's memo (variants times resolution
+// contexts); a memo that would grow past it starts again.
+const maxCatPairs = 32
+
+// resolutionKey is what of session s decides how c resolves names.
+func (c *Catalog) resolutionKey(s *Session) (string, string) {
+	switch c.resolve {
+	case ResolveSearchPath:
+		if s.SearchPath == "" {
+			return "", ""
+		}
+		return s.SearchPath, s.User
+	case ResolveDatabase:
+		return s.Database, ""
+	}
+	return "", ""
+}
 
 // throughCatalog returns the facts of st, the facts of statement i of tf
 // (or a variant of them), with what the objects of c do. It does not
 // allocate when it has seen st under c before.
-func (e *Engine) throughCatalog(tf *TextFacts, i int, st *StmtFacts, c *Catalog) *StmtFacts {
+func (e *Engine) throughCatalog(tf *TextFacts, i int, st *StmtFacts, c *Catalog, s *Session) *StmtFacts {
+	k1, k2 := c.resolutionKey(s)
 	m := tf.cat.Load()
 	if m != nil && m.gen == c.gen {
 		for k := range m.pairs {
-			if m.pairs[k].src == st {
-				return m.pairs[k].out
+			if p := &m.pairs[k]; p.src == st && p.k1 == k1 && p.k2 == k2 {
+				return p.out
 			}
 		}
 	}
-	out := c.expand(st)
+	out := c.expand(st, c.scopeOf(s))
 	if out == nil {
 		out = st
 	} else {
@@ -244,10 +310,10 @@ func (e *Engine) throughCatalog(tf *TextFacts, i int, st *StmtFacts, c *Catalog)
 	for {
 		old := tf.cat.Load()
 		nm := &catMemo{gen: c.gen}
-		if old != nil && old.gen == c.gen {
-			nm.pairs = append(append(make([]catPair, 0, len(old.pairs)+1), old.pairs...), catPair{st, out})
+		if old != nil && old.gen == c.gen && len(old.pairs) < maxCatPairs {
+			nm.pairs = append(append(make([]catPair, 0, len(old.pairs)+1), old.pairs...), catPair{st, out, k1, k2})
 		} else {
-			nm.pairs = []catPair{{st, out}}
+			nm.pairs = []catPair{{st, out, k1, k2}}
 		}
 		if tf.cat.CompareAndSwap(old, nm) {
 			return out
@@ -271,13 +337,16 @@ const maxExpansion = 256
 
 // expand returns st with what its objects do, or nil when c changes
 // nothing about it.
-func (c *Catalog) expand(st *StmtFacts) *StmtFacts {
-	x := expansion{c: c, st: st}
+func (c *Catalog) expand(st *StmtFacts, sc nameScope) *StmtFacts {
+	x := expansion{c: c, st: st, sc: sc}
+	if c.pathUnsafe != "" {
+		x.pathUnsure = true
+	}
 	for j := 0; j < len(st.Tables); j++ {
-		x.table(st.Tables[j])
+		x.table(st.Tables[j], true)
 	}
 	for j := 0; j < len(st.Funcs); j++ {
-		x.routine(st.Funcs[j])
+		x.routine(st.Funcs[j], true)
 	}
 	if st.Kind == KindCall && len(st.Funcs) > 0 {
 		// CALL names a stored procedure, never a built-in one.
@@ -301,17 +370,23 @@ func (c *Catalog) expand(st *StmtFacts) *StmtFacts {
 				break
 			}
 			if j < len(x.out.Tables) {
-				x.table(x.out.Tables[j])
+				x.table(x.out.Tables[j], false)
 				j++
 				continue
 			}
-			x.routine(x.out.Funcs[k])
+			x.routine(x.out.Funcs[k], false)
 			k++
 		}
+	}
+	// What the statement does to the search_path, now that the code it
+	// runs is known (PathMay): only what that code does.
+	if st.PathMay && !x.pathUnsure && x.out == nil {
+		x.own()
 	}
 	if x.out == nil {
 		return nil
 	}
+	x.out.PathMay = x.pathUnsure
 	x.out.via = strings.Join(x.chain, "; ")
 	return x.out
 }
@@ -320,10 +395,14 @@ func (c *Catalog) expand(st *StmtFacts) *StmtFacts {
 type expansion struct {
 	c     *Catalog
 	st    *StmtFacts
+	sc    nameScope
 	out   *StmtFacts
 	seen  map[*CatalogObject]bool
 	chain []string
 	n     int
+	// pathUnsure: code the statement runs may change the search_path
+	// (StmtFacts.PathMay).
+	pathUnsure bool
 }
 
 // own makes x.out a copy of the statement's facts that can grow.
@@ -349,6 +428,7 @@ func (x *expansion) note(s string) {
 }
 
 func (x *expansion) unknown(why string) {
+	x.pathUnsure = true
 	x.own()
 	if x.out.UnknownObject == "" {
 		x.out.UnknownObject = why
@@ -395,14 +475,17 @@ func (x *expansion) enter(ob *CatalogObject, how string) bool {
 	x.n++
 	x.own()
 	x.note(how)
+	if ob.Unreadable != "" {
+		x.pathUnsure = true
+	}
 	if ob.Unreadable != "" && x.out.UnknownObject == "" {
 		x.out.UnknownObject = ob.Kind.String() + " " + qualified(ob.Schema, ob.Name) + ": " + ob.Unreadable
 	}
 	return true
 }
 
-// table follows a relation the statement (or an object) names.
-func (x *expansion) table(t TableRef) {
+// table follows a relation the statement (own) or an object names.
+func (x *expansion) table(t TableRef, own bool) {
 	if t.CTE {
 		return
 	}
@@ -410,7 +493,19 @@ func (x *expansion) table(t TableRef) {
 	if _, ok := c.trusted[t.Schema]; ok && t.Schema != "" {
 		return
 	}
+	var in []string // the schemas the name resolves in; nil: any
+	if own && t.Schema == "" {
+		in = x.sc.relation(c, t.Name)
+		if len(in) == 1 {
+			if _, ok := c.trusted[in[0]]; ok {
+				return // pg_catalog's, or a trusted schema's
+			}
+		}
+	}
 	views := candidates(c.views[t.Name], t.Schema)
+	if in != nil {
+		views = inSchemas(views, in)
+	}
 	for _, v := range views {
 		if !x.enter(v, "view "+qualified(v.Schema, v.Name)+" → "+relations(&v.Facts)) {
 			continue
@@ -418,7 +513,7 @@ func (x *expansion) table(t TableRef) {
 		x.merge(&v.Facts, t.Write, true)
 	}
 	if t.Write {
-		kinds := x.st.Kinds & (1<<KindInsert | 1<<KindUpdate | 1<<KindDelete | 1<<KindMerge | 1<<KindTruncate | 1<<KindCopy)
+		kinds := x.out.kindsOr(x.st) & (1<<KindInsert | 1<<KindUpdate | 1<<KindDelete | 1<<KindMerge | 1<<KindTruncate | 1<<KindCopy)
 		if kinds&(1<<KindMerge) != 0 {
 			kinds |= 1<<KindInsert | 1<<KindUpdate | 1<<KindDelete
 		}
@@ -426,7 +521,7 @@ func (x *expansion) table(t TableRef) {
 			kinds |= 1 << KindInsert
 		}
 		for _, ob := range c.fires[t.Name] {
-			if t.Schema != "" && ob.OnSchema != t.Schema {
+			if t.Schema != "" && ob.OnSchema != t.Schema || in != nil && !slices.Contains(in, ob.OnSchema) {
 				continue
 			}
 			if ob.Events&kinds == 0 {
@@ -456,12 +551,26 @@ func (c *Catalog) relationsOf(name string) []*CatalogObject {
 	return out
 }
 
-// routine follows a function or procedure call.
-func (x *expansion) routine(f FuncRef) {
-	if _, ok := x.c.trusted[f.Schema]; ok && f.Schema != "" {
+// routine follows a function or procedure call the statement (own) or an
+// object makes.
+func (x *expansion) routine(f FuncRef, own bool) {
+	c := x.c
+	if _, ok := c.trusted[f.Schema]; ok && f.Schema != "" {
 		return
 	}
-	for _, ob := range candidates(x.c.routines[f.Name], f.Schema) {
+	list := candidates(c.routines[f.Name], f.Schema)
+	if own && f.Schema == "" {
+		if in := x.sc.routine(c, f.Name); in != nil {
+			list = inSchemas(list, in)
+		}
+	}
+	if len(list) == 0 && c.builtin != nil && !(f.Schema == "" && c.builtin(f.Name)) {
+		if _, ok := c.trusted[f.Schema]; !ok || f.Schema == "" {
+			// A routine the catalog does not hold may change the path.
+			x.pathUnsure = true
+		}
+	}
+	for _, ob := range list {
 		if !x.enter(ob, "call "+qualified(ob.Schema, ob.Name)+" → "+doing(&ob.Facts)) {
 			continue
 		}
@@ -485,6 +594,14 @@ func (x *expansion) merge(s *StmtFacts, write, view bool) {
 	f.TimeProbe = f.TimeProbe || s.TimeProbe
 	f.DynamicSQL = f.DynamicSQL || s.DynamicSQL
 	f.SleepSeconds += s.SleepSeconds
+	if s.DynamicSQL || s.PathChange != PathKept || s.Kinds.Has(KindDDL) {
+		x.pathUnsure = true
+	}
+	for _, n := range s.Settings {
+		if n == "search_path" || n == "role" || n == "session_authorization" {
+			x.pathUnsure = true
+		}
+	}
 	if s.Unparsed != "" && f.UnknownObject == "" {
 		f.UnknownObject = "a body " + s.Unparsed
 	}
@@ -603,4 +720,199 @@ func (c *Catalog) allNotNull(nn NotNullCond) bool {
 		}
 	}
 	return true
+}
+
+// kindsOr is f's kinds, or st's when f is nil (the statement's, before
+// its objects add theirs).
+func (f *StmtFacts) kindsOr(st *StmtFacts) KindSet {
+	if f == nil {
+		return st.Kinds
+	}
+	return f.Kinds
+}
+
+// inSchemas keeps the objects of list in one of the schemas in.
+func inSchemas(list []*CatalogObject, in []string) []*CatalogObject {
+	var out []*CatalogObject
+	for _, ob := range list {
+		if slices.Contains(in, ob.Schema) || strings.HasPrefix(ob.Schema, "pg_temp_") && slices.Contains(in, "pg_temp") {
+			out = append(out, ob)
+		}
+	}
+	return out
+}
+
+// nameScope is how a statement's own unqualified names resolve in a session:
+// known is false when they may resolve in any schema.
+type nameScope struct {
+	known bool
+	path  []string // PostgreSQL: the search_path's schemas, in order ("$user" replaced)
+	db    string   // MySQL: the current database
+}
+
+// scopeOf is the name scope of session s under c.
+func (c *Catalog) scopeOf(s *Session) nameScope {
+	switch c.resolve {
+	case ResolveSearchPath:
+		if c.pathUnsafe != "" || s.SearchPath == "" {
+			return nameScope{}
+		}
+		v := s.SearchPath
+		if v == SearchPathDefault {
+			var ok bool
+			if v, ok = c.pathDefaults[s.User]; !ok {
+				if v, ok = c.pathDefaults[""]; !ok {
+					return nameScope{}
+				}
+			}
+		}
+		path, ok := ParseSearchPath(v, s.User)
+		if !ok {
+			return nameScope{}
+		}
+		return nameScope{known: true, path: path}
+	case ResolveDatabase:
+		if s.Database == "" {
+			return nameScope{}
+		}
+		return nameScope{known: true, db: strings.ToLower(s.Database)}
+	}
+	return nameScope{}
+}
+
+// ParseSearchPath reads a search_path value as PostgreSQL does
+// (SplitIdentifierString: names separated by commas, unquoted ones folded
+// to lower case, "..." quoted with "" for a quote) with $user replaced by
+// user; false for a value PostgreSQL would reject.
+func ParseSearchPath(v, user string) ([]string, bool) {
+	var out []string
+	for i := 0; ; {
+		for i < len(v) && (v[i] == ' ' || v[i] == '\t' || v[i] == '\n' || v[i] == '\r') {
+			i++
+		}
+		var name string
+		if i < len(v) && v[i] == '"' {
+			var b strings.Builder
+			j := i + 1
+			for {
+				k := strings.IndexByte(v[j:], '"')
+				if k < 0 {
+					return nil, false
+				}
+				b.WriteString(v[j : j+k])
+				j += k + 1
+				if j < len(v) && v[j] == '"' {
+					b.WriteByte('"')
+					j++
+					continue
+				}
+				break
+			}
+			name, i = b.String(), j
+		} else {
+			j := i
+			for j < len(v) && v[j] != ',' && v[j] != ' ' && v[j] != '\t' && v[j] != '\n' && v[j] != '\r' && v[j] != '"' {
+				j++
+			}
+			name, i = strings.ToLower(v[i:j]), j
+		}
+		if name == "" {
+			if len(out) == 0 && strings.TrimSpace(v) == "" {
+				return []string{}, true // an empty path
+			}
+			return nil, false
+		}
+		if name == "$user" {
+			name = user
+		}
+		out = append(out, name)
+		for i < len(v) && (v[i] == ' ' || v[i] == '\t' || v[i] == '\n' || v[i] == '\r') {
+			i++
+		}
+		if i == len(v) {
+			return out, true
+		}
+		if v[i] != ',' {
+			return nil, false
+		}
+		i++
+	}
+}
+
+// relation is the schemas an unqualified relation name resolves in: the
+// temporary schemas (any session's: the catalog cannot tell whose) when
+// they come first, and the first schema after them that has a relation of
+// the name. nil: any schema (the scope is not known, or no schema on the
+// path has one, when the catalog may be behind).
+func (sc nameScope) relation(c *Catalog, name string) []string {
+	if !sc.known {
+		return nil
+	}
+	if sc.db != "" || c.resolve == ResolveDatabase {
+		return sc.pick(c.relations[name])
+	}
+	schemas := c.relations[name]
+	var in []string
+	order := sc.path
+	if !slices.Contains(order, "pg_temp") {
+		order = append([]string{"pg_temp"}, order...)
+	}
+	if !slices.Contains(order, "pg_catalog") {
+		order = append([]string{"pg_catalog"}, order...)
+		if order[1] == "pg_temp" {
+			order[0], order[1] = "pg_temp", "pg_catalog"
+		}
+	}
+	for _, p := range order {
+		if p == "pg_temp" {
+			for _, s := range schemas {
+				if strings.HasPrefix(s, "pg_temp_") {
+					in = AppendUnique(in, "pg_temp")
+					break
+				}
+			}
+			continue
+		}
+		if slices.Contains(schemas, p) {
+			return append(in, p)
+		}
+	}
+	return nil
+}
+
+// pick is the current database's of schemas (compared without case, as
+// lower_case_table_names may fold them), or nil when it has none.
+func (sc nameScope) pick(schemas []string) []string {
+	for _, s := range schemas {
+		if strings.EqualFold(s, sc.db) {
+			return []string{s}
+		}
+	}
+	return nil
+}
+
+// routine is the schemas an unqualified routine name may resolve in: each
+// on the path that has one of the name (the server picks among their
+// overloads by argument types), never a temporary schema. nil: any.
+func (sc nameScope) routine(c *Catalog, name string) []string {
+	if !sc.known {
+		return nil
+	}
+	var schemas []string
+	for _, ob := range c.routines[name] {
+		schemas = AppendUnique(schemas, ob.Schema)
+	}
+	if c.resolve == ResolveDatabase {
+		return sc.pick(schemas)
+	}
+	var in []string
+	for _, p := range sc.path {
+		if p != "pg_temp" && slices.Contains(schemas, p) {
+			in = append(in, p)
+		}
+	}
+	if len(in) == 0 {
+		return nil
+	}
+	return in
 }

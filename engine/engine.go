@@ -125,11 +125,14 @@ func (e *Engine) Judge(sql []byte, s *Session) Verdict {
 	// Judge the text the server will lex (Dialect.Read).
 	sql, id, reason, ok := e.dialect.Read(sql, &s.Lex)
 	if !ok {
-		return e.lexDeny(id, reason)
+		v := e.lexDeny(id, reason)
+		v.ChangesPath = true // what it does is not known
+		return v
 	}
 	tf := e.facts(sql)
 	if tf.Unparsed {
 		if v, ok := e.judgeUnparsed(tf, s); ok {
+			v.ChangesPath = true
 			return v
 		}
 		// No limit rule applies to this session: parse after all, once.
@@ -142,11 +145,38 @@ func (e *Engine) Judge(sql []byte, s *Session) Verdict {
 	} else {
 		v = e.judge(tf, s)
 		tf.marks.into(&v)
+		v.ChangesPath = v.ChangesPath || tf.ParseError
 	}
 	if l := e.learner.Load(); l != nil {
 		l.record(e.dialect, tf, sql, s, v.RuleID, v.Action.Denies())
 	}
 	return v
+}
+
+// A PathSetter is a Dialect whose sessions have a search path the relay
+// follows (Session.SearchPath; engine/pgsql searchpath.go).
+type PathSetter interface {
+	// SearchPathSet returns the path a text sets when it is one plain
+	// SET search_path (SearchPathDefault for RESET), false otherwise.
+	SearchPathSet(tf *TextFacts) (string, bool)
+}
+
+// SearchPathSet returns the search path a text judged in session s sets
+// when it is nothing but a plain SET search_path (SearchPathDefault for
+// RESET search_path): the relay's Session.SearchPath once it has run. A
+// text the dialect does not read so gives false; after it, a verdict with
+// ChangesPath leaves the path unknown.
+func (e *Engine) SearchPathSet(sql []byte, s *Session) (string, bool) {
+	ps, ok := e.dialect.(PathSetter)
+	if !ok {
+		return "", false
+	}
+	if s != nil {
+		if sql, _, _, ok = e.dialect.Read(sql, &s.Lex); !ok {
+			return "", false
+		}
+	}
+	return ps.SearchPathSet(e.facts(sql))
 }
 
 // lexDeny is the verdict on a text whose reading Dialect.Read cannot tell:
@@ -263,7 +293,10 @@ func (e *Engine) judgeStmts(tf *TextFacts, s *Session) Verdict {
 		base := &tf.Stmts[i]
 		st := base.asUser(s.User).inDatabase(s.Database)
 		if cat != nil {
-			st = e.throughCatalog(tf, i, st, cat)
+			st = e.throughCatalog(tf, i, st, cat, s)
+		}
+		if st.PathChange != PathKept || st.PathMay {
+			pk.path = true
 		}
 		e.decide(&pk, st.matched, s)
 		if base.creates(&s.Lex) || st.creates(&s.Lex) {
@@ -278,6 +311,7 @@ func (e *Engine) judgeStmts(tf *TextFacts, s *Session) Verdict {
 	}
 	var v Verdict
 	e.policy.verdictInto(&v, &pk, n)
+	v.ChangesPath = pk.path
 	return v
 }
 
@@ -312,6 +346,7 @@ type pick struct {
 	denyReason, logReason, allowReason string
 	denyR                              int
 	body                               bool // deciding stored code (decideBodies)
+	path                               bool // a statement changes or may change the search_path
 }
 
 // decide adds to pk the first of a statement's matched rules whose scope

@@ -55,5 +55,10 @@ func (p *Policy) fix(tf *TextFacts) {
 	}
 	p.verdictInto(&tf.verdict, &pk, len(tf.Stmts))
 	tf.marks.into(&tf.verdict)
+	for i := range tf.Stmts {
+		// Without a catalog (a fixed verdict is used only then), what the
+		// text does to the search_path is its own facts' (judgeStmts).
+		tf.verdict.ChangesPath = tf.verdict.ChangesPath || tf.Stmts[i].PathChange != PathKept || tf.Stmts[i].PathMay
+	}
 	tf.fixed = true
 }

@@ -81,6 +81,11 @@ type Verdict struct {
 	// (StmtFacts.ParamWrite): an execution is judged with the values
 	// bound (JudgeBound).
 	BareParams bool
+	// ChangesPath is true when a statement of the text changes, or may
+	// change, PostgreSQL's search_path (StmtFacts.PathChange): the relay
+	// follows a plain SET (Engine.SearchPathSet) and otherwise stops
+	// knowing the session's path (Session.SearchPath "").
+	ChangesPath bool
 }
 
 // Session is what the engine knows about the connection a statement came
@@ -100,7 +105,19 @@ type Session struct {
 	// the relay sets it per message from what the server reported, and
 	// the dialect's Read turns the text into what the server lexes.
 	Lex LexState
+	// SearchPath is PostgreSQL's search_path in force as the relay followed
+	// it (the value SET search_path takes, as `a, "B", $user`), by which
+	// the catalog resolves the statement's unqualified names
+	// (catalog.go): SearchPathDefault for the login role's default, read
+	// from the catalog; "" when it is not known, and then every schema's
+	// object of a name is judged.
+	SearchPath string
 }
+
+// SearchPathDefault is Session.SearchPath for a session whose search_path
+// is the login role's default (ALTER ROLE / ALTER DATABASE ... SET
+// search_path, else the server's setting), as the catalog read it.
+const SearchPathDefault = "\x00default"
 
 // ProcessInfo is the client process behind a connection, from interception.
 type ProcessInfo struct {

@@ -250,6 +250,16 @@ type StmtFacts struct {
 	// resolved or read through the database's catalog ("" when every one
 	// could, or without a catalog): the fact unknown_object (catalog.go).
 	UnknownObject string
+	// PathChange is what the statement itself does to PostgreSQL's
+	// search_path (a plain SET, RESET, or anything else that changes it or
+	// may: set_config, SET LOCAL, SET ROLE, RESET ALL, DO, dynamic SQL);
+	// SetPath the value a PathSet sets. PathMay says that it runs code the
+	// text does not show (a routine that is not a built-in, a write that
+	// may fire triggers and rules, DDL that may fire event triggers), which
+	// may change it: the catalog, when in force, tells (catalog.go).
+	PathChange PathChange
+	SetPath    string
+	PathMay    bool
 
 	// matched lists, in policy order, the rules whose conditions on the
 	// text hold; scope, time and rate are checked per call.
@@ -257,6 +267,16 @@ type StmtFacts struct {
 	// via is the chain of objects the catalog followed, for reasons.
 	via string
 }
+
+// PathChange is what a statement does to PostgreSQL's search_path.
+type PathChange uint8
+
+const (
+	PathKept    PathChange = iota // leaves it as it is
+	PathSet                       // SET [SESSION] search_path to the constant list StmtFacts.SetPath
+	PathReset                     // RESET search_path, SET search_path TO DEFAULT: the login role's default
+	PathUnknown                   // changes it, or may, to a value the engine does not follow
+)
 
 // GranteeCreation is whether a GRANT creates its grantee
 // (StmtFacts.CreatesGrantee). The larger value wins when facts merge.

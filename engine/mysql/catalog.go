@@ -8,6 +8,7 @@ package mysql
 // table.
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -49,7 +50,9 @@ func (d myDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *eng
 		}
 	}
 	read := func(ob *engine.CatalogObject, lang, text string) {
-		ob.Def = lang + "\x00" + text
+		// The schema is a part of what the definition does: its
+		// unqualified names resolve there.
+		ob.Def = lang + "\x00" + ob.Schema + "\x00" + text
 		if f, why, ok := o.Previous.Reuse(ob.Def); ok {
 			ob.Facts, ob.Unreadable = f, why
 			return
@@ -67,6 +70,14 @@ func (d myDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *eng
 			}
 		}
 		ob.Facts.Unparsed = ""
+		// Stored code resolves its unqualified names in its own database
+		// (the routine's, the trigger's table's), not the session's.
+		ob.Facts.Tables = slices.Clone(ob.Facts.Tables)
+		for i := range ob.Facts.Tables {
+			if t := &ob.Facts.Tables[i]; t.Schema == "" && !t.CTE {
+				t.Schema = ob.Schema
+			}
+		}
 	}
 	for _, r := range get(1) {
 		if len(r) < 3 {
@@ -120,6 +131,7 @@ func (d myDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *eng
 		read(&ob, "create", "CREATE TRIGGER sqlfw_body "+timing+" "+strings.ToUpper(r[4])+" ON "+quoteName(r[2])+"."+quoteName(r[3])+" FOR EACH ROW "+r[6])
 		objs = append(objs, ob)
 	}
+	o.Resolve = engine.ResolveDatabase
 	return engine.NewCatalog(objs, notNull, o)
 }
 

@@ -8,6 +8,7 @@ package pgsql
 // definition pg_get_functiondef prints, followed by a call.
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/sqlfw/sqlfw/engine"
@@ -39,6 +40,21 @@ WHERE r.rulename <> '_RETURN' LIMIT 100000`},
 	{Name: "not null columns", SQL: `SELECT n.nspname, c.relname, a.attname FROM pg_catalog.pg_attribute a
 JOIN pg_catalog.pg_class c ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE a.attnotnull AND a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r', 'p') AND ` + userSchemas + ` LIMIT 100000`},
+	// The search_path a login role starts with (searchpath.go): ALTER ROLE
+	// [IN DATABASE] / ALTER DATABASE ... SET rows, and the server's own
+	// value as this role's session sees it with its source.
+	{Name: "search_path settings", SQL: `SELECT COALESCE(r.rolname, ''), (s.setdatabase <> 0)::text, c FROM pg_catalog.pg_db_role_setting s
+LEFT JOIN pg_catalog.pg_roles r ON r.oid = s.setrole CROSS JOIN LATERAL pg_catalog.unnest(s.setconfig) c
+WHERE s.setdatabase IN (0, (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database())) AND c LIKE 'search!_path=%' ESCAPE '!' LIMIT 100000`},
+	{Name: "search_path", SQL: `SELECT reset_val, source FROM pg_catalog.pg_settings WHERE name = 'search_path'`},
+	// Expressions the server runs without a statement naming them (column
+	// defaults, CHECK constraints, index expressions, row security
+	// policies) that call set_config: they may change any session's path.
+	{Name: "implicit set_config", SQL: `SELECT 'a column default' FROM pg_catalog.pg_attrdef d WHERE pg_catalog.pg_get_expr(d.adbin, d.adrelid) ILIKE '%set!_config%' ESCAPE '!'
+UNION ALL SELECT 'a CHECK constraint' FROM pg_catalog.pg_constraint c WHERE c.conbin IS NOT NULL AND pg_catalog.pg_get_expr(c.conbin, c.conrelid) ILIKE '%set!_config%' ESCAPE '!'
+UNION ALL SELECT 'an index expression' FROM pg_catalog.pg_index i WHERE i.indexprs IS NOT NULL AND pg_catalog.pg_get_expr(i.indexprs, i.indrelid) ILIKE '%set!_config%' ESCAPE '!'
+UNION ALL SELECT 'a row security policy' FROM pg_catalog.pg_policy p WHERE pg_catalog.pg_get_expr(p.polqual, p.polrelid) ILIKE '%set!_config%' ESCAPE '!' OR pg_catalog.pg_get_expr(p.polwithcheck, p.polrelid) ILIKE '%set!_config%' ESCAPE '!'
+LIMIT 1`},
 }
 
 // CatalogQueries returns the queries the monitoring role runs.
@@ -117,7 +133,70 @@ func (pgDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *engin
 			notNull = append(notNull, engine.NotNullColumn{Schema: r[0], Table: r[1], Column: r[2]})
 		}
 	}
+	o.Resolve, o.IsBuiltin = engine.ResolveSearchPath, isBuiltinFunc
+	o.SearchPathDefaults = pathDefaults(get(6), get(7))
+	if r := get(8); len(r) > 0 && len(r[0]) > 0 {
+		o.PathUnsafe = r[0][0] + " calls set_config"
+	}
+	for i := range objs {
+		// A routine that changes the path may run where no statement
+		// names it (a column default, a trigger of a trigger).
+		if ob := &objs[i]; ob.Kind == engine.CatalogRoutine && ob.Facts.PathChange != engine.PathKept && o.PathUnsafe == "" && !slices.Contains(o.TrustSchemas, ob.Schema) {
+			o.PathUnsafe = "function " + ob.Schema + "." + ob.Name + " changes the search_path"
+		}
+	}
 	return engine.NewCatalog(objs, notNull, o)
+}
+
+// pathDefaults reads the search_path each login role starts with in this
+// database: ALTER ROLE IN DATABASE, else ALTER ROLE, else ALTER DATABASE,
+// else ALTER ROLE ALL, else the server's (known only when the monitoring
+// role's own value comes from the server: its source is not a role's or
+// database's setting).
+func pathDefaults(settings, server [][]string) map[string]string {
+	type key struct {
+		role string
+		inDB bool
+	}
+	set := map[key]string{}
+	roles := map[string]bool{}
+	for _, r := range settings {
+		if len(r) < 3 || !strings.HasPrefix(r[2], "search_path=") {
+			continue
+		}
+		set[key{r[0], r[1] == "true"}] = strings.TrimPrefix(r[2], "search_path=")
+		if r[0] != "" {
+			roles[r[0]] = true
+		}
+	}
+	out := map[string]string{}
+	first := func(ks ...key) (string, bool) {
+		for _, k := range ks {
+			if v, ok := set[k]; ok {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	if v, ok := first(key{"", true}, key{"", false}); ok {
+		out[""] = v
+	} else if len(server) > 0 && len(server[0]) >= 2 {
+		switch server[0][1] {
+		case "default", "configuration file", "command line", "environment variable":
+			out[""] = server[0][0]
+		}
+	}
+	for role := range roles {
+		if v, ok := first(key{role, true}, key{role, false}); ok {
+			out[role] = v
+		} else if v, ok := out[""]; ok {
+			out[role] = v
+		} else {
+			// Its default is the server's, which is not known: no entry.
+			continue
+		}
+	}
+	return out
 }
 
 // readOne returns the facts of a definition's one statement (a view's

@@ -26,6 +26,13 @@ func analyzeLex(text string, lex engine.LexStats) *engine.TextFacts {
 	}
 	tf := treeFacts(tree, lex)
 	tf.SQLOps = sqlOps(tree, text) // sqlprepare.go
+	for _, op := range tf.SQLOps {
+		// An EXECUTE runs a prepared statement, which may change the
+		// path (searchpath.go).
+		if op.Kind == engine.SQLExecute && op.Stmt < len(tf.Stmts) {
+			tf.Stmts[op.Stmt].PathChange = engine.PathUnknown
+		}
+	}
 	return tf
 }
 
@@ -143,6 +150,7 @@ func treeFacts(tree *pg_query.ParseResult, lex engine.LexStats) *engine.TextFact
 		f.Loc, f.Length = raw.StmtLocation, raw.StmtLen
 		f.PrevKinds = prev
 		w.afterStatement(raw.GetStmt(), &f) // body.go
+		pathChange(raw.GetStmt(), &f)       // searchpath.go
 		// A SELECT that reads no relation (SELECT pg_advisory_lock(1),
 		// SELECT set_config(...)) is how migration scripts start, not an
 		// application query an injection could extend.

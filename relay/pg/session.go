@@ -156,6 +156,10 @@ type session struct {
 
 	// lex follows the settings the server lexes with (lexstate.go).
 	lex lexTracker
+	// pathSet: the startup message set search_path; pathLost: the session
+	// prepared or called something that changes it in a way not followed
+	// (searchpath.go), for the rest of the session.
+	pathSet, pathLost bool
 	// app is application_name as the server last reported it in a
 	// ParameterStatus (toClient's), nil before the first: a SET
 	// application_name (pgjdbc's setClientInfo), RESET or DISCARD ALL
@@ -335,6 +339,7 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 	s.begun = time.Now()
 	var params [][2]string // judged as the SET statements they amount to (engine/pgsql/startup.go)
 	var names []string
+	optPath := false
 	if err := wire.StartupParams(startup, func(name, value []byte) {
 		params = append(params, [2]string{string(name), string(value)})
 		names = append(names, string(name))
@@ -345,6 +350,12 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 			s.sess.Database = string(value)
 		case "application_name":
 			s.sess.Application = string(value)
+		case "search_path":
+			s.sess.SearchPath, s.pathSet = string(value), true
+		case "options":
+			if strings.Contains(strings.ToLower(string(value)), "search_path") {
+				optPath = true // -c search_path=...: not read here
+			}
 		}
 	}); err != nil {
 		env.Observer.Count(relay.ProtocolErrors, 1)
@@ -354,6 +365,12 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 	}
 	if s.sess.Database == "" {
 		s.sess.Database = s.sess.User
+	}
+	switch {
+	case optPath:
+		s.sess.SearchPath = ""
+	case !s.pathSet:
+		s.sess.SearchPath = engine.SearchPathDefault
 	}
 	if ap, err := netip.ParseAddrPort(conn.RemoteAddr().String()); err == nil {
 		s.sess.ClientAddr = ap.Addr().Unmap()
@@ -671,6 +688,7 @@ func (s *session) toServer() {
 					s.protocolError(err)
 					return
 				}
+				settled := typ == wire.MsgQuery && v.ChangesPath && syncs == 0 && s.settled()
 				if typ != wire.MsgParse {
 					s.lex.sent(s.syncsSent + uint64(syncs))
 					syncs++
@@ -679,6 +697,9 @@ func (s *session) toServer() {
 					v, blocked = s.memoJudged(msg, v, eng, batch)
 				} else {
 					blocked = s.enforced(&v)
+				}
+				if v.ChangesPath || typ == wire.MsgFunctionCall {
+					s.followPath(msg, v, eng, blocked, settled)
 				}
 			}
 			s.meter.HoldStatement() // timing

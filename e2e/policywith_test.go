@@ -1,0 +1,91 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// policyWith writes a dialect's default policy def with rules (YAML list
+// items, indented as the policy's) inserted before the rule whose id is
+// before ("": first), and returns the file's path.
+func policyWith(t *testing.T, def []byte, before, rules string) string {
+	t.Helper()
+	at := "rules:\n"
+	with := at + rules
+	if before != "" {
+		at = "  - id: " + before + "\n"
+		with = rules + at
+	}
+	pol := strings.Replace(string(def), at, with, 1)
+	if pol == string(def) {
+		t.Fatalf("the default policy has no %q", at)
+	}
+	f := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(f, []byte(pol), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// scopeRule is a rule that keeps user from the tables (a role scoped away
+// from a table, issue 24), for policyWith.
+func scopeRule(id, user, reason string, tables ...string) string {
+	return fmt.Sprintf(`  - id: %s
+    action: deny
+    users: [%s]
+    reason: %s
+    match:
+      tables: [%s]
+
+`, id, user, reason, strings.Join(tables, ", "))
+}
+
+// catalogDaemon starts sqlfwd from a configuration file: one database of
+// protocol (postgres, mysql) at upstream, in enforce mode, with the
+// policy file and a catalog connection of dsn (refreshed only after DDL),
+// and waits for its first catalog read.
+func catalogDaemon(t *testing.T, protocol, upstream, policy, dsn string) *daemon {
+	t.Helper()
+	needSqlfwd(t)
+	dir := t.TempDir()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	ctl := filepath.Join(dir, "control.sock")
+	cfg := fmt.Sprintf(`log_level: debug
+control_socket: %s
+databases:
+  - name: db
+    protocol: %s
+    listen: %s
+    upstream: %s
+    mode: enforce
+    policy: %s
+    catalog:
+      dsn: %q
+      refresh: 1h
+`, ctl, protocol, addr, upstream, policy, dsn)
+	cfgPath := filepath.Join(dir, "sqlfwd.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := startConfigDaemon(addr, ctl, "--config", cfgPath, "--log-format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("sqlfwd log:\n%s", tail(d.log(), 40))
+		}
+		d.stop()
+	})
+	waitLog(t, d, `"catalog read"`, `"reads":1`)
+	return d
+}

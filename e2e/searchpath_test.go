@@ -1,0 +1,211 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	mysqlsql "github.com/sqlfw/sqlfw/engine/mysql"
+	"github.com/sqlfw/sqlfw/engine/pgsql"
+)
+
+// TestCatalogSearchPathPG: a function f and a view v of the same names in
+// two schemas, created in another session: safe's harmless (f returns 1, v
+// reads an ordinary table), evil's dangerous (f deletes every row of a
+// victim table, v reads a table the application role is scoped away
+// from). The role starts with search_path safe, public (ALTER ROLE, read
+// by the catalog): f and v are safe's and run. After SET search_path =
+// evil, public in the session they are evil's and denied; after SET
+// search_path back to safe they run again; after a change sqlfwd does not
+// follow (set_config, a SET inside a transaction block) every schema's f
+// is judged, so evil's denies. Checked in the statement log and by the
+// victim's rows.
+func TestCatalogSearchPathPG(t *testing.T) {
+	needSqlfwd(t)
+	if direct {
+		t.Skip("needs sqlfwd's catalog")
+	}
+	if pg.Log == "" {
+		t.Skip("SQLFW_PG_LOG not set")
+	}
+	run := randomHex(t)
+	safe, evil := "e2e_sp_safe_"+run, "e2e_sp_evil_"+run
+	victim, sec, items := "e2e_sp_victim_"+run, "e2e_sp_sec_"+run, "e2e_sp_items_"+run
+	app, mon := "e2e_sp_app_"+run[:8], "e2e_sp_mon"
+	f, v := "f_"+run, "v_"+run
+	for _, r := range []string{app, mon} {
+		directExec(t, fmt.Sprintf("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN CREATE ROLE %s LOGIN; END IF; END $$", r, r))
+	}
+	freshTable(t, victim, 1, 2, 3)
+	freshTable(t, sec, 7)
+	freshTable(t, items, 1)
+	for _, q := range []string{
+		"CREATE SCHEMA " + safe, "CREATE SCHEMA " + evil,
+		fmt.Sprintf("CREATE FUNCTION %s.%s() RETURNS int LANGUAGE sql AS 'SELECT 1'", safe, f),
+		fmt.Sprintf("CREATE FUNCTION %s.%s() RETURNS int LANGUAGE sql AS 'DELETE FROM public.%s; SELECT 1'", evil, f, victim),
+		fmt.Sprintf("CREATE VIEW %s.%s AS SELECT id FROM public.%s", safe, v, items),
+		fmt.Sprintf("CREATE VIEW %s.%s AS SELECT id FROM public.%s", evil, v, sec),
+		fmt.Sprintf("GRANT USAGE ON SCHEMA %s, %s TO %s", safe, evil, app),
+		fmt.Sprintf("GRANT SELECT ON ALL TABLES IN SCHEMA %s TO %s; GRANT SELECT ON ALL TABLES IN SCHEMA %s TO %s", safe, app, evil, app),
+		fmt.Sprintf("GRANT ALL ON %s, %s, %s TO %s", victim, sec, items, app),
+		fmt.Sprintf("ALTER ROLE %s SET search_path = %s, public", app, safe),
+	} {
+		directExec(t, q)
+	}
+	t.Cleanup(func() {
+		directExec(t, fmt.Sprintf("DROP SCHEMA IF EXISTS %s, %s CASCADE; DROP OWNED BY %s CASCADE; DROP ROLE IF EXISTS %s", safe, evil, app, app))
+	})
+	pol := policyWith(t, pgsql.DefaultPolicyYAML(), "", scopeRule("app-no-secrets", app, "the application role may not read the secrets table", sec))
+	d := catalogDaemon(t, "postgres", net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), pol,
+		fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", pg.Host, pg.Port, mon, pg.Database))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	conn, err := pgconn.Connect(ctx, dsn(pg.Host, portOf(t, d.addr), app, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	markers := map[string]bool{}
+	for i, c := range []struct{ sql, rule string }{
+		{"SELECT " + f + "()", ""},
+		{"SELECT * FROM " + v, ""},
+		{"SET search_path = " + evil + ", public", ""},
+		{"SELECT " + f + "()", "no-unfiltered-writes"},
+		{"SELECT * FROM " + v, "app-no-secrets"},
+		{"SELECT " + safe + "." + f + "()", ""},
+		{"SET search_path TO " + safe + ", public", ""},
+		{"SELECT " + f + "()", ""},
+		{"SELECT * FROM " + v, ""},
+		{"SELECT set_config('search_path', '" + evil + ", public', false)", ""},
+		{"SELECT " + f + "()", "no-unfiltered-writes"}, // not followed: every f judged
+		{"SET search_path = " + safe + ", public", ""},
+		{"SELECT " + f + "()", ""},
+		{"BEGIN", ""},
+		{"SET search_path = " + evil + ", public", ""},
+		{"SELECT " + f + "()", "no-unfiltered-writes"},
+		{"ROLLBACK", ""},
+		{"SELECT " + f + "()", "no-unfiltered-writes"}, // a SET in a transaction block: not followed
+		{"RESET search_path", ""},                       // the role's default again
+		{"SELECT " + f + "()", ""},
+	} {
+		m := fmt.Sprintf("sqlfwsp_%s_%d", run, i)
+		markers[m] = c.rule == ""
+		q := "/* " + m + " */ " + c.sql
+		_, err := conn.Exec(ctx, q).ReadAll()
+		var pgErr *pgconn.PgError
+		switch {
+		case c.rule == "" && err != nil:
+			t.Errorf("%q: %v, want it run", q, err)
+		case c.rule != "" && (!errors.As(err, &pgErr) || pgErr.Code != codeBlocked || !strings.Contains(pgErr.Message, c.rule)):
+			t.Errorf("%q: %v, want SQLSTATE %s naming %s", q, err, codeBlocked, c.rule)
+		}
+	}
+	if got := directInts(t, "SELECT id FROM "+victim+" ORDER BY id"); !reflect.DeepEqual(got, []int{1, 2, 3}) {
+		t.Errorf("rows of %s: %v, want 1 2 3 (evil's f never ran)", victim, got)
+	}
+	log := serverLog(t)
+	for m, allowed := range markers {
+		if logged := strings.Contains(log, m+" "); logged != allowed {
+			t.Errorf("marker %s: in the server log %v, want %v", m, logged, allowed)
+		}
+	}
+}
+
+// TestCatalogCurrentDatabaseMariaDB: a view v and a procedure p of the same
+// names in two databases, created on a direct connection: the
+// application's (v reads an ordinary table, p deletes one row) and a
+// second's (v reads a table the account is scoped away from, p deletes
+// every row of the victim table). The session's current database picks
+// the object: in the application's they run; after USE of the other they
+// are denied, and run again after USE back. Checked in the general log and
+// by the victim's rows.
+func TestCatalogCurrentDatabaseMariaDB(t *testing.T) {
+	my := mariadbEnv(t)
+	needSqlfwd(t)
+	if direct {
+		t.Skip("needs sqlfwd's catalog")
+	}
+	if my.Log == "" {
+		t.Skip("SQLFW_MY_LOG not set")
+	}
+	run := randomHex(t)
+	other := "e2e_cdb_" + run[:10]
+	victim, sec, items := "e2e_cdb_victim_"+run, "e2e_cdb_sec_"+run, "e2e_cdb_items_"+run
+	app, mon := "e2e_cdb_app_"+run[:6], "e2e_cdb_mon_"+run[:6]
+	v, p := "v_"+run, "p_"+run
+	root := myDB(t, my, my.addr(), true)
+	for _, q := range []string{
+		"create database " + other,
+		"create table " + victim + " (id int primary key)",
+		"insert into " + victim + " values (1), (2), (3)",
+		"create table " + sec + " (id int)", "create table " + items + " (id int)",
+		"create view " + v + " as select id from " + items,
+		"create view " + other + "." + v + " as select id from " + my.Database + "." + sec,
+		"create procedure " + p + "() delete from " + victim + " where id = 99",
+		"create procedure " + other + "." + p + "() delete from " + my.Database + "." + victim,
+		"create user '" + app + "'@'%'",
+		"grant all on " + my.Database + ".* to '" + app + "'@'%'",
+		"grant all on " + other + ".* to '" + app + "'@'%'",
+		"create user '" + mon + "'@'%'",
+		"grant select, show view on *.* to '" + mon + "'@'%'",
+		"grant select on mysql.proc to '" + mon + "'@'%'",
+	} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, q := range []string{"drop database if exists " + other, "drop table if exists " + victim + ", " + sec + ", " + items,
+			"drop view if exists " + v, "drop procedure if exists " + p, "drop user if exists '" + app + "'@'%', '" + mon + "'@'%'"} {
+			root.Exec(q)
+		}
+	})
+	pol := policyWith(t, mysqlsql.DefaultPolicyYAML(), "", scopeRule("app-no-secrets", app, "the application account may not read the secrets table", sec))
+	d := catalogDaemon(t, "mysql", my.addr(), pol, fmt.Sprintf("%s@tcp(%s)/%s", mon, my.addr(), my.Database))
+
+	appEnv := my
+	appEnv.User = app
+	db := myDB(t, appEnv, d.addr, true)
+	db.SetMaxOpenConns(1) // one session: USE carries over
+	var denied []string
+	for i, c := range []struct{ sql, rule string }{
+		{"select * from " + v, ""},
+		{"call " + p + "()", ""},
+		{"use " + other, ""},
+		{"select * from " + v, "app-no-secrets"},
+		{"call " + p + "()", "no-unfiltered-writes"},
+		{"call " + my.Database + "." + p + "()", ""},
+		{"use " + my.Database, ""},
+		{"select * from " + v, ""},
+		{"call " + p + "()", ""},
+	} {
+		m := fmt.Sprintf("sqlfwcdb_%s_%d", run, i)
+		q := c.sql + " /* " + m + " */"
+		if strings.HasPrefix(c.sql, "use ") {
+			q = c.sql // USE is read alone (a comment makes it lexing-ambiguous)
+		}
+		_, err := db.Exec(q)
+		if c.rule == "" {
+			if err != nil {
+				t.Errorf("%q: %v, want it run", q, err)
+			}
+			continue
+		}
+		wantMyBlocked(t, q, err, c.rule)
+		denied = append(denied, m+" ")
+	}
+	var n int
+	if err := root.QueryRow("select count(*) from " + victim).Scan(&n); err != nil || n != 3 {
+		t.Errorf("rows of %s: %d (%v), want 3", victim, n, err)
+	}
+	mustNotReach(t, my, denied...)
+}
