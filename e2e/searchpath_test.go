@@ -94,7 +94,7 @@ func TestCatalogSearchPathPG(t *testing.T) {
 		{"SELECT " + f + "()", "no-unfiltered-writes"},
 		{"ROLLBACK", ""},
 		{"SELECT " + f + "()", "no-unfiltered-writes"}, // a SET in a transaction block: not followed
-		{"RESET search_path", ""},                       // the role's default again
+		{"RESET search_path", ""},                      // the role's default again
 		{"SELECT " + f + "()", ""},
 	} {
 		m := fmt.Sprintf("sqlfwsp_%s_%d", run, i)
