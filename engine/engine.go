@@ -145,7 +145,6 @@ func (e *Engine) Judge(sql []byte, s *Session) Verdict {
 	} else {
 		v = e.judge(tf, s)
 		tf.marks.into(&v)
-		v.ChangesPath = v.ChangesPath || tf.ParseError
 	}
 	if l := e.learner.Load(); l != nil {
 		l.record(e.dialect, tf, sql, s, v.RuleID, v.Action.Denies())
@@ -268,7 +267,7 @@ func (e *Engine) judge(tf *TextFacts, s *Session) Verdict {
 	if !tf.ParseError {
 		return e.judgeStmts(tf, s)
 	}
-	v := Verdict{Action: p.onParseError, RuleID: "parse-error", Reason: tf.ParseReason, ParseError: true, Mode: p.mode}
+	v := Verdict{Action: p.onParseError, RuleID: "parse-error", Reason: tf.ParseReason, ParseError: true, Mode: p.mode, ChangesPath: true}
 	// The facts a dialect is sure of in a text it could not parse
 	// (Dialect.Analyze) are a part of what the text does: a deny rule they
 	// match decides when it is at least as strong as on_parse_error (so
@@ -276,7 +275,7 @@ func (e *Engine) judge(tf *TextFacts, s *Session) Verdict {
 	// no allow or log rule does.
 	if len(tf.Stmts) > 0 {
 		if d := e.judgeStmts(tf, s); d.Action.Denies() && (!v.Action.Denies() || denyRank(d.Action, d.Mode) >= denyRank(v.Action, v.Mode)) {
-			d.ParseError = true
+			d.ParseError, d.ChangesPath = true, true
 			return d
 		}
 	}
