@@ -17,7 +17,7 @@ import (
 	"github.com/sqlfw/sqlfw/protocol"
 )
 
-const checkUsage = `usage: fwctl check [--policy FILE] [--protocol NAME] [--user U] [--database D] [--client-addr A]
+const checkUsage = `usage: fwctl check [--policy FILE] [--protocol NAME | --config FILE] [--user U] [--database D] [--client-addr A]
                    [--standard-conforming-strings on|off] [--client-encoding NAME] [--sql-mode MODES] "SQL"
        fwctl check [flags] --file queries.sql
        fwctl check [flags] --jsonl queries.jsonl     ("-" reads standard input)
@@ -38,8 +38,9 @@ and prints a summary by rule; --verbose adds one line per statement.
 with the user and database of each connection (its Connect line, Init DB);
 it implies --protocol mysql, as --pg-log implies postgres.
 --protocol (postgres, mysql) judges with that protocol's dialect and its
-default policy; without it, the log's protocol, else the one protocol that
-accepts --policy, else postgres.
+default policy; without it, the log's protocol, else (--config) that of the
+configuration's databases whose policy --policy is, else the one protocol
+that accepts --policy, else postgres.
 --standard-conforming-strings and --client-encoding (postgres) judge
 the text as a session with those settings sends it (the bytes as given, in
 that encoding), as sqlfwd does with what the server reports; --sql-mode
@@ -53,6 +54,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprintln(stderr, checkUsage); fs.PrintDefaults() }
 	protoName := fs.String("protocol", "", "protocol whose dialect judges the statements ("+protocol.Names()+")")
 	policyPath := fs.String("policy", "", "policy `file` (default: the embedded default policy)")
+	configPath := fs.String("config", "", "a sqlfwd configuration `file`: judge with the protocol of its databases whose policy --policy is")
 	user := fs.String("user", "", "database user of the session")
 	database := fs.String("database", "", "database of the session")
 	clientAddr := fs.String("client-addr", "", "client `address` of the session")
@@ -70,7 +72,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	proto, err := chooseProtocol(*protoName, set, *policyPath)
+	proto, err := chooseProtocol(*protoName, set, *policyPath, *configPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "fwctl: %v\n", err)
 		return 2

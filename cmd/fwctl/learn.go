@@ -257,7 +257,7 @@ func learnOffline(protoName string, set map[string]bool, user, database string, 
 		fmt.Fprintln(stderr, learnUsage)
 		return 2
 	}
-	proto, err := chooseProtocol(protoName, set, "")
+	proto, err := chooseProtocol(protoName, set, "", "")
 	if err != nil {
 		fmt.Fprintf(stderr, "fwctl: %v\n", err)
 		return 2

@@ -58,7 +58,7 @@ func policyCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "fwctl: policy default prints YAML; --json is for policy validate")
 			return 2
 		}
-		p, err := chooseProtocol(*protoName, nil, "")
+		p, err := chooseProtocol(*protoName, nil, "", "")
 		if err != nil {
 			fmt.Fprintf(stderr, "fwctl: %v\n", err)
 			return 2

@@ -81,11 +81,13 @@ func settingOwners(setting string) string {
 }
 
 // chooseProtocol is the protocol of an offline command: --protocol when
-// given; else the one the log read implies; else, with a policy file, the
-// one protocol that accepts it (a policy every protocol accepts, or none,
-// leaves the choice to the table's first). A log of one protocol read
-// as another's is an error.
-func chooseProtocol(name string, set map[string]bool, policyPath string) (*protocol.Protocol, error) {
+// given; else the one the log read implies; else, with a configuration,
+// that of its databases whose policy is the policy file; else, with a
+// policy file, the one protocol that accepts it (a policy every protocol
+// accepts, or none, leaves the choice to the table's first). A log of one
+// protocol read as another's is an error, and so is a policy the
+// configuration gives databases of two protocols.
+func chooseProtocol(name string, set map[string]bool, policyPath, configPath string) (*protocol.Protocol, error) {
 	for _, lf := range logFormats {
 		if !set[lf.flag] {
 			continue
@@ -97,6 +99,19 @@ func chooseProtocol(name string, set map[string]bool, policyPath string) (*proto
 	}
 	if name != "" {
 		return protocol.Named(name)
+	}
+	if configPath != "" {
+		if policyPath == "" {
+			return nil, errors.New("--config names the protocol of the databases whose policy --policy is: give --policy too")
+		}
+		ps, err := configProtocols(configPath, policyPath)
+		if err != nil {
+			return nil, err
+		}
+		if len(ps) > 1 {
+			return nil, fmt.Errorf("%s: databases of %s and %s use %s: give --protocol", configPath, ps[0].Name, ps[1].Name, policyPath)
+		}
+		return ps[0], nil
 	}
 	all := protocol.All()
 	if len(all) == 0 {

@@ -167,6 +167,11 @@ func TestDeployExamplesValidate(t *testing.T) {
 // dialect without --protocol (`x` is MySQL's quoting, "x" a string there).
 func TestCheckChoosesProtocol(t *testing.T) {
 	my := shippedPolicies["mysql"]
+	dir := t.TempDir()
+	// a policy both protocols accept, and a MySQL database that uses it
+	generic, cfg := filepath.Join(dir, "generic.yaml"), filepath.Join(dir, "sqlfwd.yaml")
+	os.WriteFile(generic, []byte("rules:\n  - {id: no-unfiltered-writes, action: deny, reason: every row, match: {kind: [update, delete], without_where: true}}\n"), 0o644)
+	os.WriteFile(cfg, []byte("databases:\n  - {name: shop, protocol: mysql, listen: '127.0.0.1:3307', upstream: '127.0.0.1:3306', policy: "+generic+"}\n"), 0o644)
 	for _, tc := range []struct {
 		args []string
 		rc   int
@@ -180,7 +185,16 @@ func TestCheckChoosesProtocol(t *testing.T) {
 		{[]string{"--protocol", "mysql", "--pg-log", "x.log"}, 2, "--pg-log is a log of protocol postgres"},
 		{[]string{"--protocol", "mysql", "--client-encoding", "gbk", "SELECT 1"}, 0, "verdict:    allow"},
 		{[]string{"--client-encoding", "nonesuch", "SELECT 1"}, 2, `client_encoding: "nonesuch" is not an encoding PostgreSQL knows`},
+		// the configuration's database that uses the policy says mysql:
+		// `x` is a quoted name there, "x" a string, so this is a plain
+		// DELETE without WHERE
+		{[]string{"--config", "CONFIG", "--policy", "GENERIC", "DELETE FROM `t`"}, 1, "rule:       no-unfiltered-writes"},
+		{[]string{"--config", "CONFIG", "SELECT 1"}, 2, "give --policy too"},
+		{[]string{"--config", "CONFIG", "--policy", my, "SELECT 1"}, 2, "no database's policy is"},
 	} {
+		for i, a := range tc.args {
+			tc.args[i] = strings.NewReplacer("CONFIG", cfg, "GENERIC", generic).Replace(a)
+		}
 		var out, errb bytes.Buffer
 		rc := check(tc.args, &out, &errb)
 		if rc != tc.rc || !strings.Contains(out.String()+errb.String(), tc.want) {
