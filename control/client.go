@@ -8,12 +8,36 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"time"
 )
 
 // DefaultSocket is where sqlfwd listens unless control_socket says
 // otherwise.
 const DefaultSocket = "/run/sqlfw/control.sock"
+
+// EnvSocket names the control socket when no --control-socket is given,
+// for sqlfwd and fwctl alike.
+const EnvSocket = "SQLFW_CONTROL_SOCKET"
+
+// ResolveSocket is the control socket sqlfwd listens on and fwctl calls:
+// flag (--control-socket) if given, else $SQLFW_CONTROL_SOCKET, else what
+// the configuration file says (configured, read only when needed), else
+// DefaultSocket.
+func ResolveSocket(flag string, configured func() string) string {
+	if flag != "" {
+		return flag
+	}
+	if s := os.Getenv(EnvSocket); s != "" {
+		return s
+	}
+	if configured != nil {
+		if s := configured(); s != "" {
+			return s
+		}
+	}
+	return DefaultSocket
+}
 
 // Client calls sqlfwd's control socket: HTTP/1.1 over a unix socket
 // (daemon/control.go lists the routes).

@@ -20,7 +20,7 @@ import (
 
 // envControlSocket names the control socket when no --control-socket is
 // given.
-const envControlSocket = "SQLFW_CONTROL_SOCKET"
+const envControlSocket = control.EnvSocket
 
 // defaultConfigFile is where fwctl reads control_socket when neither the
 // flag nor the environment names the socket (the units' --config).
@@ -94,16 +94,7 @@ var cur globals
 // $SQLFW_CONTROL_SOCKET, else control_socket in /etc/sqlfw/sqlfwd.yaml
 // (when the file is there and says one), else /run/sqlfw/control.sock.
 func controlSocket() string {
-	if cur.socket != "" {
-		return cur.socket
-	}
-	if s := os.Getenv(envControlSocket); s != "" {
-		return s
-	}
-	if s := configControlSocket(defaultConfigFile); s != "" {
-		return s
-	}
-	return control.DefaultSocket
+	return control.ResolveSocket(cur.socket, func() string { return configControlSocket(defaultConfigFile) })
 }
 
 // configControlSocket is the control_socket a configuration file names;

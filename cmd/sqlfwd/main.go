@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sqlfw/sqlfw/bpf"
+	ctl "github.com/sqlfw/sqlfw/control"
 	"github.com/sqlfw/sqlfw/daemon"
 	"github.com/sqlfw/sqlfw/protocol/builtin"
 )
@@ -53,7 +54,7 @@ func run(args []string, stderr io.Writer) int {
 		learnF     = fs.Bool("learn", false, "learn each application's statements from the start (fwctl learn; docs/learn.md)")
 		learnBy    = fs.String("learn-by", "", "what tells applications apart while learning: a list of user, database, unit, cgroup, comm, uid (default user,database,unit)")
 		learnedPol = fs.String("learned-policy", "", "`file` fwctl learn promote writes the learned rules to; appended to the policy at every start and reload")
-		control    = fs.String("control-socket", "", "control socket `path` for fwctl (default "+daemon.DefaultControlSocket+"; none to disable)")
+		control    = fs.String("control-socket", "", "control socket `path` for fwctl (default $"+ctl.EnvSocket+", else the file's control_socket, else "+daemon.DefaultControlSocket+"; none to disable)")
 		logLevel   = fs.String("log-level", "", "debug, info, warn or error (default info)")
 		logFormat  = fs.String("log-format", "", "text, json or auto: text on a terminal, JSON otherwise (default auto)")
 		drain      = fs.Duration("drain-timeout", 0, "how long SIGTERM waits for busy sessions (default 30s)")
@@ -221,9 +222,10 @@ func run(args []string, stderr io.Writer) int {
 		if *auditKey != "" {
 			cfg.Audit.KeyFile = *auditKey
 		}
-		if *control != "" {
-			cfg.ControlSocket = *control
-		}
+		// flag > $SQLFW_CONTROL_SOCKET > the file's > the default, as fwctl
+		// resolves it (control.ResolveSocket)
+		fromFile := cfg.ControlSocket
+		cfg.ControlSocket = ctl.ResolveSocket(*control, func() string { return fromFile })
 		if *logLevel != "" {
 			cfg.LogLevel = *logLevel
 		}

@@ -190,6 +190,7 @@ sqlfwd --detach-pins [--pin-dir DIR]`) + "\n.fi\n")
 		}
 		b.WriteString("\n" + esc(f.usage) + "\n")
 	}
+	b.WriteString(".SH ENVIRONMENT\n.TP\nSQLFW_CONTROL_SOCKET\n" + esc("the control socket when --control-socket is not given (before the configuration file's control_socket and /run/sqlfw/control.sock), as fwctl reads it") + "\n")
 	b.WriteString(".SH SIGNALS\n" + esc(`SIGTERM and SIGINT detach the interception, drain the sessions (drain_timeout) and exit 0. SIGHUP reloads the configuration file and the policies; a broken file is refused and the configuration in force stays (the log says why).`) + "\n")
 	b.WriteString(".SH EXIT STATUS\n.TP\n0\nstopped by a signal after draining; --check-config: valid\n.TP\n1\ncould not start (an address in use, interception unavailable with fail_closed, another sqlfwd already intercepting)\n.TP\n2\n" +
 		esc("a usage or configuration error (a flag, the configuration file, a policy): the units do not restart on it (RestartPreventExitStatus=2)") + "\n")
