@@ -26,6 +26,7 @@ package engine
 // nothing at all without a catalog.
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -69,6 +70,12 @@ type CatalogObject struct {
 	// rejects, a definition the monitoring role may not see. A statement
 	// that uses the object is then unknown_object.
 	Unreadable string
+	// Owner is the role that owns the object ("" when not read); Definer
+	// says its code runs as Owner, not as the caller (a SECURITY DEFINER
+	// function, a trigger of one; MySQL's SQL SECURITY DEFINER routines
+	// and every trigger, Owner then DEFINER's user).
+	Owner   string
+	Definer bool
 	// Def is the definition Facts were read from, by which the next
 	// refresh reuses them when it has not changed (CatalogOptions.Previous).
 	Def string
@@ -300,6 +307,10 @@ func (e *Engine) throughCatalog(tf *TextFacts, i int, st *StmtFacts, c *Catalog,
 			fp = tf.prints[i]
 		}
 		e.policy.match(out, tf, fp, nil)
+		for k := len(st.Bodies); k < len(out.Bodies); k++ {
+			// Code the objects run as another role (body).
+			e.policy.matchBody(&out.Bodies[k], tf, nil)
+		}
 		// A rule the objects made match says what they are.
 		for k := range out.matched {
 			if !slicesHasRule(st.matched, out.matched[k].rule) {
@@ -338,7 +349,18 @@ const maxExpansion = 256
 // expand returns st with what its objects do, or nil when c changes
 // nothing about it.
 func (c *Catalog) expand(st *StmtFacts, sc nameScope) *StmtFacts {
-	x := expansion{c: c, st: st, sc: sc}
+	return c.expandAt(st, sc, 0, nil)
+}
+
+// maxDefinerDepth bounds code run as another role inside code run as
+// another role (a SECURITY DEFINER function calling one): beyond it the
+// statement is unknown_object.
+const maxDefinerDepth = 4
+
+// expandAt is expand inside depth definer bodies, the objects in seen (the
+// ones being followed around it) not followed again.
+func (c *Catalog) expandAt(st *StmtFacts, sc nameScope, depth int, seen map[*CatalogObject]bool) *StmtFacts {
+	x := expansion{c: c, st: st, sc: sc, depth: depth, seen: seen}
 	if c.pathUnsafe != "" {
 		x.pathUnsure = true
 	}
@@ -346,6 +368,9 @@ func (c *Catalog) expand(st *StmtFacts, sc nameScope) *StmtFacts {
 		x.table(st.Tables[j], true)
 	}
 	for j := 0; j < len(st.Funcs); j++ {
+		if reownedRoutine(st, st.Funcs[j]) {
+			continue // not called: judged as its new runner (reowned)
+		}
 		x.routine(st.Funcs[j], true)
 	}
 	if st.Kind == KindCall && len(st.Funcs) > 0 {
@@ -354,6 +379,9 @@ func (c *Catalog) expand(st *StmtFacts, sc nameScope) *StmtFacts {
 		if _, ok := c.trusted[f.Schema]; !ok && len(candidates(c.routines[f.Name], f.Schema)) == 0 {
 			x.unknown("procedure " + qualified(f.Schema, f.Name) + " is not in the catalog")
 		}
+	}
+	for _, r := range st.Reowned {
+		x.reowned(r)
 	}
 	for _, nn := range st.NotNullWhere {
 		if c.allNotNull(nn) {
@@ -403,6 +431,7 @@ type expansion struct {
 	// pathUnsure: code the statement runs may change the search_path
 	// (StmtFacts.PathMay).
 	pathUnsure bool
+	depth      int // definer bodies this walk is inside (body)
 }
 
 // own makes x.out a copy of the statement's facts that can grow.
@@ -527,7 +556,15 @@ func (x *expansion) table(t TableRef, own bool) {
 			if ob.Events&kinds == 0 {
 				continue
 			}
-			if !x.enter(ob, ob.Kind.String()+" "+qualified(ob.Schema, ob.Name)+" on "+qualified(ob.OnSchema, ob.On)+" → "+doing(&ob.Facts)) {
+			how := ob.Kind.String() + " " + qualified(ob.Schema, ob.Name) + " on " + qualified(ob.OnSchema, ob.On) + " → " + doing(&ob.Facts)
+			if ob.Definer {
+				how += ", as " + ob.Owner
+			}
+			if !x.enter(ob, how) {
+				continue
+			}
+			if ob.Definer {
+				x.body(ob, ob.Owner, how)
 				continue
 			}
 			x.merge(&ob.Facts, false, false)
@@ -571,7 +608,15 @@ func (x *expansion) routine(f FuncRef, own bool) {
 		}
 	}
 	for _, ob := range list {
-		if !x.enter(ob, "call "+qualified(ob.Schema, ob.Name)+" → "+doing(&ob.Facts)) {
+		how := "call " + qualified(ob.Schema, ob.Name) + " → " + doing(&ob.Facts)
+		if ob.Definer {
+			how += ", as its owner " + ob.Owner
+		}
+		if !x.enter(ob, how) {
+			continue
+		}
+		if ob.Definer {
+			x.body(ob, ob.Owner, how)
 			continue
 		}
 		x.merge(&ob.Facts, false, false)
@@ -915,4 +960,123 @@ func (sc nameScope) routine(c *Catalog, name string) []string {
 		return nil
 	}
 	return in
+}
+
+// body adds the code of ob as a Body that runs as runsAs ("": the
+// session's user), with what its own objects do, judged by the rules in
+// that user's session (body.go decideBodies) instead of the caller's.
+func (x *expansion) body(ob *CatalogObject, runsAs, how string) {
+	x.own()
+	if x.depth >= maxDefinerDepth {
+		x.unknown("code run as another role nested deeper than the engine follows")
+		return
+	}
+	f := ob.Facts
+	// Its own objects are followed in a walk of their own (judged as
+	// runsAs), which does not follow ob, or what is around it, again.
+	seen := maps.Clone(x.seen)
+	if seen == nil {
+		seen = map[*CatalogObject]bool{}
+	}
+	seen[ob] = true
+	if sub := x.c.expandAt(&ob.Facts, nameScope{}, x.depth+1, seen); sub != nil {
+		f = *sub
+		if sub.PathMay {
+			x.pathUnsure = true
+		}
+	}
+	f.matched, f.via = nil, ""
+	f.Bodies = freshBodies(f.Bodies)
+	f.PathMay = false
+	if f.UnknownObject != "" && x.out.UnknownObject == "" {
+		x.out.UnknownObject = f.UnknownObject
+	}
+	if f.DynamicSQL || f.PathChange != PathKept {
+		x.pathUnsure = true
+	}
+	x.out.Bodies = append(slices.Clip(x.out.Bodies), Body{Of: how, RunsAs: runsAs, Facts: f})
+}
+
+// freshBodies copies bodies with no rules matched, so that matching them
+// (matchBody) does not write into the catalog's shared facts.
+func freshBodies(bs []Body) []Body {
+	if len(bs) == 0 {
+		return nil
+	}
+	out := make([]Body, len(bs))
+	for i, b := range bs {
+		b.Facts.matched = nil
+		b.Facts.Bodies = freshBodies(b.Facts.Bodies)
+		out[i] = b
+	}
+	return out
+}
+
+// reownedRoutine reports whether f is a routine st changes the runner of.
+func reownedRoutine(st *StmtFacts, f FuncRef) bool {
+	for _, r := range st.Reowned {
+		if r.Kind == CatalogRoutine && r.Name == f.Name && r.Schema == f.Schema {
+			return true
+		}
+	}
+	return false
+}
+
+// reowned judges again, as the role it will run as, stored code whose
+// runner the statement changes (StmtFacts.Reowned).
+func (x *expansion) reowned(r Reowned) {
+	c := x.c
+	if _, ok := c.trusted[r.Schema]; ok && r.Schema != "" {
+		return
+	}
+	what := "function"
+	var list []*CatalogObject
+	if r.Kind == CatalogView {
+		what = "view"
+		list = candidates(c.views[r.Name], r.Schema)
+		if r.Schema == "" {
+			if in := x.sc.relation(c, r.Name); in != nil {
+				list = inSchemas(list, in)
+			}
+		}
+		if len(list) == 0 {
+			if len(candidates(c.relationsOf(r.Name), r.Schema)) > 0 {
+				return // a table: it runs no code
+			}
+		}
+	} else {
+		list = candidates(c.routines[r.Name], r.Schema)
+		if r.Schema == "" {
+			if in := x.sc.routine(c, r.Name); in != nil {
+				list = inSchemas(list, in)
+			}
+		}
+	}
+	if len(list) == 0 {
+		x.unknown(what + " " + qualified(r.Schema, r.Name) + " is not in the catalog: its code cannot be judged as the role that will run it")
+		return
+	}
+	for _, ob := range list {
+		runsAs := r.To
+		switch {
+		case r.ToSession:
+			runsAs = ""
+		case runsAs == "" && ob.Owner == "":
+			// Judged as the session's user, and said to be unsure.
+			x.unknown(what + " " + qualified(ob.Schema, ob.Name) + ": its owner is not known, so who will run its code is not")
+		case runsAs == "":
+			runsAs = ob.Owner
+		}
+		who := runsAs
+		if who == "" {
+			who = "the session's user"
+		}
+		how := what + " " + qualified(ob.Schema, ob.Name) + " → " + doing(&ob.Facts) + ", now run as " + who
+		x.n++
+		x.note(how)
+		if ob.Unreadable != "" && x.out.UnknownObject == "" {
+			x.out.UnknownObject = ob.Kind.String() + " " + qualified(ob.Schema, ob.Name) + ": " + ob.Unreadable
+		}
+		x.body(ob, runsAs, how)
+	}
 }

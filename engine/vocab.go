@@ -260,12 +260,29 @@ type StmtFacts struct {
 	PathChange PathChange
 	SetPath    string
 	PathMay    bool
+	// Reowned lists stored code whose runner the statement changes
+	// without showing the code (PostgreSQL's ALTER FUNCTION ... SECURITY
+	// DEFINER, ALTER FUNCTION/PROCEDURE/ROUTINE/VIEW ... OWNER TO): with a
+	// catalog, its definition is judged as the role it will run as; an
+	// object the catalog does not hold is unknown_object (catalog.go).
+	Reowned []Reowned
 
 	// matched lists, in policy order, the rules whose conditions on the
 	// text hold; scope, time and rate are checked per call.
 	matched []ruleMatch
 	// via is the chain of objects the catalog followed, for reasons.
 	via string
+}
+
+// Reowned is one object of StmtFacts.Reowned.
+type Reowned struct {
+	Kind         CatalogKind // CatalogRoutine, or CatalogView for a relation that may be one
+	Schema, Name string
+	// To is the new owner, or "" for the routine's owner as the catalog
+	// knows it (SECURITY DEFINER); ToSession: the session's own user
+	// (OWNER TO CURRENT_USER, SESSION_USER, CURRENT_ROLE).
+	To        string
+	ToSession bool
 }
 
 // PathChange is what a statement does to PostgreSQL's search_path.

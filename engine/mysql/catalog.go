@@ -23,9 +23,9 @@ const myUserSchemas = `NOT IN ('mysql', 'information_schema', 'performance_schem
 var myCatalogQueries = []engine.CatalogQuery{
 	{Name: "relations", SQL: `SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES LIMIT 100000`},
 	{Name: "views", SQL: `SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS WHERE TABLE_SCHEMA ` + myUserSchemas + ` LIMIT 100000`},
-	{Name: "routines", SQL: `SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_TYPE, DTD_IDENTIFIER, ROUTINE_DEFINITION FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA ` + myUserSchemas + ` LIMIT 100000`},
+	{Name: "routines", SQL: `SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_TYPE, DTD_IDENTIFIER, ROUTINE_DEFINITION, SECURITY_TYPE, DEFINER FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA ` + myUserSchemas + ` LIMIT 100000`},
 	{Name: "not null columns", SQL: `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE IS_NULLABLE = 'NO' AND TABLE_SCHEMA ` + myUserSchemas + ` LIMIT 100000`},
-	{Name: "triggers", SQL: `SELECT TRIGGER_SCHEMA, TRIGGER_NAME, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, EVENT_MANIPULATION, ACTION_TIMING, ACTION_STATEMENT FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA ` + myUserSchemas + ` LIMIT 100000`},
+	{Name: "triggers", SQL: `SELECT TRIGGER_SCHEMA, TRIGGER_NAME, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, EVENT_MANIPULATION, ACTION_TIMING, ACTION_STATEMENT, DEFINER FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA ` + myUserSchemas + ` LIMIT 100000`},
 }
 
 // CatalogQueries returns the queries the monitoring role runs.
@@ -101,6 +101,11 @@ func (d myDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *eng
 		} else {
 			read(&ob, "sql", r[4])
 		}
+		if len(r) >= 7 {
+			// SQL SECURITY DEFINER (the default) runs the body as DEFINER.
+			ob.Owner = definerName(r[6])
+			ob.Definer = strings.EqualFold(r[5], "DEFINER") && ob.Owner != ""
+		}
 		objs = append(objs, ob)
 	}
 	var notNull []engine.NotNullColumn
@@ -129,10 +134,24 @@ func (d myDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *eng
 			timing = "BEFORE"
 		}
 		read(&ob, "create", "CREATE TRIGGER sqlfw_body "+timing+" "+strings.ToUpper(r[4])+" ON "+quoteName(r[2])+"."+quoteName(r[3])+" FOR EACH ROW "+r[6])
+		if len(r) >= 8 {
+			// A trigger always runs as its definer.
+			ob.Owner = definerName(r[7])
+			ob.Definer = ob.Owner != ""
+		}
 		objs = append(objs, ob)
 	}
 	o.Resolve = engine.ResolveDatabase
 	return engine.NewCatalog(objs, notNull, o)
+}
+
+// definerName is the user of information_schema's DEFINER (user@host), as
+// sessions name their user (Session.User).
+func definerName(d string) string {
+	if i := strings.LastIndexByte(d, '@'); i >= 0 {
+		return d[:i]
+	}
+	return d
 }
 
 func quoteName(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }

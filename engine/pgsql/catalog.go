@@ -28,7 +28,7 @@ var catalogQueries = []engine.CatalogQuery{
 WHERE c.relkind IN ('r', 'p', 'm', 'f', 'S') AND n.nspname NOT LIKE 'pg\_toast%' LIMIT 100000`},
 	{Name: "views", SQL: `SELECT n.nspname, c.relname, pg_catalog.pg_get_viewdef(c.oid) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = 'v' LIMIT 100000`},
-	{Name: "routines", SQL: `SELECT n.nspname, p.proname, p.prokind, pg_catalog.pg_get_functiondef(p.oid) FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+	{Name: "routines", SQL: `SELECT n.nspname, p.proname, p.prokind, pg_catalog.pg_get_functiondef(p.oid), p.prosecdef::text, pg_catalog.pg_get_userbyid(p.proowner) FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
 WHERE p.prokind IN ('f', 'p') AND ` + userSchemas + ` LIMIT 100000`},
 	{Name: "triggers", SQL: `SELECT n.nspname, t.tgname, n.nspname, c.relname, t.tgtype::text, fn.nspname, p.proname FROM pg_catalog.pg_trigger t
 JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -99,6 +99,9 @@ func (pgDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *engin
 		call += quoteIdent(r[0]) + "." + quoteIdent(r[1]) + "()"
 		ob.Def = r[3] + "\x00" + call
 		ob.Facts, ob.Unreadable = ranAfter(o.Previous, r[3], call)
+		if len(r) >= 6 {
+			ob.Definer, ob.Owner = r[4] == "true", r[5]
+		}
 		funcs[r[0]+"."+r[1]] = append(funcs[r[0]+"."+r[1]], len(objs))
 		objs = append(objs, ob)
 	}
@@ -255,6 +258,10 @@ func mergeObject(ob, fn *engine.CatalogObject) {
 	f.Cols = append(f.Cols, s.Cols...)
 	if ob.Unreadable == "" {
 		ob.Unreadable = fn.Unreadable
+	}
+	// A SECURITY DEFINER trigger function runs as its owner.
+	if fn.Definer {
+		ob.Definer, ob.Owner = true, fn.Owner
 	}
 }
 

@@ -151,6 +151,7 @@ func treeFacts(tree *pg_query.ParseResult, lex engine.LexStats) *engine.TextFact
 		f.PrevKinds = prev
 		w.afterStatement(raw.GetStmt(), &f) // body.go
 		pathChange(raw.GetStmt(), &f)       // searchpath.go
+		reowned(raw.GetStmt(), &f)          // reowned.go
 		// A SELECT that reads no relation (SELECT pg_advisory_lock(1),
 		// SELECT set_config(...)) is how migration scripts start, not an
 		// application query an injection could extend.

@@ -1,0 +1,55 @@
+package mysql
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
+
+// TestMyDefinerAtCall: a routine of SQL SECURITY DEFINER (the default) runs
+// as its DEFINER, and a trigger always does: rules scoped to users are
+// checked for the definer, not the session's user; SQL SECURITY INVOKER
+// runs as the caller.
+func TestMyDefinerAtCall(t *testing.T) {
+	rows := myCatalogRows()
+	rows[2] = append(rows[2],
+		[]string{"shop", "peek_root", "FUNCTION", "text", "RETURN (SELECT s FROM secrets LIMIT 1)", "DEFINER", "root@localhost"},
+		[]string{"shop", "peek_app", "FUNCTION", "text", "RETURN (SELECT s FROM secrets LIMIT 1)", "DEFINER", "app@%"},
+		[]string{"shop", "peek_inv", "FUNCTION", "text", "RETURN (SELECT s FROM secrets LIMIT 1)", "INVOKER", "root@localhost"},
+		[]string{"shop", "wipe_root", "PROCEDURE", "", "DELETE FROM orders", "DEFINER", "root@localhost"},
+	)
+	rows[0] = append(rows[0], []string{"shop", "log"})
+	rows[4] = append(rows[4], []string{"shop", "t_log", "shop", "log", "INSERT", "AFTER", "UPDATE secrets SET s = 'x' WHERE id = NEW.id", "app@%"})
+	cat := Dialect.(engine.CatalogReader).BuildCatalog(rows, engine.CatalogOptions{})
+	pol, err := engine.ParsePolicy([]byte(`
+rules:
+  - {id: app-no-secrets, action: deny, users: [app], match: {tables: [secrets]}}
+  - {id: no-wipe, action: deny, match: {kind: [delete], without_where: true}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(pol, Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetCatalog(cat)
+	for _, tc := range []struct{ user, sql, rule, says string }{
+		{"app", "SELECT peek_root()", "", ""},
+		{"app", "SELECT peek_inv()", "app-no-secrets", "peek_inv"},
+		{"root", "SELECT peek_app()", "app-no-secrets", "as its owner app"},
+		{"root", "SELECT peek_inv()", "", ""},
+		{"app", "CALL wipe_root()", "no-wipe", "as its owner root"},
+		{"root", "INSERT INTO log VALUES (1)", "app-no-secrets", "trigger shop.t_log"},
+		{"app", "SELECT peek()", "app-no-secrets", "peek"}, // no DEFINER read: the session's
+	} {
+		for range 2 {
+			v := e.Judge([]byte(tc.sql), &engine.Session{User: tc.user, Database: "shop"})
+			if v.RuleID != tc.rule || !strings.Contains(v.Reason, tc.says) {
+				t.Errorf("%s as %s: %s (%s), want %q naming %q", tc.sql, tc.user, v.RuleID, v.Reason, tc.rule, tc.says)
+				break
+			}
+		}
+	}
+}
