@@ -11,6 +11,12 @@ package e2e
 //     is blocked, never reaches the log and the rows stay (straight to
 //     MariaDB it deletes every row); holding a password-hash read it is
 //     blocked.
+//   - An application read followed by a UNION arm of constants (the
+//     column-count probe, -78 UNION SELECT 1,2), of UUID() (the server's MAC
+//     address), or ending in an empty "-- " is blocked and never reaches the
+//     log; straight to MariaDB the constants and the UUID come back as rows.
+//     A labelled sentinel row (UNION ALL SELECT 0, 'All') answers as
+//     directly and is in the log.
 
 import (
 	"database/sql"
@@ -57,13 +63,24 @@ func TestMySQLLeftovers8JudgedByEffect(t *testing.T) {
 			return "", err
 		}
 		defer rs.Close()
+		cols, err := rs.Columns()
+		if err != nil {
+			return "", err
+		}
 		var out string
 		for rs.Next() {
-			var v sql.NullString
-			if err := rs.Scan(&v); err != nil {
+			vs := make([]sql.NullString, len(cols))
+			ps := make([]any, len(cols))
+			for i := range vs {
+				ps[i] = &vs[i]
+			}
+			if err := rs.Scan(ps...); err != nil {
 				return "", err
 			}
-			out += v.String + ";"
+			for _, v := range vs {
+				out += v.String + ","
+			}
+			out += ";"
 		}
 		return out, rs.Err()
 	}
@@ -106,5 +123,34 @@ func TestMySQLLeftovers8JudgedByEffect(t *testing.T) {
 			t.Fatalf("the direct delete left %q: the control did not delete every row", got)
 		}
 		reset()
+	})
+
+	t.Run("UNION arms of constants and UUID()", func(t *testing.T) {
+		for _, tc := range []struct{ name, sql, rule, leak string }{
+			{"numbers", "select v from " + tbl + " where id = -78 union select 1234567", "no-union-constants-probe", "1234567"},
+			{"nulls and a marker", "select v, c from " + tbl + " where id = 1 union all select null, concat(0x716b6b71, 0x7a)", "no-union-constants-probe", "qkkqz"},
+			{"uuid", "select v from " + tbl + " where id = -1 union select uuid()", "no-server-info-probe", "-"},
+			{"empty comment tail", "select v from " + tbl + " where id = 1 -- ", "no-comment-tricks", "a"},
+		} {
+			_, err := fw.Query(strings.Replace(tc.sql, " where ", tag(tc.name)+" where ", 1))
+			wantMyBlocked(t, tc.name, err, tc.rule)
+			got, err := answer(direct, tc.sql)
+			if err != nil || !strings.Contains(got, tc.leak) {
+				t.Errorf("%s directly: %q, %v; want the probe's row (%q) back: the control shows nothing", tc.sql, got, err, tc.leak)
+			}
+		}
+		mustNotReach(t, my, marker+" numbers", marker+" nulls", marker+" uuid", marker+" empty")
+		ok := "lo8_sentinel_" + suffix
+		q := "select id, v from " + tbl + " where c = 1 union all select 0, 'All' /* " + ok + " */"
+		want, err := answer(direct, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := answer(fw, q); err != nil || got != want {
+			t.Errorf("the sentinel row through sqlfwd: %q, %v; directly %q", got, err, want)
+		}
+		if n := strings.Count(generalLog(t, my), ok); n != 2 {
+			t.Errorf("the general log holds %s %d times, want 2 (direct and through sqlfwd)", ok, n)
+		}
 	})
 }

@@ -546,10 +546,16 @@ const (
 	// (ASCII(SUBSTRING((SELECT ...), 1, 1)) > 64) and compared with a
 	// constant.
 	ProbeCharExtraction
+	// ProbeUnionConstants: a set operation's later arm of constants only
+	// (NULL, numbers, hex literals and their CONCAT: UNION SELECT 1,2,
+	// UNION ALL SELECT NULL,NULL) after an arm that reads an application
+	// table with a condition: the column count and the reflected column
+	// of a UNION injection.
+	ProbeUnionConstants
 	NumProbes = iota
 )
 
-var probeNames = [NumProbes]string{"catalog", "server_info", "error_based", "boolean_blind", "char_extraction"}
+var probeNames = [NumProbes]string{"catalog", "server_info", "error_based", "boolean_blind", "char_extraction", "union_constants"}
 
 func (s ProbeSet) String() string {
 	var out []string

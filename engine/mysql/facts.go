@@ -311,6 +311,7 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 		if x.SelectList != nil {
 			st.UnionArms += int32(len(x.SelectList.Selects))
 			w.setOpr(x.SelectList.Selects)
+			w.probe = true // an arm of constants or UUID() (probes.go unionConstants)
 		}
 	case *ast.InsertStmt:
 		st.Kinds |= 1 << engine.KindInsert

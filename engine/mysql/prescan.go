@@ -152,8 +152,10 @@ func prescan(text string, stopBytes int) engine.LexStats {
 // ending at lastEnd, cuts off the rest of a statement: it is the text's
 // last thing, on the line of the token before it, and holds what the rest
 // of a statement holds: it starts with a quote or ")", or holds "="
-// (name = 'x' -- ' AND pass = '...', id = 1 -- AND owner = 3). A note after a
-// statement (SELECT 1 -- count, -- it's the first) is none.
+// (name = 'x' -- ' AND pass = '...', id = 1 -- AND owner = 3), or it says
+// nothing (id = 1 -- , id = 1 #, id = 1 -- -: what an injected value ends
+// with, whatever followed it). A note after a statement (SELECT 1 -- count,
+// -- it's the first) is none.
 func cutsOff(text string, lastEnd, start, end int) bool {
 	if strings.ContainsAny(text[lastEnd:start], "\n\r") || strings.TrimLeft(text[end:], " \t\n\r\f\v") != "" {
 		return false
@@ -165,7 +167,10 @@ func cutsOff(text string, lastEnd, start, end int) bool {
 		body = body[2:]
 	}
 	body = strings.TrimLeft(body, " \t\f\v")
-	return body != "" && strings.IndexByte("'\"`)", body[0]) >= 0 || strings.Contains(body, "=")
+	if strings.Trim(body, "-#/* \t\f\v\r") == "" {
+		return true // a comment that says nothing (id = 1 -- , id = 1 #, -- -): an injected value's tail
+	}
+	return strings.IndexByte("'\"`)", body[0]) >= 0 || strings.Contains(body, "=")
 }
 
 // quotedStr is quoted over a string.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/sqlfw/sqlfw/engine"
 )
@@ -279,6 +280,14 @@ func probeNode(st *engine.StmtFacts, n ast.Node, app bool) {
 		}
 		for _, arm := range x.SelectList.Selects {
 			if armReturnsServerInfo(arm) {
+				st.Probes |= engine.ProbeServerInfo
+			}
+		}
+		if app && st.Kind == engine.KindSelect {
+			switch unionConstants(x.SelectList.Selects) {
+			case armConstants:
+				st.Probes |= engine.ProbeUnionConstants
+			case armUUID:
 				st.Probes |= engine.ProbeServerInfo
 			}
 		}
@@ -797,4 +806,122 @@ func leafTerm(e ast.ExprNode) ast.ExprNode {
 func alwaysTrueConst(e ast.ExprNode) bool {
 	v, ok := value(e)
 	return ok && !v.null && truthy(v)
+}
+
+// uuidFuncs describe the server without naming it: UUID()'s node is the
+// server's MAC address (version 1 UUIDs), UUID_SHORT() holds its server_id
+// and start time, SYS_GUID() is UUID() without dashes.
+var uuidFuncs = map[string]bool{"uuid": true, "uuid_short": true, "sys_guid": true}
+
+// What a UNION arm after an application read returns (unionConstants).
+const (
+	armOther     = iota
+	armConstants // NULL, numbers, hex literals, their CONCAT
+	armUUID      // UUID(), UUID_SHORT(), SYS_GUID()
+)
+
+// unionConstants returns what the first arm after one that reads an
+// application table with a condition returns, when that is constants an
+// injected UNION probes with (SELECT a FROM t WHERE id = -78 UNION SELECT
+// 1,2; ... UNION ALL SELECT NULL,CONCAT(0x71,0x71)), or a UUID: armOther
+// else. An arm of constants first (SELECT 0 UNION SELECT id FROM t), one
+// with a string other than hex ('All', the sentinel row a list adds), an
+// arm reading a table, and the arms of INSERT ... SELECT (a bulk insert's
+// rows: the caller's kind test) are none.
+func unionConstants(arms []ast.Node) int {
+	read := false
+	for _, sel := range flatArms(arms, nil, 0) {
+		if read && sel.From == nil && sel.Where == nil && sel.GroupBy == nil && sel.Having == nil && sel.Fields != nil &&
+			len(sel.Fields.Fields) > 0 {
+			kind := armConstants
+			for _, f := range sel.Fields.Fields {
+				switch {
+				case f.Expr != nil && uuidCall(f.Expr):
+					return armUUID
+				case f.Expr == nil || !probeConstant(f.Expr, 0):
+					kind = armOther
+				}
+			}
+			if kind != armOther {
+				return kind
+			}
+		}
+		if sel.Where != nil && sel.From != nil && sel.From.TableRefs != nil && readsAppTable(sel.From.TableRefs) {
+			read = true
+		}
+	}
+	return armOther
+}
+
+// flatArms appends the SELECTs of arms, in their order, also those of
+// parenthesised lists ((SELECT ...) UNION (SELECT 1)).
+func flatArms(arms []ast.Node, out []*ast.SelectStmt, depth int) []*ast.SelectStmt {
+	if depth > maxFoldDepth {
+		return out
+	}
+	for _, a := range arms {
+		switch x := a.(type) {
+		case *ast.SelectStmt:
+			out = append(out, x)
+		case *ast.SetOprSelectList:
+			out = flatArms(x.Selects, out, depth+1)
+		case *ast.SetOprStmt:
+			if x.SelectList != nil {
+				out = flatArms(x.SelectList.Selects, out, depth+1)
+			}
+		}
+	}
+	return out
+}
+
+// uuidCall reports whether e calls UUID(), UUID_SHORT() or SYS_GUID().
+func uuidCall(e ast.ExprNode) bool {
+	found := false
+	e.Accept(visitFunc(func(n ast.Node) {
+		if f, ok := n.(*ast.FuncCallExpr); ok && uuidFuncs[f.FnName.L] {
+			found = true
+		}
+	}))
+	return found
+}
+
+// probeConstant reports whether e is NULL, a number, a hex or bit literal,
+// or CONCAT, CONCAT_WS or CHAR of those.
+func probeConstant(e ast.ExprNode, depth int) bool {
+	if depth > maxFoldDepth {
+		return false
+	}
+	switch x := unparen(e).(type) {
+	case *test_driver.ValueExpr:
+		switch x.Kind() {
+		case test_driver.KindNull, test_driver.KindInt64, test_driver.KindUint64, test_driver.KindFloat32,
+			test_driver.KindFloat64, test_driver.KindMysqlDecimal, test_driver.KindBinaryLiteral:
+			return true
+		}
+	case *ast.UnaryOperationExpr:
+		return (x.Op == opcode.Minus || x.Op == opcode.Plus) && probeConstant(x.V, depth+1)
+	case *ast.FuncCallExpr:
+		switch x.FnName.L {
+		case "concat", "concat_ws", "char_func":
+			for _, a := range x.Args {
+				if !probeConstant(a, depth+1) {
+					return false
+				}
+			}
+			return len(x.Args) > 0
+		}
+	}
+	return false
+}
+
+// readsAppTable reports whether a FROM clause names a table that is not
+// one of the server's own schemas' or DUAL.
+func readsAppTable(refs ast.Node) bool {
+	found := false
+	refs.Accept(visitFunc(func(n ast.Node) {
+		if t, ok := n.(*ast.TableName); ok && !systemSchema(t.Schema.L) && !(t.Schema.L == "" && t.Name.L == "dual") {
+			found = true
+		}
+	}))
+	return found
 }

@@ -28,6 +28,7 @@ func TestProbeFacts(t *testing.T) {
 		cat = engine.ProbeCatalog
 		srv = engine.ProbeServerInfo
 		eb  = engine.ProbeErrorBased
+		uc  = engine.ProbeUnionConstants
 	)
 	tests := []struct {
 		name, sql string
@@ -119,6 +120,25 @@ func TestProbeFacts(t *testing.T) {
 		{"geometry", "SELECT ST_AsText(POLYGON(LINESTRING(POINT(0, 0), POINT(1, 0), POINT(0, 1), POINT(0, 0))))", 0},
 		{"geohash", "SELECT a FROM t WHERE id = 1 AND ST_LatFromGeoHash(version())", eb},
 		{"geohash column", "SELECT ST_LatFromGeoHash(gh) FROM t", 0},
+		// a UNION arm of constants, or a UUID, after an application read
+		{"union of numbers", "SELECT a FROM t WHERE id = -78 UNION SELECT 1,2", uc},
+		{"union all of nulls", "SELECT a, b FROM t WHERE id = 1 UNION ALL SELECT NULL, NULL", uc},
+		{"union of hex markers", "SELECT a FROM t WHERE id = 1 UNION ALL SELECT CONCAT(0x71786b7171, 0x4a, 0x7170767a71)", uc},
+		{"union from dual, negative, bits", "SELECT a, b FROM t WHERE id = 1 UNION SELECT -1.5, b'1' FROM DUAL", uc},
+		{"union in parentheses", "(SELECT a FROM t WHERE id = 1) UNION (SELECT 1)", uc},
+		{"union in a derived table", "SELECT * FROM (SELECT a FROM t WHERE id = -1 UNION SELECT 1) x", uc},
+		{"union of uuid", "SELECT a FROM t WHERE id = 1 UNION SELECT UUID()", srv},
+		{"union of uuid_short", "SELECT a, b FROM t WHERE id = 1 UNION SELECT 1, UUID_SHORT()", srv},
+		{"union of sys_guid", "SELECT a FROM t WHERE id = 1 UNION SELECT HEX(SYS_GUID())", srv},
+		{"union of a labelled sentinel row", "SELECT id, name FROM t WHERE active = 1 UNION ALL SELECT 0, 'All'", 0},
+		{"union of constants first", "SELECT 0 UNION SELECT id FROM t WHERE a = 1", 0},
+		{"union after a read without a condition", "SELECT id FROM t UNION ALL SELECT 0", 0},
+		{"insert select of constant rows", "INSERT INTO t (a, b) SELECT 1, 2 UNION ALL SELECT 3, 4", 0},
+		{"insert select with a constant row", "INSERT INTO t (a) SELECT a FROM u WHERE x = 1 UNION ALL SELECT 3", 0},
+		{"uuid alone", "SELECT UUID()", 0},
+		{"uuid in a read", "SELECT UUID(), a FROM t WHERE id = 1", 0},
+		{"uuid in an insert", "INSERT INTO t (id, a) SELECT UUID(), a FROM u WHERE x = 1", 0},
+		{"recursive cte seed", "WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < 10) SELECT n FROM seq", 0},
 		// in a routine's body too
 		{"procedure block", "CREATE PROCEDURE p() BEGIN SELECT updatexml(1, concat(0x7e, user()), 1); END", eb},
 		{"procedure body", "CREATE PROCEDURE p() SELECT a FROM t WHERE id = (SELECT count(*) FROM information_schema.tables)", cat},
