@@ -17,9 +17,17 @@ package e2e
 //     log; straight to MariaDB the constants and the UUID come back as rows.
 //     A labelled sentinel row (UNION ALL SELECT 0, 'All') answers as
 //     directly and is in the log.
+//   - The privilege tables and mysql.proc read unqualified in a session
+//     whose database is mysql (USE, COM_INIT_DB, the handshake's database)
+//     are blocked (no-credential-tables) and absent from the log; straight
+//     to MariaDB the same reads return the grant rows. LOAD XML is read as
+//     LOAD DATA: of a client file into an application table it loads the
+//     rows through sqlfwd, with REPLACE it is blocked and the rows stay.
 
 import (
 	"database/sql"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -152,5 +160,79 @@ func TestMySQLLeftovers8JudgedByEffect(t *testing.T) {
 		if n := strings.Count(generalLog(t, my), ok); n != 2 {
 			t.Errorf("the general log holds %s %d times, want 2 (direct and through sqlfwd)", ok, n)
 		}
+	})
+
+	t.Run("privilege tables through the current database", func(t *testing.T) {
+		// a table grant, so that tables_priv has a row to leak
+		acct := "lo8_u_" + suffix[:8]
+		for _, q := range []string{"create user " + acct + "@localhost", "grant select on " + my.Database + "." + tbl + " to " + acct + "@localhost"} {
+			if _, err := direct.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		t.Cleanup(func() { _, _ = direct.Exec("drop user if exists " + acct + "@localhost") })
+		reads := []string{"tables_priv", "columns_priv", "procs_priv", "proxies_priv", "roles_mapping", "proc"}
+		for _, how := range []string{"use", "init_db", "handshake"} {
+			var r *myRaw
+			switch how {
+			case "use":
+				r = rawLogin(t, d.addr, my.User, "", my.Database)
+				r.exec("use mysql")
+			case "init_db":
+				r = rawLogin(t, d.addr, my.User, "", my.Database)
+				r.write(rawPacket(0, append([]byte{0x02}, "mysql"...)))
+				if got := r.result(); got != "OK" {
+					t.Fatalf("COM_INIT_DB mysql through sqlfwd: %s", got)
+				}
+			case "handshake":
+				r = rawLogin(t, d.addr, my.User, "", "mysql")
+			}
+			for _, tb := range reads {
+				got := r.query("select * from " + tb + " /* " + marker + " priv_" + how + " */")
+				wantRawBlocked(t, how+": select * from "+tb, got, "no-credential-tables")
+			}
+			r.c.Close()
+		}
+		mustNotReach(t, my, marker+" priv_")
+		// straight to MariaDB the same read returns the grant
+		dr := rawLogin(t, my.addr(), my.User, "", "mysql")
+		defer dr.c.Close()
+		if got := dr.query("select user, table_name from tables_priv where user = '" + acct + "'"); !strings.Contains(got, tbl) {
+			t.Errorf("tables_priv directly: %q, want the grant on %s", got, tbl)
+		}
+	})
+
+	t.Run("LOAD XML", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "rows.xml")
+		xml := "<rows><row><field name=\"id\">1</field><field name=\"c\">9</field><field name=\"v\">x</field></row>" +
+			"<row><field name=\"id\">2</field><field name=\"c\">9</field><field name=\"v\">x</field></row>" +
+			"<row><field name=\"id\">3</field><field name=\"c\">9</field><field name=\"v\">x</field></row>" +
+			"<row><field name=\"id\">4</field><field name=\"c\">9</field><field name=\"v\">d</field></row></rows>"
+		if err := os.WriteFile(file, []byte(xml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		load := func(mode string) string {
+			return "load xml local infile '" + file + "' " + mode + " into table " + tbl + " rows identified by '<row>'"
+		}
+		_, err := fw.Exec(load("replace") + tag("xml_replace"))
+		wantMyBlocked(t, "LOAD XML ... REPLACE", err, "no-unfiltered-writes")
+		if got := rows(); got != full {
+			t.Errorf("after the blocked LOAD XML ... REPLACE the rows are %q, want %q", got, full)
+		}
+		mustNotReach(t, my, marker+" xml_replace")
+		if _, err := fw.Exec(load("ignore")); err != nil {
+			t.Fatalf("LOAD XML ... IGNORE through sqlfwd: %v", err)
+		}
+		if got := rows(); got != full+",4=d" {
+			t.Errorf("after LOAD XML ... IGNORE through sqlfwd the rows are %q, want %q", got, full+",4=d")
+		}
+		// straight to MariaDB the REPLACE rewrites every row
+		if _, err := direct.Exec(load("replace")); err != nil {
+			t.Fatalf("LOAD XML ... REPLACE directly: %v", err)
+		}
+		if got := rows(); got != "1=x,2=x,3=x,4=d" {
+			t.Errorf("the direct LOAD XML ... REPLACE left %q: the control did not rewrite the rows", got)
+		}
+		reset()
 	})
 }

@@ -33,6 +33,24 @@ var credentialTables = map[string]bool{
 	// passwords of CREATE USER, ALTER USER and SET PASSWORD in clear.
 	"general_log": true,
 	"slow_log":    true,
+	// Who may do what, and the code that runs as whom: the privilege
+	// tables name every account and what it holds (the target list of a
+	// takeover), mysql.proc every routine's body and DEFINER. A utility
+	// statement on them (LOCK TABLES mysql.proc READ, which mysqldump
+	// sends; CHECK TABLE) returns none of it: privilegeTables.
+	"tables_priv":   true,
+	"columns_priv":  true,
+	"procs_priv":    true,
+	"proxies_priv":  true,
+	"roles_mapping": true,
+	"proc":          true,
+}
+
+// privilegeTables are the credentialTables a utility statement may name
+// without reading them.
+var privilegeTables = map[string]bool{
+	"tables_priv": true, "columns_priv": true, "procs_priv": true, "proxies_priv": true,
+	"roles_mapping": true, "proc": true,
 }
 
 // loggingSettings are the variables that switch the server's own logging,
@@ -229,7 +247,7 @@ func tableEffects(st *engine.StmtFacts) {
 	for i := range st.Tables {
 		t := &st.Tables[i]
 		switch {
-		case t.Schema == "mysql" && credentialTables[t.Name]:
+		case t.Schema == "mysql" && credentialTables[t.Name] && !(st.Kind == engine.KindUtility && privilegeTables[t.Name] && !t.Write):
 			st.Effects |= engine.EffReadsCredentials
 			if t.Write {
 				st.Effects |= engine.EffWritesCatalog

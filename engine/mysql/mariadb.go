@@ -26,6 +26,7 @@ import (
 // tokenises as the server does), never on raw text:
 //
 //	EXPLAIN | DESCRIBE EXTENDED | PARTITIONS      EXPLAIN
+//	LOAD XML ... [ROWS IDENTIFIED BY '<t>']       LOAD DATA ... (IGNORE n ROWS: LINES)
 //	CAST(x AS INT | INTEGER)                      CAST(x AS SIGNED)
 //	a SOUNDS LIKE b                               SOUNDEX(a) = SOUNDEX(b) (a and b names,
 //	                                              literals, calls or parenthesised)

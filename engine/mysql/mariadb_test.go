@@ -37,6 +37,8 @@ func TestMariaDBFormsHaveCanonicalFacts(t *testing.T) {
 		{"having in a delete's where", "DELETE FROM t WHERE id = 1 OR (SELECT 1 GROUP BY 1 HAVING 1)", "DELETE FROM t WHERE id = 1 OR (SELECT 1 HAVING 1 GROUP BY 1)"},
 		{"having after into @v", "SELECT 1 INTO @a GROUP BY 1 HAVING 1", "SELECT 1 HAVING 1 GROUP BY 1"},
 		{"having with sounds like", "SELECT 1 GROUP BY 1 HAVING 'a' SOUNDS LIKE 'b'", "SELECT 1 HAVING SOUNDEX('a') = SOUNDEX('b') GROUP BY 1"},
+		{"load xml", "LOAD XML LOCAL INFILE 'x.xml' REPLACE INTO TABLE t CHARACTER SET utf8 ROWS IDENTIFIED BY '<row>' IGNORE 1 ROWS (a, @b) SET c = @b", "LOAD DATA LOCAL INFILE 'x.xml' REPLACE INTO TABLE t CHARACTER SET utf8 IGNORE 1 LINES (a, @b) SET c = @b"},
+		{"load xml from a server file", "LOAD XML INFILE '/etc/passwd' INTO TABLE t", "LOAD DATA INFILE '/etc/passwd' INTO TABLE t"},
 		{"table aliases = in a list", "SELECT a.x FROM t = a, db.u = b, v c WHERE a.id = b.id", "SELECT a.x FROM t AS a, db.u AS b, v c WHERE a.id = b.id"},
 		{"table aliases = in a join and an update", "UPDATE t1 = a, t2 = b JOIN t3 = c ON b.x = c.x SET a.x = 1, a.y = b.y WHERE a.id = b.id", "UPDATE t1 AS a, t2 AS b JOIN t3 AS c ON b.x = c.x SET a.x = 1, a.y = b.y WHERE a.id = b.id"},
 		{"a comparison in a select list stays one", "SELECT a, b = c, d = 1 FROM t = x, u = y", "SELECT a, b = c, d = 1 FROM t AS x, u AS y"},

@@ -22,6 +22,23 @@ func (r *mread) rewrite(i, j int) (s string, changed, ok bool) {
 	switch {
 	case r.isAny(i, "explain", "describe", "desc") && r.isAny(i+1, "extended", "partitions"):
 		add(edit{i + 1, i + 2, ""})
+	case r.is(i, "load") && r.is(i+1, "xml"):
+		// LOAD XML ... INFILE 'f' [REPLACE | IGNORE] INTO TABLE t [CHARACTER
+		// SET cs] [ROWS IDENTIFIED BY '<tag>'] [IGNORE n LINES | ROWS]
+		// [(cols)] [SET ...]: LOAD DATA of the same file into the same
+		// table, the same REPLACE; the tag says how rows are found in it
+		add(edit{i + 1, i + 2, "DATA"})
+		for k := i + 2; k < j; k++ {
+			switch {
+			case r.is(k, "rows") && r.is(k+1, "identified") && r.is(k+2, "by") && r.kind(k+3) == tokString:
+				add(edit{k, k + 4, ""})
+				k += 3
+			case r.is(k, "rows") && r.is(k-2, "ignore") && r.kind(k-1) == tokWord:
+				add(edit{k, k + 1, "LINES"})
+			case r.isAny(k, "fields", "columns", "lines") && !r.is(k-2, "ignore"):
+				return "", false, false // not LOAD XML's clauses
+			}
+		}
 	case r.is(i, "check") && r.isAny(i+1, "table", "tables", "view"):
 		return r.tableList(i, j, "ADMIN CHECK TABLE")
 	case r.is(i, "checksum") && r.isAny(i+1, "table", "tables"):
