@@ -57,6 +57,9 @@ func (k CatalogKind) String() string {
 type CatalogObject struct {
 	Kind         CatalogKind
 	Schema, Name string
+	// OnDDL: an event trigger (PostgreSQL's), which fires on DDL of any
+	// object (Name is its name; no schema, no table).
+	OnDDL bool
 	// OnSchema, On: the table a trigger or rule fires on; Events the
 	// statement kinds it fires for (KindInsert, KindUpdate, KindDelete,
 	// KindTruncate; a MERGE fires insert, update and delete ones).
@@ -103,6 +106,7 @@ type Catalog struct {
 	views     map[string][]*CatalogObject // by name
 	routines  map[string][]*CatalogObject // by name
 	fires     map[string][]*CatalogObject // triggers and rules by the name of the table they fire on
+	onDDL     []*CatalogObject            // event triggers
 	relations map[string][]string         // every relation's schemas, by name
 	notNull   map[string]struct{}         // "schema.table.column" and "table.column"
 	trusted   map[string]struct{}         // schemas whose objects are taken as they are
@@ -214,6 +218,10 @@ func NewCatalog(objs []CatalogObject, notNull []NotNullColumn, o CatalogOptions)
 		case CatalogRoutine:
 			c.routines[ob.Name] = append(c.routines[ob.Name], ob)
 		case CatalogTrigger, CatalogRule:
+			if ob.OnDDL {
+				c.onDDL = append(c.onDDL, ob)
+				continue
+			}
 			c.fires[ob.On] = append(c.fires[ob.On], ob)
 		case CatalogRelation:
 			c.relations[ob.Name] = append(c.relations[ob.Name], ob.Schema)
@@ -382,6 +390,23 @@ func (c *Catalog) expandAt(st *StmtFacts, sc nameScope, depth int, seen map[*Cat
 	}
 	for _, r := range st.Reowned {
 		x.reowned(r)
+	}
+	if st.Kinds.Has(KindDDL) {
+		// Event triggers run their functions on the DDL.
+		for _, ob := range c.onDDL {
+			how := "event trigger " + ob.Name + " → " + doing(&ob.Facts)
+			if ob.Definer {
+				how += ", as " + ob.Owner
+			}
+			if !x.enter(ob, how) {
+				continue
+			}
+			if ob.Definer {
+				x.body(ob, ob.Owner, how)
+				continue
+			}
+			x.merge(&ob.Facts, false, false)
+		}
 	}
 	for _, nn := range st.NotNullWhere {
 		if c.allNotNull(nn) {

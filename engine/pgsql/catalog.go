@@ -55,6 +55,10 @@ UNION ALL SELECT 'a CHECK constraint' FROM pg_catalog.pg_constraint c WHERE c.co
 UNION ALL SELECT 'an index expression' FROM pg_catalog.pg_index i WHERE i.indexprs IS NOT NULL AND pg_catalog.pg_get_expr(i.indexprs, i.indrelid) ILIKE '%set!_config%' ESCAPE '!'
 UNION ALL SELECT 'a row security policy' FROM pg_catalog.pg_policy p WHERE pg_catalog.pg_get_expr(p.polqual, p.polrelid) ILIKE '%set!_config%' ESCAPE '!' OR pg_catalog.pg_get_expr(p.polwithcheck, p.polrelid) ILIKE '%set!_config%' ESCAPE '!'
 LIMIT 1`},
+	// Event triggers: their functions run on DDL (any statement of kind
+	// ddl; disabled ones count, ENABLE is DDL too).
+	{Name: "event triggers", SQL: `SELECT e.evtname, e.evtevent, n.nspname, p.proname FROM pg_catalog.pg_event_trigger e
+JOIN pg_catalog.pg_proc p ON p.oid = e.evtfoid JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace LIMIT 100000`},
 }
 
 // CatalogQueries returns the queries the monitoring role runs.
@@ -135,6 +139,20 @@ func (pgDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *engin
 		if len(r) >= 3 {
 			notNull = append(notNull, engine.NotNullColumn{Schema: r[0], Table: r[1], Column: r[2]})
 		}
+	}
+	for _, r := range get(9) {
+		if len(r) < 4 {
+			continue
+		}
+		ob := engine.CatalogObject{Kind: engine.CatalogTrigger, Schema: r[2], Name: r[0], Events: 1 << engine.KindDDL, OnDDL: true}
+		idx := funcs[r[2]+"."+r[3]]
+		if len(idx) == 0 {
+			ob.Unreadable = "its function " + r[2] + "." + r[3] + " is not readable by the monitoring role"
+		}
+		for _, i := range idx {
+			mergeObject(&ob, &objs[i])
+		}
+		objs = append(objs, ob)
 	}
 	o.Resolve, o.IsBuiltin = engine.ResolveSearchPath, isBuiltinFunc
 	o.SearchPathDefaults = pathDefaults(get(6), get(7))
