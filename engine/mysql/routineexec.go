@@ -15,9 +15,10 @@ import (
 // event:
 //
 //   - a body's EXECUTE s [USING ...] runs what the body's PREPARE s FROM
-//     'text' just before it holds only when that PREPARE is the statement
-//     right before it in the same statement list (PREPARE s FROM 'text';
-//     EXECUTE s), which every path to the EXECUTE then runs (a PREPARE
+//     'text' holds only when that PREPARE is before it in the same
+//     statement list with only plain statements between (PREPARE s FROM
+//     'text'; SELECT 1; EXECUTE s: unsureExecute), which every path to the
+//     EXECUTE then runs (a PREPARE
 //     that fails leaves no statement under s: MariaDB deallocates the old
 //     one first). Any other EXECUTE (of a name the body does not prepare,
 //     prepared in an IF branch, a handler or a loop before it, or after a
@@ -66,24 +67,124 @@ func routineExecutes(text string, sts []engine.StmtFacts) {
 }
 
 // unsureExecute reports whether a routine's text holds an EXECUTE (not
-// EXECUTE IMMEDIATE) that is not right after a PREPARE of the same name
-// from a literal in the same statement list (routineExecutes).
+// EXECUTE IMMEDIATE) that may run another statement than the body's own
+// PREPARE name FROM 'literal' (routineExecutes). The PREPARE must be in
+// the same statement list before it, and the statements between must leave
+// the name as the PREPARE made it: each a plain statement (no compound
+// statement, label, DECLARE, CALL, PREPARE, DEALLOCATE, EXECUTE IMMEDIATE,
+// LEAVE, ITERATE, GOTO, RETURN, SIGNAL or RESIGNAL in it, so nothing
+// re-prepares the name, runs another routine that could, or jumps back
+// before the PREPARE), none naming a user variable the prepared text
+// reads, and no handler declared before them that calls, prepares,
+// deallocates or executes (a CONTINUE handler runs between two statements
+// and comes back). A stored function or trigger a statement calls or fires
+// cannot prepare (MariaDB refuses dynamic SQL there).
 func unsureExecute(text string) bool {
-	var ts [8]token // the last tokens, ts[7] the current one
-	n := 0
+	pending := map[string]string{} // name -> the prepared literal, lower-cased
+	risky := false                 // a handler that may re-prepare
+	var stmt []token
+	depth := 0
+	end := func() bool {
+		defer func() { stmt = stmt[:0] }()
+		if len(stmt) == 0 {
+			return false
+		}
+		first := stmt[0]
+		for k, t := range stmt {
+			if t.is(text, "execute") && !(k+1 < len(stmt) && stmt[k+1].is(text, "immediate")) {
+				if k != 0 || len(stmt) < 2 {
+					return true // a handler's EXECUTE, or one inside another statement
+				}
+			}
+		}
+		switch {
+		case first.is(text, "prepare") && len(stmt) == 4 && stmt[2].is(text, "from") && stmt[3].kind == tokString && isNameTok(stmt[1]):
+			pending[strings.ToLower(stmt[1].name(text))] = strings.ToLower(text[stmt[3].lo:stmt[3].hi])
+			return false
+		case first.is(text, "execute") && !stmt[1].is(text, "immediate"):
+			if !isNameTok(stmt[1]) {
+				return true
+			}
+			_, ok := pending[strings.ToLower(stmt[1].name(text))]
+			return !ok
+		}
+		if first.is(text, "declare") && stmtHas(text, stmt, "handler") &&
+			stmtHas(text, stmt, "call", "prepare", "deallocate", "execute") {
+			risky = true
+		}
+		if risky || len(stmt) > 1 && stmt[1].kind == ':' || first.isAny(text, "if", "case", "while", "loop", "repeat", "for", "begin", "end",
+			"declare", "until", "elseif", "when") ||
+			stmtHas(text, stmt, "call", "prepare", "deallocate", "immediate", "leave", "iterate", "goto", "return", "signal", "resignal") {
+			clear(pending)
+			return false
+		}
+		src := strings.ToLower(text[first.lo:stmt[len(stmt)-1].hi])
+		for name, lit := range pending {
+			for k := strings.IndexByte(src, '@'); k >= 0; k = nextAt(src, k) {
+				e := k + 1
+				for e < len(src) && isIdentByte(src[e]) {
+					e++
+				}
+				if e > k+1 && strings.Contains(lit, src[k:e]) {
+					delete(pending, name) // SET @v between, @v read by the prepared text
+				}
+			}
+		}
+		return false
+	}
 	for t, ok := nextToken(text, 0); ok; t, ok = nextToken(text, t.hi) {
-		copy(ts[:], ts[1:])
-		ts[7] = t
-		n++
-		if n < 2 || !ts[6].is(text, "execute") || ts[7].is(text, "immediate") {
+		switch t.kind {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ';':
+			if depth <= 0 {
+				if end() {
+					return true
+				}
+				continue
+			}
+		}
+		if depth <= 0 && t.isAny(text, "begin", "then", "else", "do", "loop", "repeat", "atomic") {
+			// a statement list starts: what came before is a compound
+			// statement's header
+			stmt = append(stmt, t)
+			if end() {
+				return true
+			}
+			clear(pending)
 			continue
 		}
-		// ts[6] is EXECUTE, ts[7] its name; before it: PREPARE name FROM
-		// 'text' ; as a statement of the same list (not a handler's)
-		if n < 8 || ts[5].kind != ';' || ts[4].kind != tokString || !ts[3].is(text, "from") ||
-			!sameName(text, ts[2], ts[7]) || !ts[1].is(text, "prepare") ||
-			!(ts[0].kind == ';' || ts[0].is(text, "begin") || ts[0].is(text, "atomic") || ts[0].is(text, "then") ||
-				ts[0].is(text, "else") || ts[0].is(text, "do") || ts[0].is(text, "loop") || ts[0].is(text, "repeat")) {
+		stmt = append(stmt, t)
+	}
+	return end()
+}
+
+func nextAt(s string, k int) int {
+	n := strings.IndexByte(s[k+1:], '@')
+	if n < 0 {
+		return -1
+	}
+	return k + 1 + n
+}
+
+// isAny reports whether t is one of the bare words ws.
+func (t token) isAny(text string, ws ...string) bool {
+	for _, w := range ws {
+		if t.is(text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func isNameTok(t token) bool { return t.kind == tokWord || t.kind == tokIdent }
+
+// stmtHas reports whether one of the bare words ws is among the tokens.
+func stmtHas(text string, ts []token, ws ...string) bool {
+	for _, t := range ts {
+		if t.isAny(text, ws...) {
 			return true
 		}
 	}

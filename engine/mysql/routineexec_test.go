@@ -26,6 +26,16 @@ func TestRoutineExecutes(t *testing.T) {
 		{"CREATE PROCEDURE p() BEGIN PREPARE s FROM 'DELETE FROM t WHERE ?'; EXECUTE s USING 1; END", false, true},
 		{"CREATE PROCEDURE p() BEGIN PREPARE s FROM 'DELETE FROM t WHERE id = ?'; EXECUTE s USING 1; END", false, false},
 		{"CREATE PROCEDURE p() SELECT 'execute s'", false, false},
+		// plain statements between (unsureExecute)
+		{"CREATE PROCEDURE p() BEGIN PREPARE s FROM 'SELECT 1'; SELECT 2; SET @x = 1; EXECUTE s; END", false, false},
+		{"CREATE PROCEDURE p() BEGIN PREPARE s FROM 'DELETE FROM t WHERE ?'; SELECT 2; EXECUTE s USING 1; END", false, true},
+		{"CREATE PROCEDURE p() BEGIN PREPARE s FROM 'SELECT 1'; CALL q(); EXECUTE s; END", true, false},
+		{"CREATE PROCEDURE p() BEGIN PREPARE s FROM 'SELECT 1'; DEALLOCATE PREPARE s; EXECUTE s; END", true, false},
+		{"CREATE PROCEDURE p() BEGIN PREPARE s FROM 'SELECT @v'; SET @v = 1; EXECUTE s; END", true, false},
+		{"CREATE PROCEDURE p() BEGIN PREPARE s FROM 'SELECT 1'; WHILE 0 DO SELECT 2; END WHILE; EXECUTE s; END", true, false},
+		{"CREATE PROCEDURE p() BEGIN l: LOOP EXECUTE s; PREPARE s FROM 'SELECT 1'; END LOOP; END", true, false},
+		{"CREATE PROCEDURE p() BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION CALL q(); PREPARE s FROM 'SELECT 1'; SELECT 2; EXECUTE s; END", true, false},
+		{"CREATE PROCEDURE p() BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION SET @e = 1; PREPARE s FROM 'SELECT 1'; SELECT 2; EXECUTE s; END", false, false},
 	} {
 		tf := analyze(tc.sql, engine.LexStats{})
 		if tf.ParseError || len(tf.Stmts) == 0 {
