@@ -348,6 +348,8 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 	// CREATE's body); from there on, for the rest of the text
 	// (conservative: where an IF ... END IF ends is not followed here).
 	running := false
+	// stmtStart: where the statement at i starts (after the last ";").
+	stmtStart := 0
 	nonDefault := m.noBackslash || m.ansiQuotes
 	for i := 0; i < n; {
 		c := sql[i]
@@ -558,6 +560,7 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 			}
 			words, setStmt, lexSet, immediate = 0, false, false, false
 			i++
+			stmtStart = i
 		case (c == 0x85 || c == 0xa0) && (i == 0 || sql[i-1] < 0x80):
 			return nil, "byte 0x85 or 0xA0 on its own is a space to the engine's parser but not to the server"
 		case m.highSpace != 0 && c == m.highSpace:
@@ -609,7 +612,7 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 				return nil, "USE is read only alone in a message and in its simple form (USE name, or USE `name`), so that the database the statements after it run in is known"
 			case (setStmt || running) && (asciiFold(word, "sql_mode") || asciiFold(word, "names") || asciiFold(word, "character") ||
 				asciiFold(word, "charset") || asciiFold(word, "character_set_client")):
-				lexSet = true
+				lexSet = lexSet || setStmt || setItem(sql, stmtStart, i, j)
 			}
 			if len(word) >= 2 && len(word) <= 6 || compound > 0 {
 				var opens bool
@@ -630,6 +633,50 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 		return nil, "an unterminated executable comment (/*! ...)"
 	}
 	return w.result(), ""
+}
+
+// setItem reports, for a word naming the lexing state (sql[i:j]) in a
+// text that runs a compound statement, whether it may be a SET's: unless
+// the statement so far (from start) holds no "set" at all (SELECT names,
+// sql_mode FROM t), or the word is NAMES neither after SET nor after a
+// comma or a comment, or followed by "=" (UPDATE t SET names = 'x'), it
+// counts. Called only for those words in such texts, off the per-word
+// path; "set" anywhere, in a string or another word too, counts as one.
+func setItem(sql []byte, start, i, j int) bool {
+	if !containsWordFold(string(sql[start:i]), "set") {
+		return false
+	}
+	if !asciiFold(sql[i:j], "names") {
+		return true
+	}
+	if assigned(sql[j:]) {
+		return false
+	}
+	k := i - 1
+	for k >= start && isSpaceByte(sql[k]) {
+		k--
+	}
+	if k < start {
+		return true
+	}
+	if !isIdentByte(sql[k]) {
+		return sql[k] != '(' && sql[k] != '.' // a comma, a comment's end, a quote: perhaps an item
+	}
+	e := k + 1
+	for k >= start && isIdentByte(sql[k]) {
+		k--
+	}
+	return asciiFold(sql[k+1:e], "set")
+}
+
+// assigned reports whether rest starts with "=" after spaces: a column set
+// (UPDATE t SET names = 'x'), not SET NAMES cs.
+func assigned(rest []byte) bool {
+	i := 0
+	for i < len(rest) && isSpaceByte(rest[i]) {
+		i++
+	}
+	return i < len(rest) && rest[i] == '='
 }
 
 // gluedExec reports whether the executable comment whose text is
