@@ -13,6 +13,7 @@ package daemon
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/sqlfw/sqlfw/engine"
+	"github.com/sqlfw/sqlfw/internal/catalogread"
 )
 
 // catalogTimeout bounds one read of the catalog.
@@ -41,6 +43,8 @@ type catalogState struct {
 	refreshes, failures atomic.Uint64
 	lastNanos           atomic.Int64 // how long the last successful read took
 	lastErr             atomic.Pointer[string]
+	// rows are the answers of the read in force, for fwctl catalog dump
+	rows atomic.Pointer[[][][]string]
 }
 
 // startCatalog opens db's catalog connection when it has one.
@@ -128,21 +132,23 @@ func (d *Daemon) refreshCatalog(db *database, cs *catalogState) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), catalogTimeout)
 	defer cancel()
-	qs := cs.reader.CatalogQueries()
-	rows := make([][][]string, len(qs))
-	for i, q := range qs {
-		r, err := queryText(ctx, cs.db, q.SQL)
-		if err != nil {
-			cs.failures.Add(1)
-			msg := q.Name + ": " + err.Error()
-			cs.lastErr.Store(&msg)
-			d.log.Warn("catalog read failed, keeping the catalog in force", "database", db.cfg.Name, "query", q.Name, "err", err)
-			return
+	names, sqls := queryLists(cs.reader)
+	rows, err := catalogread.Read(ctx, cs.db, names, sqls)
+	if err != nil {
+		cs.failures.Add(1)
+		msg := err.Error()
+		cs.lastErr.Store(&msg)
+		query := ""
+		var qe *catalogread.QueryError
+		if errors.As(err, &qe) {
+			query, err = qe.Query, qe.Err
 		}
-		rows[i] = r
+		d.log.Warn("catalog read failed, keeping the catalog in force", "database", db.cfg.Name, "query", query, "err", err)
+		return
 	}
 	c := cs.reader.BuildCatalog(rows, engine.CatalogOptions{TrustSchemas: cs.cfg.TrustSchemas, Previous: cs.cur.Load()})
 	cs.cur.Store(c)
+	cs.rows.Store(&rows)
 	db.engine.Load().SetCatalog(c)
 	cs.refreshes.Add(1)
 	cs.lastNanos.Store(int64(time.Since(start)))
@@ -155,36 +161,6 @@ func (d *Daemon) refreshCatalog(db *database, cs *catalogState) {
 	d.log.Log(ctx, level, "catalog read", "database", db.cfg.Name, "reads", cs.refreshes.Load(), "objects", c.Objects(), "bytes", c.Bytes(), "took", time.Since(start))
 }
 
-// queryText runs q and returns its rows with every column as text.
-func queryText(ctx context.Context, db *sql.DB, q string) ([][]string, error) {
-	rs, err := db.QueryContext(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	cols, err := rs.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out [][]string
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rs.Next() {
-		if err := rs.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		row := make([]string, len(cols))
-		for i, v := range vals {
-			row[i] = v.String
-		}
-		out = append(out, row)
-	}
-	return out, rs.Err()
-}
-
 // setEngine puts e in force for db with the catalog in force.
 func (db *database) setEngine(e *engine.Engine) {
 	if cs := db.catalog; cs != nil {
@@ -195,4 +171,30 @@ func (db *database) setEngine(e *engine.Engine) {
 		// a read that finished between the two set the old engine's
 		e.SetCatalog(cs.cur.Load())
 	}
+}
+
+// CatalogSnapshot is the catalog in force for database name as the rows
+// of its last successful read (GET /v1/catalog; fwctl catalog dump).
+func (d *Daemon) CatalogSnapshot(name string) (*engine.CatalogSnapshot, error) {
+	db, err := d.database(name)
+	if err != nil {
+		return nil, err
+	}
+	cs := db.catalog
+	if cs == nil {
+		return nil, fmt.Errorf("database %s has no catalog connection (catalog: in its configuration)", db.cfg.Name)
+	}
+	rows := cs.rows.Load()
+	if rows == nil {
+		return nil, fmt.Errorf("database %s: the catalog has not been read yet", db.cfg.Name)
+	}
+	return engine.NewSnapshot(cs.reader, db.protocol.Name, db.cfg.Name, *rows), nil
+}
+
+// queryLists is r's catalog queries' names and SQL.
+func queryLists(r engine.CatalogReader) (names, sqls []string) {
+	for _, q := range r.CatalogQueries() {
+		names, sqls = append(names, q.Name), append(sqls, q.SQL)
+	}
+	return names, sqls
 }

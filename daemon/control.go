@@ -62,6 +62,7 @@ const DefaultStatsWindow = config.DefaultStatsWindow
 //	POST /v1/learn/demote[?database=N]  remove the learned policy
 //	GET  /v1/status                     version, uptime, modes, interception, policies
 //	GET  /v1/connections                the open sessions (metrics.go)
+//	GET  /v1/catalog[?database=N]       the catalog in force as its queries' rows (engine snapshot.go)
 //	POST /v1/protect?action=add|remove&addr=IP:PORT[&database=N]
 //	                                    app-host interception of one more or one
 //	                                    fewer address; open connections stay
@@ -170,6 +171,15 @@ func startControl(d *Daemon, path string) (*controlServer, error) {
 		default:
 			http.NotFound(w, r)
 		}
+	})
+	mux.HandleFunc("GET /v1/catalog", func(w http.ResponseWriter, r *http.Request) {
+		snap, err := d.CatalogSnapshot(r.URL.Query().Get("database"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(snap)
 	})
 	mux.HandleFunc("GET /v1/learn/status", func(w http.ResponseWriter, r *http.Request) {
 		st, err := d.LearnStatus(r.URL.Query().Get("database"))

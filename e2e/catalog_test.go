@@ -117,6 +117,16 @@ func TestCatalogObjectsPG(t *testing.T) {
 	waitLog(t, d, `"catalog read"`, `"reads":2`)
 	send(len(cases)+1, app, "SELECT * FROM "+name("v2"), "app-no-secrets")
 
+	// The catalog in force, dumped from the running sqlfwd and read
+	// directly with the monitoring role's DSN: fwctl check --catalog
+	// --explain judges the same statements offline and shows the chain.
+	explainOffline(t, d, "postgres", pol, fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", pg.Host, pg.Port, mon, pg.Database), app, []explainCase{
+		{"SELECT * FROM " + name("v"), "app-no-secrets", "view public." + name("v") + " → " + sec},
+		{"SELECT " + name("wipe") + "()", "no-unfiltered-writes", "call public." + name("wipe") + " → DELETE without WHERE"},
+		{"INSERT INTO " + aud + " VALUES (1)", "no-unfiltered-writes", "trigger public." + name("tg") + " on public." + aud + " → UPDATE without WHERE"},
+		{"SELECT id FROM " + ord + " WHERE id = 1", "", ""},
+	})
+
 	if got, want := directInts(t, "SELECT id FROM "+ord+" ORDER BY id"), []int{1, 2, 3}; !reflect.DeepEqual(got, want) {
 		t.Errorf("rows of %s: %v, want %v", ord, got, want)
 	}

@@ -89,3 +89,39 @@ databases:
 	waitLog(t, d, `"catalog read"`, `"reads":1`)
 	return d
 }
+
+// explainCase is a statement fwctl check --catalog judges, the rule it
+// meets ("" allowed) and a step of its chain --explain prints.
+type explainCase struct{ sql, rule, step string }
+
+// explainOffline dumps d's catalog over its control socket and again
+// directly with dsn (fwctl catalog dump), and checks that fwctl check
+// --catalog --explain with each snapshot and the policy judges each case
+// as user with its rule and prints its chain.
+func explainOffline(t *testing.T, d *daemon, protocol, policy, dsn, user string, cases []explainCase) {
+	t.Helper()
+	fw := filepath.Join(binDir, "fwctl")
+	dir := t.TempDir()
+	viaSocket := runToolPath(t, fw, "catalog", "dump", "--control-socket", d.control)
+	direct := runToolPath(t, fw, "catalog", "dump", "--protocol", protocol, "--dsn", dsn)
+	for name, r := range map[string]psqlResult{"control socket": viaSocket, "dsn": direct} {
+		if r.Exit != 0 || !strings.Contains(r.Stdout, `"queries"`) {
+			t.Errorf("fwctl catalog dump (%s): %s", name, r)
+			continue
+		}
+		snap := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".json")
+		if err := os.WriteFile(snap, []byte(r.Stdout), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			out := runToolPath(t, fw, "check", "--protocol", protocol, "--policy", policy, "--catalog", snap, "--explain", "--user", user, c.sql)
+			want := 0
+			if c.rule != "" {
+				want = 1
+			}
+			if out.Exit != want || c.rule != "" && !strings.Contains(out.Stdout, c.rule) || c.step != "" && !strings.Contains(out.Stdout, "chain: statement 1 → "+c.step) || c.step == "" && strings.Contains(out.Stdout, "chain:") {
+				t.Errorf("fwctl check --catalog (%s) --explain %q: %s\nwant exit %d naming %q and the chain step %q", name, c.sql, out, want, c.rule, c.step)
+			}
+		}
+	}
+}

@@ -24,6 +24,7 @@ const checkUsage = `usage: fwctl check [--policy FILE] [--protocol NAME | --conf
        fwctl check [flags] --pg-log postgresql.log [--verbose]
        fwctl check [flags] --mysql-log general.log [--verbose]
        fwctl check [flags] --json ...                 (one JSON object per verdict, a line each)
+       fwctl check [flags] --catalog snap.json [--explain] ...
 
 --file takes one statement per line, or, when some line ends with ";",
 statements ending with ";" at the end of a line (so they may span lines).
@@ -45,8 +46,14 @@ that accepts --policy, else postgres.
 the text as a session with those settings sends it (the bytes as given, in
 that encoding), as sqlfwd does with what the server reports; --sql-mode
 (MySQL's sql_mode, e.g. ANSI_QUOTES,NO_BACKSLASH_ESCAPES) and --client-encoding
-(a MySQL character set, e.g. gbk) give a mysql session's lexing state. Exit status: 0 all
-allowed, 1 any denied, 2 error.`
+(a MySQL character set, e.g. gbk) give a mysql session's lexing state.
+--catalog judges with a database's catalog (views, functions, triggers, rules:
+a snapshot from fwctl catalog dump) as sqlfwd with a catalog connection does;
+--explain then prints, under each verdict, the chain of objects each statement
+reached (statement → view → table, → call → DELETE, → trigger ...);
+--search-path gives the session's search_path (postgres; default: unknown,
+every schema's object of a name). Exit status: 0 all allowed, 1 any denied,
+2 error.`
 
 func check(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fwctl check", flag.ContinueOnError)
@@ -67,6 +74,9 @@ func check(args []string, stdout, stderr io.Writer) int {
 	fs.String("client-encoding", "UTF8", "the session's client_encoding `name` (mysql: character_set_client)")
 	fs.String("sql-mode", "", "mysql: the session's sql_mode (`modes`, comma-separated)")
 	asJSON := fs.Bool("json", cur.json, "print each verdict as a JSON object, one a line (no summary by rule)")
+	catPath := fs.String("catalog", "", "judge with the catalog snapshot in this `file` (fwctl catalog dump)")
+	explain := fs.Bool("explain", false, "with --catalog: print each statement's chain through the catalog's objects")
+	searchPath := fs.String("search-path", "", "postgres, with --catalog: the session's search_path (`value`)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -103,7 +113,16 @@ func check(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fwctl: %v\n", err)
 		return 2
 	}
-	base := engine.Session{User: *user, Database: *database, Lex: lex}
+	if *catPath != "" {
+		if err := loadSnapshot(eng, proto, *catPath, nil); err != nil {
+			fmt.Fprintf(stderr, "fwctl: --catalog: %v\n", err)
+			return 2
+		}
+	} else if *explain {
+		fmt.Fprintln(stderr, "fwctl: --explain needs --catalog (a snapshot from fwctl catalog dump)")
+		return 2
+	}
+	base := engine.Session{User: *user, Database: *database, Lex: lex, SearchPath: *searchPath}
 	if *clientAddr != "" {
 		a, err := netip.ParseAddr(*clientAddr)
 		if err != nil {
@@ -122,6 +141,9 @@ func check(args []string, stdout, stderr io.Writer) int {
 			writeVerdictJSON(stdout, 0, checkItem{SQL: fs.Arg(0), User: sess.User, Database: sess.Database}, v, el)
 		} else {
 			printVerdict(stdout, v, el)
+			if *explain {
+				printChains(stdout, eng.Chains([]byte(fs.Arg(0)), &sess))
+			}
 		}
 		return exitFor(v)
 	}
@@ -154,6 +176,9 @@ func check(args []string, stdout, stderr io.Writer) int {
 			writeVerdictJSON(stdout, i+1, checkItem{SQL: it.SQL, User: sess.User, Database: sess.Database, line: it.line}, v, el)
 		} else if perStatement {
 			fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\t%s\n", i+1, v.Action, rule, el.Round(time.Microsecond), v.Reason, oneLine(it.SQL, 120))
+			if *explain {
+				printChains(stdout, eng.Chains([]byte(it.SQL), &sess))
+			}
 		}
 		key := rule + "\x00" + v.Action.String()
 		sum := sums[key]

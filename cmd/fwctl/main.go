@@ -34,6 +34,7 @@ commands:
   status    version, uptime, modes, interception and policy checksums
   connections  the open sessions: client, process, user, verdicts
   check     judge statements with a policy, without a daemon
+  catalog   dump a database's catalog (views, functions, triggers) for check --catalog
   policy    validate a policy file, or print the default policy
   config    validate a sqlfwd configuration file and its policies
   learn     learn a policy per application, review and promote it (docs/learn.md)
@@ -66,6 +67,7 @@ var commandUsage = map[string]string{
 	"status":      "usage: fwctl status [--control-socket PATH] [--json]",
 	"connections": "usage: fwctl connections [--control-socket PATH] [--json]",
 	"check":       checkUsage,
+	"catalog":     catalogUsage,
 	"policy":      policyUsage,
 	"config":      configUsage,
 	"learn":       learnUsage,
@@ -116,6 +118,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return connectionsCmd(args[1:], stdout, stderr)
 	case "check":
 		return check(args[1:], stdout, stderr)
+	case "catalog":
+		return catalogCmd(args[1:], stdout, stderr)
 	case "policy":
 		return policyCmd(args[1:], stdout, stderr)
 	case "config":
