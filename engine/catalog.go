@@ -275,6 +275,10 @@ type catPair struct {
 	k1, k2 string
 }
 
+// sameKey is a == b without a call for the empty keys of a session that
+// resolves nothing (a cached verdict's path).
+func sameKey(a, b string) bool { return len(a) == len(b) && (len(a) == 0 || a == b) }
+
 // maxCatPairs bounds one text's memo (variants times resolution
 // contexts); a memo that would grow past it starts again.
 const maxCatPairs = 32
@@ -301,7 +305,7 @@ func (e *Engine) throughCatalog(tf *TextFacts, i int, st *StmtFacts, c *Catalog,
 	m := tf.cat.Load()
 	if m != nil && m.gen == c.gen {
 		for k := range m.pairs {
-			if p := &m.pairs[k]; p.src == st && p.k1 == k1 && p.k2 == k2 {
+			if p := &m.pairs[k]; p.src == st && sameKey(p.k1, k1) && sameKey(p.k2, k2) {
 				return p.out
 			}
 		}
