@@ -1082,12 +1082,20 @@ func (x *expansion) reowned(r Reowned) {
 		}
 	}
 	if len(list) == 0 {
+		if r.Fires {
+			x.unknown(what + " " + qualified(r.Schema, r.Name) + " is not in the catalog: what the trigger will run is not known")
+			return
+		}
 		x.unknown(what + " " + qualified(r.Schema, r.Name) + " is not in the catalog: its code cannot be judged as the role that will run it")
 		return
 	}
 	for _, ob := range list {
 		runsAs := r.To
 		switch {
+		case r.Fires && ob.Definer:
+			runsAs = ob.Owner
+		case r.Fires:
+			runsAs = ""
 		case r.ToSession:
 			runsAs = ""
 		case runsAs == "" && ob.Owner == "":
@@ -1101,6 +1109,9 @@ func (x *expansion) reowned(r Reowned) {
 			who = "the session's user"
 		}
 		how := what + " " + qualified(ob.Schema, ob.Name) + " → " + doing(&ob.Facts) + ", now run as " + who
+		if r.Fires {
+			how = "function " + qualified(ob.Schema, ob.Name) + " → " + doing(&ob.Facts) + ", run by the trigger"
+		}
 		x.n++
 		x.note(how)
 		if ob.Unreadable != "" && x.out.UnknownObject == "" {

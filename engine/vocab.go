@@ -283,6 +283,11 @@ type Reowned struct {
 	// (OWNER TO CURRENT_USER, SESSION_USER, CURRENT_ROLE).
 	To        string
 	ToSession bool
+	// Fires: the statement makes a trigger or event trigger run the
+	// routine from now on (CREATE TRIGGER / CREATE EVENT TRIGGER ...
+	// EXECUTE FUNCTION f), as whoever fires it, or its owner when it is
+	// SECURITY DEFINER.
+	Fires bool
 }
 
 // PathChange is what a statement does to PostgreSQL's search_path.

@@ -40,6 +40,9 @@ func TestEventTriggers(t *testing.T) {
 		{dangerous, "SELECT id FROM items WHERE id = 1", "", ""}, // not DDL
 		{harmless, "CREATE EVENT TRIGGER et2 ON ddl_command_start EXECUTE FUNCTION wipe_ddl()", "no-unfiltered-writes", "wipe_ddl"},
 		{harmless, "CREATE EVENT TRIGGER et2 ON ddl_command_start EXECUTE FUNCTION log_ddl()", "", ""},
+		{harmless, "CREATE EVENT TRIGGER et2 ON ddl_command_start EXECUTE FUNCTION nowhere()", "unknown-object", "what the trigger will run is not known"},
+		{harmless, "CREATE TRIGGER t2 AFTER INSERT ON items FOR EACH ROW EXECUTE FUNCTION touch()", "no-unfiltered-writes", "run by the trigger"},
+		{harmless, "CREATE TRIGGER t2 AFTER INSERT ON items FOR EACH ROW EXECUTE FUNCTION nowhere()", "unknown-object", "nowhere"},
 	} {
 		e.SetCatalog(Dialect.(engine.CatalogReader).BuildCatalog(tc.rows, engine.CatalogOptions{}))
 		v := e.Judge([]byte(tc.sql), &engine.Session{User: "dba"})

@@ -7,6 +7,7 @@ package pgsql
 //	ALTER FUNCTION f() SECURITY DEFINER     f's body, as f's owner
 //	ALTER FUNCTION f() OWNER TO dba         f's body, as dba (also PROCEDURE, ROUTINE)
 //	ALTER VIEW v OWNER TO dba               v's query, as dba (also ALTER TABLE v OWNER TO)
+//	CREATE [EVENT] TRIGGER ... EXECUTE FUNCTION f()   f's body, as whoever fires it (its owner if SECURITY DEFINER)
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v5"
@@ -37,6 +38,14 @@ func reowned(n *pg_query.Node, f *engine.StmtFacts) {
 				r.To, r.ToSession = newOwner(a.Newowner)
 				f.Reowned = append(f.Reowned, r)
 			}
+		}
+	case n.GetCreateTrigStmt() != nil || n.GetCreateEventTrigStmt() != nil:
+		fn := n.GetCreateTrigStmt().GetFuncname()
+		if n.GetCreateEventTrigStmt() != nil {
+			fn = n.GetCreateEventTrigStmt().GetFuncname()
+		}
+		if schema, name, ok := routineName(&pg_query.ObjectWithArgs{Objname: fn}); ok {
+			f.Reowned = append(f.Reowned, engine.Reowned{Kind: engine.CatalogRoutine, Schema: schema, Name: name, Fires: true})
 		}
 	case n.GetAlterTableStmt() != nil:
 		a := n.GetAlterTableStmt()
