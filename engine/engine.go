@@ -193,8 +193,18 @@ func (e *Engine) facts(sql []byte) *TextFacts {
 	if ok {
 		return f
 	}
+	var k shapeKey
+	defer k.release()
+	if e.shapes != nil {
+		if f := e.shapeHit(sql, &k); f != nil {
+			if e.textSeen.admit(h) {
+				e.cache.put(h, string(sql), f)
+			}
+			return f
+		}
+	}
 	text := string(sql)
-	f = e.analyze(text)
+	f = e.analyzeKeyed(text, &k)
 	// A text analysed through its shape enters the exact cache only when
 	// it repeats: bulk INSERTs rarely do, and would evict what does.
 	if !f.shaped || e.textSeen.admit(h) {
@@ -206,13 +216,21 @@ func (e *Engine) facts(sql []byte) *TextFacts {
 // analyze measures, parses (unless a pre-parse limit is exceeded) and
 // matches the policy's text conditions.
 func (e *Engine) analyze(text string) *TextFacts {
+	var k shapeKey
+	defer k.release()
+	return e.analyzeKeyed(text, &k)
+}
+
+// analyzeKeyed is analyze with the text's shape in k when it was scanned
+// already (shapeHit).
+func (e *Engine) analyzeKeyed(text string, k *shapeKey) *TextFacts {
 	p := e.policy
 	lex := e.dialect.Prescan(text, p.guard.bytes)
 	if p.beyondGuard(&lex) {
 		return &TextFacts{Unparsed: true, Lex: lex}
 	}
 	if e.shapes != nil {
-		if tf := e.analyzeShaped(text, lex); tf != nil {
+		if tf := e.analyzeShaped(text, lex, k); tf != nil {
 			return tf
 		}
 	}

@@ -74,19 +74,14 @@ func (t *TextFacts) instance(lex LexStats) *TextFacts {
 // facts of an earlier text of the same shape, a miss parses and, when the
 // dialect finds the literals inert, adds the shape. nil means the text has
 // no shape; analyse it the ordinary way.
-func (e *Engine) analyzeShaped(text string, lex LexStats) *TextFacts {
-	// A key is at most twice its text; a text whose key could never be
-	// cached is not worth a shape, nor its buffer.
-	if e.shapes.tooBig(len(text) / 2) {
+func (e *Engine) analyzeShaped(text string, lex LexStats, k *shapeKey) *TextFacts {
+	if !k.done {
+		e.scanShape(k, text)
+	}
+	if !k.ok {
 		return nil
 	}
-	buf := keyBufs.Get().(*keyBuf)
-	defer buf.release()
-	key, ok := e.shaper.Shape(buf.b[:0], text)
-	buf.b = key
-	if !ok || e.shapes.tooBig(len(key)) {
-		return nil
-	}
+	key := k.key
 	t, h, hit := e.shapes.get(key)
 	if hit {
 		tf := t.instance(lex)
@@ -98,7 +93,9 @@ func (e *Engine) analyzeShaped(text string, lex LexStats) *TextFacts {
 	if inert {
 		tf.shaped = true
 		if e.shapeSeen.admit(h) {
-			e.shapes.put(h, string(key), tf.template())
+			t := tf.template()
+			t.shared = e.sharedFacts(t, tf, text)
+			e.shapes.put(h, string(key), t)
 		}
 	}
 	return tf

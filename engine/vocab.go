@@ -382,6 +382,10 @@ type TextFacts struct {
 	// (shapes.go); such a text is cached by its exact text only once it
 	// repeats.
 	shaped bool
+	// shared: in a shape-cache entry (a template), the facts matched once
+	// that every text of the shape is judged by (shapehit.go); nil when
+	// the entry lends none.
+	shared *TextFacts
 	// SQLOps: what the text does to named session objects (PostgreSQL:
 	// engine/pgsql sqlprepare.go).
 	SQLOps []SQLOp

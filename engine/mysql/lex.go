@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"strings"
+	"unsafe"
 
 	"github.com/sqlfw/sqlfw/engine"
 )
@@ -755,22 +756,35 @@ func compoundWord(word []byte, words, compound int, create, running bool) (opene
 // sql[i] with quote q: doubled quotes stand for one, and with backslash a
 // backslash escapes the next byte.
 func quoted(sql []byte, i int, q byte, backslash bool) (int, bool) {
-	n := len(sql)
-	for j := i + 1; j < n; j++ {
-		switch sql[j] {
-		case '\\':
-			if backslash {
-				j++
-			}
-		case q:
-			if j+1 < n && sql[j+1] == q {
-				j++
+	j := quotedEnd(unsafe.String(unsafe.SliceData(sql), len(sql)), i, q, backslash)
+	return min(j, len(sql)), j <= len(sql)
+}
+
+// quotedEnd is the end of the quoted text at text[i], len(text)+1 when it
+// is unterminated. It jumps from quote to quote (strings.IndexByte): the
+// hot loop of every text with strings, read on each call (lex.go) and
+// scanned for its shape (shape.go).
+func quotedEnd(text string, i int, q byte, backslash bool) int {
+	n := len(text)
+	for j := i + 1; j < n; {
+		k := strings.IndexByte(text[j:], q)
+		if k < 0 {
+			return n + 1
+		}
+		if backslash {
+			if b := strings.IndexByte(text[j:j+k], '\\'); b >= 0 {
+				j += b + 2 // the escaped byte, a quote or not
 				continue
 			}
-			return j + 1, true
 		}
+		j += k
+		if j+1 < n && text[j+1] == q {
+			j += 2
+			continue
+		}
+		return j + 1
 	}
-	return n, false
+	return n + 1
 }
 
 // sameEnd checks that the text of an executable comment, sql[lo:end],

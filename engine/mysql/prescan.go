@@ -175,22 +175,7 @@ func cutsOff(text string, lastEnd, start, end int) bool {
 
 // quotedStr is quoted over a string.
 func quotedStr(text string, i int, q byte, backslash bool) int {
-	n := len(text)
-	for j := i + 1; j < n; j++ {
-		switch text[j] {
-		case '\\':
-			if backslash {
-				j++
-			}
-		case q:
-			if j+1 < n && text[j+1] == q {
-				j++
-				continue
-			}
-			return j + 1
-		}
-	}
-	return n
+	return min(quotedEnd(text, i, q, backslash), len(text))
 }
 
 func isSpaceByte(c byte) bool {

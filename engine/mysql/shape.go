@@ -43,15 +43,24 @@ const (
 // literal to starts; ok is false when the text is no INSERT or REPLACE,
 // replaces nothing, or has a NUL byte or an unterminated quote.
 func shapeSpans(key []byte, starts []int, text string) ([]byte, []int, bool) {
+	return scanShape(key, starts, text, true)
+}
+
+// scanShape is shapeSpans; with collect false it does not record the
+// starts (Shape's call on every text: nothing to allocate).
+func scanShape(key []byte, starts []int, text string, collect bool) ([]byte, []int, bool) {
 	if strings.IndexByte(text, 0) >= 0 {
 		return key, starts, false
 	}
-	lead := strings.TrimLeft(text, " \t\r\n")
-	if len(lead) < 7 || !(strings.EqualFold(lead[:6], "insert") || strings.EqualFold(lead[:7], "replace")) {
+	lead := text
+	for len(lead) > 0 && (lead[0] == ' ' || lead[0] == '\t' || lead[0] == '\r' || lead[0] == '\n') {
+		lead = lead[1:]
+	}
+	if len(lead) < 7 || !(strings.EqualFold(lead[:6], "insert") || strings.EqualFold(lead[:7], "replace") || strings.EqualFold(lead[:6], "select")) {
 		return key, starts, false
 	}
 	n := len(text)
-	done := 0
+	done, replaced := 0, 0
 	for i := 0; i < n; {
 		c := text[i]
 		switch {
@@ -85,7 +94,10 @@ func shapeSpans(key []byte, starts []int, text string) ([]byte, []int, bool) {
 			}
 			key = append(key, text[done:i]...)
 			key = append(key, 0, shStr)
-			starts = append(starts, i)
+			if collect {
+				starts = append(starts, i)
+			}
+			replaced++
 			done, i = j, j
 		case c >= '0' && c <= '9':
 			j := i
@@ -110,7 +122,10 @@ func shapeSpans(key []byte, starts []int, text string) ([]byte, []int, bool) {
 			}
 			key = append(key, text[done:i]...)
 			key = append(key, 0, class)
-			starts = append(starts, i)
+			if collect {
+				starts = append(starts, i)
+			}
+			replaced++
 			done, i = j, j
 		case isIdentByte(c):
 			for i < n && isIdentByte(text[i]) {
@@ -120,7 +135,7 @@ func shapeSpans(key []byte, starts []int, text string) ([]byte, []int, bool) {
 			i++
 		}
 	}
-	if len(starts) == 0 {
+	if replaced == 0 {
 		return key, starts, false
 	}
 	return append(key, text[done:]...), starts, true
@@ -128,7 +143,7 @@ func shapeSpans(key []byte, starts []int, text string) ([]byte, []int, bool) {
 
 // Shape is engine.Shaper's.
 func (myDialect) Shape(key []byte, text string) ([]byte, bool) {
-	key, _, ok := shapeSpans(key, nil, text)
+	key, _, ok := scanShape(key, nil, text, false)
 	return key, ok
 }
 
@@ -139,18 +154,27 @@ func (myDialect) AnalyzeShape(text string, lex engine.LexStats) (*engine.TextFac
 	tf := analyzeStmts(text, lex, func(tf *engine.TextFacts, stmts []ast.StmtNode) {
 		inert = !tf.ParseError && len(stmts) == 1 && rowValuesOnly(text, stmts[0])
 	})
+	// The rest of analyze: a text led by INSERT or SELECT may hold more
+	// statements (a CREATE with a DEFINER, a stored body), whose facts
+	// these fill as for any text.
+	definers(text, lex, tf)
+	storedBodies(text, tf)
 	return tf, inert
 }
 
 // rowValuesOnly reports whether s is an INSERT whose every literal Shape
-// replaces starts where TiDB put a row value.
+// replaces starts where TiDB put a row value, or a point select whose
+// every such literal is a comparison operand (shapeselect.go).
 func rowValuesOnly(text string, s ast.StmtNode) bool {
-	ins, ok := s.(*ast.InsertStmt)
-	if !ok || len(ins.Lists) == 0 {
-		return false
-	}
 	_, starts, ok := shapeSpans(nil, nil, text)
 	if !ok {
+		return false
+	}
+	if sel, isSel := s.(*ast.SelectStmt); isSel {
+		return inertSelect(sel, starts) // shapeselect.go
+	}
+	ins, ok := s.(*ast.InsertStmt)
+	if !ok || len(ins.Lists) == 0 {
 		return false
 	}
 	rowValues := make(map[int]bool, len(starts))

@@ -15,7 +15,9 @@ func TestShapeKeys(t *testing.T) {
 		{"INSERT INTO t VALUES (1, 'a'), (-2.5, \"b\")", "INSERT INTO t VALUES (\x00i, \x00s), (-\x00f, \x00s)", true},
 		{"REPLACE INTO t (a) VALUES ('it\\'s')", "REPLACE INTO t (a) VALUES (\x00s)", true},
 		{"INSERT INTO t1 VALUES (_utf8mb4'x', X'0a', 1abc, 1e5)", "", false},
-		{"SELECT 1", "", false},
+		{"SELECT 1", "SELECT \x00i", true},
+		{"SELECT c FROM t WHERE id=42 AND name = 'x'", "SELECT c FROM t WHERE id=\x00i AND name = \x00s", true},
+		{"UPDATE t SET a = 1", "", false},
 		{"INSERT INTO t VALUES ('a", "", false},
 		{"INSERT INTO t VALUES ('a\x00')", "", false},
 	}

@@ -112,7 +112,7 @@ func appendShape(key []byte, spans []litSpan, text string) ([]byte, []litSpan, b
 				return key, spans, false
 			}
 			// 'a'<newline>'b' is one literal: neither part is replaced.
-			continued := lastStrEnd >= 0 && strings.TrimLeft(text[lastStrEnd:i], " \t\n\r\f\v") == ""
+			continued := lastStrEnd >= 0 && allBlank(text[lastStrEnd:i])
 			if !prefixed && !backslash && !stringFollows(text, end) && !continued {
 				spans = append(spans, litSpan{i, end, litStr})
 			}
@@ -171,7 +171,7 @@ func appendShape(key []byte, spans []litSpan, text string) ([]byte, []litSpan, b
 				j++
 			}
 			class := byte(litInt)
-			if _, err := strconv.ParseInt(text[digits:j], 10, 32); err != nil {
+			if !fitsInt32(text[digits:j]) {
 				class = litBigInt
 			}
 			if c != '.' && j+1 < n && text[j] == '.' && isDigit(text[j+1]) {
@@ -258,25 +258,49 @@ func afterListStart(text string, i int) bool {
 
 // scanString returns the end of the quoted string starting at text[i]
 // (-1 if unterminated) and whether a backslash occurs in it. With escapes
-// (an E'...' string) a backslash escapes the next byte.
+// (an E'...' string) a backslash escapes the next byte. It jumps from
+// quote to quote (strings.IndexByte), the scan's hot loop in a bulk INSERT.
 func scanString(text string, i int, escapes bool) (end int, backslash bool) {
 	n := len(text)
-	for j := i + 1; j < n; j++ {
-		switch text[j] {
-		case '\\':
+	for j := i + 1; j < n; {
+		k := strings.IndexByte(text[j:], '\'')
+		if k < 0 {
+			return -1, backslash || strings.IndexByte(text[j:], '\\') >= 0
+		}
+		if b := strings.IndexByte(text[j:j+k], '\\'); b >= 0 {
 			backslash = true
 			if escapes {
-				j++
-			}
-		case '\'':
-			if j+1 < n && text[j+1] == '\'' {
-				j++
+				j += b + 2 // the escaped byte, a quote or not
 				continue
 			}
-			return j + 1, backslash
 		}
+		j += k
+		if j+1 < n && text[j+1] == '\'' {
+			j += 2
+			continue
+		}
+		return j + 1, backslash
 	}
 	return -1, backslash
+}
+
+// allBlank reports whether s holds only blanks.
+func allBlank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isBlank(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// fitsInt32 reports whether the decimal digits fit in 32 bits, as
+// strconv.ParseInt(digits, 10, 32) would find, without its error value.
+func fitsInt32(digits string) bool {
+	for len(digits) > 1 && digits[0] == '0' {
+		digits = digits[1:]
+	}
+	return len(digits) < 10 || len(digits) == 10 && digits <= "2147483647"
 }
 
 // stringFollows reports whether only blanks separate text[end:] from
@@ -293,10 +317,13 @@ func stringFollows(text string, end int) bool {
 // inertLiterals reports whether every span of text is a constant that
 // PostgreSQL parsed, with the same value, as a whole row item (or a cast
 // row item's operand) of the VALUES list of the text's only statement, an
-// INSERT.
+// INSERT, or as a comparison operand of a point select (shapeselect.go).
 func inertLiterals(tree *pg_query.ParseResult, text string, spans []litSpan) bool {
 	if len(tree.Stmts) != 1 {
 		return false
+	}
+	if sel := tree.Stmts[0].GetStmt().GetSelectStmt(); sel != nil {
+		return spansAre(inertSelect(sel), text, spans) // shapeselect.go
 	}
 	ins := tree.Stmts[0].GetStmt().GetInsertStmt()
 	if ins == nil {
@@ -317,6 +344,15 @@ func inertLiterals(tree *pg_query.ParseResult, text string, spans []litSpan) boo
 				at[c.Location] = c
 			}
 		}
+	}
+	return spansAre(at, text, spans)
+}
+
+// spansAre reports whether every span of text is a constant of at, by
+// location, with the same value.
+func spansAre(at map[int32]*pg_query.A_Const, text string, spans []litSpan) bool {
+	if at == nil {
+		return false
 	}
 	for _, s := range spans {
 		c, ok := at[int32(s.start)]
@@ -357,11 +393,14 @@ func sameLiteral(c *pg_query.A_Const, lit string, class byte) bool {
 	return false
 }
 
-// startsWithInsert reports whether text begins, after blanks, with the
-// word INSERT: the only statements worth a shape.
-func startsWithInsert(text string) bool {
-	t := strings.TrimLeft(text, " \t\r\n\f\v")
-	return len(t) > 6 && strings.EqualFold(t[:6], "insert") && !isIdentPart(t[6])
+// shapedLead reports whether text begins, after blanks, with the
+// word INSERT or SELECT: the only statements worth a shape.
+func shapedLead(text string) bool {
+	t := text
+	for len(t) > 0 && isBlank(t[0]) {
+		t = t[1:]
+	}
+	return len(t) > 6 && (strings.EqualFold(t[:6], "insert") || strings.EqualFold(t[:6], "select")) && !isIdentPart(t[6])
 }
 
 // shapeBuf holds one shape computation's buffers between statements.
@@ -384,7 +423,7 @@ func (b *shapeBuf) release() {
 // A text that is not valid UTF-8 has no shape: the parser's output is
 // decoded as UTF-8, so such a text fails to parse whatever its shape says.
 func (pgDialect) Shape(key []byte, text string) ([]byte, bool) {
-	if !startsWithInsert(text) || !utf8.ValidString(text) {
+	if !shapedLead(text) || !utf8.ValidString(text) {
 		return key, false
 	}
 	buf := shapeBufs.Get().(*shapeBuf)

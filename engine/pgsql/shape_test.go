@@ -301,13 +301,13 @@ func TestShapeVerdictsMatchUncached(t *testing.T) {
 	}
 }
 
-func TestStartsWithInsert(t *testing.T) {
+func TestShapedLead(t *testing.T) {
 	for s, want := range map[string]bool{
-		"INSERT INTO t VALUES (1)": true, "  \n insert into t values (1)": true,
-		"INSERTED": false, "SELECT 1": false, "insert": false, "/* c */ INSERT INTO t VALUES (1)": false,
+		"INSERT INTO t VALUES (1)": true, "  \n insert into t values (1)": true, "SELECT 1": true, "select\tx": true,
+		"INSERTED": false, "SELECTED": false, "insert": false, "/* c */ INSERT INTO t VALUES (1)": false, "UPDATE t SET a = 1": false,
 	} {
-		if got := startsWithInsert(s); got != want {
-			t.Errorf("startsWithInsert(%q) = %v, want %v", s, got, want)
+		if got := shapedLead(s); got != want {
+			t.Errorf("shapedLead(%q) = %v, want %v", s, got, want)
 		}
 	}
 }

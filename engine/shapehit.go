@@ -1,0 +1,108 @@
+package engine
+
+// A shape hit without a parse, a copy or an allocation (issue 26). A text
+// the exact-text cache does not hold is scanned by the dialect (Shaper.Shape:
+// literals to markers, into a pooled buffer) and looked up by its shape
+// before it is copied or parsed. An entry made from text A lends every text
+// B of its shape one TextFacts, matched against the policy once (its
+// shared facts), when what the rules read of a text is provably the same
+// for A and B:
+//
+//   - the statement facts: the dialect's AnalyzeShape said so (inert: the
+//     facts read no replaced literal's value), and the facts hold nothing
+//     that is worked out from the text later (SQL-level operations, bare
+//     parameters, stored code): sharedFacts refuses those;
+//   - the pre-parse measures: B is prescanned like any text, and its
+//     measures must equal A's but for Bytes; else B takes the ordinary
+//     path. Bytes itself decides nothing here: a text above the smallest
+//     bytes limit of any rule is not parsed (beyondGuard), so neither A nor
+//     B exceeds a bytes limit, and no reason carries a byte count;
+//   - the fingerprints ignore constants (FuzzShapeSound checks it), and
+//     are taken from A with its statements' places, once.
+//
+// The shared facts keep A's Lex.Bytes: nothing reads the byte count of
+// facts that were parsed once the rules are matched.
+
+import "unsafe"
+
+// sharedFacts returns the facts an entry made from the inert text A (its
+// facts tf, its template t) lends every text of its shape, or nil when
+// some fact of A is worked out from A's own text after matching.
+func (e *Engine) sharedFacts(t, tf *TextFacts, text string) *TextFacts {
+	if tf.SQLOps != nil || tf.ParseError || tf.Unparsed {
+		return nil
+	}
+	for i := range tf.Stmts {
+		st := &tf.Stmts[i]
+		if len(st.BareParams) > 0 || st.ParamWrite || len(st.Bodies) > 0 {
+			return nil
+		}
+	}
+	prints := tf.fingerprints(e.dialect, text)
+	s := t.instance(tf.Lex)
+	s.printOnce.Do(func() { s.prints = prints })
+	e.policy.precompute(e.dialect, s, text)
+	return s
+}
+
+// shapeKey is the shape of one text, kept from the lookup to the parse on
+// a miss so that the text is scanned once.
+type shapeKey struct {
+	buf  *keyBuf
+	key  []byte
+	ok   bool // the text has a shape: key holds it
+	done bool // the scan ran
+}
+
+func (k *shapeKey) release() {
+	if k.buf != nil {
+		k.buf.b = k.key[:0]
+		k.buf.release()
+		k.buf = nil
+	}
+}
+
+// scan fills k with the shape of text.
+func (e *Engine) scanShape(k *shapeKey, text string) {
+	k.done = true
+	// A key is at most twice its text; a text whose key could never be
+	// cached is not worth a shape, nor its buffer.
+	if e.shapes.tooBig(len(text) / 2) {
+		return
+	}
+	k.buf = keyBufs.Get().(*keyBuf)
+	k.key, k.ok = e.shaper.Shape(k.buf.b[:0], text)
+	if k.ok && e.shapes.tooBig(len(k.key)) {
+		k.ok = false
+	}
+}
+
+// shapeHit returns the shared facts of a shape entry for sql, or nil: no
+// shape, no entry, no shared facts, or measures other than the entry's.
+// It fills k for the caller's parse on a miss.
+func (e *Engine) shapeHit(sql []byte, k *shapeKey) *TextFacts {
+	if len(sql) == 0 {
+		return nil
+	}
+	// The scan and the prescan read sql in place: neither keeps the text
+	// (the key is copied into k's buffer), and sql does not change during
+	// the call (Judge's contract).
+	text := unsafe.String(unsafe.SliceData(sql), len(sql))
+	e.scanShape(k, text)
+	if !k.ok {
+		return nil
+	}
+	t, _, hit := e.shapes.get(k.key)
+	if !hit || t.shared == nil {
+		return nil
+	}
+	p := e.policy
+	lex := e.dialect.Prescan(text, p.guard.bytes)
+	if p.beyondGuard(&lex) {
+		return nil
+	}
+	if want := t.shared.Lex; lex.MaxList != want.MaxList || lex.MaxDepth != want.MaxDepth || lex.CommentTrick != want.CommentTrick {
+		return nil
+	}
+	return t.shared
+}
