@@ -31,6 +31,10 @@ const (
 // Config is sqlfwd's configuration: global settings and the databases it
 // protects. docs/config.md documents every key.
 type Config struct {
+	// src is the file the configuration was parsed from (ParseFile), so
+	// that Normalize places its problems there; nil otherwise.
+	src *source
+
 	LogLevel      string `yaml:"log_level"`
 	LogFormat     string `yaml:"log_format"`
 	ControlSocket string `yaml:"control_socket"`
@@ -297,37 +301,46 @@ const (
 // reported as Errors: each at its line and column, with the key's path in
 // the file and what it wants in words (yamlerr.go), all of them at once.
 func Parse(text []byte) (*Config, error) {
+	c, _, err := parse(text)
+	return c, err
+}
+
+// parse is Parse, also returning the document's root node.
+func parse(text []byte) (*Config, *yaml.Node, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(text, &root); err != nil {
-		return nil, syntaxError(text, err)
+		return nil, nil, syntaxError(text, err)
 	}
 	if len(root.Content) == 0 {
-		return nil, errors.New("configuration is empty")
+		return nil, nil, errors.New("configuration is empty")
 	}
 	var errs Errors
 	checkNode(root.Content[0], reflect.TypeOf(Config{}), "", &errs)
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, nil, errs
 	}
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(text))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, errors.New("configuration is empty")
+			return nil, nil, errors.New("configuration is empty")
 		}
-		return nil, fmt.Errorf("parsing configuration: %w", err)
+		return nil, nil, fmt.Errorf("parsing configuration: %w", err)
 	}
-	return &c, nil
+	return &c, &root, nil
 }
 
 // ParseFile is Parse naming the file: each problem on its own line as
 // FILE:LINE:COLUMN: message.
+// Normalize's problems then name the file too, each at the key it is
+// about.
 func ParseFile(path string, text []byte) (*Config, error) {
-	c, err := Parse(text)
+	c, root, err := parse(text)
 	if err != nil {
 		return nil, inFile(path, err)
 	}
+	c.src = &source{file: path, root: root}
 	return c, nil
 }
 
@@ -357,7 +370,7 @@ func (c *Config) Normalize() error {
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
-		errs = append(errs, fmt.Errorf("log_level %q: want debug, info, warn or error", c.LogLevel))
+		errs = append(errs, atKey("log_level", fmt.Errorf("log_level %q: want debug, info, warn or error", c.LogLevel)))
 	}
 	if c.LogFormat == "" {
 		c.LogFormat = "auto"
@@ -365,7 +378,7 @@ func (c *Config) Normalize() error {
 	switch c.LogFormat {
 	case "auto", "text", "json":
 	default:
-		errs = append(errs, fmt.Errorf("log_format %q: want auto, text or json", c.LogFormat))
+		errs = append(errs, atKey("log_format", fmt.Errorf("log_format %q: want auto, text or json", c.LogFormat)))
 	}
 	if c.ControlSocket == "" {
 		c.ControlSocket = DefaultControlSocket
@@ -373,7 +386,7 @@ func (c *Config) Normalize() error {
 	if c.MaxBufferedBytes == 0 {
 		c.MaxBufferedBytes = DefaultMaxBufferedBytes
 	} else if c.MaxBufferedBytes < 1<<20 {
-		errs = append(errs, fmt.Errorf("max_buffered_bytes %d is below 1 MiB", c.MaxBufferedBytes))
+		errs = append(errs, atKey("max_buffered_bytes", fmt.Errorf("max_buffered_bytes %d is below 1 MiB", c.MaxBufferedBytes)))
 	}
 	if c.ControlIdleTimeout <= 0 {
 		c.ControlIdleTimeout = DefaultControlIdleTimeout
@@ -384,11 +397,11 @@ func (c *Config) Normalize() error {
 	if c.StatsWindow == 0 {
 		c.StatsWindow = DefaultStatsWindow
 	} else if c.StatsWindow < 100*time.Millisecond {
-		errs = append(errs, fmt.Errorf("stats_window %v is below 100ms", c.StatsWindow))
+		errs = append(errs, atKey("stats_window", fmt.Errorf("stats_window %v is below 100ms", c.StatsWindow)))
 	}
 	if c.MetricsListen != "" {
 		if err := checkHostPort(c.MetricsListen); err != nil {
-			errs = append(errs, fmt.Errorf("metrics_listen: %w", err))
+			errs = append(errs, atKey("metrics_listen", fmt.Errorf("metrics_listen: %w", err)))
 		}
 	}
 	if len(c.Databases) == 0 && !c.Discovery.Enabled {
@@ -397,7 +410,7 @@ func (c *Config) Normalize() error {
 	if c.Discovery.Interval == 0 {
 		c.Discovery.Interval = DefaultDiscoveryInterval
 	} else if c.Discovery.Interval < 100*time.Millisecond {
-		errs = append(errs, fmt.Errorf("discovery.interval %v is below 100ms", c.Discovery.Interval))
+		errs = append(errs, atKey("discovery.interval", fmt.Errorf("discovery.interval %v is below 100ms", c.Discovery.Interval)))
 	}
 	names := map[string]bool{}
 	listens := map[string]bool{}
@@ -408,23 +421,23 @@ func (c *Config) Normalize() error {
 		}
 		where := fmt.Sprintf("databases[%d] (%s)", i, db.Name)
 		if names[db.Name] {
-			errs = append(errs, fmt.Errorf("%s: duplicate name", where))
+			errs = append(errs, atKey(dbKey(i, "name"), fmt.Errorf("%s: duplicate name", where)))
 		}
 		names[db.Name] = true
 		if _, err := engine.ParseLearnBy(db.LearnBy); err != nil {
-			errs = append(errs, fmt.Errorf("%s: learn_by: %w", where, err))
+			errs = append(errs, atKey(dbKey(i, "learn_by"), fmt.Errorf("%s: learn_by: %w", where, err)))
 		}
 		if cc := db.Catalog; cc != nil {
 			switch {
 			case cc.DSN == "" && cc.DSNFile == "":
-				errs = append(errs, fmt.Errorf("%s: catalog: dsn or dsn_file is required", where))
+				errs = append(errs, atKey(dbKey(i, "catalog"), fmt.Errorf("%s: catalog: dsn or dsn_file is required", where)))
 			case cc.DSN != "" && cc.DSNFile != "":
-				errs = append(errs, fmt.Errorf("%s: catalog: dsn and dsn_file are exclusive", where))
+				errs = append(errs, atKey(dbKey(i, "catalog"), fmt.Errorf("%s: catalog: dsn and dsn_file are exclusive", where)))
 			}
 			if cc.Refresh == 0 {
 				cc.Refresh = DefaultCatalogRefresh
 			} else if cc.Refresh < time.Second {
-				errs = append(errs, fmt.Errorf("%s: catalog: refresh %s: want at least 1s", where, cc.Refresh))
+				errs = append(errs, atKey(dbKey(i, "catalog.refresh"), fmt.Errorf("%s: catalog: refresh %s: want at least 1s", where, cc.Refresh)))
 			}
 			for j, s := range cc.TrustSchemas {
 				cc.TrustSchemas[j] = strings.ToLower(s)
@@ -432,35 +445,35 @@ func (c *Config) Normalize() error {
 		}
 		proto, perr := db.protocolEntry()
 		if perr != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", where, perr))
+			errs = append(errs, atKey(dbKey(i, "protocol"), fmt.Errorf("%s: %w", where, perr)))
 		}
 		switch db.Intercept {
 		case "":
 			db.Intercept = InterceptOff
 		case InterceptOff, InterceptAppHost, InterceptDBHost:
 		default:
-			errs = append(errs, fmt.Errorf("%s: intercept %q: want off, app-host or db-host", where, db.Intercept))
+			errs = append(errs, atKey(dbKey(i, "intercept"), fmt.Errorf("%s: intercept %q: want off, app-host or db-host", where, db.Intercept)))
 		}
 		if db.Intercept != InterceptAppHost && (len(db.Protect) > 0 || db.UnixSocket != "") {
-			errs = append(errs, fmt.Errorf("%s: protect and unix_socket need intercept: app-host", where))
+			errs = append(errs, atKey(dbKey(i, "intercept"), fmt.Errorf("%s: protect and unix_socket need intercept: app-host", where)))
 		}
 		for _, p := range db.Protect {
 			if _, err := netip.ParseAddrPort(p); err != nil {
-				errs = append(errs, fmt.Errorf("%s: protect %q: want an IP address and port: %w", where, p, err))
+				errs = append(errs, atKey(dbKey(i, "protect"), fmt.Errorf("%s: protect %q: want an IP address and port: %w", where, p, err)))
 			}
 		}
 		if db.Listen == "" && db.Intercept != InterceptOff {
 			// interception alone: no explicit listener
 		} else if err := checkHostPort(db.Listen); err != nil {
-			errs = append(errs, fmt.Errorf("%s: listen: %w", where, err))
+			errs = append(errs, atKey(dbKey(i, "listen"), fmt.Errorf("%s: listen: %w", where, err)))
 		} else if listens[db.Listen] && !strings.HasSuffix(db.Listen, ":0") {
-			errs = append(errs, fmt.Errorf("%s: listen %s is used twice", where, db.Listen))
+			errs = append(errs, atKey(dbKey(i, "listen"), fmt.Errorf("%s: listen %s is used twice", where, db.Listen)))
 		}
 		listens[db.Listen] = true
 		if db.Upstream == "" && db.UnixOnly() {
 			// reached only by its unix socket: nothing is dialled over TCP
 		} else if err := checkHostPort(db.Upstream); err != nil {
-			errs = append(errs, fmt.Errorf("%s: upstream: %w (it may be left out only for a server reached by its unix_socket alone: intercept: app-host, no listen, no protect)", where, err))
+			errs = append(errs, atKey(dbKey(i, "upstream"), fmt.Errorf("%s: upstream: %w (it may be left out only for a server reached by its unix_socket alone: intercept: app-host, no listen, no protect)", where, err)))
 		}
 		if db.Mode == "" {
 			db.Mode = ModeEnforce
@@ -468,14 +481,14 @@ func (c *Config) Normalize() error {
 		switch db.Mode {
 		case ModeEnforce, ModeMonitor, ModeDetect:
 		default:
-			errs = append(errs, fmt.Errorf("%s: mode %q: want enforce, monitor or detect", where, db.Mode))
+			errs = append(errs, atKey(dbKey(i, "mode"), fmt.Errorf("%s: mode %q: want enforce, monitor or detect", where, db.Mode)))
 		}
 		for _, name := range db.AllowCommands {
 			if proto == nil {
 				break
 			}
 			if _, ok := proto.Command(name); !ok {
-				errs = append(errs, fmt.Errorf("%s: allow_commands %q: %s", where, name, allowable(proto)))
+				errs = append(errs, atKey(dbKey(i, "allow_commands"), fmt.Errorf("%s: allow_commands %q: %s", where, name, allowable(proto))))
 			}
 		}
 		if db.MaxMessageBytes == 0 {
@@ -483,21 +496,21 @@ func (c *Config) Normalize() error {
 				db.MaxMessageBytes = proto.MaxMessageBytes
 			}
 		} else if db.MaxMessageBytes < 1024 {
-			errs = append(errs, fmt.Errorf("%s: max_message_bytes %d is below 1024", where, db.MaxMessageBytes))
+			errs = append(errs, atKey(dbKey(i, "max_message_bytes"), fmt.Errorf("%s: max_message_bytes %d is below 1024", where, db.MaxMessageBytes)))
 		}
 		if db.BufferBytes == 0 {
 			if proto != nil {
 				db.BufferBytes = proto.BufferBytes
 			}
 		} else if db.BufferBytes < 512 {
-			errs = append(errs, fmt.Errorf("%s: buffer_bytes %d is below 512", where, db.BufferBytes))
+			errs = append(errs, atKey(dbKey(i, "buffer_bytes"), fmt.Errorf("%s: buffer_bytes %d is below 512", where, db.BufferBytes)))
 		}
 		if db.ConnectTimeout == 0 {
 			db.ConnectTimeout = DefaultConnectTimeout
 		}
 		if db.UpstreamTLS != nil {
 			if err := db.UpstreamTLS.Check(); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", where, err))
+				errs = append(errs, atKey(dbKey(i, "upstream_tls"), fmt.Errorf("%s: %w", where, err)))
 			}
 		}
 		if db.ServerReplyTimeout <= 0 {
@@ -517,7 +530,7 @@ func (c *Config) Normalize() error {
 		c.Audit.Anchor = 10000
 	}
 	if err := c.Intercept.checkPods(); err != nil {
-		errs = append(errs, fmt.Errorf("intercept: %w", err))
+		errs = append(errs, atKey("intercept", fmt.Errorf("intercept: %w", err)))
 	}
 	if c.Intercept.Mark == 0 {
 		c.Intercept.Mark = DefaultMark
@@ -537,6 +550,9 @@ func (c *Config) Normalize() error {
 	}
 	if c.Intercept.Listen6 == "" {
 		c.Intercept.Listen6 = "[::1]:0"
+	}
+	if len(errs) > 0 && c.src != nil {
+		return c.src.place(errs)
 	}
 	return errors.Join(errs...)
 }

@@ -66,6 +66,10 @@ func (dc *Database) EngineWith(learned *engine.Policy) (*engine.Engine, error) {
 // It reads the files the configuration names and opens nothing else.
 func (c *Config) Check() error {
 	if err := c.Normalize(); err != nil {
+		var fe *FileError
+		if errors.As(err, &fe) {
+			return err // each problem FILE:LINE:COLUMN already
+		}
 		return fmt.Errorf("invalid configuration: %w", err)
 	}
 	for i := range c.Databases {

@@ -55,7 +55,9 @@ type FileError struct {
 func (e *FileError) Error() string {
 	s := make([]string, len(e.Errs))
 	for i, pe := range e.Errs {
-		if pe.Column > 0 {
+		if pe.Line == 0 { // about the file as a whole
+			s[i] = fmt.Sprintf("%s: %s", e.File, pe.Msg)
+		} else if pe.Column > 0 {
 			s[i] = fmt.Sprintf("%s:%d:%d: %s", e.File, pe.Line, pe.Column, pe.Msg)
 		} else {
 			s[i] = fmt.Sprintf("%s:%d: %s", e.File, pe.Line, pe.Msg)
@@ -254,4 +256,79 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// keyError is a problem Normalize finds with one key's value (its path as
+// the messages spell it: databases[0].mode), placed at that value in the
+// file the configuration came from.
+type keyError struct {
+	key string
+	err error
+}
+
+func (e *keyError) Error() string { return e.err.Error() }
+func (e *keyError) Unwrap() error { return e.err }
+
+func atKey(key string, err error) error { return &keyError{key: key, err: err} }
+
+// dbKey is a key of databases[i].
+func dbKey(i int, key string) string { return fmt.Sprintf("databases[%d].%s", i, key) }
+
+// source is a parsed configuration file.
+type source struct {
+	file string
+	root *yaml.Node
+}
+
+// place turns Normalize's problems into the file's: a key's problem at its
+// value (or, for a key the file leaves out, at the entry that lacks it),
+// the others about the file as a whole.
+func (src *source) place(errs []error) error {
+	fe := &FileError{File: src.file}
+	for _, err := range errs {
+		pe := &PosError{Msg: err.Error()}
+		var ke *keyError
+		if errors.As(err, &ke) {
+			if n := src.lookup(ke.key); n != nil {
+				pe.Line, pe.Column = n.Line, n.Column
+			}
+		}
+		fe.Errs = append(fe.Errs, pe)
+	}
+	return fe
+}
+
+var keyPartRE = regexp.MustCompile(`([^.\[\]]+)|\[(\d+)\]`)
+
+// lookup finds the node of key (a.b[2].c) in the document: the value, or
+// the deepest node on the way that is there; nil for none at all.
+func (src *source) lookup(key string) *yaml.Node {
+	if src.root == nil || len(src.root.Content) == 0 {
+		return nil
+	}
+	n := src.root.Content[0]
+	var found *yaml.Node
+	for _, m := range keyPartRE.FindAllStringSubmatch(key, -1) {
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			n = n.Alias
+		}
+		var next *yaml.Node
+		switch {
+		case m[1] != "" && n.Kind == yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == m[1] {
+					next = n.Content[i+1]
+				}
+			}
+		case m[2] != "" && n.Kind == yaml.SequenceNode:
+			if i, _ := strconv.Atoi(m[2]); i < len(n.Content) {
+				next = n.Content[i]
+			}
+		}
+		if next == nil {
+			break
+		}
+		n, found = next, next
+	}
+	return found
 }

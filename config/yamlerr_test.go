@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,5 +98,65 @@ func TestLoadNamesFileLineColumn(t *testing.T) {
 	lines := strings.Split(err.Error(), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], p+":1:16: drain_timeout") || !strings.HasPrefix(lines[1], p+":2:1: unknown key") {
 		t.Errorf("got\n%v", err)
+	}
+}
+
+// Problems Normalize finds in a file's values (an unknown log level or
+// mode, a duration below its floor, a bad address, an entry that lacks a
+// key) are FILE:LINE:COLUMN at the value, or at the entry that lacks it,
+// as the parser's own; one about the file as a whole names the file alone.
+func TestNormalizeNamesFileLineColumn(t *testing.T) {
+	const text = `log_level: loud
+stats_window: 50ms
+discovery:
+  interval: 10ms
+databases:
+  - name: a
+    protocol: postgres
+    listen: 127.0.0.1:1
+    upstream: 127.0.0.1:5432
+    mode: block
+  - name: b
+    protocol: mysql
+    listen: 127.0.0.1:2
+    max_message_bytes: 10
+    catalog: {dsn: "x", refresh: 10ms}
+`
+	c, err := ParseFile("sqlfwd.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Normalize()
+	if err == nil {
+		t.Fatal("valid")
+	}
+	want := []string{
+		`sqlfwd.yaml:1:12: log_level "loud": want debug, info, warn or error`,
+		`sqlfwd.yaml:2:15: stats_window 50ms is below 100ms`,
+		`sqlfwd.yaml:4:13: discovery.interval 10ms is below 100ms`,
+		`sqlfwd.yaml:10:11: databases[0] (a): mode "block": want enforce, monitor or detect`,
+		`sqlfwd.yaml:15:34: databases[1] (b): catalog: refresh 10ms: want at least 1s`,
+		`sqlfwd.yaml:11:5: databases[1] (b): upstream: `, // left out: the entry
+		`sqlfwd.yaml:14:24: databases[1] (b): max_message_bytes 10 is below 1024`,
+	}
+	got := err.Error()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("no %q in\n%s", w, got)
+		}
+	}
+	var fe *FileError
+	if !errors.As(err, &fe) || len(fe.Errs) != len(want) {
+		t.Errorf("want a FileError of %d problems, got %T:\n%s", len(want), err, got)
+	}
+	// without a file: the messages alone, as before
+	c2, _ := Parse([]byte(text))
+	if err := c2.Normalize(); err == nil || strings.Contains(err.Error(), "sqlfwd.yaml") || !strings.Contains(err.Error(), `log_level "loud"`) {
+		t.Errorf("Parse then Normalize: %v", err)
+	}
+	// a problem of no key names the file
+	c3, _ := ParseFile("empty.yaml", []byte("log_level: info\n"))
+	if err := c3.Normalize(); err == nil || !strings.HasPrefix(err.Error(), "empty.yaml: no databases configured") {
+		t.Errorf("no databases: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -49,7 +50,11 @@ func configCmd(args []string, stdout, stderr io.Writer) int {
 	// Check normalizes the configuration and builds every policy's engine
 	// and TLS, as the daemon's New does; it opens nothing.
 	if err := cfg.Check(); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", args[1], err)
+		if fe := (*config.FileError)(nil); errors.As(err, &fe) {
+			fmt.Fprintln(stderr, err) // FILE:LINE:COLUMN: each problem with a value
+		} else {
+			fmt.Fprintf(stderr, "%s: %v\n", args[1], err)
+		}
 		return 2
 	}
 	fmt.Fprintf(stdout, "%s: valid (%d databases)\n", args[1], len(cfg.Databases))

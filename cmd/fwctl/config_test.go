@@ -17,15 +17,19 @@ func TestConfigValidate(t *testing.T) {
 	os.WriteFile(dup, []byte("databases:\n  - name: a\n    protocol: postgres\n    listen: 127.0.0.1:6432\n    upstream: 127.0.0.1:5432\n  - name: a\n    protocol: postgres\n    listen: 127.0.0.1:6433\n    upstream: 127.0.0.1:5432\n"), 0o600)
 	indent := filepath.Join(dir, "indent.yaml")
 	os.WriteFile(indent, []byte("log_level: info\ndatabases:\n  - name: a\n    protocol: postgres\n   upstream: 127.0.0.1:5432\n"), 0o600)
+	mode := filepath.Join(dir, "mode.yaml")
+	os.WriteFile(mode, []byte("log_level: loud\ndatabases:\n  - name: a\n    protocol: postgres\n    listen: 127.0.0.1:6432\n    upstream: 127.0.0.1:5432\n    mode: block\n"), 0o600)
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
+		// a value's problem at its line and column, each on a line of its own
+		{[]string{"validate", mode}, 2, "\n" + mode + ":1:12: log_level \"loud\": want debug, info, warn or error\n" + mode + ":7:11: databases[0] (a): mode \"block\""},
 		{[]string{"validate", good}, 0, "valid (1 databases)"},
 		// the file named once, the line and column of the real mistake
 		{[]string{"validate", indent}, 2, "\n" + indent + ":5:4: indentation of 3 spaces"},
-		{[]string{"validate", dup}, 2, "a"},
+		{[]string{"validate", dup}, 2, "\n" + dup + ":6:11: databases[1] (a): duplicate name"},
 		{[]string{"validate", filepath.Join(dir, "missing.yaml")}, 2, "missing.yaml"},
 		{[]string{"validate"}, 2, "usage"},
 		{[]string{"--help"}, 0, "usage"},

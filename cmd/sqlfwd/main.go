@@ -259,7 +259,7 @@ func run(args []string, stderr io.Writer) int {
 		return 0
 	}
 	if err := cfg.Normalize(); err != nil {
-		fmt.Fprintln(stderr, "sqlfwd: invalid configuration:", err)
+		fmt.Fprintf(stderr, "sqlfwd: configuration not valid:\n%v\n", err)
 		return 2
 	}
 	level := new(slog.LevelVar)
@@ -278,7 +278,7 @@ func run(args []string, stderr io.Writer) int {
 			}
 			overrides(c)
 			if err := c.Normalize(); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
+				return nil, err // FILE:LINE:COLUMN: each problem (config.ParseFile)
 			}
 			return c, nil
 		}}, cfgBytes)
