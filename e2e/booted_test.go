@@ -390,7 +390,7 @@ func (m *machine) checkOtherName(t *testing.T, p bootPath, phase string) {
 		return
 	}
 	if j := m.journal(t, ""); strings.Contains(j, unixGuardUnavailable) && strings.Contains(j, "reach the server unjudged") {
-		t.Logf("%s, %s: not protected, as sqlfwd's journal says (the kernel has no BPF LSM for the guard): the DELETE ran (rows %d -> %d)", phase, p.name, before, after)
+		t.Logf("%s, %s: not protected, as sqlfwd's journal says (no guard program loads on this kernel): the DELETE ran (rows %d -> %d)", phase, p.name, before, after)
 		return
 	}
 	t.Errorf("%s, %s: DELETE without WHERE: %s\nrows %d -> %d, in the server's log: %v; want the connect refused (Operation not permitted), or sqlfwd's journal saying other names reach the server unjudged",
