@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,8 +16,15 @@ import (
 // compared with the help text it came from.
 func unroff(s string) string {
 	r := strings.NewReplacer(`\fB`, "", `\fI`, "", `\fR`, "", `\-`, "-", `\e`, `\`, `\&`, "")
-	return r.Replace(s)
+	return unicodeRE.ReplaceAllStringFunc(r.Replace(s), func(m string) string {
+		n, _ := strconv.ParseUint(m[3:len(m)-1], 16, 32)
+		return string(rune(n))
+	})
 }
+
+// unicodeRE is groff's named Unicode character, as the generator writes a
+// character beyond ASCII (\[u2192] for →).
+var unicodeRE = regexp.MustCompile(`\\\[u[0-9A-F]{4,6}\]`)
 
 // TestPagesAgreeWithHelp builds sqlfwd and fwctl, generates the pages as
 // make build does, and checks that they say what --help says: every flag of
