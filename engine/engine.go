@@ -18,6 +18,10 @@ type Options struct {
 	// RateKeys bounds the token buckets kept for rate rules (one per rule
 	// and session key). 0 means DefaultRateKeys.
 	RateKeys int
+	// MaxParseBytes and MaxParseDepth bound the texts parsed (parsebound.go);
+	// a text beyond them is denied unparsed. 0 means DefaultMaxParseBytes,
+	// DefaultMaxParseDepth.
+	MaxParseBytes, MaxParseDepth int
 }
 
 // Engine judges statements of one dialect against one policy. It is safe
@@ -32,6 +36,7 @@ type Engine struct {
 	shapeSeen doorkeeper // shapes seen once
 	textSeen  doorkeeper // shaped texts seen once
 	rates     *rateTable // nil when the policy has no rate rules
+	bound     parseBound // the largest and deepest text parsed (parsebound.go)
 	// creation is the rules the dialect's account creation matches
 	// (GranteeCreator), in policy order; nil without one.
 	creation []ruleMatch
@@ -53,7 +58,7 @@ func New(p *Policy, d Dialect, opts Options) (*Engine, error) {
 	if err := p.Check(d); err != nil {
 		return nil, err
 	}
-	e := &Engine{policy: p, dialect: d}
+	e := &Engine{policy: p, dialect: d, bound: newParseBound(opts)}
 	size := opts.CacheBytes
 	if size == 0 {
 		size = DefaultCacheBytes
@@ -135,9 +140,12 @@ func (e *Engine) Judge(sql []byte, s *Session) Verdict {
 			v.ChangesPath = true
 			return v
 		}
-		// No limit rule applies to this session: parse after all, once.
-		tf = e.dialect.Analyze(string(sql), tf.Lex)
-		e.policy.precompute(e.dialect, tf, string(sql))
+		// No limit rule applies to this session: parse after all, once,
+		// unless the text is beyond the parse bound.
+		var bv Verdict
+		if tf, bv, ok = e.parseUnjudged(tf, string(sql)); !ok {
+			return bv
+		}
 	}
 	var v Verdict
 	if tf.fixed && e.catalog.Load() == nil {
@@ -225,8 +233,8 @@ func (e *Engine) analyze(text string) *TextFacts {
 // already (shapeHit).
 func (e *Engine) analyzeKeyed(text string, k *shapeKey) *TextFacts {
 	p := e.policy
-	lex := e.dialect.Prescan(text, p.guard.bytes)
-	if p.beyondGuard(&lex) {
+	lex := e.prescan(text)
+	if e.beyond(&lex) {
 		return &TextFacts{Unparsed: true, Lex: lex}
 	}
 	if e.shapes != nil {
@@ -460,8 +468,10 @@ func (e *Engine) JudgeStartup(params [][2]string, s *Session) Verdict {
 			if v, ok := e.judgeUnparsed(tf, &sess); ok {
 				return v
 			}
-			tf = e.dialect.Analyze(sql, tf.Lex)
-			e.policy.precompute(e.dialect, tf, sql)
+			var bv Verdict
+			if tf, bv, ok = e.parseUnjudged(tf, sql); !ok {
+				return bv
+			}
 		}
 		if v := e.judge(tf, &sess); v.Action.Denies() {
 			return v

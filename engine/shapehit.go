@@ -96,9 +96,8 @@ func (e *Engine) shapeHit(sql []byte, k *shapeKey) *TextFacts {
 	if !hit || t.shared == nil {
 		return nil
 	}
-	p := e.policy
-	lex := e.dialect.Prescan(text, p.guard.bytes)
-	if p.beyondGuard(&lex) {
+	lex := e.prescan(text)
+	if e.beyond(&lex) {
 		return nil
 	}
 	if want := t.shared.Lex; lex.MaxList != want.MaxList || lex.MaxDepth != want.MaxDepth || lex.CommentTrick != want.CommentTrick {

@@ -346,10 +346,18 @@ func TestDefaultLimits(t *testing.T) {
 }
 
 func TestParseDepthReason(t *testing.T) {
-	e := mustEngine(t, "rules: []", engine.Options{})
-	v := e.Judge([]byte("SELECT "+strings.Repeat("(", 10000)+"1"+strings.Repeat(")", 10000)), nil)
+	// Beyond the parser's own stack: a parse error naming the nesting,
+	// when the parse bound lets the text be parsed at all.
+	text := []byte("SELECT " + strings.Repeat("(", 10000) + "1" + strings.Repeat(")", 10000))
+	e := mustEngine(t, "rules: []", engine.Options{MaxParseDepth: 20000})
+	v := e.Judge(text, nil)
 	if !v.ParseError || v.Action != engine.ActionDeny || !strings.Contains(v.Reason, "nests deeper") {
 		t.Errorf("10,000-deep without limit rules: got %+v, want a parse-error deny naming the nesting", v)
+	}
+	// Within the default bound, the bound's deny.
+	e = mustEngine(t, "rules: []", engine.Options{})
+	if v := e.Judge(text, nil); v.RuleID != engine.ParseBoundRule || !strings.Contains(v.Reason, "depth 10000 > 1000") {
+		t.Errorf("10,000-deep, default bound: got %+v, want the parse bound's deny", v)
 	}
 }
 
