@@ -151,8 +151,12 @@
 //
 // Loading needs CAP_BPF + CAP_NET_ADMIN (or CAP_SYS_ADMIN). A refusal wraps
 // ErrNoPrivilege (EPERM is not ebpf.ErrNotSupported); a missing program
-// type, hook or kfunc wraps ErrUnsupported. Probe and ProbeUnix check
-// without attaching.
+// type, hook or kfunc wraps ErrUnsupported. A program the verifier read and
+// rejected (its log says why) is neither, whatever the errno: it is a broken
+// object, and the daemon stops rather than fall back. The unix-name guard
+// the kernel refuses unread is UnixRedirect.GuardErr (ErrGuardRefused); a
+// guard failing otherwise is LoadUnixRedirect's error. Probe and ProbeUnix
+// check without attaching.
 //
 // # Regenerating
 //

@@ -22,17 +22,31 @@ var (
 )
 
 // classify wraps err with ErrNoPrivilege or ErrUnsupported when it is one of
-// those. EPERM is not ebpf.ErrNotSupported, so both are checked.
+// those. EPERM is not ebpf.ErrNotSupported, so both are checked. A program
+// the verifier read and rejected (its log says why) is neither, whatever
+// the errno: the verifier answers EACCES for a bad program, and calling
+// that "no privilege" would hide a broken object behind a fallback.
 func classify(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case verifierRejected(err):
+		return err
 	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
 		return fmt.Errorf("%w: %w", ErrNoPrivilege, err)
 	case errors.Is(err, ebpf.ErrNotSupported):
 		return fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
 	return err
+}
+
+// verifierRejected reports whether err is the verifier's rejection of a
+// program it read: a VerifierError with a log. The kernel's refusals
+// before verification (no capability, an attach type it does not know, no
+// trampoline) leave the log empty.
+func verifierRejected(err error) bool {
+	var ve *ebpf.VerifierError
+	return errors.As(err, &ve) && len(ve.Log) > 0
 }
 
 // Probe checks that the kernel has, and lets this process use, the program

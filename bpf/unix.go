@@ -82,13 +82,20 @@ const unixPathMax = 108
 
 // LoadUnixRedirect loads and attaches the unix-socket program. On kernels
 // before 6.7 the error wraps ErrUnsupported.
+// A guard the kernel refuses is GuardErr; any other failure to load the
+// guard is an error.
 func LoadUnixRedirect(cfg UnixConfig) (*UnixRedirect, error) {
-	if cfg.Cgroup == "" {
-		return nil, errors.New("unix redirect: no cgroup2 directory given")
-	}
 	spec, err := loadUnix()
 	if err != nil {
 		return nil, fmt.Errorf("loading unix spec: %w", err)
+	}
+	return loadUnixRedirect(cfg, spec)
+}
+
+// loadUnixRedirect is LoadUnixRedirect from spec (a test's altered copy).
+func loadUnixRedirect(cfg UnixConfig, spec *ebpf.CollectionSpec) (*UnixRedirect, error) {
+	if cfg.Cgroup == "" {
+		return nil, errors.New("unix redirect: no cgroup2 directory given")
 	}
 	cgID, err := cgroupID(cfg.Cgroup)
 	if err != nil {
@@ -117,7 +124,12 @@ func LoadUnixRedirect(cfg UnixConfig) (*UnixRedirect, error) {
 		return nil, classifyUnix(fmt.Errorf("attaching connect_unix to %s: %w", cfg.Cgroup, err))
 	}
 	u.link = l
-	u.GuardErr = u.attachGuard(spec, cfg.Cgroup)
+	refused, broken := u.attachGuard(spec, cfg.Cgroup)
+	if broken != nil {
+		u.Close()
+		return nil, fmt.Errorf("unix-name guard: %w", broken)
+	}
+	u.GuardErr = refused
 	return u, nil
 }
 
@@ -132,21 +144,46 @@ const (
 	GuardModifyReturn = "fmod_ret"
 )
 
+// ErrGuardRefused: the kernel refuses both guard programs before it reads
+// them (no BPF LSM or trampoline, EPERM even as root on some kernels, a
+// hook it does not have). UnixRedirect.GuardErr wraps it; any other
+// failure of a guard (the verifier rejects it, a map does not fit) is
+// LoadUnixRedirect's error, never a quiet "other names not refused".
+var ErrGuardRefused = errors.New("the kernel refuses the unix-name guard")
+
 // attachGuard attaches the guard: the lsm_cgroup program where the BPF LSM
-// is active, else the modify_return program. The error names both reasons
-// when neither attaches.
-func (u *UnixRedirect) attachGuard(spec *ebpf.CollectionSpec, cgroup string) error {
+// is active, else the modify_return program. When the kernel refuses both,
+// refused wraps ErrGuardRefused and names both reasons; broken is a
+// failure that is not the kernel's refusal.
+func (u *UnixRedirect) attachGuard(spec *ebpf.CollectionSpec, cgroup string) (refused, broken error) {
 	lsmErr := u.attachLSMGuard(spec, cgroup)
 	if lsmErr == nil {
 		u.GuardKind = GuardLSMCgroup
-		return nil
+		return nil, nil
+	}
+	if !kernelRefused(lsmErr) {
+		return nil, lsmErr
 	}
 	retErr := u.attachReturnGuard(spec)
 	if retErr == nil {
 		u.GuardKind = GuardModifyReturn
-		return nil
+		return nil, nil
 	}
-	return fmt.Errorf("%w; and %w", lsmErr, retErr)
+	if !kernelRefused(retErr) {
+		return nil, retErr
+	}
+	return fmt.Errorf("%w: %w; and %w", ErrGuardRefused, lsmErr, retErr), nil
+}
+
+// kernelRefused reports whether err (classified) is the kernel's refusal
+// of a program before verification: no privilege, a feature or hook it
+// lacks, or EINVAL with an empty verifier log (a program or attach type it
+// does not know). A program the verifier read and rejected is not.
+func kernelRefused(err error) bool {
+	if verifierRejected(err) {
+		return false
+	}
+	return errors.Is(err, ErrNoPrivilege) || errors.Is(err, ErrUnsupported) || errors.Is(err, unix.EINVAL)
 }
 
 // guardMaps are the redirect's maps, shared by whichever guard loads.
@@ -283,15 +320,20 @@ func unixInodeKey(path string) (unixUnixInode, error) {
 	return unixUnixInode{Ino: st.Ino, Dev: unix.Major(uint64(st.Dev))<<20 | unix.Minor(uint64(st.Dev))}, nil
 }
 
-// classifyUnix also maps the verifier's and the attach call's answer on
-// kernels without the hook or the kfunc (EINVAL, missing kfunc) to
-// ErrUnsupported, since a probe cannot tell them apart more cheaply.
+// classifyUnix also maps the kernel's answer on kernels without the hook
+// or the kfunc (EINVAL before verification, a kfunc missing from its BTF)
+// to ErrUnsupported, since a probe cannot tell them apart more cheaply. A
+// program the verifier rejected is a broken object, not an old kernel: it
+// stays an error of its own, so the daemon fails and tests fail.
 func classifyUnix(err error) error {
 	err = classify(err)
-	if errors.Is(err, ErrNoPrivilege) || errors.Is(err, ErrUnsupported) {
+	if errors.Is(err, ErrNoPrivilege) || errors.Is(err, ErrUnsupported) || verifierRejected(err) {
 		return err
 	}
-	return fmt.Errorf("%w (connect_unix needs kernel 6.7 or later): %w", ErrUnsupported, err)
+	if errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("%w (connect_unix needs kernel 6.7 or later): %w", ErrUnsupported, err)
+	}
+	return err
 }
 
 // ProbeUnix reports whether unix-socket interception can be loaded here,

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"golang.org/x/sys/unix"
 )
 
 func listenUnix(t *testing.T, path, reply string) {
@@ -155,8 +157,10 @@ func TestUnixGuard(t *testing.T) {
 		t.Fatalf("LoadUnixRedirect: %v", err)
 	}
 	defer u.Close()
-	if u.GuardErr != nil {
-		t.Skipf("skipping: no guard loads here: %v", u.GuardErr)
+	if errors.Is(u.GuardErr, ErrGuardRefused) {
+		t.Skipf("skipping: the kernel refuses the guard here: %v", u.GuardErr)
+	} else if u.GuardErr != nil {
+		t.Fatalf("GuardErr %v does not wrap ErrGuardRefused", u.GuardErr)
 	}
 	t.Logf("guard: %s", u.GuardKind)
 	if err := u.Protect(db, daemon); err != nil {
@@ -235,5 +239,117 @@ func TestUnixGuard(t *testing.T) {
 	u.Unguard(db)
 	if res, _ := runHelper(t, helperOpts{Cgroup: cg, Dial: symlink}); res.Reply != "db2" {
 		t.Errorf("after Unguard: reply %q err %q, want \"db2\"", res.Reply, res.Err)
+	}
+}
+
+// brokenProgram replaces spec's program name by one the verifier rejects
+// (R0 read from an uninitialised register), as a mistake in unix.c would be.
+func brokenProgram(t *testing.T, spec *ebpf.CollectionSpec, name string) {
+	t.Helper()
+	p, ok := spec.Programs[name]
+	if !ok {
+		t.Fatalf("no program %s in the unix spec", name)
+	}
+	p.Instructions = asm.Instructions{asm.Mov.Reg(asm.R0, asm.R5), asm.Return()}
+}
+
+// TestUnixBrokenObjectFails: a unix.c the verifier rejects is an error of
+// its own, neither ErrUnsupported nor ErrNoPrivilege, so the daemon does
+// not fall back to "unix sockets not intercepted" and TestUnixRedirect
+// fails instead of skipping. The guard's own refusal here (no trampoline)
+// is ErrGuardRefused; a guard the verifier read and rejected is not.
+func TestUnixBrokenObjectFails(t *testing.T) {
+	mnt := requireKernel(t, ebpf.CGroupSockAddr)
+	if err := ProbeUnix(); errors.Is(err, ErrUnsupported) {
+		t.Skipf("skipping: %v", err)
+	} else if err != nil {
+		t.Fatalf("ProbeUnix: %v", err)
+	}
+	cfg := UnixConfig{Cgroup: testCgroup(t, mnt), Mark: testMark, NetnsCookie: ownNetnsCookie(t)}
+
+	spec, err := loadUnix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokenProgram(t, spec, "redirect_connect_unix")
+	u, err := loadUnixRedirect(cfg, spec)
+	if err == nil {
+		u.Close()
+		t.Fatal("a connect_unix program the verifier rejects loaded")
+	}
+	if errors.Is(err, ErrUnsupported) || errors.Is(err, ErrNoPrivilege) {
+		t.Fatalf("broken connect_unix = %v; want neither ErrUnsupported nor ErrNoPrivilege", err)
+	}
+	if !verifierRejected(err) {
+		t.Fatalf("broken connect_unix = %v; want the verifier's rejection", err)
+	}
+	t.Logf("broken connect_unix: %.200s", err)
+
+	// The guards: whatever this kernel answers for the real programs must
+	// be classified as it is; a verifier rejection is never "refused".
+	for _, name := range []string{"guard_unix_stream_connect", "guard_unix_connect_ret"} {
+		spec, err := loadUnix()
+		if err != nil {
+			t.Fatal(err)
+		}
+		brokenProgram(t, spec, name)
+		u, err := loadUnixRedirect(cfg, spec)
+		switch {
+		case err != nil:
+			if errors.Is(err, ErrGuardRefused) || errors.Is(err, ErrUnsupported) || errors.Is(err, ErrNoPrivilege) {
+				t.Errorf("broken %s: %v; want an error of its own", name, err)
+			}
+			t.Logf("broken %s fails loudly: %.200s", name, err)
+		case u.GuardErr != nil:
+			// The kernel refused before reading the program (EPERM, no
+			// trampoline): the broken body was never verified.
+			if !errors.Is(u.GuardErr, ErrGuardRefused) || verifierRejected(u.GuardErr) {
+				t.Errorf("broken %s: GuardErr %v; want ErrGuardRefused without a verifier log", name, u.GuardErr)
+			}
+			t.Logf("broken %s: the kernel refused it unread: %.200s", name, u.GuardErr)
+			u.Close()
+		default:
+			// The other guard loaded; only the broken one being the LSM
+			// one and refused unread gets here.
+			t.Logf("broken %s: guard %s loaded instead", name, u.GuardKind)
+			u.Close()
+		}
+	}
+}
+
+// TestKernelRefused: the classification of a guard's failure, on the
+// kernel's real answers: a verifier rejection (a socket filter reading an
+// uninitialised register, EACCES with a log) is not a refusal, the
+// kernel's EPERM before verification is.
+func TestKernelRefused(t *testing.T) {
+	requireKernel(t, ebpf.SocketFilter)
+	_, verr := ebpf.NewProgram(&ebpf.ProgramSpec{
+		Type: ebpf.SocketFilter, License: "GPL",
+		Instructions: asm.Instructions{asm.Mov.Reg(asm.R0, asm.R5), asm.Return()},
+	})
+	if verr == nil {
+		t.Fatal("the verifier accepted a read of R5")
+	}
+	eperm := fmt.Errorf("load program: %w", unix.EPERM)
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"verifier rejection", classify(verr), false},
+		{"EPERM before verification", classify(eperm), true},
+		{"kernel lacks the hook", classify(fmt.Errorf("x: %w", ebpf.ErrNotSupported)), true},
+		{"EINVAL without a log", classify(fmt.Errorf("x: %w", unix.EINVAL)), true},
+		{"E2BIG", classify(fmt.Errorf("x: %w", unix.E2BIG)), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := kernelRefused(tc.err); got != tc.want {
+				t.Errorf("kernelRefused(%v) = %v; want %v", tc.err, got, tc.want)
+			}
+		})
+	}
+	if errors.Is(classify(verr), ErrNoPrivilege) {
+		t.Errorf("classify(verifier EACCES) = %v; want not ErrNoPrivilege", classify(verr))
 	}
 }

@@ -319,14 +319,14 @@ func (it *interceptor) loadUnix() error {
 			it.unixNote = err.Error()
 			return nil
 		}
-		return interceptUnavailable(fmt.Errorf("unix sockets: %w", err))
+		return unixUnavailable(err)
 	}
 	ur, err := bpf.LoadUnixRedirect(bpf.UnixConfig{
 		Cgroup: it.cg, Mark: d.cfg.Intercept.Mark,
 		NetnsCookie: mustCookie(it.lns[0]),
 	})
 	if err != nil {
-		return interceptUnavailable(fmt.Errorf("unix sockets: %w", err))
+		return unixUnavailable(err)
 	}
 	it.unixRd = ur
 	d.own.add(ur)
@@ -336,6 +336,18 @@ func (it *interceptor) loadUnix() error {
 		go it.reguardLoop(it.stop, ur)
 	}
 	return nil
+}
+
+// unixUnavailable is loadUnix's error: the kernel's refusal or lack of a
+// feature may fall back to the explicit listeners; anything else (the
+// verifier rejects bpf/unix.c, a guard fails other than by the kernel's
+// refusal) is a broken build that no fallback may hide, so sqlfwd stops.
+func unixUnavailable(err error) error {
+	err = fmt.Errorf("unix sockets: %w", err)
+	if errors.Is(err, bpf.ErrNoPrivilege) || errors.Is(err, bpf.ErrUnsupported) {
+		return interceptUnavailable(err)
+	}
+	return err
 }
 
 // protectUnix opens db's unix listener (once) and redirects connects to
