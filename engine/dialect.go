@@ -60,6 +60,16 @@ type Shaper interface {
 	AnalyzeShape(text string, lex LexStats) (_ *TextFacts, inert bool)
 }
 
+// A PrescanStabler is a Shaper that can tell, for a text whose shape is
+// inert, that its Prescan reads every literal the shape replaces as one
+// whole token from outside any comment, string or dollar quote. The
+// prescan's measures (list sizes, nesting, comment tricks) of every text
+// of that shape are then the text's own but for Bytes, so a shape hit
+// skips the prescan (shapehit.go).
+type PrescanStabler interface {
+	PrescanStable(text string) bool
+}
+
 // A Starter is a Dialect whose connections set session parameters before
 // the first statement (PostgreSQL's StartupMessage).
 type Starter interface {

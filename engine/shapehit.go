@@ -14,9 +14,14 @@ package engine
 //     parameters, stored code): sharedFacts refuses those;
 //   - the pre-parse measures: B is prescanned like any text, and its
 //     measures must equal A's but for Bytes; else B takes the ordinary
-//     path. Bytes itself decides nothing here: a text above the smallest
-//     bytes limit of any rule is not parsed (beyondGuard), so neither A nor
-//     B exceeds a bytes limit, and no reason carries a byte count;
+//     path. Where the dialect showed, when the entry was made, that its
+//     prescan reads each of A's replaced literals as one whole token from
+//     code (PrescanStabler: then the prescan reads B as A but inside those
+//     tokens, which add nothing but a token to its measures), B's measures
+//     are A's and the prescan is skipped. Bytes itself decides nothing
+//     here: a text above the smallest bytes limit of any rule, or the
+//     parse bound, is not parsed (beyond), so neither A nor B exceeds a
+//     bytes limit, and no reason carries a byte count;
 //   - the fingerprints ignore constants (FuzzShapeSound checks it), and
 //     are taken from A with its statements' places, once.
 //
@@ -95,6 +100,16 @@ func (e *Engine) shapeHit(sql []byte, k *shapeKey) *TextFacts {
 	t, _, hit := e.shapes.get(k.key)
 	if !hit || t.shared == nil {
 		return nil
+	}
+	if t.stableLex {
+		// The prescan would measure what it measured in the entry's text
+		// (PrescanStabler), but for the byte count.
+		lex := t.shared.Lex
+		lex.Bytes = len(text)
+		if e.beyond(&lex) {
+			return nil
+		}
+		return t.shared
 	}
 	lex := e.prescan(text)
 	if e.beyond(&lex) {

@@ -95,6 +95,9 @@ func (e *Engine) analyzeShaped(text string, lex LexStats, k *shapeKey) *TextFact
 		if e.shapeSeen.admit(h) {
 			t := tf.template()
 			t.shared = e.sharedFacts(t, tf, text)
+			if ps, ok := e.shaper.(PrescanStabler); ok && t.shared != nil {
+				t.stableLex = ps.PrescanStable(text)
+			}
 			e.shapes.put(h, string(key), t)
 		}
 	}

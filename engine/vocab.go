@@ -386,6 +386,10 @@ type TextFacts struct {
 	// that every text of the shape is judged by (shapehit.go); nil when
 	// the entry lends none.
 	shared *TextFacts
+	// stableLex: in a shape-cache entry, the dialect's prescan reads the
+	// entry's text so that every text of its shape measures alike but for
+	// Bytes (PrescanStabler): a hit takes shared.Lex, not a prescan.
+	stableLex bool
 	// SQLOps: what the text does to named session objects (PostgreSQL:
 	// engine/pgsql sqlprepare.go).
 	SQLOps []SQLOp

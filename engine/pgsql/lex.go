@@ -45,6 +45,7 @@ const (
 	spanComment = 'c'
 	spanLiteral = 'l' // a string, dollar quote or quoted identifier
 	spanSemi    = ';'
+	spanNumber  = 'n' // a number token (not compared with the scanner's: PrescanStable reads it)
 )
 
 // prescan measures text. It stops early (returning what it has, with
@@ -293,6 +294,7 @@ func scanLex(text string, st *engine.LexStats, level int, trace *[]lexSpan) {
 					j = k
 				}
 			}
+			span(i, j, spanNumber)
 			i = j
 			token(i)
 		case isIdentStart(c):
