@@ -89,13 +89,25 @@ func findServers(procRoot string, local []netip.Addr) (found []foundServer, note
 			db.Name = unixOnlyName(p.Name, db.UnixSocket, taken)
 		}
 		taken[db.Name] = true
-		// the defaults a configured database gets (timeouts, buffers, mode)
-		c := Config{Databases: []Database{db}}
-		if err := c.Normalize(); err != nil {
-			notes = append(notes, "not protected: "+what+" because "+err.Error())
-			continue
+		dbs := []Database{db}
+		for i := 1; i < len(s.Unix); i++ {
+			sock := s.Unix[i]
+			// a database has one socket: each other socket of the server
+			// (PostgreSQL's unix_socket_directories) is one of its own,
+			// never left out unsaid
+			name := unixOnlyName(p.Name, sock, taken)
+			taken[name] = true
+			dbs = append(dbs, Database{Name: name, Protocol: p.Name, Intercept: InterceptAppHost, UnixSocket: sock})
 		}
-		found = append(found, foundServer{db: c.Databases[0], pid: s.PID, comm: s.Comm, what: what})
+		for _, db := range dbs {
+			// the defaults a configured database gets (timeouts, buffers, mode)
+			c := Config{Databases: []Database{db}}
+			if err := c.Normalize(); err != nil {
+				notes = append(notes, "not protected: "+what+" because "+err.Error())
+				continue
+			}
+			found = append(found, foundServer{db: c.Databases[0], pid: s.PID, comm: s.Comm, what: what})
+		}
 	}
 	return found, notes, nil
 }

@@ -792,6 +792,22 @@ func TestRediscoveryUnixOnly(t *testing.T) {
 		t.Errorf("not protected: %q, want none", notes)
 	}
 
+	// a server with two sockets (unix_socket_directories): each is a
+	// database, the second of its own, none left out
+	pgTwo := procServer{pid: 130, comm: "postgres", tcp: []string{"127.0.0.1:5434"}, unix: []string{"/tmp/pga/.s.PGSQL.5434", "/tmp/pgb/.s.PGSQL.5434"}}
+	two := newDiscoveryFixture(t)
+	two.scan(pgTwo)
+	if got, want := two.databases(), "postgres-5434 protected postgres pid 130; postgres-unix-5434 protected postgres pid 130"; got != want {
+		t.Fatalf("a server with two sockets: databases %q, want %q", got, want)
+	}
+	socks := map[string]bool{}
+	for _, db := range two.d.databases() {
+		socks[db.cfg.UnixSocket] = true
+	}
+	if !socks["/tmp/pga/.s.PGSQL.5434"] || !socks["/tmp/pgb/.s.PGSQL.5434"] {
+		t.Errorf("a server with two sockets: sockets %v, want both", socks)
+	}
+
 	c := newDiscoveryFixture(t, Database{Name: "app", Protocol: "mysql", Intercept: InterceptAppHost, UnixSocket: "/tmp/my/mysqld.sock"})
 	c.scan(myUnix)
 	if got, want := c.databases(), "app"; got != want {

@@ -132,7 +132,7 @@ func TestFindByOwner(t *testing.T) {
 		"00000000f57af684: 00000002 00000000 00010000 0001 01 114 /tmp/.s.PGSQL.9999\n"
 	root := buildProc(t, []proc{
 		{pid: 10, comm: "postgres", uid: 101, noFDs: true},
-		{pid: 12, comm: "postgres", uid: 101, noFDs: true}, // a backend of the same user
+		{pid: 12, ppid: 10, comm: "postgres", uid: 101, noFDs: true}, // a backend of the same user
 		{pid: 30, comm: "nginx", uid: 0, noFDs: true},
 	}, tcp, "", unix)
 	got, err := Find(root)

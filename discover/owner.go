@@ -16,16 +16,18 @@ package discover
 //
 //   - the socket's owner is the server's uid, and, when the kernel gives
 //     the socket's cgroup, it is the server's cgroup; and
-//   - one of: every process of that uid is a server of the protocol (the
-//     mysql or postgres user; never root); every process of the server's
-//     cgroup is (a unit of its own, as systemd runs it) and the socket was
-//     created in it; or the server's own configuration (its command line,
+//   - one of: every process of that uid is the one server of the protocol
+//     it runs (the mysql or postgres user; never root); every process of
+//     the server's cgroup is (a unit of its own, as systemd runs it) and
+//     the socket was created in it; or the server's own configuration (its command line,
 //     my.cnf, postgresql.conf, or their documented defaults when every
 //     source was read) names the port or the socket path.
 //
 // Everything else is left alone and said: a port of root that the first
 // root mariadbd's user also owns is no proof (that was issue 23's
-// "mysql-2024"). The sockets found this way are all in sqlfwd's own
+// "mysql-2024"), and neither is the order of two servers of one user or
+// one cgroup: with two MariaDB servers run by mysql, a port or socket
+// neither's configuration names is said, not given to the lower pid. The sockets found this way are all in sqlfwd's own
 // namespace by construction, so a server of another namespace is never
 // taken for a local one: it has no socket here and is reported as such.
 // A unix socket is taken only when its path, seen from sqlfwd's mount
@@ -46,20 +48,39 @@ import (
 type procInfo struct {
 	proto  Protocol // "" for a process that is no server
 	uids   []uint32
+	ppid   int
 	cgroup string // cgroup v2 path ("0::" line), "" when unknown
 }
 
 // census is, per uid and per cgroup, the one protocol all its processes
-// serve; other marks a uid or cgroup with any other process.
+// serve; other marks a uid or cgroup with any other process. serversByUID
+// and serversByCgroup count the servers (a server process whose parent is
+// no server of its protocol: a postmaster, not its backends): a user or
+// cgroup of servers only proves a socket its server's only when it runs
+// one, since nothing sqlfwd can read says which of two MariaDB servers of
+// the mysql user listens where.
 type census struct {
-	byUID    map[uint32]Protocol
-	byCgroup map[string]Protocol
+	byUID           map[uint32]Protocol
+	byCgroup        map[string]Protocol
+	serversByUID    map[uint32]int
+	serversByCgroup map[string]int
+}
+
+// soleByUser: every process of uid serves proto and it is one server.
+func (c census) soleByUser(uid uint32, proto Protocol) bool {
+	return uid != 0 && c.byUID[uid] == proto && c.serversByUID[uid] == 1
+}
+
+// soleByCgroup: every process of cg serves proto and it is one server.
+func (c census) soleByCgroup(cg string, proto Protocol) bool {
+	return cg != "" && c.byCgroup[cg] == proto && c.serversByCgroup[cg] == 1
 }
 
 const other Protocol = "-"
 
 func takeCensus(procRoot string, comms map[int]string) census {
-	c := census{byUID: map[uint32]Protocol{}, byCgroup: map[string]Protocol{}}
+	c := census{byUID: map[uint32]Protocol{}, byCgroup: map[string]Protocol{},
+		serversByUID: map[uint32]int{}, serversByCgroup: map[string]int{}}
 	note := func(m map[string]Protocol, k string, p Protocol) {
 		if old, ok := m[k]; ok && old != p {
 			p = other
@@ -74,6 +95,13 @@ func takeCensus(procRoot string, comms map[int]string) census {
 		p := pi.proto
 		if p == "" {
 			p = other
+		} else if servers[comms[pi.ppid]] != p {
+			for _, u := range pi.uids {
+				c.serversByUID[u]++
+			}
+			if pi.cgroup != "" {
+				c.serversByCgroup[pi.cgroup]++
+			}
 		}
 		for _, u := range pi.uids {
 			if old, ok := c.byUID[u]; ok && old != p {
@@ -97,6 +125,9 @@ func readProcInfo(procRoot string, pid int, comm string) (procInfo, bool) {
 	}
 	pi := procInfo{proto: servers[comm]}
 	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "PPid:"); ok {
+			pi.ppid, _ = strconv.Atoi(strings.TrimSpace(rest))
+		}
 		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
 			for _, f := range strings.Fields(rest) {
 				if u, err := strconv.ParseUint(f, 10, 32); err == nil && !slices.Contains(pi.uids, uint32(u)) {
@@ -181,8 +212,8 @@ const (
 // (by inode, for unsaid once every server has had its pick).
 func attribute(x *ownerCtx, s Server, uid uint32, cg string, own *nsSockets, taken map[uint64]bool) ([]portListeners, map[uint64]string) {
 	cfg := readServerConfig(x.procRoot, s.PID, s.Protocol)
-	userOnly := uid != 0 && x.census.byUID[uid] == s.Protocol
-	cgOnly := cg != "" && x.census.byCgroup[cg] == s.Protocol
+	userOnly := x.census.soleByUser(uid, s.Protocol)
+	cgOnly := x.census.soleByCgroup(cg, s.Protocol)
 	cgid := uint64(0)
 	if x.cgroupID != nil {
 		cgid = x.cgroupID(cg)
@@ -275,7 +306,7 @@ func unproven(uid uint32, found bool, maybe map[uint64]string, taken map[uint64]
 			out = append(out, path+" because that path is another file in sqlfwd's mount namespace (the server's private /tmp or a container's)")
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s because it is owned by uid %d but sqlfwd cannot read the server's sockets (no ptrace access) and nothing proves it is the server's (its configuration does not name it; its user and its cgroup run other processes too)", m, uid))
+		out = append(out, fmt.Sprintf("%s because it is owned by uid %d but sqlfwd cannot read the server's sockets (no ptrace access) and nothing proves it is the server's (its configuration does not name it; its user and its cgroup run other processes too, or more than one server)", m, uid))
 	}
 	sort.Strings(out)
 	if !found && len(out) == 0 {

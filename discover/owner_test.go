@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -56,6 +57,9 @@ func TestAttribute(t *testing.T) {
 	cen := census{
 		byUID:    map[uint32]Protocol{0: other, 101: Postgres, 102: MySQL},
 		byCgroup: map[string]Protocol{rootCg: other, unitCg: MySQL, otherCg: other},
+		// pids 1-4 are MySQL servers (1 in unitCg, 2-3 root's, 4 mysql's)
+		serversByUID:    map[uint32]int{0: 3, 101: 1, 102: 1},
+		serversByCgroup: map[string]int{rootCg: 3, unitCg: 1},
 	}
 	cmd := map[int][]string{
 		1: {"/usr/sbin/mariadbd"},                                                  // config unknown (no --no-defaults; /etc may differ): nothing from it
@@ -233,7 +237,8 @@ func TestAttributeTwoClusters(t *testing.T) {
 	}
 	ids := map[string]uint64{"/a": 70, "/b": 71}
 	x := &ownerCtx{procRoot: procWithCmdline(t, map[int][]string{1: {"postgres"}, 2: {"postgres"}}),
-		census:   census{byUID: map[uint32]Protocol{101: Postgres}, byCgroup: map[string]Protocol{"/a": Postgres, "/b": Postgres}},
+		census: census{byUID: map[uint32]Protocol{101: Postgres}, byCgroup: map[string]Protocol{"/a": Postgres, "/b": Postgres},
+			serversByUID: map[uint32]int{101: 2}, serversByCgroup: map[string]int{"/a": 1, "/b": 1}},
 		cgroupID: func(p string) uint64 { return ids[p] }}
 	taken := map[uint64]bool{}
 	for i, want := range []string{"5432", "5433"} {
@@ -242,5 +247,104 @@ func TestAttributeTwoClusters(t *testing.T) {
 			len(got[0].unix) != 1 || !strings.HasSuffix(got[0].unix[0], want) {
 			t.Errorf("cluster %d: got %+v, want port %s with its socket", i+1, got, want)
 		}
+	}
+}
+
+// TestAttributeTwoServersOneUser: two MariaDB servers run by mysql in one
+// cgroup, as sqlfwd without ptrace sees them. Before, the lower pid took
+// every port and socket of the user (the second socket was then dropped:
+// a database has one); now a port or socket goes to the server whose
+// configuration names it, and one neither names goes to neither and is
+// said, whatever the pid order.
+func TestAttributeTwoServersOneUser(t *testing.T) {
+	ap := netip.MustParseAddrPort
+	own := func() *nsSockets {
+		return &nsSockets{
+			tcp: map[uint64]tcpListener{
+				1: {addr: ap("127.0.0.1:3306"), uid: 102, cgroup: 1},
+				2: {addr: ap("127.0.0.1:3307"), uid: 102, cgroup: 1},
+				3: {addr: ap("127.0.0.1:3310"), uid: 102, cgroup: 1}, // neither's configuration
+			},
+			unix: map[uint64]unixListener{
+				11: {path: "/run/mysqld/a.sock", uid: 102, uidKnown: true},
+				12: {path: "/run/mysqld/b.sock", uid: 102, uidKnown: true},
+				13: {path: "/run/mysqld/c.sock", uid: 102, uidKnown: true}, // neither's
+			},
+		}
+	}
+	cen := census{byUID: map[uint32]Protocol{102: MySQL}, byCgroup: map[string]Protocol{"/": MySQL},
+		serversByUID: map[uint32]int{102: 2}, serversByCgroup: map[string]int{"/": 2}}
+	cmd := map[int][]string{
+		7: {"mariadbd", "--no-defaults", "--port=3307", "--socket=/run/mysqld/b.sock"},
+		9: {"mariadbd", "--no-defaults", "--port=3306", "--socket=/run/mysqld/a.sock"},
+	}
+	want := map[int]portListeners{
+		7: {tcp: []netip.AddrPort{ap("127.0.0.1:3307")}, unix: []string{"/run/mysqld/b.sock"}},
+		9: {tcp: []netip.AddrPort{ap("127.0.0.1:3306")}, unix: []string{"/run/mysqld/a.sock"}},
+	}
+	for _, order := range [][]int{{7, 9}, {9, 7}} {
+		t.Run(fmt.Sprint(order), func(t *testing.T) {
+			x := &ownerCtx{procRoot: procWithCmdline(t, cmd), census: cen, cgroupID: func(string) uint64 { return 1 }}
+			sockets, taken := own(), map[uint64]bool{}
+			maybes := map[int]map[uint64]string{}
+			for _, pid := range order {
+				got, maybe := attribute(x, Server{Protocol: MySQL, PID: pid}, 102, "/", sockets, taken)
+				maybes[pid] = maybe
+				if len(got) != 1 || !reflect.DeepEqual(got[0], want[pid]) {
+					t.Errorf("pid %d: got %+v, want %+v", pid, got, want[pid])
+				}
+			}
+			for _, pid := range order {
+				why := strings.Join(unproven(102, true, maybes[pid], taken), "\n")
+				for _, m := range []string{"127.0.0.1:3310", "/run/mysqld/c.sock"} {
+					if !strings.Contains(why, m) {
+						t.Errorf("pid %d: %s not said: %q", pid, m, why)
+					}
+				}
+				if strings.Contains(why, "3306") || strings.Contains(why, "3307") {
+					t.Errorf("pid %d: a port proven a server's is said unproven: %q", pid, why)
+				}
+			}
+		})
+	}
+
+	// One server of the user: its user's sockets are its (the proof the
+	// tie took away from two).
+	one := census{byUID: cen.byUID, byCgroup: cen.byCgroup,
+		serversByUID: map[uint32]int{102: 1}, serversByCgroup: map[string]int{"/": 1}}
+	x := &ownerCtx{procRoot: procWithCmdline(t, map[int][]string{9: {"mariadbd"}}), census: one, cgroupID: func(string) uint64 { return 1 }}
+	got, _ := attribute(x, Server{Protocol: MySQL, PID: 9}, 102, "/", own(), map[uint64]bool{})
+	if len(got) != 3 {
+		t.Errorf("the one server of mysql: got %+v, want its three ports", got)
+	}
+}
+
+// TestCensusCountsServers: a postmaster and its backends are one server;
+// two mariadbd of one user are two.
+func TestCensusCountsServers(t *testing.T) {
+	root := t.TempDir()
+	procs := []struct {
+		pid, ppid int
+		comm      string
+		uid       int
+	}{
+		{10, 1, "postgres", 101}, {11, 10, "postgres", 101}, {12, 10, "postgres", 101},
+		{20, 1, "mariadbd", 102}, {21, 1, "mariadbd", 102},
+	}
+	comms := map[int]string{}
+	for _, p := range procs {
+		dir := filepath.Join(root, strconv.Itoa(p.pid))
+		os.MkdirAll(dir, 0o755)
+		status := fmt.Sprintf("Name:\t%s\nPPid:\t%d\nUid:\t%d\t%d\t%d\t%d\n", p.comm, p.ppid, p.uid, p.uid, p.uid, p.uid)
+		os.WriteFile(filepath.Join(dir, "status"), []byte(status), 0o644)
+		os.WriteFile(filepath.Join(dir, "cgroup"), []byte("0::/\n"), 0o644)
+		comms[p.pid] = p.comm
+	}
+	c := takeCensus(root, comms)
+	if c.serversByUID[101] != 1 || c.serversByUID[102] != 2 || c.serversByCgroup["/"] != 3 {
+		t.Errorf("servers by uid %v, by cgroup %v; want 101:1 102:2, /:3", c.serversByUID, c.serversByCgroup)
+	}
+	if !c.soleByUser(101, Postgres) || c.soleByUser(102, MySQL) {
+		t.Errorf("soleByUser(101, postgres) = %v, soleByUser(102, mysql) = %v; want true, false", c.soleByUser(101, Postgres), c.soleByUser(102, MySQL))
 	}
 }
