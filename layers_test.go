@@ -8,11 +8,15 @@ package sqlfw_test
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -55,7 +59,7 @@ var nevers = []never{
 	{"wire/mysql", []string{"wire/pg"}, false, ""},
 	{"relay/...", []string{"daemon", "bpf", "cgroupstats", "protocol/builtin"}, false, ""},
 	{"relay/...", []string{"engine/pgsql", "engine/mysql", "config", "protocol"}, false,
-		"relay/pg's proxy tests build their engine through config from the protocol table, with the real PostgreSQL dialect (relay/pg/main_test.go)"},
+		"relay/pg's proxy tests build their engine through config from the protocol table, with the real PostgreSQL dialect (relay/pg/main_test.go); each relay's tests read what a text changes in the session through their protocol's dialect (relaytest.Sessions)"},
 	{"relay/pg", []string{"relay/mysql"}, false, ""},
 	{"relay/mysql", []string{"relay/pg"}, false, ""},
 	// the table's shape names no protocol and stands below config
@@ -308,5 +312,65 @@ func TestProtocolsNamedInOnePlace(t *testing.T) {
 	}
 	if builtin < 2 {
 		t.Errorf("protocol/builtin registers %d protocols' packages, want both", builtin)
+	}
+}
+
+// sqlWords are the SQL keywords a statement's meaning is read by. The
+// relays leave reading SQL to the dialects (engine.SessionEffector,
+// Engine.SQLOps, Engine.SearchPathSet): a relay that compares text with
+// one of them reads SQL itself.
+var sqlWords = []string{
+	"select", "insert", "update", "delete", "replace", "set", "names", "use", "prepare", "execute",
+	"deallocate", "declare", "immediate", "drop", "call", "create", "alter", "begin", "commit",
+	"rollback", "grant", "revoke", "show", "reset", "discard", "fetch", "savepoint",
+	"release", "copy", "explain", "handler", "load", "lock", "unlock", "flush", "kill",
+}
+
+// sqlWritten are the literals by which a relay writes a statement for the
+// engine to judge, reading none: a protocol command judged as the SQL it
+// amounts to.
+var sqlWritten = map[string]string{
+	"SHOW COLUMNS FROM `": "relay/mysql: COM_FIELD_LIST is judged as SHOW COLUMNS FROM `table`",
+}
+
+// TestRelaysReadNoSQL: no string literal of a relay's own code (tests and
+// the test kits, relay/relaytest's toy dialect and relay/pg/pgtest's
+// scripted server, aside) is an SQL keyword or starts with one, but the
+// statements it writes (sqlWritten): what a statement means or changes in
+// the session is the dialect's answer, which the relay applies.
+func TestRelaysReadNoSQL(t *testing.T) {
+	fset := token.NewFileSet()
+	err := filepath.WalkDir("relay", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && strings.HasSuffix(d.Name(), "test"):
+			return filepath.SkipDir
+		case d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go"):
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return true
+			}
+			w, _, _ := strings.Cut(strings.TrimSpace(strings.ToLower(s)), " ")
+			if _, written := sqlWritten[s]; slices.Contains(sqlWords, w) && !written {
+				t.Errorf("%s: %s reads SQL in the relay: ask the dialect (engine.SessionEffector)", fset.Position(lit.Pos()), lit.Value)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -56,7 +56,7 @@ func (e *Engine) Body(lang, text, of string) *Body {
 	if of != "" {
 		b.Of = of
 	}
-	e.policy.matchBody(&b, &TextFacts{}, nil)
+	e.policy.matchBody(&b, &TextFacts{}, e.implicit, nil)
 	return &b
 }
 
@@ -73,7 +73,7 @@ func (e *Engine) JudgeBody(b *Body, s *Session) Verdict {
 
 // matchBody fills the rules the body's facts match, each reason saying what
 // the code is; cand is scratch space, returned for reuse.
-func (p *Policy) matchBody(b *Body, tf *TextFacts, cand []int32) []int32 {
+func (p *Policy) matchBody(b *Body, tf *TextFacts, im ImplicitSchemer, cand []int32) []int32 {
 	f := &b.Facts
 	if f.Kinds == 0 {
 		// Code that runs no statement of its own (an assignment, RETURN
@@ -81,7 +81,7 @@ func (p *Policy) matchBody(b *Body, tf *TextFacts, cand []int32) []int32 {
 		f.Kinds = 1 << f.Kind
 	}
 	f.matched = f.matched[:0]
-	cand = p.match(f, tf, 0, cand)
+	cand = p.match(f, tf, 0, im, cand)
 	// A learned policy's rules (fingerprints, scopes, learned-drift) are
 	// of what an application sends; stored code has no fingerprint and
 	// was never sent, so they do not judge it: the policy's own rules do.
@@ -98,7 +98,7 @@ func (p *Policy) matchBody(b *Body, tf *TextFacts, cand []int32) []int32 {
 	}
 	f.matched = kept
 	for i := range f.Bodies {
-		cand = p.matchBody(&f.Bodies[i], tf, cand)
+		cand = p.matchBody(&f.Bodies[i], tf, im, cand)
 	}
 	return cand
 }

@@ -318,10 +318,10 @@ func (e *Engine) throughCatalog(tf *TextFacts, i int, st *StmtFacts, c *Catalog,
 		if i < len(tf.prints) {
 			fp = tf.prints[i]
 		}
-		e.policy.match(out, tf, fp, nil)
+		e.policy.match(out, tf, fp, e.implicit, nil)
 		for k := len(st.Bodies); k < len(out.Bodies); k++ {
 			// Code the objects run as another role (body).
-			e.policy.matchBody(&out.Bodies[k], tf, nil)
+			e.policy.matchBody(&out.Bodies[k], tf, e.implicit, nil)
 		}
 		// A rule the objects made match says what they are.
 		for k := range out.matched {

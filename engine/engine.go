@@ -30,13 +30,15 @@ type Options struct {
 type Engine struct {
 	policy    *Policy
 	dialect   Dialect
-	shaper    Shaper     // the dialect's, or nil
-	cache     *factCache // nil when disabled
-	shapes    *factCache // INSERT ... VALUES shapes (shapes.go); nil when the cache is disabled or the dialect has none
-	shapeSeen doorkeeper // shapes seen once
-	textSeen  doorkeeper // shaped texts seen once
-	rates     *rateTable // nil when the policy has no rate rules
-	bound     parseBound // the largest and deepest text parsed (parsebound.go)
+	shaper    Shaper          // the dialect's, or nil
+	effector  SessionEffector // the dialect's, or nil
+	implicit  ImplicitSchemer // the dialect's, or nil
+	cache     *factCache      // nil when disabled
+	shapes    *factCache      // INSERT ... VALUES shapes (shapes.go); nil when the cache is disabled or the dialect has none
+	shapeSeen doorkeeper      // shapes seen once
+	textSeen  doorkeeper      // shaped texts seen once
+	rates     *rateTable      // nil when the policy has no rate rules
+	bound     parseBound      // the largest and deepest text parsed (parsebound.go)
 	// creation is the rules the dialect's account creation matches
 	// (GranteeCreator), in policy order; nil without one.
 	creation []ruleMatch
@@ -59,6 +61,8 @@ func New(p *Policy, d Dialect, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{policy: p, dialect: d, bound: newParseBound(opts)}
+	e.effector, _ = d.(SessionEffector)
+	e.implicit, _ = d.(ImplicitSchemer)
 	size := opts.CacheBytes
 	if size == 0 {
 		size = DefaultCacheBytes
@@ -75,7 +79,7 @@ func New(p *Policy, d Dialect, opts Options) (*Engine, error) {
 	}
 	if gc, ok := d.(GranteeCreator); ok {
 		f := gc.GranteeCreation()
-		p.match(&f, &TextFacts{}, 0, nil)
+		p.match(&f, &TextFacts{}, 0, e.implicit, nil)
 		e.creation = f.matched
 	}
 	for i := range p.rules {

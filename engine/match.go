@@ -11,6 +11,7 @@ import (
 // checks only scope, time and rate, and its cost does not grow with the
 // number of rules a statement does not match.
 func (p *Policy) precompute(d Dialect, tf *TextFacts, text string) {
+	im, _ := d.(ImplicitSchemer)
 	defer p.fix(tf)
 	if tf.Unparsed {
 		return
@@ -26,15 +27,15 @@ func (p *Policy) precompute(d Dialect, tf *TextFacts, text string) {
 		if prints != nil {
 			fp = prints[i]
 		}
-		cand = p.matchStmt(st, tf, fp, cand)
+		cand = p.matchStmt(st, tf, fp, im, cand)
 		for j := range st.InDatabase {
-			cand = p.matchStmt(&st.InDatabase[j].Facts, tf, fp, cand)
+			cand = p.matchStmt(&st.InDatabase[j].Facts, tf, fp, im, cand)
 		}
 		for j := range st.AsUser {
 			u := &st.AsUser[j].Facts
-			cand = p.matchStmt(u, tf, fp, cand)
+			cand = p.matchStmt(u, tf, fp, im, cand)
 			for k := range u.InDatabase {
-				cand = p.matchStmt(&u.InDatabase[k].Facts, tf, fp, cand)
+				cand = p.matchStmt(&u.InDatabase[k].Facts, tf, fp, im, cand)
 			}
 		}
 	}
@@ -42,20 +43,20 @@ func (p *Policy) precompute(d Dialect, tf *TextFacts, text string) {
 
 // matchStmt fills st.matched and the matched rules of the code it stores
 // (body.go).
-func (p *Policy) matchStmt(st *StmtFacts, tf *TextFacts, fp uint64, cand []int32) []int32 {
-	cand = p.match(st, tf, fp, cand)
+func (p *Policy) matchStmt(st *StmtFacts, tf *TextFacts, fp uint64, im ImplicitSchemer, cand []int32) []int32 {
+	cand = p.match(st, tf, fp, im, cand)
 	for i := range st.Bodies {
-		cand = p.matchBody(&st.Bodies[i], tf, cand)
+		cand = p.matchBody(&st.Bodies[i], tf, im, cand)
 	}
 	return cand
 }
 
 // match fills st.matched; cand is scratch space, returned for reuse.
-func (p *Policy) match(st *StmtFacts, tf *TextFacts, fp uint64, cand []int32) []int32 {
+func (p *Policy) match(st *StmtFacts, tf *TextFacts, fp uint64, im ImplicitSchemer, cand []int32) []int32 {
 	cand = p.candidates(st, cand[:0])
 	for _, ri := range cand {
 		r := &p.rules[ri]
-		if ok, reason := p.staticMatch(r, st, tf, fp); ok {
+		if ok, reason := p.staticMatch(r, st, tf, fp, im); ok {
 			st.matched = append(st.matched, ruleMatch{rule: ri, reason: reason})
 		}
 	}
@@ -85,7 +86,7 @@ func (p *Policy) candidates(st *StmtFacts, out []int32) []int32 {
 
 // staticMatch reports whether the statement satisfies every condition of
 // the rule that depends on the text alone, and the verdict reason.
-func (p *Policy) staticMatch(r *rule, f *StmtFacts, tf *TextFacts, fp uint64) (bool, string) {
+func (p *Policy) staticMatch(r *rule, f *StmtFacts, tf *TextFacts, fp uint64, im ImplicitSchemer) (bool, string) {
 	if r.kinds != 0 && f.Kinds&r.kinds == 0 {
 		return false, ""
 	}
@@ -167,7 +168,7 @@ func (p *Policy) staticMatch(r *rule, f *StmtFacts, tf *TextFacts, fp uint64) (b
 	if !r.functions.empty() {
 		found := false
 		for i := range f.Funcs {
-			if r.functions.match(f.Funcs[i].Schema, f.Funcs[i].Name) {
+			if r.functions.match(im, f.Funcs[i].Schema, f.Funcs[i].Name) {
 				found = true
 				break
 			}
@@ -176,25 +177,25 @@ func (p *Policy) staticMatch(r *rule, f *StmtFacts, tf *TextFacts, fp uint64) (b
 			return false, ""
 		}
 	}
-	if !r.tables.empty() && !p.anyTable(r, f, func(t *TableRef) bool { return r.tables.match(t.Schema, t.Name) }) {
+	if !r.tables.empty() && !p.anyTable(r, f, func(t *TableRef) bool { return r.tables.match(im, t.Schema, t.Name) }) {
 		return false, ""
 	}
-	if !r.tablesOutside.empty() && !p.anyTable(r, f, func(t *TableRef) bool { return !r.tablesOutside.match(t.Schema, t.Name) }) {
+	if !r.tablesOutside.empty() && !p.anyTable(r, f, func(t *TableRef) bool { return !r.tablesOutside.match(im, t.Schema, t.Name) }) {
 		return false, ""
 	}
-	if !r.languages.empty() && !r.languages.matchAny(f.Languages) {
+	if !r.languages.empty() && !r.languages.matchAny(im, f.Languages) {
 		return false, ""
 	}
-	if !r.extensions.empty() && !r.extensions.matchAny(f.Extensions) {
+	if !r.extensions.empty() && !r.extensions.matchAny(im, f.Extensions) {
 		return false, ""
 	}
-	if !r.settings.empty() && !r.settings.matchAny(f.Settings) {
+	if !r.settings.empty() && !r.settings.matchAny(im, f.Settings) {
 		return false, ""
 	}
-	if !r.grantedRoles.empty() && !r.grantedRoles.matchAny(f.Roles) {
+	if !r.grantedRoles.empty() && !r.grantedRoles.matchAny(im, f.Roles) {
 		return false, ""
 	}
-	if len(r.columns) > 0 && !p.columnsMatch(r, f) {
+	if len(r.columns) > 0 && !p.columnsMatch(r, f, im) {
 		return false, ""
 	}
 	if r.fingerprints != nil {
@@ -244,7 +245,7 @@ func (p *Policy) anyTable(r *rule, f *StmtFacts, pred func(*TableRef) bool) bool
 // (unqualified, or qualified by the table's name or alias), through a star
 // or a whole-row reference to the table, unless table_columns lists the
 // table's columns and none of them is denied.
-func (p *Policy) columnsMatch(r *rule, f *StmtFacts) bool {
+func (p *Policy) columnsMatch(r *rule, f *StmtFacts, im ImplicitSchemer) bool {
 	for ti := range f.Tables {
 		t := &f.Tables[ti]
 		if t.CTE {
@@ -252,7 +253,7 @@ func (p *Policy) columnsMatch(r *rule, f *StmtFacts) bool {
 		}
 		for ci := range r.columns {
 			cp := &r.columns[ci]
-			if !cp.table.empty() && !cp.table.match(t.Schema, t.Name) {
+			if !cp.table.empty() && !cp.table.match(im, t.Schema, t.Name) {
 				continue
 			}
 			for k := range f.Cols {

@@ -9,13 +9,23 @@ import (
 // nameSet matches lower-cased names. An entry "name" matches name in any
 // schema; "schema.name" matches that qualified name and the unqualified name
 // (which may resolve to it through search_path); "*" in either part is a
-// wildcard ("dblink*", "public.*", "*.secrets"). An unqualified pg_* name is
-// taken to be in pg_catalog, which PostgreSQL searches first.
+// wildcard ("dblink*", "public.*", "*.secrets"). An unqualified name the
+// dialect knows the schema of by the name alone (ImplicitSchemer:
+// PostgreSQL's pg_* in pg_catalog, which it searches first) is taken to
+// be in it.
 type nameSet struct {
 	bare      map[string]struct{}
 	qualified map[string]struct{} // "schema.name"
 	globs     []nameGlob
 	n         int
+}
+
+// An ImplicitSchemer is a Dialect in which an unqualified name may be
+// known to be one schema's by the name alone.
+type ImplicitSchemer interface {
+	// ImplicitSchema is the schema an unqualified name is in, "" when the
+	// name alone does not say.
+	ImplicitSchema(name string) string
 }
 
 type nameGlob struct {
@@ -75,14 +85,15 @@ func (s *nameSet) exact() ([]string, bool) {
 	return out, true
 }
 
-// match reports whether a name (schema may be "") is in the set. It does not
-// allocate: the qualified lookup builds its key on the stack.
-func (s *nameSet) match(schema, name string) bool {
+// match reports whether a name (schema may be "") is in the set, under
+// the dialect's implicit schemas (im, or nil). It does not allocate: the
+// qualified lookup builds its key on the stack.
+func (s *nameSet) match(im ImplicitSchemer, schema, name string) bool {
 	if _, ok := s.bare[name]; ok {
 		return true
 	}
-	if schema == "" && strings.HasPrefix(name, "pg_") {
-		schema = "pg_catalog"
+	if schema == "" && im != nil {
+		schema = im.ImplicitSchema(name)
 	}
 	for i := range s.globs {
 		g := &s.globs[i]
@@ -116,9 +127,9 @@ func (s *nameSet) match(schema, name string) bool {
 }
 
 // matchAny reports whether any of the strings is in the set.
-func (s *nameSet) matchAny(list []string) bool {
+func (s *nameSet) matchAny(im ImplicitSchemer, list []string) bool {
 	for _, v := range list {
-		if s.match("", v) {
+		if s.match(im, "", v) {
 			return true
 		}
 	}

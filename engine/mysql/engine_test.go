@@ -337,3 +337,16 @@ func TestRecognizeAfterManyPieces(t *testing.T) {
 		}
 	}
 }
+
+// TestNoImplicitSchema: MySQL has no schema an unqualified name is known
+// to be in by its name alone (PostgreSQL's pg_* in pg_catalog is
+// engine/pgsql's): an unqualified pg_users read with no current database
+// may be any schema's, so a rule naming shop.pg_users matches it.
+func TestNoImplicitSchema(t *testing.T) {
+	e := mustEngine(t, "rules:\n  - {id: r, action: deny, match: {tables: [shop.pg_users]}}\n", engine.Options{})
+	for sql, want := range map[string]string{"SELECT * FROM pg_users": "r", "SELECT * FROM shop.pg_users": "r", "SELECT * FROM other.pg_users": ""} {
+		if v := e.Judge([]byte(sql), &engine.Session{User: "app"}); v.RuleID != want {
+			t.Errorf("%s: rule %q, want %q", sql, v.RuleID, want)
+		}
+	}
+}

@@ -847,7 +847,7 @@ func startsWithSetOrUse(sql []byte) bool {
 }
 
 // simpleUse reports whether sql is a USE statement in the one form the
-// relay reads (relay/mysql's useSchema): USE, a name (bare, or quoted with
+// relay follows (sessioneffects.go readUse): USE, a name (bare, or quoted with
 // backquotes) and at most a ";", with spaces between (any of the six the
 // server's lexer skips), and nothing else.
 func simpleUse(sql []byte) bool {

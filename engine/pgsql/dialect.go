@@ -4,6 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"slices"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v5"
 
@@ -106,3 +107,13 @@ func DefaultPolicy() *engine.Policy { return defaultPolicy }
 // DefaultPolicyYAML returns the text of the embedded default policy, for
 // operators who want to start their own from it.
 func DefaultPolicyYAML() []byte { return bytes.Clone(defaultPolicyYAML) }
+
+// ImplicitSchema is pg_catalog for an unqualified pg_* name: PostgreSQL
+// searches pg_catalog first, whatever the search path
+// (engine.ImplicitSchemer).
+func (pgDialect) ImplicitSchema(name string) string {
+	if strings.HasPrefix(name, "pg_") {
+		return "pg_catalog"
+	}
+	return ""
+}

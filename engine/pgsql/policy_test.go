@@ -43,6 +43,8 @@ func TestRules(t *testing.T) {
 		{"function case folded", `[{id: r, action: deny, match: {functions: [PG_Sleep]}}]`, "SELECT PG_SLEEP(1)", app, engine.ActionDeny, "r"},
 		{"function qualified entry unqualified call", `[{id: r, action: deny, match: {functions: [pg_catalog.pg_sleep]}}]`, "SELECT pg_sleep(1)", app, engine.ActionDeny, "r"},
 		{"function qualified entry other schema", `[{id: r, action: deny, match: {functions: [pg_catalog.pg_sleep]}}]`, "SELECT mine.pg_sleep(1)", app, engine.ActionAllow, ""},
+		// an unqualified pg_* name is pg_catalog's (ImplicitSchema), not another schema's of that name
+		{"function other schema entry unqualified pg_ call", `[{id: r, action: deny, match: {functions: [mine.pg_sleep]}}]`, "SELECT pg_sleep(1)", app, engine.ActionAllow, ""},
 		{"function prefix", `[{id: r, action: deny, match: {functions: ["dblink*"]}}]`, "SELECT * FROM dblink_exec('c', 'q')", app, engine.ActionDeny, "r"},
 		{"function absent", `[{id: r, action: deny, match: {functions: [pg_sleep]}}]`, "SELECT now()", app, engine.ActionAllow, ""},
 		{"table any", `[{id: r, action: deny, match: {tables: [secrets]}}]`, "SELECT * FROM app.secrets", app, engine.ActionDeny, "r"},

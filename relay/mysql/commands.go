@@ -122,8 +122,9 @@ func (s *session) comQuery() (queued, ok bool) {
 	if s.enforced(&v) {
 		return s.blocked(&v)
 	}
-	c.next.lex, c.next.charset, c.next.grant = s.lex.queryCharset(sql, v.DynamicSQL)
-	c.next.schema, c.next.schemaChange = useSchema(sql)
+	e := eng.SessionEffects(sql, v.DynamicSQL)
+	c.next.lex, c.next.charset, c.next.grant = s.lex.queryCharset(&e, v.DynamicSQL)
+	c.next.schema, c.next.schemaChange = e.Schema, e.SchemaChange
 	return true, true
 }
 
@@ -138,10 +139,11 @@ func (s *session) comStmtPrepare() (queued, ok bool) {
 	}
 	s.meter.HoldStatement() // timing
 	v, eng := s.judge(sql, observePrepare)
+	e := eng.SessionEffects(sql, false)
 	calls := false
 	if v.SessionOps {
 		var unsupported bool
-		if calls, unsupported = prepareCalls(eng, sql, &s.sess); unsupported {
+		if calls, unsupported = prepareCalls(eng, sql, &s.sess, &e); unsupported {
 			// the server refuses it too, in every mode: answered as it
 			// answers, so that a client falls back to COM_QUERY as it
 			// would (mysqltest --ps-protocol)
@@ -154,7 +156,7 @@ func (s *session) comStmtPrepare() (queued, ok bool) {
 		s.memoBlocked()
 		return s.blocked(&v)
 	}
-	c.next.slot, c.next.gen = s.memoPrepare(sql, v, eng, calls)
+	c.next.slot, c.next.gen = s.memoPrepare(sql, v, eng, &e, calls)
 	return true, true
 }
 
@@ -284,7 +286,7 @@ func (s *session) comInitDB() (queued, ok bool) {
 	if err != nil {
 		return s.fail(err)
 	}
-	s.cmd.next.schema, s.cmd.next.schemaChange = schemaName(schema), true
+	s.cmd.next.schema, s.cmd.next.schemaChange = s.env.Engine().DatabaseName(schema), true
 	return true, true
 }
 
@@ -304,7 +306,7 @@ func (s *session) comChangeUser() (queued, ok bool) {
 	if len(cu.AuthPlugin) > 0 {
 		s.authPlugin = append(s.authPlugin[:0], cu.AuthPlugin...)
 	}
-	c.next.user, c.next.schema = string(cu.User), schemaName(cu.Database)
+	c.next.user, c.next.schema = string(cu.User), s.env.Engine().DatabaseName(cu.Database)
 	// the server starts the lexing state afresh (lexSettle)
 	c.next.lex, c.next.charset = true, s.lex.clientCharset(cu.Charset)
 	// its authentication rounds follow, up to the server's OK or ERR

@@ -130,7 +130,7 @@ func (s *session) start() (release func(), ok bool) {
 		writeErr(s.Client, seq, errHandshake, sqlstateHandshake, "sqlfw: malformed handshake response")
 		return nil, false
 	}
-	s.user, s.schema = string(wire.LoginUser(r.User)), schemaName(r.Database)
+	s.user, s.schema = string(wire.LoginUser(r.User)), env.Engine().DatabaseName(r.Database)
 	for it := wire.NewAttrs(r.ConnectAttrs); it.Next(); {
 		if string(it.Key) == "program_name" {
 			s.app = string(it.Value)

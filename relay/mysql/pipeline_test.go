@@ -94,19 +94,6 @@ rules:
 			send(fieldList), expectErr(1, errBlocked, "42000", "no-mysql-schema")))
 }
 
-func TestUseSchema(t *testing.T) {
-	for in, want := range map[string]string{"USE shop": "shop", "use\vshop\f;\v": "shop", " USE `a``b`;": "a`b", "USE\tx1$": "x1$", "use INFORMATION_Schema": "information_schema"} {
-		if got, ok := useSchema([]byte(in)); !ok || got != want {
-			t.Errorf("useSchema(%q) = %q, %v, want %q", in, got, ok, want)
-		}
-	}
-	for _, in := range []string{"USE", "USE ", "USE x y", "USE ``", "USE `x", "USE /**/x", "USEx", "SET STATEMENT a=1 FOR USE x"} {
-		if got, ok := useSchema([]byte(in)); ok {
-			t.Errorf("useSchema(%q) = %q, want no USE read", in, got)
-		}
-	}
-}
-
 // COM_REFRESH (mysqladmin flush-*, mariadb-dump -F) is judged as the FLUSH
 // and RESET statements its bits stand for: FLUSH STATUS passes, FLUSH LOGS
 // and RESET MASTER meet the rule on signals_server, also as one bit of

@@ -92,7 +92,7 @@ func (s *session) memoBlocked() {
 
 // memoPrepare takes a slot for a prepare being sent and returns it with
 // its generation.
-func (s *session) memoPrepare(sql []byte, v engine.Verdict, eng *engine.Engine, calls bool) (int, uint32) {
+func (s *session) memoPrepare(sql []byte, v engine.Verdict, eng *engine.Engine, e *engine.SessionEffects, calls bool) (int, uint32) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := &s.memo
@@ -109,11 +109,8 @@ func (s *session) memoPrepare(sql []byte, v engine.Verdict, eng *engine.Engine, 
 	sl.params, sl.types, sl.long = 0, sl.types[:0], sl.long[:0]
 	sl.text = append(sl.text[:0], sql...)
 	sl.lex, sl.db = s.sess.Lex, s.sess.Database
-	sl.exLex, sl.exCharset, sl.exGrant = lexSensitive(sql), "", grantSame
-	if sl.exLex {
-		sl.exCharset, sl.exGrant = namesCharset(sql), namesMode(sql)
-	}
-	sl.exSchema, sl.exSchemaChange = useSchema(sql)
+	sl.exLex, sl.exCharset, sl.exGrant = e.Names, e.Charset, e.Grant
+	sl.exSchema, sl.exSchemaChange = e.Schema, e.SchemaChange
 	sl.calls = calls
 	m.last = i
 	return i, sl.gen

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sqlfw/sqlfw/engine"
+	mydialect "github.com/sqlfw/sqlfw/engine/mysql"
 	"github.com/sqlfw/sqlfw/relay"
 	"github.com/sqlfw/sqlfw/relay/relaytest"
 	wire "github.com/sqlfw/sqlfw/wire/mysql"
@@ -193,3 +195,7 @@ func checkGreeting(m []byte) error {
 }
 
 var errAny = errors.New("any")
+
+// The relay follows what a text changes in the session as MySQL's dialect
+// reads it (engine.SessionEffector), under the toy dialect's judging.
+func init() { relaytest.Sessions = mydialect.Dialect.(engine.SessionEffector) }

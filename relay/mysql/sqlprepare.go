@@ -39,7 +39,6 @@ package mysql
 // nothing here.
 
 import (
-	"bytes"
 	"time"
 
 	"github.com/sqlfw/sqlfw/engine"
@@ -407,12 +406,13 @@ func (s *session) stronger(a, b engine.Verdict) engine.Verdict {
 // prepareCalls reports what a COM_STMT_PREPARE's text does by name: an
 // execution of it calls a routine (calls), or it is a PREPARE, EXECUTE or
 // DEALLOCATE, which the server does not prepare (unsupported).
-func prepareCalls(eng *engine.Engine, sql []byte, sess *engine.Session) (calls, unsupported bool) {
+// e is the text's engine.SessionEffects.
+func prepareCalls(eng *engine.Engine, sql []byte, sess *engine.Session, e *engine.SessionEffects) (calls, unsupported bool) {
 	ops, _ := eng.SQLOps(sql, sess)
 	for _, o := range ops {
 		if o.Kind == engine.SQLCallRoutine {
 			calls = true
-		} else if leadsWith(sql, "prepare", "execute", "deallocate", "drop") {
+		} else if e.SessionOpLead {
 			// the statement itself, not one of a routine body it creates
 			// (CREATE PROCEDURE p() BEGIN EXECUTE s; END prepares); one
 			// that starts otherwise (a comment first) the server refuses
@@ -421,23 +421,4 @@ func prepareCalls(eng *engine.Engine, sql []byte, sess *engine.Session) (calls, 
 		}
 	}
 	return calls, unsupported
-}
-
-// leadsWith reports whether sql's first word, after spaces, is one of ws
-// (in any case).
-func leadsWith(sql []byte, ws ...string) bool {
-	i := 0
-	for i < len(sql) && (sql[i] == ' ' || sql[i] == '\t' || sql[i] == '\n' || sql[i] == '\r' || sql[i] == '\v' || sql[i] == '\f') {
-		i++
-	}
-	j := i
-	for j < len(sql) && (sql[j]|0x20 >= 'a' && sql[j]|0x20 <= 'z') {
-		j++
-	}
-	for _, w := range ws {
-		if bytes.EqualFold(sql[i:j], []byte(w)) {
-			return true
-		}
-	}
-	return false
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/sqlfw/sqlfw/engine/pgsql"
 	"github.com/sqlfw/sqlfw/protocol"
 	"github.com/sqlfw/sqlfw/relay"
+	"github.com/sqlfw/sqlfw/relay/relaytest"
 	wirepg "github.com/sqlfw/sqlfw/wire/pg"
 )
 
@@ -19,6 +20,9 @@ import (
 // PostgreSQL dialect judges, as in sqlfwd, though the relay never imports
 // it outside tests.
 func TestMain(m *testing.M) {
+	// the toy dialect's harness reads what a text changes in the session
+	// as PostgreSQL's dialect does (engine.SessionEffector)
+	relaytest.Sessions = pgsql.Dialect.(engine.SessionEffector)
 	protocol.Register(protocol.Protocol{
 		Name: "postgres", Title: "PostgreSQL", DefaultPort: DefaultPort,
 		NewRelay: func() relay.Protocol { return New() },

@@ -491,7 +491,7 @@ func (s *session) memoJudged(msg []byte, v engine.Verdict, eng *engine.Engine, b
 	m := &s.memo
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !v.SessionOps && (v.Action.Denies() || v.ParseError) && !s.enforced(&v) && mentionsDefinition(sql) {
+	if !v.SessionOps && (v.Action.Denies() || v.ParseError) && !s.enforced(&v) && eng.SessionEffects(sql, false).MayDefine {
 		m.unread = true
 	}
 	own := v // the text's own verdict: what it runs by name is looked up at each use
@@ -961,19 +961,4 @@ func beside(old, r *stmtRec, uncertain bool) *stmtRec {
 	n.alt = append(append([]*stmtRec(nil), old.alt...), &o)
 	n.unknown = old.unknown || len(n.alt) > maxAlternatives
 	return &n
-}
-
-// mentionsDefinition reports whether sql contains PREPARE or DECLARE in any
-// case: a text the engine could not read may then have defined a name.
-func mentionsDefinition(sql []byte) bool {
-	for i := 0; i+7 <= len(sql); i++ {
-		if c := sql[i] | 0x20; c != 'p' && c != 'd' {
-			continue
-		}
-		w := sql[i : i+7]
-		if bytes.EqualFold(w, []byte("prepare")) || bytes.EqualFold(w, []byte("declare")) {
-			return true
-		}
-	}
-	return false
 }

@@ -94,3 +94,29 @@ func (Dialect) Fingerprint(stmt string) uint64 {
 func (Dialect) Normalize(stmt string) (string, error) { return stmt, nil }
 func (Dialect) Objects() []string                     { return []string{"table"} }
 func (Dialect) Fills(string) bool                     { return true }
+
+// Sessions reads what a text changes in the session for Dialect
+// (engine.SessionEffector): a relay's tests set it to their protocol's
+// dialect, whose reading the relay applies; nil reads nothing.
+var Sessions engine.SessionEffector
+
+func (Dialect) SessionEffects(sql []byte, dynamic bool) engine.SessionEffects {
+	if Sessions == nil {
+		return engine.SessionEffects{}
+	}
+	return Sessions.SessionEffects(sql, dynamic)
+}
+
+func (Dialect) ReportedGrant(mode []byte) (engine.GrantMode, bool) {
+	if Sessions == nil {
+		return engine.GrantSame, false
+	}
+	return Sessions.ReportedGrant(mode)
+}
+
+func (Dialect) DatabaseName(name []byte) string {
+	if Sessions == nil {
+		return string(name)
+	}
+	return Sessions.DatabaseName(name)
+}
