@@ -9,8 +9,13 @@
 // lexes; CanonicalEncoding and ClientTextToUTF8 for tools and tests), lex.go
 // (the prescan: measures before parsing), facts.go with walk_generated.go
 // (the walker over the whole parse tree; walkgen.go writes the generated
-// walk), ddl.go (DDL verb and object type), taut.go (always-true conditions
-// folded as the server evaluates them), effects.go and builtin_names.go
+// walk), ddl.go (DDL verb and object type), the always-true conditions
+// folded as the server evaluates them: fold.go (constants, three-valued,
+// with foldcompare.go's operators and casts, foldmatch.go's LIKE and
+// SIMILAR TO, foldfunc.go's builtins), taut.go (a condition's truth over
+// all rows, OR tautologies), tautself.go (x = x, complementary arms, a
+// table looked up in itself) and filters.go (whether a write's WHERE tells
+// its table's rows apart), effects.go and builtin_names.go
 // (what a statement makes the server do), body.go (DO blocks, function
 // bodies and SQL in strings), limits.go (boolean terms, generated rows,
 // built strings), sqlprepare.go (PREPARE, EXECUTE, DECLARE, FETCH ...:
