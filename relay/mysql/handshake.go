@@ -77,8 +77,7 @@ func (s *session) start() (release func(), ok bool) {
 	}
 	h, err := wire.ParseHandshake(p)
 	if err != nil {
-		env.Observer.Count(relay.ProtocolErrors, 1)
-		s.log.Error("closing connection: malformed greeting from the server", "err", err)
+		s.ServerMalformed(s.log, "greeting", err)
 		writeErr(s.Client, 0, errHandshake, sqlstateHandshake, "sqlfw: malformed greeting from the database server")
 		return nil, false
 	}

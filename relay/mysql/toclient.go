@@ -34,8 +34,7 @@ func (s *session) toClient() {
 				s.log.Warn("closing connection: authentication did not finish in time", "timeout", s.env.Limits.AuthTimeout)
 				s.Tell(errPacket(0, errUnknown, sqlstateGeneral, "sqlfw: the database server did not finish authentication in time"))
 			case errors.Is(err, wire.ErrCompressed):
-				s.env.Observer.Count(relay.ProtocolErrors, 1)
-				s.log.Error("closing connection: malformed packet from the server", "err", err)
+				s.ServerMalformed(s.log, "packet", err)
 			case !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
 				s.log.Debug("server read ended", "err", err)
 			}
@@ -65,8 +64,7 @@ func (s *session) toClient() {
 			}
 			m, err := fr.Next(r.Want())
 			if err != nil {
-				s.env.Observer.Count(relay.ProtocolErrors, 1)
-				s.log.Error("closing connection: malformed packet from the server", "err", err)
+				s.ServerMalformed(s.log, "packet", err)
 				return
 			}
 			if m == nil {

@@ -19,8 +19,7 @@ import (
 // protocolError closes the session after a malformed client packet, with an
 // ERR the client can read.
 func (s *session) protocolError(err error) {
-	s.env.Observer.Count(relay.ProtocolErrors, 1)
-	s.log.Warn("closing connection: protocol violation from client", "err", err)
+	s.ClientViolation(s.log, err)
 	var fe *wire.FrameError
 	if errors.As(err, &fe) && fe.TooLarge() {
 		// as the server answers a packet beyond max_allowed_packet (an

@@ -140,8 +140,7 @@ func (s *session) authServerWant(want *[256]bool) *[256]bool {
 func (s *session) authRequest(fr *wire.Framer, msg, scratch []byte) ([]byte, bool) {
 	code, err := wire.AuthCode(msg)
 	if err != nil {
-		s.env.Observer.Count(relay.ProtocolErrors, 1)
-		s.log.Error("closing connection: malformed message from the server", "err", err)
+		s.ServerMalformed(s.log, "message", err)
 		return scratch, false
 	}
 	s.mu.Lock()
@@ -222,8 +221,7 @@ func (s *session) authServerSASL(fr *wire.Framer, msg, scratch []byte) ([]byte, 
 	}
 	out, dropped, err := wire.AppendSASLWithout(scratch[:0], msg, wire.SCRAMSHA256Plus)
 	if err != nil {
-		s.env.Observer.Count(relay.ProtocolErrors, 1)
-		s.log.Error("closing connection: malformed message from the server", "err", err)
+		s.ServerMalformed(s.log, "message", err)
 		return scratch, false
 	}
 	if !dropped {

@@ -88,8 +88,7 @@ func (s *session) protoServer(fr *wire.Framer, msg, scratch []byte) ([]byte, boo
 	case msgNegotiateProtocolVersion:
 		newest, unrecognised, err := parseNegotiate(msg)
 		if err != nil {
-			s.env.Observer.Count(relay.ProtocolErrors, 1)
-			s.log.Error("closing connection: malformed message from the server", "err", err)
+			s.ServerMalformed(s.log, "message", err)
 			writeFatal(s.Client, sqlstateProtocolViolation, "sqlfw: malformed NegotiateProtocolVersion from the server")
 			return scratch, false
 		}

@@ -842,8 +842,7 @@ func (s *session) followApp() {
 // protocolError closes the session after a malformed client message, with a
 // FATAL error the client can read (as PostgreSQL does).
 func (s *session) protocolError(err error) {
-	s.env.Observer.Count(relay.ProtocolErrors, 1)
-	s.log.Warn("closing connection: protocol violation from client", "err", err)
+	s.ClientViolation(s.log, err)
 	s.Tell(fatal(sqlstateProtocolViolation, "sqlfw: invalid frontend message: "+err.Error()))
 }
 
@@ -882,8 +881,7 @@ func (s *session) toClient() {
 			want = s.authServerWant(want)
 			msg, err := fr.Next(want)
 			if err != nil {
-				s.env.Observer.Count(relay.ProtocolErrors, 1)
-				s.log.Error("closing connection: malformed message from the server", "err", err)
+				s.ServerMalformed(s.log, "message", err)
 				return
 			}
 			if msg == nil {
