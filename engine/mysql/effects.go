@@ -24,11 +24,13 @@ var funcEffects = map[string]engine.EffectSet{
 // credentialTables hold password hashes (mysql.user is a view over
 // mysql.global_priv in MariaDB) or replication passwords.
 var credentialTables = map[string]bool{
-	"user":              true,
-	"global_priv":       true,
-	"password_history":  true,
-	"slave_master_info": true,
-	"servers":           true, // CREATE SERVER's options: FEDERATED and CONNECT passwords
+	"user":             true,
+	"global_priv":      true,
+	"password_history": true,
+	// password_reuse_check's hashes of every account's earlier passwords
+	"password_reuse_check_history": true,
+	"slave_master_info":            true,
+	"servers":                      true, // CREATE SERVER's options: FEDERATED and CONNECT passwords
 	// The logs as tables (log_output = TABLE): every statement's text, the
 	// passwords of CREATE USER, ALTER USER and SET PASSWORD in clear.
 	"general_log": true,
@@ -44,13 +46,14 @@ var credentialTables = map[string]bool{
 	"proxies_priv":  true,
 	"roles_mapping": true,
 	"proc":          true,
+	"event":         true, // every event's body and DEFINER, as mysql.proc
 }
 
 // privilegeTables are the credentialTables a utility statement may name
 // without reading them.
 var privilegeTables = map[string]bool{
 	"tables_priv": true, "columns_priv": true, "procs_priv": true, "proxies_priv": true,
-	"roles_mapping": true, "proc": true,
+	"roles_mapping": true, "proc": true, "event": true,
 }
 
 // loggingSettings are the variables that switch the server's own logging,

@@ -234,6 +234,11 @@ func (fo *folder) fold(e ast.ExprNode, depth int) (folded, bool) {
 		return fo.foldFunc(x, d)
 	case *ast.FuncCastExpr:
 		return fo.foldCast(x, d)
+	case *ast.ValuesExpr:
+		// VALUE(c) / VALUES(c) is the row an INSERT ... ON DUPLICATE KEY
+		// UPDATE would have inserted; in a condition it is NULL (MariaDB
+		// 10.11: DELETE FROM t WHERE VALUE(id) IS NULL deletes every row).
+		return nullF, true
 	case *ast.VariableExpr:
 		if x.Value != nil && !x.IsSystem {
 			return fo.fold(x.Value, d) // @a := 1 is 1

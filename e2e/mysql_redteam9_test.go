@@ -1,0 +1,112 @@
+package e2e
+
+// Issue 21's independent rerun, ninth round, judged by what MariaDB 10.11
+// does, through sqlfwd (enforce, the embedded default policy), with the
+// general log and the effect checked on a direct connection:
+//
+//   - DELETE ... WHERE VALUE(id) IS NULL: VALUE(c) outside an INSERT's ON
+//     DUPLICATE KEY UPDATE is NULL, so straight to MariaDB it deletes every
+//     row; through sqlfwd it is blocked (no-unfiltered-writes), absent from
+//     the log, and the rows stay.
+//   - mysql.event read: straight to MariaDB it returns an event's body and
+//     DEFINER; through sqlfwd it is blocked (no-credential-tables) and absent
+//     from the log.
+
+import (
+	"database/sql"
+	"strings"
+	"testing"
+)
+
+func TestMySQLRedTeam9JudgedByEffect(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	direct := myDB(t, my, my.addr(), true)
+	fw := myDB(t, my, d.addr, true)
+	suffix := randomHex(t)
+	marker := "rt9_attack_" + suffix
+	tbl := "rt9_t_" + suffix
+	tag := func(n string) string { return " /* " + marker + " " + n + " */" }
+	reset := func() {
+		t.Helper()
+		for _, q := range []string{
+			"drop table if exists " + tbl,
+			"create table " + tbl + " (id int not null primary key, a int)",
+			"insert into " + tbl + " values (1, 1), (2, 2), (3, 3)",
+		} {
+			if _, err := direct.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	count := func() int {
+		t.Helper()
+		var n int
+		if err := direct.QueryRow("select count(*) from " + tbl).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	reset()
+	t.Cleanup(func() { _, _ = direct.Exec("drop table if exists " + tbl) })
+
+	t.Run("VALUE(id) IS NULL", func(t *testing.T) {
+		for i, q := range []string{
+			"delete from " + tbl + " where value(id) is null",
+			"delete from " + tbl + " where id = 9 or isnull(value(id))",
+		} {
+			_, err := fw.Exec(q + tag("value"))
+			wantMyBlocked(t, q, err, "no-unfiltered-writes")
+			if n := count(); n != 3 {
+				t.Fatalf("after the blocked %s the table holds %d rows, want 3", q, n)
+			}
+			// straight to MariaDB the same statement deletes every row
+			if _, err := direct.Exec(q); err != nil {
+				t.Fatalf("%s directly: %v", q, err)
+			}
+			if n := count(); n != 0 {
+				t.Fatalf("control %d: %s directly left %d rows: it did not delete every row", i, q, n)
+			}
+			reset()
+		}
+		mustNotReach(t, my, marker+" value")
+		// the benign face answers as directly
+		ok := "rt9_ok_" + suffix
+		q := "insert into " + tbl + " (id, a) values (1, 7) on duplicate key update a = value(a) /* " + ok + " */"
+		if _, err := fw.Exec(q); err != nil {
+			t.Fatalf("%s through sqlfwd: %v", q, err)
+		}
+		var a int
+		if err := direct.QueryRow("select a from " + tbl + " where id = 1").Scan(&a); err != nil || a != 7 {
+			t.Errorf("after the upsert through sqlfwd a = %d, %v; want 7", a, err)
+		}
+		if !strings.Contains(generalLog(t, my), ok) {
+			t.Errorf("the allowed upsert is not in the general log")
+		}
+	})
+
+	t.Run("mysql.event", func(t *testing.T) {
+		ev := "rt9_e_" + suffix[:8]
+		body := "update " + my.Database + "." + tbl + " set a = 42 where id = 1"
+		if _, err := direct.Exec("create event " + ev + " on schedule at now() + interval 1 day do " + body); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = direct.Exec("drop event if exists " + ev) })
+		q := "select body, definer from mysql.event where name = '" + ev + "'"
+		var b, def sql.NullString
+		if err := direct.QueryRow(q).Scan(&b, &def); err != nil || !strings.Contains(b.String, "set a = 42") {
+			t.Fatalf("%s directly: %q, %v: the control reads no body", q, b.String, err)
+		}
+		_, err := fw.Query(q + tag("event"))
+		wantMyBlocked(t, q, err, "no-credential-tables")
+		r := rawLogin(t, d.addr, my.User, "", "mysql")
+		defer r.c.Close()
+		got := r.query("select body from event" + tag("event_cur"))
+		wantRawBlocked(t, "select body from event in mysql", got, "no-credential-tables")
+		mustNotReach(t, my, marker+" event")
+		// SHOW EVENTS and information_schema.EVENTS stay allowed
+		if _, err := fw.Query("show events"); err != nil {
+			t.Errorf("SHOW EVENTS through sqlfwd: %v", err)
+		}
+	})
+}
