@@ -28,6 +28,9 @@ type relayEnv struct {
 	db      netip.AddrPort
 	r       *Redirect
 	missing atomic.Int64 // accepted connections without an Origin
+	// onUpstream, when set, sees each upstream leg before relaying starts
+	// (the floor benchmark splices it).
+	onUpstream func(net.Conn)
 }
 
 func newRelayEnv(tb testing.TB, sockmap bool, serve func(net.Conn)) *relayEnv {
@@ -94,6 +97,9 @@ func (e *relayEnv) relay(c net.Conn) {
 		return
 	}
 	defer up.Close()
+	if e.onUpstream != nil {
+		e.onUpstream(up)
+	}
 	done := make(chan struct{})
 	go func() { pump(up, c); close(done) }()
 	pump(c, up)
