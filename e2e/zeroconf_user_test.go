@@ -248,15 +248,26 @@ func siblingCgroup(t *testing.T, cg, name string) string {
 type mysqlServer struct {
 	dir  string
 	port int
+	sock string // its unix socket
+	pid  int
 }
 
+const defaultMySQLSocket = "/run/mysqld/mysqld.sock"
+
 func startMariaDBAsMysql(t *testing.T, cg string, extra ...string) *mysqlServer {
+	t.Helper()
+	return startMariaDBAsMysqlAt(t, cg, defaultMySQLSocket, extra...)
+}
+
+// startMariaDBAsMysqlAt is startMariaDBAsMysql with its socket at sock
+// (given on its command line unless it is my.cnf's default).
+func startMariaDBAsMysqlAt(t *testing.T, cg, sock string, extra ...string) *mysqlServer {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "sqlfw-zcmy-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &mysqlServer{dir: dir}
+	s := &mysqlServer{dir: dir, sock: sock}
 	s.port, _ = freePort()
 	os.Chmod(dir, 0o755)
 	if out, err := exec.Command("chown", "mysql:mysql", dir).CombinedOutput(); err != nil {
@@ -280,13 +291,17 @@ func startMariaDBAsMysql(t *testing.T, cg string, extra ...string) *mysqlServer 
 		"--bind-address=127.0.0.1", "--pid-file="+filepath.Join(dir, "pid"), "--log-error="+filepath.Join(dir, "error.log"),
 		"--general-log=1", "--general-log-file="+filepath.Join(dir, "general.log"), "--skip-log-bin",
 		"--innodb-flush-log-at-trx-commit=0", "--innodb-doublewrite=0")
+	if sock != defaultMySQLSocket {
+		args = append(args, "--socket="+sock)
+	}
 	args = append(args, extra...)
 	cmd := exec.Command(args[0], args[1:]...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	s.pid = cmd.Process.Pid // inCgroup's sh execs mariadbd
 	t.Cleanup(func() {
-		exec.Command("mariadb-admin", "--no-defaults", "--socket=/run/mysqld/mysqld.sock", "-uroot", "shutdown").Run()
+		exec.Command("mariadb-admin", "--no-defaults", "--socket="+sock, "-uroot", "shutdown").Run()
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
 		select {
@@ -298,7 +313,7 @@ func startMariaDBAsMysql(t *testing.T, cg string, extra ...string) *mysqlServer 
 		os.RemoveAll(dir)
 	})
 	for i := 0; ; i++ {
-		if c, err := net.Dial("unix", "/run/mysqld/mysqld.sock"); err == nil {
+		if c, err := net.Dial("unix", sock); err == nil {
 			c.Close()
 			break
 		}
@@ -315,7 +330,7 @@ func startMariaDBAsMysql(t *testing.T, cg string, extra ...string) *mysqlServer 
 // exec runs sql as root, directly (this process is not intercepted).
 func (s *mysqlServer) exec(t *testing.T, sql string) string {
 	t.Helper()
-	res := runCmd(t, time.Minute, "", nil, tool(t, "mariadb"), "--no-defaults", "--socket=/run/mysqld/mysqld.sock", "-uroot", "-N", "-B", "-e", sql)
+	res := runCmd(t, time.Minute, "", nil, tool(t, "mariadb"), "--no-defaults", "--socket="+s.sock, "-uroot", "-N", "-B", "-e", sql)
 	if res.Exit != 0 {
 		t.Fatalf("mariadb (direct) %q: %s", sql, res)
 	}
@@ -604,5 +619,63 @@ func TestSecondListenerAsServiceUser(t *testing.T) {
 	}
 	if got := directInts(t, "select count(*) from zc_listen"); got[0] != 2 {
 		t.Errorf("rows %v, want 2", got)
+	}
+}
+
+// TestZeroConfigTwoMariaDBOneUser: two MariaDB servers run by mysql in one
+// cgroup (neither the user nor the cgroup tells them apart), sqlfwd as the
+// unit's user with no configuration. Each port and socket goes to the
+// server whose command line or my.cnf names it, never to the lower pid;
+// a WHERE-less DELETE through each server's socket is blocked and absent
+// from that server's general log. Before, the lower pid took both ports
+// and both sockets and the second socket was dropped: its DELETE ran.
+func TestZeroConfigTwoMariaDBOneUser(t *testing.T) {
+	needKernel(t)
+	for _, b := range []string{"setpriv", "mariadbd", "mariadb-install-db", "mariadb"} {
+		if _, err := exec.LookPath(b); err != nil {
+			t.Skipf("skipping: %s is not installed", b)
+		}
+	}
+	if _, err := user.Lookup("mysql"); err != nil {
+		t.Skip("skipping: no mysql user")
+	}
+	if c, err := net.Dial("unix", defaultMySQLSocket); err == nil {
+		c.Close()
+		t.Skip("skipping: a MariaDB already listens on " + defaultMySQLSocket)
+	}
+	cg := childCgroup(t) // the clients'
+	srvCg := siblingCgroup(t, cg, "mariadb")
+	first := startMariaDBAsMysql(t, srvCg)
+	second := startMariaDBAsMysqlAt(t, srvCg, "/run/mysqld/second.sock")
+
+	d, err := startDiscoveringWrapped(t, append(inCgroup(cg), unitWrap(t)...), cg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := d.log()
+	for _, s := range []*mysqlServer{first, second} {
+		server := fmt.Sprintf("mysql (pid %d, mariadbd) on 127.0.0.1:%d %s", s.pid, s.port, s.sock)
+		if !logHas(log, `"msg":"discovery: found and protecting"`, fmt.Sprintf(`"database":"mysql-%d"`, s.port), `"server":"`+server+`"`, `"unix_socket":"`+s.sock+`"`) {
+			t.Errorf("no 'found and protecting' of %s:\n%s", server, tail(log, 30))
+		}
+	}
+	for _, s := range []*mysqlServer{first, second} {
+		table := "two_" + randomHex(t)
+		s.exec(t, "create table zcdb."+table+" (id int); insert into zcdb."+table+" values (1), (2), (3)")
+		sel := "select count(*) from " + table + " where id > 0"
+		if res := s.client(t, cg, "--socket="+s.sock, sel); res.Exit != 0 || strings.TrimSpace(res.Stdout) != "3" {
+			t.Errorf("mariadb -S %s %q: %s, want 3", s.sock, sel, res)
+		}
+		del := "delete from " + table
+		if res := s.client(t, cg, "--socket="+s.sock, del); !strings.Contains(res.Stderr, "ERROR 1227 (42000)") || !strings.Contains(res.Stderr, "sqlfw:") {
+			t.Errorf("mariadb -S %s %q: %s, want sqlfw's ERROR 1227", s.sock, del, res)
+		}
+		glog := s.generalLog(t)
+		if !strings.Contains(glog, sel) || strings.Contains(glog, del) {
+			t.Errorf("%s: general log has the select %v (want true), the delete %v (want false)", s.sock, strings.Contains(glog, sel), strings.Contains(glog, del))
+		}
+		if n := s.exec(t, "select count(*) from zcdb."+table); strings.TrimSpace(n) != "3" {
+			t.Errorf("%s: rows left %q, want 3", s.sock, n)
+		}
 	}
 }
