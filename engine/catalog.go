@@ -99,6 +99,19 @@ type NotNullCond struct {
 	Cols          []string
 }
 
+// Reach says that a write of kinds On to table FromSchema.From is also a
+// write of kinds As to table Schema.Name, which fires that table's
+// triggers: a partition or inheritance child of From (rows the statement
+// routes or reaches there), or a table whose foreign key into From
+// cascades (ON DELETE/UPDATE CASCADE, SET NULL, SET DEFAULT; TRUNCATE
+// ... CASCADE). Rules do not fire there: the rewriter applies only the
+// named relation's.
+type Reach struct {
+	FromSchema, From string
+	Schema, Name     string
+	On, As           KindSet
+}
+
 // Catalog is what sqlfwd knows of one database's objects at one moment. It
 // is immutable once made: a refresh makes a new one (Engine.SetCatalog).
 type Catalog struct {
@@ -107,6 +120,7 @@ type Catalog struct {
 	routines  map[string][]*CatalogObject // by name
 	fires     map[string][]*CatalogObject // triggers and rules by the name of the table they fire on
 	onDDL     []*CatalogObject            // event triggers
+	reaches   map[string][]Reach          // by the name of the table written (Reach.From)
 	relations map[string][]string         // every relation's schemas, by name
 	notNull   map[string]struct{}         // "schema.table.column" and "table.column"
 	trusted   map[string]struct{}         // schemas whose objects are taken as they are
@@ -168,6 +182,8 @@ type CatalogOptions struct {
 	// PathUnsafe, when not "", says why no session's search_path can be
 	// followed (an expression the server runs implicitly changes it).
 	PathUnsafe string
+	// Reaches lists the tables a write to another reaches (Reach).
+	Reaches []Reach
 }
 
 // Reuse returns the facts and Unreadable of an object c read from the
@@ -226,6 +242,11 @@ func NewCatalog(objs []CatalogObject, notNull []NotNullColumn, o CatalogOptions)
 		case CatalogRelation:
 			c.relations[ob.Name] = append(c.relations[ob.Name], ob.Schema)
 		}
+	}
+	c.reaches = make(map[string][]Reach, len(o.Reaches))
+	for _, r := range o.Reaches {
+		c.reaches[r.From] = append(c.reaches[r.From], r)
+		c.bytes += int64(48 + len(r.FromSchema) + len(r.From) + len(r.Schema) + len(r.Name))
 	}
 	for _, n := range notNull {
 		c.notNull[n.Schema+"."+n.Table+"."+n.Column] = struct{}{}
@@ -461,6 +482,8 @@ type expansion struct {
 	// (StmtFacts.PathMay).
 	pathUnsure bool
 	depth      int // definer bodies this walk is inside (body)
+	// reached: the tables a write reached, with its kinds (fire).
+	reached map[reachKey]bool
 }
 
 // own makes x.out a copy of the statement's facts that can grow.
@@ -578,30 +601,63 @@ func (x *expansion) table(t TableRef, own bool) {
 		if kinds&(1<<KindCopy) != 0 {
 			kinds |= 1 << KindInsert
 		}
-		for _, ob := range c.fires[t.Name] {
-			if t.Schema != "" && ob.OnSchema != t.Schema || in != nil && !slices.Contains(in, ob.OnSchema) {
-				continue
-			}
-			if ob.Events&kinds == 0 {
-				continue
-			}
-			how := ob.Kind.String() + " " + qualified(ob.Schema, ob.Name) + " on " + qualified(ob.OnSchema, ob.On) + " → " + doing(&ob.Facts)
-			if ob.Definer {
-				how += ", as " + ob.Owner
-			}
-			if !x.enter(ob, how) {
-				continue
-			}
-			if ob.Definer {
-				x.body(ob, ob.Owner, how)
-				continue
-			}
-			x.merge(&ob.Facts, false, false)
-		}
+		x.fire(t.Schema, t.Name, in, kinds, false)
 	}
 	if len(views) == 0 && len(candidates(c.relationsOf(t.Name), t.Schema)) == 0 {
 		x.unknown("relation " + qualified(t.Schema, t.Name) + " is not in the catalog")
 	}
+}
+
+// fire follows the triggers (and, unless reached, rules) that a write of
+// kinds to table schema.name fires ("" schema: any; in, when not nil, the
+// schemas the name resolves in), and the tables the write reaches
+// (Reach), whose row triggers fire too.
+func (x *expansion) fire(schema, name string, in []string, kinds KindSet, reached bool) {
+	c := x.c
+	for _, ob := range c.fires[name] {
+		if schema != "" && ob.OnSchema != schema || in != nil && !slices.Contains(in, ob.OnSchema) {
+			continue
+		}
+		if ob.Events&kinds == 0 || reached && ob.Kind == CatalogRule {
+			continue
+		}
+		how := ob.Kind.String() + " " + qualified(ob.Schema, ob.Name) + " on " + qualified(ob.OnSchema, ob.On) + " → " + doing(&ob.Facts)
+		if ob.Definer {
+			how += ", as " + ob.Owner
+		}
+		if !x.enter(ob, how) {
+			continue
+		}
+		if ob.Definer {
+			x.body(ob, ob.Owner, how)
+			continue
+		}
+		x.merge(&ob.Facts, false, false)
+	}
+	for _, r := range c.reaches[name] {
+		if schema != "" && r.FromSchema != schema || in != nil && !slices.Contains(in, r.FromSchema) || r.On&kinds == 0 {
+			continue
+		}
+		// Each table and kinds once: foreign keys may form cycles.
+		k := reachKey{r.Schema, r.Name, r.As}
+		if x.reached == nil {
+			x.reached = map[reachKey]bool{}
+		}
+		if x.reached[k] {
+			continue
+		}
+		x.reached[k] = true
+		if x.n++; x.n > maxExpansion {
+			x.unknown("more objects than the engine follows for one statement")
+			return
+		}
+		x.fire(r.Schema, r.Name, nil, r.As, true)
+	}
+}
+
+type reachKey struct {
+	schema, name string
+	kinds        KindSet
 }
 
 // relationsOf lists the relations named name as objects, for candidates.

@@ -59,6 +59,17 @@ LIMIT 1`},
 	// ddl; disabled ones count, ENABLE is DDL too).
 	{Name: "event triggers", SQL: `SELECT e.evtname, e.evtevent, n.nspname, p.proname FROM pg_catalog.pg_event_trigger e
 JOIN pg_catalog.pg_proc p ON p.oid = e.evtfoid JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace LIMIT 100000`},
+	// Writes that reach other tables, whose row triggers fire there
+	// (engine.Reach): partitions and inheritance children (p: of a
+	// partitioned table, i: of a plain one), and foreign keys into a
+	// table (f, then the ON DELETE and ON UPDATE actions).
+	{Name: "reached tables", SQL: `SELECT pn.nspname, p.relname, cn.nspname, c.relname, CASE p.relkind WHEN 'p' THEN 'p' ELSE 'i' END FROM pg_catalog.pg_inherits h
+JOIN pg_catalog.pg_class p ON p.oid = h.inhparent JOIN pg_catalog.pg_namespace pn ON pn.oid = p.relnamespace
+JOIN pg_catalog.pg_class c ON c.oid = h.inhrelid JOIN pg_catalog.pg_namespace cn ON cn.oid = c.relnamespace
+UNION ALL SELECT pn.nspname, p.relname, cn.nspname, c.relname, 'f' || k.confdeltype::text || k.confupdtype::text FROM pg_catalog.pg_constraint k
+JOIN pg_catalog.pg_class p ON p.oid = k.confrelid JOIN pg_catalog.pg_namespace pn ON pn.oid = p.relnamespace
+JOIN pg_catalog.pg_class c ON c.oid = k.conrelid JOIN pg_catalog.pg_namespace cn ON cn.oid = c.relnamespace
+WHERE k.contype = 'f' LIMIT 100000`},
 }
 
 // CatalogQueries returns the queries the monitoring role runs.
@@ -153,6 +164,11 @@ func (pgDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *engin
 			mergeObject(&ob, &objs[i])
 		}
 		objs = append(objs, ob)
+	}
+	for _, r := range get(10) {
+		if len(r) >= 5 {
+			o.Reaches = append(o.Reaches, reaches(r)...)
+		}
 	}
 	o.Resolve, o.IsBuiltin = engine.ResolveSearchPath, isBuiltinFunc
 	o.SearchPathDefaults = pathDefaults(get(6), get(7))
@@ -281,6 +297,44 @@ func mergeObject(ob, fn *engine.CatalogObject) {
 	if fn.Definer {
 		ob.Definer, ob.Owner = true, fn.Owner
 	}
+}
+
+// reaches reads one row of the reached tables query: a write to a
+// partitioned table reaches its partitions (an UPDATE may move a row to
+// another: a DELETE there and an INSERT), one to a plain table with
+// children its children (INSERT stays in the parent), and a DELETE or
+// UPDATE of a row a foreign key references the referencing rows by the
+// key's action (CASCADE: the same write; SET NULL or SET DEFAULT: an
+// UPDATE), a TRUNCATE ... CASCADE every referencing table.
+func reaches(r []string) []engine.Reach {
+	const (
+		ins, upd, del, trunc = 1 << engine.KindInsert, 1 << engine.KindUpdate, 1 << engine.KindDelete, 1 << engine.KindTruncate
+	)
+	at := func(on, as engine.KindSet) engine.Reach {
+		return engine.Reach{FromSchema: r[0], From: r[1], Schema: r[2], Name: r[3], On: on, As: as}
+	}
+	how := r[4]
+	switch {
+	case how == "p":
+		return []engine.Reach{at(ins|del|trunc, ins|del|trunc), at(upd, upd|ins|del)}
+	case how == "i":
+		return []engine.Reach{at(upd|del|trunc, upd|del|trunc)}
+	case len(how) == 3 && how[0] == 'f':
+		out := []engine.Reach{at(trunc, trunc)}
+		switch how[1] {
+		case 'c':
+			out = append(out, at(del, del))
+		case 'n', 'd':
+			out = append(out, at(del, upd))
+		}
+		switch how[2] {
+		case 'c', 'n', 'd':
+			out = append(out, at(upd, upd))
+		}
+		return out
+	}
+	// Not known: every write reaches it as any write.
+	return []engine.Reach{at(ins|upd|del|trunc, ins|upd|del|trunc)}
 }
 
 // triggerEvents reads pg_trigger.tgtype: INSERT 1<<2, DELETE 1<<3, UPDATE

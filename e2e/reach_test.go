@@ -1,0 +1,102 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/sqlfw/sqlfw/engine/pgsql"
+)
+
+// TestCatalogReachedTablesPG: triggers that fire on tables the statement
+// does not name, all created in another session: an AFTER INSERT row
+// trigger on a partition, fired by an INSERT into its partitioned table,
+// and an AFTER DELETE row trigger on a table whose foreign key cascades,
+// fired by a filtered DELETE of the referenced row; each trigger deletes
+// every row of a victim table. Through sqlfwd both are denied with
+// no-unfiltered-writes naming the trigger (absent from the statement log,
+// the victim's rows there, the partition empty, the referenced row there);
+// a write that reaches no such trigger runs and has its effect.
+func TestCatalogReachedTablesPG(t *testing.T) {
+	needSqlfwd(t)
+	if direct {
+		t.Skip("needs sqlfwd's catalog")
+	}
+	if pg.Log == "" {
+		t.Skip("SQLFW_PG_LOG not set")
+	}
+	run := randomHex(t)
+	victim, fn := "e2e_rch_victim_"+run, "e2e_rch_wipe_"+run
+	m, part, parent, child := "e2e_rch_m_"+run, "e2e_rch_m1_"+run, "e2e_rch_parent_"+run, "e2e_rch_child_"+run
+	mon := "e2e_sp_mon"
+	directExec(t, fmt.Sprintf("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN CREATE ROLE %s LOGIN; END IF; END $$", mon, mon))
+	freshTable(t, victim, 1, 2, 3)
+	t.Cleanup(func() {
+		directExec(t, fmt.Sprintf("DROP TABLE IF EXISTS %s, %s, %s; DROP FUNCTION IF EXISTS %s()", m, child, parent, fn))
+	})
+	for _, q := range []string{
+		fmt.Sprintf("CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN DELETE FROM %s; RETURN NULL; END $$", fn, victim),
+		fmt.Sprintf("CREATE TABLE %s (id int) PARTITION BY RANGE (id)", m),
+		fmt.Sprintf("CREATE TABLE %s PARTITION OF %s FOR VALUES FROM (0) TO (100)", part, m),
+		fmt.Sprintf("CREATE TRIGGER t_%s AFTER INSERT ON %s FOR EACH ROW EXECUTE FUNCTION %s()", part, part, fn),
+		fmt.Sprintf("CREATE TABLE %s (id int PRIMARY KEY)", parent),
+		fmt.Sprintf("CREATE TABLE %s (pid int REFERENCES %s ON DELETE CASCADE)", child, parent),
+		fmt.Sprintf("INSERT INTO %s VALUES (1); INSERT INTO %s VALUES (1)", parent, child),
+		fmt.Sprintf("CREATE TRIGGER t_%s AFTER DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s()", child, child, fn),
+	} {
+		directExec(t, q)
+	}
+	d := catalogDaemon(t, "postgres", net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), policyWith(t, pgsql.DefaultPolicyYAML(), "", ""),
+		fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", pg.Host, pg.Port, mon, pg.Database))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := pgconn.Connect(ctx, dsn(pg.Host, portOf(t, d.addr), pg.User, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	markers := map[string]bool{}
+	for i, c := range []struct{ sql, rule, says string }{
+		{"SELECT id FROM " + m + " WHERE id = 1", "", ""},
+		{"INSERT INTO " + m + " VALUES (5)", "no-unfiltered-writes", "trigger public.t_" + part + " on public." + part},
+		{"DELETE FROM " + parent + " WHERE id = 1", "no-unfiltered-writes", "trigger public.t_" + child + " on public." + child},
+		{"INSERT INTO " + parent + " VALUES (2)", "", ""},
+	} {
+		mk := fmt.Sprintf("sqlfwrch_%s_%d", run, i)
+		markers[mk] = c.rule == ""
+		q := "/* " + mk + " */ " + c.sql
+		_, err := conn.Exec(ctx, q).ReadAll()
+		var pgErr *pgconn.PgError
+		switch {
+		case c.rule == "" && err != nil:
+			t.Errorf("%q: %v, want it run", q, err)
+		case c.rule != "" && (!errors.As(err, &pgErr) || pgErr.Code != codeBlocked || !strings.Contains(pgErr.Message, c.rule)):
+			t.Errorf("%q: %v, want SQLSTATE %s naming %s", q, err, codeBlocked, c.rule)
+		case c.says != "" && !strings.Contains(d.log(), c.says):
+			t.Errorf("%q: sqlfwd's log does not name %q", q, c.says)
+		}
+	}
+	if got := directInts(t, "SELECT id FROM "+victim+" ORDER BY id"); !reflect.DeepEqual(got, []int{1, 2, 3}) {
+		t.Errorf("rows of %s: %v, want 1 2 3", victim, got)
+	}
+	if got := directInts(t, "SELECT count(*)::int FROM "+m); !reflect.DeepEqual(got, []int{0}) {
+		t.Errorf("rows of %s: %v, want none", m, got)
+	}
+	if got := directInts(t, "SELECT id FROM "+parent+" ORDER BY id"); !reflect.DeepEqual(got, []int{1, 2}) {
+		t.Errorf("rows of %s: %v, want 1 (denied DELETE) and 2 (the allowed INSERT)", parent, got)
+	}
+	log := serverLog(t)
+	for mk, allowed := range markers {
+		if logged := strings.Contains(log, mk+" "); logged != allowed {
+			t.Errorf("marker %s: in the server log %v, want %v", mk, logged, allowed)
+		}
+	}
+}
