@@ -250,6 +250,10 @@ type Database struct {
 	IdleInTransactionTimeout time.Duration `yaml:"idle_in_transaction_timeout"`
 	// PolicyCacheBytes bounds the engine's cache of analysed statements.
 	PolicyCacheBytes int64 `yaml:"policy_cache_bytes"`
+	// MaxParseBytes is the largest statement text the engine parses
+	// (engine.DefaultMaxParseBytes when 0); a longer one that no limits
+	// rule decided is denied as parse-bound, never parsed.
+	MaxParseBytes int `yaml:"max_parse_bytes"`
 	// Catalog is sqlfwd's own connection to the database's catalog, from
 	// which it learns what views, functions, triggers and rules do
 	// (docs/operations.md, "The catalog connection"); nil: none, statements
@@ -497,6 +501,11 @@ func (c *Config) Normalize() error {
 			}
 		} else if db.MaxMessageBytes < 1024 {
 			errs = append(errs, atKey(dbKey(i, "max_message_bytes"), fmt.Errorf("%s: max_message_bytes %d is below 1024", where, db.MaxMessageBytes)))
+		}
+		if db.MaxParseBytes == 0 {
+			db.MaxParseBytes = engine.DefaultMaxParseBytes
+		} else if db.MaxParseBytes < 1024 {
+			errs = append(errs, atKey(dbKey(i, "max_parse_bytes"), fmt.Errorf("%s: max_parse_bytes %d is below 1024", where, db.MaxParseBytes)))
 		}
 		if db.BufferBytes == 0 {
 			if proto != nil {

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sqlfw/sqlfw/engine"
 )
 
 func TestParse(t *testing.T) {
@@ -218,5 +220,46 @@ func TestCheckTLS(t *testing.T) {
 				t.Errorf("client leg ALPN %q, want %q", server.NextProtos, tc.alpn)
 			}
 		})
+	}
+}
+
+// TestMaxParseBytes: a database's max_parse_bytes is the bound its engine
+// parses to - a longer text is denied as parse-bound whatever the policy -
+// the default is the engine's, and a bound below 1 KiB is refused.
+func TestMaxParseBytes(t *testing.T) {
+	text := []byte("SELECT '" + strings.Repeat("x", 3000) + "'")
+	for _, tc := range []struct {
+		key  string
+		want string // the verdict's rule, "" allowed
+	}{
+		{"", ""},
+		{"    max_parse_bytes: 2048\n", engine.ParseBoundRule},
+		{"    max_parse_bytes: 8192\n", ""},
+	} {
+		c, err := Parse([]byte("databases:\n  - protocol: postgres\n    listen: 127.0.0.1:6432\n    upstream: 127.0.0.1:5432\n" + tc.key))
+		if err == nil {
+			err = c.Normalize()
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tc.key, err)
+		}
+		if tc.key == "" && c.Databases[0].MaxParseBytes != engine.DefaultMaxParseBytes {
+			t.Errorf("default max_parse_bytes %d, want %d", c.Databases[0].MaxParseBytes, engine.DefaultMaxParseBytes)
+		}
+		eng, err := c.Databases[0].Engine()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := eng.Judge(text, &engine.Session{User: "app", Database: "app"})
+		if v.RuleID != tc.want || (tc.want != "") != (v.Action == engine.ActionDeny) {
+			t.Errorf("%q: 3,009-byte SELECT: %+v, want rule %q", tc.key, v, tc.want)
+		}
+	}
+	c, err := Parse([]byte("databases:\n  - protocol: postgres\n    listen: 127.0.0.1:6432\n    upstream: 127.0.0.1:5432\n    max_parse_bytes: 100\n"))
+	if err == nil {
+		err = c.Normalize()
+	}
+	if err == nil || !strings.Contains(err.Error(), "max_parse_bytes 100 is below 1024") {
+		t.Errorf("max_parse_bytes 100: %v, want refused", err)
 	}
 }

@@ -54,7 +54,7 @@ func (dc *Database) EngineWith(learned *engine.Policy) (*engine.Engine, error) {
 			return nil, fmt.Errorf("database %s: learned policy: %w", dc.Name, err)
 		}
 	}
-	eng, err := engine.New(pol, dialect, engine.Options{CacheBytes: dc.PolicyCacheBytes})
+	eng, err := engine.New(pol, dialect, engine.Options{CacheBytes: dc.PolicyCacheBytes, MaxParseBytes: dc.MaxParseBytes})
 	if err != nil {
 		return nil, fmt.Errorf("database %s: building engine: %w", dc.Name, err)
 	}
