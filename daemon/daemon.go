@@ -427,6 +427,11 @@ func (d *Daemon) canFallBack() bool {
 	if d.cfg.Discovery.Enabled {
 		return false // what discovery finds is reached only through interception
 	}
+	if d.cfg.Intercept.FailClosed {
+		// the clients' own connects would go to the server unjudged:
+		// fail_closed refuses to start instead (docs/operations.md)
+		return false
+	}
 	for _, db := range d.databases() {
 		if db.cfg.Intercept != InterceptOff && db.cfg.Listen == "" {
 			return false

@@ -15,8 +15,17 @@ import (
 	"github.com/sqlfw/sqlfw/bpf"
 )
 
+// It runs as root with fail_closed and as the unit runs it (its user,
+// exactly its capabilities), both daemons alike, without fail_closed: the
+// unit's user cannot reach a pin directory under /sys/fs/bpf, which is
+// root's and mode 0700 (docs/operations.md); the lock is on the cgroups.
 func TestSecondDaemonRefused(t *testing.T) {
 	needKernel(t)
+	t.Run("root", func(t *testing.T) { secondDaemonRefused(t, nil) })
+	t.Run("unit user", func(t *testing.T) { secondDaemonRefused(t, unitWrap(t)) })
+}
+
+func secondDaemonRefused(t *testing.T, wrap []string) {
 	cg := childCgroup(t)
 	pinDir := fmt.Sprintf("/sys/fs/bpf/sqlfw-e2e-lock-%d", os.Getpid())
 	t.Cleanup(func() {
@@ -25,9 +34,16 @@ func TestSecondDaemonRefused(t *testing.T) {
 		}
 		os.Remove(pinDir)
 	})
-	freshTable(t, "hostlock_t", 1, 2)
+	table := "hostlock_t"
+	if wrap != nil {
+		table = "hostlock_unit"
+	}
+	freshTable(t, table, 1, 2)
 	args := []string{"--fail-closed", "--pin-dir", pinDir}
-	d1 := startIntercepting(t, cg, args...)
+	if wrap != nil {
+		args = nil
+	}
+	d1 := startInterceptingWrapped(t, cg, wrap, args...)
 
 	// a second one beside it, on the same cgroup, and one on a cgroup
 	// inside it: both refuse to start and name the first
@@ -37,7 +53,11 @@ func TestSecondDaemonRefused(t *testing.T) {
 	}
 	defer os.Remove(inner)
 	for _, c := range []string{cg, inner} {
-		log, code := runToEnd(t, append([]string{"--intercept", "--cgroup", c}, args...)...)
+		second := append([]string{"--intercept", "--cgroup", c}, args...)
+		if wrap != nil {
+			second = append(second, "--control-socket", unitControlSocket(t))
+		}
+		log, code := runToEndWrapped(t, wrap, second...)
 		want := fmt.Sprintf("sqlfwd pid %d", d1.cmd.Process.Pid)
 		if code != 1 || !strings.Contains(log, "another sqlfwd already intercepts cgroup "+c) || !strings.Contains(log, want) {
 			t.Errorf("second daemon on %s: exit %d, log:\n%s\nwant exit 1 and an error naming %s", c, code, tail(log, 5), want)
@@ -48,7 +68,7 @@ func TestSecondDaemonRefused(t *testing.T) {
 		t.Fatalf("the first daemon exited:\n%s", tail(d1.log(), 10))
 	default:
 	}
-	if res := psqlIn(t, cg, "127.0.0.1", "delete from hostlock_t"); !strings.Contains(res.Stderr, codeBlocked) {
+	if res := psqlIn(t, cg, "127.0.0.1", "delete from "+table); !strings.Contains(res.Stderr, codeBlocked) {
 		t.Fatalf("after the refused second daemon: got %s, want %s from the first", res, codeBlocked)
 	}
 	if !strings.Contains(d1.log(), `"msg":"statement blocked"`) {
@@ -56,22 +76,27 @@ func TestSecondDaemonRefused(t *testing.T) {
 	}
 
 	// --take-over: the first drains and exits 0, the new one intercepts
-	d2 := startIntercepting(t, cg, append(args, "--take-over")...)
+	d2 := startInterceptingWrapped(t, cg, wrap, append(args, "--take-over")...)
 	select {
 	case <-d1.done:
+		if wrap != nil {
+			if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d2.cmd.Process.Pid)); err == nil {
+				t.Logf("the new daemon:\n%s", grepLines(string(st), "Uid:", "CapEff:"))
+			}
+		}
 		if code := d1.cmd.ProcessState.ExitCode(); code != 0 {
 			t.Errorf("the daemon taken over exited %d, want 0 (a SIGTERM drain)", code)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the first daemon still runs after --take-over started")
 	}
-	if res := psqlIn(t, cg, "127.0.0.1", "delete from hostlock_t"); !strings.Contains(res.Stderr, codeBlocked) {
+	if res := psqlIn(t, cg, "127.0.0.1", "delete from "+table); !strings.Contains(res.Stderr, codeBlocked) {
 		t.Fatalf("after the take-over: got %s, want %s", res, codeBlocked)
 	}
 	if !strings.Contains(d2.log(), `"msg":"statement blocked"`) {
 		t.Errorf("the new daemon did not judge the statement:\n%s", tail(d2.log(), 5))
 	}
-	if got := directInts(t, "select count(*) from hostlock_t"); got[0] != 2 {
+	if got := directInts(t, "select count(*) from "+table); got[0] != 2 {
 		t.Errorf("rows: %v, want 2", got)
 	}
 }

@@ -105,13 +105,29 @@ func enterCgroup(t *testing.T, dir string) {
 // local legs) intercepting the test PostgreSQL's address and unix socket.
 func startIntercepting(t *testing.T, cg string, extra ...string) *daemon {
 	t.Helper()
+	return startInterceptingWrapped(t, cg, nil, extra...)
+}
+
+// startInterceptingWrapped is startIntercepting with a command prefix after
+// the cgroup's (unitWrap: as the unit runs it, its control socket in a
+// directory its user may write).
+func startInterceptingWrapped(t *testing.T, cg string, wrap []string, extra ...string) *daemon {
+	t.Helper()
 	args := append([]string{"--intercept", "--cgroup", cg}, extra...)
 	if pg.SockDir != "" {
 		args = append(args, "--unix-socket", filepath.Join(pg.SockDir, fmt.Sprintf(".s.PGSQL.%d", pg.Port)))
 	}
-	d, err := startDaemonWrapped(inCgroup(cg), args...)
+	var control string
+	if wrap != nil {
+		control = unitControlSocket(t)
+		args = append(args, "--control-socket", control)
+	}
+	d, err := startDaemonWrapped(append(inCgroup(cg), wrap...), args...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if control != "" {
+		d.control = control
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -130,6 +146,19 @@ func startIntercepting(t *testing.T, cg string, extra ...string) *daemon {
 		t.Fatalf("sqlfwd did not intercept; its log:\n%s", d.log())
 	}
 	return d
+}
+
+// unitControlSocket is a control socket path in a directory the unit's
+// user may write (a later --control-socket wins over startDaemonWrapped's).
+func unitControlSocket(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "sqlfwd-unit-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o777)
+	return filepath.Join(dir, "control.sock")
 }
 
 // stats reads the daemon's counters through fwctl.
@@ -658,6 +687,25 @@ func TestInterceptFallback(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		if err == nil || ctx.Err() != nil || !strings.Contains(string(out), "CAP_BPF") {
 			t.Fatalf("sqlfwd --intercept as nobody without --listen\ngot %v\n%s\nwant a non-zero exit naming CAP_BPF", err, out)
+		}
+	})
+
+	t.Run("fail_closed with a listener: exit non-zero, no fall back", func(t *testing.T) {
+		// fail_closed promises no protected connect unjudged: falling back
+		// to the listener would leave the clients' own connects open
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "--protocol", "postgres", "--upstream", upstream, "--intercept", "--fail-closed",
+			"--listen", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+			"--control-socket", filepath.Join(dir, "c.sock"), "--log-format", "text")
+		cmd.SysProcAttr = nobody
+		out, err := cmd.CombinedOutput()
+		if err == nil || ctx.Err() != nil || !strings.Contains(string(out), "CAP_BPF") || strings.Contains(string(out), "falling back") {
+			t.Fatalf("sqlfwd --intercept --fail-closed --listen as nobody\ngot %v\n%s\nwant a non-zero exit naming CAP_BPF and no fall back", err, out)
 		}
 	})
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,9 +17,16 @@ import (
 // intercepting a child cgroup. Its own upstream connections (TCP and the
 // unix socket) must reach PostgreSQL, not come back to it: clients in the
 // cgroup are judged and answered, every session is a client's, and no loop
-// was refused or logged.
+// was refused or logged. It runs as root and as the unit runs it (its
+// user, exactly its capabilities: setpriv inside the namespace, as a
+// container's USER would).
 func TestInterceptInPIDNamespace(t *testing.T) {
 	needKernel(t)
+	t.Run("root", func(t *testing.T) { interceptInPIDNamespace(t, false) })
+	t.Run("unit user", func(t *testing.T) { interceptInPIDNamespace(t, true) })
+}
+
+func interceptInPIDNamespace(t *testing.T, asUnit bool) {
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
 		t.Skip("skipping: unshare (util-linux) is not installed")
@@ -31,9 +39,18 @@ func TestInterceptInPIDNamespace(t *testing.T) {
 	// unshare --fork ignores SIGTERM while it waits: the test stops the
 	// daemon (its child) itself.
 	wrap := append(inCgroup(cg), unshare, "--pid", "--fork", "--mount-proc", "--kill-child")
+	var control string
+	if asUnit {
+		wrap = append(wrap, unitWrap(t)...)
+		control = unitControlSocket(t)
+		args = append(args, "--control-socket", control)
+	}
 	d, err := startDaemonWrapped(wrap, args...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if control != "" {
+		d.control = control
 	}
 	var inner int
 	t.Cleanup(func() {
@@ -64,17 +81,33 @@ func TestInterceptInPIDNamespace(t *testing.T) {
 	if nspid := grepLines(string(st), "NSpid:"); !strings.HasSuffix(strings.TrimSpace(nspid), "\t1") {
 		t.Fatalf("sqlfwd is not pid 1 of a PID namespace of its own: %q", nspid)
 	}
+	if asUnit {
+		_, name, _ := unitUser(t)
+		u, err := user.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uid := grepLines(string(st), "Uid:")
+		if f := strings.Fields(uid); len(f) < 2 || f[1] != u.Uid {
+			t.Fatalf("sqlfwd runs as %q, want uid %s (%s)", uid, u.Uid, name)
+		}
+		t.Logf("sqlfwd in the namespace:\n%s", grepLines(string(st), "Uid:", "CapEff:", "CapAmb:"))
+	}
 
-	freshTable(t, "icept_pidns", 1, 2, 3)
+	table := "icept_pidns"
+	if asUnit {
+		table = "icept_pidns_unit"
+	}
+	freshTable(t, table, 1, 2, 3)
 	before := stats(t, d)
 	hosts := []string{"127.0.0.1", "::1"}
 	if pg.SockDir != "" {
 		hosts = append(hosts, pg.SockDir)
 	}
 	for _, h := range hosts {
-		psqlJudged(t, cg, h, "icept_pidns")
+		psqlJudged(t, cg, h, table)
 	}
-	if got := directInts(t, "select count(*) from icept_pidns"); len(got) != 1 || got[0] != 3 {
+	if got := directInts(t, "select count(*) from "+table); len(got) != 1 || got[0] != 3 {
 		t.Errorf("rows after the blocked deletes: %v, want [3]", got)
 	}
 	s := stats(t, d)
