@@ -19,15 +19,18 @@ package mysql
 //   - under session tracking (CLIENT_SESSION_TRACK) an OK reports the new
 //     sql_mode and character_set_client when a statement changes them.
 //
-// A statement that names the character set (SET NAMES, SET CHARACTER SET,
-// character_set_client) and whose OK does not report the new one is read
-// in its one simple form, SET NAMES x [COLLATE y]; any other makes the
-// character set unknown, which the engine treats as one whose bytes it
-// cannot read (non-ASCII text is then denied). So does an EXECUTE, once
-// the session has PREPAREd a text that names the character set or comes
-// from a variable or an expression, an EXECUTE IMMEDIATE of text assembled
-// at run time (the engine's Verdict.DynamicSQL: CONCAT('SET NA','MES gbk')
-// names nothing), and a COM_STMT_EXECUTE of a prepared SET that names it.
+// What a statement's text says it changes is the dialect's reading
+// (engine.SessionEffects, engine/mysql sessioneffects.go); this file
+// applies it when the answer confirms it. A statement that names the
+// character set (SET NAMES, SET CHARACTER SET, character_set_client) and
+// whose OK does not report the new one is read in its one simple form,
+// SET NAMES x [COLLATE y]; any other makes the character set unknown,
+// which the engine treats as one whose bytes it cannot read (non-ASCII
+// text is then denied). So does an EXECUTE, once the session has PREPAREd
+// a text that names the character set or comes from a variable or an
+// expression, an EXECUTE IMMEDIATE of text assembled at run time (the
+// engine's Verdict.DynamicSQL: CONCAT('SET NA','MES gbk') names nothing),
+// and a COM_STMT_EXECUTE of a prepared SET that names it.
 // The rest of sql_mode, which no status flag reports, matters for one
 // thing: whether NO_AUTO_CREATE_USER is in force, without which a GRANT
 // to an account that does not exist creates it (engine/mysql grantee.go).
