@@ -100,3 +100,89 @@ func TestCatalogReachedTablesPG(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogImplicitCallsPG: a function created in another session that
+// deletes every row of a victim table, called by no statement but by a
+// column DEFAULT of one table and a row security policy of another (for a
+// role the policy applies to): through sqlfwd the INSERT that takes the
+// default and that role's SELECT of the other table are denied with
+// no-unfiltered-writes naming the function (absent from the statement log,
+// the victim's rows there, no row inserted); a table without them is read
+// and written.
+func TestCatalogImplicitCallsPG(t *testing.T) {
+	needSqlfwd(t)
+	if direct {
+		t.Skip("needs sqlfwd's catalog")
+	}
+	if pg.Log == "" {
+		t.Skip("SQLFW_PG_LOG not set")
+	}
+	run := randomHex(t)
+	victim, fn, dft, pol, plain := "e2e_imp_victim_"+run, "e2e_imp_wipe_"+run, "e2e_imp_dft_"+run, "e2e_imp_pol_"+run, "e2e_imp_plain_"+run
+	app, mon := "e2e_imp_app_"+run[:8], "e2e_sp_mon"
+	for _, r := range []string{app, mon} {
+		directExec(t, fmt.Sprintf("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN CREATE ROLE %s LOGIN; END IF; END $$", r, r))
+	}
+	freshTable(t, victim, 1, 2, 3)
+	freshTable(t, plain, 1)
+	t.Cleanup(func() {
+		directExec(t, fmt.Sprintf("DROP TABLE IF EXISTS %s, %s; DROP FUNCTION IF EXISTS %s(); DROP OWNED BY %s CASCADE; DROP ROLE IF EXISTS %s", dft, pol, fn, app, app))
+	})
+	for _, q := range []string{
+		fmt.Sprintf("CREATE FUNCTION %s() RETURNS int LANGUAGE plpgsql AS $$ BEGIN DELETE FROM %s; RETURN 1; END $$", fn, victim),
+		fmt.Sprintf("CREATE TABLE %s (id int, x int DEFAULT %s())", dft, fn),
+		fmt.Sprintf("CREATE TABLE %s (id int)", pol),
+		fmt.Sprintf("INSERT INTO %s VALUES (1)", pol),
+		fmt.Sprintf("ALTER TABLE %s ENABLE ROW LEVEL SECURITY", pol),
+		fmt.Sprintf("CREATE POLICY p ON %s USING (%s() = 1)", pol, fn),
+		fmt.Sprintf("GRANT ALL ON %s, %s, %s, %s TO %s", victim, dft, pol, plain, app),
+	} {
+		directExec(t, q)
+	}
+	d := catalogDaemon(t, "postgres", net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), policyWith(t, pgsql.DefaultPolicyYAML(), "", ""),
+		fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", pg.Host, pg.Port, mon, pg.Database))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	markers := map[string]bool{}
+	for i, c := range []struct{ user, sql, rule string }{
+		{app, "INSERT INTO " + dft + " (id) VALUES (1)", "no-unfiltered-writes"},
+		{app, "SELECT id FROM " + pol + " WHERE id = 1", "no-unfiltered-writes"},
+		{app, "SELECT id FROM " + plain + " WHERE id = 1", ""},
+		{app, "INSERT INTO " + plain + " VALUES (2)", ""},
+	} {
+		mk := fmt.Sprintf("sqlfwimp_%s_%d", run, i)
+		markers[mk] = c.rule == ""
+		q := "/* " + mk + " */ " + c.sql
+		conn, err := pgconn.Connect(ctx, dsn(pg.Host, portOf(t, d.addr), c.user, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = conn.Exec(ctx, q).ReadAll()
+		conn.Close(context.Background())
+		var pgErr *pgconn.PgError
+		switch {
+		case c.rule == "" && err != nil:
+			t.Errorf("%q: %v, want it run", q, err)
+		case c.rule != "" && (!errors.As(err, &pgErr) || pgErr.Code != codeBlocked || !strings.Contains(pgErr.Message, c.rule)):
+			t.Errorf("%q: %v, want SQLSTATE %s naming %s", q, err, codeBlocked, c.rule)
+		}
+	}
+	if !strings.Contains(d.log(), "call public."+fn+" → DELETE without WHERE") {
+		t.Errorf("sqlfwd's log does not name %s", fn)
+	}
+	if got := directInts(t, "SELECT id FROM "+victim+" ORDER BY id"); !reflect.DeepEqual(got, []int{1, 2, 3}) {
+		t.Errorf("rows of %s: %v, want 1 2 3", victim, got)
+	}
+	if got := directInts(t, "SELECT count(*)::int FROM "+dft); !reflect.DeepEqual(got, []int{0}) {
+		t.Errorf("rows of %s: %v, want none", dft, got)
+	}
+	if got := directInts(t, "SELECT id FROM "+plain+" ORDER BY id"); !reflect.DeepEqual(got, []int{1, 2}) {
+		t.Errorf("rows of %s: %v, want 1 2", plain, got)
+	}
+	log := serverLog(t)
+	for mk, allowed := range markers {
+		if logged := strings.Contains(log, mk+" "); logged != allowed {
+			t.Errorf("marker %s: in the server log %v, want %v", mk, logged, allowed)
+		}
+	}
+}

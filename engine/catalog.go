@@ -112,6 +112,16 @@ type Reach struct {
 	On, As           KindSet
 }
 
+// Implicit says that an access of kinds On to table Schema.Table runs
+// routine FuncSchema.Func without the statement naming it: a column
+// DEFAULT, a CHECK constraint, a trigger's WHEN condition or a row
+// security policy whose expression calls it.
+type Implicit struct {
+	Schema, Table    string
+	FuncSchema, Func string
+	On               KindSet
+}
+
 // Catalog is what sqlfwd knows of one database's objects at one moment. It
 // is immutable once made: a refresh makes a new one (Engine.SetCatalog).
 type Catalog struct {
@@ -121,6 +131,7 @@ type Catalog struct {
 	fires     map[string][]*CatalogObject // triggers and rules by the name of the table they fire on
 	onDDL     []*CatalogObject            // event triggers
 	reaches   map[string][]Reach          // by the name of the table written (Reach.From)
+	implicit  map[string][]Implicit       // by the name of the table (Implicit.Table)
 	relations map[string][]string         // every relation's schemas, by name
 	notNull   map[string]struct{}         // "schema.table.column" and "table.column"
 	trusted   map[string]struct{}         // schemas whose objects are taken as they are
@@ -184,6 +195,8 @@ type CatalogOptions struct {
 	PathUnsafe string
 	// Reaches lists the tables a write to another reaches (Reach).
 	Reaches []Reach
+	// Implicit lists the routines an access to a table runs (Implicit).
+	Implicit []Implicit
 }
 
 // Reuse returns the facts and Unreadable of an object c read from the
@@ -247,6 +260,11 @@ func NewCatalog(objs []CatalogObject, notNull []NotNullColumn, o CatalogOptions)
 	for _, r := range o.Reaches {
 		c.reaches[r.From] = append(c.reaches[r.From], r)
 		c.bytes += int64(48 + len(r.FromSchema) + len(r.From) + len(r.Schema) + len(r.Name))
+	}
+	c.implicit = make(map[string][]Implicit, len(o.Implicit))
+	for _, m := range o.Implicit {
+		c.implicit[m.Table] = append(c.implicit[m.Table], m)
+		c.bytes += int64(48 + len(m.Schema) + len(m.Table) + len(m.FuncSchema) + len(m.Func))
 	}
 	for _, n := range notNull {
 		c.notNull[n.Schema+"."+n.Table+"."+n.Column] = struct{}{}
@@ -602,6 +620,8 @@ func (x *expansion) table(t TableRef, own bool) {
 			kinds |= 1 << KindInsert
 		}
 		x.fire(t.Schema, t.Name, in, kinds, false)
+	} else {
+		x.implicitCalls(t.Schema, t.Name, in, 1<<KindSelect)
 	}
 	if len(views) == 0 && len(candidates(c.relationsOf(t.Name), t.Schema)) == 0 {
 		x.unknown("relation " + qualified(t.Schema, t.Name) + " is not in the catalog")
@@ -614,6 +634,11 @@ func (x *expansion) table(t TableRef, own bool) {
 // (Reach), whose row triggers fire too.
 func (x *expansion) fire(schema, name string, in []string, kinds KindSet, reached bool) {
 	c := x.c
+	if kinds != 0 {
+		// Not for DDL on the table (DROP TABLE of one whose policy
+		// calls a wiping function must stay possible).
+		x.implicitCalls(schema, name, in, kinds|1<<KindSelect)
+	}
 	for _, ob := range c.fires[name] {
 		if schema != "" && ob.OnSchema != schema || in != nil && !slices.Contains(in, ob.OnSchema) {
 			continue
@@ -652,6 +677,17 @@ func (x *expansion) fire(schema, name string, in []string, kinds KindSet, reache
 			return
 		}
 		x.fire(r.Schema, r.Name, nil, r.As, true)
+	}
+}
+
+// implicitCalls follows the routines an access of kinds to table
+// schema.name runs without naming them (Implicit).
+func (x *expansion) implicitCalls(schema, name string, in []string, kinds KindSet) {
+	for _, m := range x.c.implicit[name] {
+		if schema != "" && m.Schema != schema || in != nil && !slices.Contains(in, m.Schema) || m.On&kinds == 0 {
+			continue
+		}
+		x.routine(FuncRef{Schema: m.FuncSchema, Name: m.Func}, false)
 	}
 }
 

@@ -70,6 +70,22 @@ UNION ALL SELECT pn.nspname, p.relname, cn.nspname, c.relname, 'f' || k.confdelt
 JOIN pg_catalog.pg_class p ON p.oid = k.confrelid JOIN pg_catalog.pg_namespace pn ON pn.oid = p.relnamespace
 JOIN pg_catalog.pg_class c ON c.oid = k.conrelid JOIN pg_catalog.pg_namespace cn ON cn.oid = c.relnamespace
 WHERE k.contype = 'f' LIMIT 100000`},
+	// Routines an access to a table runs without naming them (engine.
+	// Implicit), from pg_depend: column DEFAULTs and CHECKs (w: INSERT and
+	// UPDATE), trigger WHEN conditions (t: any write), row security
+	// policies (a: any access).
+	{Name: "implicit calls", SQL: `SELECT n.nspname, c.relname, fn.nspname, p.proname, x.k FROM (
+SELECT a.adrelid AS rel, d.refobjid AS fn, 'w' AS k FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_attrdef a ON a.oid = d.objid
+WHERE d.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+UNION ALL SELECT k.conrelid, d.refobjid, 'w' FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_constraint k ON k.oid = d.objid
+WHERE d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND k.conrelid <> 0
+UNION ALL SELECT t.tgrelid, d.refobjid, 't' FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_trigger t ON t.oid = d.objid
+WHERE d.classid = 'pg_catalog.pg_trigger'::pg_catalog.regclass AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.refobjid <> t.tgfoid
+UNION ALL SELECT y.polrelid, d.refobjid, 'a' FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_policy y ON y.oid = d.objid
+WHERE d.classid = 'pg_catalog.pg_policy'::pg_catalog.regclass AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+) x JOIN pg_catalog.pg_class c ON c.oid = x.rel JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_proc p ON p.oid = x.fn JOIN pg_catalog.pg_namespace fn ON fn.oid = p.pronamespace
+WHERE fn.nspname NOT IN ('pg_catalog', 'information_schema') LIMIT 100000`},
 }
 
 // CatalogQueries returns the queries the monitoring role runs.
@@ -169,6 +185,19 @@ func (pgDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *engin
 		if len(r) >= 5 {
 			o.Reaches = append(o.Reaches, reaches(r)...)
 		}
+	}
+	for _, r := range get(11) {
+		if len(r) < 5 {
+			continue
+		}
+		on := engine.KindSet(1<<engine.KindSelect | 1<<engine.KindInsert | 1<<engine.KindUpdate | 1<<engine.KindDelete | 1<<engine.KindTruncate)
+		switch r[4] {
+		case "w":
+			on = 1<<engine.KindInsert | 1<<engine.KindUpdate
+		case "t":
+			on &^= 1 << engine.KindSelect
+		}
+		o.Implicit = append(o.Implicit, engine.Implicit{Schema: r[0], Table: r[1], FuncSchema: r[2], Func: r[3], On: on})
 	}
 	o.Resolve, o.IsBuiltin = engine.ResolveSearchPath, isBuiltinFunc
 	o.SearchPathDefaults = pathDefaults(get(6), get(7))

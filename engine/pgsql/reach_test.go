@@ -78,3 +78,75 @@ func TestReachedTables(t *testing.T) {
 		t.Errorf("INSERT INTO m: %s names the partition's rule", v.Reason)
 	}
 }
+
+// TestImplicitCalls: an access runs the routines a table's column
+// DEFAULTs, CHECKs, trigger WHEN conditions and row security policies call
+// (pg_depend), and carries their bodies: wipe() in a DEFAULT is an
+// INSERT's no-unfiltered-writes, in a policy a SELECT's too, and in a
+// DEFAULT not a DELETE's (no row gets a default).
+func TestImplicitCalls(t *testing.T) {
+	rows := pgCatalogRows()
+	for len(rows) < 12 {
+		rows = append(rows, nil)
+	}
+	rows[0] = append(rows[0], []string{"public", "defaulted"}, []string{"public", "checked"}, []string{"public", "guarded"}, []string{"public", "m"}, []string{"public", "m_1"})
+	rows[10] = [][]string{{"public", "m", "public", "m_1", "p"}}
+	rows[11] = [][]string{
+		{"public", "defaulted", "public", "wipe", "w"},
+		{"public", "checked", "public", "wipe", "w"},
+		{"public", "guarded", "public", "wipe", "a"},
+		{"public", "m_1", "public", "wipe", "w"},
+		{"public", "items", "public", "add1", "w"},
+	}
+	e, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetCatalog(Dialect.(engine.CatalogReader).BuildCatalog(rows, engine.CatalogOptions{}))
+	for _, tc := range []struct {
+		sql        string
+		rule, says string
+	}{
+		{"INSERT INTO defaulted (id) VALUES (1)", "no-unfiltered-writes", "call public.wipe → DELETE without WHERE"},
+		{"UPDATE defaulted SET x = DEFAULT WHERE id = 1", "no-unfiltered-writes", "wipe"},
+		{"DELETE FROM defaulted WHERE id = 1", "", ""},
+		{"SELECT * FROM defaulted WHERE id = 1", "", ""},
+		{"INSERT INTO checked VALUES (1)", "no-unfiltered-writes", "wipe"},
+		{"SELECT * FROM guarded WHERE id = 1", "no-unfiltered-writes", "wipe"},
+		{"DELETE FROM guarded WHERE id = 1", "no-unfiltered-writes", "wipe"},
+		{"INSERT INTO m VALUES (1)", "no-unfiltered-writes", "wipe"}, // the partition's CHECK
+		{"INSERT INTO items VALUES (1)", "", ""},
+	} {
+		v := e.Judge([]byte(tc.sql), &engine.Session{User: "app"})
+		if v.RuleID != tc.rule || !strings.Contains(v.Reason, tc.says) {
+			t.Errorf("%s: %s (%s), want %q naming %q", tc.sql, v.RuleID, v.Reason, tc.rule, tc.says)
+		}
+	}
+}
+
+// TestImplicitCallsNotDDL: DDL on a table does not run its DEFAULTs or
+// policies: dropping the table whose policy calls a wiping function stays
+// possible; a read by DDL (CREATE TABLE AS runs it) is judged with them.
+func TestImplicitCallsNotDDL(t *testing.T) {
+	rows := pgCatalogRows()
+	for len(rows) < 12 {
+		rows = append(rows, nil)
+	}
+	rows[0] = append(rows[0], []string{"public", "guarded"})
+	rows[11] = [][]string{{"public", "guarded", "public", "wipe", "a"}}
+	e, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetCatalog(Dialect.(engine.CatalogReader).BuildCatalog(rows, engine.CatalogOptions{}))
+	for sql, rule := range map[string]string{
+		"DROP TABLE guarded":                             "",
+		"ALTER TABLE guarded DISABLE ROW LEVEL SECURITY": "",
+		"DROP POLICY p ON guarded":                       "",
+		"CREATE TABLE copy AS SELECT * FROM guarded":     "no-unfiltered-writes",
+	} {
+		if v := e.Judge([]byte(sql), &engine.Session{User: "dba"}); v.RuleID != rule {
+			t.Errorf("%s: %s (%s), want %q", sql, v.RuleID, v.Reason, rule)
+		}
+	}
+}
