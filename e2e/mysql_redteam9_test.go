@@ -8,6 +8,12 @@ package e2e
 //     DUPLICATE KEY UPDATE is NULL, so straight to MariaDB it deletes every
 //     row; through sqlfwd it is blocked (no-unfiltered-writes), absent from
 //     the log, and the rows stay.
+//   - conditions MariaDB makes true for every row: t.id = id and
+//     app.t.id = id (one column spelled two ways), id IN (SELECT id), a
+//     subquery that returns no row (NOT IN, > ALL, NOT EXISTS, IS NULL of
+//     it), CHARSET(x) IS NOT NULL, LAST_VALUE(x, 1): straight to MariaDB
+//     each deletes every row; through sqlfwd each is blocked, absent from
+//     the log, the rows stay; their filtered faces delete one row.
 //   - mysql.event read: straight to MariaDB it returns an event's body and
 //     DEFINER; through sqlfwd it is blocked (no-credential-tables) and absent
 //     from the log.
@@ -82,6 +88,47 @@ func TestMySQLRedTeam9JudgedByEffect(t *testing.T) {
 		}
 		if !strings.Contains(generalLog(t, my), ok) {
 			t.Errorf("the allowed upsert is not in the general log")
+		}
+	})
+
+	t.Run("always-true conditions MariaDB folds", func(t *testing.T) {
+		for i, w := range []string{
+			my.Database + "." + tbl + ".id = id",
+			"id = " + tbl + ".id",
+			"id in (select id)",
+			"id not in (select 1 from dual where 0)",
+			"(select id from " + tbl + " where 1 = 0) is null",
+			"(select max(id) from " + tbl + " where 0) is null",
+			"id > all (select 1 from dual where 0)",
+			"not exists (select 1 from " + tbl + " limit 0)",
+			"charset(id) is not null",
+			"last_value(id, 1)",
+		} {
+			q := "delete from " + tbl + " where " + w
+			_, err := fw.Exec(q + tag("fold"))
+			wantMyBlocked(t, q, err, "no-unfiltered-writes")
+			if n := count(); n != 3 {
+				t.Fatalf("after the blocked %s the table holds %d rows, want 3", q, n)
+			}
+			if _, err := direct.Exec(q); err != nil {
+				t.Fatalf("%s directly: %v", q, err)
+			}
+			if n := count(); n != 0 {
+				t.Fatalf("control %d: %s directly left %d rows: it did not delete every row", i, q, n)
+			}
+			reset()
+		}
+		mustNotReach(t, my, marker+" fold")
+		// the filtered faces delete what they name through sqlfwd
+		for _, w := range []string{"id in (select 2)", "last_value(0, id = 2)", "id not in (select id from " + tbl + " where id <> 2)"} {
+			q := "delete from " + tbl + " where " + w
+			if _, err := fw.Exec(q); err != nil {
+				t.Errorf("%s through sqlfwd: %v", q, err)
+			}
+			if n := count(); n != 2 {
+				t.Errorf("%s through sqlfwd left %d rows, want 2", q, n)
+			}
+			reset()
 		}
 	})
 

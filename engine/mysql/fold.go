@@ -27,6 +27,42 @@ type folder struct {
 	// nulls, when set, are the cases of columns' NULL tests being folded
 	// (tautnull.go nullCases).
 	nulls []nullCase
+	// one, when set, is the one table of a single-table UPDATE or DELETE:
+	// in its own condition (not a subquery's, which gets a folder of its
+	// own) id, t.id and app.t.id (x.id for t AS x) are one column
+	// (sameExpr).
+	one *oneTable
+}
+
+// oneTable names the table of a single-table write.
+type oneTable struct{ name, alias string }
+
+// names reports whether a column's qualifier names the table, or is none.
+func (o *oneTable) names(c *ast.ColumnName) bool {
+	switch {
+	case c.Table.L == "":
+		return c.Schema.L == ""
+	case o.alias != "":
+		return c.Table.L == o.alias && c.Schema.L == ""
+	}
+	// a schema other than the table's is an unknown column, an error
+	return c.Table.L == o.name
+}
+
+// singleTable returns the oneTable of a FROM of one named table, else nil.
+func singleTable(refs *ast.Join) *oneTable {
+	if refs == nil || refs.Right != nil {
+		return nil
+	}
+	ts, ok := refs.Left.(*ast.TableSource)
+	if !ok {
+		return nil
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	if !ok {
+		return nil
+	}
+	return &oneTable{name: tn.Name.L, alias: ts.AsName.L}
 }
 
 // readings returns how many foldings a statement whose X'...' literals
@@ -248,16 +284,35 @@ func (fo *folder) fold(e ast.ExprNode, depth int) (folded, bool) {
 		if sel := constSelect(x.Query); sel != nil && len(sel.Fields.Fields) == 1 {
 			return fo.fold(sel.Fields.Fields[0].Expr, d)
 		}
+		if fo.noRows(x.Query) {
+			return nullF, true // (SELECT id FROM u WHERE 0) is NULL
+		}
+		if sel, ok := x.Query.(*ast.SelectStmt); ok && sel.GroupBy == nil && sel.Having == nil && sel.Fields != nil && len(sel.Fields.Fields) == 1 {
+			// (SELECT MAX(id) FROM u WHERE 0): one row, NULL (COUNT's is 0)
+			if a, ok := sel.Fields.Fields[0].Expr.(*ast.AggregateFuncExpr); ok && nullOnNoRows[strings.ToLower(a.F)] {
+				cp := *sel
+				cp.Fields = &ast.FieldList{Fields: []*ast.SelectField{{Expr: ast.NewValueExpr(1, "", "")}}}
+				if fo.noRows(&cp) {
+					return nullF, true
+				}
+			}
+		}
 	case *ast.ExistsSubqueryExpr:
 		if sq, ok := x.Sel.(*ast.SubqueryExpr); ok {
 			if sel := constSelect(sq.Query); sel != nil {
 				return boolF(!x.Not), true // a SELECT without FROM has one row
+			}
+			if fo.noRows(sq.Query) {
+				return boolF(x.Not), true
 			}
 		}
 	case *ast.CompareSubqueryExpr:
 		sq, ok := x.R.(*ast.SubqueryExpr)
 		if !ok {
 			return folded{}, false
+		}
+		if fo.noRows(sq.Query) {
+			return boolF(x.All), true // x > ALL (no row) is true, x = ANY (no row) false, x NULL too
 		}
 		sel := constSelect(sq.Query)
 		if sel == nil || len(sel.Fields.Fields) != 1 {
@@ -268,6 +323,59 @@ func (fo *folder) fold(e ast.ExprNode, depth int) (folded, bool) {
 	}
 	return folded{}, false
 }
+
+// noRows reports whether a subquery returns no row: a SELECT whose WHERE
+// is never true or whose LIMIT is 0, without an aggregate that makes one
+// row of none (SELECT COUNT(*) FROM u WHERE 0 is 0) unless it groups.
+func (fo *folder) noRows(q ast.ResultSetNode) bool {
+	sel, ok := q.(*ast.SelectStmt)
+	if !ok || sel.Fields == nil {
+		return false
+	}
+	inner := folder{xhex: fo.xhex, xStr: fo.xStr}
+	empty := sel.Where != nil && inner.truthOf(sel.Where, 0)&tTrue == 0
+	if sel.Limit != nil && sel.Limit.Count != nil {
+		if n, ok := inner.fold(sel.Limit.Count, 0); ok && !n.null && !n.isStr && n.num == 0 {
+			empty = true
+		}
+	}
+	if !empty {
+		return false
+	}
+	if sel.GroupBy != nil {
+		return true
+	}
+	agg := &aggFinder{}
+	for _, f := range sel.Fields.Fields {
+		if f.Expr != nil {
+			f.Expr.Accept(agg)
+		}
+	}
+	if sel.Having != nil && sel.Having.Expr != nil {
+		sel.Having.Expr.Accept(agg)
+	}
+	return !agg.found
+}
+
+// nullOnNoRows are the aggregates that are NULL over no row (COUNT is 0,
+// BIT_AND all ones, BIT_OR and BIT_XOR 0).
+var nullOnNoRows = map[string]bool{"max": true, "min": true, "sum": true, "avg": true, "group_concat": true}
+
+// aggFinder finds an aggregate outside subqueries.
+type aggFinder struct{ found bool }
+
+func (v *aggFinder) Enter(n ast.Node) (ast.Node, bool) {
+	switch n.(type) {
+	case *ast.AggregateFuncExpr:
+		v.found = true
+		return n, true
+	case *ast.SubqueryExpr:
+		return n, true
+	}
+	return n, v.found
+}
+
+func (v *aggFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // constSelect returns a subquery's SELECT when it has no FROM (or FROM
 // DUAL) and nothing that could make it return no row or more than one.
@@ -479,6 +587,9 @@ func (fo *folder) foldIn(x *ast.PatternInExpr, d int) (folded, bool) {
 		sq, ok := x.Sel.(*ast.SubqueryExpr)
 		if !ok {
 			return folded{}, false
+		}
+		if fo.noRows(sq.Query) {
+			return boolF(x.Not), true // x NOT IN (no row) is true, NULL NOT IN too
 		}
 		sel := constSelect(sq.Query)
 		if sel == nil || len(sel.Fields.Fields) != 1 {

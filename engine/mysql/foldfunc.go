@@ -53,6 +53,12 @@ func (fo *folder) foldFunc(x *ast.FuncCallExpr, d int) (folded, bool) {
 	args := x.Args
 	// Functions that do not evaluate every argument.
 	switch name {
+	case "last_value":
+		// MariaDB's LAST_VALUE(e1, ..., en): en (mariarewrite.go)
+		if len(args) == 0 {
+			return folded{}, false
+		}
+		return fo.fold(args[len(args)-1], d)
 	case "if":
 		if len(args) != 3 {
 			return folded{}, false

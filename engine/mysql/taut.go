@@ -162,9 +162,16 @@ func (fo *folder) truthOf(e ast.ExprNode, depth int) truth {
 	case *ast.PatternInExpr:
 		// x IN (..., x, ...) is true; x NOT IN (x + 1, x - 2) is true when
 		// every item is x plus a constant other than 0.
-		if x.Sel == nil {
-			all := len(x.List) > 0
-			for _, it := range x.List {
+		list := x.List
+		if sq, ok := x.Sel.(*ast.SubqueryExpr); ok {
+			// x IN (SELECT x): a SELECT without FROM of one value
+			if sel := constSelect(sq.Query); sel != nil && len(sel.Fields.Fields) == 1 {
+				list = []ast.ExprNode{sel.Fields.Fields[0].Expr}
+			}
+		}
+		if x.Sel == nil || len(list) == 1 {
+			all := len(list) > 0
+			for _, it := range list {
 				t, ok := fo.selfCompare(opcode.EQ, x.Expr, it)
 				if ok && t == tTrue {
 					if x.Not {
@@ -215,6 +222,11 @@ func (fo *folder) truthOf(e ast.ExprNode, depth int) truth {
 				}
 				return out
 			}
+		case "last_value":
+			// MariaDB's LAST_VALUE(e1, ..., en) evaluates each and is en
+			if len(x.Args) > 0 {
+				return fo.truthOf(x.Args[len(x.Args)-1], d)
+			}
 		case "ifnull", "nvl", "coalesce":
 			var out truth
 			for _, a := range x.Args {
@@ -250,8 +262,10 @@ func (fo *folder) neverNull(e ast.ExprNode, depth int) bool {
 		return x.Op == opcode.NullEQ
 	case *ast.FuncCallExpr:
 		switch x.FnName.L {
-		case "isnull":
-			return true
+		case "isnull", "charset", "collation", "coercibility":
+			return true // CHARSET(NULL) is 'binary', COERCIBILITY(NULL) 6
+		case "last_value":
+			return len(x.Args) > 0 && fo.neverNull(x.Args[len(x.Args)-1], depth+1)
 		case "ifnull", "nvl", "coalesce":
 			for _, a := range x.Args {
 				if fo.neverNull(a, depth+1) {

@@ -21,6 +21,12 @@ func (fo *folder) stripIdentity(e ast.ExprNode) ast.ExprNode {
 		case *ast.ParenthesesExpr:
 			e = x.Expr
 			continue
+		case *ast.SubqueryExpr:
+			// (SELECT id): a SELECT without FROM of one value is that value
+			if sel := constSelect(x.Query); sel != nil && len(sel.Fields.Fields) == 1 {
+				e = sel.Fields.Fields[0].Expr
+				continue
+			}
 		case *ast.UnaryOperationExpr:
 			if x.Op == opcode.Plus {
 				e = x.V
@@ -274,7 +280,13 @@ func (fo *folder) sameExpr(a, b ast.ExprNode, depth int) bool {
 	switch x := a.(type) {
 	case *ast.ColumnNameExpr:
 		y, ok := b.(*ast.ColumnNameExpr)
-		return ok && x.Name != nil && y.Name != nil && x.Name.Name.L == y.Name.Name.L && x.Name.Table.L == y.Name.Table.L && x.Name.Schema.L == y.Name.Schema.L
+		if !ok || x.Name == nil || y.Name == nil || x.Name.Name.L != y.Name.Name.L {
+			return false
+		}
+		if x.Name.Table.L == y.Name.Table.L && x.Name.Schema.L == y.Name.Schema.L {
+			return true
+		}
+		return fo.one != nil && fo.one.names(x.Name) && fo.one.names(y.Name)
 	case *test_driver.ParamMarkerExpr:
 		return false
 	case ast.ValueExpr:

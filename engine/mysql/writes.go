@@ -179,7 +179,8 @@ func (fo *folder) unfilteredUpdate(x *ast.UpdateStmt, written func(*ast.TableNam
 		lim = nil
 	}
 	fo.with = withQueries(x.With)
-	defer func() { fo.with = nil }()
+	fo.one = singleTable(x.TableRefs.TableRefs)
+	defer func() { fo.with, fo.one = nil, nil }()
 	return fo.unfilteredIn(x.TableRefs.TableRefs, x.Where, lim, written)
 }
 
@@ -208,7 +209,10 @@ func (fo *folder) unfilteredDelete(x *ast.DeleteStmt, ignoreLimit bool) bool {
 		lim = nil
 	}
 	fo.with = withQueries(x.With)
-	defer func() { fo.with = nil }()
+	if !x.IsMultiTable {
+		fo.one = singleTable(x.TableRefs.TableRefs)
+	}
+	defer func() { fo.with, fo.one = nil, nil }()
 	written := func(*ast.TableName) bool { return true }
 	if x.IsMultiTable && x.Tables != nil {
 		names := map[string]bool{}
