@@ -38,6 +38,12 @@
 //     only if it still belongs to this socket. With Sockmap on, it also puts
 //     redirected client sockets (ACTIVE_ESTABLISHED) and the daemon's
 //     sockets accepted from them (PASSIVE_ESTABLISHED) into relay_socks.
+//     With SpliceUpstream too, the daemon's own socket to a protected
+//     address (ACTIVE_ESTABLISHED; its tuple as the database will see it
+//     goes into upstream_legs) and the database's socket whose tuple is
+//     there (PASSIVE_ESTABLISHED, seen only in a cgroup of SpliceCgroups:
+//     an accepted socket belongs to its listener's cgroup). Every byte
+//     still passes through the daemon; the leg only skips loopback TCP.
 //   - cgroup/getpeername4/6: a redirected client sees the database's
 //     address, not the listener's.
 //   - sk_msg on relay_socks: each sendmsg on one local leg is put straight on

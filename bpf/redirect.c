@@ -26,6 +26,11 @@ volatile const __u32 cfg_pod4_port = 0;
 volatile const __u32 cfg_pod6_ip[4] = {};
 volatile const __u32 cfg_pod6_port = 0;
 volatile const __u8 cfg_fail_closed = 0;
+// Splice the upstream leg too when the database's socket is on this host:
+// sqlfwd's own socket to a protected address and the database's accepted
+// socket of that connection go into relay_socks (the second is seen only
+// where this sockops program is also attached to the database's cgroup).
+volatile const __u8 cfg_splice_upstream = 0;
 
 // origin is what the daemon learns about a redirected connection.
 struct origin {
@@ -100,6 +105,16 @@ struct {
 	__type(key, struct tuple_key);
 	__type(value, __u8);
 } relay_tcp_only SEC(".maps");
+
+// sqlfwd's upstream legs in relay_socks whose database side is not (yet):
+// keyed by the tuple as the database's socket sees it. LRU: a database on
+// another host never matches.
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct tuple_key);
+	__type(value, __u8);
+} upstream_legs SEC(".maps");
 
 OWN_COOKIES_MAP(own_cookies);
 
@@ -370,24 +385,94 @@ static __always_inline int is_listener(const struct addr_key *k)
 	       k->ip[2] == cfg_listen6_ip[2] && k->ip[3] == cfg_listen6_ip[3];
 }
 
-static __always_inline void add_to_sockhash(struct bpf_sock_ops *skops)
+static __always_inline void add_to_sockhash(struct bpf_sock_ops *skops, struct tuple_key *t)
 {
-	struct tuple_key t = {};
-
-	ops_tuple(skops, &t);
-	if (bpf_sock_hash_update(skops, &relay_socks, &t, BPF_ANY) == 0)
+	if (bpf_sock_hash_update(skops, &relay_socks, t, BPF_ANY) == 0)
 		COUNTER_ADD(redirect_counters, CTR_SOCKMAP_ADDED);
+}
+
+static __always_inline void swap_tuple(const struct tuple_key *t, struct tuple_key *peer)
+{
+	peer->family = t->family;
+	peer->local_port = t->remote_port;
+	peer->remote_port = t->local_port;
+	__builtin_memcpy(peer->local_ip, t->remote_ip, sizeof(t->remote_ip));
+	__builtin_memcpy(peer->remote_ip, t->local_ip, sizeof(t->local_ip));
+}
+
+// own_ops_socket is own_socket for sock_ops: one of sqlfwd's upstream legs.
+static __always_inline int own_ops_socket(struct bpf_sock_ops *skops)
+{
+	struct bpf_sock *sk = skops->sk;
+	__u64 cookie = bpf_get_socket_cookie(skops);
+
+	if (bpf_map_lookup_elem(&own_cookies, &cookie))
+		return 1;
+	if (cfg_mark != 0 && sk && sk->mark == cfg_mark)
+		return 1;
+	return 0;
+}
+
+// splice_upstream_active puts sqlfwd's upstream leg to a protected address
+// into relay_socks and leaves its tuple for the database's side. Only bytes
+// sqlfwd itself writes (judged) leave through it; it still reads every
+// reply. Until the database's socket is in the map too, relay_msg finds no
+// peer and the leg stays on TCP (relay_tcp_only), in order.
+static __always_inline void splice_upstream_active(struct bpf_sock_ops *skops, struct tuple_key *t)
+{
+	struct addr_key r = {};
+	struct tuple_key peer = {};
+	__u8 one = 1;
+
+	r.family = t->family;
+	r.port = t->remote_port;
+	__builtin_memcpy(r.ip, t->remote_ip, sizeof(r.ip));
+	if (!bpf_map_lookup_elem(&protected_addrs, &r))
+		return;
+	swap_tuple(t, &peer);
+	if (bpf_map_update_elem(&upstream_legs, &peer, &one, BPF_ANY) != 0)
+		return;
+	add_to_sockhash(skops, t);
+}
+
+// splice_upstream_passive adds the database's accepted socket whose peer is
+// one of sqlfwd's spliced upstream legs.
+static __always_inline int splice_upstream_passive(struct bpf_sock_ops *skops, struct tuple_key *t)
+{
+	if (!bpf_map_lookup_elem(&upstream_legs, t))
+		return 0;
+	bpf_map_delete_elem(&upstream_legs, t);
+	add_to_sockhash(skops, t);
+	return 1;
+}
+
+static __always_inline void tuple_local(const struct tuple_key *t, struct addr_key *k)
+{
+	k->family = t->family;
+	k->port = t->local_port;
+	__builtin_memcpy(k->ip, t->local_ip, sizeof(k->ip));
+}
+
+static __always_inline void tuple_remote(const struct tuple_key *t, struct addr_key *k)
+{
+	k->family = t->family;
+	k->port = t->remote_port;
+	__builtin_memcpy(k->ip, t->remote_ip, sizeof(k->ip));
 }
 
 SEC("sockops")
 int redirect_sockops(struct bpf_sock_ops *skops)
 {
 	struct addr_key k = {};
+	struct tuple_key t = {};
 	struct origin *o;
 	__u64 cookie;
 
 	if (skops->family != AF_INET && skops->family != AF_INET6)
 		return 1;
+	// Read once: the verifier refuses a ctx pointer the compiler offsets
+	// to share loads between branches.
+	ops_tuple(skops, &t);
 
 	switch (skops->op) {
 	case BPF_SOCK_OPS_TCP_CONNECT_CB:
@@ -397,7 +482,7 @@ int redirect_sockops(struct bpf_sock_ops *skops)
 		o = bpf_map_lookup_elem(&origin_by_cookie, &cookie);
 		if (!o)
 			return 1;
-		ops_local(skops, &k);
+		tuple_local(&t, &k);
 		if (bpf_map_update_elem(&origin_by_client, &k, o, BPF_ANY) != 0)
 			COUNTER_ADD(redirect_counters, CTR_MAP_FULL);
 		bpf_sock_ops_cb_flags_set(skops, BPF_SOCK_OPS_STATE_CB_FLAG);
@@ -409,24 +494,30 @@ int redirect_sockops(struct bpf_sock_ops *skops)
 		// it would skip the pod's network stack (policies, accounting).
 		if (!cfg_sockmap)
 			return 1;
+		if (cfg_splice_upstream && own_ops_socket(skops)) {
+			splice_upstream_active(skops, &t);
+			return 1;
+		}
 		cookie = bpf_get_socket_cookie(skops);
 		o = bpf_map_lookup_elem(&origin_by_cookie, &cookie);
 		if (!o || o->netns_cookie != cfg_netns_cookie)
 			return 1;
-		add_to_sockhash(skops);
+		add_to_sockhash(skops, &t);
 		break;
 
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
 		// Daemon leg: accepted on the listener from a redirected client.
 		if (!cfg_sockmap)
 			return 1;
-		ops_local(skops, &k);
+		if (cfg_splice_upstream && splice_upstream_passive(skops, &t))
+			return 1;
+		tuple_local(&t, &k);
 		if (!is_listener(&k))
 			return 1;
-		ops_remote(skops, &k);
+		tuple_remote(&t, &k);
 		if (!bpf_map_lookup_elem(&origin_by_client, &k))
 			return 1;
-		add_to_sockhash(skops);
+		add_to_sockhash(skops, &t);
 		break;
 
 	case BPF_SOCK_OPS_STATE_CB:
@@ -434,7 +525,7 @@ int redirect_sockops(struct bpf_sock_ops *skops)
 			return 1;
 		cookie = bpf_get_socket_cookie(skops);
 		bpf_map_delete_elem(&origin_by_cookie, &cookie);
-		ops_local(skops, &k);
+		tuple_local(&t, &k);
 		// Only our own entry: the daemon may already have taken it.
 		o = bpf_map_lookup_elem(&origin_by_client, &k);
 		if (o && o->cookie == cookie)

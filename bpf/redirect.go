@@ -50,6 +50,21 @@ type RedirectConfig struct {
 	// daemon must then relay with plain Read/Write loops: io.Copy uses
 	// splice(2), which never sees redirected data.
 	Sockmap bool
+	// SpliceUpstream (with Sockmap) splices the daemon's upstream leg too
+	// when the database's socket is on this host: the daemon's own socket
+	// (Mark or an exempt cookie) to a protected address and the database's
+	// accepted socket of that connection go into relay_socks, so each
+	// write the daemon makes lands on the database's receive queue and
+	// each reply on the daemon's, without loopback TCP. The daemon still
+	// reads and writes every byte: only bytes it wrote reach the database.
+	// sockops sees a socket only in a cgroup it is attached to, so
+	// SpliceCgroups lists the cgroup2 directories of the database's
+	// listener and of the daemon, where they are not under Cgroup. A leg
+	// whose first byte is sent before both ends are in the map stays on
+	// TCP for its life (SockmapFallback), as a client leg does. The
+	// upstream socket must not also be on the sk_skb fast path.
+	SpliceUpstream bool
+	SpliceCgroups  []string
 	// FailClosed makes connect() fail with EPERM when the origin of a
 	// protected connection cannot be recorded (map full). Otherwise such a
 	// connection goes directly to the database. Counted in MapFull.
@@ -75,7 +90,10 @@ type Redirect struct {
 	objs      redirectObjects
 	links     []link.Link
 	msgTarget int // relay_socks fd with relay_msg attached, or -1
-	pinned    bool
+	// spliceLinks are sockops in SpliceCgroups: never pinned, closed by
+	// Release and Close alike.
+	spliceLinks []link.Link
+	pinned      bool
 }
 
 // ClientInfo is the process that made a redirected connect(), read in the
@@ -155,10 +173,11 @@ func LoadRedirect(cfg RedirectConfig) (*Redirect, error) {
 		return nil, fmt.Errorf("loading redirect spec: %w", err)
 	}
 	vars := map[string]any{
-		redirectVarCfgNetnsCookie: cfg.NetnsCookie,
-		redirectVarCfgMark:        cfg.Mark,
-		redirectVarCfgSockmap:     boolByte(cfg.Sockmap),
-		redirectVarCfgFailClosed:  boolByte(cfg.FailClosed),
+		redirectVarCfgNetnsCookie:    cfg.NetnsCookie,
+		redirectVarCfgMark:           cfg.Mark,
+		redirectVarCfgSockmap:        boolByte(cfg.Sockmap),
+		redirectVarCfgFailClosed:     boolByte(cfg.FailClosed),
+		redirectVarCfgSpliceUpstream: boolByte(cfg.Sockmap && cfg.SpliceUpstream),
 	}
 	if l4.IsValid() {
 		vars[redirectVarCfgListen4Ip] = ip4Word(l4.Addr().Unmap())
@@ -245,6 +264,17 @@ func LoadRedirect(cfg RedirectConfig) (*Redirect, error) {
 			return nil, classify(fmt.Errorf("attaching sk_msg to relay_socks: %w", err))
 		}
 		r.msgTarget = r.objs.RelaySocks.FD()
+	}
+	if cfg.Sockmap && cfg.SpliceUpstream {
+		// Not pinned: without the daemon there is no upstream leg to splice.
+		for _, cg := range cfg.SpliceCgroups {
+			l, err := link.AttachCgroup(link.CgroupOptions{Path: cg, Attach: ebpf.AttachCGroupSockOps, Program: p.RedirectSockops})
+			if err != nil {
+				r.abandon(cfg)
+				return nil, classify(fmt.Errorf("attaching sockops to %s for the upstream splice: %w", cg, err))
+			}
+			r.spliceLinks = append(r.spliceLinks, l)
+		}
 	}
 	if cfg.PinDir != "" {
 		if err := os.MkdirAll(cfg.PinDir, 0o700); err != nil {
@@ -356,6 +386,8 @@ func (r *Redirect) Release() error {
 // origins can no longer be looked up.
 func (r *Redirect) Close() error {
 	var errs []error
+	closeLinks(r.spliceLinks)
+	r.spliceLinks = nil
 	for i := len(r.links) - 1; i >= 0; i-- {
 		if r.pinned {
 			if err := r.links[i].Unpin(); err != nil {

@@ -51,6 +51,7 @@ const (
 	redirectMapRedirectCounters      = "redirect_counters"
 	redirectMapRelaySocks            = "relay_socks"
 	redirectMapRelayTcpOnly          = "relay_tcp_only"
+	redirectMapUpstreamLegs          = "upstream_legs"
 	redirectProgRedirectConnect4     = "redirect_connect4"
 	redirectProgRedirectConnect6     = "redirect_connect6"
 	redirectProgRedirectGetpeername4 = "redirect_getpeername4"
@@ -69,6 +70,7 @@ const (
 	redirectVarCfgPod6Ip             = "cfg_pod6_ip"
 	redirectVarCfgPod6Port           = "cfg_pod6_port"
 	redirectVarCfgSockmap            = "cfg_sockmap"
+	redirectVarCfgSpliceUpstream     = "cfg_splice_upstream"
 )
 
 // loadRedirect returns the embedded CollectionSpec for redirect.
@@ -132,24 +134,26 @@ type redirectMapSpecs struct {
 	RedirectCounters *ebpf.MapSpec `ebpf:"redirect_counters"`
 	RelaySocks       *ebpf.MapSpec `ebpf:"relay_socks"`
 	RelayTcpOnly     *ebpf.MapSpec `ebpf:"relay_tcp_only"`
+	UpstreamLegs     *ebpf.MapSpec `ebpf:"upstream_legs"`
 }
 
 // redirectVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type redirectVariableSpecs struct {
-	CfgFailClosed  *ebpf.VariableSpec `ebpf:"cfg_fail_closed"`
-	CfgListen4Ip   *ebpf.VariableSpec `ebpf:"cfg_listen4_ip"`
-	CfgListen4Port *ebpf.VariableSpec `ebpf:"cfg_listen4_port"`
-	CfgListen6Ip   *ebpf.VariableSpec `ebpf:"cfg_listen6_ip"`
-	CfgListen6Port *ebpf.VariableSpec `ebpf:"cfg_listen6_port"`
-	CfgMark        *ebpf.VariableSpec `ebpf:"cfg_mark"`
-	CfgNetnsCookie *ebpf.VariableSpec `ebpf:"cfg_netns_cookie"`
-	CfgPod4Ip      *ebpf.VariableSpec `ebpf:"cfg_pod4_ip"`
-	CfgPod4Port    *ebpf.VariableSpec `ebpf:"cfg_pod4_port"`
-	CfgPod6Ip      *ebpf.VariableSpec `ebpf:"cfg_pod6_ip"`
-	CfgPod6Port    *ebpf.VariableSpec `ebpf:"cfg_pod6_port"`
-	CfgSockmap     *ebpf.VariableSpec `ebpf:"cfg_sockmap"`
+	CfgFailClosed     *ebpf.VariableSpec `ebpf:"cfg_fail_closed"`
+	CfgListen4Ip      *ebpf.VariableSpec `ebpf:"cfg_listen4_ip"`
+	CfgListen4Port    *ebpf.VariableSpec `ebpf:"cfg_listen4_port"`
+	CfgListen6Ip      *ebpf.VariableSpec `ebpf:"cfg_listen6_ip"`
+	CfgListen6Port    *ebpf.VariableSpec `ebpf:"cfg_listen6_port"`
+	CfgMark           *ebpf.VariableSpec `ebpf:"cfg_mark"`
+	CfgNetnsCookie    *ebpf.VariableSpec `ebpf:"cfg_netns_cookie"`
+	CfgPod4Ip         *ebpf.VariableSpec `ebpf:"cfg_pod4_ip"`
+	CfgPod4Port       *ebpf.VariableSpec `ebpf:"cfg_pod4_port"`
+	CfgPod6Ip         *ebpf.VariableSpec `ebpf:"cfg_pod6_ip"`
+	CfgPod6Port       *ebpf.VariableSpec `ebpf:"cfg_pod6_port"`
+	CfgSockmap        *ebpf.VariableSpec `ebpf:"cfg_sockmap"`
+	CfgSpliceUpstream *ebpf.VariableSpec `ebpf:"cfg_splice_upstream"`
 }
 
 // redirectObjects contains all objects after they have been loaded into the kernel.
@@ -179,6 +183,7 @@ type redirectMaps struct {
 	RedirectCounters *ebpf.Map `ebpf:"redirect_counters"`
 	RelaySocks       *ebpf.Map `ebpf:"relay_socks"`
 	RelayTcpOnly     *ebpf.Map `ebpf:"relay_tcp_only"`
+	UpstreamLegs     *ebpf.Map `ebpf:"upstream_legs"`
 }
 
 func (m *redirectMaps) Close() error {
@@ -190,6 +195,7 @@ func (m *redirectMaps) Close() error {
 		m.RedirectCounters,
 		m.RelaySocks,
 		m.RelayTcpOnly,
+		m.UpstreamLegs,
 	)
 }
 
@@ -197,18 +203,19 @@ func (m *redirectMaps) Close() error {
 //
 // It can be passed to loadRedirectObjects or ebpf.CollectionSpec.LoadAndAssign.
 type redirectVariables struct {
-	CfgFailClosed  *ebpf.Variable `ebpf:"cfg_fail_closed"`
-	CfgListen4Ip   *ebpf.Variable `ebpf:"cfg_listen4_ip"`
-	CfgListen4Port *ebpf.Variable `ebpf:"cfg_listen4_port"`
-	CfgListen6Ip   *ebpf.Variable `ebpf:"cfg_listen6_ip"`
-	CfgListen6Port *ebpf.Variable `ebpf:"cfg_listen6_port"`
-	CfgMark        *ebpf.Variable `ebpf:"cfg_mark"`
-	CfgNetnsCookie *ebpf.Variable `ebpf:"cfg_netns_cookie"`
-	CfgPod4Ip      *ebpf.Variable `ebpf:"cfg_pod4_ip"`
-	CfgPod4Port    *ebpf.Variable `ebpf:"cfg_pod4_port"`
-	CfgPod6Ip      *ebpf.Variable `ebpf:"cfg_pod6_ip"`
-	CfgPod6Port    *ebpf.Variable `ebpf:"cfg_pod6_port"`
-	CfgSockmap     *ebpf.Variable `ebpf:"cfg_sockmap"`
+	CfgFailClosed     *ebpf.Variable `ebpf:"cfg_fail_closed"`
+	CfgListen4Ip      *ebpf.Variable `ebpf:"cfg_listen4_ip"`
+	CfgListen4Port    *ebpf.Variable `ebpf:"cfg_listen4_port"`
+	CfgListen6Ip      *ebpf.Variable `ebpf:"cfg_listen6_ip"`
+	CfgListen6Port    *ebpf.Variable `ebpf:"cfg_listen6_port"`
+	CfgMark           *ebpf.Variable `ebpf:"cfg_mark"`
+	CfgNetnsCookie    *ebpf.Variable `ebpf:"cfg_netns_cookie"`
+	CfgPod4Ip         *ebpf.Variable `ebpf:"cfg_pod4_ip"`
+	CfgPod4Port       *ebpf.Variable `ebpf:"cfg_pod4_port"`
+	CfgPod6Ip         *ebpf.Variable `ebpf:"cfg_pod6_ip"`
+	CfgPod6Port       *ebpf.Variable `ebpf:"cfg_pod6_port"`
+	CfgSockmap        *ebpf.Variable `ebpf:"cfg_sockmap"`
+	CfgSpliceUpstream *ebpf.Variable `ebpf:"cfg_splice_upstream"`
 }
 
 // redirectPrograms contains all programs after they have been loaded into the kernel.

@@ -31,26 +31,48 @@ type relayEnv struct {
 	// onUpstream, when set, sees each upstream leg before relaying starts
 	// (the floor benchmark splices it).
 	onUpstream func(net.Conn)
+	// upTCPBytes sums what the upstream legs carried through TCP (TCP_INFO
+	// bytes_acked + bytes_received at close): 0 when spliced.
+	upTCPBytes atomic.Uint64
+	closed     atomic.Int64 // relayed connections finished
 }
 
 func newRelayEnv(tb testing.TB, sockmap bool, serve func(net.Conn)) *relayEnv {
+	return newRelayEnvSplice(tb, sockmap, false, false, serve)
+}
+
+// newRelayEnvSplice is newRelayEnv with the upstream leg spliced too
+// (splice) and, with dbApart, the database's listener made in a cgroup of
+// its own that only SpliceCgroups attaches sockops to.
+func newRelayEnvSplice(tb testing.TB, sockmap, splice, dbApart bool, serve func(net.Conn)) *relayEnv {
 	tb.Helper()
 	mnt := requireKernel(tb, ebpf.CGroupSockAddr, ebpf.SockOps, ebpf.SkMsg)
 	cg := testCgroup(tb, mnt)
 	cookie := ownNetnsCookie(tb)
+	var spliceCgroups []string
+	var dbLn *net.TCPListener
+	if dbApart {
+		dbCg := testCgroup(tb, mnt)
+		enterCgroup(tb, dbCg)
+		dbLn = listenTCP(tb, "127.0.0.1:0") // its sockets belong to dbCg
+		spliceCgroups = []string{dbCg}
+	}
 	enterCgroup(tb, cg)
-
-	dbLn := listenTCP(tb, "127.0.0.1:0")
+	if dbLn == nil {
+		dbLn = listenTCP(tb, "127.0.0.1:0")
+	}
 	go acceptLoop(dbLn, serve)
 	relayLn := listenTCP(tb, "127.0.0.1:0")
 
 	e := &relayEnv{db: addrPort(dbLn.Addr())}
 	r, err := LoadRedirect(RedirectConfig{
-		Cgroup:      cg,
-		Listen4:     addrPort(relayLn.Addr()),
-		Mark:        testMark,
-		NetnsCookie: cookie,
-		Sockmap:     sockmap,
+		Cgroup:         cg,
+		Listen4:        addrPort(relayLn.Addr()),
+		Mark:           testMark,
+		NetnsCookie:    cookie,
+		Sockmap:        sockmap,
+		SpliceUpstream: splice,
+		SpliceCgroups:  spliceCgroups,
 	})
 	if err != nil {
 		tb.Fatalf("LoadRedirect: %v", err)
@@ -104,6 +126,23 @@ func (e *relayEnv) relay(c net.Conn) {
 	go func() { pump(up, c); close(done) }()
 	pump(c, up)
 	<-done
+	e.upTCPBytes.Add(tcpBytes(up.(*net.TCPConn)))
+	e.closed.Add(1)
+}
+
+// tcpBytes is what a socket sent and received through TCP itself.
+func tcpBytes(c *net.TCPConn) uint64 {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	var n uint64
+	rc.Control(func(fd uintptr) {
+		if ti, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
+			n = ti.Bytes_acked + ti.Bytes_received
+		}
+	})
+	return n
 }
 
 // pump copies with explicit Read/Write: io.Copy would use splice(2), which
@@ -226,12 +265,16 @@ func stressClient(addr string, conn, msgs int, greet bool) ([32]byte, error) {
 // side speaks first.
 func TestSockmapStress(t *testing.T) {
 	const conns, msgs = 300, 40
+	// off: both legs TCP; on: the client leg spliced; upstream: the
+	// upstream leg too, the database's listener in a cgroup of its own.
+	modes := []string{"off", "on", "upstream"}
 	for _, greet := range []bool{false, true} {
-		results := map[bool][32]byte{}
-		for _, sockmap := range []bool{false, true} {
-			name := fmt.Sprintf("serverfirst=%v/sockmap=%v", greet, sockmap)
+		results := map[string][32]byte{}
+		for _, mode := range modes {
+			sockmap, splice := mode != "off", mode == "upstream"
+			name := fmt.Sprintf("serverfirst=%v/sockmap=%s", greet, mode)
 			t.Run(name, func(t *testing.T) {
-				e := newRelayEnv(t, sockmap, stressServer(greet))
+				e := newRelayEnvSplice(t, sockmap, splice, splice, stressServer(greet))
 				digests := make([][32]byte, conns)
 				errs := make(chan error, conns)
 				var wg sync.WaitGroup
@@ -261,20 +304,39 @@ func TestSockmapStress(t *testing.T) {
 				if ctr.Redirected != conns {
 					t.Errorf("Redirected = %d, want %d", ctr.Redirected, conns)
 				}
-				// Both legs of every connection, or none.
-				if want := uint64(2 * conns); sockmap && ctr.SockmapAdded != want || !sockmap && ctr.SockmapAdded != 0 {
-					t.Errorf("SockmapAdded = %d with sockmap=%v", ctr.SockmapAdded, sockmap)
+				// Both legs of every connection (all four with the
+				// upstream splice), or none.
+				want := map[string]uint64{"off": 0, "on": 2 * conns, "upstream": 4 * conns}[mode]
+				if ctr.SockmapAdded != want {
+					t.Errorf("SockmapAdded = %d with sockmap=%s, want %d", ctr.SockmapAdded, mode, want)
 				}
-				t.Logf("counters: %+v", ctr)
+				// The relay closes its upstream legs after the clients are
+				// done: wait for the byte counts.
+				deadline := time.Now().Add(5 * time.Second)
+				for e.closed.Load() < conns && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				up := e.upTCPBytes.Load()
+				t.Logf("counters: %+v, upstream legs' TCP bytes %d", ctr, up)
+				switch {
+				case mode != "upstream" && up == 0:
+					t.Errorf("upstream legs carried no TCP bytes with sockmap=%s", mode)
+				case mode == "upstream" && ctr.SockmapFallback == 0 && up > 4*conns:
+					// A FIN and its ACK still move TCP's sequence numbers
+					// (3 per connection here); payload would be far more.
+					t.Errorf("upstream legs carried %d TCP bytes though spliced with no fallback", up)
+				}
 				all := sha256.New()
 				for _, d := range digests {
 					all.Write(d[:])
 				}
-				results[sockmap] = [32]byte(all.Sum(nil))
+				results[mode] = [32]byte(all.Sum(nil))
 			})
 		}
-		if on, off := results[true], results[false]; !bytes.Equal(on[:], off[:]) {
-			t.Errorf("serverfirst=%v: results differ with sockmap on (%x) and off (%x)", greet, on[:6], off[:6])
+		for _, mode := range modes[1:] {
+			if got, off := results[mode], results["off"]; !bytes.Equal(got[:], off[:]) {
+				t.Errorf("serverfirst=%v: results differ with sockmap %s (%x) and off (%x)", greet, mode, got[:6], off[:6])
+			}
 		}
 	}
 }

@@ -139,6 +139,14 @@ type Intercept struct {
 	// server-to-client direction of PostgreSQL sessions where the session
 	// need not see it (bpf/doc.go "Fast path"). Plaintext legs only.
 	Fastpath bool `yaml:"fastpath"`
+	// SpliceUpstream (experimental, default empty: off) splices sqlfwd's
+	// upstream leg in the kernel too when the database runs on this host:
+	// the cgroup2 directories of the database's listener (its server
+	// process) and of sqlfwd itself where it is not under Cgroup, to which
+	// the sockops program is also attached. sqlfwd still reads and writes
+	// every byte (docs/performance.md, "Where the intercepted path's time
+	// goes"). Needs sockmap; excludes fastpath; app-host mode.
+	SpliceUpstream []string `yaml:"splice_upstream"`
 	// FailClosed refuses a protected connect() whose origin cannot be
 	// recorded instead of letting it go directly to the database, and pins
 	// the programs in PinDir so that a daemon that dies leaves protected
@@ -547,6 +555,14 @@ func (c *Config) Normalize() error {
 	if c.Intercept.Sockmap == nil {
 		on := true
 		c.Intercept.Sockmap = &on
+	}
+	if len(c.Intercept.SpliceUpstream) > 0 {
+		switch {
+		case !*c.Intercept.Sockmap:
+			errs = append(errs, atKey("intercept", errors.New("intercept: splice_upstream needs sockmap")))
+		case c.Intercept.Fastpath:
+			errs = append(errs, atKey("intercept", errors.New("intercept: splice_upstream and fastpath exclude each other (the fast path reads the upstream socket's TCP queue, which a spliced leg never fills)")))
+		}
 	}
 	if c.Intercept.Netns == "" {
 		c.Intercept.Netns = "/proc/self/ns/net"

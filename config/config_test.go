@@ -83,6 +83,17 @@ func TestParse(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "splice_upstream",
+			yaml: "intercept: {splice_upstream: [/sys/fs/cgroup/unified/db]}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: '127.0.0.1:5432'}\n",
+			check: func(t *testing.T, c *Config) {
+				if len(c.Intercept.SpliceUpstream) != 1 || !*c.Intercept.Sockmap {
+					t.Errorf("intercept = %+v", c.Intercept)
+				}
+			},
+		},
+		{name: "splice_upstream without sockmap", yaml: "intercept: {sockmap: false, splice_upstream: [/x]}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "splice_upstream needs sockmap"},
+		{name: "splice_upstream with fastpath", yaml: "intercept: {fastpath: true, splice_upstream: [/x]}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "splice_upstream and fastpath exclude each other"},
 		{name: "pods without pod_listen", yaml: "intercept: {pods: true}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "pods needs pod_listen"},
 		{name: "pod_listen without pods", yaml: "intercept: {pod_listen: '10.0.0.1:1'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "pods is not"},
 		{name: "loopback pod_listen", yaml: "intercept: {pods: true, pod_listen: '127.0.0.1:6433'}\ndatabases:\n  - {protocol: postgres, intercept: app-host, upstream: 'x:1'}\n", wantErr: "loopback is its own"},

@@ -149,6 +149,9 @@ func (d *Daemon) startIntercept() (err error) {
 			Mark:       ic.Mark,
 			Sockmap:    *ic.Sockmap,
 			FailClosed: ic.FailClosed,
+			// experimental (intercept.splice_upstream)
+			SpliceUpstream: len(ic.SpliceUpstream) > 0,
+			SpliceCgroups:  ic.SpliceUpstream,
 		}
 		if ln6, err := lc.Listen(context.Background(), "tcp6", ic.Listen6); err == nil {
 			it.lns = append(it.lns, ln6)
@@ -200,7 +203,7 @@ func (d *Daemon) startIntercept() (err error) {
 		for _, db := range appHost {
 			addrs, _ := protectedAddrs(db.cfg)
 			d.log.Info("intercepting", "database", db.cfg.Name, "mode", InterceptAppHost, "addresses", fmt.Sprint(addrs),
-				"cgroup", cg, "sockmap", *ic.Sockmap, "fail_closed", ic.FailClosed, "pods", ic.Pods)
+				"cgroup", cg, "sockmap", *ic.Sockmap, "splice_upstream", ic.SpliceUpstream, "fail_closed", ic.FailClosed, "pods", ic.Pods)
 		}
 		routes := maps.Clone(it.active)
 		it.routes.Store(&routes)

@@ -78,6 +78,7 @@ func run(args []string, stderr io.Writer) int {
 		cgroup     = fs.String("cgroup", "", "app-host: intercept only processes in this cgroup2 `directory` (default all)")
 		podListen  = fs.String("pod-listen", "", "app-host: also intercept pods on this node (other network namespaces) connecting to protected non-loopback addresses; they are sent to this `IP:PORT` of the host, which pods route to (dual stack: one IPv4 and one IPv6, comma-separated)")
 		sockmap    = fs.String("sockmap", "", "on or off: splice the local client leg in the kernel (default on)")
+		spliceUp   = fs.String("splice-upstream", "", "EXPERIMENTAL: splice the upstream leg in the kernel too; DIR[,DIR]: the cgroup2 directories of the local database's server and of sqlfwd if not under --cgroup (intercept.splice_upstream)")
 		fastpath   = fs.Bool("fastpath", false, "EXPERIMENTAL: the kernel relays the server-to-client direction of intercepted PostgreSQL sessions where it can (intercept.fastpath)")
 		failClosed = fs.Bool("fail-closed", false, "refuse protected connects sqlfwd cannot judge: when its origin map is full, and after the daemon dies (programs pinned in --pin-dir); default fail open")
 		takeOver   = fs.Bool("take-over", false, "when another sqlfwd already intercepts this cgroup, send it SIGTERM and start once it has exited (with --fail-closed its pinned programs refuse connects meanwhile) instead of refusing to start")
@@ -200,6 +201,9 @@ func run(args []string, stderr io.Writer) int {
 		}
 		if *fastpath {
 			cfg.Intercept.Fastpath = true
+		}
+		if *spliceUp != "" {
+			cfg.Intercept.SpliceUpstream = strings.Split(*spliceUp, ",")
 		}
 		if *failClosed {
 			cfg.Intercept.FailClosed = true
