@@ -118,7 +118,7 @@ func TestCatalogDefinerMariaDB(t *testing.T) {
 	}
 	run := randomHex(t)
 	sec := "e2e_mdef_sec_" + run
-	pd, pi := "e2e_mdef_pd_"+run, "e2e_mdef_pi_"+run
+	pd, pi, pa := "e2e_mdef_pd_"+run, "e2e_mdef_pi_"+run, "e2e_mdef_pa_"+run
 	app, mon := "e2e_mdef_app_"+run[:6], "e2e_mdef_mon_"+run[:6]
 	root := myDB(t, my, my.addr(), true)
 	for _, q := range []string{
@@ -126,6 +126,7 @@ func TestCatalogDefinerMariaDB(t *testing.T) {
 		"create definer = current_user procedure " + pd + "() select count(*) from " + sec,
 		"create definer = current_user procedure " + pi + "() sql security invoker select count(*) from " + sec,
 		"create user '" + app + "'@'%'",
+		"create definer = '" + app + "'@'%' procedure " + pa + "() sql security invoker select count(*) from " + sec,
 		"grant all on " + my.Database + ".* to '" + app + "'@'%'",
 		"create user '" + mon + "'@'%'",
 		"grant select, show view on " + my.Database + ".* to '" + mon + "'@'%'",
@@ -136,7 +137,7 @@ func TestCatalogDefinerMariaDB(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() {
-		for _, q := range []string{"drop table if exists " + sec, "drop procedure if exists " + pd, "drop procedure if exists " + pi,
+		for _, q := range []string{"drop table if exists " + sec, "drop procedure if exists " + pd, "drop procedure if exists " + pi, "drop procedure if exists " + pa,
 			"drop user if exists '" + app + "'@'%', '" + mon + "'@'%'"} {
 			root.Exec(q)
 		}
@@ -162,6 +163,32 @@ func TestCatalogDefinerMariaDB(t *testing.T) {
 		}
 		wantMyBlocked(t, q, err, c.rule)
 		denied = append(denied, m+" ")
+	}
+	// ALTER PROCEDURE ... SQL SECURITY DEFINER, sent by root: pa's body
+	// would run as its DEFINER app from now on, which may not read sec;
+	// pi's as root, which may.
+	rootVia := myDB(t, my, d.addr, true)
+	for i, c := range []struct{ sql, rule string }{
+		{"alter procedure " + pa + " sql security definer", "app-no-secrets"},
+		{"alter procedure " + pi + " comment 'x' sql security definer", ""},
+	} {
+		m := fmt.Sprintf("sqlfwmdefa_%s_%d", run, i)
+		q := c.sql + " /* " + m + " */"
+		_, err := rootVia.Exec(q)
+		if c.rule == "" {
+			if err != nil {
+				t.Errorf("%q: %v, want it run", q, err)
+			}
+			continue
+		}
+		wantMyBlocked(t, q, err, c.rule)
+		denied = append(denied, m+" ")
+	}
+	for name, want := range map[string]string{pa: "INVOKER", pi: "DEFINER"} {
+		var got string
+		if err := root.QueryRow("select security_type from information_schema.routines where routine_schema = database() and routine_name = ?", name).Scan(&got); err != nil || got != want {
+			t.Errorf("%s: SECURITY_TYPE %q (%v), want %s", name, got, err, want)
+		}
 	}
 	mustNotReach(t, my, denied...)
 }

@@ -53,3 +53,44 @@ rules:
 		}
 	}
 }
+
+// TestMyAlterSecurityDefiner: ALTER PROCEDURE / FUNCTION ... SQL SECURITY
+// DEFINER makes the body run as its DEFINER from now on: it is judged
+// again as that account (a procedure of app's reading secrets is app's
+// read, denied; one of root's is not), a routine the catalog does not
+// hold is unknown_object; the other characteristics change no runner.
+func TestMyAlterSecurityDefiner(t *testing.T) {
+	rows := myCatalogRows()
+	rows[2] = append(rows[2],
+		[]string{"shop", "peek_app_inv", "PROCEDURE", "", "SELECT s FROM secrets", "INVOKER", "app@%"},
+		[]string{"shop", "peek_root_inv", "PROCEDURE", "", "SELECT s FROM secrets", "INVOKER", "root@localhost"},
+	)
+	pol, err := engine.ParsePolicy([]byte(`
+rules:
+  - {id: app-no-secrets, action: deny, users: [app], match: {tables: [secrets]}}
+  - {id: unknown-object, action: deny, match: {unknown_object: true}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(pol, Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetCatalog(Dialect.(engine.CatalogReader).BuildCatalog(rows, engine.CatalogOptions{}))
+	for _, tc := range []struct{ sql, rule, says string }{
+		{"ALTER PROCEDURE peek_app_inv SQL SECURITY DEFINER", "app-no-secrets", "now run as app"},
+		{"ALTER PROCEDURE shop.peek_app_inv COMMENT 'x' SQL SECURITY DEFINER", "app-no-secrets", "peek_app_inv"},
+		{"alter procedure `peek_app_inv` sql security definer", "app-no-secrets", "peek_app_inv"},
+		{"ALTER PROCEDURE peek_root_inv SQL SECURITY DEFINER", "", ""},
+		{"ALTER PROCEDURE peek_app_inv SQL SECURITY INVOKER", "", ""},
+		{"ALTER PROCEDURE peek_app_inv COMMENT 'x' MODIFIES SQL DATA", "", ""},
+		{"ALTER PROCEDURE nowhere SQL SECURITY DEFINER", "unknown-object", "nowhere"},
+		{"ALTER PROCEDURE peek_app_inv SQL SECURITY DEFINER DETERMINISTIC", "parse-error", ""},
+	} {
+		v := e.Judge([]byte(tc.sql), &engine.Session{User: "root", Database: "shop"})
+		if v.RuleID != tc.rule || !strings.Contains(v.Reason, tc.says) {
+			t.Errorf("%s: %s (%s), want %q naming %q", tc.sql, v.RuleID, v.Reason, tc.rule, tc.says)
+		}
+	}
+}

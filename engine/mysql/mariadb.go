@@ -321,6 +321,8 @@ func (r *mread) simple(i, j int) (engine.StmtFacts, bool) {
 		}
 		st.Verb = engine.VerbAlter
 		return st, true
+	case r.is(i, "alter") && r.isAny(i+1, "procedure", "function"):
+		return r.alterRoutine(i, j)
 	case r.is(i, "reset"):
 		return r.reset(i, j)
 	case r.is(i, "flush"):

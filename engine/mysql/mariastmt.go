@@ -22,6 +22,48 @@ func (r *mread) dropObject(i, j int) (engine.StmtFacts, bool) {
 	return r.lead(i, j)
 }
 
+// alterRoutine is ALTER {PROCEDURE | FUNCTION} name characteristic ...,
+// each COMMENT 'x', LANGUAGE SQL, CONTAINS SQL, NO SQL, READS SQL DATA,
+// MODIFIES SQL DATA or SQL SECURITY {DEFINER | INVOKER}: DDL on the
+// routine; SQL SECURITY DEFINER makes its body run as its DEFINER from now
+// on, so with a catalog the body is judged again as that account
+// (engine.Reowned, as PostgreSQL's ALTER FUNCTION ... SECURITY DEFINER).
+func (r *mread) alterRoutine(i, j int) (engine.StmtFacts, bool) {
+	e := r.name(i + 2)
+	if e < 0 || e == j {
+		return engine.StmtFacts{}, false
+	}
+	var schema, name string
+	if e == i+3 {
+		name = r.t[i+2].name(r.text)
+	} else if e == i+5 {
+		schema, name = r.t[i+2].name(r.text), r.t[i+4].name(r.text)
+	} else {
+		return engine.StmtFacts{}, false
+	}
+	definer := false
+	for k := e; k < j; {
+		switch {
+		case r.is(k, "comment") && r.kind(k+1) == tokString:
+			k += 2
+		case r.is(k, "language") && r.is(k+1, "sql"), r.is(k, "contains") && r.is(k+1, "sql"), r.is(k, "no") && r.is(k+1, "sql"):
+			k += 2
+		case r.isAny(k, "reads", "modifies") && r.is(k+1, "sql") && r.is(k+2, "data"):
+			k += 3
+		case r.is(k, "sql") && r.is(k+1, "security") && r.isAny(k+2, "definer", "invoker"):
+			definer = r.is(k+2, "definer")
+			k += 3
+		default:
+			return engine.StmtFacts{}, false
+		}
+	}
+	st := engine.StmtFacts{Kind: engine.KindDDL, Kinds: 1 << engine.KindDDL, Verb: engine.VerbAlter, Object: r.t[i+1].name(r.text)}
+	if definer {
+		st.Reowned = []engine.Reowned{{Kind: engine.CatalogRoutine, Schema: schema, Name: name}}
+	}
+	return st, true
+}
+
 // orReplace is CREATE OR REPLACE [TEMPORARY] TABLE | SEQUENCE | DATABASE
 // name ...: the server drops what has the name, then creates it. It is read
 // as the CREATE, and the DROP ... IF EXISTS name is a statement of the
