@@ -14,6 +14,9 @@ package e2e
 //     it), CHARSET(x) IS NOT NULL, LAST_VALUE(x, 1): straight to MariaDB
 //     each deletes every row; through sqlfwd each is blocked, absent from
 //     the log, the rows stay; their filtered faces delete one row.
+//   - a routine body with a DO statement or a CASE expression between its
+//     PREPARE s FROM 'literal' and EXECUTE s is created and runs through
+//     sqlfwd (it was refused as dynamic SQL); an IF between is refused.
 //   - mysql.event read: straight to MariaDB it returns an event's body and
 //     DEFINER; through sqlfwd it is blocked (no-credential-tables) and absent
 //     from the log.
@@ -130,6 +133,27 @@ func TestMySQLRedTeam9JudgedByEffect(t *testing.T) {
 			}
 			reset()
 		}
+	})
+
+	t.Run("DO and CASE between a body's PREPARE and EXECUTE", func(t *testing.T) {
+		// was refused as dynamic SQL: a DO statement or a CASE expression's
+		// THEN/ELSE read as the start of a statement list
+		proc := "rt9_p_" + suffix[:8]
+		t.Cleanup(func() { _, _ = direct.Exec("drop procedure if exists " + proc) })
+		body := "create procedure " + proc + "() begin prepare s from 'select a from " + tbl +
+			" where id = 2'; do 1; select case when 1 then 2 else 3 end into @rt9; execute s; deallocate prepare s; end"
+		if _, err := fw.Exec(body); err != nil {
+			t.Fatalf("CREATE PROCEDURE with DO and CASE between through sqlfwd: %v", err)
+		}
+		var a int
+		if err := fw.QueryRow("call " + proc + "()").Scan(&a); err != nil || a != 2 {
+			t.Errorf("CALL through sqlfwd: %d, %v; want 2", a, err)
+		}
+		// a compound statement's THEN between still makes the EXECUTE unsure
+		bad := "create procedure " + proc + "x() begin prepare s from 'select 1'; if 1 then do 1; end if; execute s; end"
+		_, err := fw.Exec(bad + tag("unsure"))
+		wantMyBlocked(t, bad, err, "no-dynamic-sql")
+		mustNotReach(t, my, marker+" unsure")
 	})
 
 	t.Run("mysql.event", func(t *testing.T) {

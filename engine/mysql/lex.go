@@ -339,6 +339,7 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 	// ";" in one separates the body's statements, also inside an
 	// executable comment every server runs (mariadb-dump's triggers).
 	compound := 0
+	caseExpr := 0 // open CASE expressions inside a body: their END closes no block
 	// create: the statement is a CREATE, whose BEGIN ... END body the
 	// server stores, with the session's sql_mode and character set, and
 	// does not run: a SET NAMES or EXECUTE in it changes nothing for the
@@ -559,6 +560,7 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 			if compound == 0 {
 				create = false
 			}
+			caseExpr = 0 // no CASE expression spans a statement end
 			words, setStmt, lexSet, immediate = 0, false, false, false
 			i++
 			stmtStart = i
@@ -601,8 +603,16 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 			case len(word) == 5 && (words > 0 || compound > 0) && asciiFold(word, "begin"):
 				compound++
 				words = -1 // the body's first statement follows
+			case compound > 0 && words > 0 && len(word) == 4 && asciiFold(word, "case") && sql[i-1] != '.':
+				// a CASE expression (a CASE statement starts a statement;
+				// t.case is a column): its END is not the body's
+				caseExpr++
 			case compound > 0 && len(word) == 3 && asciiFold(word, "end") && !endsBlock(sql[j:]):
-				compound--
+				if caseExpr > 0 {
+					caseExpr--
+				} else {
+					compound--
+				}
 			case setStmt && asciiFold(word, "for"):
 				// SET STATEMENT ... FOR <statement>: the word after it
 				// starts a statement (a USE, an EXECUTE, a SET)
@@ -617,7 +627,10 @@ func canonical(sql []byte, m mode) ([]byte, string) {
 			}
 			if len(word) >= 2 && len(word) <= 6 || compound > 0 {
 				var opens bool
-				if opens, running = compoundWord(word, words, compound, create, running); opens {
+				// a CASE expression's THEN and ELSE, and DO as a statement's
+				// first word (DO 1), open no statement list
+				if opens, running = compoundWord(word, words, compound, create, running); opens &&
+					caseExpr == 0 && !(words == 0 && len(word) == 2) {
 					words = -1 // the word after it starts a statement
 				}
 			}

@@ -146,7 +146,7 @@ func unsureExecute(text string) bool {
 				continue
 			}
 		}
-		if depth <= 0 && t.isAny(text, "begin", "then", "else", "do", "loop", "repeat", "atomic") {
+		if depth <= 0 && t.isAny(text, "begin", "then", "else", "do", "loop", "repeat", "atomic") && !plainStatement(text, stmt, t) {
 			// a statement list starts: what came before is a compound
 			// statement's header
 			stmt = append(stmt, t)
@@ -159,6 +159,24 @@ func unsureExecute(text string) bool {
 		stmt = append(stmt, t)
 	}
 	return end()
+}
+
+// plainStatement reports whether t, a word that may start a statement
+// list, is instead a word of a plain statement: DO as a statement's first
+// word (DO 1; the DO of WHILE c DO and of an event's body never is), or a
+// CASE expression's or IF's THEN and ELSE in a statement that SELECT, DO,
+// SET, INSERT, UPDATE, DELETE, REPLACE or VALUES starts (SELECT CASE WHEN
+// a THEN 1 ELSE 2 END): no compound statement starts with those words, so
+// a list cannot begin in one (a label is a word then ':').
+func plainStatement(text string, stmt []token, t token) bool {
+	if len(stmt) == 0 {
+		return t.is(text, "do")
+	}
+	if len(stmt) > 1 && stmt[1].kind == ':' {
+		return false
+	}
+	return t.isAny(text, "then", "else") &&
+		stmt[0].isAny(text, "select", "do", "set", "insert", "update", "delete", "replace", "values")
 }
 
 func nextAt(s string, k int) int {
