@@ -162,6 +162,13 @@ func (fo *folder) fold(e ast.ExprNode, depth int) (folded, bool) {
 		if ok && v.isStr && !v.hex && x.GetType() != nil && x.GetType().GetCharset() == "binary" {
 			v.bin = true // _binary'a'
 		}
+		if cs := ""; ok && v.hex && x.GetType() != nil {
+			// _latin1 0x41 is the string 'A' in latin1, compared by its
+			// collation ('a' = _latin1 0x41 is true), not a binary string
+			if cs = x.GetType().GetCharset(); cs != "" && cs != "binary" {
+				v.hex, v.bin, v.isStr = false, false, true
+			}
+		}
 		return v, ok
 	case ast.ValueExpr:
 		return fo.valueFolded(x)
