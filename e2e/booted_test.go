@@ -81,6 +81,7 @@ func TestDebBooted(t *testing.T) {
 	})
 	t.Run("journal", func(t *testing.T) { m.checkJournalSaysWhatItProtects(t) })
 	t.Run("reload", func(t *testing.T) { m.checkReload(t) })
+	t.Run("fail_closed", func(t *testing.T) { m.checkFailClosed(t) })
 	t.Run("upgrade", func(t *testing.T) { m.checkUpgrade(t, newDeb, oldVer, newVer) })
 	t.Run("listener unit without configuration", func(t *testing.T) { m.checkListenerUnit(t) })
 	t.Run("remove", func(t *testing.T) { m.checkRemove(t) })
@@ -649,6 +650,38 @@ func (m *machine) checkReload(t *testing.T) {
 
 	// back to zero configuration for the upgrade
 	m.sh(t, "rm /etc/sqlfw/sqlfwd.yaml && systemctl restart sqlfwd.service")
+}
+
+// checkFailClosed: with fail_closed the unit starts (its user reaches its
+// pin directory through the unit's BindPaths), judges, and once stopped
+// leaves the pins on the host's bpffs refusing protected connects, until
+// it starts again; sqlfwd --detach-pins as root removes them.
+func (m *machine) checkFailClosed(t *testing.T) {
+	m.writeConfig(t, "intercept:\n  fail_closed: true\n"+bootConfig("enforce"))
+	if res := m.exec(t, "systemctl restart sqlfwd.service"); res.Exit != 0 {
+		t.Fatalf("systemctl restart with fail_closed: %s\n%s", res, tail(m.journal(t, ""), 20))
+	}
+	pgTCP := bootPaths()[0]
+	m.checkPath(t, pgTCP, "fail_closed")
+	if j := m.journal(t, ""); !strings.Contains(j, `"fail_closed":true`) {
+		t.Errorf("the journal does not say fail_closed is in force:\n%s", tail(j, 20))
+	}
+	m.sh(t, "systemctl stop sqlfwd.service")
+	if n := m.sh(t, "ls /sys/fs/bpf/sqlfw | wc -l"); n == "0" {
+		t.Errorf("after a stop with fail_closed, /sys/fs/bpf/sqlfw holds no pins")
+	}
+	sel := bootMarker("closed")
+	if res := m.client(t, pgTCP.argv("SELECT count(*) /* "+sel+" */ FROM items")...); res.Exit == 0 || m.logHas(t, "postgres", sel, false) {
+		t.Errorf("sqlfwd stopped with fail_closed: a SELECT through %s: %s; want it refused, not at the server", pgTCP.name, res)
+	}
+	if res := m.exec(t, "systemctl start sqlfwd.service"); res.Exit != 0 {
+		t.Fatalf("systemctl start over the pins: %s\n%s", res, tail(m.journal(t, ""), 20))
+	}
+	m.checkPath(t, pgTCP, "fail_closed, started again")
+	m.sh(t, "systemctl stop sqlfwd.service && sqlfwd --detach-pins && rm /etc/sqlfw/sqlfwd.yaml && systemctl start sqlfwd.service")
+	if n := m.sh(t, "ls /sys/fs/bpf/sqlfw | wc -l"); n != "0" {
+		t.Errorf("after sqlfwd --detach-pins, /sys/fs/bpf/sqlfw holds %s pins, want none", n)
+	}
 }
 
 // checkUpgrade installs the newer package over the running one.
