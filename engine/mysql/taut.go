@@ -325,9 +325,13 @@ func combine(a, b truth, op opcode.Op) truth {
 func (fo *folder) caseTruth(x *ast.CaseExpr, d int) truth {
 	var out truth
 	for _, w := range x.WhenClauses {
-		cond := tAny
+		var cond truth
 		if x.Value == nil {
 			cond = fo.truthOf(w.Expr, d)
+		} else {
+			// CASE v WHEN w: the branch is taken where v = w is true (CASE id
+			// WHEN id THEN 1 END counts as id = id does)
+			cond = fo.truthOf(&ast.BinaryOperationExpr{Op: opcode.EQ, L: x.Value, R: w.Expr}, d)
 		}
 		if cond&tTrue != 0 {
 			out |= fo.truthOf(w.Result, d)
