@@ -715,7 +715,7 @@ func setupRoles(t *testing.T, cases []*advCase) {
 	}
 	sort.Strings(names)
 	for _, r := range names {
-		directExec(t, fmt.Sprintf("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN CREATE ROLE %s LOGIN; END IF; END $$", r, r))
+		pgRoles(t, r)
 		t.Cleanup(func() { directExec(t, "DROP ROLE IF EXISTS "+r) })
 	}
 }

@@ -54,7 +54,7 @@ func TestStoredCodePG(t *testing.T) {
 	freshTable(t, victim, 1, 2, 3)
 	freshTable(t, payroll, 7)
 	directExec(t, "ALTER TABLE "+tbl+" ADD COLUMN touched timestamptz")
-	directExec(t, fmt.Sprintf("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN CREATE ROLE %s LOGIN; END IF; END $$", app, app))
+	pgRoles(t, app)
 	directExec(t, fmt.Sprintf("GRANT ALL ON %s, %s, %s TO %s; GRANT CREATE ON SCHEMA public TO %s", tbl, victim, payroll, app, app))
 	t.Cleanup(func() {
 		directExec(t, fmt.Sprintf(`DROP OWNED BY %s CASCADE; REVOKE CREATE ON SCHEMA public FROM %s; DROP ROLE IF EXISTS %s`, app, app, app))

@@ -5,9 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,9 +39,7 @@ func TestCatalogObjectsPG(t *testing.T) {
 	name := func(s string) string { return "e2e_cat_" + s + "_" + run }
 	sec, ord, aud, ev := name("sec"), name("ord"), name("aud"), name("ev")
 	app, mon := "e2e_cat_app", "e2e_cat_monitor"
-	for _, r := range []string{app, mon} {
-		directExec(t, fmt.Sprintf("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN CREATE ROLE %s LOGIN; END IF; END $$", r, r))
-	}
+	pgRoles(t, app, mon)
 	directExec(t, fmt.Sprintf("CREATE TABLE %s (id int PRIMARY KEY, s text)", sec))
 	directExec(t, fmt.Sprintf("INSERT INTO %s VALUES (1, 'k1'), (2, 'k2')", sec))
 	directExec(t, fmt.Sprintf("CREATE TABLE %s (id int NOT NULL, total int, note text)", ord))
@@ -66,8 +62,7 @@ func TestCatalogObjectsPG(t *testing.T) {
 	directExec(t, fmt.Sprintf("CREATE RULE %s AS ON INSERT TO %s DO ALSO DELETE FROM %s", name("r"), ev, ord))
 
 	pol := policyWith(t, pgsql.DefaultPolicyYAML(), "", scopeRule("app-no-secrets", app, "the application role may not read the secrets table", sec))
-	d := catalogDaemon(t, "postgres", net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), pol,
-		fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", pg.Host, pg.Port, mon, pg.Database))
+	d := pgCatalogDaemon(t, pol, mon)
 	port := portOf(t, d.addr)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

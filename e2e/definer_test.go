@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,9 +37,7 @@ func TestCatalogDefinerPG(t *testing.T) {
 	sec, victim := "e2e_def_sec_"+run, "e2e_def_victim_"+run
 	peekDef, peekInv, wipeDef := "e2e_def_peekd_"+run, "e2e_def_peeki_"+run, "e2e_def_wipe_"+run
 	app, mon := "e2e_def_app_"+run[:8], "e2e_sp_mon"
-	for _, r := range []string{app, mon} {
-		directExec(t, fmt.Sprintf("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN CREATE ROLE %s LOGIN; END IF; END $$", r, r))
-	}
+	pgRoles(t, app, mon)
 	freshTable(t, sec, 7)
 	freshTable(t, victim, 1, 2, 3)
 	for _, q := range []string{
@@ -56,8 +52,7 @@ func TestCatalogDefinerPG(t *testing.T) {
 		directExec(t, fmt.Sprintf("DROP FUNCTION IF EXISTS %s(), %s(), %s(); DROP OWNED BY %s CASCADE; DROP ROLE IF EXISTS %s", peekDef, peekInv, wipeDef, app, app))
 	})
 	pol := policyWith(t, pgsql.DefaultPolicyYAML(), "", scopeRule("app-no-secrets", app, "the application role may not read the secrets table", sec))
-	d := catalogDaemon(t, "postgres", net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), pol,
-		fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", pg.Host, pg.Port, mon, pg.Database))
+	d := pgCatalogDaemon(t, pol, mon)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

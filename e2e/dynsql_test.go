@@ -34,7 +34,7 @@ func TestDynamicSQL(t *testing.T) {
 	fn := "e2e_dyn_f_" + run
 	freshTable(t, tbl, 1, 2, 3)
 	app := "e2e_dyn_app"
-	directExec(t, fmt.Sprintf("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN CREATE ROLE %s LOGIN; END IF; END $$", app, app))
+	pgRoles(t, app)
 	directExec(t, fmt.Sprintf("GRANT ALL ON %s TO %s; GRANT CREATE ON SCHEMA public TO %s", tbl, app, app))
 	t.Cleanup(func() {
 		directExec(t, fmt.Sprintf("DROP FUNCTION IF EXISTS %s(); REVOKE ALL ON %s FROM %s; REVOKE CREATE ON SCHEMA public FROM %s; DROP ROLE IF EXISTS %s", fn, tbl, app, app, app))

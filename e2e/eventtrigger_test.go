@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,15 +31,14 @@ func TestCatalogEventTriggerPG(t *testing.T) {
 	run := randomHex(t)
 	victim, fn, et, et2, made := "e2e_evt_victim_"+run, "e2e_evt_wipe_"+run, "e2e_evt_"+run, "e2e_evt2_"+run, "e2e_evt_made_"+run
 	mon := "e2e_sp_mon"
-	directExec(t, fmt.Sprintf("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN CREATE ROLE %s LOGIN; END IF; END $$", mon, mon))
+	pgRoles(t, mon)
 	freshTable(t, victim, 1, 2, 3)
 	directExec(t, fmt.Sprintf("CREATE FUNCTION %s() RETURNS event_trigger LANGUAGE plpgsql AS $$ BEGIN DELETE FROM %s; END $$", fn, victim))
 	t.Cleanup(func() {
 		directExec(t, fmt.Sprintf("DROP EVENT TRIGGER IF EXISTS %s; DROP EVENT TRIGGER IF EXISTS %s; DROP FUNCTION IF EXISTS %s(); DROP TABLE IF EXISTS %s", et, et2, fn, made))
 	})
 	directExec(t, fmt.Sprintf("CREATE EVENT TRIGGER %s ON ddl_command_end WHEN TAG IN ('CREATE TABLE') EXECUTE FUNCTION %s()", et, fn))
-	d := catalogDaemon(t, "postgres", net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), policyWith(t, pgsql.DefaultPolicyYAML(), "", ""),
-		fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", pg.Host, pg.Port, mon, pg.Database))
+	d := pgCatalogDaemon(t, policyWith(t, pgsql.DefaultPolicyYAML(), "", ""), mon)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	conn, err := pgconn.Connect(ctx, dsn(pg.Host, portOf(t, d.addr), pg.User, ""))

@@ -125,3 +125,19 @@ func explainOffline(t *testing.T, d *daemon, protocol, policy, dsn, user string,
 		}
 	}
 }
+
+// pgRoles makes each PostgreSQL login role that does not exist yet.
+func pgRoles(t *testing.T, names ...string) {
+	t.Helper()
+	for _, r := range names {
+		directExec(t, fmt.Sprintf("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN CREATE ROLE %s LOGIN; END IF; END $$", r, r))
+	}
+}
+
+// pgCatalogDaemon is catalogDaemon in front of the test PostgreSQL, its
+// catalog read over a connection of the role monitor.
+func pgCatalogDaemon(t *testing.T, policy, monitor string) *daemon {
+	t.Helper()
+	return catalogDaemon(t, "postgres", net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), policy,
+		fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", pg.Host, pg.Port, monitor, pg.Database))
+}

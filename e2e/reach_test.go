@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +35,7 @@ func TestCatalogReachedTablesPG(t *testing.T) {
 	victim, fn := "e2e_rch_victim_"+run, "e2e_rch_wipe_"+run
 	m, part, parent, child := "e2e_rch_m_"+run, "e2e_rch_m1_"+run, "e2e_rch_parent_"+run, "e2e_rch_child_"+run
 	mon := "e2e_sp_mon"
-	directExec(t, fmt.Sprintf("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN CREATE ROLE %s LOGIN; END IF; END $$", mon, mon))
+	pgRoles(t, mon)
 	freshTable(t, victim, 1, 2, 3)
 	t.Cleanup(func() {
 		directExec(t, fmt.Sprintf("DROP TABLE IF EXISTS %s, %s, %s; DROP FUNCTION IF EXISTS %s()", m, child, parent, fn))
@@ -54,8 +52,7 @@ func TestCatalogReachedTablesPG(t *testing.T) {
 	} {
 		directExec(t, q)
 	}
-	d := catalogDaemon(t, "postgres", net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), policyWith(t, pgsql.DefaultPolicyYAML(), "", ""),
-		fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", pg.Host, pg.Port, mon, pg.Database))
+	d := pgCatalogDaemon(t, policyWith(t, pgsql.DefaultPolicyYAML(), "", ""), mon)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	conn, err := pgconn.Connect(ctx, dsn(pg.Host, portOf(t, d.addr), pg.User, ""))
@@ -120,9 +117,7 @@ func TestCatalogImplicitCallsPG(t *testing.T) {
 	run := randomHex(t)
 	victim, fn, dft, pol, plain := "e2e_imp_victim_"+run, "e2e_imp_wipe_"+run, "e2e_imp_dft_"+run, "e2e_imp_pol_"+run, "e2e_imp_plain_"+run
 	app, mon := "e2e_imp_app_"+run[:8], "e2e_sp_mon"
-	for _, r := range []string{app, mon} {
-		directExec(t, fmt.Sprintf("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN CREATE ROLE %s LOGIN; END IF; END $$", r, r))
-	}
+	pgRoles(t, app, mon)
 	freshTable(t, victim, 1, 2, 3)
 	freshTable(t, plain, 1)
 	t.Cleanup(func() {
@@ -139,8 +134,7 @@ func TestCatalogImplicitCallsPG(t *testing.T) {
 	} {
 		directExec(t, q)
 	}
-	d := catalogDaemon(t, "postgres", net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), policyWith(t, pgsql.DefaultPolicyYAML(), "", ""),
-		fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", pg.Host, pg.Port, mon, pg.Database))
+	d := pgCatalogDaemon(t, policyWith(t, pgsql.DefaultPolicyYAML(), "", ""), mon)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	markers := map[string]bool{}

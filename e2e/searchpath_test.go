@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,9 +39,7 @@ func TestCatalogSearchPathPG(t *testing.T) {
 	victim, sec, items := "e2e_sp_victim_"+run, "e2e_sp_sec_"+run, "e2e_sp_items_"+run
 	app, mon := "e2e_sp_app_"+run[:8], "e2e_sp_mon"
 	f, v := "f_"+run, "v_"+run
-	for _, r := range []string{app, mon} {
-		directExec(t, fmt.Sprintf("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN CREATE ROLE %s LOGIN; END IF; END $$", r, r))
-	}
+	pgRoles(t, app, mon)
 	freshTable(t, victim, 1, 2, 3)
 	freshTable(t, sec, 7)
 	freshTable(t, items, 1)
@@ -64,8 +60,7 @@ func TestCatalogSearchPathPG(t *testing.T) {
 		directExec(t, fmt.Sprintf("DROP SCHEMA IF EXISTS %s, %s CASCADE; DROP OWNED BY %s CASCADE; DROP ROLE IF EXISTS %s", safe, evil, app, app))
 	})
 	pol := policyWith(t, pgsql.DefaultPolicyYAML(), "", scopeRule("app-no-secrets", app, "the application role may not read the secrets table", sec))
-	d := catalogDaemon(t, "postgres", net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), pol,
-		fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", pg.Host, pg.Port, mon, pg.Database))
+	d := pgCatalogDaemon(t, pol, mon)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
