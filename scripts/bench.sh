@@ -10,6 +10,7 @@
 #
 #   scripts/bench.sh [--profile quick|full|ci] [--out DIR] [--quota VCPU]
 #                    [--no-haproxy] [--no-pgbouncer] [--no-mysql] [--no-pg] [--no-intercept]
+#                    [--intercept-variant on|off|fastpath]
 #                    [--scale-out N[,N...]] [--base-bin FILE]
 #                    [--bin DIR] [--baseline FILE]
 #                    [--update-baseline] [--tls] [--nice N] [-- fwctl bench run flags...]
@@ -24,6 +25,12 @@
 # scale-out curves, next to the single instance, in one report.
 # --base-bin FILE adds a target "sqlfwd-base" running another sqlfwd binary
 # (say, main's) under the same quota: an A/B of two builds in one run.
+# --intercept-variant picks the one intercepting sqlfwd of the run (sockmap
+# on, the default; sockmap off; the experimental kernel fast path): one
+# intercepting daemon per cgroup is all sqlfwd allows (a second exits,
+# naming the first), and the generator's connections all come from one
+# cgroup, so variants are compared across runs, each with direct, the
+# listener and HAProxy beside it.
 # --nice N (root, N < 0) runs everything of the run (generator, servers,
 # targets) at that nice level, and gives sqlfwd's cgroups the CPU weight
 # of that level, so that other work on a shared machine disturbs the run
@@ -58,7 +65,7 @@ if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
 	export PATH="/usr/local/go/bin:$PATH"
 fi
 
-nice_lvl=0 profile=quick out="" quota=0.5 haproxy=auto pgbouncer=auto mysql=auto pg=1 basebin="" intercept=auto scale=1 bindir="" baseline=bench/baseline-ci.json update=0 tls=0
+nice_lvl=0 profile=quick out="" quota=0.5 haproxy=auto pgbouncer=auto mysql=auto pg=1 basebin="" intercept=auto ivariant=on scale=1 bindir="" baseline=bench/baseline-ci.json update=0 tls=0
 extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -70,6 +77,7 @@ while [ $# -gt 0 ]; do
 	--no-mysql) mysql=0; shift ;;
 	--no-pg) pg=0; shift ;;
 	--no-intercept) intercept=0; shift ;;
+	--intercept-variant) ivariant=$2; shift 2 ;;
 	--scale-out) scale=$2; shift 2 ;;
 	--base-bin) basebin=$2; shift 2 ;;
 	--bin) bindir=$2; shift 2 ;;
@@ -90,6 +98,10 @@ if [ "$nice_lvl" != 0 ]; then
 	cg_shares="$(echo 88761 71755 56483 46273 36291 29154 23254 18705 14949 11916 9548 7620 6100 4904 3906 3121 2501 1991 1586 1277 | awk -v n="$nice_lvl" '{print $(n + 21)}')"
 	say "nice $nice_lvl: every process of the run at that level, sqlfwd cgroups cpu.shares $cg_shares"
 fi
+case "$ivariant" in
+on | off | fastpath) ;;
+*) say "--intercept-variant wants on, off or fastpath, not $ivariant"; exit 2 ;;
+esac
 case "$scale" in
 *[!0-9,]* | "" | ,* | *, | *,,*) say "--scale-out wants instance counts like 2 or 2,4, not $scale"; exit 2 ;;
 esac
@@ -101,8 +113,8 @@ if [ "$pgbouncer" = auto ]; then
 	if [ "$profile" = ci ]; then pgbouncer=0; else pgbouncer=1; fi
 fi
 if [ "$intercept" = auto ]; then
-	# Two more sqlfwd targets that clients reach by the database's address
-	# (app-host interception, sockmap on and off): root and eBPF needed.
+	# One more sqlfwd target that clients reach by the database's address
+	# (app-host interception, --intercept-variant): root and eBPF needed.
 	if [ "$profile" != ci ] && [ "$(id -u)" = 0 ]; then intercept=1; else intercept=0; fi
 fi
 if [ "$mysql" = auto ]; then
@@ -275,24 +287,28 @@ targets="$work/targets"
 			"$n" "$xport" "$fwver" "$n" "$quota" "$cpu_keys" "$work" "$n"
 	done
 	if [ "$intercept" = 1 ]; then
-		# Each intercepting sqlfwd protects its own loopback alias of the
+		# The intercepting sqlfwd protects a loopback alias of the
 		# database's port (nothing listens there): the generator connects to
 		# it and the kernel hands the connection to sqlfwd, while "direct"
-		# (127.0.0.1) stays untouched. Programs attach at the cgroup2 root.
-		for v in "on 127.0.0.2" "off 127.0.0.3"; do
-			set -- $v
-			sqlfw_cg "intercept-$1"
-			printf 'sqlfwd-intercept-sockmap-%s %s:%s version="%s, enforce, default policy, app-host interception, sockmap %s, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --upstream 127.0.0.1:%s --intercept --protect %s:%s --sockmap %s --control-socket %s/ctl-%s.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
-				"$1" "$2" "$pgport" "$fwver" "$1" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$pgport" "$2" "$pgport" "$1" "$work" "$1"
-		done
-		# The experimental kernel fast path (intercept.fastpath): the kernel
-		# relays server-to-client messages the session need not see. Its
-		# sk_skb redirects are sent by kworker threads, outside sqlfwd's
-		# cgroup: the CPU figure of this target leaves that time (and the
-		# softirq time spent on its behalf) out.
-		sqlfw_cg "intercept-fastpath"
-		printf 'sqlfwd-intercept-fastpath 127.0.0.4:%s version="%s, enforce, default policy, app-host interception, sockmap on, EXPERIMENTAL kernel fast path (its kworker CPU not counted), quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --upstream 127.0.0.1:%s --intercept --protect 127.0.0.4:%s --sockmap on --fastpath --control-socket %s/ctl-fastpath.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
-			"$pgport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$pgport" "$pgport" "$work"
+		# (127.0.0.1) stays untouched. Programs attach at the cgroup2 root,
+		# which one intercepting daemon holds at a time: one variant a run.
+		case "$ivariant" in
+		on | off)
+			sqlfw_cg "intercept-$ivariant"
+			printf 'sqlfwd-intercept-sockmap-%s 127.0.0.2:%s version="%s, enforce, default policy, app-host interception, sockmap %s, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --upstream 127.0.0.1:%s --intercept --protect 127.0.0.2:%s --sockmap %s --control-socket %s/ctl-%s.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
+				"$ivariant" "$pgport" "$fwver" "$ivariant" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$pgport" "$pgport" "$ivariant" "$work" "$ivariant"
+			;;
+		fastpath)
+			# The experimental kernel fast path (intercept.fastpath): the
+			# kernel relays server-to-client messages the session need not
+			# see. Its sk_skb redirects are sent by kworker threads, outside
+			# sqlfwd's cgroup: the CPU figure of this target leaves that time
+			# (and the softirq time spent on its behalf) out.
+			sqlfw_cg "intercept-fastpath"
+			printf 'sqlfwd-intercept-fastpath 127.0.0.2:%s version="%s, enforce, default policy, app-host interception, sockmap on, EXPERIMENTAL kernel fast path (its kworker CPU not counted), quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --upstream 127.0.0.1:%s --intercept --protect 127.0.0.2:%s --sockmap on --fastpath --control-socket %s/ctl-fastpath.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
+				"$pgport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$pgport" "$pgport" "$work"
+			;;
+		esac
 	fi
 	if [ "$haproxy" = 1 ]; then
 		cat >"$work/haproxy.cfg" <<CFG
