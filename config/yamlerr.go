@@ -77,21 +77,16 @@ func inFile(file string, err error) error {
 	return fmt.Errorf("%s: %w", file, err)
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// syntaxError turns the parser's "yaml: line N: msg" into a PosError on
-// the line at fault: for an indentation mistake the parser names the line
-// of the enclosing block (often line 1 or 2); indentError finds the line.
+// syntaxError places the parser's "yaml: line N: msg" in the file's terms
+// (yamlpos.Syntax): an indentation mistake on the line whose indentation
+// is wrong, an unclosed quote at its opening quote, with a column.
 func syntaxError(text []byte, err error) error {
-	m := yamlLineRE.FindStringSubmatch(err.Error())
-	if m == nil {
-		return Errors{{Line: 1, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}}
+	line, problem, ok := yamlpos.SyntaxError(err)
+	if !ok {
+		return Errors{{Line: 1, Msg: err.Error()}}
 	}
-	line, _ := strconv.Atoi(m[1])
-	if l, c, msg, ok := yamlpos.Indentation(text); ok && l >= line {
-		return Errors{{Line: l, Column: c, Msg: msg + " (YAML: " + m[2] + ")"}}
-	}
-	return Errors{{Line: line, Msg: m[2]}}
+	l, c, msg := yamlpos.Syntax(text, line, problem)
+	return Errors{{Line: l, Column: c, Msg: msg}}
 }
 
 var durationType = reflect.TypeOf(time.Duration(0))

@@ -33,6 +33,19 @@ func TestParseErrorsInTheFilesTerms(t *testing.T) {
 		{"indent under a value", "log_level: info\nintercept:\n  cgroup: /x\n    fail_closed: true\n",
 			[]string{`4:5: indented more (4 spaces) than the line before`}},
 		{"tab", "databases:\n  - name: a\n\tprotocol: postgres\n", []string{`3:1: a tab in the indentation`}},
+		// the other syntax errors: yaml.v3 says a line alone (and for a
+		// quote opened on line 1, the last line); each at its place
+		{"unclosed double quote", "log_level: \"info\ndatabases:\n  - name: a\n",
+			[]string{`1:12: the value quoted with " here is never closed`}},
+		{"unclosed single quote", "databases:\n  - name: 'a\n    protocol: postgres\n",
+			[]string{`2:11: the value quoted with ' here is never closed`}},
+		{"unclosed list", "databases:\n  - name: a\n    protect: [127.0.0.1:5432\n    mode: monitor\n",
+			[]string{`3:14: the [ opened here is never closed with ]`}},
+		{"second colon", "databases:\n  - name: a\n    dsn: user: x\n", []string{`3:14: a second ": " on this line`}},
+		{"key without colon", "log_level info\ndatabases:\n  - name: a\n", []string{`1:1: "log_level info" has no ": " after it`}},
+		{"text after a quote", "log_level: \"info\"x\n", []string{`1:18: text after the value's closing "`}},
+		{"alias of nothing", "log_level: *lvl\n", []string{`1:12: *lvl names no anchor`}},
+		{"item without colon", "databases:\n  - name a\n    protocol: postgres\n", []string{`2:5: "name a" has no ": " after it`}},
 		{"deep dedent in the first lines", "databases:\n  - name: a\n    protocol: postgres\n    listen: 127.0.0.1:1\n    upstream: 127.0.0.1:2\n  - name: b\n     protocol: mysql\n",
 			[]string{`7:6: indented more`}},
 	} {

@@ -122,11 +122,24 @@ func TestReloadConfigFile(t *testing.T) {
 	// a broken file: fwctl reload exits non-zero with the error, SIGHUP
 	// logs it, the configuration in force stays (monitor), and the file a
 	// unit's ExecReload checks first fails --check-config
-	write("databases:\n  - name: pg\n    protocol: postgres\n   listen: [\n")
-	res = fwctl(t, d, "reload")
-	if res.Exit == 0 || !strings.Contains(res.Stderr, "refused") || !strings.Contains(res.Stderr, "sqlfwd.yaml") {
-		t.Fatalf("fwctl reload of a broken file: %s; want non-zero naming the file", res)
+	// (a quote never closed: yaml.v3 names the last line and no column;
+	// each of the four says FILE:LINE:COLUMN at the opening quote, with
+	// no Go type name)
+	write("databases:\n  - name: pg\n    protocol: \"postgres\n    listen: 127.0.0.1:1\n")
+	at := cfgPath + ":3:15: the value quoted with"
+	noGo := func(what, out string) {
+		t.Helper()
+		for _, goName := range []string{"yaml.", "*config", "config.", "[]string", "unmarshal", "!!str"} {
+			if strings.Contains(out, goName) {
+				t.Errorf("%s names Go's %s:\n%s", what, goName, out)
+			}
+		}
 	}
+	res = fwctl(t, d, "reload")
+	if res.Exit == 0 || !strings.Contains(res.Stderr, "refused") || !strings.Contains(res.Stderr, at) {
+		t.Fatalf("fwctl reload of a broken file: %s; want non-zero and %q", res, at)
+	}
+	noGo("fwctl reload", res.Stderr)
 	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +148,9 @@ func TestReloadConfigFile(t *testing.T) {
 			t.Fatalf("no error logged after SIGHUP with a broken file:\n%s", tail(d.log(), 10))
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	if n := strings.Count(d.log(), at); n < 2 {
+		t.Errorf("%d log lines say %q, want 2 (fwctl reload's and SIGHUP's):\n%s", n, at, tail(d.log(), 4))
 	}
 	freshTable(t, "reload_cfg_t", 1)
 	if _, err := c.Exec(ctx, "delete from reload_cfg_t"); err != nil {
@@ -146,8 +162,16 @@ func TestReloadConfigFile(t *testing.T) {
 	if r := fwctl(t, d, "status"); !strings.Contains(r.Stdout, second) || !strings.Contains(r.Stdout, "differs") {
 		t.Errorf("fwctl status does not show the checksum in force and that the file differs:\n%s", r.Stdout)
 	}
-	if r := runToolPath(t, filepath.Join(binDir, "sqlfwd"), "--check-config", "--config", cfgPath); r.Exit != 2 {
-		t.Errorf("sqlfwd --check-config of the broken file (the units' first ExecReload): %s; want exit 2", r)
+	if r := runToolPath(t, filepath.Join(binDir, "sqlfwd"), "--check-config", "--config", cfgPath); r.Exit != 2 || !strings.Contains(r.Stderr, at) {
+		t.Errorf("sqlfwd --check-config of the broken file (the units' first ExecReload): %s; want exit 2 and %q", r, at)
+	} else {
+		noGo("sqlfwd --check-config", r.Stderr)
+	}
+	// and a start with it refuses, saying the same
+	if r := runToolPath(t, filepath.Join(binDir, "sqlfwd"), "--config", cfgPath); r.Exit != 2 || !strings.Contains(r.Stderr, at) {
+		t.Errorf("sqlfwd started with the broken file: %s; want exit 2 and %q", r, at)
+	} else {
+		noGo("sqlfwd start", r.Stderr)
 	}
 
 	// back to enforce: applied live

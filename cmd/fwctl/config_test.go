@@ -17,6 +17,8 @@ func TestConfigValidate(t *testing.T) {
 	os.WriteFile(dup, []byte("databases:\n  - name: a\n    protocol: postgres\n    listen: 127.0.0.1:6432\n    upstream: 127.0.0.1:5432\n  - name: a\n    protocol: postgres\n    listen: 127.0.0.1:6433\n    upstream: 127.0.0.1:5432\n"), 0o600)
 	indent := filepath.Join(dir, "indent.yaml")
 	os.WriteFile(indent, []byte("log_level: info\ndatabases:\n  - name: a\n    protocol: postgres\n   upstream: 127.0.0.1:5432\n"), 0o600)
+	quote := filepath.Join(dir, "quote.yaml")
+	os.WriteFile(quote, []byte("log_level: \"info\ndatabases:\n  - name: a\n"), 0o600)
 	mode := filepath.Join(dir, "mode.yaml")
 	os.WriteFile(mode, []byte("log_level: loud\ndatabases:\n  - name: a\n    protocol: postgres\n    listen: 127.0.0.1:6432\n    upstream: 127.0.0.1:5432\n    mode: block\n"), 0o600)
 	for _, tc := range []struct {
@@ -29,6 +31,8 @@ func TestConfigValidate(t *testing.T) {
 		{[]string{"validate", good}, 0, "valid (1 databases)"},
 		// the file named once, the line and column of the real mistake
 		{[]string{"validate", indent}, 2, "\n" + indent + ":5:4: indentation of 3 spaces"},
+		// a quote never closed: at the quote, not the file's last line
+		{[]string{"validate", quote}, 2, "\n" + quote + ":1:12: the value quoted with \" here is never closed"},
 		{[]string{"validate", dup}, 2, "\n" + dup + ":6:11: databases[1] (a): duplicate name"},
 		{[]string{"validate", filepath.Join(dir, "missing.yaml")}, 2, "missing.yaml"},
 		{[]string{"validate"}, 2, "usage"},
