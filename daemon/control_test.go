@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"bufio"
+	"context"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -57,6 +59,51 @@ func TestControlIdleConnectionsYield(t *testing.T) {
 	keep.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := keep.Read(make([]byte, 1)); err == nil {
 		t.Error("the idle keep-alive connection is still open")
+	}
+}
+
+// Connections stopped in the middle of a request's header, or after a
+// header whose body never comes, do not lock fwctl out either: a real
+// request behind 500 of them is served at once, not after the 5 s header
+// timeout (Go's server counts a connection active only once its header
+// is read, so the first kind are evicted as silent ones are; the second
+// is answered without its body and kept alive).
+func TestControlPartialHeadersYield(t *testing.T) {
+	d, sock := startControlled(t)
+	for i := 0; i < 500; i++ {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		req := "GET /v1/status HTTP/1.1\r\nHost: sqlfwd\r\n"
+		if i%2 == 1 { // a whole header whose body never comes
+			req = "POST /v1/reload HTTP/1.1\r\nHost: sqlfwd\r\nContent-Length: 100000\r\n\r\n"
+		}
+		if _, err := c.Write([]byte(req)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; d.control.conns.count() < maxControlConns; i++ {
+		if i > 200 {
+			t.Fatalf("open connections: %d", d.control.conns.count())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // each has sent its bytes: active
+	for i := 0; i < 3; i++ {
+		c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}}}
+		resp, err := c.Get("http://sqlfwd/v1/status")
+		if err != nil {
+			t.Fatalf("status behind 500 half-sent requests: %v", err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), `"databases"`) {
+			t.Fatalf("status behind 500 half-sent requests: %s %s", resp.Status, b)
+		}
 	}
 }
 
