@@ -39,7 +39,10 @@ type ConfigStatus struct {
 	Path string `json:"path"`
 	// SHA256 is the checksum of the content last applied (at start or at
 	// the last successful reload); OnDiskDiffers says the file on disk now
-	// differs (a reload applies it, or refuses it if it is broken).
+	// differs (a reload applies it, or refuses it if it is broken). An
+	// empty SHA256: there was no file when sqlfwd started (it protects
+	// what discovery finds); OnDiskDiffers then says one is there now,
+	// which a reload checks and a restart puts in force.
 	SHA256        string `json:"sha256"`
 	OnDiskDiffers bool   `json:"on_disk_differs"`
 	// NeedRestart names the keys of the applied content whose new value

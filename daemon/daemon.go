@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -603,7 +604,25 @@ func (d *Daemon) ReloadReport() (ReloadResult, error) {
 	}
 	var next *Config
 	var nextSum string
-	if d.src != nil {
+	if d.src != nil && d.src.AbsentAtStart {
+		// started without a file: one written since is checked, not
+		// applied (ConfigSource.AbsentAtStart)
+		b, err := os.ReadFile(d.src.Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			var none []string
+			d.pendingRestart.Store(&none)
+		case err != nil:
+			return fail("keeping the configuration in force", fmt.Errorf("reading configuration: %w", err))
+		default:
+			if _, err := d.src.Load(b); err != nil {
+				return fail("the configuration file is not valid, keeping the configuration in force", err)
+			}
+			res.NeedRestart = []string{absentNeedsRestart}
+			d.pendingRestart.Store(&res.NeedRestart)
+			d.log.Warn("configuration file written since sqlfwd started without one: valid, in force only after a restart of sqlfwd", "path", d.src.Path)
+		}
+	} else if d.src != nil {
 		b, err := os.ReadFile(d.src.Path)
 		if err != nil {
 			return fail("keeping the configuration in force", fmt.Errorf("reading configuration: %w", err))

@@ -22,7 +22,17 @@ type ConfigSource struct {
 	// Level is the logger's level; log_level changes it live (nil: the
 	// level is not changed by a reload).
 	Level *slog.LevelVar
+	// AbsentAtStart: there was no file at Path when sqlfwd started, so it
+	// protects what discovery finds. A file written there since is
+	// checked by a reload (a broken one is refused, as any) but in force
+	// only after a restart: going from discovery's databases to the
+	// file's is not a change a reload makes.
+	AbsentAtStart bool
 }
+
+// absentNeedsRestart is what a reload says of a file written since a
+// start without one.
+const absentNeedsRestart = "the whole file (sqlfwd started without it and protects what discovery finds)"
 
 // ReloadResult is what a successful reload changed.
 type ReloadResult struct {
@@ -57,6 +67,12 @@ var liveKeys = map[string]bool{"log_level": true, "mode": true, "policy": true, 
 // initial is the content it was started with (its checksum is the one in
 // force). Call it before Start.
 func (d *Daemon) SetConfigSource(src ConfigSource, initial []byte) error {
+	if src.AbsentAtStart {
+		d.src = &src
+		none := "" // no file content in force
+		d.cfgSum.Store(&none)
+		return nil
+	}
 	c, err := src.Load(initial)
 	if err != nil {
 		return err

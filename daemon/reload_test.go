@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -121,5 +122,55 @@ func TestReloadPolicyPath(t *testing.T) {
 	}
 	if st := d.Status().Databases[0]; st.Policy != polB || st.PolicySHA256 != sha256Hex(b) {
 		t.Errorf("after the refused reload: %+v, want b in force", st)
+	}
+}
+
+// Started without a configuration file (zero-config): a reload while there
+// is still none re-reads the policies as before; a file written since is
+// checked, a broken one refused with its FILE:LINE:COLUMN, a valid one
+// named as in force only after a restart (nothing of it applied), and the
+// status says so. Before, a reload never read the file: a broken one was
+// "reloaded" (fwctl reload exit 0) and a valid one silently ignored.
+func TestReloadAfterStartWithoutFile(t *testing.T) {
+	cfgPath := filepath.Join(t.TempDir(), "sqlfwd.yaml")
+	cfg := &Config{ControlSocket: "none", Databases: []Database{{Name: "found", Protocol: "postgres", Listen: "127.0.0.1:0", Upstream: "127.0.0.1:1"}}}
+	d, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	level := new(slog.LevelVar)
+	load := func(b []byte) (*Config, error) {
+		c, err := ParseConfigFile(cfgPath, b)
+		if err != nil {
+			return nil, err
+		}
+		return c, c.Normalize()
+	}
+	if err := d.SetConfigSource(ConfigSource{Path: cfgPath, Load: load, Level: level, AbsentAtStart: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := d.ReloadReport(); err != nil || len(res.NeedRestart) != 0 || len(res.Applied) != 0 {
+		t.Fatalf("reload with no file yet: %+v %v", res, err)
+	}
+	if c := d.Status().Config; c == nil || c.SHA256 != "" || c.OnDiskDiffers || c.Path != cfgPath {
+		t.Fatalf("status with no file: %+v", c)
+	}
+	os.WriteFile(cfgPath, []byte("log_level: \"debug\n"), 0o644)
+	if _, err := d.ReloadReport(); err == nil || !strings.Contains(err.Error(), cfgPath+":1:12: the value quoted with") {
+		t.Errorf("reload of a broken file written since: %v; want it refused at %s:1:12", err, cfgPath)
+	}
+	os.WriteFile(cfgPath, []byte("log_level: debug\ndatabases:\n  - name: pg\n    protocol: postgres\n    listen: 127.0.0.1:0\n    upstream: 127.0.0.1:1\n"), 0o644)
+	res, err := d.ReloadReport()
+	if err != nil || len(res.Applied) != 0 || !reflect.DeepEqual(res.NeedRestart, []string{absentNeedsRestart}) {
+		t.Fatalf("reload of a valid file written since: %+v %v; want nothing applied, the file named as needing a restart", res, err)
+	}
+	if level.Level() != slog.LevelInfo || d.databases()[0].cfg.Name != "found" {
+		t.Errorf("the file was applied: level %v, first database %s", level.Level(), d.databases()[0].cfg.Name)
+	}
+	if c := d.Status().Config; c.SHA256 != "" || !c.OnDiskDiffers || !reflect.DeepEqual(c.NeedRestart, []string{absentNeedsRestart}) {
+		t.Errorf("status after: %+v", c)
+	}
+	if !strings.Contains(res.String(), "in force only after a restart of sqlfwd: the whole file") {
+		t.Errorf("fwctl reload would say %q", res.String())
 	}
 }

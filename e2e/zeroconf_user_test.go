@@ -209,6 +209,34 @@ func TestZeroConfigAsServiceUser(t *testing.T) {
 		t.Error("no READY after the reload")
 	}
 	judged("after two reloads")
+
+	// the operator writes the configuration file the unit names after a
+	// start without one: a reload checks it (a broken one refused at its
+	// line and column, by fwctl reload and SIGHUP alike), a valid one is
+	// named as in force only after a restart; discovery's databases stay
+	cfgPath := filepath.Join(filepath.Dir(d.control), "absent.yaml")
+	os.WriteFile(cfgPath, []byte("log_level: \"debug\n"), 0o644)
+	at := cfgPath + ":1:12: the value quoted with"
+	if res := runToolPath(t, fwctl, "reload", "--control-socket", d.control); res.Exit == 0 || !strings.Contains(res.Stderr, at) {
+		t.Errorf("fwctl reload of a broken file written after a start without one: %s; want non-zero and %q", res, at)
+	}
+	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; strings.Count(d.log(), at) < 2; i++ {
+		if i > 200 {
+			t.Fatalf("SIGHUP with the broken file logged no %q:\n%s", at, tail(d.log(), 5))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	os.WriteFile(cfgPath, []byte("log_level: debug\ndatabases:\n  - name: pg\n    protocol: postgres\n    listen: 127.0.0.1:1\n    upstream: 127.0.0.1:2\n"), 0o644)
+	if res := runToolPath(t, fwctl, "reload", "--control-socket", d.control); res.Exit != 0 || !strings.Contains(res.Stdout, "in force only after a restart of sqlfwd: the whole file") {
+		t.Errorf("fwctl reload of a valid file written after a start without one: %s; want exit 0 naming it as needing a restart", res)
+	}
+	if res := runToolPath(t, fwctl, "status", "--control-socket", d.control); !strings.Contains(res.Stdout, "none when sqlfwd started") || !strings.Contains(res.Stdout, "in force only after a restart") {
+		t.Errorf("fwctl status does not say the file written since is not in force:\n%s", res.Stdout)
+	}
+	judged("with a file written since")
 }
 
 // unitUser is a command prefix that runs the rest as the unit's user

@@ -38,7 +38,13 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, ", cgroup %s", st.Cgroup)
 	}
 	fmt.Fprintln(stdout)
-	if c := st.Config; c != nil {
+	if c := st.Config; c != nil && c.SHA256 == "" {
+		state := "none there now"
+		if c.OnDiskDiffers {
+			state = "a file there now is in force only after a restart of sqlfwd (fwctl reload checks it)"
+		}
+		fmt.Fprintf(stdout, "configuration: %s: none when sqlfwd started, protecting what discovery finds; %s\n", c.Path, state)
+	} else if c != nil {
 		state := "the file on disk is the one in force"
 		if c.OnDiskDiffers {
 			state = "the file on disk differs (fwctl reload applies it, or refuses it if broken)"

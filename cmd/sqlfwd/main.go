@@ -111,6 +111,7 @@ func run(args []string, stderr io.Writer) int {
 
 	var cfg *daemon.Config
 	var cfgBytes []byte // the configuration file's content, when there is one
+	absentCfg := false  // --config names a file that is not there: zero-config
 	perDB := *protocol != "" || *listen != "" || *upstream != "" || *policy != "" || *mode != "" || *maxMsg != 0 || *reusePort ||
 		*learnF || *learnBy != "" || *learnedPol != "" ||
 		*intercept || *icMode != "" || *unixSock != "" || *protect != "" || *maxConns != 0 || *idleTO != 0 || *idleTxTO != 0 ||
@@ -124,6 +125,7 @@ func run(args []string, stderr io.Writer) int {
 			}
 			discovered = append(discovered, "no configuration file at "+*configPath+": protecting the servers found on this host")
 			*discoverF = true
+			absentCfg = true
 		}
 	}
 	if *discoverF {
@@ -273,9 +275,11 @@ func run(args []string, stderr io.Writer) int {
 	}
 
 	d, err := daemon.New(cfg, log, version)
-	if err == nil && cfgBytes != nil {
+	if err == nil && (cfgBytes != nil || absentCfg) {
+		// a file written after a start without one is checked by a
+		// reload, in force after a restart (ConfigSource.AbsentAtStart)
 		path := *configPath
-		err = d.SetConfigSource(daemon.ConfigSource{Path: path, Level: level, Load: func(b []byte) (*daemon.Config, error) {
+		err = d.SetConfigSource(daemon.ConfigSource{Path: path, Level: level, AbsentAtStart: absentCfg, Load: func(b []byte) (*daemon.Config, error) {
 			c, err := daemon.ParseConfigFile(path, b)
 			if err != nil {
 				return nil, err
