@@ -334,7 +334,7 @@ func (it *interceptor) loadUnix() error {
 	it.unixRd = ur
 	d.own.add(ur)
 	if ur.GuardErr != nil {
-		d.log.Warn(unixGuardWarning, "reason", ur.GuardErr.Error())
+		d.log.Warn(unixGuardWarning, "reason", guardRefusal(ur.GuardErr))
 	} else if it.stop != nil {
 		go it.reguardLoop(it.stop, ur)
 	}
@@ -866,7 +866,7 @@ func (d *Daemon) interceptStats() InterceptionStats {
 		}
 		st.UnixOtherNames = "refused"
 		if unixRd.GuardErr != nil {
-			st.UnixOtherNames = "NOT refused: " + unixRd.GuardErr.Error()
+			st.UnixOtherNames = "NOT refused: " + guardRefusal(unixRd.GuardErr)
 		}
 	}
 	if it.steer != nil {
@@ -881,6 +881,24 @@ func (d *Daemon) interceptStats() InterceptionStats {
 // unixGuardWarning is what the daemon says when the kernel cannot refuse
 // other names of a protected unix socket (bpf/unix.c's guard).
 const unixGuardWarning = "other names of a protected unix socket (a symlink or hard link to it, a path through .., /proc/PID/root/...) reach the server unjudged: no guard program loads on this kernel to refuse them (lsm_cgroup needs the BPF LSM, fmod_ret BPF trampolines); relative, /proc/self/cwd/ and /proc/self/root/ names and doubled slashes are judged"
+
+// guardRefusal says in an operator's words why no unix-name guard loads:
+// which kernel features each guard needs and what the kernel answered (its
+// errno), not the loader's error chain, which names Go fields and
+// functions ("field Guard", "rlimit.RemoveMemlock") and calls an EPERM
+// "no privilege" although the unit has the capabilities and some kernels
+// refuse these program types to root as well.
+func guardRefusal(err error) string {
+	if !errors.Is(err, bpf.ErrGuardRefused) {
+		return err.Error()
+	}
+	answer := ""
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		answer = fmt.Sprintf(" (%s, %s)", unix.ErrnoName(errno), errno.Error())
+	}
+	return "the kernel refuses both guard programs" + answer + `: lsm_cgroup needs the BPF LSM active ("bpf" in the kernel's lsm= list) and BPF trampolines (kernel 6.0 or later); fmod_ret needs BPF trampolines (kernel 5.7 or later with ftrace); a kernel without them refuses them to root as well`
+}
 
 // reguardEvery is how soon a server that binds its socket anew (a restart)
 // has the new file guarded.
