@@ -326,6 +326,7 @@ func onLine(text []byte, line int, problem string) (l, c int, msg string, ok boo
 
 var (
 	syntaxRE  = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	dupRE     = regexp.MustCompile(`^line (\d+): mapping key "(.*)" already defined at line (\d+)$`)
 	unknownRE = regexp.MustCompile(`^line (\d+): field (\S+) not found in type \S+$`)
 	typeRE    = regexp.MustCompile("^line (\\d+): cannot unmarshal (!!\\w+)(?: `([^`]*)`)? into (\\S+)$")
 )
@@ -354,6 +355,11 @@ func Explain(text []byte, err error) error {
 	_ = yaml.Unmarshal(text, &root)
 	out := make([]string, 0, len(te.Errors))
 	for _, e := range te.Errors {
+		if m := dupRE.FindStringSubmatch(e); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			out = append(out, fmt.Sprintf("line %d%s: %q given twice (first at line %s)", line, keyColumn(&root, line, m[2]), m[2], m[3]))
+			continue
+		}
 		if m := unknownRE.FindStringSubmatch(e); m != nil {
 			line, _ := strconv.Atoi(m[1])
 			out = append(out, fmt.Sprintf("line %d%s: unknown key %q", line, keyColumn(&root, line, m[2]), m[2]))

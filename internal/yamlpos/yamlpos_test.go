@@ -31,6 +31,7 @@ func decode(text string) error {
 func TestExplain(t *testing.T) {
 	for _, tt := range []struct{ text, want string }{
 		{"version: 1\nrules:\n  - id: a\n    mach: x\n", `line 4, column 5: unknown key "mach"`},
+		{"version: 1\nrules:\n  - id: a\n    limit: 1\n    id: b\n", `line 5, column 5: "id" given twice (first at line 3)`},
 		{"version: 1\nrules:\n  - id: a\n    limit: lots\n", `line 4: want a whole number, got "lots"`},
 		{"version: 1\nrules:\n  - id: a\n    on: maybe\n", `line 4: want true or false, got "maybe"`},
 		{"version: 1\nrules:\n  - id: a\n    kinds: delete\n", `line 4: want a list, got "delete"`},
