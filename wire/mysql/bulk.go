@@ -70,6 +70,11 @@ func ParseBulk(p []byte, params int, bound []byte) (BulkParams, error) {
 		}
 		bk.Types = bound
 	}
+	for i := 0; i < params; i++ {
+		if !paramType(bk.Types[2*i], bk.Types[2*i+1]) {
+			return bk, ErrBulkParams
+		}
+	}
 	bk.n, bk.rows = params, b
 	for len(b) > 0 {
 		var ok bool

@@ -17,7 +17,8 @@ package mysql
 // The types are those of the block when it binds new ones, else those of
 // the last execution that did: the server remembers them, and so must the
 // reader. A block the server would read past its end (MariaDB answers
-// ER_WRONG_ARGUMENTS) is an error here.
+// ER_WRONG_ARGUMENTS), or one that binds a type the server reads otherwise
+// than this reader (paramType), is an error here.
 
 import "errors"
 
@@ -107,8 +108,14 @@ func ParseExecute(p []byte, params int, bound, long []byte, caps Caps) (ExecuteP
 		var typ byte
 		if i < params {
 			typ = e.Types[2*i]
+			if !paramType(typ, e.Types[2*i+1]) {
+				return e, ErrParams
+			}
 		} else {
 			typ = attrTypes[2*(i-params)]
+			if !paramType(typ, attrTypes[2*(i-params)+1]) {
+				return e, ErrParams
+			}
 		}
 		if e.nulls[i/8]&(1<<(i%8)) != 0 || i < params && e.isLong(i) {
 			continue
