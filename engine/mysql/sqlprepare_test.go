@@ -64,6 +64,9 @@ func TestSQLOps(t *testing.T) {
 		{"trailing spaces are part of the name", "PREPARE `s  ` FROM 'SELECT 1'", "prepare s  @0 [PREPARE `s  ` FROM 'SELECT 1']"},
 		{"execute immediate of a call calls", "EXECUTE IMMEDIATE 'CALL p()'", "call @0"},
 		{"drop prepare in a text TiDB rejects", "SELEC 1; DROP PREPARE s; deallocate prepare t", "deallocate s@1; deallocate t@2"},
+		{"only ASCII letters fold: KELVIN SIGN is not k", "PREPARE \u212a FROM 'SELECT 1'; EXECUTE \u212A",
+			"prepare \u212a@0 [PREPARE \u212a FROM 'SELECT 1';]; execute \u212a@1"},
+		{"nor DOTTED CAPITAL I i", "EXECUTE \u0130", "execute \u0130@0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tf := analyze(tc.sql, engine.LexStats{})
