@@ -47,6 +47,15 @@ package mysql
 // sets sql_mode does so for its own body only (the server restores the
 // caller's; measured on MariaDB 10.11).
 //
+// A COM_CHANGE_USER the server refuses still resets the session (MariaDB's
+// THD::change_user runs before the authentication) and restores only the
+// user and the database: sql_mode and the character set are the global
+// ones (measured on MariaDB 10.11: the login's utf8mb4 became latin1).
+// Its ERR reports neither, so the state is Unconfirmed until an answer
+// that ends with OK or EOF brings the flags (lexStale), and the character
+// set unknown until a SET NAMES (or a COM_RESET_CONNECTION, back to the
+// login's).
+//
 // On MySQL, which has no ANSI_QUOTES status flag, ANSI_QUOTES set without
 // session tracking of sql_mode is not seen. While a statement that may
 // change either is in flight, the state is Unconfirmed: a text sent before
@@ -151,6 +160,31 @@ func (l *lexState) clientCharset(id uint16) string {
 	return charsetUnknown
 }
 
+// readsOtherwise holds the character sets the engine reads otherwise than
+// UTF-8 (collationCharsets' values), and charsetUnknown.
+var readsOtherwise = func() map[string]bool {
+	m := map[string]bool{charsetUnknown: true}
+	for _, cs := range collationCharsets {
+		m[cs] = true
+	}
+	return m
+}()
+
+// sameLexing reports whether the server, preparing again a statement
+// prepared under sql_mode mode (its lexing flags, as sqlModes spells them)
+// and client character set charset, reads its text as it did: MariaDB
+// reads it with the session's character set of the moment (measured on
+// 10.11: e2e TestRound10Reprepare) and the sql_mode of its PREPARE, which
+// it keeps; of MySQL this is not measured, so there the mode counts too.
+// Two character sets that read as UTF-8 does ("" for the login's utf8mb4,
+// "utf8mb4" after SET NAMES) are the same.
+func sameLexing(mode, charset string, l *engine.LexState) bool {
+	if mode != l.SQLMode && !l.MariaDB {
+		return false
+	}
+	return charset == l.ClientEncoding || !readsOtherwise[charset] && !readsOtherwise[l.ClientEncoding]
+}
+
 // lexState is the tracker's state, under the session's mu.
 type lexState struct {
 	mode, charset string
@@ -195,6 +229,12 @@ func (l *lexState) queryCharset(e *engine.SessionEffects, dynamic bool) (lex boo
 		// (EXECUTE IMMEDIATE CONCAT('SET NA','MES gbk') runs its text now)
 		return true, charsetUnknown, grantUnknown
 	}
+	if e.Executes && !e.Names && !dynamic {
+		// an EXECUTE of names none of which the session prepared from a
+		// text that may change the lexing state (prepCharset): what is
+		// pipelined behind it is read as it is now
+		lex = false
+	}
 	return lex, e.Charset, e.Grant
 }
 
@@ -214,6 +254,23 @@ func (s *session) lexSettle(r *wire.Response, cur *pending, tracked []byte) {
 		}
 		charset, l.modeTracked = l.login, false
 		grant = grantSame // the global sql_mode
+	}
+	switch {
+	case cur.cmd == wire.ComChangeUser && failed:
+		// MariaDB resets the session before it authenticates
+		// (THD::change_user) and restores only the user and the
+		// database when the login fails: sql_mode and the character set
+		// are the global ones. No status has said the mode yet, so what
+		// is sent before an answer that has one is read as
+		// unconfirmed; the character set is not known (the server's
+		// global character_set_client) until a SET NAMES says it.
+		l.modeTracked = false
+		grant = grantSame
+		charset = charsetUnknown
+		s.lexStale.Store(true)
+		s.loginChanged.Store(true)
+	case !failed:
+		s.lexStale.Store(false) // its OK or EOF had the flags
 	}
 	var trackedMode []byte
 	sawCharset := false

@@ -170,6 +170,10 @@ type session struct {
 	// lexInFlight counts the commands sent that may change the lexing
 	// state and are not answered yet.
 	lexInFlight atomic.Int32
+	// lexStale: the server's sql_mode changed without a status to say to
+	// what (a COM_CHANGE_USER it refused: lexstate.go), until an answer
+	// that ends with OK or EOF brings the flags.
+	lexStale atomic.Bool
 	// schemaInFlight counts the commands sent that change the session's
 	// database and are not answered yet: a command read meanwhile waits
 	// (on authEnded) so that it is judged in the database it runs in.
@@ -383,7 +387,7 @@ func blockedMsg(v *engine.Verdict, closing bool) string {
 func (s *session) judge(sql []byte, typ byte) (engine.Verdict, *engine.Engine) {
 	eng := s.env.Engine()
 	j := relay.StartJudging(eng, s.meter, &s.sess)
-	s.sess.Lex.Unconfirmed = s.lexInFlight.Load() > 0
+	s.sess.Lex.Unconfirmed = s.lexInFlight.Load() > 0 || s.lexStale.Load()
 	v := eng.Judge(sql, &s.sess)
 	j.End(s.meter, s.obs, &v, typ)
 	return v, eng

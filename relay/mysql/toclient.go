@@ -164,8 +164,10 @@ func (s *session) settle(r *wire.Response, cur *pending, last []byte) {
 		if !failed {
 			s.user, s.schema = cur.user, cur.schema
 			s.loginChanged.Store(true)
-			s.memo.reset()
 		}
+		// refused or not, the server reset the session before it
+		// authenticated (lexstate.go): its prepared statements are gone
+		s.memo.reset()
 	case wire.ComStmtPrepare:
 		if cur.slot >= 0 {
 			if ok, good := r.Prepared(); good {
