@@ -159,7 +159,25 @@ func (s *session) memoUse(i int) (v engine.Verdict, blocked, judged bool) {
 		sl.v, sl.eng = v, eng
 		s.mu.Unlock()
 	}
+	if s.relexed(i) {
+		// the server may prepare it again in the session's character set
+		// of now (sqlprepare.go relexed): judged so too
+		judged = true
+		lex, db := s.sess.Lex, s.sess.Database
+		s.sess.Lex, s.sess.Database = s.memo.slots[i].lex, s.memo.slots[i].db
+		s.sess.Lex.ClientEncoding, s.sess.Lex.AutoCreateUser = lex.ClientEncoding, lex.AutoCreateUser
+		now, _ := s.judge(s.memo.slots[i].text, observeExecute)
+		s.sess.Lex, s.sess.Database = lex, db
+		v = s.stronger(v, now)
+	}
 	return v, s.enforced(&v), judged
+}
+
+// relexed reports whether the server, preparing slot i's statement again,
+// would read it otherwise than at its prepare (lexstate.go sameLexing).
+func (s *session) relexed(i int) bool {
+	sl := &s.memo.slots[i] // lex is toServer's
+	return !sameLexing(sl.lex.SQLMode, sl.lex.ClientEncoding, &s.sess.Lex)
 }
 
 // memoBound judges an execution of slot i with the values of its
@@ -183,6 +201,14 @@ func (s *session) memoValues(i int, vals engine.ParamValues) engine.Verdict {
 	j := relay.StartJudging(eng, s.meter, &sess)
 	v := eng.JudgeBound(sl.text, &sess, vals)
 	j.End(s.meter, s.obs, &v, observeExecute)
+	if s.relexed(i) {
+		// and in the session's character set of now (memoUse)
+		sess.Lex.ClientEncoding = s.sess.Lex.ClientEncoding
+		j := relay.StartJudging(eng, s.meter, &sess)
+		now := eng.JudgeBound(sl.text, &sess, vals)
+		j.End(s.meter, s.obs, &now, observeExecute)
+		v = s.stronger(v, now)
+	}
 	return v
 }
 
@@ -223,6 +249,14 @@ func (s *session) memoClose(i int) {
 func (m *memo) prepared(i int, gen, id uint32, params uint16) {
 	if sl := &m.slots[i]; sl.state == slotPreparing && sl.gen == gen {
 		sl.state, sl.id, sl.params = slotReady, id, params
+		for j := range m.slots {
+			// the server holds one statement under an id: a slot that
+			// still has it was freed on the server in a way sqlfw missed,
+			// and must not lend the new one its verdict
+			if j != i && m.slots[j].state == slotReady && m.slots[j].id == id {
+				m.free(j)
+			}
+		}
 	}
 }
 

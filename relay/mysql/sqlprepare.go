@@ -20,7 +20,9 @@ package mysql
 // remembered under its name, judged again when the policy was reloaded
 // since (or when the policy has time windows), and under the current
 // mode: a name prepared in monitor or detect mode, or before a reload,
-// does not run unjudged in enforce. A PREPARE still unanswered (pipelined)
+// does not run unjudged in enforce. One prepared under another client
+// character set than the session's now is refused (relexed): the server
+// may prepare its text again as it reads it now. A PREPARE still unanswered (pipelined)
 // counts as well. An EXECUTE in the same text as the PREPARE of its name
 // is judged with that text. An EXECUTE of a name sqlfw holds nothing for
 // was prepared where sqlfw cannot follow it (inside a stored procedure,
@@ -83,6 +85,10 @@ type nameRec struct {
 	// with: the sql_mode at the EXECUTE decides whether a GRANT creates
 	// its grantee.
 	auto bool
+	// mode and charset are the session's lexing state at the PREPARE
+	// (engine.LexState's SQLMode and ClientEncoding): an EXECUTE under
+	// another may run the text as that one reads it (relexed).
+	mode, charset string
 }
 
 // nameOp is what a text does to a name once the server has run it.
@@ -232,7 +238,8 @@ func (s *session) namesJudged(sql []byte, v engine.Verdict, eng *engine.Engine) 
 			if hi <= lo || hi > len(text) {
 				lo, hi = 0, len(text) // not located: the whole text
 			}
-			r := &nameRec{name: o.Name, text: append([]byte(nil), text[lo:hi]...), db: s.sess.Database}
+			r := &nameRec{name: o.Name, text: append([]byte(nil), text[lo:hi]...), db: s.sess.Database,
+				mode: s.sess.Lex.SQLMode, charset: s.sess.Lex.ClientEncoding}
 			for _, c := range ops {
 				// its own CALL (PREPARE s FROM 'CALL p()'), or, to be sure
 				// where statements are not told apart, any in the text
@@ -336,6 +343,21 @@ func (s *session) callVerdict(depth int) engine.Verdict {
 	return s.recordsVerdict(cands, depth, nil)
 }
 
+// relexed decides an EXECUTE of a name prepared under another client
+// character set than the session's now (lexstate.go sameLexing). MariaDB
+// prepares a statement again when a table it uses has changed since
+// (ALTER TABLE, another session's DDL), and reads its text again then in
+// the session's character set of that moment: a condition that was one
+// string in utf8mb4 may be a tautology in gbk (measured on MariaDB 10.11:
+// e2e TestRound10Reprepare). The text sqlfw kept is the one read at the
+// PREPARE, and a PREPARE's text is always quoted, so its reading may
+// differ: it is refused; a PREPARE in the session's present character set
+// runs.
+var relexed = engine.Verdict{
+	Action: engine.ActionDeny, RuleID: ruleSessionMemory, Statements: 1,
+	Reason: "this name was prepared under another client character set than the session's now, and the server reads its text again in the present one when a table it uses has changed; PREPARE it again",
+}
+
 // recordsVerdict is the strongest verdict of the records, executed with
 // the values of using (nil: not known).
 func (s *session) recordsVerdict(recs []*nameRec, depth int, using []string) engine.Verdict {
@@ -347,6 +369,10 @@ func (s *session) recordsVerdict(recs []*nameRec, depth int, using []string) eng
 			rv = s.usingVerdict(r, using)
 		}
 		v = s.stronger(v, rv)
+		if !sameLexing(r.mode, r.charset, &s.sess.Lex) {
+			s.obs.Judged(relexed, observeExecute, time.Now(), 0)
+			v = s.stronger(v, relexed)
+		}
 		if r.calls && depth == 0 {
 			v = s.stronger(v, s.callVerdict(depth+1))
 		}

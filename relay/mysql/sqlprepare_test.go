@@ -99,6 +99,29 @@ func TestSQLPrepared(t *testing.T) {
 				return []step{send(query(prepSelect)), expect(ok(1, autocommit)), send(query("call p()"), query("execute s")),
 					expect(ok(1, autocommit)), blocked("session-memory"), send(ping), expect(pong)}
 			}},
+		{"an EXECUTE under another character set than its PREPARE's: refused, the server may prepare it again so", false,
+			func(*harness) []step {
+				return []step{expect(query(prepSelect)), send(ok(1, autocommit)), expect(query("execute s")), send(ok(1, autocommit)),
+					expect(query("set names gbk")), send(ok(1, autocommit)),
+					expect(query("set names utf8mb4")), send(ok(1, autocommit)), expect(query("execute s")), send(ok(1, autocommit))}
+			},
+			func(h *harness) []step {
+				return []step{send(query(prepSelect)), expect(ok(1, autocommit)), send(query("execute s")), expect(ok(1, autocommit)),
+					send(query("set names gbk")), expect(ok(1, autocommit)),
+					send(query("execute s")), blocked("session-memory"),
+					send(query("set names utf8mb4")), expect(ok(1, autocommit)), send(query("execute s")), expect(ok(1, autocommit))}
+			}},
+		{"an EXECUTE under another sql_mode than its PREPARE's runs: MariaDB keeps the PREPARE's", false,
+			func(*harness) []step {
+				return []step{expect(query(prepSelect)), send(ok(1, autocommit)),
+					expect(query("set sql_mode = 'NO_BACKSLASH_ESCAPES'")), send(ok(1, autocommit|wire.StatusNoBackslashEscapes)),
+					expect(query("execute s")), send(ok(1, autocommit|wire.StatusNoBackslashEscapes))}
+			},
+			func(h *harness) []step {
+				return []step{send(query(prepSelect)), expect(ok(1, autocommit)),
+					send(query("set sql_mode = 'NO_BACKSLASH_ESCAPES'")), expect(ok(1, autocommit|wire.StatusNoBackslashEscapes)),
+					send(query("execute s")), expect(ok(1, autocommit|wire.StatusNoBackslashEscapes))}
+			}},
 		{"a name never prepared is refused", false,
 			func(*harness) []step { return []step{expect(ping), send(pong)} },
 			func(h *harness) []step {
