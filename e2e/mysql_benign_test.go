@@ -247,9 +247,20 @@ func mariadbDump(t *testing.T, my myEnv, addr string, args ...string) psqlResult
 // user: engine/mysql definer.go) dumps again as the original. With --events
 // the event meets no-scheduled-sql, as the policy says, and the rest of the
 // reload goes on with --force.
+//
+// With the catalog in force (a monitoring account's catalog connection,
+// myCatalogDaemon) the same holds: the dump's view, trigger and routines,
+// and the writes the reload sends while the source's trigger and routines
+// are in the catalog, are judged by what they do and pass.
 func TestMySQLDumpReload(t *testing.T) {
 	my := mariadbEnv(t)
-	d := mysqlDaemon(t, my)
+	t.Run("text", func(t *testing.T) { mysqlDumpReload(t, my, mysqlDaemon(t, my)) })
+	t.Run("catalog", func(t *testing.T) {
+		mysqlDumpReload(t, my, myCatalogDaemon(t, my, policyWith(t, mysql.DefaultPolicyYAML(), "", "")))
+	})
+}
+
+func mysqlDumpReload(t *testing.T, my myEnv, d *daemon) {
 	src, dst := "e2e_dump_src_"+randomHex(t), "e2e_dump_dst_"+randomHex(t)
 	direct := myDB(t, my, my.addr(), true)
 	t.Cleanup(func() {

@@ -141,3 +141,22 @@ func pgCatalogDaemon(t *testing.T, policy, monitor string) *daemon {
 	return catalogDaemon(t, "postgres", net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), policy,
 		fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", pg.Host, pg.Port, monitor, pg.Database))
 }
+
+// myCatalogDaemon is catalogDaemon in front of the test MariaDB with the
+// policy file, its catalog read by a monitoring account that may read every
+// database's definitions (SELECT, SHOW VIEW, TRIGGER on *.*: the tests'
+// databases come and go).
+func myCatalogDaemon(t *testing.T, my myEnv, policy string) *daemon {
+	t.Helper()
+	root := myDB(t, my, my.addr(), true)
+	mon := "e2e_mycat_mon"
+	for _, q := range []string{
+		"create user if not exists '" + mon + "'@'%'",
+		"grant select, show view, trigger on *.* to '" + mon + "'@'%'",
+	} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return catalogDaemon(t, "mysql", my.addr(), policy, fmt.Sprintf("%s@tcp(%s)/%s", mon, my.addr(), my.Database))
+}

@@ -472,7 +472,9 @@ func (w *walker) visit(m any) {
 		}
 		if !later {
 			f.Kinds |= 1 << engine.KindDelete
-			if unfilteredWhere(n.WhereClause, n.Relation) {
+			if lockTableReset(n) {
+				// not a whole-table write (filters.go); the rest is judged
+			} else if unfilteredWhere(n.WhereClause, n.Relation) {
 				f.Unfiltered |= 1 << engine.KindDelete
 			} else if cols := notNullWhere(n.WhereClause, n.Relation); len(cols) > 0 {
 				f.NotNullWhere = append(f.NotNullWhere, engine.NotNullCond{Kind: engine.KindDelete, Schema: strings.ToLower(n.Relation.Schemaname), Table: strings.ToLower(n.Relation.Relname), Cols: cols})

@@ -109,6 +109,24 @@ func unfilteredWhere(where *pg_query.Node, rel *pg_query.RangeVar) bool {
 	return where == nil || alwaysTrue(where, 0) || !filtersTarget(where, rel) || selfMatch(where, rel)
 }
 
+// toolLockTables are migration tools' own one-row lock tables, which the
+// tool empties whole when it sets them up: Liquibase sends DELETE FROM
+// [schema.]databasechangeloglock, then INSERT ... (ID, LOCKED) VALUES (1,
+// FALSE) (InitializeDatabaseChangeLogLockTableStatement), as on MySQL
+// (engine/mysql writes.go).
+var toolLockTables = map[string]bool{"databasechangeloglock": true}
+
+// lockTableReset reports whether d is exactly that reset: a DELETE of a
+// tool's lock table with no WHERE and no USING. It removes a migration lock
+// and nothing else, so it is not a whole-table write to judge
+// (docs/policy.md); everything else about the statement is judged as usual
+// (its triggers and rules with the catalog, a CTE, RETURNING), and any
+// condition at all makes it an ordinary DELETE.
+func lockTableReset(d *pg_query.DeleteStmt) bool {
+	return d.WhereClause == nil && len(d.UsingClause) == 0 && d.Relation != nil &&
+		toolLockTables[strings.ToLower(d.Relation.Relname)]
+}
+
 // notNullWhere returns the columns of rel that make where true for every
 // row when each of them is NOT NULL (DELETE FROM t WHERE id IS NOT NULL):
 // the condition folds to true with every NULL test of a column of rel

@@ -296,6 +296,15 @@ func TestUnfilteredWrites(t *testing.T) {
 		{"DELETE FROM t WHERE id IN (SELECT tid FROM u)", 0},
 		{"DELETE FROM t WHERE id IN (SELECT id FROM t LIMIT 5)", 0},
 		{"DELETE FROM t WHERE EXISTS (SELECT 1 FROM t t2 WHERE t2.parent = t.id)", 0},
+		// Liquibase's reset of its one-row lock table (lockTableReset), and
+		// what is not that reset.
+		{"DELETE FROM databasechangeloglock", 0},
+		{`DELETE FROM "app"."DATABASECHANGELOGLOCK" RETURNING id`, 0},
+		{"DELETE FROM databasechangeloglock WHERE true", 1 << engine.KindDelete},
+		{"DELETE FROM databasechangeloglock USING u", 1 << engine.KindDelete},
+		{"DELETE FROM databasechangelog", 1 << engine.KindDelete},
+		{"UPDATE databasechangeloglock SET locked = false", 1 << engine.KindUpdate},
+		{"WITH d AS (DELETE FROM u RETURNING id) DELETE FROM databasechangeloglock", 1 << engine.KindDelete},
 	} {
 		t.Run(c.sql, func(t *testing.T) {
 			tf := analyze(c.sql)
