@@ -36,6 +36,17 @@ package pg
 // saying idle or failed), WITH HOLD cursors at CLOSE, CLOSE ALL or DISCARD
 // ALL.
 //
+// A use is judged again, too, when the catalog in force (engine.Catalog)
+// or the session's search_path changed since the verdict: PostgreSQL
+// re-analyses and rewrites a prepared statement whose relations or
+// functions were changed, or whose search_path differs from its last
+// planning (plancache.c RevalidateCachedQuery), and a function's body is
+// looked up when it is called, so the statement runs what the objects are
+// at the use, not at the Parse. A portal's plan is made at its Bind (views
+// expanded then), but the functions it calls run their bodies as they are
+// at the Execute: its use keeps the stronger of its verdict at the Bind and
+// the one with the current catalog.
+//
 // A use is judged against every text the name may stand for: the committed
 // record, its uncertain alternatives, and definitions still pending from
 // earlier batches; a definition pending in the use's own batch replaces them
@@ -88,6 +99,13 @@ type stmtRec struct {
 	lex     engine.LexState // how the server lexed sql (lexstate.go)
 	verdict engine.Verdict
 	eng     *engine.Engine // nil: not judged yet
+	// cat and path are the catalog in force and the session's search_path
+	// verdict was judged with: a use with others judges again.
+	cat  *engine.Catalog
+	path string
+	// portal: the record is a portal's or a cursor's, whose views were
+	// expanded when it was made.
+	portal bool
 	// app is the application_name verdict was judged under: a rule's
 	// applications scope decides it, and the session may change it.
 	app string
@@ -267,6 +285,7 @@ func (s *session) rejudge(eng *engine.Engine, r *stmtRec, typ byte) engine.Verdi
 	s.followApp()
 	sess := s.sess
 	sess.Lex = r.lex
+	r.cat, r.path = eng.Catalog(), sess.SearchPath // before judging: a read may end meanwhile
 	v := eng.Judge(r.sql, &sess)
 	j.End(s.meter, s.obs, &v, typ)
 	s.memo.rejudged++
@@ -278,14 +297,21 @@ func (s *session) rejudge(eng *engine.Engine, r *stmtRec, typ byte) engine.Verdi
 func (s *session) verdictOf(r *stmtRec, eng *engine.Engine, typ byte, batch uint64, depth int) engine.Verdict {
 	s.followApp()
 	app := s.sess.Application
-	if r.eng == eng && r.app == app && r.alt == nil && r.ops == nil && !r.unknown {
+	same := r.eng == eng && r.app == app
+	objects := r.cat == eng.Catalog() && r.path == s.sess.SearchPath
+	if same && objects && r.alt == nil && r.ops == nil && !r.unknown {
 		return r.verdict // the usual case: nothing changed
 	}
 	if r.unknown || depth > maxRefDepth {
 		return memoryUnknown
 	}
-	if r.eng != eng || r.app != app {
+	if !same || !objects {
+		old := r.verdict
 		r.verdict, r.eng, r.app = s.rejudge(eng, r, typ), eng, app
+		if same && r.portal {
+			// its views are the ones of its Bind
+			r.verdict = s.stronger(r.verdict, old)
+		}
 	}
 	v := r.verdict
 	for _, a := range r.alt {
@@ -515,6 +541,7 @@ func (s *session) memoJudged(msg []byte, v engine.Verdict, eng *engine.Engine, b
 	}
 	r.sql = append(r.sql[:0], sql...)
 	r.verdict, r.eng, r.ops, r.defines, r.lex, r.app = own, eng, ops, defines, s.sess.Lex, s.sess.Application
+	r.cat, r.path = s.parseCat, s.parsePath
 	p := pending{kind: pendParse, batch: batch, rec: r}
 	if len(name) > 0 {
 		p.name = string(name)
@@ -618,6 +645,7 @@ func (s *session) memoBind(msg []byte, batch uint64) (v engine.Verdict, known, b
 	p.gen++
 	p.sql = append(p.sql[:0], first.sql...)
 	p.verdict, p.eng, p.ops, p.defines, p.lex, p.app = first.verdict, first.eng, first.ops, first.defines, first.lex, first.app
+	p.cat, p.path, p.portal = first.cat, first.path, true
 	p.alt, p.unknown = first.alt, first.unknown
 	for _, c := range more {
 		cl := *c
@@ -916,6 +944,7 @@ func (s *session) commitOps(ops []memoOp, batch uint64, uncertain bool) {
 			}
 			r := beside(oldRec, op.inner, uncertain)
 			p := &portalRec{stmtRec: *r, batch: batch, hold: op.hold}
+			p.portal = true
 			if uncertain && old != nil && old.hold {
 				p.hold = true
 			}

@@ -153,6 +153,10 @@ type session struct {
 	// statements and portals the server holds, for re-judging their use
 	// (prepared.go)
 	memo memo
+	// parseCat, parsePath: the catalog in force and the search_path the
+	// last Parse was judged with (its record's, prepared.go).
+	parseCat  *engine.Catalog
+	parsePath string
 
 	// lex follows the settings the server lexes with (lexstate.go).
 	lex lexTracker
@@ -805,6 +809,8 @@ func (s *session) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 		if err != nil {
 			return v, eng, err
 		}
+		// what the statement's record is judged with (prepared.go)
+		s.parseCat, s.parsePath = eng.Catalog(), s.sess.SearchPath
 		v = eng.Judge(sql, &s.sess)
 	case wire.MsgFunctionCall:
 		oid, err := wire.FunctionCallOID(msg)
