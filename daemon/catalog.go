@@ -101,6 +101,15 @@ func (cs *catalogState) schemaChanged() {
 	}
 }
 
+// unsettle puts the catalog in force as it is judged while DDL just judged
+// may have changed a routine's own search_path (engine.Catalog.Unsettled),
+// until the read that DDL asks for (schemaChanged) puts a new one in force.
+func (db *database) unsettle() {
+	if db.catalog != nil {
+		db.engine.Load().Unsettle()
+	}
+}
+
 func (d *Daemon) catalogLoop(db *database, cs *catalogState) {
 	defer close(cs.done)
 	t := time.NewTicker(cs.cfg.Refresh)
@@ -132,6 +141,8 @@ func (d *Daemon) refreshCatalog(db *database, cs *catalogState) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), catalogTimeout)
 	defer cancel()
+	eng := db.engine.Load()
+	unsettles := eng.Unsettles() // a transaction with DDL that ends during the read may not be in it
 	names, sqls := queryLists(cs.reader)
 	rows, err := catalogread.Read(ctx, cs.db, names, sqls)
 	if err != nil {
@@ -149,7 +160,12 @@ func (d *Daemon) refreshCatalog(db *database, cs *catalogState) {
 	c := cs.reader.BuildCatalog(rows, engine.CatalogOptions{TrustSchemas: cs.cfg.TrustSchemas, Previous: cs.cur.Load()})
 	cs.cur.Store(c)
 	cs.rows.Store(&rows)
-	db.engine.Load().SetCatalog(c)
+	if e := db.engine.Load(); e != eng || e.Unsettles() != unsettles {
+		e.SetCatalog(c.Unsettled())
+		cs.schemaChanged() // read again, after it
+	} else {
+		e.SetCatalog(c)
+	}
 	cs.refreshes.Add(1)
 	cs.lastNanos.Store(int64(time.Since(start)))
 	empty := ""

@@ -79,6 +79,7 @@ type sessionObserver struct {
 func (so *sessionObserver) Judged(v engine.Verdict, typ byte, at time.Time, el time.Duration) {
 	st := &so.db.stats
 	if v.ChangesSchema {
+		so.db.unsettle()
 		so.db.catalog.schemaChanged()
 	}
 	st.evalNanos.Add(uint64(el))

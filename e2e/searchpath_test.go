@@ -24,8 +24,15 @@ import (
 // evil, public in the session they are evil's and denied; after SET
 // search_path back to safe they run again; after a change sqlfwd does not
 // follow (set_config, a SET inside a transaction block) every schema's f
-// is judged, so evil's denies. Checked in the statement log and by the
-// victim's rows.
+// is judged, so evil's denies. A function with a search_path of its own
+// (CREATE FUNCTION ... SET search_path = safe, public) runs its body's f
+// and v as safe's whatever the session's path, and one with evil's path
+// is denied as evil's f and v would be, in any session path; after an
+// ALTER FUNCTION ... SET search_path to evil's in a transaction kept open
+// past the catalog reads it starts, its call in that transaction is
+// denied. Checked in
+// the statement log and by the victim's rows; straight to PostgreSQL the
+// function of evil's path empties the victim.
 func TestCatalogSearchPathPG(t *testing.T) {
 	needSqlfwd(t)
 	if direct {
@@ -53,11 +60,17 @@ func TestCatalogSearchPathPG(t *testing.T) {
 		fmt.Sprintf("GRANT SELECT ON ALL TABLES IN SCHEMA %s TO %s; GRANT SELECT ON ALL TABLES IN SCHEMA %s TO %s", safe, app, evil, app),
 		fmt.Sprintf("GRANT ALL ON %s, %s, %s TO %s", victim, sec, items, app),
 		fmt.Sprintf("ALTER ROLE %s SET search_path = %s, public", app, safe),
+		// own paths: the body's f and v are the path's
+		fmt.Sprintf("CREATE FUNCTION public.gs_%s() RETURNS int LANGUAGE sql SET search_path = %s, public AS 'SELECT %s()'", run, safe, f),
+		fmt.Sprintf("CREATE FUNCTION public.ge_%s() RETURNS int LANGUAGE sql SET search_path = %s, public AS 'SELECT %s()'", run, evil, f),
+		fmt.Sprintf(`CREATE FUNCTION public.gv_%s() RETURNS bigint LANGUAGE plpgsql SET search_path = "%s", pg_temp AS $$ BEGIN RETURN (SELECT count(*) FROM %s); END $$`, run, safe, v),
+		fmt.Sprintf("CREATE FUNCTION public.gve_%s() RETURNS bigint LANGUAGE plpgsql SET search_path = %s AS $$ BEGIN RETURN (SELECT count(*) FROM %s); END $$", run, evil, v),
 	} {
 		directExec(t, q)
 	}
 	t.Cleanup(func() {
 		directExec(t, fmt.Sprintf("DROP SCHEMA IF EXISTS %s, %s CASCADE; DROP OWNED BY %s CASCADE; DROP ROLE IF EXISTS %s", safe, evil, app, app))
+		directExec(t, fmt.Sprintf("DROP FUNCTION IF EXISTS public.gs_%[1]s(), public.ge_%[1]s(), public.gv_%[1]s(), public.gve_%[1]s()", run))
 	})
 	pol := policyWith(t, pgsql.DefaultPolicyYAML(), "", scopeRule("app-no-secrets", app, "the application role may not read the secrets table", sec))
 	d := pgCatalogDaemon(t, pol, mon)
@@ -77,6 +90,10 @@ func TestCatalogSearchPathPG(t *testing.T) {
 		{"SELECT " + f + "()", "no-unfiltered-writes"},
 		{"SELECT * FROM " + v, "app-no-secrets"},
 		{"SELECT " + safe + "." + f + "()", ""},
+		{"SELECT gs_" + run + "()", ""},                     // its own path: safe's f
+		{"SELECT gv_" + run + "()", ""},                     // safe's v
+		{"SELECT ge_" + run + "()", "no-unfiltered-writes"}, // evil's f
+		{"SELECT gve_" + run + "()", "app-no-secrets"},      // evil's v
 		{"SET search_path TO " + safe + ", public", ""},
 		{"SELECT " + f + "()", ""},
 		{"SELECT * FROM " + v, ""},
@@ -91,11 +108,40 @@ func TestCatalogSearchPathPG(t *testing.T) {
 		{"SELECT " + f + "()", "no-unfiltered-writes"}, // a SET in a transaction block: not followed
 		{"RESET search_path", ""},                      // the role's default again
 		{"SELECT " + f + "()", ""},
+		{"SELECT ge_" + run + "()", "no-unfiltered-writes"}, // its own path, whatever the session's
+		{"SELECT gs_" + run + "()", ""},
 	} {
 		m := fmt.Sprintf("sqlfwsp_%s_%d", run, i)
 		markers[m] = c.rule == ""
 		q := "/* " + m + " */ " + c.sql
 		_, err := conn.Exec(ctx, q).ReadAll()
+		var pgErr *pgconn.PgError
+		switch {
+		case c.rule == "" && err != nil:
+			t.Errorf("%q: %v, want it run", q, err)
+		case c.rule != "" && (!errors.As(err, &pgErr) || pgErr.Code != codeBlocked || !strings.Contains(pgErr.Message, c.rule)):
+			t.Errorf("%q: %v, want SQLSTATE %s naming %s", q, err, codeBlocked, c.rule)
+		}
+	}
+	// Its own path changed in a transaction the catalog cannot see: the
+	// call in that transaction, past the reads the ALTER started, is
+	// judged in every schema (engine.Session.SchemaPending).
+	owner, err := pgconn.Connect(ctx, dsn(pg.Host, portOf(t, d.addr), pg.User, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close(context.Background())
+	for i, c := range []struct{ sql, rule string }{
+		{"BEGIN", ""},
+		{fmt.Sprintf("ALTER FUNCTION public.gs_%s() SET search_path = %s, public", run, evil), ""},
+		{"SELECT pg_sleep(2.6)", ""},
+		{"SELECT gs_" + run + "()", "no-unfiltered-writes"},
+		{"COMMIT", ""}, // of an aborted transaction: a ROLLBACK; had the call run, the victim empty
+	} {
+		m := fmt.Sprintf("sqlfwsp_%s_tx%d", run, i)
+		markers[m] = c.rule == ""
+		q := "/* " + m + " */ " + c.sql
+		_, err := owner.Exec(ctx, q).ReadAll()
 		var pgErr *pgconn.PgError
 		switch {
 		case c.rule == "" && err != nil:
@@ -112,6 +158,11 @@ func TestCatalogSearchPathPG(t *testing.T) {
 		if logged := strings.Contains(log, m+" "); logged != allowed {
 			t.Errorf("marker %s: in the server log %v, want %v", m, logged, allowed)
 		}
+	}
+	// Straight to PostgreSQL, the function of evil's path deletes.
+	directExec(t, "SELECT ge_"+run+"()")
+	if got := directInts(t, "SELECT count(*)::int FROM "+victim); got[0] != 0 {
+		t.Errorf("straight to PostgreSQL, ge left %d rows of %s; want none (the test's premise)", got[0], victim)
 	}
 }
 

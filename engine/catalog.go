@@ -82,6 +82,17 @@ type CatalogObject struct {
 	// Def is the definition Facts were read from, by which the next
 	// refresh reuses them when it has not changed (CatalogOptions.Previous).
 	Def string
+	// OwnPath: the routine (or a trigger's or event trigger's one
+	// function) runs with its own search_path, SearchPath (PostgreSQL's
+	// CREATE FUNCTION ... SET search_path; $user replaced, an empty path
+	// empty), in which its body's unqualified names resolve: NewCatalog
+	// qualifies them, where the path decides one.
+	SearchPath []string
+	OwnPath    bool
+	// read is Facts as the dialect read them, before NewCatalog qualified
+	// their names (OwnPath), for Reuse: the qualification depends on the
+	// relations of the catalog it is in.
+	read *StmtFacts
 }
 
 // NotNullColumn says that column Column of table Schema.Table cannot hold
@@ -143,6 +154,9 @@ type Catalog struct {
 	pathDefaults map[string]string
 	builtin      func(string) bool
 	pathUnsafe   string
+	// narrowed: some object's names were qualified by its own path
+	// (ownPath); unsettled: they are not used (Unsettled).
+	narrowed, unsettled bool
 }
 
 // Resolution is how the server resolves an unqualified name, which the
@@ -206,6 +220,9 @@ func (c *Catalog) Reuse(def string) (StmtFacts, string, bool) {
 		return StmtFacts{}, "", false
 	}
 	if ob, ok := c.defs[def]; ok {
+		if ob.read != nil {
+			return *ob.read, ob.Unreadable, true
+		}
 		return ob.Facts, ob.Unreadable, true
 	}
 	return StmtFacts{}, "", false
@@ -266,6 +283,15 @@ func NewCatalog(objs []CatalogObject, notNull []NotNullColumn, o CatalogOptions)
 		c.implicit[m.Table] = append(c.implicit[m.Table], m)
 		c.bytes += int64(48 + len(m.Schema) + len(m.Table) + len(m.FuncSchema) + len(m.Func))
 	}
+	if c.resolve == ResolveSearchPath && c.pathUnsafe == "" {
+		// No routine changes the path (PathUnsafe): a body's names
+		// resolve in its own search_path throughout.
+		for i := range objs {
+			if objs[i].OwnPath {
+				c.ownPath(&objs[i])
+			}
+		}
+	}
 	for _, n := range notNull {
 		c.notNull[n.Schema+"."+n.Table+"."+n.Column] = struct{}{}
 		c.bytes += int64(32 + len(n.Schema) + len(n.Table) + len(n.Column))
@@ -287,6 +313,84 @@ func NewCatalog(objs []CatalogObject, notNull []NotNullColumn, o CatalogOptions)
 	return c
 }
 
+// ownPath qualifies the unqualified names of ob's facts by ob's own
+// search_path, as the server resolves them when its body runs: a relation
+// in the first schema on the path that has one of the name (pg_catalog
+// first unless the path names it), a routine in each schema on the path
+// that has one (the server picks among overloads by argument types), a
+// built-in routine that no schema on the path has in pg_catalog. A name the path
+// does not decide stays unqualified, judged in every schema: a temporary
+// relation of the name (any session's, the temporary schema first unless
+// the path names it later), or none on the path (the catalog may be
+// behind, or the call fails). The copy is ob's; Reuse keeps the read one.
+func (c *Catalog) ownPath(ob *CatalogObject) {
+	sc := nameScope{known: true, path: ob.SearchPath}
+	read := ob.Facts
+	f := ob.Facts
+	f.Tables, f.Funcs = nil, nil
+	for _, t := range read.Tables {
+		in := []string(nil)
+		if t.Schema == "" && !t.CTE {
+			in = sc.relation(c, t.Name)
+		}
+		if in == nil || slices.Contains(in, "pg_temp") {
+			f.Tables = append(f.Tables, t)
+			continue
+		}
+		for _, s := range in {
+			q := t
+			q.Schema = s
+			f.Tables = append(f.Tables, q)
+		}
+	}
+	for _, fn := range read.Funcs {
+		if fn.Schema != "" {
+			f.Funcs = append(f.Funcs, fn)
+			continue
+		}
+		in := sc.routine(c, fn.Name)
+		if in == nil && c.builtin != nil && c.builtin(fn.Name) {
+			in = []string{"pg_catalog"}
+		}
+		if in == nil {
+			f.Funcs = append(f.Funcs, fn)
+			continue
+		}
+		for _, s := range in {
+			q := fn
+			q.Schema = s
+			f.Funcs = append(f.Funcs, q)
+		}
+	}
+	ob.read, ob.Facts = &read, f
+	c.narrowed = true
+}
+
+// Unsettled returns c as it is judged while DDL that sqlfwd let through
+// may have changed a routine's own search_path (ALTER FUNCTION ... SET
+// search_path, CREATE OR REPLACE) since c was read: with every body's
+// names as read, in every schema (a copy of a new generation; c itself
+// when nothing of it was narrowed). The daemon puts it in force when it
+// judges DDL, until its next read.
+func (c *Catalog) Unsettled() *Catalog {
+	if c == nil || !c.narrowed || c.unsettled {
+		return c
+	}
+	u := *c
+	u.gen, u.unsettled = catalogGen.Add(1), true
+	return &u
+}
+
+// facts is what ob does as the expansion follows it: its facts as read
+// when its names' own-path qualification may be out of date (Unsettled,
+// or DDL earlier in the statement's message).
+func (x *expansion) facts(ob *CatalogObject) *StmtFacts {
+	if ob.read != nil && (x.c.unsettled || x.unnarrow) {
+		return ob.read
+	}
+	return &ob.Facts
+}
+
 // Objects is the number of objects the catalog holds; Bytes an estimate of
 // the memory it takes.
 func (c *Catalog) Objects() int { return c.objects }
@@ -298,6 +402,25 @@ func (e *Engine) SetCatalog(c *Catalog) { e.catalog.Store(c) }
 
 // Catalog returns the catalog in force, or nil.
 func (e *Engine) Catalog() *Catalog { return e.catalog.Load() }
+
+// Unsettle puts the catalog in force as Unsettled: DDL may just have
+// committed that the catalog has not read (a transaction with DDL ended).
+// A read that started before a call is put in force unsettled too
+// (Unsettles).
+func (e *Engine) Unsettle() {
+	e.unsettles.Add(1)
+	for {
+		c := e.catalog.Load()
+		u := c.Unsettled()
+		if u == c || e.catalog.CompareAndSwap(c, u) {
+			return
+		}
+	}
+}
+
+// Unsettles counts the Unsettle calls so far: a catalog read begun before
+// the count changed is put in force Unsettled.
+func (e *Engine) Unsettles() uint64 { return e.unsettles.Load() }
 
 // catMemo is a text's facts through the catalog of generation gen: for each
 // statement facts judged (a pointer into the text's facts), what they are
@@ -342,6 +465,12 @@ func (c *Catalog) resolutionKey(s *Session) (string, string) {
 func (e *Engine) throughCatalog(tf *TextFacts, i int, st *StmtFacts, c *Catalog, s *Session) *StmtFacts {
 	k1, k2 := c.resolutionKey(s)
 	m := tf.cat.Load()
+	pending := s.SchemaPending && c.narrowed && !c.unsettled
+	if pending {
+		// after its own DDL not yet read: judged unsettled, and not
+		// remembered
+		m, c = nil, c.Unsettled()
+	}
 	if m != nil && m.gen == c.gen {
 		for k := range m.pairs {
 			if p := &m.pairs[k]; p.src == st && sameKey(p.k1, k1) && sameKey(p.k2, k2) {
@@ -368,6 +497,9 @@ func (e *Engine) throughCatalog(tf *TextFacts, i int, st *StmtFacts, c *Catalog,
 				out.matched[k].reason += " (" + out.via + ")"
 			}
 		}
+	}
+	if pending {
+		return out
 	}
 	for {
 		old := tf.cat.Load()
@@ -400,7 +532,7 @@ const maxExpansion = 256
 // expand returns st with what its objects do, or nil when c changes
 // nothing about it.
 func (c *Catalog) expand(st *StmtFacts, sc nameScope) *StmtFacts {
-	return c.expandAt(st, sc, 0, nil)
+	return c.expandAt(st, sc, 0, nil, st.PrevKinds.Has(KindDDL))
 }
 
 // maxDefinerDepth bounds code run as another role inside code run as
@@ -409,9 +541,10 @@ func (c *Catalog) expand(st *StmtFacts, sc nameScope) *StmtFacts {
 const maxDefinerDepth = 4
 
 // expandAt is expand inside depth definer bodies, the objects in seen (the
-// ones being followed around it) not followed again.
-func (c *Catalog) expandAt(st *StmtFacts, sc nameScope, depth int, seen map[*CatalogObject]bool) *StmtFacts {
-	x := expansion{c: c, st: st, sc: sc, depth: depth, seen: seen}
+// ones being followed around it) not followed again; unnarrow: DDL earlier
+// in the message (expansion.unnarrow).
+func (c *Catalog) expandAt(st *StmtFacts, sc nameScope, depth int, seen map[*CatalogObject]bool, unnarrow bool) *StmtFacts {
+	x := expansion{c: c, st: st, sc: sc, depth: depth, seen: seen, unnarrow: unnarrow}
 	if c.pathUnsafe != "" {
 		x.pathUnsure = true
 	}
@@ -437,7 +570,7 @@ func (c *Catalog) expandAt(st *StmtFacts, sc nameScope, depth int, seen map[*Cat
 	if st.Kinds.Has(KindDDL) {
 		// Event triggers run their functions on the DDL.
 		for _, ob := range c.onDDL {
-			how := "event trigger " + ob.Name + " → " + doing(&ob.Facts)
+			how := "event trigger " + ob.Name + " → " + doing(x.facts(ob))
 			if ob.Definer {
 				how += ", as " + ob.Owner
 			}
@@ -448,7 +581,7 @@ func (c *Catalog) expandAt(st *StmtFacts, sc nameScope, depth int, seen map[*Cat
 				x.body(ob, ob.Owner, how)
 				continue
 			}
-			x.merge(&ob.Facts, false, false)
+			x.merge(x.facts(ob), false, false)
 		}
 	}
 	for _, nn := range st.NotNullWhere {
@@ -500,6 +633,9 @@ type expansion struct {
 	// (StmtFacts.PathMay).
 	pathUnsure bool
 	depth      int // definer bodies this walk is inside (body)
+	// unnarrow: DDL earlier in the message may have changed a routine's
+	// own search_path (facts).
+	unnarrow bool
 	// reached: the tables a write reached, with its kinds (fire).
 	reached map[reachKey]bool
 }
@@ -646,7 +782,7 @@ func (x *expansion) fire(schema, name string, in []string, kinds KindSet, reache
 		if ob.Events&kinds == 0 || reached && ob.Kind == CatalogRule {
 			continue
 		}
-		how := ob.Kind.String() + " " + qualified(ob.Schema, ob.Name) + " on " + qualified(ob.OnSchema, ob.On) + " → " + doing(&ob.Facts)
+		how := ob.Kind.String() + " " + qualified(ob.Schema, ob.Name) + " on " + qualified(ob.OnSchema, ob.On) + " → " + doing(x.facts(ob))
 		if ob.Definer {
 			how += ", as " + ob.Owner
 		}
@@ -657,7 +793,7 @@ func (x *expansion) fire(schema, name string, in []string, kinds KindSet, reache
 			x.body(ob, ob.Owner, how)
 			continue
 		}
-		x.merge(&ob.Facts, false, false)
+		x.merge(x.facts(ob), false, false)
 	}
 	for _, r := range c.reaches[name] {
 		if schema != "" && r.FromSchema != schema || in != nil && !slices.Contains(in, r.FromSchema) || r.On&kinds == 0 {
@@ -729,7 +865,7 @@ func (x *expansion) routine(f FuncRef, own bool) {
 		}
 	}
 	for _, ob := range list {
-		how := "call " + qualified(ob.Schema, ob.Name) + " → " + doing(&ob.Facts)
+		how := "call " + qualified(ob.Schema, ob.Name) + " → " + doing(x.facts(ob))
 		if ob.Definer {
 			how += ", as its owner " + ob.Owner
 		}
@@ -740,7 +876,7 @@ func (x *expansion) routine(f FuncRef, own bool) {
 			x.body(ob, ob.Owner, how)
 			continue
 		}
-		x.merge(&ob.Facts, false, false)
+		x.merge(x.facts(ob), false, false)
 	}
 }
 
@@ -1092,7 +1228,7 @@ func (x *expansion) body(ob *CatalogObject, runsAs, how string) {
 		x.unknown("code run as another role nested deeper than the engine follows")
 		return
 	}
-	f := ob.Facts
+	f := *x.facts(ob)
 	// Its own objects are followed in a walk of their own (judged as
 	// runsAs), which does not follow ob, or what is around it, again.
 	seen := maps.Clone(x.seen)
@@ -1100,7 +1236,7 @@ func (x *expansion) body(ob *CatalogObject, runsAs, how string) {
 		seen = map[*CatalogObject]bool{}
 	}
 	seen[ob] = true
-	if sub := x.c.expandAt(&ob.Facts, nameScope{}, x.depth+1, seen); sub != nil {
+	if sub := x.c.expandAt(x.facts(ob), nameScope{}, x.depth+1, seen, x.unnarrow); sub != nil {
 		f = *sub
 		if sub.PathMay {
 			x.pathUnsure = true

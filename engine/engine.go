@@ -46,6 +46,8 @@ type Engine struct {
 	// catalog is what the engine knows of the database's own objects
 	// (catalog.go); nil: the text alone.
 	catalog atomic.Pointer[Catalog]
+	// unsettles counts Unsettle calls (catalog.go).
+	unsettles atomic.Uint64
 }
 
 // New returns an engine that judges the SQL of dialect d against p. It

@@ -112,6 +112,11 @@ type Session struct {
 	// from the catalog; "" when it is not known, and then every schema's
 	// object of a name is judged.
 	SearchPath string
+	// SchemaPending: the session let DDL through in a transaction that
+	// has not ended, which the catalog (read over another connection)
+	// cannot see yet: a body's names are not qualified by its own
+	// search_path for it (catalog.go ownPath; relay/pg sets it).
+	SchemaPending bool
 }
 
 // SearchPathDefault is Session.SearchPath for a session whose search_path

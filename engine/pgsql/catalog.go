@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	pg_query "github.com/pganalyze/pg_query_go/v5"
+
 	"github.com/sqlfw/sqlfw/engine"
 )
 
@@ -133,6 +135,7 @@ func (pgDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *engin
 		if len(r) >= 6 {
 			ob.Definer, ob.Owner = r[4] == "true", r[5]
 		}
+		ob.SearchPath, ob.OwnPath = routinePath(r[3], ob.Owner, ob.Definer)
 		funcs[r[0]+"."+r[1]] = append(funcs[r[0]+"."+r[1]], len(objs))
 		objs = append(objs, ob)
 	}
@@ -147,6 +150,10 @@ func (pgDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *engin
 		}
 		for _, i := range idx {
 			mergeObject(&ob, &objs[i])
+		}
+		if len(idx) == 1 {
+			// the body runs in its function's own search_path
+			ob.SearchPath, ob.OwnPath = objs[idx[0]].SearchPath, objs[idx[0]].OwnPath
 		}
 		objs = append(objs, ob)
 	}
@@ -178,6 +185,9 @@ func (pgDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *engin
 		}
 		for _, i := range idx {
 			mergeObject(&ob, &objs[i])
+		}
+		if len(idx) == 1 {
+			ob.SearchPath, ob.OwnPath = objs[idx[0]].SearchPath, objs[idx[0]].OwnPath
 		}
 		objs = append(objs, ob)
 	}
@@ -280,6 +290,64 @@ func readOne(prev *engine.Catalog, text string) (engine.StmtFacts, string) {
 	}
 	f := tf.Stmts[0]
 	return f, unparsedWhy(&f)
+}
+
+// routinePath returns the search_path a routine's definition (as
+// pg_get_functiondef prints it) sets for its own run, `SET search_path TO
+// 's', 'pg_temp'` (CREATE FUNCTION ... SET, ALTER FUNCTION ... SET): its
+// schemas in order, $user as owner when the routine runs as its owner
+// (SECURITY DEFINER); false when it sets none, or one the engine does not
+// read: $user in an invoker's path (the caller's name), a name PostgreSQL
+// would reject, a list in one string. An empty path (the empty string) is
+// an empty list.
+// The body's unqualified names resolve in it (engine.CatalogObject.OwnPath).
+func routinePath(def, owner string, definer bool) ([]string, bool) {
+	if !strings.Contains(def, "search_path") {
+		return nil, false
+	}
+	tree, err := pg_query.Parse(def)
+	if err != nil || len(tree.Stmts) != 1 {
+		return nil, false
+	}
+	cf := tree.Stmts[0].Stmt.GetCreateFunctionStmt()
+	if cf == nil {
+		return nil, false
+	}
+	var path []string
+	found := false
+	for _, o := range cf.Options {
+		d := o.GetDefElem()
+		if d == nil || d.Defname != "set" {
+			continue
+		}
+		vs := d.Arg.GetVariableSetStmt()
+		if vs == nil || !strings.EqualFold(vs.Name, "search_path") {
+			continue
+		}
+		values, ok := constStrings(vs.Args)
+		if vs.Kind != pg_query.VariableSetKind_VAR_SET_VALUE || !ok {
+			return nil, false
+		}
+		path, found = nil, true
+		if len(values) == 1 && values[0] == "" {
+			path = []string{}
+			continue
+		}
+		v, ok := pathValue(values)
+		if !ok {
+			return nil, false
+		}
+		if !definer && slices.Contains(values, "$user") {
+			return nil, false
+		}
+		if path, ok = engine.ParseSearchPath(v, owner); !ok {
+			return nil, false
+		}
+	}
+	if path == nil {
+		path = []string{}
+	}
+	return path, found
 }
 
 // ranAfter returns the facts of call, run right after the definition def

@@ -285,6 +285,7 @@ func (s *session) rejudge(eng *engine.Engine, r *stmtRec, typ byte) engine.Verdi
 	s.followApp()
 	sess := s.sess
 	sess.Lex = r.lex
+	sess.SchemaPending = s.ddlBatch.Load() != 0
 	r.cat, r.path = eng.Catalog(), sess.SearchPath // before judging: a read may end meanwhile
 	v := eng.Judge(r.sql, &sess)
 	j.End(s.meter, s.obs, &v, typ)
@@ -838,6 +839,11 @@ func (s *session) memoReady(status byte) {
 	if status == wire.TxIdle || status == wire.TxFailed {
 		// the transaction is over: its portals are gone
 		m.txEnd.Store(m.ready)
+		if d := s.ddlBatch.Load(); d != 0 && m.ready >= d && s.ddlBatch.CompareAndSwap(d, 0) {
+			// and its DDL committed (or will not): what the catalog
+			// holds may be out of date until its next read
+			s.env.Engine().Unsettle()
+		}
 	}
 	if !m.active.Load() {
 		return // entries pushed from now on are of later batches

@@ -157,6 +157,11 @@ type session struct {
 	// last Parse was judged with (its record's, prepared.go).
 	parseCat  *engine.Catalog
 	parsePath string
+	// ddlBatch is 1 + the batch of the last DDL let through while its
+	// transaction has not ended (0: none): the session's statements are
+	// judged with engine.Session.SchemaPending, and its end unsettles the
+	// catalog (the DDL is committed, the catalog has not read it).
+	ddlBatch atomic.Uint64
 
 	// lex follows the settings the server lexes with (lexstate.go).
 	lex lexTracker
@@ -706,6 +711,11 @@ func (s *session) toServer() {
 					s.followPath(msg, v, eng, blocked, settled)
 				}
 			}
+			if v.ChangesSchema && !blocked {
+				// until its transaction ends (memoReady), the catalog
+				// cannot see what it does
+				s.ddlBatch.Store(batch + 1)
+			}
 			s.meter.HoldStatement() // timing
 			if !blocked {
 				continue // stays pending: forwarded as it came
@@ -796,6 +806,7 @@ func (s *session) judge(msg []byte) (engine.Verdict, *engine.Engine, error) {
 	eng := s.env.Engine()
 	j := relay.StartJudging(eng, s.meter, &s.sess)
 	s.sess.Lex = s.lex.state()
+	s.sess.SchemaPending = s.ddlBatch.Load() != 0
 	s.followApp()
 	switch msg[0] {
 	case wire.MsgQuery:
