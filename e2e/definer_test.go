@@ -2,14 +2,10 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
 
 	mysqlsql "github.com/sqlfw/sqlfw/engine/mysql"
 	"github.com/sqlfw/sqlfw/engine/pgsql"
@@ -56,8 +52,8 @@ func TestCatalogDefinerPG(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	markers := map[string]bool{}
-	for i, c := range []struct{ user, sql, rule string }{
+	mk := newMarkedPG(t, "sqlfwdef_"+run)
+	for _, c := range []struct{ user, sql, rule string }{
 		{app, "SELECT " + peekDef + "()", ""},
 		{app, "SELECT " + peekInv + "()", "app-no-secrets"},
 		{pg.User, "SELECT " + peekInv + "()", ""},
@@ -66,22 +62,7 @@ func TestCatalogDefinerPG(t *testing.T) {
 		{pg.User, "ALTER FUNCTION " + peekInv + "() OWNER TO " + app, "app-no-secrets"},
 		{pg.User, "ALTER FUNCTION " + peekInv + "() SECURITY DEFINER", ""},
 	} {
-		m := fmt.Sprintf("sqlfwdef_%s_%d", run, i)
-		markers[m] = c.rule == ""
-		q := "/* " + m + " */ " + c.sql
-		conn, err := pgconn.Connect(ctx, dsn(pg.Host, portOf(t, d.addr), c.user, ""))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = conn.Exec(ctx, q).ReadAll()
-		conn.Close(context.Background())
-		var pgErr *pgconn.PgError
-		switch {
-		case c.rule == "" && err != nil:
-			t.Errorf("%s: %q: %v, want it run", c.user, q, err)
-		case c.rule != "" && (!errors.As(err, &pgErr) || pgErr.Code != codeBlocked || !strings.Contains(pgErr.Message, c.rule)):
-			t.Errorf("%s: %q: %v, want SQLSTATE %s naming %s", c.user, q, err, codeBlocked, c.rule)
-		}
+		mk.sendAs(ctx, portOf(t, d.addr), c.user, c.sql, c.rule)
 	}
 	if got := directInts(t, "SELECT id FROM "+victim+" ORDER BY id"); !reflect.DeepEqual(got, []int{1, 2, 3}) {
 		t.Errorf("rows of %s: %v, want 1 2 3", victim, got)
@@ -89,12 +70,7 @@ func TestCatalogDefinerPG(t *testing.T) {
 	if got := directInts(t, fmt.Sprintf("SELECT count(*)::int FROM pg_proc WHERE proname = '%s' AND pg_get_userbyid(proowner) = current_user AND prosecdef", peekInv)); !reflect.DeepEqual(got, []int{1}) {
 		t.Errorf("%s: owned by the superuser and SECURITY DEFINER: %v, want 1 (the OWNER TO denied, the SECURITY DEFINER run)", peekInv, got)
 	}
-	log := serverLog(t)
-	for m, allowed := range markers {
-		if logged := strings.Contains(log, m+" "); logged != allowed {
-			t.Errorf("marker %s: in the server log %v, want %v", m, logged, allowed)
-		}
-	}
+	mk.checkLog()
 }
 
 // TestCatalogDefinerMariaDB: procedures created on a direct connection: one

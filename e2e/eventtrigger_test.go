@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -46,23 +45,13 @@ func TestCatalogEventTriggerPG(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	markers := map[string]bool{}
-	for i, c := range []struct{ sql, rule string }{
+	mk := newMarkedPG(t, "sqlfwevt_"+run)
+	for _, c := range []struct{ sql, rule string }{
 		{"SELECT id FROM " + victim + " WHERE id = 1", ""},
 		{"CREATE TABLE " + made + " (id int)", "no-unfiltered-writes"},
 		{"CREATE EVENT TRIGGER " + et2 + " ON ddl_command_start EXECUTE FUNCTION " + fn + "()", "no-unfiltered-writes"},
 	} {
-		m := fmt.Sprintf("sqlfwevt_%s_%d", run, i)
-		markers[m] = c.rule == ""
-		q := "/* " + m + " */ " + c.sql
-		_, err := conn.Exec(ctx, q).ReadAll()
-		var pgErr *pgconn.PgError
-		switch {
-		case c.rule == "" && err != nil:
-			t.Errorf("%q: %v, want it run", q, err)
-		case c.rule != "" && (!errors.As(err, &pgErr) || pgErr.Code != codeBlocked || !strings.Contains(pgErr.Message, c.rule)):
-			t.Errorf("%q: %v, want SQLSTATE %s naming %s", q, err, codeBlocked, c.rule)
-		}
+		mk.send(ctx, conn, c.sql, c.rule)
 	}
 	if !strings.Contains(d.log(), "event trigger "+et+" → DELETE without WHERE") {
 		t.Errorf("the verdicts' reasons do not name the event trigger")
@@ -73,10 +62,5 @@ func TestCatalogEventTriggerPG(t *testing.T) {
 	if got := directInts(t, fmt.Sprintf("SELECT count(*)::int FROM pg_class WHERE relname = '%s'", made)); !reflect.DeepEqual(got, []int{0}) {
 		t.Errorf("%s exists: %v", made, got)
 	}
-	log := serverLog(t)
-	for m, allowed := range markers {
-		if logged := strings.Contains(log, m+" "); logged != allowed {
-			t.Errorf("marker %s: in the server log %v, want %v", m, logged, allowed)
-		}
-	}
+	mk.checkLog()
 }

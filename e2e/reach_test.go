@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -60,25 +59,16 @@ func TestCatalogReachedTablesPG(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	markers := map[string]bool{}
-	for i, c := range []struct{ sql, rule, says string }{
+	mk := newMarkedPG(t, "sqlfwrch_"+run)
+	for _, c := range []struct{ sql, rule, says string }{
 		{"SELECT id FROM " + m + " WHERE id = 1", "", ""},
 		{"INSERT INTO " + m + " VALUES (5)", "no-unfiltered-writes", "trigger public.t_" + part + " on public." + part},
 		{"DELETE FROM " + parent + " WHERE id = 1", "no-unfiltered-writes", "trigger public.t_" + child + " on public." + child},
 		{"INSERT INTO " + parent + " VALUES (2)", "", ""},
 	} {
-		mk := fmt.Sprintf("sqlfwrch_%s_%d", run, i)
-		markers[mk] = c.rule == ""
-		q := "/* " + mk + " */ " + c.sql
-		_, err := conn.Exec(ctx, q).ReadAll()
-		var pgErr *pgconn.PgError
-		switch {
-		case c.rule == "" && err != nil:
-			t.Errorf("%q: %v, want it run", q, err)
-		case c.rule != "" && (!errors.As(err, &pgErr) || pgErr.Code != codeBlocked || !strings.Contains(pgErr.Message, c.rule)):
-			t.Errorf("%q: %v, want SQLSTATE %s naming %s", q, err, codeBlocked, c.rule)
-		case c.says != "" && !strings.Contains(d.log(), c.says):
-			t.Errorf("%q: sqlfwd's log does not name %q", q, c.says)
+		mk.send(ctx, conn, c.sql, c.rule)
+		if c.says != "" && !strings.Contains(d.log(), c.says) {
+			t.Errorf("%q: sqlfwd's log does not name %q", c.sql, c.says)
 		}
 	}
 	if got := directInts(t, "SELECT id FROM "+victim+" ORDER BY id"); !reflect.DeepEqual(got, []int{1, 2, 3}) {
@@ -90,12 +80,7 @@ func TestCatalogReachedTablesPG(t *testing.T) {
 	if got := directInts(t, "SELECT id FROM "+parent+" ORDER BY id"); !reflect.DeepEqual(got, []int{1, 2}) {
 		t.Errorf("rows of %s: %v, want 1 (denied DELETE) and 2 (the allowed INSERT)", parent, got)
 	}
-	log := serverLog(t)
-	for mk, allowed := range markers {
-		if logged := strings.Contains(log, mk+" "); logged != allowed {
-			t.Errorf("marker %s: in the server log %v, want %v", mk, logged, allowed)
-		}
-	}
+	mk.checkLog()
 }
 
 // TestCatalogImplicitCallsPG: a function created in another session that
@@ -137,29 +122,14 @@ func TestCatalogImplicitCallsPG(t *testing.T) {
 	d := pgCatalogDaemon(t, policyWith(t, pgsql.DefaultPolicyYAML(), "", ""), mon)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	markers := map[string]bool{}
-	for i, c := range []struct{ user, sql, rule string }{
+	mk := newMarkedPG(t, "sqlfwimp_"+run)
+	for _, c := range []struct{ user, sql, rule string }{
 		{app, "INSERT INTO " + dft + " (id) VALUES (1)", "no-unfiltered-writes"},
 		{app, "SELECT id FROM " + pol + " WHERE id = 1", "no-unfiltered-writes"},
 		{app, "SELECT id FROM " + plain + " WHERE id = 1", ""},
 		{app, "INSERT INTO " + plain + " VALUES (2)", ""},
 	} {
-		mk := fmt.Sprintf("sqlfwimp_%s_%d", run, i)
-		markers[mk] = c.rule == ""
-		q := "/* " + mk + " */ " + c.sql
-		conn, err := pgconn.Connect(ctx, dsn(pg.Host, portOf(t, d.addr), c.user, ""))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = conn.Exec(ctx, q).ReadAll()
-		conn.Close(context.Background())
-		var pgErr *pgconn.PgError
-		switch {
-		case c.rule == "" && err != nil:
-			t.Errorf("%q: %v, want it run", q, err)
-		case c.rule != "" && (!errors.As(err, &pgErr) || pgErr.Code != codeBlocked || !strings.Contains(pgErr.Message, c.rule)):
-			t.Errorf("%q: %v, want SQLSTATE %s naming %s", q, err, codeBlocked, c.rule)
-		}
+		mk.sendAs(ctx, portOf(t, d.addr), c.user, c.sql, c.rule)
 	}
 	if !strings.Contains(d.log(), "call public."+fn+" → DELETE without WHERE") {
 		t.Errorf("sqlfwd's log does not name %s", fn)
@@ -173,10 +143,5 @@ func TestCatalogImplicitCallsPG(t *testing.T) {
 	if got := directInts(t, "SELECT id FROM "+plain+" ORDER BY id"); !reflect.DeepEqual(got, []int{1, 2}) {
 		t.Errorf("rows of %s: %v, want 1 2", plain, got)
 	}
-	log := serverLog(t)
-	for mk, allowed := range markers {
-		if logged := strings.Contains(log, mk+" "); logged != allowed {
-			t.Errorf("marker %s: in the server log %v, want %v", mk, logged, allowed)
-		}
-	}
+	mk.checkLog()
 }

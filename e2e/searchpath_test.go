@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -82,8 +81,8 @@ func TestCatalogSearchPathPG(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	markers := map[string]bool{}
-	for i, c := range []struct{ sql, rule string }{
+	mk := newMarkedPG(t, "sqlfwsp_"+run)
+	for _, c := range []struct{ sql, rule string }{
 		{"SELECT " + f + "()", ""},
 		{"SELECT * FROM " + v, ""},
 		{"SET search_path = " + evil + ", public", ""},
@@ -111,17 +110,7 @@ func TestCatalogSearchPathPG(t *testing.T) {
 		{"SELECT ge_" + run + "()", "no-unfiltered-writes"}, // its own path, whatever the session's
 		{"SELECT gs_" + run + "()", ""},
 	} {
-		m := fmt.Sprintf("sqlfwsp_%s_%d", run, i)
-		markers[m] = c.rule == ""
-		q := "/* " + m + " */ " + c.sql
-		_, err := conn.Exec(ctx, q).ReadAll()
-		var pgErr *pgconn.PgError
-		switch {
-		case c.rule == "" && err != nil:
-			t.Errorf("%q: %v, want it run", q, err)
-		case c.rule != "" && (!errors.As(err, &pgErr) || pgErr.Code != codeBlocked || !strings.Contains(pgErr.Message, c.rule)):
-			t.Errorf("%q: %v, want SQLSTATE %s naming %s", q, err, codeBlocked, c.rule)
-		}
+		mk.send(ctx, conn, c.sql, c.rule)
 	}
 	// Its own path changed in a transaction the catalog cannot see: the
 	// call in that transaction, past the reads the ALTER started, is
@@ -131,34 +120,19 @@ func TestCatalogSearchPathPG(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer owner.Close(context.Background())
-	for i, c := range []struct{ sql, rule string }{
+	for _, c := range []struct{ sql, rule string }{
 		{"BEGIN", ""},
 		{fmt.Sprintf("ALTER FUNCTION public.gs_%s() SET search_path = %s, public", run, evil), ""},
 		{"SELECT pg_sleep(2.6)", ""},
 		{"SELECT gs_" + run + "()", "no-unfiltered-writes"},
 		{"COMMIT", ""}, // of an aborted transaction: a ROLLBACK; had the call run, the victim empty
 	} {
-		m := fmt.Sprintf("sqlfwsp_%s_tx%d", run, i)
-		markers[m] = c.rule == ""
-		q := "/* " + m + " */ " + c.sql
-		_, err := owner.Exec(ctx, q).ReadAll()
-		var pgErr *pgconn.PgError
-		switch {
-		case c.rule == "" && err != nil:
-			t.Errorf("%q: %v, want it run", q, err)
-		case c.rule != "" && (!errors.As(err, &pgErr) || pgErr.Code != codeBlocked || !strings.Contains(pgErr.Message, c.rule)):
-			t.Errorf("%q: %v, want SQLSTATE %s naming %s", q, err, codeBlocked, c.rule)
-		}
+		mk.send(ctx, owner, c.sql, c.rule)
 	}
 	if got := directInts(t, "SELECT id FROM "+victim+" ORDER BY id"); !reflect.DeepEqual(got, []int{1, 2, 3}) {
 		t.Errorf("rows of %s: %v, want 1 2 3 (evil's f never ran)", victim, got)
 	}
-	log := serverLog(t)
-	for m, allowed := range markers {
-		if logged := strings.Contains(log, m+" "); logged != allowed {
-			t.Errorf("marker %s: in the server log %v, want %v", m, logged, allowed)
-		}
-	}
+	mk.checkLog()
 	// Straight to PostgreSQL, the function of evil's path deletes.
 	directExec(t, "SELECT ge_"+run+"()")
 	if got := directInts(t, "SELECT count(*)::int FROM "+victim); got[0] != 0 {
