@@ -46,6 +46,10 @@ func TestParseErrorsInTheFilesTerms(t *testing.T) {
 		{"text after a quote", "log_level: \"info\"x\n", []string{`1:18: text after the value's closing "`}},
 		{"alias of nothing", "log_level: *lvl\n", []string{`1:12: *lvl names no anchor`}},
 		{"item without colon", "databases:\n  - name a\n    protocol: postgres\n", []string{`2:5: "name a" has no ": " after it`}},
+		{"a mistake after a list over lines", "databases:\n  - name: a\n    protect: [\n      127.0.0.1:1,\n    ]\n    mode: \"monitor\n",
+			[]string{`6:11: the value quoted with " here is never closed`}},
+		{"an indentation mistake after a list over lines", "databases:\n  - name: a\n    protect: [\n      127.0.0.1:1,\n    ]\n   mode: monitor\n",
+			[]string{`6:4: `}},
 		{"deep dedent in the first lines", "databases:\n  - name: a\n    protocol: postgres\n    listen: 127.0.0.1:1\n    upstream: 127.0.0.1:2\n  - name: b\n     protocol: mysql\n",
 			[]string{`7:6: indented more`}},
 	} {

@@ -15,8 +15,18 @@ import (
 // alias. Block scalars (| and >) and comments are skipped; a document
 // yaml.v3 accepts gives nothing (TestLexicalAcceptsWellFormed).
 func Lexical(text []byte) (line, column int, msg string, ok bool) {
-	f, _ := lexical(text)
+	f, _ := lexical(text, nil)
 	return f.line, f.col, f.msg, f.ok
+}
+
+// continued is the set of lines (from 1) that start inside a quoted value
+// or a [ ] or { } begun on a line before: their indentation is not the
+// block structure's, so Indentation passes over them. Lines after a
+// lexical mistake are not known.
+func continued(text []byte) map[int]bool {
+	cont := map[int]bool{}
+	lexical(text, cont)
+	return cont
 }
 
 // place is a mistake found at a line and column.
@@ -40,8 +50,9 @@ type span struct {
 var keyLineRE = regexp.MustCompile(`^\s*(- )?[\w./-]+: `)
 
 // lexical is Lexical, and besides a quoted value that went on over lines
-// and took in a line that reads as a key (see the end).
-func lexical(text []byte) (found place, suspect *place) {
+// and took in a line that reads as a key (see the end); cont, when not
+// nil, gets the lines that start inside a quote or a flow (continued).
+func lexical(text []byte, cont map[int]bool) (found place, suspect *place) {
 	var (
 		flows   []open // open [ and { brackets
 		quote   *open  // an open quoted value
@@ -69,6 +80,9 @@ func lexical(text []byte) (found place, suspect *place) {
 			block, blockAt = -1, -1
 		}
 		i := 0
+		if cont != nil && (quote != nil || len(flows) > 0) {
+			cont[n] = true
+		}
 		if quote == nil && len(flows) == 0 {
 			if trimmed == "" || trimmed[0] == '#' || strings.HasPrefix(trimmed, "---") || strings.HasPrefix(trimmed, "...") || strings.HasPrefix(trimmed, "%") {
 				continue

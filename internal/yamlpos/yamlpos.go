@@ -27,8 +27,12 @@ func Indentation(text []byte) (line, column int, msg string, ok bool) {
 	prevIndent := -1
 	blockScalar := -1 // the indent of the key whose | or > scalar is being skipped
 	blockAt := -1     // the indent of that scalar's first line
+	cont := continued(text)
 	for i, raw := range strings.Split(string(text), "\n") {
 		n := i + 1
+		if cont[n] {
+			continue // inside a quote or [ ] begun above
+		}
 		trimmed := strings.TrimLeft(raw, " \t")
 		ws := raw[:len(raw)-len(trimmed)]
 		if strings.TrimSpace(trimmed) == "" {
@@ -216,7 +220,7 @@ var parserProblems = map[string]bool{
 // line and words, column 0.
 func Syntax(text []byte, line int, problem string) (l, c int, msg string) {
 	var found []place
-	lx, suspect := lexical(text)
+	lx, suspect := lexical(text, nil)
 	if lx.ok {
 		found = append(found, lx)
 	}

@@ -63,6 +63,8 @@ func TestIndentationAcceptsWellFormed(t *testing.T) {
 		"a: 1\nb:\n  c: 2\n  d:\n    - e: 3\n      f: 4\n    - g\n",
 		"rules:\n- id: x\n  reason: |\n    text\n      indented more inside the scalar\n  action: deny\n",
 		"# c\na:\n  # indented comment\n    # more\n  b: 1 # trailing\n",
+		// lines inside a [ ] or a quoted value begun above are not blocks
+		"a:\n  protect: [\n    127.0.0.1:1,\n      127.0.0.1:2,\n  ]\n  mode: x\nb: \"multi\n    line\"\nc: 1\n",
 	} {
 		if l, c, msg, ok := Indentation([]byte(text)); ok {
 			t.Errorf("%q: line %d column %d: %s", text, l, c, msg)
