@@ -1048,3 +1048,103 @@ func TestRound10ExecuteTypes(t *testing.T) {
 		})
 	}
 }
+
+// TestRound10LongDataKept: a parameter sent by COM_STMT_SEND_LONG_DATA
+// stays the server's until an execution reaches it. An execution sqlfw
+// blocks (its WHERE ? bound true) never does, so the server still holds the
+// long data at the next one, and reads no bytes of that parameter from its
+// block: a reader that had forgotten the long data read the next value
+// from the wrong place (0 where the server read 257, and every row
+// updated). The general log and the rows show the second execution
+// blocked too; the same sequence straight to MariaDB updates every row.
+func TestRound10LongDataKept(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	direct := myDB(t, my, my.addr(), true)
+	run := func(addr string) (first, second string, f *prepFixture) {
+		f = newPrepFixture(t, my)
+		if _, err := direct.Exec("alter table " + f.table + " add column name varchar(20) default 'kept'"); err != nil {
+			t.Fatal(err)
+		}
+		r := f.login(addr)
+		id, _ := r.stmtPrepare("UPDATE " + f.table + " SET name = ? WHERE ? /* " + f.marker + " */")
+		// the first parameter's value by long data (no answer)
+		r.write(rawPacket(0, append(append(append([]byte{0x18}, id...), 0, 0), "long"...)))
+		header := append(append([]byte{0x17}, id...), 0, 1, 0, 0, 0)
+		// p0 long, p1 LONGLONG 1: every row; blocked by sqlfw
+		r.write(rawPacket(0, append(append([]byte(nil), header...), 0, 1, wire.TypeVarString, 0, wire.TypeLongLong, 0, 1, 0, 0, 0, 0, 0, 0, 0)))
+		first = r.result()
+		// the same types: the server takes p0 from the long data it still
+		// holds and p1 from the first 8 bytes (257); a reader without the
+		// long data reads a 1-byte p0 and then p1 = 0
+		r.write(rawPacket(0, append(append([]byte(nil), header...), 0, 1, wire.TypeVarString, 0, wire.TypeLongLong, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0)))
+		second = r.result()
+		return first, second, f
+	}
+	first, second, f := run(my.addr())
+	var n int
+	if err := direct.QueryRow("select count(*) from " + f.table + " where name = 'long'").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("direct: %q then %q, %d rows named by the long data (%v); want every row", first, second, n, err)
+	}
+	first, second, f = run(d.addr)
+	if !strings.HasPrefix(first, "ERR 1227 42000 sqlfw:") {
+		t.Errorf("through sqlfwd, WHERE ? bound true: %q, want sqlfw's ERR 1227", first)
+	}
+	if !strings.HasPrefix(second, "ERR 1227 42000 sqlfw:") {
+		t.Errorf("through sqlfwd, the execution after it: %q, want sqlfw's ERR 1227", second)
+	}
+	if err := direct.QueryRow("select count(*) from " + f.table + " where name = 'kept'").Scan(&n); err != nil || n != 3 {
+		t.Errorf("through sqlfwd: %d rows kept their name (%v), want 3", n, err)
+	}
+	if l := linesWith(generalLog(t, my), f.marker); strings.Contains(l, "Execute\t") {
+		t.Errorf("the server executed it:\n%s", l)
+	}
+}
+
+// TestRound10BlockedBindsNoTypes: an execution that binds new types and
+// that sqlfw blocks never reaches the server, which keeps the types bound
+// before; a block after it that binds none is read by the server with
+// those. A reader that took the blocked block's types read its WHERE ? as
+// 0 where the server read 1<<56 and updated every row.
+func TestRound10BlockedBindsNoTypes(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	direct := myDB(t, my, my.addr(), true)
+	run := func(addr string) (answers []string, f *prepFixture) {
+		f = newPrepFixture(t, my)
+		if _, err := direct.Exec("alter table " + f.table + " add column name varchar(20) default 'kept'"); err != nil {
+			t.Fatal(err)
+		}
+		r := f.login(addr)
+		id, _ := r.stmtPrepare("UPDATE " + f.table + " SET name = ? WHERE ? /* " + f.marker + " */")
+		header := append(append([]byte{0x17}, id...), 0, 1, 0, 0, 0)
+		for _, b := range [][]byte{
+			// VAR_STRING 'a', LONGLONG 0: no row
+			{0, 1, wire.TypeVarString, 0, wire.TypeLongLong, 0, 1, 'a', 0, 0, 0, 0, 0, 0, 0, 0},
+			// TINY 2, LONGLONG 1: every row (sqlfw blocks it)
+			{0, 1, wire.TypeTiny, 0, wire.TypeLongLong, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0},
+			// no types: the server's VAR_STRING of 2 bytes, then 1<<56;
+			// with the blocked one's TINY, 2 and then 0
+			{0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+		} {
+			r.write(rawPacket(0, append(append([]byte(nil), header...), b...)))
+			answers = append(answers, r.result())
+		}
+		return answers, f
+	}
+	got, f := run(my.addr())
+	var n int
+	if err := direct.QueryRow("select count(*) from " + f.table + " where name <> 'kept'").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("direct: %q, %d rows renamed (%v); want every row", got, n, err)
+	}
+	got, f = run(d.addr)
+	if !strings.HasPrefix(got[0], "OK") || !strings.HasPrefix(got[1], "ERR 1227 42000 sqlfw:") || !strings.HasPrefix(got[2], "ERR 1227 42000 sqlfw:") {
+		t.Errorf("through sqlfwd: %q; want OK (no row), then sqlfw's ERR 1227 twice", got)
+	}
+	if err := direct.QueryRow("select count(*) from " + f.table + " where name = 'kept'").Scan(&n); err != nil || n != 3 {
+		t.Errorf("through sqlfwd: %d rows kept their name (%v), want 3", n, err)
+	}
+	if l := linesWith(generalLog(t, my), f.marker); strings.Count(l, "Execute\t") != 1 {
+		t.Errorf("the server executed %d of them, want the first alone:\n%s", strings.Count(l, "Execute\t"), l)
+	}
+}

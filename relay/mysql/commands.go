@@ -227,6 +227,7 @@ func (s *session) comStmtExecute() (queued, ok bool) {
 				return s.blocked(&v)
 			}
 		}
+		s.paramsSent(slot, bk.Types, bk.NewTypes, false)
 	case wire.ComStmtExecute:
 		e, ok := s.executeParams(c.p, slot)
 		if !ok {
@@ -239,6 +240,7 @@ func (s *session) comStmtExecute() (queued, ok bool) {
 				return s.blocked(&v)
 			}
 		}
+		s.paramsSent(slot, e.Types, e.NewTypes, true)
 	}
 	if sl := &s.memo.slots[slot]; cmd != wire.ComStmtFetch {
 		// a prepared SET NAMES or SET sql_mode, a prepared USE

@@ -20,7 +20,8 @@ import (
 )
 
 // executeParams reads the parameter block of COM_STMT_EXECUTE payload p for
-// slot, and remembers the types it binds; false: it is malformed.
+// slot; false: it is malformed. What it binds is remembered only once the
+// execution is sent (paramsSent).
 func (s *session) executeParams(p []byte, slot int) (wire.ExecuteParams, bool) {
 	s.mu.Lock()
 	params := int(s.memo.slots[slot].params)
@@ -32,15 +33,30 @@ func (s *session) executeParams(p []byte, slot int) (wire.ExecuteParams, bool) {
 		s.log.Warn("COM_STMT_EXECUTE refused: its parameter block does not hold the statement's parameters", "params", params, "bytes", len(p))
 		return e, false
 	}
-	if e.NewTypes {
-		sl.types = append(sl.types[:0], e.Types...)
-	}
-	sl.long = sl.long[:0] // the server forgets the long data after an execution
 	return e, true
 }
 
+// paramsSent records what an execution of slot that is being sent binds:
+// the types it binds (newTypes) for the executions after it, and that
+// the long data sent before it is spent (the server forgets it after an
+// execution; not bulk's, which refuses long data). An execution sqlfw
+// refuses or blocks never reaches the server, which keeps the types and
+// long data it had: so must the reader, else it reads the next block
+// otherwise than the server (a parameter the server takes from its long
+// data read from the block: e2e TestRound10LongDataKept).
+func (s *session) paramsSent(slot int, types []byte, newTypes, execute bool) {
+	sl := &s.memo.slots[slot] // types and long are toServer's
+	if newTypes {
+		sl.types = append(sl.types[:0], types...)
+	}
+	if execute {
+		sl.long = sl.long[:0]
+	}
+}
+
 // bulkParams reads the rows of COM_STMT_BULK_EXECUTE payload p for slot,
-// as executeParams reads a COM_STMT_EXECUTE's block; false: malformed, or
+// as executeParams reads a COM_STMT_EXECUTE's block (what it binds is
+// remembered by paramsSent); false: malformed, or
 // values sent by COM_STMT_SEND_LONG_DATA are pending (a bulk row carries
 // every value, and what the server makes of both is not followed).
 func (s *session) bulkParams(p []byte, slot int) (wire.BulkParams, bool) {
@@ -57,9 +73,6 @@ func (s *session) bulkParams(p []byte, slot int) (wire.BulkParams, bool) {
 		s.env.Observer.Count(relay.ProtocolErrors, 1)
 		s.log.Warn("COM_STMT_BULK_EXECUTE refused: its rows do not hold the statement's parameters", "params", params, "bytes", len(p))
 		return bk, false
-	}
-	if bk.NewTypes {
-		sl.types = append(sl.types[:0], bk.Types...)
 	}
 	return bk, true
 }
