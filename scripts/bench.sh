@@ -8,6 +8,24 @@
 # (scripts/mariadb.sh): direct, sqlfwd (explicit listener and, as root,
 # intercepted), HAProxy. --no-pg skips the PostgreSQL half.
 #
+# Interception (root, cgroup2): the generator runs in a child cgroup2 made
+# for the run and the database in another. One intercepting sqlfwd (one
+# daemon per cgroup: a second on the same cgroup is refused) serves two
+# targets: "sqlfwd-intercept-sockmap-on" (clients connect to 127.0.0.2,
+# where nothing listens; the client leg spliced, the upstream leg loopback
+# TCP to 127.0.0.1) and "sqlfwd-intercept-splice" (clients connect to
+# 127.0.0.5, where the database also listens; intercept.splice_upstream on,
+# so sqlfwd's leg to 127.0.0.5 is spliced too). Only one target's cell runs
+# at a time, so their shared cgroup's CPU is the cell's. The daemon's
+# interception counters at the end are in intercept-stats.json.
+# --intercept-variant picks that daemon: on (the default: the two targets
+# above), off (sockmap off) or fastpath (PostgreSQL: the experimental
+# kernel fast path; MySQL: sockmap on), each a single target on 127.0.0.2
+# without the splice (which needs the sockmap and excludes the fast path):
+# one intercepting daemon per cgroup is all sqlfwd allows and the
+# generator's connections all come from one cgroup, so variants other than
+# on are compared across runs, each with direct, the listener and HAProxy.
+#
 #   scripts/bench.sh [--profile quick|full|ci] [--out DIR] [--quota VCPU]
 #                    [--no-haproxy] [--no-pgbouncer] [--no-mysql] [--no-pg] [--no-intercept]
 #                    [--intercept-variant on|off|fastpath]
@@ -25,12 +43,6 @@
 # scale-out curves, next to the single instance, in one report.
 # --base-bin FILE adds a target "sqlfwd-base" running another sqlfwd binary
 # (say, main's) under the same quota: an A/B of two builds in one run.
-# --intercept-variant picks the one intercepting sqlfwd of the run (sockmap
-# on, the default; sockmap off; the experimental kernel fast path): one
-# intercepting daemon per cgroup is all sqlfwd allows (a second exits,
-# naming the first), and the generator's connections all come from one
-# cgroup, so variants are compared across runs, each with direct, the
-# listener and HAProxy beside it.
 # --nice N (root, N < 0) runs everything of the run (generator, servers,
 # targets) at that nice level, and gives sqlfwd's cgroups the CPU weight
 # of that level, so that other work on a shared machine disturbs the run
@@ -113,9 +125,17 @@ if [ "$pgbouncer" = auto ]; then
 	if [ "$profile" = ci ]; then pgbouncer=0; else pgbouncer=1; fi
 fi
 if [ "$intercept" = auto ]; then
-	# One more sqlfwd target that clients reach by the database's address
+	# sqlfwd targets that clients reach by the database's address
 	# (app-host interception, --intercept-variant): root and eBPF needed.
 	if [ "$profile" != ci ] && [ "$(id -u)" = 0 ]; then intercept=1; else intercept=0; fi
+fi
+cg2="" gencg="" dbcg="" in_gen="" in_db=""
+if [ "$intercept" = 1 ]; then
+	cg2=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
+	if [ -z "$cg2" ]; then
+		say "no cgroup2 mount: no intercepted targets"
+		intercept=0
+	fi
 fi
 if [ "$mysql" = auto ]; then
 	if [ "$profile" != ci ] && [ "$haproxy" = 1 ] && command -v mariadbd >/dev/null 2>&1; then mysql=1; else mysql=0; fi
@@ -138,6 +158,17 @@ fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/sqlfw-bench.XXXXXX")"
 chmod 755 "$work"
 cgdirs=()
+cg2dirs=()
+if [ "$intercept" = 1 ]; then
+	# the generator (and every target it starts) in one child cgroup2, the
+	# servers in another: the intercepting sqlfwd attaches to the first
+	# and, for the upstream splice, its sockops also to the second
+	gencg="$cg2/sqlfw-bench-$$" dbcg="$cg2/sqlfw-bench-$$-db"
+	mkdir "$gencg" "$dbcg"
+	cg2dirs=("$gencg" "$dbcg")
+	in_gen="$here/bench-in-cgroup2.sh $gencg"
+	in_db="$here/bench-in-cgroup2.sh $dbcg"
+fi
 # resume undoes a self-check pause that fwctl could not (it was killed
 # while the server was SIGSTOPped): SIGCONT to the server and its children.
 resume() {
@@ -155,13 +186,23 @@ cleanup() {
 	[ -d "$work/my" ] && "$here/mariadb.sh" stop --dir "$work/my" >/dev/null 2>&1
 	# fwctl has stopped sqlfwd (it owns it), so the cgroups are empty.
 	for d in "${cgdirs[@]}"; do rmdir "$d" 2>/dev/null; done
+	for d in ${cg2dirs[@]+"${cg2dirs[@]}"}; do
+		for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$d" 2>/dev/null && break; sleep 0.5; done
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
-"$here/pg.sh" start --dir "$work/pg" >/dev/null
+$in_db "$here/pg.sh" start --dir "$work/pg" >/dev/null
 eval "$("$here/pg.sh" env --dir "$work/pg")"
 pgport=$SQLFW_PG_PORT
+if [ "$intercept" = 1 ]; then
+	# the splice target's address: PostgreSQL listens there too
+	"$SQLFW_PG_BIN/psql" -X -q -h 127.0.0.1 -p "$pgport" -U "$SQLFW_PG_USER" -d "$SQLFW_PG_DATABASE" \
+		-c "ALTER SYSTEM SET listen_addresses = '127.0.0.1,127.0.0.5'" >/dev/null
+	"$here/pg.sh" stop --dir "$work/pg" >/dev/null
+	$in_db "$here/pg.sh" start --dir "$work/pg" --port "$pgport" >/dev/null
+fi
 # --tls: a CA and a certificate for 127.0.0.1 and localhost, PostgreSQL
 # switched to TLS (ssl is reloadable), and what every target line and
 # sqlfwd command gets (tls_key, fwtls).
@@ -228,8 +269,41 @@ sqlfw_cg() {
 	fi
 }
 
+# intercept_yaml PROTOCOL PORT FILE CONTROL writes the intercepting sqlfwd's
+# configuration: interception in the generator's cgroup, the sockmap on,
+# the upstream splice for the servers' cgroup; database "sockmap-on"
+# protects 127.0.0.2:PORT and dials 127.0.0.1:PORT (not protected, so its
+# upstream leg stays TCP), "splice" protects and dials 127.0.0.5:PORT.
+intercept_yaml() {
+	local tlsy=""
+	if [ "$tls" = 1 ]; then
+		tlsy="$(printf '    tls: {cert: %s, key: %s}\n    upstream_tls: {mode: require}' "$work/tls/server.pem" "$work/tls/server.key")"
+	fi
+	cat >"$3" <<YAML
+# Written by scripts/bench.sh.
+log_level: warn
+control_socket: $4
+intercept:
+  cgroup: $gencg
+  sockmap: true
+  splice_upstream: [$dbcg]
+databases:
+  - name: sockmap-on
+    protocol: $1
+    upstream: 127.0.0.1:$2
+    intercept: app-host
+    protect: [127.0.0.2:$2]
+$tlsy
+  - name: splice
+    protocol: $1
+    upstream: 127.0.0.5:$2
+    intercept: app-host
+    protect: [127.0.0.5:$2]
+$tlsy
+YAML
+}
 pgver="$("$SQLFW_PG_BIN/postgres" --version | awk '{print $3}')"
-fwver="$("$bindir/sqlfwd" --version 2>&1 | head -n1)"
+fwver="$("$bindir/sqlfwd" --version 2>&1 | sed -n 1p)"
 targets="$work/targets"
 {
 	printf 'direct 127.0.0.1:%s version="PostgreSQL %s" pause_pidfile=%s '"$tls_key"'\n' "$pgport" "$pgver" "$work/pg/data/postmaster.pid"
@@ -238,7 +312,7 @@ targets="$work/targets"
 		"$fwport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$fwport" "$pgport" "$work"
 	if [ -n "$basebin" ]; then
 		baseport="$(free_port)"
-		basever="$("$basebin" --version 2>&1 | head -n1)"
+		basever="$("$basebin" --version 2>&1 | sed -n 1p)"
 		sqlfw_cg base
 		printf 'sqlfwd-base 127.0.0.1:%s version="%s (--base-bin), enforce, default policy, quota %s vCPU" %s start="%sexec %s --protocol postgres --listen 127.0.0.1:%s --upstream 127.0.0.1:%s --control-socket %s/ctl-base.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
 			"$baseport" "$basever" "$quota" "$cpu_keys" "$into_cg" "$(cd "$(dirname "$basebin")" && pwd)/$(basename "$basebin")" "$baseport" "$pgport" "$work"
@@ -287,16 +361,22 @@ targets="$work/targets"
 			"$n" "$xport" "$fwver" "$n" "$quota" "$cpu_keys" "$work" "$n"
 	done
 	if [ "$intercept" = 1 ]; then
-		# The intercepting sqlfwd protects a loopback alias of the
-		# database's port (nothing listens there): the generator connects to
-		# it and the kernel hands the connection to sqlfwd, while "direct"
-		# (127.0.0.1) stays untouched. Programs attach at the cgroup2 root,
-		# which one intercepting daemon holds at a time: one variant a run.
 		case "$ivariant" in
-		on | off)
-			sqlfw_cg "intercept-$ivariant"
-			printf 'sqlfwd-intercept-sockmap-%s 127.0.0.2:%s version="%s, enforce, default policy, app-host interception, sockmap %s, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --upstream 127.0.0.1:%s --intercept --protect 127.0.0.2:%s --sockmap %s --control-socket %s/ctl-%s.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
-				"$ivariant" "$pgport" "$fwver" "$ivariant" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$pgport" "$pgport" "$ivariant" "$work" "$ivariant"
+		on)
+			# One intercepting sqlfwd, two databases (see the header): the
+			# first target owns it and is reached where nothing listens, so
+			# the run cannot start unless the connects are redirected.
+			sqlfw_cg intercept
+			intercept_yaml postgres "$pgport" "$work/intercept.yaml" "$work/ctl-icept.sock"
+			printf 'sqlfwd-intercept-sockmap-on 127.0.0.2:%s version="%s, enforce, default policy, app-host interception, sockmap on, quota %s vCPU (one daemon with the splice target)" %s start="%sexec %s/sqlfwd --config %s"'" $tls_key"'\n' \
+				"$pgport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$work/intercept.yaml"
+			printf 'sqlfwd-intercept-splice 127.0.0.5:%s version="%s, enforce, default policy, app-host interception, sockmap on, splice_upstream on (experimental), quota %s vCPU (one daemon with the sockmap-on target)" %s stop="%s/fwctl stats --json --control-socket %s > %s/intercept-stats.json"'" $tls_key"'\n' \
+				"$pgport" "$fwver" "$quota" "$cpu_keys" "$bindir" "$work/ctl-icept.sock" "$work"
+			;;
+		off)
+			sqlfw_cg "intercept-off"
+			printf 'sqlfwd-intercept-sockmap-off 127.0.0.2:%s version="%s, enforce, default policy, app-host interception, sockmap off, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --upstream 127.0.0.1:%s --intercept --cgroup %s --protect 127.0.0.2:%s --sockmap off --control-socket %s/ctl-off.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
+				"$pgport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$pgport" "$gencg" "$pgport" "$work"
 			;;
 		fastpath)
 			# The experimental kernel fast path (intercept.fastpath): the
@@ -305,8 +385,8 @@ targets="$work/targets"
 			# sqlfwd's cgroup: the CPU figure of this target leaves that time
 			# (and the softirq time spent on its behalf) out.
 			sqlfw_cg "intercept-fastpath"
-			printf 'sqlfwd-intercept-fastpath 127.0.0.2:%s version="%s, enforce, default policy, app-host interception, sockmap on, EXPERIMENTAL kernel fast path (its kworker CPU not counted), quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --upstream 127.0.0.1:%s --intercept --protect 127.0.0.2:%s --sockmap on --fastpath --control-socket %s/ctl-fastpath.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
-				"$pgport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$pgport" "$pgport" "$work"
+			printf 'sqlfwd-intercept-fastpath 127.0.0.2:%s version="%s, enforce, default policy, app-host interception, sockmap on, EXPERIMENTAL kernel fast path (its kworker CPU not counted), quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol postgres --upstream 127.0.0.1:%s --intercept --cgroup %s --protect 127.0.0.2:%s --sockmap on --fastpath --control-socket %s/ctl-fastpath.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
+				"$pgport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$pgport" "$gencg" "$pgport" "$work"
 			;;
 		esac
 	fi
@@ -324,7 +404,7 @@ listen pg
 	bind 127.0.0.1:$hpport
 	server pg 127.0.0.1:$pgport
 CFG
-		hpver="$(haproxy -v | head -n1 | awk '{print $1, $3}')"
+		hpver="$(haproxy -v | awk 'NR == 1 {print $1, $3}')"
 		printf 'haproxy 127.0.0.1:%s version="%s, TCP mode" start="exec haproxy -db -f %s/haproxy.cfg" '"$tls_key"'\n' "$hpport" "$hpver" "$work"
 	fi
 	if [ "$pgbouncer" = 1 ]; then
@@ -359,7 +439,7 @@ CFG
 			chown -R postgres: "$work/pgbouncer"
 			asuser="setpriv --reuid=postgres --regid=postgres --init-groups "
 		fi
-		pbver="$("$pb" --version | head -n1)"
+		pbver="$("$pb" --version | sed -n 1p)"
 		printf 'pgbouncer 127.0.0.1:%s version="%s, session pooling" start="exec %s%s %s/pgbouncer/pgbouncer.ini" '"$tls_key"'\n' "$pbport" "$pbver" "$asuser" "$pb" "$work"
 	fi
 } >"$targets"
@@ -384,8 +464,9 @@ if [ "$profile" = ci ] && [ "$update" = 1 ]; then
 	exit 0
 fi
 if [ "$pg" = 1 ]; then
-	"$bindir/fwctl" bench run --targets "$targets" --profile "$profile" --out "$out" "${extra[@]}" || status=$?
+	$in_gen "$bindir/fwctl" bench run --targets "$targets" --profile "$profile" --out "$out" "${extra[@]}" || status=$?
 	cp "$targets" "$out/targets" 2>/dev/null || true
+	[ ! -f "$work/intercept-stats.json" ] || mv "$work/intercept-stats.json" "$out/intercept-stats.json"
 fi
 if [ "$pg" = 1 ] && [ "$profile" = ci ] && [ "$status" = 0 ]; then
 	"$bindir/fwctl" bench gate --baseline "$baseline" "$out" || status=$?
@@ -397,7 +478,9 @@ if [ "$mysql" = 1 ]; then
 		myssl=(--ssl-cert "$work/tls/server.pem" --ssl-key "$work/tls/server.key")
 		say "TLS: MariaDB serves TLS, MySQL clients sslmode=require; sqlfwd terminates and re-encrypts, HAProxy relays TLS"
 	fi
-	"$here/mariadb.sh" start --dir "$work/my" ${myssl[@]+"${myssl[@]}"} >/dev/null
+	mybind=127.0.0.1
+	[ "$intercept" = 0 ] || mybind=127.0.0.1,127.0.0.5 # the splice target's address too
+	$in_db "$here/mariadb.sh" start --dir "$work/my" --bind "$mybind" ${myssl[@]+"${myssl[@]}"} >/dev/null
 	eval "$("$here/mariadb.sh" env --dir "$work/my")"
 	myhp="$(free_port)"
 	cat >"$work/haproxy-my.cfg" <<CFG
@@ -431,19 +514,34 @@ CFG
 				"$mybase" "$basever" "$quota" "$cpu_keys" "$into_cg" "$(cd "$(dirname "$basebin")" && pwd)/$(basename "$basebin")" "$mybase" "$myport" "$work"
 		fi
 		if [ "$intercept" = 1 ]; then
-			# as for PostgreSQL: MariaDB's port on a loopback alias where
-			# nothing listens, handed to sqlfwd by the kernel (sockmap on)
-			sqlfw_cg my-intercept-on
-			printf 'sqlfwd-intercept-sockmap-on 127.0.0.2:%s version="%s, enforce, default policy, app-host interception, sockmap on, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol mysql --upstream 127.0.0.1:%s --intercept --protect 127.0.0.2:%s --sockmap on --control-socket %s/ctl-my-on.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
-				"$myport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$myport" "$myport" "$work"
+			if [ "$ivariant" = on ]; then
+				# as for PostgreSQL: one intercepting sqlfwd for the
+				# sockmap-on target (127.0.0.2, nothing listens there) and
+				# the splice target (127.0.0.5, MariaDB binds it too)
+				sqlfw_cg my-intercept
+				intercept_yaml mysql "$myport" "$work/intercept-my.yaml" "$work/ctl-my-icept.sock"
+				printf 'sqlfwd-intercept-sockmap-on 127.0.0.2:%s version="%s, enforce, default policy, app-host interception, sockmap on, quota %s vCPU (one daemon with the splice target)" %s start="%sexec %s/sqlfwd --config %s"'" $tls_key"'\n' \
+					"$myport" "$fwver" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$work/intercept-my.yaml"
+				printf 'sqlfwd-intercept-splice 127.0.0.5:%s version="%s, enforce, default policy, app-host interception, sockmap on, splice_upstream on (experimental), quota %s vCPU (one daemon with the sockmap-on target)" %s stop="%s/fwctl stats --json --control-socket %s > %s/intercept-stats-my.json"'" $tls_key"'\n' \
+					"$myport" "$fwver" "$quota" "$cpu_keys" "$bindir" "$work/ctl-my-icept.sock" "$work"
+			else
+				# off: the sockmap off; fastpath: PostgreSQL's alone, so
+				# MySQL's intercepted target keeps the sockmap on
+				sm=on
+				[ "$ivariant" != off ] || sm=off
+				sqlfw_cg my-intercept-$sm
+				printf 'sqlfwd-intercept-sockmap-%s 127.0.0.2:%s version="%s, enforce, default policy, app-host interception, sockmap %s, quota %s vCPU" %s start="%sexec %s/sqlfwd --protocol mysql --upstream 127.0.0.1:%s --intercept --cgroup %s --protect 127.0.0.2:%s --sockmap %s --control-socket %s/ctl-my-%s.sock --log-level warn'"$fwtls"'" '"$tls_key"'\n' \
+					"$sm" "$myport" "$fwver" "$sm" "$quota" "$cpu_keys" "$into_cg" "$bindir" "$myport" "$gencg" "$myport" "$sm" "$work" "$sm"
+			fi
 		fi
 		printf 'haproxy 127.0.0.1:%s version="%s, TCP mode" start="exec haproxy -db -f %s/haproxy-my.cfg" '"$tls_key"'\n' "$myhp" "$hpver" "$work"
 	} >"$work/targets-my"
 	say "profile mysql-$profile: $(grep -c . "$work/targets-my") targets, results in $out-mysql"
 	mystatus=0
-	"$bindir/fwctl" bench run --targets "$work/targets-my" --profile "mysql-$profile" \
+	$in_gen "$bindir/fwctl" bench run --targets "$work/targets-my" --profile "mysql-$profile" \
 		--user "$SQLFW_MY_USER" --database "$SQLFW_MY_DATABASE" --out "$out-mysql" "${extra[@]}" || mystatus=$?
 	cp "$work/targets-my" "$out-mysql/targets" 2>/dev/null || true
+	[ ! -f "$work/intercept-stats-my.json" ] || mv "$work/intercept-stats-my.json" "$out-mysql/intercept-stats.json"
 	[ "$status" = 0 ] && status=$mystatus
 fi
 exit "$status"

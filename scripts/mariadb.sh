@@ -2,7 +2,7 @@
 # mariadb.sh runs a throwaway MariaDB for tests and demos; the shape of pg.sh.
 #
 #   scripts/mariadb.sh start  [--dir D] [--port N] [--log-statements]
-#                             [--ssl-cert FILE --ssl-key FILE]
+#                             [--ssl-cert FILE --ssl-key FILE] [--bind ADDRS]
 #   scripts/mariadb.sh stop   [--dir D] [--purge]
 #   scripts/mariadb.sh status [--dir D]
 #   scripts/mariadb.sh env    [--dir D]      # eval "$(scripts/mariadb.sh env)"
@@ -10,7 +10,8 @@
 # D defaults to $SQLFW_MY_DIR or /tmp/sqlfw-mariadb. It holds data/, s.sock,
 # server.log (error log), general.log (every statement, with
 # --log-statements), pid and port. --ssl-cert and --ssl-key serve TLS with
-# that PEM certificate and key (MariaDB reads them only at start).
+# that PEM certificate and key (MariaDB reads them only at start). --bind is
+# the server's bind-address, a comma-separated list (default 127.0.0.1).
 # root@localhost has an empty password and password authentication (mysql_native_password), so TCP clients work.
 # A role with a password exists for auth passthrough tests:
 #   sqlfw_user / sqlfw_pass (mysql_native_password, from 127.0.0.1)
@@ -34,6 +35,7 @@ shift
 dir="${SQLFW_MY_DIR:-/tmp/sqlfw-mariadb}"
 port=""
 general_log=0
+bind=127.0.0.1
 purge=0
 ssl=()
 while [ $# -gt 0 ]; do
@@ -43,6 +45,7 @@ while [ $# -gt 0 ]; do
 	--port) port="$2"; shift 2 ;;
 	--port=*) port="${1#*=}"; shift ;;
 	--log-statements) general_log=1; shift ;;
+	--bind) bind="$2"; shift 2 ;;
 	--purge) purge=1; shift ;;
 	--ssl-cert) ssl+=("--ssl-cert=$2"); shift 2 ;;
 	--ssl-key) ssl+=("--ssl-key=$2"); shift 2 ;;
@@ -100,7 +103,7 @@ start() {
 		# setsid + nohup: the server must outlive this script and not get
 		# the terminal's signals.
 		setsid nohup mariadbd --no-defaults --user="$run_user" --datadir="$data" \
-			--port="$port" --bind-address=127.0.0.1 --socket="$sockf" \
+			--port="$port" --bind-address="$bind" --socket="$sockf" \
 			--pid-file="$dir/pid" --log-error="$log" --skip-log-bin \
 			--innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 \
 			--general-log-file="$glog" ${ssl[@]+"${ssl[@]}"} </dev/null >/dev/null 2>&1 &
