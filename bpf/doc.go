@@ -44,6 +44,10 @@
 //     there (PASSIVE_ESTABLISHED, seen only in a cgroup of SpliceCgroups:
 //     an accepted socket belongs to its listener's cgroup). Every byte
 //     still passes through the daemon; the leg only skips loopback TCP.
+//     UpstreamOnly (db-host mode, where the clients come from the network
+//     and the daemon dials the database on loopback) loads the same object
+//     for that alone: no connect, getpeername or sockops program on
+//     Cgroup, sockops on SpliceCgroups only, Protected = the upstreams.
 //   - cgroup/getpeername4/6: a redirected client sees the database's
 //     address, not the listener's.
 //   - sk_msg on relay_socks: each sendmsg on one local leg is put straight on

@@ -65,6 +65,15 @@ type RedirectConfig struct {
 	// upstream socket must not also be on the sk_skb fast path.
 	SpliceUpstream bool
 	SpliceCgroups  []string
+	// UpstreamOnly (with Sockmap and SpliceUpstream) loads the programs
+	// for the upstream splice alone, for db-host mode, where sqlfwd
+	// reaches the database on this host's loopback and its clients come
+	// from the network: nothing is attached to Cgroup (which may be
+	// empty), no connect is redirected, no client leg spliced; sockops goes
+	// to SpliceCgroups only (the database's and sqlfwd's own) and
+	// Protected are the upstream addresses whose legs are spliced. Listen4
+	// and Listen6 are then not used.
+	UpstreamOnly bool
 	// FailClosed makes connect() fail with EPERM when the origin of a
 	// protected connection cannot be recorded (map full). Otherwise such a
 	// connection goes directly to the database. Counted in MapFull.
@@ -147,7 +156,17 @@ const (
 // LoadRedirect loads the app-host programs, configures them and attaches them
 // to cfg.Cgroup. On error everything already attached is detached again.
 func LoadRedirect(cfg RedirectConfig) (*Redirect, error) {
-	if cfg.Cgroup == "" {
+	if cfg.UpstreamOnly {
+		switch {
+		case !cfg.Sockmap || !cfg.SpliceUpstream:
+			return nil, errors.New("redirect: UpstreamOnly needs Sockmap and SpliceUpstream")
+		case len(cfg.SpliceCgroups) == 0:
+			return nil, errors.New("redirect: UpstreamOnly needs SpliceCgroups")
+		case cfg.PinDir != "" || cfg.PodListen4.IsValid() || cfg.PodListen6.IsValid():
+			return nil, errors.New("redirect: UpstreamOnly takes neither PinDir nor pod listeners")
+		}
+		cfg.Listen4, cfg.Listen6 = netip.AddrPort{}, netip.AddrPort{}
+	} else if cfg.Cgroup == "" {
 		return nil, errors.New("redirect: no cgroup2 directory given")
 	}
 	l4, l6 := cfg.Listen4, cfg.Listen6
@@ -157,7 +176,7 @@ func LoadRedirect(cfg RedirectConfig) (*Redirect, error) {
 	if l6.IsValid() && (!l6.Addr().Is6() || l6.Addr().Is4In6() || l6.Addr().IsUnspecified() || l6.Port() == 0) {
 		return nil, fmt.Errorf("redirect: Listen6 %s is not a specific IPv6 address and port", l6)
 	}
-	if !l4.IsValid() && !l6.IsValid() {
+	if !l4.IsValid() && !l6.IsValid() && !cfg.UpstreamOnly {
 		return nil, errors.New("redirect: neither Listen4 nor Listen6 given")
 	}
 	p4, p6 := cfg.PodListen4, cfg.PodListen6
@@ -221,6 +240,9 @@ func LoadRedirect(cfg RedirectConfig) (*Redirect, error) {
 		{p.RedirectGetpeername4, ebpf.AttachCgroupInet4GetPeername},
 		{p.RedirectGetpeername6, ebpf.AttachCgroupInet6GetPeername},
 		{p.RedirectSockops, ebpf.AttachCGroupSockOps},
+	}
+	if cfg.UpstreamOnly {
+		progs = nil // sockops goes to SpliceCgroups below
 	}
 	old := make([]link.Link, len(progs)) // pinned by an earlier daemon, by index
 	taken := make([]bool, len(progs))

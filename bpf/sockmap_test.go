@@ -35,6 +35,49 @@ type relayEnv struct {
 	// bytes_acked + bytes_received at close): 0 when spliced.
 	upTCPBytes atomic.Uint64
 	closed     atomic.Int64 // relayed connections finished
+	// direct, when valid, is where clients dial (the relay's listener,
+	// no redirect) and the relay forwards to db without an Origin: the
+	// db-host shape, with UpstreamOnly.
+	direct netip.AddrPort
+}
+
+// clientAddr is where clients of the environment dial.
+func (e *relayEnv) clientAddr() string {
+	if e.direct.IsValid() {
+		return e.direct.String()
+	}
+	return e.db.String()
+}
+
+// newRelayEnvUpstreamOnly is the db-host shape: clients dial the relay
+// itself; its upstream legs to the database (listening in a cgroup of its
+// own) are spliced by an UpstreamOnly Redirect, sockops attached to the
+// database's cgroup and the relay's only.
+func newRelayEnvUpstreamOnly(tb testing.TB, serve func(net.Conn)) *relayEnv {
+	tb.Helper()
+	mnt := requireKernel(tb, ebpf.SockOps, ebpf.SkMsg)
+	cg, dbCg := testCgroup(tb, mnt), testCgroup(tb, mnt)
+	enterCgroup(tb, dbCg)
+	dbLn := listenTCP(tb, "127.0.0.1:0")
+	enterCgroup(tb, cg)
+	go acceptLoop(dbLn, serve)
+	relayLn := listenTCP(tb, "127.0.0.1:0")
+	e := &relayEnv{db: addrPort(dbLn.Addr()), direct: addrPort(relayLn.Addr())}
+	r, err := LoadRedirect(RedirectConfig{
+		Mark:           testMark,
+		Sockmap:        true,
+		SpliceUpstream: true,
+		UpstreamOnly:   true,
+		SpliceCgroups:  []string{dbCg, cg},
+		Protected:      []netip.AddrPort{e.db},
+	})
+	if err != nil {
+		tb.Fatalf("LoadRedirect: %v", err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	e.r = r
+	go acceptLoop(relayLn, e.relay)
+	return e
 }
 
 func newRelayEnv(tb testing.TB, sockmap bool, serve func(net.Conn)) *relayEnv {
@@ -109,12 +152,16 @@ var markedDialer = net.Dialer{Control: func(_, _ string, rc syscall.RawConn) err
 
 func (e *relayEnv) relay(c net.Conn) {
 	defer c.Close()
-	o, ok := e.r.Origin(addrPort(c.RemoteAddr()))
-	if !ok {
-		e.missing.Add(1)
-		return
+	dst := e.db
+	if !e.direct.IsValid() {
+		o, ok := e.r.Origin(addrPort(c.RemoteAddr()))
+		if !ok {
+			e.missing.Add(1)
+			return
+		}
+		dst = o.Dst
 	}
-	up, err := markedDialer.Dial("tcp", o.Dst.String())
+	up, err := markedDialer.Dial("tcp", dst.String())
 	if err != nil {
 		return
 	}
@@ -266,15 +313,22 @@ func stressClient(addr string, conn, msgs int, greet bool) ([32]byte, error) {
 func TestSockmapStress(t *testing.T) {
 	const conns, msgs = 300, 40
 	// off: both legs TCP; on: the client leg spliced; upstream: the
-	// upstream leg too, the database's listener in a cgroup of its own.
-	modes := []string{"off", "on", "upstream"}
+	// upstream leg too, the database's listener in a cgroup of its own;
+	// upstream-only: clients dial the relay itself (no redirect, the
+	// db-host shape) and only the upstream leg is spliced (UpstreamOnly).
+	modes := []string{"off", "on", "upstream", "upstream-only"}
 	for _, greet := range []bool{false, true} {
 		results := map[string][32]byte{}
 		for _, mode := range modes {
 			sockmap, splice := mode != "off", mode == "upstream"
 			name := fmt.Sprintf("serverfirst=%v/sockmap=%s", greet, mode)
 			t.Run(name, func(t *testing.T) {
-				e := newRelayEnvSplice(t, sockmap, splice, splice, stressServer(greet))
+				var e *relayEnv
+				if mode == "upstream-only" {
+					e = newRelayEnvUpstreamOnly(t, stressServer(greet))
+				} else {
+					e = newRelayEnvSplice(t, sockmap, splice, splice, stressServer(greet))
+				}
 				digests := make([][32]byte, conns)
 				errs := make(chan error, conns)
 				var wg sync.WaitGroup
@@ -282,7 +336,7 @@ func TestSockmapStress(t *testing.T) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						d, err := stressClient(e.db.String(), i, msgs, greet)
+						d, err := stressClient(e.clientAddr(), i, msgs, greet)
 						digests[i] = d
 						if err != nil {
 							errs <- err
@@ -301,12 +355,17 @@ func TestSockmapStress(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if ctr.Redirected != conns {
-					t.Errorf("Redirected = %d, want %d", ctr.Redirected, conns)
+				wantRedirected := uint64(conns)
+				if mode == "upstream-only" {
+					wantRedirected = 0
+				}
+				if ctr.Redirected != wantRedirected {
+					t.Errorf("Redirected = %d, want %d", ctr.Redirected, wantRedirected)
 				}
 				// Both legs of every connection (all four with the
-				// upstream splice), or none.
-				want := map[string]uint64{"off": 0, "on": 2 * conns, "upstream": 4 * conns}[mode]
+				// upstream splice, the upstream two alone with
+				// upstream-only), or none.
+				want := map[string]uint64{"off": 0, "on": 2 * conns, "upstream": 4 * conns, "upstream-only": 2 * conns}[mode]
 				if ctr.SockmapAdded != want {
 					t.Errorf("SockmapAdded = %d with sockmap=%s, want %d", ctr.SockmapAdded, mode, want)
 				}
@@ -319,9 +378,9 @@ func TestSockmapStress(t *testing.T) {
 				up := e.upTCPBytes.Load()
 				t.Logf("counters: %+v, upstream legs' TCP bytes %d", ctr, up)
 				switch {
-				case mode != "upstream" && up == 0:
+				case !strings.HasPrefix(mode, "upstream") && up == 0:
 					t.Errorf("upstream legs carried no TCP bytes with sockmap=%s", mode)
-				case mode == "upstream" && ctr.SockmapFallback == 0 && up > 4*conns:
+				case strings.HasPrefix(mode, "upstream") && ctr.SockmapFallback == 0 && up > 4*conns:
 					// A FIN and its ACK still move TCP's sequence numbers
 					// (3 per connection here); payload would be far more.
 					t.Errorf("upstream legs carried %d TCP bytes though spliced with no fallback", up)

@@ -46,6 +46,11 @@ type interceptor struct {
 	steer    *bpf.Steer
 	unixRd   *bpf.UnixRedirect
 	lns      []net.Listener
+
+	// upstreamSplice is the upstream splice of db-host mode
+	// (intercept.splice_upstream without app-host interception), nil
+	// when off.
+	upstreamSplice *bpf.Redirect
 	// cg is the cgroup the app-host programs are attached to.
 	cg string
 	// unixLns holds each database's unix listener (under mu); unixNote
@@ -239,10 +244,46 @@ func (d *Daemon) startIntercept() (err error) {
 		if it.steer, err = bpf.LoadSteer(bpf.SteerConfig{Netns: ic.Netns, Ports: ports, Listener: ln.(*net.TCPListener)}); err != nil {
 			return interceptUnavailable(err)
 		}
+		if len(ic.SpliceUpstream) > 0 {
+			if err := it.spliceDBHost(dbHost, appHostOn); err != nil {
+				return err
+			}
+		}
 		d.wg.Add(1)
 		go d.acceptLoop(ln, it.fromSteer)
 	}
 	d.intercept = it
+	return nil
+}
+
+// spliceDBHost loads the upstream splice for db-host databases
+// (intercept.splice_upstream, experimental): sqlfwd's legs to their
+// loopback upstreams and the database's sockets of them are spliced in
+// the kernel; the clients' legs come from the network and stay TCP. With
+// app-host interception on as well, its programs already splice the legs
+// to protected addresses, and a second sockhash on the same sockets is
+// not attempted: db-host legs then stay TCP (logged).
+func (it *interceptor) spliceDBHost(dbHost []*database, appHostOn bool) error {
+	d := it.d
+	if appHostOn {
+		d.log.Warn("intercept.splice_upstream: db-host databases beside app-host interception are not spliced (only the app-host legs are)")
+		return nil
+	}
+	rc := bpf.RedirectConfig{
+		Mark: d.cfg.Intercept.Mark, Sockmap: true, SpliceUpstream: true, UpstreamOnly: true,
+		SpliceCgroups: d.cfg.Intercept.SpliceUpstream,
+	}
+	for _, db := range dbHost {
+		ap, _ := netip.ParseAddrPort(db.cfg.Upstream) // checked by the caller
+		rc.Protected = append(rc.Protected, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
+	}
+	r, err := bpf.LoadRedirect(rc)
+	if err != nil {
+		return interceptUnavailable(fmt.Errorf("splice_upstream: %w", err))
+	}
+	it.upstreamSplice = r
+	d.own.add(r)
+	d.log.Warn("intercept.splice_upstream is on: EXPERIMENTAL, db-host upstream legs spliced in the kernel", "cgroups", fmt.Sprint(rc.SpliceCgroups), "upstreams", fmt.Sprint(rc.Protected))
 	return nil
 }
 
@@ -809,6 +850,9 @@ func (it *interceptor) close() {
 	if it.steer != nil {
 		errs = append(errs, it.steer.Close())
 	}
+	if it.upstreamSplice != nil {
+		errs = append(errs, it.upstreamSplice.Close())
+	}
 	if it.unixRd != nil {
 		errs = append(errs, it.unixRd.Close())
 	}
@@ -816,7 +860,7 @@ func (it *interceptor) close() {
 		it.d.log.Warn("detaching interception", "err", err)
 	}
 	it.mu.Lock()
-	it.redirect, it.steer, it.unixRd = nil, nil, nil
+	it.redirect, it.steer, it.unixRd, it.upstreamSplice = nil, nil, nil, nil
 	it.mu.Unlock()
 	defer it.lock.release()
 	for _, ln := range it.lns {
@@ -849,6 +893,12 @@ func (d *Daemon) interceptStats() InterceptionStats {
 			st.Redirected, st.SkippedOwn, st.SkippedNetns, st.MapFull = c.Redirected, c.SkippedOwn, c.SkippedNetns, c.MapFull
 			st.SockmapAdded, st.SockmapFallback = c.SockmapAdded, c.SockmapFallback
 			st.PodRedirected = c.PodRedirected
+		}
+	}
+	if it.upstreamSplice != nil {
+		st.Programs = append(st.Programs, "splice_upstream")
+		if c, err := it.upstreamSplice.Counters(); err == nil {
+			st.SockmapAdded, st.SockmapFallback = c.SockmapAdded, c.SockmapFallback
 		}
 	}
 	if it.fast != nil {
