@@ -407,20 +407,7 @@ func TestInterceptSockmapStress(t *testing.T) {
 // namespace joined by a veth pair and connects to the host's address.
 func TestInterceptDBHost(t *testing.T) {
 	needKernel(t)
-	dbns, clns := netns(t, "d"), netns(t, "c")
-	suffix := strconv.Itoa(os.Getpid() % 10000)
-	vd, vc := "sqd"+suffix, "sqc"+suffix
-	subnet := fmt.Sprintf("10.99.%d", os.Getpid()%200+1)
-	dbIP, clIP := subnet+".1", subnet+".2"
-	ip(t, "link", "add", vd, "type", "veth", "peer", "name", vc)
-	ip(t, "link", "set", vd, "netns", dbns)
-	ip(t, "link", "set", vc, "netns", clns)
-	ip(t, "netns", "exec", dbns, "ip", "addr", "add", dbIP+"/24", "dev", vd)
-	ip(t, "netns", "exec", clns, "ip", "addr", "add", clIP+"/24", "dev", vc)
-	for _, step := range [][]string{{dbns, vd}, {clns, vc}} {
-		ip(t, "netns", "exec", step[0], "ip", "link", "set", step[1], "up")
-		ip(t, "netns", "exec", step[0], "ip", "link", "set", "lo", "up")
-	}
+	dbns, clns, dbIP, clIP := vethPair(t, "", 99)
 
 	// PostgreSQL in the database namespace, on its loopback only.
 	root, _ := filepath.Abs("..")
@@ -498,6 +485,28 @@ func TestInterceptDBHost(t *testing.T) {
 	if !strings.Contains(string(b), clIP) {
 		t.Errorf("sqlfwd's log does not name the real client %s:\n%s", clIP, tail(string(b), 10))
 	}
+}
+
+// vethPair makes a database namespace and a client namespace joined by a
+// veth pair, addressed 10.N.x.1 (database) and 10.N.x.2 (client), both
+// links and loopbacks up; tag tells the names of two tests apart.
+func vethPair(t *testing.T, tag string, n int) (dbns, clns, dbIP, clIP string) {
+	t.Helper()
+	dbns, clns = netns(t, tag+"d"), netns(t, tag+"c")
+	suffix := strconv.Itoa(os.Getpid() % 10000)
+	vd, vc := "sq"+tag+"d"+suffix, "sq"+tag+"c"+suffix
+	subnet := fmt.Sprintf("10.%d.%d", n, os.Getpid()%200+1)
+	dbIP, clIP = subnet+".1", subnet+".2"
+	ip(t, "link", "add", vd, "type", "veth", "peer", "name", vc)
+	ip(t, "link", "set", vd, "netns", dbns)
+	ip(t, "link", "set", vc, "netns", clns)
+	ip(t, "netns", "exec", dbns, "ip", "addr", "add", dbIP+"/24", "dev", vd)
+	ip(t, "netns", "exec", clns, "ip", "addr", "add", clIP+"/24", "dev", vc)
+	for _, step := range [][]string{{dbns, vd}, {clns, vc}} {
+		ip(t, "netns", "exec", step[0], "ip", "link", "set", step[1], "up")
+		ip(t, "netns", "exec", step[0], "ip", "link", "set", "lo", "up")
+	}
+	return dbns, clns, dbIP, clIP
 }
 
 // netns creates a network namespace for one test and deletes it after.

@@ -12,13 +12,14 @@ import (
 
 // startMySQLIntercepting starts sqlfwd intercepting MariaDB's port (and its
 // unix socket, when the test server has one) for the clients of cgroup cg,
-// and waits until it says it intercepts.
-func startMySQLIntercepting(t *testing.T, my myEnv, cg string) *daemon {
+// and waits until it says it intercepts. extra are more sqlfwd flags.
+func startMySQLIntercepting(t *testing.T, my myEnv, cg string, extra ...string) *daemon {
 	t.Helper()
 	args := []string{"--protocol", "mysql", "--upstream", my.addr(), "--intercept", "--cgroup", cg}
 	if my.Socket != "" {
 		args = append(args, "--unix-socket", my.Socket)
 	}
+	args = append(args, extra...)
 	d, err := startDaemonWrapped(inCgroup(cg), args...)
 	if err != nil {
 		t.Fatal(err)
