@@ -274,6 +274,23 @@ func attribute(x *ownerCtx, s Server, uid uint32, cg string, own *nsSockets, tak
 		}
 		unix = append(unix, ino)
 	}
+	if x.live {
+		// a socket its configuration names that sqlfwd's namespace does
+		// not list, yet is a socket file of the server's user at that
+		// path here: bound in the server's own network namespace, and
+		// reached through the file by clients in this one
+		listed := map[string]bool{}
+		for _, l := range own.unix {
+			listed[filepath.Clean(l.path)] = true
+		}
+		for _, p := range cfg.sockets {
+			var st syscall.Stat_t
+			if listed[p] || syscall.Stat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK || st.Uid != uid {
+				continue
+			}
+			maybe[otherNetnsKey|st.Ino] = p + otherNetnsNote
+		}
+	}
 	for _, ino := range tcp {
 		taken[ino] = true
 	}
@@ -293,15 +310,29 @@ func attribute(x *ownerCtx, s Server, uid uint32, cg string, own *nsSockets, tak
 	return groups, maybe
 }
 
+// otherNetnsNote marks, in attribute's maybe, a configured socket path
+// bound in another network namespace; its key is the file's inode with
+// otherNetnsKey set, apart from sock_diag's socket inodes.
+const (
+	otherNetnsNote = " (bound in another network namespace)"
+	otherNetnsKey  = uint64(1) << 63
+)
+
 // unproven says, one line per path, why sockets that might be a server's
 // are not taken (found says whether it has some); nil when there is
 // nothing to say.
 func unproven(uid uint32, found bool, maybe map[uint64]string, taken map[uint64]bool) []string {
 	var out []string
+	here := 0 // lines about sockets of sqlfwd's own network namespace
 	for ino, m := range maybe {
 		if taken[ino] {
 			continue
 		}
+		if path, ok := strings.CutSuffix(m, otherNetnsNote); ok {
+			out = append(out, path+" because its configuration names it and it is a socket of the server's user here, but sqlfwd's network namespace does not list it: bound in another network namespace (the server's), it reaches the server from this one unjudged; configure it as a database (unix_socket) to protect it")
+			continue
+		}
+		here++
 		if path, ok := strings.CutSuffix(m, " (not the same file from sqlfwd's mount namespace)"); ok {
 			out = append(out, path+" because that path is another file in sqlfwd's mount namespace (the server's private /tmp or a container's)")
 			continue
@@ -309,8 +340,8 @@ func unproven(uid uint32, found bool, maybe map[uint64]string, taken map[uint64]
 		out = append(out, fmt.Sprintf("%s because it is owned by uid %d but sqlfwd cannot read the server's sockets (no ptrace access) and nothing proves it is the server's (its configuration does not name it; its user and its cgroup run other processes too, or more than one server)", m, uid))
 	}
 	sort.Strings(out)
-	if !found && len(out) == 0 {
-		out = []string{"its listeners because none of sqlfwd's network namespace is proven its: sqlfwd cannot read its sockets or its network namespace (no ptrace access), and no socket there is named by its configuration, made in a cgroup of servers only or owned by a user that runs only servers; it may run in another network namespace"}
+	if !found && here == 0 {
+		out = append(out, "its listeners because none of sqlfwd's network namespace is proven its: sqlfwd cannot read its sockets or its network namespace (no ptrace access), and no socket there is named by its configuration, made in a cgroup of servers only or owned by a user that runs only servers; it may run in another network namespace")
 	}
 	return out
 }

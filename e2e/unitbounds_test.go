@@ -192,8 +192,10 @@ func TestControlIdleAsServiceUser(t *testing.T) {
 
 // TestZeroConfigUnreadableNetnsAsServiceUser: a server (a process named
 // mariadbd, run as mysql) in a network namespace of its own, which sqlfwd
-// as the unit's user cannot read, listens there on port P; on the host a
-// root listener that is no database holds P too. sqlfwd never takes the
+// as the unit's user cannot read, listens there on port P and on the unix
+// socket its command line names (--socket, a file here); on the host a
+// root listener that is no database holds P too. The socket, reached
+// through its file from this namespace, is said by its path. sqlfwd never takes the
 // server's namespace for its own: no database is made of it or of P (a
 // client in the clients' cgroup reaches the host's listener directly),
 // and what it cannot protect is said: a WARN line "not protected: … because
@@ -228,10 +230,26 @@ func TestZeroConfigUnreadableNetnsAsServiceUser(t *testing.T) {
 	if err := os.Symlink(py, fake); err != nil {
 		t.Fatal(err)
 	}
+	// and a unix socket its command line names, in a directory of this
+	// mount namespace: bound in the server's network namespace, its file
+	// is reached from any
+	sockDir, err := os.MkdirTemp("", "sqlfw-netns-") // t.TempDir's parent is 0700
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	os.Chmod(sockDir, 0o755)
+	if out, err := exec.Command("chown", "mysql", sockDir).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v %s", err, out)
+	}
+	sock := filepath.Join(sockDir, "mysqld.sock")
 	setpriv, _ := exec.LookPath("setpriv")
-	script := fmt.Sprintf("import socket,time\ns=socket.socket()\ns.bind(('127.0.0.1',%d))\ns.listen()\nprint('ready', flush=True)\ntime.sleep(3600)\n", port)
+	script := fmt.Sprintf("import os,socket,threading,time\ns=socket.socket()\ns.bind(('127.0.0.1',%d))\ns.listen()\n"+
+		"u=socket.socket(socket.AF_UNIX)\nu.bind(%q)\nos.chmod(%q,0o777)\nu.listen()\n"+
+		"def serve():\n  while True:\n    c,_=u.accept(); c.sendall(b'the server in its namespace\\n'); c.close()\n"+
+		"threading.Thread(target=serve,daemon=True).start()\nprint('ready', flush=True)\ntime.sleep(3600)\n", port, sock, sock)
 	args := append(inCgroup(siblingCgroup(t, cg, "netns")), "unshare", "--net", "sh", "-c", `ip link set lo up && exec "$0" "$@"`,
-		setpriv, "--reuid=mysql", "--regid=mysql", "--clear-groups", fake, "-c", script)
+		setpriv, "--reuid=mysql", "--regid=mysql", "--clear-groups", fake, "-c", script, "--socket="+sock)
 	srv := exec.Command(args[0], args[1:]...)
 	out, _ := srv.StdoutPipe()
 	srv.Stderr = os.Stderr
@@ -261,6 +279,16 @@ func TestZeroConfigUnreadableNetnsAsServiceUser(t *testing.T) {
 	if !logHas(log, `"level":"WARN"`, `"msg":"discovery: `+note, "another network namespace") {
 		t.Errorf("no WARN line %q naming another network namespace:\n%s", note, tail(log, 30))
 	}
+	// the socket its command line names is said by its path: clients
+	// here reach it unjudged
+	sockNote := fmt.Sprintf("not protected: mysql (pid %d, mariadbd): %s because its configuration names it", pid, sock)
+	if !logHas(log, `"level":"WARN"`, `"msg":"discovery: `+sockNote, "bound in another network namespace") {
+		t.Errorf("no WARN line %q:\n%s", sockNote, tail(log, 30))
+	}
+	if res := runCmd(t, 30*time.Second, "", nil, "sh", append(inCgroup(cg)[1:], "python3", "-c",
+		fmt.Sprintf("import socket; s=socket.socket(socket.AF_UNIX); s.connect(%q); print(s.recv(100).decode(), end='')", sock))...); !strings.Contains(res.Stdout, "the server in its namespace") {
+		t.Errorf("a client here connecting to %s: %s; want the server's answer (reached, as said, unjudged)", sock, res)
+	}
 	for _, l := range strings.Split(log, "\n") {
 		if strings.Contains(l, "found and protecting") && (strings.Contains(l, fmt.Sprintf(`"pid":%d`, pid)) || strings.Contains(l, fmt.Sprintf(":%d", port))) {
 			t.Errorf("the server in another namespace, or port %d, made a database: %s", port, l)
@@ -275,8 +303,8 @@ func TestZeroConfigUnreadableNetnsAsServiceUser(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.Stdout), &st); err != nil || st.Discovery == nil {
 		t.Fatalf("fwctl status --json: %v\n%s", err, res)
 	}
-	if !containsPrefix(st.Discovery.NotProtected, note) || st.Discovery.Unprotected < 1 {
-		t.Errorf("status JSON: unprotected_paths %d, not_protected %q; want %q", st.Discovery.Unprotected, st.Discovery.NotProtected, note)
+	if !containsPrefix(st.Discovery.NotProtected, note) || !containsPrefix(st.Discovery.NotProtected, sockNote) || st.Discovery.Unprotected < 2 {
+		t.Errorf("status JSON: unprotected_paths %d, not_protected %q; want %q and %q", st.Discovery.Unprotected, st.Discovery.NotProtected, note, sockNote)
 	}
 	if v := scrape(t, metricsPort, "sqlfw_unprotected_paths"); v != float64(st.Discovery.Unprotected) || v < 1 {
 		t.Errorf("sqlfw_unprotected_paths %v, want %d as in the status", v, st.Discovery.Unprotected)
