@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
 
 	"github.com/sqlfw/sqlfw/engine"
 )
@@ -210,4 +211,50 @@ func (w *walker) notNullWhere(st *engine.StmtFacts, k engine.StmtKind, where ast
 		}
 	}
 	st.NotNullWhere = append(st.NotNullWhere, engine.NotNullCond{Kind: k, Schema: tn.Schema.L, Table: tn.Name.L, Cols: cols})
+	if !plainNullTests(where, 0) {
+		// Without the catalog the engine cannot tell whether the columns
+		// are NOT NULL, and the condition is then an ordinary filter or
+		// every row. Applications write that filter as col IS [NOT] NULL;
+		// (id IS NULL) IS FALSE, NOT ISNULL(id), ISNULL(id) = 0, NOT (id
+		// <=> NULL), (id + 0) IS NOT NULL are the same test disguised: not
+		// decided, so counted as every row, with or without the catalog.
+		st.Unfiltered |= 1 << k
+	}
+}
+
+// plainNullTests reports whether a condition tests columns for NULL only
+// as applications do: col IS [NOT] NULL of a bare column, under AND, OR,
+// NOT and parentheses, next to conditions that test nothing for NULL.
+func plainNullTests(e ast.ExprNode, depth int) bool {
+	if depth > maxFoldDepth {
+		return false
+	}
+	switch x := e.(type) {
+	case *ast.ParenthesesExpr:
+		return plainNullTests(x.Expr, depth+1)
+	case *ast.UnaryOperationExpr:
+		if x.Op == opcode.Not || x.Op == opcode.Not2 {
+			return plainNullTests(x.V, depth+1)
+		}
+	case *ast.BinaryOperationExpr:
+		if x.Op == opcode.LogicAnd || x.Op == opcode.LogicOr {
+			return plainNullTests(x.L, depth+1) && plainNullTests(x.R, depth+1)
+		}
+	case *ast.IsNullExpr:
+		_, ok := unparen(x.Expr).(*ast.ColumnNameExpr)
+		return ok
+	}
+	found := false
+	e.Accept(visitFunc(func(n ast.Node) {
+		switch y := n.(type) {
+		case *ast.IsNullExpr:
+			found = true
+		case *ast.BinaryOperationExpr:
+			found = found || y.Op == opcode.NullEQ
+		case *ast.FuncCallExpr:
+			_, isNull := isNullCall(y)
+			found = found || isNull || y.FnName.L == "ifnull" || y.FnName.L == "nvl" || y.FnName.L == "coalesce"
+		}
+	}))
+	return !found
 }

@@ -47,6 +47,8 @@
 // the builtins of constants), foldcompare.go (conversions and comparisons
 // as the server makes them), foldmatch.go (LIKE and REGEXP), tautself.go
 // (an expression compared with itself, what leaves a value as it is),
+// tautwrap.go (wrappers that keep a value, operands that absorb, rows in
+// order, CONCAT templates under LIKE, JSON constructors, bounds),
 // tautnull.go (NULL tests of columns decided by cases) and tautor.go (an
 // OR with an arm true for every row, complements, optional filters).
 //

@@ -335,7 +335,7 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 			st.Unfiltered |= 1 << engine.KindUpdate
 		} else if limitedAll {
 			st.LimitedWhole |= 1 << engine.KindUpdate
-		} else if !x.MultipleTable && x.Limit == nil && x.TableRefs != nil {
+		} else if !x.MultipleTable && !limited(x.Limit) && x.TableRefs != nil { // LIMIT 1000000 limits nothing
 			w.notNullWhere(st, engine.KindUpdate, x.Where, x.TableRefs.TableRefs) // catalog.go
 		}
 		if x.With != nil {
@@ -347,7 +347,7 @@ func (w *walker) Enter(n ast.Node) (ast.Node, bool) {
 			st.Unfiltered |= 1 << engine.KindDelete
 		} else if limitedAll {
 			st.LimitedWhole |= 1 << engine.KindDelete
-		} else if !x.IsMultiTable && x.Limit == nil && x.TableRefs != nil {
+		} else if !x.IsMultiTable && !limited(x.Limit) && x.TableRefs != nil {
 			w.notNullWhere(st, engine.KindDelete, x.Where, x.TableRefs.TableRefs) // catalog.go
 		}
 		w.cond(x.Where)

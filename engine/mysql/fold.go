@@ -35,11 +35,18 @@ type folder struct {
 }
 
 // oneTable names the table of a single-table write.
-type oneTable struct{ name, alias string }
+type oneTable struct {
+	name, alias string
+	// inner, when set, is a correlated subquery's alias for the same
+	// table, whose row is compared as the outer row (writes.go selfRow)
+	inner string
+}
 
 // names reports whether a column's qualifier names the table, or is none.
 func (o *oneTable) names(c *ast.ColumnName) bool {
 	switch {
+	case o.inner != "" && c.Table.L == o.inner && c.Schema.L == "":
+		return true // the subquery's own name for the table, its row taken as the outer one (writes.go selfRow)
 	case c.Table.L == "":
 		return c.Schema.L == ""
 	case o.alias != "":
@@ -277,6 +284,15 @@ func (fo *folder) fold(e ast.ExprNode, depth int) (folded, bool) {
 		return fo.foldFunc(x, d)
 	case *ast.FuncCastExpr:
 		return fo.foldCast(x, d)
+	case *ast.ColumnNameExpr:
+		// In the case of its NULL tests where a column is NULL, the column
+		// is NULL (tautnull.go): IFNULL(a, 1) is 1 there.
+		for _, n := range fo.nulls {
+			if n.isNull && x.Name != nil && sameColumn(n.col, x.Name) {
+				return nullF, true
+			}
+		}
+		return folded{}, false
 	case *ast.ValuesExpr:
 		// VALUE(c) / VALUES(c) is the row an INSERT ... ON DUPLICATE KEY
 		// UPDATE would have inserted; in a condition it is NULL (MariaDB

@@ -827,22 +827,29 @@ const (
 // else. An arm of constants first (SELECT 0 UNION SELECT id FROM t), one
 // with a string other than hex ('All', the sentinel row a list adds), an
 // arm reading a table, and the arms of INSERT ... SELECT (a bulk insert's
-// rows: the caller's kind test) are none.
+// rows: the caller's kind test) are none. Strings that only mark columns
+// ('a','b'; '1','2': placeholderString) count as constants in an arm of two
+// or more columns.
 func unionConstants(arms []ast.Node) int {
 	read := false
 	for _, sel := range flatArms(arms, nil, 0) {
 		if read && sel.From == nil && sel.Where == nil && sel.GroupBy == nil && sel.Having == nil && sel.Fields != nil &&
 			len(sel.Fields.Fields) > 0 {
 			kind := armConstants
+			marks := 0
 			for _, f := range sel.Fields.Fields {
 				switch {
 				case f.Expr != nil && uuidCall(f.Expr):
 					return armUUID
+				case f.Expr != nil && placeholderString(f.Expr):
+					marks++
 				case f.Expr == nil || !probeConstant(f.Expr, 0):
 					kind = armOther
 				}
 			}
-			if kind != armOther {
+			// 'a','b' or '1','2' stand for columns as NULL and 1,2 do; a
+			// lone one may be a list's sentinel, as 'All' is
+			if kind != armOther && (marks == 0 || len(sel.Fields.Fields) >= 2) {
 				return kind
 			}
 		}
@@ -883,6 +890,29 @@ func uuidCall(e ast.ExprNode) bool {
 		}
 	}))
 	return found
+}
+
+// placeholderString reports whether e is a string literal that marks a
+// column the way a manual UNION probe does: one or two ASCII letters or
+// digits ('a', 'b', 'x1'), or digits only ('1', '22'); not a word a list's
+// sentinel row shows ('All', '(none)', ”).
+func placeholderString(e ast.ExprNode) bool {
+	v, ok := unparen(e).(*test_driver.ValueExpr)
+	if !ok || v.Kind() != test_driver.KindString {
+		return false
+	}
+	s := v.GetString()
+	if s == "" || len(s) > 20 {
+		return false
+	}
+	digits, alnum := true, true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		isDigit := c >= '0' && c <= '9'
+		digits = digits && isDigit
+		alnum = alnum && (isDigit || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z')
+	}
+	return digits || (alnum && len(s) <= 2)
 }
 
 // probeConstant reports whether e is NULL, a number, a hex or bit literal,

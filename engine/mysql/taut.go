@@ -35,7 +35,10 @@ import (
 // what does so only for integers, ROUND(x), FLOOR(x), x DIV 1, CAST(x AS
 // SIGNED), or non-negative integers, x | 0, x & x: keys are), offset splits x + c (x < x + 1 is true), and rowConst gives
 // what is the same for every row where x is not NULL (x - x, x ^ x, x * 0,
-// (x = x)). A comparison of an expression with itself counts as true although
+// (x = x)); tautwrap.go adds wrappers (CAST(x AS CHAR), TRIM(x)), absorbing
+// operands (x | ~0), rows in order (ROW(x, 1) > ROW(x, 0)), CONCAT
+// templates under LIKE and bounds (GREATEST(x, 1) >= 1, x > -1e30). A
+// comparison of an expression with itself counts as true although
 // it is NULL where x is: that is the shape of the attack, and a column an
 // application filters on is rarely NULL everywhere.
 //
@@ -152,7 +155,27 @@ func (fo *folder) truthOf(e ast.ExprNode, depth int) truth {
 			if x.Op == opcode.LogicAnd && (fo.complements(x.L, x.R) || fo.complements(x.R, x.L)) {
 				return tFalse
 			}
+			// P XOR P is false and P XOR NOT P true where P is not NULL
+			// (counted so, as x = x is)
+			if x.Op == opcode.LogicXor {
+				if fo.sameCond(x.L, x.R) {
+					return tFalse
+				}
+				if fo.complements(x.L, x.R) || fo.complements(x.R, x.L) {
+					return tTrue
+				}
+			}
 			return combine(fo.truthOf(x.L, d), fo.truthOf(x.R, d), x.Op)
+		case opcode.Or, opcode.And, opcode.Mul, opcode.LeftShift, opcode.RightShift:
+			// id | ~0, id | -1: never 0; id & 0, id << 64: always 0
+			if fo.allOnes(x) {
+				return tTrue
+			}
+			if c, zero := fo.absorbed(x); zero {
+				return tFalse
+			} else if c != nil {
+				return fo.truthOf(c, d)
+			}
 		case opcode.EQ, opcode.NullEQ, opcode.GE, opcode.LE, opcode.NE, opcode.LT, opcode.GT:
 			// Counted as decided where x is NULL too, as x = x counts as true.
 			if t, ok := fo.selfCompare(x.Op, x.L, x.R); ok {
@@ -192,6 +215,22 @@ func (fo *folder) truthOf(e ast.ExprNode, depth int) truth {
 		if !x.Not && fo.sameExpr(x.Expr, x.Left, 0) && fo.sameExpr(x.Expr, x.Right, 0) {
 			return tTrue
 		}
+		// x BETWEEN lo AND hi is x >= lo AND x <= hi: id BETWEEN id - 1
+		// AND id + 1, id BETWEEN -1e30 AND 1e30
+		ge, ok1 := fo.selfCompare(opcode.GE, x.Expr, x.Left)
+		le, ok2 := fo.selfCompare(opcode.LE, x.Expr, x.Right)
+		if !ok1 {
+			ge = tAny
+		}
+		if !ok2 {
+			le = tAny
+		}
+		if t := combine(ge, le, opcode.LogicAnd); t == tTrue || t == tFalse {
+			if x.Not {
+				return not3(t)
+			}
+			return t
+		}
 	case *ast.PatternLikeOrIlikeExpr:
 		// x LIKE x: counted as true, as x = x is (it is NULL where x is,
 		// and false where x holds a backslash escape).
@@ -202,13 +241,39 @@ func (fo *folder) truthOf(e ast.ExprNode, depth int) truth {
 		if p, ok := fo.fold(x.Pattern, d); ok && x.IsLike && !x.Not && !p.null && p.isStr && p.str != "" && strings.Trim(p.str, "%") == "" {
 			return tTrue
 		}
+		// CONCAT(id, 'x') LIKE '%x': every string of the template matches
+		// (tautwrap.go templateLike)
+		if p, ok := fo.fold(x.Pattern, d); ok && x.IsLike && !p.null && p.isStr {
+			esc := rune(x.Escape)
+			if esc == 0 {
+				esc = '\\'
+			}
+			if fo.templateLike(fo.stripIdentity(x.Expr), p.str, esc, !p.bin) {
+				if x.Not {
+					return tFalse
+				}
+				return tTrue
+			}
+		}
 	case *ast.PatternRegexpExpr:
 		if p, ok := fo.fold(x.Pattern, d); ok && !x.Not && !p.null && matchesEverything(text(p)) {
+			return tTrue
+		}
+		// CONCAT(id, 'x') REGEXP 'x': a pattern of plain characters is
+		// found wherever the CONCAT's constants hold it
+		if p, ok := fo.fold(x.Pattern, d); ok && !p.null && p.isStr && plainRegexp(p.str) &&
+			fo.templateLike(fo.stripIdentity(x.Expr), "%"+p.str+"%", 0, !p.bin) {
+			if x.Not {
+				return tFalse
+			}
 			return tTrue
 		}
 	case *ast.CaseExpr:
 		return fo.caseTruth(x, d)
 	case *ast.FuncCallExpr:
+		if v, ok := fo.jsonConst(x); ok {
+			return truthOfFolded(v) // JSON_VALID(JSON_ARRAY(id))
+		}
 		switch x.FnName.L {
 		case "if":
 			if len(x.Args) == 3 {
@@ -257,9 +322,25 @@ func (fo *folder) neverNull(e ast.ExprNode, depth int) bool {
 	case *ast.IsNullExpr, *ast.IsTruthExpr:
 		return true
 	case *ast.ColumnNameExpr:
+		for _, n := range fo.nulls {
+			if sameColumn(n.col, x.Name) && !n.isNull {
+				return true // the case of the column's NULL tests where it is not NULL
+			}
+		}
 		return fo.target.column(x.Name)
 	case *ast.BinaryOperationExpr:
-		return x.Op == opcode.NullEQ
+		switch x.Op {
+		case opcode.NullEQ:
+			return true
+		case opcode.Plus, opcode.Minus, opcode.Mul, opcode.And, opcode.Or, opcode.Xor, opcode.LeftShift, opcode.RightShift,
+			opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE:
+			// NULL only where an operand is (division is NULL by 0 too)
+			return fo.neverNull(x.L, depth+1) && fo.neverNull(x.R, depth+1)
+		}
+		return false
+	case *ast.UnaryOperationExpr:
+		return (x.Op == opcode.Minus || x.Op == opcode.Plus || x.Op == opcode.BitNeg || x.Op == opcode.Not || x.Op == opcode.Not2) &&
+			fo.neverNull(x.V, depth+1)
 	case *ast.FuncCallExpr:
 		switch x.FnName.L {
 		case "isnull", "charset", "collation", "coercibility":

@@ -62,6 +62,19 @@ func (fo *folder) complements(a, b ast.ExprNode) bool {
 		if n, isCmp := negatedOp[x.Op]; isCmp && ok && y.Op == n {
 			return fo.sameExpr(x.L, y.L, 0) && fo.sameExpr(x.R, y.R, 0)
 		}
+	}
+	// x and x = 0: a value is true where it is not 0 (id XOR id = 0 is id
+	// XOR (id = 0))
+	if y, ok := b.(*ast.BinaryOperationExpr); ok && y.Op == opcode.EQ {
+		zero := func(n ast.ExprNode) bool {
+			v, ok := fo.fold(n, 0)
+			return ok && !v.null && !v.isStr && v.num == 0
+		}
+		if (fo.sameExpr(a, y.L, 0) && zero(y.R)) || (fo.sameExpr(a, y.R, 0) && zero(y.L)) {
+			return true
+		}
+	}
+	switch a.(type) {
 	case *ast.IsTruthExpr, *ast.PatternLikeOrIlikeExpr, *ast.PatternInExpr, *ast.BetweenExpr:
 		return fo.sameTest(a, b, true)
 	}

@@ -400,8 +400,42 @@ func containsParam(e ast.ExprNode) bool {
 // t up in itself: id IN (SELECT id FROM t) without further conditions
 // (NULLs aside, as for x = x). MariaDB runs it (from 10.3).
 func (fo *folder) selfMatch(where ast.ExprNode, q quals, t *ast.TableName) bool {
+	return fo.selfMatchD(where, q, t, 0)
+}
+
+func (fo *folder) selfMatchD(where ast.ExprNode, q quals, t *ast.TableName, depth int) bool {
+	if depth > maxFoldDepth {
+		return false
+	}
 	var outer, sel ast.ExprNode
 	switch x := unparen(where).(type) {
+	case *ast.BinaryOperationExpr:
+		// id = 0 OR id IN (SELECT id FROM t); ... AND 1 = 1
+		switch x.Op {
+		case opcode.LogicOr:
+			return fo.selfMatchD(x.L, q, t, depth+1) || fo.selfMatchD(x.R, q, t, depth+1)
+		case opcode.LogicAnd:
+			// every conjunct a self-match or always true; the self-match
+			// looked for first, so that a long AND of filters (the usual
+			// case) is not folded once per level
+			conj := andTerms(x, nil, 0)
+			found := false
+			for _, c := range conj {
+				if fo.selfMatchD(c, q, t, depth+1) {
+					found = true
+				}
+			}
+			if !found {
+				return false
+			}
+			for _, c := range conj {
+				if !fo.selfMatchD(c, q, t, depth+1) && !fo.alwaysTrue(c) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
 	case *ast.PatternInExpr:
 		if x.Not {
 			return false
@@ -422,7 +456,130 @@ func (fo *folder) selfMatch(where ast.ExprNode, q quals, t *ast.TableName) bool 
 		return false
 	}
 	a, ok := unparen(outer).(*ast.ColumnNameExpr)
-	return ok && a.Name != nil && fo.columnOf(sq.Query, t, a.Name.Name.L, 0)
+	return ok && a.Name != nil && fo.selfCovers(sq.Query, q, t, a.Name, 0)
+}
+
+// andTerms flattens nested ANDs (and parentheses) into their terms.
+func andTerms(x *ast.BinaryOperationExpr, out []ast.ExprNode, depth int) []ast.ExprNode {
+	for _, a := range []ast.ExprNode{x.L, x.R} {
+		in := unparen(a)
+		if b, ok := in.(*ast.BinaryOperationExpr); ok && b.Op == opcode.LogicAnd && depth < maxFoldDepth {
+			out = andTerms(b, out, depth+1)
+			continue
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
+// selfCovers reports whether a subquery returns, for each row of t, that
+// row's column outer: it returns the column of every row (columnOf), or
+// the outer row's own (SELECT id without FROM), or it is correlated and
+// holds the outer row (selfRow), or it is a UNION with an arm that does
+// (id IN (SELECT id FROM t UNION SELECT 0)).
+func (fo *folder) selfCovers(n ast.Node, q quals, t *ast.TableName, outer *ast.ColumnName, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	switch x := n.(type) {
+	case *ast.SetOprStmt:
+		if x.With != nil || x.Limit != nil || x.SelectList == nil {
+			return false
+		}
+		return fo.selfCovers(x.SelectList, q, t, outer, depth+1)
+	case *ast.SetOprSelectList:
+		if x.With != nil || x.Limit != nil {
+			return false
+		}
+		if !allUnion(x.Selects) {
+			return false // INTERSECT, EXCEPT: fewer rows than an arm's
+		}
+		for _, arm := range x.Selects {
+			if fo.selfCovers(arm, q, t, outer, depth+1) {
+				return true
+			}
+		}
+	case *ast.SelectStmt:
+		if x.With != nil {
+			return false
+		}
+		if fo.columnOf(x, t, outer.Name.L, 0) {
+			return true
+		}
+		if sel := constSelect(x); sel != nil && len(sel.Fields.Fields) == 1 {
+			c, ok := unparen(sel.Fields.Fields[0].Expr).(*ast.ColumnNameExpr)
+			return ok && c.Name != nil && c.Name.Name.L == outer.Name.L && c.Name.Schema.L == "" && (c.Name.Table.L == "" || q[c.Name.Table.L])
+		}
+		return fo.selfRow(x, q, t, outer.Name.L)
+	}
+	return false
+}
+
+// allUnion reports whether a set operation's arms are joined by UNION
+// [ALL|DISTINCT] only: its rows are every arm's.
+func allUnion(arms []ast.Node) bool {
+	for _, arm := range arms[min(1, len(arms)):] {
+		if !unionArm(arm) {
+			return false
+		}
+	}
+	return true
+}
+
+// unionArm reports whether a set operation's arm after the first joins
+// it by UNION [ALL|DISTINCT].
+func unionArm(n ast.Node) bool {
+	var op *ast.SetOprType
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+		op = x.AfterSetOperator
+	case *ast.SetOprSelectList:
+		op = x.AfterSetOperator
+	default:
+		return false
+	}
+	return op != nil && (*op == ast.Union || *op == ast.UnionAll)
+}
+
+// selfRow reports whether a correlated subquery over t under another name
+// (SELECT id FROM t x WHERE x.id = t.id) holds the outer row: its WHERE is
+// true, as taut.go folds it, when its row is the outer row (its columns
+// and the outer row's are then one: x.id >= t.id AND x.id <= t.id, x.a <=>
+// t.a, x.id + 0 = t.id); NULLs aside, as for x = x. col is the column it
+// must return, "" for any (EXISTS).
+func (fo *folder) selfRow(sel *ast.SelectStmt, q quals, t *ast.TableName, col string) bool {
+	if sel.From == nil || sel.From.TableRefs == nil || sel.From.TableRefs.Right != nil || sel.Limit != nil ||
+		sel.GroupBy != nil || sel.Having != nil || sel.Where == nil || sel.Fields == nil || len(q) != 1 {
+		return false
+	}
+	ts, ok := sel.From.TableRefs.Left.(*ast.TableSource)
+	if !ok {
+		return false
+	}
+	inner, ok := ts.Source.(*ast.TableName)
+	if !ok || !sameTable(inner, t) || ts.AsName.L == "" || q[ts.AsName.L] {
+		return false
+	}
+	if _, shadowed := fo.with[inner.Name.L]; shadowed && inner.Schema.L == "" {
+		return false
+	}
+	if col != "" {
+		if len(sel.Fields.Fields) != 1 {
+			return false
+		}
+		c, ok := unparen(sel.Fields.Fields[0].Expr).(*ast.ColumnNameExpr)
+		if !ok || c.Name == nil || c.Name.Name.L != col || c.Name.Schema.L != "" || (c.Name.Table.L != "" && c.Name.Table.L != ts.AsName.L) {
+			return false
+		}
+	}
+	one := &oneTable{name: t.Name.L, inner: ts.AsName.L}
+	for k := range q {
+		if k != t.Name.L {
+			one.alias = k
+		}
+	}
+	in := folder{xhex: fo.xhex, xStr: fo.xStr, with: fo.with, one: one}
+	return in.alwaysTrue(sel.Where)
 }
 
 // columnOf reports whether a query returns column col of every row of t:
@@ -431,6 +588,18 @@ func (fo *folder) selfMatch(where ast.ExprNode, q quals, t *ast.TableName) bool 
 // (SELECT id FROM (SELECT id FROM t) x), WITH x AS (SELECT id FROM t)
 // DELETE FROM t WHERE id IN (SELECT id FROM x)).
 func (fo *folder) columnOf(n ast.ResultSetNode, t *ast.TableName, col string, depth int) bool {
+	if u, ok := n.(*ast.SetOprStmt); ok && depth <= 8 && u.With == nil && u.Limit == nil && u.SelectList != nil && u.SelectList.Limit == nil {
+		// a UNION with an arm that does: (SELECT id FROM t UNION SELECT 0) x
+		if !allUnion(u.SelectList.Selects) {
+			return false
+		}
+		for _, arm := range u.SelectList.Selects {
+			if rs, ok := arm.(ast.ResultSetNode); ok && fo.columnOf(rs, t, col, depth+1) {
+				return true
+			}
+		}
+		return false
+	}
 	inSel, ok := n.(*ast.SelectStmt)
 	if !ok || depth > 8 || inSel.Fields == nil || len(inSel.Fields.Fields) != 1 || !fo.wholeSelect(inSel) {
 		return false
@@ -457,36 +626,14 @@ func (fo *folder) columnOf(n ast.ResultSetNode, t *ast.TableName, col string, de
 
 // selfExists reports whether EXISTS (SELECT ... FROM t t2 WHERE t2.c =
 // t.c) matches every row of t (NULLs aside): the table under another
-// name, compared on one column with the outer row.
+// name, whose WHERE holds when its row is the outer row (selfRow).
 func (fo *folder) selfExists(e ast.ExprNode, q quals, t *ast.TableName) bool {
 	sq, ok := e.(*ast.SubqueryExpr)
 	if !ok {
 		return false
 	}
 	sel, ok := sq.Query.(*ast.SelectStmt)
-	if !ok || sel.From == nil || sel.From.TableRefs == nil || sel.From.TableRefs.Right != nil || sel.Limit != nil ||
-		sel.GroupBy != nil || sel.Having != nil || sel.Where == nil {
-		return false
-	}
-	ts, ok := sel.From.TableRefs.Left.(*ast.TableSource)
-	if !ok {
-		return false
-	}
-	inner, ok := ts.Source.(*ast.TableName)
-	if !ok || !sameTable(inner, t) || ts.AsName.L == "" || q[ts.AsName.L] {
-		return false
-	}
-	cmp, ok := unparen(sel.Where).(*ast.BinaryOperationExpr)
-	if !ok || (cmp.Op != opcode.EQ && cmp.Op != opcode.NullEQ) {
-		return false
-	}
-	l, ok1 := unparen(cmp.L).(*ast.ColumnNameExpr)
-	r, ok2 := unparen(cmp.R).(*ast.ColumnNameExpr)
-	if !ok1 || !ok2 || l.Name == nil || r.Name == nil || l.Name.Name.L != r.Name.Name.L {
-		return false
-	}
-	lq, rq := l.Name.Table.L, r.Name.Table.L
-	return (lq == ts.AsName.L && q[rq]) || (rq == ts.AsName.L && q[lq])
+	return ok && fo.selfRow(sel, q, t, "")
 }
 
 // wholeSelect: a single-table SELECT without a filter of its rows.
