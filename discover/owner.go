@@ -274,11 +274,20 @@ func attribute(x *ownerCtx, s Server, uid uint32, cg string, own *nsSockets, tak
 		}
 		unix = append(unix, ino)
 	}
-	if x.live {
+	for _, ino := range tcp {
+		taken[ino] = true
+	}
+	for _, ino := range unix {
+		taken[ino] = true
+	}
+	groups := groupByPort(own, tcp, unix, s.Protocol, cfg)
+	if x.live && len(groups) == 0 {
 		// a socket its configuration names that sqlfwd's namespace does
 		// not list, yet is a socket file of the server's user at that
-		// path here: bound in the server's own network namespace, and
-		// reached through the file by clients in this one
+		// path here, of a server none of whose sockets are listed here:
+		// bound in the server's own network namespace, and reached
+		// through the file by clients in this one (a server found here
+		// with such a file beside is more likely to have left it behind)
 		listed := map[string]bool{}
 		for _, l := range own.unix {
 			listed[filepath.Clean(l.path)] = true
@@ -291,13 +300,6 @@ func attribute(x *ownerCtx, s Server, uid uint32, cg string, own *nsSockets, tak
 			maybe[otherNetnsKey|st.Ino] = p + otherNetnsNote
 		}
 	}
-	for _, ino := range tcp {
-		taken[ino] = true
-	}
-	for _, ino := range unix {
-		taken[ino] = true
-	}
-	groups := groupByPort(own, tcp, unix, s.Protocol, cfg)
 	if len(groups) > 0 && uid == 0 {
 		// root's other listeners are most likely not this server's:
 		// only the unreachable socket paths are worth saying
