@@ -51,10 +51,12 @@ type Dialect interface {
 // VALUES texts, which never repeat exactly. The engine then caches facts by
 // the text's shape as well as by its exact text.
 type Shaper interface {
-	// Shape appends the shape key of text to key: the text with each
-	// literal a rule never reads replaced by a marker of its token class.
-	// ok is false when the text has no shape worth a cache entry.
-	Shape(key []byte, text string) (_ []byte, ok bool)
+	// ShapeSpans appends to spans, in text order, the literals a rule
+	// never reads, each with its token class: the text's shape key is the
+	// text with each span replaced by a NUL and its class (ShapeKey). ok
+	// is false when the text has no shape worth a cache entry, or holds a
+	// NUL byte (so that no kept byte can forge a marker).
+	ShapeSpans(spans []ShapeSpan, text string) (_ []ShapeSpan, ok bool)
 	// AnalyzeShape is Analyze for a text that has a shape; inert reports
 	// that its facts hold for every text of that shape.
 	AnalyzeShape(text string, lex LexStats) (_ *TextFacts, inert bool)

@@ -36,6 +36,7 @@ type Engine struct {
 	cache     *factCache      // nil when disabled
 	shapes    *factCache      // INSERT ... VALUES shapes (shapes.go); nil when the cache is disabled or the dialect has none
 	shapeSeen doorkeeper      // shapes seen once
+	hints     *shapeHints     // shape entries last hit (shapehint.go); with shapes
 	textSeen  doorkeeper      // shaped texts seen once
 	rates     *rateTable      // nil when the policy has no rate rules
 	bound     parseBound      // the largest and deepest text parsed (parsebound.go)
@@ -77,6 +78,7 @@ func New(p *Policy, d Dialect, opts Options) (*Engine, error) {
 			e.shaper = sh
 			e.shapes = newFactCache(size / 4)
 			e.shapeSeen = newDoorkeeper()
+			e.hints = newShapeHints()
 		}
 	}
 	if gc, ok := d.(GranteeCreator); ok {

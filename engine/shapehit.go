@@ -1,9 +1,10 @@
 package engine
 
 // A shape hit without a parse, a copy or an allocation (issue 26). A text
-// the exact-text cache does not hold is scanned by the dialect (Shaper.Shape:
-// literals to markers, into a pooled buffer) and looked up by its shape
-// before it is copied or parsed. An entry made from text A lends every text
+// the exact-text cache does not hold is scanned by the dialect
+// (Shaper.ShapeSpans: the literals its key replaces, into a pooled buffer)
+// and looked up by its shape (a hint compared in place, shapehint.go, else
+// the key built and looked up) before it is copied or parsed. An entry made from text A lends every text
 // B of its shape one TextFacts, matched against the policy once (its
 // shared facts), when what the rules read of a text is provably the same
 // for A and B:
@@ -53,21 +54,23 @@ func (e *Engine) sharedFacts(t, tf *TextFacts, text string) *TextFacts {
 // shapeKey is the shape of one text, kept from the lookup to the parse on
 // a miss so that the text is scanned once.
 type shapeKey struct {
-	buf  *keyBuf
-	key  []byte
-	ok   bool // the text has a shape: key holds it
-	done bool // the scan ran
+	buf   *keyBuf
+	spans []ShapeSpan // the literals the key replaces
+	key   []byte      // the key, once keyOf built it
+	ok    bool        // the text has a shape: spans (and key, once built) hold it
+	keyed bool        // keyOf ran
+	done  bool        // the scan ran
 }
 
 func (k *shapeKey) release() {
 	if k.buf != nil {
-		k.buf.b = k.key[:0]
+		k.buf.b, k.buf.spans = k.key[:0], k.spans[:0]
 		k.buf.release()
 		k.buf = nil
 	}
 }
 
-// scan fills k with the shape of text.
+// scan fills k with the spans of text's shape.
 func (e *Engine) scanShape(k *shapeKey, text string) {
 	k.done = true
 	// A key is at most twice its text; a text whose key could never be
@@ -76,10 +79,22 @@ func (e *Engine) scanShape(k *shapeKey, text string) {
 		return
 	}
 	k.buf = keyBufs.Get().(*keyBuf)
-	k.key, k.ok = e.shaper.Shape(k.buf.b[:0], text)
-	if k.ok && e.shapes.tooBig(len(k.key)) {
-		k.ok = false
+	k.key = k.buf.b[:0]
+	k.spans, k.ok = e.shaper.ShapeSpans(k.buf.spans[:0], text)
+	k.ok = k.ok && len(k.spans) > 0
+}
+
+// keyOf builds k's key from its spans (once) and reports whether it is
+// one the shape cache could hold.
+func (e *Engine) keyOf(k *shapeKey, text string) bool {
+	if k.ok && !k.keyed {
+		k.keyed = true
+		k.key = AppendShapeKey(k.key[:0], text, k.spans)
+		if e.shapes.tooBig(len(k.key)) {
+			k.ok = false
+		}
 	}
+	return k.ok
 }
 
 // shapeHit returns the shared facts of a shape entry for sql, or nil: no
@@ -90,16 +105,25 @@ func (e *Engine) shapeHit(sql []byte, k *shapeKey) *TextFacts {
 		return nil
 	}
 	// The scan and the prescan read sql in place: neither keeps the text
-	// (the key is copied into k's buffer), and sql does not change during
-	// the call (Judge's contract).
+	// (spans are offsets, a key is built in k's buffer), and sql does not
+	// change during the call (Judge's contract).
 	text := unsafe.String(unsafe.SliceData(sql), len(sql))
 	e.scanShape(k, text)
 	if !k.ok {
 		return nil
 	}
-	t, _, hit := e.shapes.get(k.key)
-	if !hit || t.shared == nil {
-		return nil
+	hint := e.hints.slot(text, k.spans)
+	t := hint.Load()
+	if t == nil || !keyIs(t.shapeKey, text, k.spans) { // shapehint.go
+		if !e.keyOf(k, text) {
+			return nil
+		}
+		var hit bool
+		t, _, hit = e.shapes.get(k.key)
+		if !hit || t.shared == nil {
+			return nil
+		}
+		hint.Store(t)
 	}
 	if t.stableLex {
 		// The prescan would measure what it measured in the entry's text

@@ -78,7 +78,7 @@ func (e *Engine) analyzeShaped(text string, lex LexStats, k *shapeKey) *TextFact
 	if !k.done {
 		e.scanShape(k, text)
 	}
-	if !k.ok {
+	if !e.keyOf(k, text) {
 		return nil
 	}
 	key := k.key
@@ -98,20 +98,24 @@ func (e *Engine) analyzeShaped(text string, lex LexStats, k *shapeKey) *TextFact
 			if ps, ok := e.shaper.(PrescanStabler); ok && t.shared != nil {
 				t.stableLex = ps.PrescanStable(text)
 			}
-			e.shapes.put(h, string(key), t)
+			t.shapeKey = string(key)
+			e.shapes.put(h, t.shapeKey, t)
 		}
 	}
 	return tf
 }
 
-// keyBuf holds one shape key between statements.
-type keyBuf struct{ b []byte }
+// keyBuf holds one shape key and its spans between statements.
+type keyBuf struct {
+	b     []byte
+	spans []ShapeSpan
+}
 
 var keyBufs = sync.Pool{New: func() any { return new(keyBuf) }}
 
 // release returns b to the pool unless one huge text grew it.
 func (b *keyBuf) release() {
-	if cap(b.b) <= 256<<10 {
+	if cap(b.b) <= 256<<10 && cap(b.spans) <= 16<<10 {
 		keyBufs.Put(b)
 	}
 }

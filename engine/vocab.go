@@ -390,6 +390,9 @@ type TextFacts struct {
 	// entry's text so that every text of its shape measures alike but for
 	// Bytes (PrescanStabler): a hit takes shared.Lex, not a prescan.
 	stableLex bool
+	// shapeKey: in a shape-cache entry, its key (the same string the
+	// cache holds), which a hinted hit compares (shapehint.go).
+	shapeKey string
 	// SQLOps: what the text does to named session objects (PostgreSQL:
 	// engine/pgsql sqlprepare.go).
 	SQLOps []SQLOp

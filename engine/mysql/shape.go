@@ -11,7 +11,7 @@ import (
 
 // The shape cache (engine/shapes.go). Bulk INSERT ... VALUES texts differ
 // only in their literals, so the exact-text cache never hits and each one
-// was parsed (~0.2 ms for 100 rows). Shape keys such a text (one read by
+// was parsed (~0.2 ms for 100 rows). ShapeSpans keys such a text (one read by
 // lex.go, in TiDB's default sql_mode) by its shape: each number (digits,
 // or digits.digits) not glued to an identifier and each '...' or "..."
 // string not glued to a word before it (an introducer: _utf8'x', X'0a',
@@ -43,24 +43,31 @@ const (
 // literal to starts; ok is false when the text is no INSERT or REPLACE,
 // replaces nothing, or has a NUL byte or an unterminated quote.
 func shapeSpans(key []byte, starts []int, text string) ([]byte, []int, bool) {
-	return scanShape(key, starts, text, true)
+	spans, ok := scanShape(nil, text)
+	if !ok {
+		return key, starts, false
+	}
+	for _, s := range spans {
+		starts = append(starts, s.Start)
+	}
+	return engine.AppendShapeKey(key, text, spans), starts, true
 }
 
-// scanShape is shapeSpans; with collect false it does not record the
-// starts (Shape's call on every text: nothing to allocate).
-func scanShape(key []byte, starts []int, text string, collect bool) ([]byte, []int, bool) {
+// scanShape appends to spans the literals text's shape replaces
+// (shapeSpans).
+func scanShape(spans []engine.ShapeSpan, text string) ([]engine.ShapeSpan, bool) {
+	spans = spans[:0]
 	if strings.IndexByte(text, 0) >= 0 {
-		return key, starts, false
+		return spans, false
 	}
 	lead := text
 	for len(lead) > 0 && (lead[0] == ' ' || lead[0] == '\t' || lead[0] == '\r' || lead[0] == '\n') {
 		lead = lead[1:]
 	}
 	if len(lead) < 7 || !(strings.EqualFold(lead[:6], "insert") || strings.EqualFold(lead[:7], "replace") || strings.EqualFold(lead[:6], "select")) {
-		return key, starts, false
+		return spans, false
 	}
 	n := len(text)
-	done, replaced := 0, 0
 	for i := 0; i < n; {
 		c := text[i]
 		switch {
@@ -70,35 +77,30 @@ func scanShape(key []byte, starts []int, text string, collect bool) ([]byte, []i
 			}
 		case c == '/' && i+1 < n && text[i+1] == '*':
 			if i+2 < n && text[i+2] == '!' {
-				return key, starts, false // a kept executable comment: not worth it
+				return spans, false // a kept executable comment: not worth it
 			}
 			k := strings.Index(text[i+2:], "*/")
 			if k < 0 {
-				return key, starts, false
+				return spans, false
 			}
 			i += 2 + k + 2
 		case c == '`':
 			j := quotedStr(text, i, '`', false)
 			if j == n && text[n-1] != '`' {
-				return key, starts, false
+				return spans, false
 			}
 			i = j
 		case c == '\'' || c == '"':
 			j := quotedStr(text, i, c, true)
 			if j > n || j-i < 2 || text[j-1] != c {
-				return key, starts, false
+				return spans, false
 			}
 			if i > 0 && isIdentByte(text[i-1]) {
 				i = j // an introducer or prefix: kept
 				continue
 			}
-			key = append(key, text[done:i]...)
-			key = append(key, 0, shStr)
-			if collect {
-				starts = append(starts, i)
-			}
-			replaced++
-			done, i = j, j
+			spans = append(spans, engine.ShapeSpan{Start: i, End: j, Class: shStr})
+			i = j
 		case c >= '0' && c <= '9':
 			j := i
 			for j < n && text[j] >= '0' && text[j] <= '9' {
@@ -120,13 +122,8 @@ func scanShape(key []byte, starts []int, text string, collect bool) ([]byte, []i
 				i = j
 				continue
 			}
-			key = append(key, text[done:i]...)
-			key = append(key, 0, class)
-			if collect {
-				starts = append(starts, i)
-			}
-			replaced++
-			done, i = j, j
+			spans = append(spans, engine.ShapeSpan{Start: i, End: j, Class: class})
+			i = j
 		case isIdentByte(c):
 			for i < n && isIdentByte(text[i]) {
 				i++
@@ -135,16 +132,12 @@ func scanShape(key []byte, starts []int, text string, collect bool) ([]byte, []i
 			i++
 		}
 	}
-	if replaced == 0 {
-		return key, starts, false
-	}
-	return append(key, text[done:]...), starts, true
+	return spans, len(spans) > 0
 }
 
-// Shape is engine.Shaper's.
-func (myDialect) Shape(key []byte, text string) ([]byte, bool) {
-	key, _, ok := scanShape(key, nil, text, false)
-	return key, ok
+// ShapeSpans is engine.Shaper's.
+func (myDialect) ShapeSpans(spans []engine.ShapeSpan, text string) ([]engine.ShapeSpan, bool) {
+	return scanShape(spans, text)
 }
 
 // AnalyzeShape is Analyze; inert reports whether every replaced literal is

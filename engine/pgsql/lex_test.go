@@ -198,23 +198,23 @@ func shapeDisagreement(text string) string {
 		at[int(tk.Start)] = tk
 	}
 	for _, s := range spans {
-		start := s.start
-		if s.class >= 'A' && s.class <= 'Z' { // negative: '-' first
+		start := s.Start
+		if s.Class >= 'A' && s.Class <= 'Z' { // negative: '-' first
 			if tk := at[start]; tk == nil || tk.End != int32(start+1) || text[start] != '-' {
 				return fmt.Sprintf("span %v: no '-' token at %d", s, start)
 			}
 			start++
-			for start < s.end && isBlank(text[start]) {
+			for start < s.End && isBlank(text[start]) {
 				start++
 			}
 		}
 		tk := at[start]
-		if tk == nil || int(tk.End) != s.end {
-			return fmt.Sprintf("span %v (%q): no scanner token there", s, text[s.start:s.end])
+		if tk == nil || int(tk.End) != s.End {
+			return fmt.Sprintf("span %v (%q): no scanner token there", s, text[s.Start:s.End])
 		}
-		want := map[byte]pg_query.Token{litInt: pg_query.Token_ICONST, litBigInt: pg_query.Token_FCONST, litFloat: pg_query.Token_FCONST, litStr: pg_query.Token_SCONST}[s.class|0x20]
+		want := map[byte]pg_query.Token{litInt: pg_query.Token_ICONST, litBigInt: pg_query.Token_FCONST, litFloat: pg_query.Token_FCONST, litStr: pg_query.Token_SCONST}[s.Class|0x20]
 		if tk.Token != want {
-			return fmt.Sprintf("span %v (%q): scanner reads %v", s, text[s.start:s.end], tk.Token)
+			return fmt.Sprintf("span %v (%q): scanner reads %v", s, text[s.Start:s.End], tk.Token)
 		}
 	}
 	return ""

@@ -1,7 +1,6 @@
 package pgsql
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,24 +56,25 @@ const (
 	negative  = 'a' - 'A'
 )
 
-// litSpan is a replaced literal: text[start:end], of a class.
-type litSpan struct {
-	start, end int
-	class      byte
-}
+// litSpan is a replaced literal: text[Start:End], of a Class.
+type litSpan = engine.ShapeSpan
 
 // shapeOf returns text's shape key and the literals it replaced. ok is
 // false when nothing was replaced or the text has a NUL byte or an
 // unterminated quote, dollar quote or comment.
 func shapeOf(text string) (key []byte, spans []litSpan, ok bool) {
-	return appendShape(nil, nil, text)
+	spans, ok = shapeSpans(nil, text)
+	if !ok {
+		return nil, spans, false
+	}
+	return engine.AppendShapeKey(nil, text, spans), spans, true
 }
 
-// appendShape is shapeOf reusing the buffers key and spans.
-func appendShape(key []byte, spans []litSpan, text string) ([]byte, []litSpan, bool) {
-	key, spans = key[:0], spans[:0]
+// shapeSpans appends to spans the literals text's shape replaces (shapeOf).
+func shapeSpans(spans []litSpan, text string) ([]litSpan, bool) {
+	spans = spans[:0]
 	if strings.IndexByte(text, 0) >= 0 {
-		return key, spans, false
+		return spans, false
 	}
 	n := len(text)
 	lastStrEnd := -1 // end of the last string literal
@@ -93,7 +93,7 @@ func appendShape(key []byte, spans []litSpan, text string) ([]byte, []litSpan, b
 			depth := 0
 			for {
 				if i+1 >= n {
-					return key, spans, false
+					return spans, false
 				}
 				if text[i] == '/' && text[i+1] == '*' {
 					depth++
@@ -113,12 +113,12 @@ func appendShape(key []byte, spans []litSpan, text string) ([]byte, []litSpan, b
 			escapes := prefixed && (text[i-1] == 'e' || text[i-1] == 'E') && (i < 2 || !isIdentPart(text[i-2]))
 			end, backslash := scanString(text, i, escapes)
 			if end < 0 {
-				return key, spans, false
+				return spans, false
 			}
 			// 'a'<newline>'b' is one literal: neither part is replaced.
 			continued := lastStrEnd >= 0 && allBlank(text[lastStrEnd:i])
 			if !prefixed && !backslash && !stringFollows(text, end) && !continued {
-				spans = append(spans, litSpan{i, end, litStr})
+				spans = append(spans, litSpan{Start: i, End: end, Class: litStr})
 			}
 			i, lastStrEnd = end, end
 		case c == '"':
@@ -126,7 +126,7 @@ func appendShape(key []byte, spans []litSpan, text string) ([]byte, []litSpan, b
 			for {
 				k := strings.IndexByte(text[j:], '"')
 				if k < 0 {
-					return key, spans, false
+					return spans, false
 				}
 				j += k + 1
 				if j < n && text[j] == '"' {
@@ -154,7 +154,7 @@ func appendShape(key []byte, spans []litSpan, text string) ([]byte, []litSpan, b
 				tag := text[i : j+1]
 				k := strings.Index(text[j+1:], tag)
 				if k < 0 {
-					return key, spans, false
+					return spans, false
 				}
 				i = j + 1 + k + len(tag)
 				break
@@ -196,7 +196,7 @@ func appendShape(key []byte, spans []litSpan, text string) ([]byte, []litSpan, b
 				if c == '-' {
 					class -= negative
 				}
-				spans = append(spans, litSpan{start, j, class})
+				spans = append(spans, litSpan{Start: start, End: j, Class: class})
 				i = j
 				break
 			}
@@ -214,18 +214,7 @@ func appendShape(key []byte, spans []litSpan, text string) ([]byte, []litSpan, b
 			i++
 		}
 	}
-	if len(spans) == 0 {
-		return key, spans, false
-	}
-	key = slices.Grow(key, n)
-	last := 0
-	for _, s := range spans {
-		key = append(key, text[last:s.start]...)
-		key = append(key, 0, s.class)
-		last = s.end
-	}
-	key = append(key, text[last:]...)
-	return key, spans, true
+	return spans, len(spans) > 0
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -371,8 +360,8 @@ func spansAre(at map[int32]*pg_query.A_Const, text string, spans []litSpan) bool
 		return false
 	}
 	for _, s := range spans {
-		c, ok := at[int32(s.start)]
-		if !ok || !sameLiteral(c, text[s.start:s.end], s.class) {
+		c, ok := at[int32(s.Start)]
+		if !ok || !sameLiteral(c, text[s.Start:s.End], s.Class) {
 			return false
 		}
 	}
@@ -419,39 +408,23 @@ func shapedLead(text string) bool {
 	return len(t) > 6 && (strings.EqualFold(t[:6], "insert") || strings.EqualFold(t[:6], "select")) && !isIdentPart(t[6])
 }
 
-// shapeBuf holds one shape computation's buffers between statements.
-type shapeBuf struct {
-	key   []byte
-	spans []litSpan
-}
+// shapeBufs holds span buffers between AnalyzeShape calls.
+var shapeBufs = sync.Pool{New: func() any { return new([]litSpan) }}
 
-var shapeBufs = sync.Pool{New: func() any { return new(shapeBuf) }}
-
-// release returns b to the pool unless one huge text grew it.
-func (b *shapeBuf) release() {
-	if cap(b.key) <= 256<<10 && cap(b.spans) <= 16<<10 {
-		shapeBufs.Put(b)
-	}
-}
-
-// Shape appends the shape key of an INSERT text to key (the spans it
-// replaced are not kept: AnalyzeShape finds them again, once per shape).
-// A text that is not valid UTF-8 has no shape: the parser's output is
-// decoded as UTF-8, so such a text fails to parse whatever its shape says.
-func (pgDialect) Shape(key []byte, text string) ([]byte, bool) {
+// ShapeSpans is engine.Shaper's: the literals of an INSERT or SELECT text
+// that its shape replaces. A text that is not valid UTF-8 has no shape:
+// the parser's output is decoded as UTF-8, so such a text fails to parse
+// whatever its shape says.
+func (pgDialect) ShapeSpans(spans []engine.ShapeSpan, text string) ([]engine.ShapeSpan, bool) {
 	if !shapedLead(text) || !utf8.ValidString(text) {
-		return key, false
+		return spans[:0], false
 	}
-	buf := shapeBufs.Get().(*shapeBuf)
-	defer buf.release()
-	key, spans, ok := appendShape(key, buf.spans[:0], text)
-	buf.spans = spans
-	return key, ok
+	return shapeSpans(spans, text)
 }
 
-// AnalyzeShape parses a text Shape gave a key and reports whether every
-// literal the key replaced is inert: a whole row item of the lone INSERT's
-// VALUES list, with the value the parser read.
+// AnalyzeShape parses a text ShapeSpans gave spans and reports whether
+// every literal they replace is inert: a whole row item of the lone
+// INSERT's VALUES list, with the value the parser read.
 func (pgDialect) AnalyzeShape(text string, lex engine.LexStats) (*engine.TextFacts, bool) {
 	tree, bad := parseText(text, lex)
 	if bad != nil {
@@ -462,11 +435,12 @@ func (pgDialect) AnalyzeShape(text string, lex engine.LexStats) (*engine.TextFac
 	if tf.SQLOps != nil {
 		return tf, false
 	}
-	buf := shapeBufs.Get().(*shapeBuf)
-	defer buf.release()
-	var spans []litSpan
-	var ok bool
-	buf.key, spans, ok = appendShape(buf.key[:0], buf.spans[:0], text)
-	buf.spans = spans
-	return tf, ok && inertLiterals(tree, text, spans)
+	buf := shapeBufs.Get().(*[]litSpan)
+	spans, ok := shapeSpans(*buf, text)
+	inert := ok && inertLiterals(tree, text, spans)
+	if cap(spans) <= 16<<10 {
+		*buf = spans[:0]
+		shapeBufs.Put(buf)
+	}
+	return tf, inert
 }

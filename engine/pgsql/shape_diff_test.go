@@ -24,7 +24,7 @@ import (
 // its shape was admitted before).
 func shapeAgreement(t *testing.T, cached, plain *engine.Engine, s *engine.Session, text, where string) (hits int) {
 	t.Helper()
-	key, ok := Dialect.(engine.Shaper).Shape(nil, text)
+	key, ok := engine.ShapeKey(Dialect.(engine.Shaper), nil, text)
 	if !ok {
 		return 0
 	}
@@ -33,7 +33,7 @@ func shapeAgreement(t *testing.T, cached, plain *engine.Engine, s *engine.Sessio
 	texts := []string{text}
 	for seed := -1; seed < 6; seed++ {
 		b := variant(text, spans, seed)
-		if kb, ok := Dialect.(engine.Shaper).Shape(nil, b); utf8.ValidString(text) && utf8.ValidString(b) && (!ok || string(kb) != string(key)) {
+		if kb, ok := engine.ShapeKey(Dialect.(engine.Shaper), nil, b); utf8.ValidString(text) && utf8.ValidString(b) && (!ok || string(kb) != string(key)) {
 			t.Errorf("%s: variant %q of %q has another shape %q", where, b, text, render(kb))
 			return 0
 		}

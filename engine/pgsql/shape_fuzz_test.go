@@ -53,8 +53,8 @@ func selectVariant(text string, spans []litSpan, lit string, n uint32) string {
 	var b strings.Builder
 	last := 0
 	for _, sp := range spans {
-		b.WriteString(text[last:sp.start])
-		class := sp.class
+		b.WriteString(text[last:sp.Start])
+		class := sp.Class
 		if class >= 'A' && class <= 'Z' {
 			b.WriteByte('-')
 			class += negative
@@ -69,7 +69,7 @@ func selectVariant(text string, spans []litSpan, lit string, n uint32) string {
 		default:
 			b.WriteString("'" + strings.ReplaceAll(lit, "'", "''") + "'")
 		}
-		last = sp.end
+		last = sp.End
 	}
 	b.WriteString(text[last:])
 	return b.String()

@@ -72,9 +72,9 @@ func variant(text string, spans []litSpan, seed int) string {
 	var b strings.Builder
 	last := 0
 	for i, s := range spans {
-		b.WriteString(text[last:s.start])
+		b.WriteString(text[last:s.Start])
 		k := seed + i
-		class := s.class
+		class := s.Class
 		if class >= 'A' && class <= 'Z' {
 			b.WriteByte('-')
 			class += negative
@@ -89,7 +89,7 @@ func variant(text string, spans []litSpan, seed int) string {
 		default:
 			b.WriteString(strs[k%len(strs)])
 		}
-		last = s.end
+		last = s.End
 	}
 	b.WriteString(text[last:])
 	return b.String()
@@ -320,4 +320,34 @@ func template(tf *engine.TextFacts) *engine.TextFacts {
 		t.Stmts[i].Loc, t.Stmts[i].Length = 0, 0
 	}
 	return t
+}
+
+// TestShapeHintsKeepShapesApart: two shapes with the same opening and
+// length class share a hint slot (engine/shapehint.go); judged in turn,
+// each text gets its own shape's verdict, never the hinted other's.
+func TestShapeHintsKeepShapesApart(t *testing.T) {
+	cached := mustEngine(t, string(defaultPolicyYAML), engine.Options{})
+	plain := mustEngine(t, string(defaultPolicyYAML), engine.Options{CacheBytes: -1})
+	s := &engine.Session{User: "app", Database: "app"}
+	shapes := []string{
+		"INSERT INTO t (a, b) VALUES (%d, 'x') RETURNING a, b, a AS c, b AS d, a AS e",
+		"INSERT INTO t (a, b) VALUES (%d, 'x') RETURNING (SELECT rolpassword FROM pg_authid)",
+		"INSERT INTO t (a, b) VALUES (%d, 'x') RETURNING (SELECT rolpassword FROM app_secret)",
+	}
+	denied := 0
+	for i := range 30 {
+		for _, f := range shapes {
+			text := fmt.Sprintf(f, i)
+			got, want := cached.Judge([]byte(text), s), plain.Judge([]byte(text), s)
+			if got != want {
+				t.Fatalf("%q: through the caches %+v, parsed %+v", text, got, want)
+			}
+			if got.Action.Denies() {
+				denied++
+			}
+		}
+	}
+	if denied != 30 {
+		t.Fatalf("%d denied, want 30 (the pg_authid shape): the test judges nothing apart", denied)
+	}
 }

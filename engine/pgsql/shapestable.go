@@ -26,17 +26,17 @@ func (pgDialect) PrescanStable(text string) bool {
 	scanLex(text, &st, 0, &trace)
 	j := 0
 	for _, sp := range spans {
-		start, kind := sp.start, byte(spanNumber)
+		start, kind := sp.Start, byte(spanNumber)
 		switch {
-		case sp.class == litStr:
+		case sp.Class == litStr:
 			kind = spanLiteral
-		case sp.class >= 'A' && sp.class <= 'Z':
+		case sp.Class >= 'A' && sp.Class <= 'Z':
 			start++ // the minus sign
 		}
 		for j < len(trace) && trace[j].end <= start && trace[j].start < start {
 			j++
 		}
-		if j >= len(trace) || trace[j] != (lexSpan{start, sp.end, kind}) {
+		if j >= len(trace) || trace[j] != (lexSpan{start, sp.End, kind}) {
 			return false
 		}
 	}

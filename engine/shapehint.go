@@ -1,0 +1,88 @@
+package engine
+
+// A shape hit without building, hashing or looking up its key (issue 26).
+// The dialect's scan gives the spans a text's shape key replaces
+// (Shaper.ShapeSpans); the key itself, the text with each span replaced by
+// a NUL and the span's class, was built, hashed and looked up on every hit,
+// three more passes over a 29 KB text. Now a hit first tries a hint: the
+// shape entry last hit by a text of the same opening (the bytes before its
+// first span) and the same length class. keyIs compares that entry's key
+// with the text, span by span, byte for byte: a hint answers only when the
+// text's key is the entry's key exactly, which is what the shape cache's
+// own lookup would have found (and its facts hold for every text of that
+// key, whether or not the cache still holds the entry: entries are never
+// changed, and the engine is built anew for another policy). A hint that
+// does not match costs that comparison, and the text takes the cache's
+// lookup, which sets the hint.
+//
+// The hints hold at most len(shapeHints) entries alive beyond the shape
+// cache's bound, each within its entry bound (a quarter of a shard).
+
+import (
+	"hash/maphash"
+	"math/bits"
+	"sync/atomic"
+)
+
+// ShapeSpan is a literal a shape key replaces: text[Start:End], marked in
+// the key by a NUL and Class.
+type ShapeSpan struct {
+	Start, End int
+	Class      byte
+}
+
+// ShapeKey appends the shape key of text to key (Shaper.ShapeSpans).
+func ShapeKey(s Shaper, key []byte, text string) ([]byte, bool) {
+	spans, ok := s.ShapeSpans(nil, text)
+	if !ok {
+		return key, false
+	}
+	return AppendShapeKey(key, text, spans), true
+}
+
+// AppendShapeKey appends to key the shape key of text whose replaced
+// literals are spans.
+func AppendShapeKey(key []byte, text string, spans []ShapeSpan) []byte {
+	if n := len(text) + 2*len(spans); cap(key)-len(key) < n {
+		key = append(make([]byte, 0, len(key)+n), key...)
+	}
+	last := 0
+	for _, s := range spans {
+		key = append(key, text[last:s.Start]...)
+		key = append(key, 0, s.Class)
+		last = s.End
+	}
+	return append(key, text[last:]...)
+}
+
+// keyIs reports whether key is the shape key of text with spans: what
+// AppendShapeKey would build, compared in place.
+func keyIs(key, text string, spans []ShapeSpan) bool {
+	pos, last := 0, 0
+	for _, s := range spans {
+		seg := text[last:s.Start]
+		end := pos + len(seg)
+		if end+2 > len(key) || key[end] != 0 || key[end+1] != s.Class || key[pos:end] != seg {
+			return false
+		}
+		pos, last = end+2, s.End
+	}
+	return key[pos:] == text[last:]
+}
+
+// shapeHints are hinted shape entries (templates with shapeKey set).
+type shapeHints struct {
+	seed  maphash.Seed
+	slots [64]atomic.Pointer[TextFacts]
+}
+
+func newShapeHints() *shapeHints { return &shapeHints{seed: maphash.MakeSeed()} }
+
+// slot returns the hint for a text with spans: by the text's opening and
+// the bit length of its size, so that an INSERT of 10 rows and one of
+// 1,000 into the same table keep a hint each.
+func (h *shapeHints) slot(text string, spans []ShapeSpan) *atomic.Pointer[TextFacts] {
+	x := maphash.String(h.seed, text[:spans[0].Start])
+	x ^= uint64(bits.Len(uint(len(text)))) * 0x9e3779b97f4a7c15
+	return &h.slots[(x>>32)%uint64(len(h.slots))]
+}
