@@ -22,6 +22,12 @@ import (
 // before it ('admin'-- , 'admin'#) except after "," or "(" (a script's line
 // note) or after a ";" with more text after it, and a kept /*! comment.
 func prescan(text string, stopBytes int) engine.LexStats {
+	return prescanTrace(text, stopBytes, nil)
+}
+
+// prescanTrace is prescan; with trace, it appends there each token it
+// reads, text[lo:hi] (shapestable.go).
+func prescanTrace(text string, stopBytes int, trace *[]token) engine.LexStats {
 	st := engine.LexStats{Bytes: len(text)}
 	if stopBytes > 0 && len(text) > stopBytes {
 		return st
@@ -32,6 +38,9 @@ func prescan(text string, stopBytes int) engine.LexStats {
 	gluedLeft := -1
 	n := len(text)
 	token := func(start, end int) {
+		if trace != nil {
+			*trace = append(*trace, token{lo: start, hi: end})
+		}
 		if gluedLeft >= 0 && gluedLeft == start {
 			st.CommentTrick = true
 		}
