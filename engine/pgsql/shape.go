@@ -263,11 +263,32 @@ func afterListStart(text string, i int) bool {
 
 // scanString returns the end of the quoted string starting at text[i]
 // (-1 if unterminated) and whether a backslash occurs in it. With escapes
-// (an E'...' string) a backslash escapes the next byte. It jumps from
-// quote to quote (strings.IndexByte), the scan's hot loop in a bulk INSERT.
+// (an E'...' string) a backslash escapes the next byte. Past its first
+// bytes it jumps from quote to quote (strings.IndexByte), the scan's hot
+// loop in a bulk INSERT of long strings.
 func scanString(text string, i int, escapes bool) (end int, backslash bool) {
 	n := len(text)
-	for j := i + 1; j < n; {
+	// Most of a bulk INSERT's strings are short: their first bytes one by
+	// one, which costs less than a call of IndexByte.
+	j := i + 1
+	for lim := min(n, i+24); j < lim; {
+		switch text[j] {
+		case '\'':
+			if j+1 < n && text[j+1] == '\'' {
+				j += 2
+				continue
+			}
+			return j + 1, backslash
+		case '\\':
+			backslash = true
+			if escapes {
+				j += 2 // the escaped byte, a quote or not
+				continue
+			}
+		}
+		j++
+	}
+	for j < n {
 		k := strings.IndexByte(text[j:], '\'')
 		if k < 0 {
 			return -1, backslash || strings.IndexByte(text[j:], '\\') >= 0
