@@ -346,3 +346,64 @@ func TestFramerUnread(t *testing.T) {
 		t.Fatal("a packet of sequence id 1 after ExpectCommands: no error")
 	}
 }
+
+// chunkLoop serves b over and over, at most chunk bytes a Read.
+type chunkLoop struct {
+	b     []byte
+	at    int
+	chunk int
+}
+
+func (r *chunkLoop) Read(p []byte) (int, error) {
+	p = p[:min(len(p), r.chunk, len(r.b)-r.at)]
+	n := copy(p, r.b[r.at:])
+	r.at = (r.at + n) % len(r.b)
+	return n, nil
+}
+
+// TestFramerGrownBufferReused: a budgeted framer fed a 90 kB COM_QUERY
+// after each COM_PING grows for the query and shrinks after it, every
+// time, and allocates nothing for it once warm (internal/framebuf).
+func TestFramerGrownBufferReused(t *testing.T) {
+	large := pkt(0, append([]byte{ComQuery}, bytes.Repeat([]byte("a"), 90_000)...)...)
+	r := &chunkLoop{b: cat(large, pkt(0, ComPing)), chunk: 16 << 10}
+	b := &budget{limit: 1 << 20}
+	fr := NewFramer(r, DefaultBufferSize, 0, 0)
+	fr.SetBudget(b)
+	fr.ExpectCommands()
+	next := func() int {
+		for {
+			if m, err := fr.Next(wantAll); err != nil {
+				t.Fatal(err)
+			} else if m != nil {
+				fr.TakeBefore(m)
+				fr.ExpectCommands()
+				return len(m)
+			}
+			fr.Take()
+			if err := fr.Fill(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pair := func() {
+		if n := next(); n != len(large) {
+			t.Fatalf("got a %d-byte packet, want the large one (%d)", n, len(large))
+		}
+		if n := next(); n != HeaderLen+1 {
+			t.Fatalf("got a %d-byte packet, want COM_PING", n)
+		}
+		if b.held != fr.reserved {
+			t.Fatalf("budget %d, framer reserved %d: out of step", b.held, fr.reserved)
+		}
+	}
+	pair()
+	pair()
+	if n := testing.AllocsPerRun(20, pair); n != 0 {
+		t.Errorf("%v allocations per large packet, want 0", n)
+	}
+	fr.Close()
+	if b.held != 0 {
+		t.Errorf("after Close the framer still holds %d bytes of the budget", b.held)
+	}
+}

@@ -17,6 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/sqlfw/sqlfw/internal/framebuf"
 )
 
 const (
@@ -74,6 +76,10 @@ type Framer struct {
 	// passed over (0: no bound beyond the protocol's int32).
 	maxWanted, maxPassed int
 	initSize             int
+	// home is the buffer of initSize the Framer was made with, taken up
+	// again when it shrinks; a grown buffer comes from and goes back to
+	// internal/framebuf.
+	home []byte
 	// types, when set, lists the message types the peer may send.
 	types *[256]bool
 	// budget, when set, is charged for the buffer beyond initSize;
@@ -113,7 +119,7 @@ func (f *Framer) SetBudget(b Budget) { f.budget = b }
 // Close gives back what the Framer holds of its Budget; the Framer is not
 // used after it.
 func (f *Framer) Close() {
-	f.buf = nil // dropped before it is released
+	f.buf, f.home = nil, nil // dropped before it is released
 	f.mark, f.r, f.w, f.stream = 0, 0, 0, 0
 	if f.budget != nil && f.reserved > 0 {
 		f.budget.Release(f.reserved)
@@ -132,9 +138,16 @@ func (f *Framer) resize(size, keep int) error {
 			return fmt.Errorf("%w: %w", ErrBudget, err)
 		}
 	}
-	nb := make([]byte, size)
+	nb := f.home
+	if size != len(nb) {
+		nb = framebuf.Get(size)
+	}
 	copy(nb, f.buf[:keep])
+	old := f.buf
 	f.buf = nb
+	if len(old) > 0 && len(f.home) > 0 && &old[0] != &f.home[0] {
+		framebuf.Put(old) // nothing holds it: a message is valid until the next Fill
+	}
 	if f.budget != nil {
 		if f.reserved > 0 {
 			f.budget.Release(f.reserved)
@@ -157,7 +170,8 @@ func NewFramer(src io.Reader, size, maxWanted, maxPassed int) *Framer {
 	if maxWanted <= 0 {
 		maxWanted = DefaultMaxMessage
 	}
-	return &Framer{src: src, buf: make([]byte, size), maxWanted: maxWanted, maxPassed: maxPassed, initSize: size}
+	buf := make([]byte, size)
+	return &Framer{src: src, buf: buf, home: buf, maxWanted: maxWanted, maxPassed: maxPassed, initSize: size}
 }
 
 // Fill reads at least one byte from the source. Pending bytes must have been
@@ -179,8 +193,10 @@ func (f *Framer) Fill() error {
 	if need > len(f.buf) && f.w == len(f.buf) {
 		// Grow with the data, not with the length the header claims, so a
 		// peer cannot make us allocate 64 MiB by sending five bytes.
+		// A size framebuf keeps is taken whole: the buffer is then reused
+		// by the next message this large, not allocated again.
 		size := 2 * len(f.buf)
-		if size > need {
+		if size > need && !framebuf.Pooled(size) {
 			size = need
 		}
 		if err := f.resize(size, f.w); err != nil {

@@ -339,3 +339,65 @@ func TestFramerBudget(t *testing.T) {
 		t.Errorf("budget overdrawn: %d of %d", small.used, small.cap)
 	}
 }
+
+// chunkLoop serves b over and over, at most chunk bytes a Read.
+type chunkLoop struct {
+	b     []byte
+	at    int
+	chunk int
+}
+
+func (r *chunkLoop) Read(p []byte) (int, error) {
+	p = p[:min(len(p), r.chunk, len(r.b)-r.at)]
+	n := copy(p, r.b[r.at:])
+	r.at = (r.at + n) % len(r.b)
+	return n, nil
+}
+
+// TestFramerGrownBufferReused: a budgeted framer fed a 90 kB Query after
+// each small one grows for the large one and shrinks after it, every time,
+// and allocates nothing for it once warm: the grown buffer comes back from
+// internal/framebuf, the small one is the framer's own again; the budget
+// stays in step.
+func TestFramerGrownBufferReused(t *testing.T) {
+	large := msg('Q', strings.Repeat("x", 90_000)+"\x00")
+	small := msg('Q', "select 1\x00")
+	r := &chunkLoop{b: append(append([]byte(nil), large...), small...), chunk: 16 << 10}
+	b := &countingBudget{cap: 1 << 20}
+	fr := NewFramer(r, DefaultBufferSize, 0, 0)
+	fr.SetBudget(b)
+	next := func() int {
+		for {
+			if m, err := fr.Next(table("Q")); err != nil {
+				t.Fatal(err)
+			} else if m != nil {
+				fr.TakeBefore(m)
+				return len(m)
+			}
+			fr.Take()
+			if err := fr.Fill(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pair := func() {
+		if n := next(); n != len(large) {
+			t.Fatalf("got a %d-byte message, want the large one (%d)", n, len(large))
+		}
+		if n := next(); n != len(small) {
+			t.Fatalf("got a %d-byte message, want the small one (%d)", n, len(small))
+		}
+		if b.used != fr.reserved || fr.reserved != max(len(fr.buf)-fr.initSize, 0) {
+			t.Fatalf("budget %d, framer reserved %d, buffer %d: out of step", b.used, fr.reserved, len(fr.buf))
+		}
+	}
+	pair()
+	pair()
+	if n := testing.AllocsPerRun(20, pair); n != 0 {
+		t.Errorf("%v allocations per large message, want 0", n)
+	}
+	fr.Close()
+	if b.used != 0 {
+		t.Errorf("after Close the framer still holds %d bytes of the budget", b.used)
+	}
+}
