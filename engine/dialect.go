@@ -62,6 +62,16 @@ type Shaper interface {
 	AnalyzeShape(text string, lex LexStats) (_ *TextFacts, inert bool)
 }
 
+// A ShapeMatcher is a Shaper that can tell whether a text's shape key is a
+// given one without finding the text's spans first: it reads the text
+// against the key, the kept bytes compared and each marker's literal read
+// as one of its class (shapehint.go: the hinted entry's key).
+type ShapeMatcher interface {
+	// MatchShape reports whether text's shape key (ShapeSpans) is key,
+	// whose markers end pieces (ShapePieces).
+	MatchShape(key string, pieces []ShapePiece, text string) bool
+}
+
 // A PrescanStabler is a Shaper that can tell, for a text whose shape is
 // inert, that its Prescan reads every literal the shape replaces as one
 // whole token from outside any comment, string or dollar quote. The

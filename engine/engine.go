@@ -31,6 +31,7 @@ type Engine struct {
 	policy    *Policy
 	dialect   Dialect
 	shaper    Shaper          // the dialect's, or nil
+	matcher   ShapeMatcher    // the dialect's, or nil; with shapes
 	effector  SessionEffector // the dialect's, or nil
 	implicit  ImplicitSchemer // the dialect's, or nil
 	cache     *factCache      // nil when disabled
@@ -79,6 +80,7 @@ func New(p *Policy, d Dialect, opts Options) (*Engine, error) {
 			e.shapes = newFactCache(size / 4)
 			e.shapeSeen = newDoorkeeper()
 			e.hints = newShapeHints()
+			e.matcher, _ = d.(ShapeMatcher)
 		}
 	}
 	if gc, ok := d.(GranteeCreator); ok {

@@ -22,6 +22,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 )
@@ -88,19 +89,50 @@ func word(s string, i int) uint64 {
 	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s), len(s))[i:])
 }
 
-// shapeHints are hinted shape entries (templates with shapeKey set).
+// ShapePiece is one marker of a shape key: Kept bytes of kept text, then
+// a NUL and Class.
+type ShapePiece struct {
+	Kept  int
+	Class byte
+}
+
+// ShapePieces returns the markers of key, in order (a key's only NUL bytes
+// are its markers').
+func ShapePieces(key string) []ShapePiece {
+	var ps []ShapePiece
+	for last := 0; ; {
+		i := strings.IndexByte(key[last:], 0)
+		if i < 0 || last+i+1 >= len(key) {
+			return ps
+		}
+		ps = append(ps, ShapePiece{Kept: i, Class: key[last+i+1]})
+		last += i + 2
+	}
+}
+
+// shapeHints are hinted shape entries (templates with shapeKey set), in
+// pairs: a text's pair is chosen by its first bytes and the bit length of
+// its size, so that an INSERT of 10 rows and one of 1,000 into the same
+// table keep a hint each; the pair's first is the one last set.
 type shapeHints struct {
 	seed  maphash.Seed
-	slots [64]atomic.Pointer[TextFacts]
+	slots [128]atomic.Pointer[TextFacts]
 }
 
 func newShapeHints() *shapeHints { return &shapeHints{seed: maphash.MakeSeed()} }
 
-// slot returns the hint for a text with spans: by the text's opening and
-// the bit length of its size, so that an INSERT of 10 rows and one of
-// 1,000 into the same table keep a hint each.
-func (h *shapeHints) slot(text string, spans []ShapeSpan) *atomic.Pointer[TextFacts] {
-	x := maphash.String(h.seed, text[:spans[0].Start])
+// pair returns the index of text's pair of slots.
+func (h *shapeHints) pair(text string) int {
+	x := maphash.String(h.seed, text[:min(len(text), 48)])
 	x ^= uint64(bits.Len(uint(len(text)))) * 0x9e3779b97f4a7c15
-	return &h.slots[(x>>32)%uint64(len(h.slots))]
+	return int(x>>32) % (len(h.slots) / 2) * 2
+}
+
+// set makes t the first hint of text's pair, the other the one that was.
+func (h *shapeHints) set(text string, t *TextFacts) {
+	i := h.pair(text)
+	if old := h.slots[i].Load(); old != t {
+		h.slots[i+1].Store(old)
+		h.slots[i].Store(t)
+	}
 }

@@ -97,6 +97,35 @@ func (e *Engine) keyOf(k *shapeKey, text string) bool {
 	return k.ok
 }
 
+// hinted returns the hinted entry of text's shape, or nil: one of the two
+// hints of its pair whose key is the text's (shapehint.go), read against
+// the text by the dialect's MatchShape, else compared with the text's
+// spans (keyIs; they are left in k).
+func (e *Engine) hinted(text string, k *shapeKey) *TextFacts {
+	i := e.hints.pair(text)
+	for j := i; j < i+2; j++ {
+		t := e.hints.slots[j].Load()
+		switch {
+		case t == nil:
+		case e.matcher != nil:
+			if e.matcher.MatchShape(t.shapeKey, t.shapePieces, text) {
+				return t
+			}
+		default:
+			if !k.done {
+				e.scanShape(k, text)
+			}
+			if !k.ok {
+				return nil
+			}
+			if keyIs(t.shapeKey, text, k.spans) {
+				return t
+			}
+		}
+	}
+	return nil
+}
+
 // shapeHit returns the shared facts of a shape entry for sql, or nil: no
 // shape, no entry, no shared facts, or measures other than the entry's.
 // It fills k for the caller's parse on a miss.
@@ -108,13 +137,14 @@ func (e *Engine) shapeHit(sql []byte, k *shapeKey) *TextFacts {
 	// (spans are offsets, a key is built in k's buffer), and sql does not
 	// change during the call (Judge's contract).
 	text := unsafe.String(unsafe.SliceData(sql), len(sql))
-	e.scanShape(k, text)
-	if !k.ok {
-		return nil
+	if e.shapes.tooBig(len(text) / 2) {
+		return nil // as scanShape: no entry has such a key
 	}
-	hint := e.hints.slot(text, k.spans)
-	t := hint.Load()
-	if t == nil || !keyIs(t.shapeKey, text, k.spans) { // shapehint.go
+	t := e.hinted(text, k)
+	if t == nil {
+		if !k.done {
+			e.scanShape(k, text)
+		}
 		if !e.keyOf(k, text) {
 			return nil
 		}
@@ -123,7 +153,7 @@ func (e *Engine) shapeHit(sql []byte, k *shapeKey) *TextFacts {
 		if !hit || t.shared == nil {
 			return nil
 		}
-		hint.Store(t)
+		e.hints.set(text, t)
 	}
 	if t.stableLex {
 		// The prescan would measure what it measured in the entry's text

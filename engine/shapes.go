@@ -99,6 +99,9 @@ func (e *Engine) analyzeShaped(text string, lex LexStats, k *shapeKey) *TextFact
 				t.stableLex = ps.PrescanStable(text)
 			}
 			t.shapeKey = string(key)
+			if e.matcher != nil {
+				t.shapePieces = ShapePieces(t.shapeKey)
+			}
 			e.shapes.put(h, t.shapeKey, t)
 		}
 	}

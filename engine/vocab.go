@@ -393,6 +393,9 @@ type TextFacts struct {
 	// shapeKey: in a shape-cache entry, its key (the same string the
 	// cache holds), which a hinted hit compares (shapehint.go).
 	shapeKey string
+	// shapePieces: the markers of shapeKey (ShapePieces), for a
+	// ShapeMatcher.
+	shapePieces []ShapePiece
 	// SQLOps: what the text does to named session objects (PostgreSQL:
 	// engine/pgsql sqlprepare.go).
 	SQLOps []SQLOp

@@ -475,3 +475,112 @@ func (pgDialect) AnalyzeShape(text string, lex engine.LexStats) (*engine.TextFac
 	}
 	return tf, inert
 }
+
+// MatchShape is engine.ShapeMatcher's: whether text's shape key is key,
+// read without finding text's spans. The kept bytes must be key's, and at
+// each marker text must hold one literal of the marker's class: a '...'
+// string without backslashes, or digits (after a minus for a negative
+// class) that fit in 32 bits or do not, or digits.digits.
+//
+// Why that is ShapeSpans(text) giving key. key is the key of a text A with
+// ShapeSpans' spans at the markers; text B holds A's kept bytes with such
+// literals between them. ShapeSpans reads B as A up to A's first span (the
+// same bytes, and what it reads ahead of a byte reaches at most the next
+// one, a literal's first: a quote, a digit or a minus in A and B alike),
+// so it is in code at the literal's start, as in A. There it reads B's
+// literal as one span of the class: a string ends at its first lone quote
+// (scanString, the match's own reading) and is not prefixed, continued or
+// followed by another (the bytes around it are kept, the literals around
+// it of the same kinds); a number's digits end where the next kept byte,
+// neither a digit, a word byte nor "." (else A's number had been no span),
+// begins, and its class follows from its digits as the match checked. What
+// ShapeSpans keeps of a literal, where it ends and the kind of its last
+// byte (a quote, a digit), is A's, so it reads the kept bytes after it as
+// in A again (a dollar quote's or comment's end is searched in kept bytes:
+// no span is inside one in A). So B's spans are at the markers with their
+// classes and its key is key (FuzzMatchShape checks the equivalence).
+// Like ShapeSpans, a text with a NUL byte or that is not valid UTF-8 has
+// no shape.
+func (pgDialect) MatchShape(key string, pieces []engine.ShapePiece, text string) bool {
+	if strings.IndexByte(text, 0) >= 0 || !shapedLead(text) || !utf8.ValidString(text) {
+		return false
+	}
+	p, q := 0, 0 // where key and text are read
+	for _, pc := range pieces {
+		n := pc.Kept
+		if p+n+2 > len(key) || q+n > len(text) {
+			return false
+		}
+		if n <= 6 && p+8 <= len(key) && q+8 <= len(text) {
+			// text's n bytes, then the marker: n+2 bytes of key in a word.
+			want := load8(text, q)&(1<<(8*n)-1) | uint64(pc.Class)<<(8*(n+1))
+			if (load8(key, p)^want)&(1<<(8*(n+2))-1) != 0 {
+				return false
+			}
+		} else if key[p+n] != 0 || key[p+n+1] != pc.Class || key[p:p+n] != text[q:q+n] {
+			return false
+		}
+		p, q = p+n+2, q+n
+		if q = shapeLiteralEnd(text, q, pc.Class); q < 0 {
+			return false
+		}
+	}
+	return key[p:] == text[q:]
+}
+
+// load8 returns the 8 bytes of s at i, the first lowest.
+func load8(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s), len(s))[i:])
+}
+
+// shapeLiteralEnd returns the end of the literal of class at text[i] that
+// ShapeSpans would replace there, or -1.
+func shapeLiteralEnd(text string, i int, class byte) int {
+	n := len(text)
+	if i >= n {
+		return -1
+	}
+	if class == litStr {
+		if text[i] != '\'' {
+			return -1
+		}
+		end, backslash := scanString(text, i, false)
+		if end < 0 || backslash {
+			return -1
+		}
+		return end
+	}
+	if class >= 'A' && class <= 'Z' { // negative: the minus, then the digits
+		if text[i] != '-' {
+			return -1
+		}
+		class += negative
+		i++
+	}
+	j := i
+	for j < n && isDigit(text[j]) {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	switch class {
+	case litInt:
+		if !fitsInt32(text[i:j]) {
+			return -1
+		}
+	case litBigInt:
+		if fitsInt32(text[i:j]) {
+			return -1
+		}
+	case litFloat:
+		if j+1 >= n || text[j] != '.' || !isDigit(text[j+1]) {
+			return -1
+		}
+		for j++; j < n && isDigit(text[j]); j++ {
+		}
+	default:
+		return -1
+	}
+	return j
+}

@@ -1,6 +1,10 @@
 package pgsql
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/sqlfw/sqlfw/engine"
+)
 
 // scanStringRef is scanString byte by byte: the reference FuzzScanString
 // holds it to.
@@ -43,6 +47,42 @@ func FuzzScanString(f *testing.F) {
 			wantEnd, wantBs := scanStringRef(text, i, escapes)
 			if end != wantEnd || (end >= 0 && bs != wantBs) {
 				t.Fatalf("scanString(%q, %d, %v) = %d, %v; want %d, %v", text, i, escapes, end, bs, wantEnd, wantBs)
+			}
+		}
+	})
+}
+
+// FuzzMatchShape: MatchShape(key of A, its pieces, B) holds exactly when
+// ShapeSpans gives B a shape whose key is A's, for B made from A by
+// swapping its literals for others of their classes (from the fuzzer's
+// string and number, which may well change the shape), by overwriting one
+// of its bytes, or by cutting it short.
+func FuzzMatchShape(f *testing.F) {
+	for _, s := range append(append([]string{string(bulkInsert(3, 0))}, shapeSeeds...), shapeSelectSeeds...) {
+		f.Add(s, "x' || 'y", uint32(7), uint16(0), byte('\''))
+		f.Add(s, "", uint32(1<<31), uint16(9), byte('-'))
+	}
+	f.Add("INSERT INTO t VALUES ($a$ 1, 'x $a$, 5, 'y')", "$a$", uint32(3), uint16(20), byte('.'))
+	f.Add("INSERT INTO t VALUES (1, 'x')\n-- 'y'\n, (2, 'z')", "\n", uint32(3), uint16(5), byte('e'))
+	f.Fuzz(func(t *testing.T, a, lit string, n uint32, at uint16, c byte) {
+		keyA, spans, ok := shapeOf(a)
+		if !ok {
+			return
+		}
+		key := string(keyA)
+		pieces := engine.ShapePieces(key)
+		b := selectVariant(a, spans, lit, n)
+		variants := []string{a, b, b[:int(at)%len(b)]}
+		if len(b) > 0 {
+			m := []byte(b)
+			m[int(at)%len(m)] = c
+			variants = append(variants, string(m))
+		}
+		for _, v := range variants {
+			kv, ok := engine.ShapeKey(Dialect.(engine.Shaper), nil, v)
+			want := ok && string(kv) == key
+			if got := (pgDialect{}).MatchShape(key, pieces, v); got != want {
+				t.Fatalf("MatchShape(key of %q, %q) = %v; its key %q (ok %v), A's %q", a, v, got, render(kv), ok, render(keyA))
 			}
 		}
 	})
