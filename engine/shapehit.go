@@ -1,13 +1,13 @@
 package engine
 
 // A shape hit without a parse, a copy or an allocation (issue 26). A text
-// the exact-text cache does not hold is scanned by the dialect
-// (Shaper.ShapeSpans: the literals its key replaces, into a pooled buffer)
-// and looked up by its shape (a hint compared in place, shapehint.go, else
-// the key built and looked up) before it is copied or parsed. An entry made from text A lends every text
-// B of its shape one TextFacts, matched against the policy once (its
-// shared facts), when what the rules read of a text is provably the same
-// for A and B:
+// the exact-text cache does not hold is looked up by its shape before it
+// is copied or parsed: against the hinted entries' keys first (read in
+// place, shapehint.go), else by the key built from the literals the
+// dialect finds (Shaper.ShapeSpans, into a pooled buffer). An entry made
+// from text A lends every text B of its shape one TextFacts, matched
+// against the policy once (its shared facts), when what the rules read of
+// a text is provably the same for A and B:
 //
 //   - the statement facts: the dialect's AnalyzeShape said so (inert: the
 //     facts read no replaced literal's value), and the facts hold nothing
@@ -16,9 +16,9 @@ package engine
 //   - the pre-parse measures: B is prescanned like any text, and its
 //     measures must equal A's but for Bytes; else B takes the ordinary
 //     path. Where the dialect showed, when the entry was made, that its
-//     prescan reads each of A's replaced literals as one whole token from
+//     prescan reads each of A's replaced literals as its own tokens from
 //     code (PrescanStabler: then the prescan reads B as A but inside those
-//     tokens, which add nothing but a token to its measures), B's measures
+//     tokens, which add nothing but tokens to its measures), B's measures
 //     are A's and the prescan is skipped. Bytes itself decides nothing
 //     here: a text above the smallest bytes limit of any rule, or the
 //     parse bound, is not parsed (beyond), so neither A nor B exceeds a
