@@ -181,7 +181,8 @@ type attempt struct {
 // by SIGHUP, a policy reload), then run by every spelling an attacker has:
 // the name's case, quoting, comments, a stacked or pipelined EXECUTE, SET
 // STATEMENT ... FOR, EXECUTE IMMEDIATE, a compound statement, a procedure,
-// COM_STMT_PREPARE of EXECUTE. FROM a variable (set before, in the same
+// COM_STMT_PREPARE of EXECUTE and of compound statements that EXECUTE it;
+// and binary statements (a DELETE, a CALL) prepared before the switch. FROM a variable (set before, in the same
 // text, by SELECT ... INTO, by CONCAT), FROM an expression. None runs: the
 // rows stay, and no attempt sqlfw refused is in the general log.
 func TestRound10PreparedNamesAcrossSwitch(t *testing.T) {
@@ -222,6 +223,8 @@ func TestRound10PreparedNamesAcrossSwitch(t *testing.T) {
 					t.Fatalf("%s before the switch: %q", s, got)
 				}
 			}
+			binID, _ := r.stmtPrepare(del + " /* binary */")
+			callID, _ := r.stmtPrepare("CALL " + proc + "()")
 			if got := f.rows(); got != 3 {
 				t.Fatalf("rows before the switch: %d", got)
 			}
@@ -262,6 +265,20 @@ func TestRound10PreparedNamesAcrossSwitch(t *testing.T) {
 					r.write(rawPacket(0, append([]byte{0x16}, "SET STATEMENT max_statement_time=100 FOR EXECUTE "+n("del")...)))
 					return r.result()
 				}, serverMay: true},
+				{name: "COM_STMT_PREPARE and COM_STMT_EXECUTE of a compound statement that EXECUTEs it", raw: func(r *myRaw) string {
+					return r.stmtRun("BEGIN NOT ATOMIC EXECUTE " + n("del") + "; END")
+				}},
+				{name: "COM_STMT_PREPARE and COM_STMT_EXECUTE of an IF that EXECUTEs it", raw: func(r *myRaw) string {
+					return r.stmtRun("IF 1 THEN EXECUTE " + n("del") + "; END IF")
+				}},
+				{name: "COM_STMT_EXECUTE of a DELETE prepared by COM_STMT_PREPARE", raw: func(r *myRaw) string {
+					r.write(rawPacket(0, append(append([]byte{0x17}, binID...), 0, 1, 0, 0, 0)))
+					return r.result()
+				}},
+				{name: "COM_STMT_EXECUTE of a CALL of the procedure, prepared by COM_STMT_PREPARE", raw: func(r *myRaw) string {
+					r.write(rawPacket(0, append(append([]byte{0x17}, callID...), 0, 1, 0, 0, 0)))
+					return r.result()
+				}},
 				{name: "pipelined behind a SELECT", raw: func(r *myRaw) string {
 					r.write(rawQuery("SELECT 1"), rawQuery("EXECUTE "+n("del")))
 					if got := r.result(); got != "1" {
@@ -616,6 +633,31 @@ func (r *myRaw) stmtPrepare(sql string) ([]byte, int) {
 		r.read()
 	}
 	return append([]byte(nil), ok[5:9]...), params
+}
+
+// stmtRun prepares sql by COM_STMT_PREPARE and executes it without
+// parameters, returning the first refusal (sqlfw's or the server's) or the
+// execution's answer.
+func (r *myRaw) stmtRun(sql string) string {
+	r.t.Helper()
+	r.write(rawPacket(0, append([]byte{0x16}, sql...)))
+	ok := r.read()
+	if ok[4] != 0 {
+		return rawErr(ok)
+	}
+	cols, params := int(ok[9])|int(ok[10])<<8, int(ok[11])|int(ok[12])<<8
+	n := 0
+	if params > 0 {
+		n += params + 1
+	}
+	if cols > 0 {
+		n += cols + 1
+	}
+	for range n {
+		r.read()
+	}
+	r.write(rawPacket(0, append(append([]byte{0x17}, ok[5:9]...), 0, 1, 0, 0, 0)))
+	return r.result()
 }
 
 // TestRound10ExecuteBlocks: COM_STMT_EXECUTE parameter blocks an attacker
