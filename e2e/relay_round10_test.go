@@ -1190,3 +1190,47 @@ func TestRound10BlockedBindsNoTypes(t *testing.T) {
 		t.Errorf("the server executed %d of them, want the first alone:\n%s", strings.Count(l, "Execute\t"), l)
 	}
 }
+
+// TestRound10DumpGBK: mariadb-dump of a gbk database through sqlfwd with
+// --default-character-set=gbk (its /*!40101 SET NAMES ... */ and the rows'
+// Chinese, a quote, a backslash and a character whose second byte is 0x5c
+// in gbk) is the dump taken directly, and its reload through sqlfwd in gbk
+// gives a table of the same checksum; nothing is blocked.
+func TestRound10DumpGBK(t *testing.T) {
+	my := mariadbEnv(t)
+	d := mysqlDaemon(t, my)
+	src, dst := "e2e_gbkdump_"+randomHex(t), "e2e_gbkload_"+randomHex(t)
+	direct := myDB(t, my, my.addr(), true)
+	t.Cleanup(func() {
+		_, _ = direct.Exec("drop database if exists " + src)
+		_, _ = direct.Exec("drop database if exists " + dst)
+	})
+	for _, s := range []string{"create database " + src + " character set gbk", "create database " + dst + " character set gbk",
+		"create table " + src + ".t (id int primary key, name varchar(20)) character set gbk",
+		"insert into " + src + ".t values (1, '中文'), (2, 'it''s'), (3, 'back\\\\slash'), (4, convert(unhex('815C') using gbk))"} {
+		if _, err := direct.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := mariadbDump(t, my, my.addr(), "--default-character-set=gbk", src)
+	got := mariadbDump(t, my, d.addr, "--default-character-set=gbk", src)
+	if got.Exit != 0 || got.Stdout != want.Stdout || !strings.Contains(got.Stdout, "/*!40101 SET NAMES gbk */") {
+		t.Fatalf("mariadb-dump in gbk through sqlfwd: exit %d, %s; differs from the direct dump or lacks its SET NAMES", got.Exit, got.Stderr)
+	}
+	host, port, _ := net.SplitHostPort(d.addr)
+	reload := runTool(t, 2*time.Minute, got.Stdout, nil, "mariadb", "--no-defaults", "-h", host, "-P", port, "-u", my.User, "--skip-ssl",
+		"--default-character-set=gbk", dst)
+	if reload.Exit != 0 || reload.Stderr != "" {
+		t.Fatalf("reload in gbk through sqlfwd: %s", reload)
+	}
+	var a, b, c, e string
+	if err := direct.QueryRow("checksum table "+src+".t").Scan(&c, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := direct.QueryRow("checksum table "+dst+".t").Scan(&e, &b); err != nil || a != b {
+		t.Errorf("checksums: %s %s, %s (%v); want equal", a, b, e, err)
+	}
+	if st := stats(t, d); st.Databases[0].Denied != 0 || st.Databases[0].ParseErrors != 0 {
+		t.Errorf("%d denied, %d parse errors; want 0", st.Databases[0].Denied, st.Databases[0].ParseErrors)
+	}
+}
