@@ -341,7 +341,10 @@ func TestMigrationsCatalogPG(t *testing.T) {
 	if r := runTool(t, time.Minute, "", nil, "pg_dump", append([]string{"-Fc", "-n", schema, "-f", custom}, directArgs...)...); r.Exit != 0 {
 		t.Fatalf("pg_dump -Fc: %s", r)
 	}
-	directExec(t, "DROP SCHEMA "+schema+" CASCADE")
+	// dropped through sqlfwd: the DDL starts the read that forgets it
+	if r := runTool(t, time.Minute, "", nil, "psql", append([]string{"-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", "DROP SCHEMA " + schema + " CASCADE"}, fw...)...); r.Exit != 0 {
+		t.Fatalf("DROP SCHEMA through sqlfwd: %s", r)
+	}
 	waitCatalogHasNot(t, d, "polls_question_slug")
 	if r := runTool(t, 2*time.Minute, "", nil, "psql", append([]string{"-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", plain}, fw...)...); r.Exit != 0 || r.Stderr != "" {
 		t.Errorf("psql -f (the reload of the plain dump) through sqlfwd with the catalog: %s", r)

@@ -26,7 +26,14 @@ var systemSchemas = []string{"pg_catalog", "information_schema"}
 const userSchemas = `n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%'`
 
 var catalogQueries = []engine.CatalogQuery{
+	// The first query also sets the session's lock_timeout: a later one
+	// (pg_get_viewdef, pg_get_expr) takes a relation's AccessShareLock,
+	// and waiting for one behind a migration's DDL while holding another
+	// made a deadlock in which PostgreSQL cancelled pg_restore's ALTER
+	// TABLE (TestMigrationsCatalogPG); so the read gives up first (a
+	// failed read keeps the catalog in force and is tried again).
 	{Name: "relations", SQL: `SELECT n.nspname, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+CROSS JOIN (SELECT pg_catalog.set_config('lock_timeout', '100ms', false)) l
 WHERE c.relkind IN ('r', 'p', 'm', 'f', 'S') AND n.nspname NOT LIKE 'pg\_toast%' LIMIT 100000`},
 	{Name: "views", SQL: `SELECT n.nspname, c.relname, pg_catalog.pg_get_viewdef(c.oid) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = 'v' LIMIT 100000`},
