@@ -33,31 +33,8 @@ func TestInterceptSpliceUpstream(t *testing.T) {
 	needKernel(t)
 	cg := childCgroup(t)
 	pgcg := makeCgroup(t, filepath.Dir(cg), cg+"-db")
-	work, err := os.MkdirTemp("", "sqlfw-splice-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(work) })
-	if err := os.Chmod(work, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	pgDir := filepath.Join(work, "pg")
-	script := filepath.Join("..", "scripts", "pg.sh")
-	if res := runCmd(t, 2*time.Minute, "", nil, "sh", append(inCgroup(pgcg)[1:], "bash", script, "start", "--dir", pgDir, "--log-statements")...); res.Exit != 0 {
-		t.Fatalf("starting a PostgreSQL in its own cgroup: %s", res)
-	}
-	t.Cleanup(func() { runCmd(t, time.Minute, "", nil, "bash", script, "stop", "--dir", pgDir) })
-	res := runCmd(t, time.Minute, "", nil, "bash", script, "env", "--dir", pgDir)
-	env := map[string]string{}
-	for _, f := range strings.Fields(res.Stdout) {
-		if k, v, ok := strings.Cut(f, "="); ok {
-			env[k] = strings.Trim(v, `'"`)
-		}
-	}
-	port, err := strconv.Atoi(env["SQLFW_PG_PORT"])
-	if err != nil || env["SQLFW_PG_LOG"] == "" {
-		t.Fatalf("pg.sh env: %s", res)
-	}
+	sp := startSplicePG(t, pgcg)
+	work, port := sp.work, sp.port
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -125,7 +102,7 @@ func TestInterceptSpliceUpstream(t *testing.T) {
 		})
 	}
 	direct.Close(ctx)
-	neverReached(t, env["SQLFW_PG_LOG"], 2*40*5)
+	neverReached(t, sp.log, 2*40*5)
 }
 
 // pipelinedSessions runs conns sessions at once, each made by connect:
@@ -398,4 +375,121 @@ func dialInNetns(path string) func(ctx context.Context, network, addr string) (n
 		r := <-ch
 		return r.c, r.err
 	}
+}
+
+// splicePG is a PostgreSQL of one test, in a cgroup of its own, with its
+// statement log.
+type splicePG struct {
+	work, dir, log string
+	port           int
+	cg             string
+}
+
+// startSplicePG starts a PostgreSQL in cgroup cg (logging every
+// statement) and stops it when the test ends.
+func startSplicePG(t *testing.T, cg string) *splicePG {
+	t.Helper()
+	work, err := os.MkdirTemp("", "sqlfw-splice-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(work) })
+	if err := os.Chmod(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sp := &splicePG{work: work, dir: filepath.Join(work, "pg"), cg: cg}
+	sp.start(t)
+	t.Cleanup(func() { runCmd(t, time.Minute, "", nil, "bash", splicePGScript, "stop", "--dir", sp.dir) })
+	res := runCmd(t, time.Minute, "", nil, "bash", splicePGScript, "env", "--dir", sp.dir)
+	for _, f := range strings.Fields(res.Stdout) {
+		k, v, _ := strings.Cut(f, "=")
+		switch v = strings.Trim(v, `'"`); k {
+		case "SQLFW_PG_PORT":
+			sp.port, _ = strconv.Atoi(v)
+		case "SQLFW_PG_LOG":
+			sp.log = v
+		}
+	}
+	if sp.port == 0 || sp.log == "" {
+		t.Fatalf("pg.sh env: %s", res)
+	}
+	return sp
+}
+
+var splicePGScript = filepath.Join("..", "scripts", "pg.sh")
+
+// start starts the server (again, on the same port once it has one).
+func (sp *splicePG) start(t *testing.T) {
+	t.Helper()
+	args := append(inCgroup(sp.cg)[1:], "bash", splicePGScript, "start", "--dir", sp.dir, "--log-statements")
+	if sp.port != 0 {
+		args = append(args, "--port", strconv.Itoa(sp.port))
+	}
+	if res := runCmd(t, 2*time.Minute, "", nil, "sh", args...); res.Exit != 0 {
+		t.Fatalf("starting a PostgreSQL in its own cgroup: %s", res)
+	}
+}
+
+// TestInterceptSpliceUpstreamServerRestart: the server restarts under
+// spliced sessions. Each old session's next statement fails at once (its
+// spliced leg is closed by the server's exit, as a TCP one is), none
+// hangs; after the restart new sessions are spliced again and behave:
+// pipelined batches, DELETEs refused and absent from the statement log,
+// large results whole.
+func TestInterceptSpliceUpstreamServerRestart(t *testing.T) {
+	needKernel(t)
+	cg := childCgroup(t)
+	pgcg := makeCgroup(t, filepath.Dir(cg), cg+"-db")
+	sp := startSplicePG(t, pgcg)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dsnPG := dsn("127.0.0.1", sp.port, "postgres", "")
+	direct, err := pgx.Connect(ctx, dsnPG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := direct.Exec(ctx, "create table splice_rows (a int); insert into splice_rows values (1), (2), (3)"); err != nil {
+		t.Fatal(err)
+	}
+	direct.Close(ctx)
+	d := startIntercepting(t, cg, "--sockmap", "on", "--splice-upstream", pgcg, "--upstream", net.JoinHostPort("127.0.0.1", strconv.Itoa(sp.port)))
+	enterCgroup(t, cg)
+
+	const before = 10
+	old := make([]*pgx.Conn, before)
+	for i := range old {
+		if old[i], err = pgx.Connect(ctx, dsnPG); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := old[i].QueryRow(ctx, "select count(*) from splice_rows").Scan(&n); err != nil || n != 3 {
+			t.Fatalf("session %d before the restart: %d, %v", i, n, err)
+		}
+	}
+	added := stats(t, d).Interception.SockmapAdded
+	if added < 4*before {
+		t.Fatalf("sockmap_added = %d before the restart, want ≥ %d", added, 4*before)
+	}
+	if res := runCmd(t, time.Minute, "", nil, "bash", splicePGScript, "stop", "--dir", sp.dir); res.Exit != 0 {
+		t.Fatalf("stopping the server: %s", res)
+	}
+	sp.start(t)
+	for i, c := range old {
+		qctx, qcancel := context.WithTimeout(ctx, 15*time.Second)
+		var n int
+		err := c.QueryRow(qctx, "select count(*) from splice_rows").Scan(&n)
+		if err == nil || qctx.Err() != nil {
+			t.Errorf("session %d after the server's restart: %d, %v; want an error at once (the server closed it)", i, n, err)
+		}
+		qcancel()
+		c.Close(context.Background())
+	}
+	const conns, batches = 10, 2
+	pipelinedSessions(t, ctx, conns, batches, func() (*pgx.Conn, error) { return pgx.Connect(ctx, dsnPG) })
+	st := stats(t, d)
+	t.Logf("interception: %+v", st.Interception)
+	if got := st.Interception.SockmapAdded - added; got < 4*conns {
+		t.Errorf("sockmap_added grew by %d after the restart, want ≥ %d (four sockets a new connection)", got, 4*conns)
+	}
+	neverReached(t, sp.log, conns*batches)
 }
