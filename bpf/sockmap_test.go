@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"strconv"
@@ -449,4 +450,75 @@ func readFull(c net.Conn, buf []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// TestSockmapHalfClose: a client sends 256 KiB, shuts its side down, and
+// reads the server's echo of all of it, which the server sends only after
+// it has read to EOF. The FIN travels by TCP while the bytes before it may
+// be spliced: the EOF must come after them, in every mode, on many
+// connections at once.
+func TestSockmapHalfClose(t *testing.T) {
+	const conns, size = 50, 256 << 10
+	for _, mode := range []string{"off", "on", "upstream", "upstream-only"} {
+		t.Run("sockmap="+mode, func(t *testing.T) {
+			echoAfterEOF := func(c net.Conn) {
+				defer c.Close()
+				b, err := io.ReadAll(c)
+				if err != nil {
+					return
+				}
+				c.Write(b)
+			}
+			var e *relayEnv
+			if mode == "upstream-only" {
+				e = newRelayEnvUpstreamOnly(t, echoAfterEOF)
+			} else {
+				e = newRelayEnvSplice(t, mode != "off", mode == "upstream", mode == "upstream", echoAfterEOF)
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, conns)
+			for i := range conns {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c, err := net.Dial("tcp", e.clientAddr())
+					if err != nil {
+						errs <- err
+						return
+					}
+					defer c.Close()
+					_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+					msg := bytes.Repeat([]byte(fmt.Sprintf("c%03d-", i)), size/5)
+					for off := 0; off < len(msg); off += 16 << 10 {
+						if _, err := c.Write(msg[off:min(off+16<<10, len(msg))]); err != nil {
+							errs <- fmt.Errorf("connection %d: write: %v", i, err)
+							return
+						}
+					}
+					if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+						errs <- fmt.Errorf("connection %d: shutdown: %v", i, err)
+						return
+					}
+					got, err := io.ReadAll(c)
+					if err != nil || !bytes.Equal(got, msg) {
+						errs <- fmt.Errorf("connection %d: read %d bytes of %d after the half-close (equal %v), %v", i, len(got), len(msg), bytes.Equal(got, msg), err)
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			ctr, err := e.r.Counters()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]uint64{"off": 0, "on": 2 * conns, "upstream": 4 * conns, "upstream-only": 2 * conns}[mode]
+			if ctr.SockmapAdded != want {
+				t.Errorf("SockmapAdded = %d with sockmap=%s, want %d", ctr.SockmapAdded, mode, want)
+			}
+			t.Logf("counters: %+v", ctr)
+		})
+	}
 }
