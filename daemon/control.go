@@ -222,7 +222,7 @@ func startControl(d *Daemon, path string) (*controlServer, error) {
 	registerStatusRoutes(mux, d)
 	conns := newControlConns(maxControlConns)
 	cs := &controlServer{ln: ln, conns: conns, srv: &http.Server{
-		Handler:           peerCheck(mux, gid, d.proc),
+		Handler:           conns.track(peerCheck(mux, gid, d.proc)),
 		ReadHeaderTimeout: 5 * time.Second,
 		// Without IdleTimeout (and ReadTimeout) a keep-alive connection
 		// is never closed: a client could hold any number open.
@@ -254,9 +254,10 @@ const maxControlConns = 64
 
 // controlConns bounds the control socket's connections so that a real
 // request is always served: past the bound a new connection closes the
-// longest-idle one (connected and silent, or kept alive between requests)
-// rather than itself; only when every other connection is in the middle of
-// a request is the new one closed. A request once read is never cut.
+// longest-idle one (connected and silent, kept alive between requests, or
+// answered and left holding a request body it never sends) rather than
+// itself; only when every other connection is in the middle of being
+// answered is the new one closed. A request being answered is never cut.
 type controlConns struct {
 	max   int
 	mu    sync.Mutex
@@ -267,6 +268,28 @@ type controlConn struct {
 	state  http.ConnState
 	since  time.Time // when it entered state
 	closed bool      // closed by us, not yet reported closed
+	// answered: its handler has returned. net/http keeps the connection
+	// Active while it waits for the rest of a body the handler did not read
+	// (a Content-Length that never arrives): such a connection holds no
+	// request of anyone's and may go like an idle one.
+	answered bool
+}
+
+// track marks a connection answered once its handler returns (see
+// controlConn.answered).
+func (cc *controlConns) track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if c, _ := r.Context().Value(connKey{}).(net.Conn); c != nil {
+				cc.mu.Lock()
+				if e := cc.conns[c]; e != nil {
+					e.answered = true
+				}
+				cc.mu.Unlock()
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
 }
 
 func newControlConns(max int) *controlConns {
@@ -289,7 +312,7 @@ func (cc *controlConns) state(c net.Conn, st http.ConnState) {
 		var victim net.Conn
 		var oldest time.Time
 		for o, e := range cc.conns {
-			if o == c || e.closed || e.state == http.StateActive {
+			if o == c || e.closed || (e.state == http.StateActive && !e.answered) {
 				continue
 			}
 			if victim == nil || e.since.Before(oldest) {
@@ -303,7 +326,7 @@ func (cc *controlConns) state(c net.Conn, st http.ConnState) {
 		victim.Close() // reported as StateClosed, which removes it
 	default:
 		if e := cc.conns[c]; e != nil {
-			e.state, e.since = st, time.Now()
+			e.state, e.since, e.answered = st, time.Now(), false
 		}
 	}
 }

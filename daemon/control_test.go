@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +150,25 @@ func TestControlConnsKeepActive(t *testing.T) {
 	}
 	if got := cc.count(); got != 3 {
 		t.Errorf("open: %d, want 3", got)
+	}
+}
+
+// A connection answered but held Active by net/http while it waits for a
+// body it was promised (Content-Length) and never gets goes like an idle
+// one: 64 such requests, refused or not, must not lock fwctl out.
+func TestControlAnsweredConnYields(t *testing.T) {
+	cc := newControlConns(2)
+	a, b := &closeConn{}, &closeConn{}
+	for _, x := range []*closeConn{a, b} {
+		cc.state(x, http.StateNew)
+		cc.state(x, http.StateActive)
+	}
+	r := httptest.NewRequest("POST", "/v1/reload", nil)
+	r = r.WithContext(context.WithValue(r.Context(), connKey{}, net.Conn(a)))
+	cc.track(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(httptest.NewRecorder(), r)
+	n := &closeConn{}
+	cc.state(n, http.StateNew)
+	if !a.closed || b.closed || n.closed {
+		t.Fatalf("closed answered a %v, serving b %v, new %v; want only a", a.closed, b.closed, n.closed)
 	}
 }
