@@ -157,6 +157,14 @@ type Catalog struct {
 	// narrowed: some object's names were qualified by its own path
 	// (ownPath); unsettled: they are not used (Unsettled).
 	narrowed, unsettled bool
+	// databases are the databases the catalog was read in (nil: it does
+	// not say), compared without case when dbFold; a session in another
+	// is judged with foreign (For).
+	databases map[string]struct{}
+	dbFold    bool
+	foreign   *Catalog
+	// foreignWhy, in a foreign catalog: why every name is unknown_object.
+	foreignWhy string
 }
 
 // Resolution is how the server resolves an unqualified name, which the
@@ -211,6 +219,14 @@ type CatalogOptions struct {
 	Reaches []Reach
 	// Implicit lists the routines an access to a table runs (Implicit).
 	Implicit []Implicit
+	// Databases are the databases the catalog covers (PostgreSQL: the one
+	// its connection reads; MySQL: those information_schema shows the
+	// monitoring account). A session in another database is judged with
+	// For's foreign catalog: its objects are not these. Nil: not known
+	// (a snapshot from before), every session judged with this catalog.
+	Databases []string
+	// DatabasesFold compares Databases without case (MySQL).
+	DatabasesFold bool
 }
 
 // Reuse returns the facts and Unreadable of an object c read from the
@@ -250,6 +266,15 @@ func NewCatalog(objs []CatalogObject, notNull []NotNullColumn, o CatalogOptions)
 	}
 	for _, s := range o.SystemSchemas {
 		c.trusted[s] = struct{}{}
+	}
+	if o.Databases != nil {
+		c.databases, c.dbFold = map[string]struct{}{}, o.DatabasesFold
+		for _, d := range o.Databases {
+			if c.dbFold {
+				d = strings.ToLower(d)
+			}
+			c.databases[d] = struct{}{}
+		}
 	}
 	for i := range objs {
 		ob := &objs[i]
@@ -310,7 +335,74 @@ func NewCatalog(objs []CatalogObject, notNull []NotNullColumn, o CatalogOptions)
 			c.notNull[n.Table+"."+n.Column] = struct{}{}
 		}
 	}
+	if c.databases != nil {
+		c.foreign = c.foreignOf(o.SystemSchemas)
+	}
 	return c
+}
+
+// foreignOf is the catalog a session in a database c does not cover is
+// judged with: the server's own schemas' relations and nothing else, so
+// that every other relation, every routine that is not a built-in, every
+// CALL and every DDL's event triggers are unknown_object (that
+// database's objects may be anything: a function of the same name that
+// deletes every row, a view of the same name over a secret table). Its
+// search_path defaults are not known either (ALTER DATABASE SET is per
+// database).
+//
+// MySQL's catalog covers every database the monitoring account sees, so
+// there the foreign catalog is c itself except that the session's own
+// unqualified names, which resolve in its current database, are
+// unknown_object (a relation, a CALL, a function of a name the catalog
+// holds in some database); names qualified with a database are judged by
+// its objects as in any session.
+func (c *Catalog) foreignOf(system []string) *Catalog {
+	const why = "the session's database is not one the catalog was read in"
+	if c.resolve == ResolveDatabase {
+		f := *c
+		f.gen, f.foreign, f.databases, f.foreignWhy = catalogGen.Add(1), nil, nil, why
+		return &f
+	}
+	f := &Catalog{
+		gen:        catalogGen.Add(1),
+		relations:  map[string][]string{},
+		trusted:    map[string]struct{}{},
+		resolve:    c.resolve,
+		builtin:    c.builtin,
+		foreignWhy: why,
+		pathUnsafe: why,
+	}
+	for _, s := range system {
+		f.trusted[s] = struct{}{}
+	}
+	for name, schemas := range c.relations {
+		for _, s := range schemas {
+			if _, ok := f.trusted[s]; ok {
+				f.relations[name] = append(f.relations[name], s)
+			}
+		}
+	}
+	return f
+}
+
+// For is the catalog session s is judged with: c, or, when s is in a
+// database c was not read in, c's foreign catalog (foreignOf). It does not
+// allocate.
+func (c *Catalog) For(s *Session) *Catalog {
+	if c.foreign == nil || s.Database == "" {
+		return c
+	}
+	if _, ok := c.databases[s.Database]; ok {
+		return c
+	}
+	if c.dbFold {
+		for d := range c.databases {
+			if strings.EqualFold(d, s.Database) {
+				return c
+			}
+		}
+	}
+	return c.foreign
 }
 
 // ownPath qualifies the unqualified names of ob's facts by ob's own
@@ -561,11 +653,14 @@ func (c *Catalog) expandAt(st *StmtFacts, sc nameScope, depth int, seen map[*Cat
 		// CALL names a stored procedure, never a built-in one.
 		f := st.Funcs[0]
 		if _, ok := c.trusted[f.Schema]; !ok && len(candidates(c.routines[f.Name], f.Schema)) == 0 {
-			x.unknown("procedure " + qualified(f.Schema, f.Name) + " is not in the catalog")
+			x.unknown("procedure " + qualified(f.Schema, f.Name) + " is not in the catalog" + c.foreignNote())
 		}
 	}
 	for _, r := range st.Reowned {
 		x.reowned(r)
+	}
+	if st.Kinds.Has(KindDDL) && c.foreignWhy != "" && c.resolve == ResolveSearchPath {
+		x.unknown("its database's event triggers are not known" + c.foreignNote())
 	}
 	if st.Kinds.Has(KindDDL) {
 		// Event triggers run their functions on the DDL.
@@ -671,6 +766,14 @@ func (x *expansion) unknown(why string) {
 	}
 }
 
+// foreignNote is the reason's tail in a foreign catalog (foreignOf).
+func (c *Catalog) foreignNote() string {
+	if c.foreignWhy == "" {
+		return ""
+	}
+	return ": " + c.foreignWhy
+}
+
 func qualified(schema, name string) string {
 	if schema == "" {
 		return name
@@ -728,6 +831,10 @@ func (x *expansion) table(t TableRef, own bool) {
 	if _, ok := c.trusted[t.Schema]; ok && t.Schema != "" {
 		return
 	}
+	if own && t.Schema == "" && c.foreignWhy != "" && c.resolve == ResolveDatabase {
+		x.unknown("relation " + t.Name + " is in the session's database" + c.foreignNote())
+		return
+	}
 	var in []string // the schemas the name resolves in; nil: any
 	if own && t.Schema == "" {
 		in = x.sc.relation(c, t.Name)
@@ -760,7 +867,7 @@ func (x *expansion) table(t TableRef, own bool) {
 		x.implicitCalls(t.Schema, t.Name, in, 1<<KindSelect)
 	}
 	if len(views) == 0 && len(candidates(c.relationsOf(t.Name), t.Schema)) == 0 {
-		x.unknown("relation " + qualified(t.Schema, t.Name) + " is not in the catalog")
+		x.unknown("relation " + qualified(t.Schema, t.Name) + " is not in the catalog" + c.foreignNote())
 	}
 }
 
@@ -853,6 +960,14 @@ func (x *expansion) routine(f FuncRef, own bool) {
 		return
 	}
 	list := candidates(c.routines[f.Name], f.Schema)
+	if own && f.Schema == "" && c.foreignWhy != "" && c.resolve == ResolveDatabase {
+		// The current database's; a built-in is not told from one
+		// the catalog holds no routine of the name.
+		if len(list) > 0 {
+			x.unknown("routine " + f.Name + " is in the session's database" + c.foreignNote())
+		}
+		return
+	}
 	if own && f.Schema == "" {
 		if in := x.sc.routine(c, f.Name); in != nil {
 			list = inSchemas(list, in)
@@ -862,6 +977,11 @@ func (x *expansion) routine(f FuncRef, own bool) {
 		if _, ok := c.trusted[f.Schema]; !ok || f.Schema == "" {
 			// A routine the catalog does not hold may change the path.
 			x.pathUnsure = true
+		}
+	}
+	if c.foreignWhy != "" && c.resolve == ResolveSearchPath && len(list) == 0 && !(f.Schema == "" && c.builtin != nil && c.builtin(f.Name)) {
+		if _, ok := c.trusted[f.Schema]; !ok || f.Schema == "" {
+			x.unknown("routine " + qualified(f.Schema, f.Name) + " is not in the catalog" + c.foreignNote())
 		}
 	}
 	for _, ob := range list {

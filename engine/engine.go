@@ -328,7 +328,7 @@ func (e *Engine) judgeStmts(tf *TextFacts, s *Session) Verdict {
 		base := &tf.Stmts[i]
 		st := base.asUser(s.User).inDatabase(s.Database)
 		if cat != nil {
-			st = e.throughCatalog(tf, i, st, cat, s)
+			st = e.throughCatalog(tf, i, st, cat.For(s), s)
 		}
 		if st.PathChange != PathKept || st.PathMay {
 			pk.path = true

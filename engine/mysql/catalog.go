@@ -27,6 +27,10 @@ var myCatalogQueries = []engine.CatalogQuery{
 	{Name: "routines", SQL: `SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_TYPE, DTD_IDENTIFIER, ROUTINE_DEFINITION, SECURITY_TYPE, DEFINER FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA ` + myUserSchemas + ` LIMIT 100000`},
 	{Name: "not null columns", SQL: `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE IS_NULLABLE = 'NO' AND TABLE_SCHEMA ` + myUserSchemas + ` LIMIT 100000`},
 	{Name: "triggers", SQL: `SELECT TRIGGER_SCHEMA, TRIGGER_NAME, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, EVENT_MANIPULATION, ACTION_TIMING, ACTION_STATEMENT, DEFINER FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA ` + myUserSchemas + ` LIMIT 100000`},
+	// The databases the monitoring account sees: a session whose current
+	// database is not one of them is judged as one whose objects are
+	// unknown (engine.Catalog.For), not by another database's of the name.
+	{Name: "databases", SQL: `SELECT SCHEMA_NAME FROM information_schema.SCHEMATA LIMIT 100000`},
 }
 
 // CatalogQueries returns the queries the monitoring role runs.
@@ -143,6 +147,14 @@ func (d myDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *eng
 		objs = append(objs, ob)
 	}
 	o.Resolve = engine.ResolveDatabase
+	if len(rows) > 5 && len(rows[5]) > 0 { // not a snapshot from before the query
+		o.Databases, o.DatabasesFold = []string{}, true
+		for _, r := range rows[5] {
+			if len(r) >= 1 {
+				o.Databases = append(o.Databases, r[0])
+			}
+		}
+	}
 	return engine.NewCatalog(objs, notNull, o)
 }
 

@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sqlfw/sqlfw/engine"
@@ -64,6 +65,56 @@ rules:
 		for range 2 {
 			if v := e.Judge([]byte(tc.sql), s); v.RuleID != tc.want {
 				t.Errorf("in %q: %s: %s (%s), want %q", tc.db, tc.sql, v.RuleID, v.Reason, tc.want)
+				break
+			}
+		}
+	}
+}
+
+// TestMyCatalogUncoveredDatabase: a session whose current database is not
+// one the monitoring account sees (information_schema.SCHEMATA) has its
+// unqualified names in that database, which the catalog does not hold:
+// they are unknown_object, not another database's object of the name (a
+// harmless shop.v or shop.tidy says nothing of hidden.v or hidden.tidy).
+// Names qualified with a database the catalog covers are judged by its
+// objects from any session.
+func TestMyCatalogUncoveredDatabase(t *testing.T) {
+	rows := myCatalogRows()
+	rows[0] = append(rows[0], []string{"shop", "v"})
+	rows[1] = append(rows[1], []string{"shop", "v", "select `shop`.`items`.`id` AS `id` from `shop`.`items`"})
+	rows[2] = append(rows[2], []string{"shop", "tidy", "PROCEDURE", "", "DELETE FROM orders WHERE id = 1"})
+	rows = append(rows, [][]string{{"shop"}, {"Mixed"}, {"mysql"}, {"information_schema"}})
+	cat := Dialect.(engine.CatalogReader).BuildCatalog(rows, engine.CatalogOptions{})
+	e, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetCatalog(cat)
+	for _, tc := range []struct {
+		db, sql, want, why string
+	}{
+		{"shop", "SELECT * FROM v", "", ""},
+		{"SHOP", "SELECT * FROM v", "", ""}, // compared without case
+		{"mixed", "SELECT id FROM items WHERE id = 1", "", ""},
+		{"", "SELECT * FROM v", "", ""},
+		{"hidden", "SELECT * FROM v", "unknown-object", "relation v is in the session's database: the session's database is not one the catalog was read in"},
+		{"hidden", "SELECT id FROM items WHERE id = 1", "unknown-object", "relation items"},
+		{"hidden", "INSERT INTO audit VALUES (1)", "unknown-object", "relation audit"},
+		{"hidden", "CALL tidy()", "unknown-object", "routine tidy is in the session's database"},
+		{"hidden", "CALL nothere()", "unknown-object", "procedure nothere is not in the catalog"},
+		{"hidden", "SELECT add1()", "unknown-object", "routine add1"},
+		{"hidden", "SELECT 1", "", ""},
+		{"hidden", "SELECT NOW()", "", ""},
+		{"hidden", "SELECT * FROM information_schema.tables WHERE table_name = 'x'", "", ""},
+		// qualified with a covered database: that database's objects
+		{"hidden", "CALL shop.wipe()", "no-unfiltered-writes", "call shop.wipe"},
+		{"hidden", "SELECT * FROM shop.v", "", ""},
+		{"shop", "CALL wipe()", "no-unfiltered-writes", "call shop.wipe"},
+	} {
+		s := &engine.Session{User: "app", Database: tc.db}
+		for range 2 {
+			if v := e.Judge([]byte(tc.sql), s); v.RuleID != tc.want || !strings.Contains(v.Reason, tc.why) {
+				t.Errorf("in %q: %s: %s (%s), want %q with %q", tc.db, tc.sql, v.RuleID, v.Reason, tc.want, tc.why)
 				break
 			}
 		}

@@ -55,7 +55,7 @@ WHERE a.attnotnull AND a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r'
 	{Name: "search_path settings", SQL: `SELECT COALESCE(r.rolname, ''), (s.setdatabase <> 0)::text, c FROM pg_catalog.pg_db_role_setting s
 LEFT JOIN pg_catalog.pg_roles r ON r.oid = s.setrole CROSS JOIN LATERAL pg_catalog.unnest(s.setconfig) c
 WHERE s.setdatabase IN (0, (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database())) AND c LIKE 'search!_path=%' ESCAPE '!' LIMIT 100000`},
-	{Name: "search_path", SQL: `SELECT reset_val, source FROM pg_catalog.pg_settings WHERE name = 'search_path'`},
+	{Name: "search_path", SQL: `SELECT reset_val, source, pg_catalog.current_database() FROM pg_catalog.pg_settings WHERE name = 'search_path'`},
 	// Expressions the server runs without a statement naming them (column
 	// defaults, CHECK constraints, index expressions, row security
 	// policies) that call set_config: they may change any session's path.
@@ -218,6 +218,11 @@ func (pgDialect) BuildCatalog(rows [][][]string, o engine.CatalogOptions) *engin
 	}
 	o.Resolve, o.IsBuiltin = engine.ResolveSearchPath, isBuiltinFunc
 	o.SearchPathDefaults = pathDefaults(get(6), get(7))
+	if r := get(7); len(r) > 0 && len(r[0]) >= 3 {
+		// The one database the connection reads: a session in another
+		// is judged as one whose objects are unknown (Catalog.For).
+		o.Databases = []string{r[0][2]}
+	}
 	if r := get(8); len(r) > 0 && len(r[0]) > 0 {
 		o.PathUnsafe = r[0][0] + " calls set_config"
 	}

@@ -231,3 +231,77 @@ func BenchmarkCatalogBuild(b *testing.B) {
 		})
 	}
 }
+
+// TestCatalogOtherDatabase: the catalog is the one database's its
+// connection reads (the search_path query's current_database()). A session
+// to another database through the same listener (the startup message's
+// database) is judged as one whose every object is unknown_object: that
+// database's wipe() or v_secrets may be anything, whatever the catalog's
+// database holds of those names. A text without user objects, or naming
+// only the server's own relations and built-ins, stays as it was.
+func TestCatalogOtherDatabase(t *testing.T) {
+	rows := pgCatalogRows()
+	for len(rows) < 7 {
+		rows = append(rows, nil)
+	}
+	rows = append(rows, [][]string{{`"$user", public`, "default", "appdb"}})
+	cat := Dialect.(engine.CatalogReader).BuildCatalog(rows, engine.CatalogOptions{})
+	def, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def.SetCatalog(cat)
+	in := &engine.Session{User: "app", Database: "appdb", SearchPath: engine.SearchPathDefault}
+	other := &engine.Session{User: "app", Database: "otherdb", SearchPath: engine.SearchPathDefault}
+	upper := &engine.Session{User: "app", Database: "APPDB", SearchPath: engine.SearchPathDefault}
+	const why = "the session's database is not one the catalog was read in"
+	for _, tc := range []struct {
+		sql        string
+		inRule     string // in appdb
+		otherRule  string // in otherdb
+		otherWhy   string
+		otherAllow bool // otherdb: allowed without a log
+	}{
+		{"SELECT wipe()", "no-unfiltered-writes", "unknown-object", "routine wipe is not in the catalog: " + why, false},
+		{"SELECT public.wipe()", "no-unfiltered-writes", "unknown-object", "routine public.wipe", false},
+		{"SELECT add1(2)", "", "unknown-object", "routine add1", false},
+		{"CALL purge()", "no-unfiltered-writes", "unknown-object", "purge is not in the catalog: " + why, false},
+		{"SELECT * FROM v_secrets", "", "unknown-object", "relation v_secrets is not in the catalog: " + why, false},
+		{"SELECT id FROM items WHERE id = 1", "", "unknown-object", "relation items", false},
+		{"INSERT INTO audit VALUES (1)", "no-unfiltered-writes", "unknown-object", "relation audit", false},
+		{"CREATE SCHEMA s2", "", "unknown-object", "event triggers are not known: " + why, false},
+		{"DROP TABLE items", "", "unknown-object", "relation items", false},
+		{"SELECT 1", "", "", "", true},
+		{"SELECT now(), lower('A')", "", "", "", true},
+		{"SELECT * FROM pg_class", "", "", "", true},
+		{"SELECT * FROM pg_catalog.pg_namespace", "", "", "", true},
+	} {
+		for range 2 { // computed, then remembered
+			if v := def.Judge([]byte(tc.sql), in); v.RuleID != tc.inRule {
+				t.Errorf("%s in appdb: %s %s (%s), want %q", tc.sql, v.Action, v.RuleID, v.Reason, tc.inRule)
+			}
+			if v := def.Judge([]byte(tc.sql), upper); v.RuleID != tc.otherRule {
+				// PostgreSQL's database names keep their case: APPDB is another
+				t.Errorf("%s in APPDB: %s %s (%s), want %q", tc.sql, v.Action, v.RuleID, v.Reason, tc.otherRule)
+			}
+			v := def.Judge([]byte(tc.sql), other)
+			if v.RuleID != tc.otherRule || !strings.Contains(v.Reason, tc.otherWhy) {
+				t.Errorf("%s in otherdb: %s %s (%s), want %q with %q", tc.sql, v.Action, v.RuleID, v.Reason, tc.otherRule, tc.otherWhy)
+			}
+			if tc.otherAllow != (v.Action == engine.ActionAllow) {
+				t.Errorf("%s in otherdb: %s", tc.sql, v.Action)
+			}
+		}
+	}
+	// A catalog whose rows do not say their database (a snapshot from
+	// before) judges every session with its objects, as before.
+	def.SetCatalog(Dialect.(engine.CatalogReader).BuildCatalog(pgCatalogRows(), engine.CatalogOptions{}))
+	if v := def.Judge([]byte("SELECT wipe()"), other); v.RuleID != "no-unfiltered-writes" {
+		t.Errorf("no database in the rows: %s (%s)", v.RuleID, v.Reason)
+	}
+	// Its own search_path defaults are per database: not followed.
+	def.SetCatalog(cat)
+	if v := def.Judge([]byte("SELECT wipe()"), &engine.Session{User: "app", Database: "otherdb", SearchPath: "evil"}); v.RuleID != "unknown-object" {
+		t.Errorf("otherdb with a path: %s (%s)", v.RuleID, v.Reason)
+	}
+}
