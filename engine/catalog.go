@@ -356,15 +356,19 @@ func NewCatalog(objs []CatalogObject, notNull []NotNullColumn, o CatalogOptions)
 // unknown_object (a relation, a CALL, a function of a name the catalog
 // holds in some database); names qualified with a database are judged by
 // its objects as in any session.
+//
+// It shares c's generation: a text's memo (catMemo) holds its facts through
+// both, the foreign ones under their own key (resolutionKey), so sessions
+// of two databases judging the same text do not make it anew each time.
 func (c *Catalog) foreignOf(system []string) *Catalog {
 	const why = "the session's database is not one the catalog was read in"
 	if c.resolve == ResolveDatabase {
 		f := *c
-		f.gen, f.foreign, f.databases, f.foreignWhy = catalogGen.Add(1), nil, nil, why
+		f.foreign, f.databases, f.foreignWhy = nil, nil, why
 		return &f
 	}
 	f := &Catalog{
-		gen:        catalogGen.Add(1),
+		gen:        c.gen,
 		relations:  map[string][]string{},
 		trusted:    map[string]struct{}{},
 		resolve:    c.resolve,
@@ -539,6 +543,11 @@ const maxCatPairs = 32
 
 // resolutionKey is what of session s decides how c resolves names.
 func (c *Catalog) resolutionKey(s *Session) (string, string) {
+	if c.foreignWhy != "" {
+		// The same in every session of a database it does not cover;
+		// no search_path or database name holds a NUL.
+		return foreignKey, ""
+	}
 	switch c.resolve {
 	case ResolveSearchPath:
 		if s.SearchPath == "" {
@@ -765,6 +774,9 @@ func (x *expansion) unknown(why string) {
 		x.note(why)
 	}
 }
+
+// foreignKey is the resolution key of a foreign catalog (foreignOf).
+const foreignKey = "\x00foreign"
 
 // foreignNote is the reason's tail in a foreign catalog (foreignOf).
 func (c *Catalog) foreignNote() string {

@@ -305,3 +305,35 @@ func TestCatalogOtherDatabase(t *testing.T) {
 		t.Errorf("otherdb with a path: %s (%s)", v.RuleID, v.Reason)
 	}
 }
+
+// TestCatalogOtherDatabaseRemembered: sessions of the catalog's database
+// and of another judging the same text in turn reuse its facts through
+// each (the foreign catalog shares the generation under a key of its
+// own): no allocation once both are remembered, and each keeps its verdict.
+func TestCatalogOtherDatabaseRemembered(t *testing.T) {
+	rows := pgCatalogRows()
+	for len(rows) < 7 {
+		rows = append(rows, nil)
+	}
+	rows = append(rows, [][]string{{`"$user", public`, "default", "appdb"}})
+	e, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetCatalog(Dialect.(engine.CatalogReader).BuildCatalog(rows, engine.CatalogOptions{}))
+	in := &engine.Session{User: "app", Database: "appdb", SearchPath: engine.SearchPathDefault}
+	other := &engine.Session{User: "app", Database: "otherdb", SearchPath: engine.SearchPathDefault}
+	q := []byte("SELECT wipe()")
+	var bad int
+	allocs := testing.AllocsPerRun(200, func() {
+		if e.Judge(q, in).RuleID != "no-unfiltered-writes" || e.Judge(q, other).RuleID != "unknown-object" {
+			bad++
+		}
+	})
+	if bad != 0 {
+		t.Fatalf("%d rounds judged otherwise", bad)
+	}
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per pair of judgements, want 0", allocs)
+	}
+}
