@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	mysqlsql "github.com/sqlfw/sqlfw/engine/mysql"
 	"github.com/sqlfw/sqlfw/engine/pgsql"
 )
 
@@ -225,92 +224,28 @@ func TestCatalogOtherDatabasePG(t *testing.T) {
 // the victim's rows all there); a name qualified with the covered database
 // and a text naming no object run, and so does everything after USE back.
 func TestCatalogUncoveredDatabaseMariaDB(t *testing.T) {
-	my := mariadbEnv(t)
-	needSqlfwd(t)
-	if direct {
-		t.Skip("needs sqlfwd's catalog")
-	}
-	if my.Log == "" {
-		t.Skip("SQLFW_MY_LOG not set")
-	}
-	run := randomHex(t)
-	hidden := "e2e_udb_" + run[:10]
-	victim, sec, items := "e2e_udb_victim_"+run, "e2e_udb_sec_"+run, "e2e_udb_items_"+run
-	app, mon := "e2e_udb_app_"+run[:6], "e2e_udb_mon_"+run[:6]
-	v, p := "v_"+run, "p_"+run
-	root := myDB(t, my, my.addr(), true)
-	for _, q := range []string{
-		"create database " + hidden,
-		"create table " + victim + " (id int primary key)",
-		"insert into " + victim + " values (1), (2), (3)",
-		"create table " + sec + " (id int)", "create table " + items + " (id int)",
-		"create view " + v + " as select id from " + items,
-		"create view " + hidden + "." + v + " as select id from " + my.Database + "." + sec,
-		"create procedure " + p + "() delete from " + victim + " where id = 99",
-		"create procedure " + hidden + "." + p + "() delete from " + my.Database + "." + victim,
-		"create user '" + app + "'@'%'",
-		"grant all on " + my.Database + ".* to '" + app + "'@'%'",
-		"grant all on " + hidden + ".* to '" + app + "'@'%'",
-		"create user '" + mon + "'@'%'",
-		"grant select, show view, trigger on " + my.Database + ".* to '" + mon + "'@'%'",
-		"grant select on mysql.proc to '" + mon + "'@'%'",
-	} {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	t.Cleanup(func() {
-		for _, q := range []string{"drop database if exists " + hidden, "drop table if exists " + victim + ", " + sec + ", " + items,
-			"drop view if exists " + v, "drop procedure if exists " + p, "drop user if exists '" + app + "'@'%', '" + mon + "'@'%'"} {
-			root.Exec(q)
-		}
-	})
-	pol := policyWith(t, mysqlsql.DefaultPolicyYAML(), "", scopeRule("app-no-secrets", app, "the application account may not read the secrets table", sec)+strictUnknownRule)
-	d := catalogDaemon(t, "mysql", my.addr(), pol, fmt.Sprintf("%s@tcp(%s)/%s", mon, my.addr(), my.Database))
-
-	appEnv := my
-	appEnv.User = app
-	db := myDB(t, appEnv, d.addr, true)
-	db.SetMaxOpenConns(1) // one session: USE carries over
-	var denied []string
-	for i, c := range []struct{ sql, rule string }{
-		{"select * from " + v, ""},
-		{"call " + p + "()", ""},
-		{"use " + hidden, ""},
-		{"select * from " + v, "strict-unknown-object"},
-		{"select id from " + v + " where id = 1", "strict-unknown-object"},
-		{"call " + p + "()", "strict-unknown-object"},
-		{"call " + my.Database + "." + p + "()", ""},
-		{"select * from " + my.Database + "." + v, ""},
-		{"select 1", ""},
-		{"use " + my.Database, ""},
-		{"select * from " + v, ""},
-		{"call " + p + "()", ""},
-	} {
-		m := fmt.Sprintf("sqlfwudb_%s_%d", run, i)
-		q := c.sql + " /* " + m + " */"
-		if strings.HasPrefix(c.sql, "use ") {
-			q = c.sql // USE is read alone (a comment makes it lexing-ambiguous)
-		}
-		_, err := db.Exec(q)
-		if c.rule == "" {
-			if err != nil {
-				t.Errorf("%q: %v, want it run", q, err)
+	root, hidden, victim, p := sameNamesTwoDatabasesMariaDB(t, "udb", "grant select, show view, trigger on "+mariadbEnv(t).Database+".*", strictUnknownRule,
+		func(my myEnv, hidden, v, p string) []myStep {
+			return []myStep{
+				{"select * from " + v, ""},
+				{"call " + p + "()", ""},
+				{"use " + hidden, ""},
+				{"select * from " + v, "strict-unknown-object"},
+				{"select id from " + v + " where id = 1", "strict-unknown-object"},
+				{"call " + p + "()", "strict-unknown-object"},
+				{"call " + my.Database + "." + p + "()", ""},
+				{"select * from " + my.Database + "." + v, ""},
+				{"select 1", ""},
+				{"use " + my.Database, ""},
+				{"select * from " + v, ""},
+				{"call " + p + "()", ""},
 			}
-			continue
-		}
-		wantMyBlocked(t, q, err, c.rule)
-		denied = append(denied, m+" ")
-	}
-	var n int
-	if err := root.QueryRow("select count(*) from " + victim).Scan(&n); err != nil || n != 3 {
-		t.Errorf("rows of %s: %d (%v), want 3", victim, n, err)
-	}
-	mustNotReach(t, my, denied...)
+		})
 	// The control: the hidden database's procedure deletes every row.
 	if _, err := root.Exec("call " + hidden + "." + p + "()"); err != nil {
 		t.Fatal(err)
 	}
+	var n int
 	if err := root.QueryRow("select count(*) from " + victim).Scan(&n); err != nil || n != 0 {
 		t.Errorf("directly, %s.%s() left %d rows (%v), want 0", hidden, p, n, err)
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"reflect"
 	"strings"
@@ -149,6 +150,39 @@ func TestCatalogSearchPathPG(t *testing.T) {
 // are denied, and run again after USE back. Checked in the general log and
 // by the victim's rows.
 func TestCatalogCurrentDatabaseMariaDB(t *testing.T) {
+	sameNamesTwoDatabasesMariaDB(t, "cdb", "grant select, show view on *.*", "", func(my myEnv, other, v, p string) []myStep {
+		return []myStep{
+			{"select * from " + v, ""},
+			{"call " + p + "()", ""},
+			{"use " + other, ""},
+			{"select * from " + v, "app-no-secrets"},
+			{"call " + p + "()", "no-unfiltered-writes"},
+			{"call " + my.Database + "." + p + "()", ""},
+			{"use " + my.Database, ""},
+			{"select * from " + v, ""},
+			{"call " + p + "()", ""},
+		}
+	})
+}
+
+// myStep is a statement of a session and the rule that must block it ("":
+// it must run).
+type myStep struct{ sql, rule string }
+
+// sameNamesTwoDatabasesMariaDB makes, on a direct connection, a view v and a
+// procedure p of the same names in the application's database (v reads an
+// ordinary table, p deletes one row) and in a second one (v reads a table
+// the application account is scoped away from, p deletes every row of the
+// victim table); an application account with every privilege on both and
+// a monitoring account granted monGrant ("grant … on X") and mysql.proc. A
+// catalog-reading sqlfwd runs the default policy with app-no-secrets and
+// extraRules. The steps (given the second database's name and v and p) run
+// in one session of the application account, each behind a marker, each
+// run or blocked by its rule; then the victim must hold its 3 rows and no
+// blocked marker be in the general log. It returns the direct connection
+// and the second database's, the victim's and p's names, for a control.
+func sameNamesTwoDatabasesMariaDB(t *testing.T, prefix, monGrant, extraRules string, steps func(my myEnv, other, v, p string) []myStep) (root *sql.DB, other, victim, p string) {
+	t.Helper()
 	my := mariadbEnv(t)
 	needSqlfwd(t)
 	if direct {
@@ -158,11 +192,12 @@ func TestCatalogCurrentDatabaseMariaDB(t *testing.T) {
 		t.Skip("SQLFW_MY_LOG not set")
 	}
 	run := randomHex(t)
-	other := "e2e_cdb_" + run[:10]
-	victim, sec, items := "e2e_cdb_victim_"+run, "e2e_cdb_sec_"+run, "e2e_cdb_items_"+run
-	app, mon := "e2e_cdb_app_"+run[:6], "e2e_cdb_mon_"+run[:6]
-	v, p := "v_"+run, "p_"+run
-	root := myDB(t, my, my.addr(), true)
+	other = "e2e_" + prefix + "_" + run[:10]
+	victim, sec, items := "e2e_"+prefix+"_victim_"+run, "e2e_"+prefix+"_sec_"+run, "e2e_"+prefix+"_items_"+run
+	app, mon := "e2e_"+prefix+"_app_"+run[:6], "e2e_"+prefix+"_mon_"+run[:6]
+	v := "v_" + run
+	p = "p_" + run
+	root = myDB(t, my, my.addr(), true)
 	for _, q := range []string{
 		"create database " + other,
 		"create table " + victim + " (id int primary key)",
@@ -176,7 +211,7 @@ func TestCatalogCurrentDatabaseMariaDB(t *testing.T) {
 		"grant all on " + my.Database + ".* to '" + app + "'@'%'",
 		"grant all on " + other + ".* to '" + app + "'@'%'",
 		"create user '" + mon + "'@'%'",
-		"grant select, show view on *.* to '" + mon + "'@'%'",
+		monGrant + " to '" + mon + "'@'%'",
 		"grant select on mysql.proc to '" + mon + "'@'%'",
 	} {
 		if _, err := root.Exec(q); err != nil {
@@ -189,7 +224,7 @@ func TestCatalogCurrentDatabaseMariaDB(t *testing.T) {
 			root.Exec(q)
 		}
 	})
-	pol := policyWith(t, mysqlsql.DefaultPolicyYAML(), "", scopeRule("app-no-secrets", app, "the application account may not read the secrets table", sec))
+	pol := policyWith(t, mysqlsql.DefaultPolicyYAML(), "", scopeRule("app-no-secrets", app, "the application account may not read the secrets table", sec)+extraRules)
 	d := catalogDaemon(t, "mysql", my.addr(), pol, fmt.Sprintf("%s@tcp(%s)/%s", mon, my.addr(), my.Database))
 
 	appEnv := my
@@ -197,18 +232,8 @@ func TestCatalogCurrentDatabaseMariaDB(t *testing.T) {
 	db := myDB(t, appEnv, d.addr, true)
 	db.SetMaxOpenConns(1) // one session: USE carries over
 	var denied []string
-	for i, c := range []struct{ sql, rule string }{
-		{"select * from " + v, ""},
-		{"call " + p + "()", ""},
-		{"use " + other, ""},
-		{"select * from " + v, "app-no-secrets"},
-		{"call " + p + "()", "no-unfiltered-writes"},
-		{"call " + my.Database + "." + p + "()", ""},
-		{"use " + my.Database, ""},
-		{"select * from " + v, ""},
-		{"call " + p + "()", ""},
-	} {
-		m := fmt.Sprintf("sqlfwcdb_%s_%d", run, i)
+	for i, c := range steps(my, other, v, p) {
+		m := fmt.Sprintf("sqlfw%s_%s_%d", prefix, run, i)
 		q := c.sql + " /* " + m + " */"
 		if strings.HasPrefix(c.sql, "use ") {
 			q = c.sql // USE is read alone (a comment makes it lexing-ambiguous)
@@ -228,4 +253,5 @@ func TestCatalogCurrentDatabaseMariaDB(t *testing.T) {
 		t.Errorf("rows of %s: %d (%v), want 3", victim, n, err)
 	}
 	mustNotReach(t, my, denied...)
+	return root, other, victim, p
 }
