@@ -25,28 +25,7 @@ func TestMySQLFolding10JudgedByEffect(t *testing.T) {
 	marker := "f10_attack_" + suffix
 	tbl := "f10_t_" + suffix
 	tag := func(n string) string { return " /* " + marker + " " + n + " */" }
-	reset := func() {
-		t.Helper()
-		for _, q := range []string{
-			"drop table if exists " + tbl,
-			"create table " + tbl + " (id int not null primary key, a int, name varchar(20))",
-			"insert into " + tbl + " values (1, 1, 'ann'), (2, NULL, 'bob'), (3, 3, ' cy')",
-		} {
-			if _, err := direct.Exec(q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
-	}
-	count := func() int {
-		t.Helper()
-		var n int
-		if err := direct.QueryRow("select count(*) from " + tbl).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	reset()
-	t.Cleanup(func() { _, _ = direct.Exec("drop table if exists " + tbl) })
+	reset, count := myVictim(t, direct, tbl, "id int not null primary key, a int, name varchar(20)", "(1, 1, 'ann'), (2, NULL, 'bob'), (3, 3, ' cy')")
 
 	t.Run("true for every row", func(t *testing.T) {
 		reset()

@@ -36,28 +36,7 @@ func TestMySQLRedTeam9JudgedByEffect(t *testing.T) {
 	marker := "rt9_attack_" + suffix
 	tbl := "rt9_t_" + suffix
 	tag := func(n string) string { return " /* " + marker + " " + n + " */" }
-	reset := func() {
-		t.Helper()
-		for _, q := range []string{
-			"drop table if exists " + tbl,
-			"create table " + tbl + " (id int not null primary key, a int)",
-			"insert into " + tbl + " values (1, 1), (2, 2), (3, 3)",
-		} {
-			if _, err := direct.Exec(q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
-	}
-	count := func() int {
-		t.Helper()
-		var n int
-		if err := direct.QueryRow("select count(*) from " + tbl).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	reset()
-	t.Cleanup(func() { _, _ = direct.Exec("drop table if exists " + tbl) })
+	reset, count := myVictim(t, direct, tbl, "id int not null primary key, a int", "(1, 1), (2, 2), (3, 3)")
 
 	t.Run("VALUE(id) IS NULL", func(t *testing.T) {
 		for i, q := range []string{
@@ -180,4 +159,33 @@ func TestMySQLRedTeam9JudgedByEffect(t *testing.T) {
 			t.Errorf("SHOW EVENTS through sqlfwd: %v", err)
 		}
 	})
+}
+
+// myVictim makes the table tbl (columns cols, rows values) on the direct
+// connection, dropped when the test ends: reset makes it anew, count says
+// how many rows it holds.
+func myVictim(t *testing.T, direct *sql.DB, tbl, cols, values string) (reset func(), count func() int) {
+	reset = func() {
+		t.Helper()
+		for _, q := range []string{
+			"drop table if exists " + tbl,
+			"create table " + tbl + " (" + cols + ")",
+			"insert into " + tbl + " values " + values,
+		} {
+			if _, err := direct.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	count = func() int {
+		t.Helper()
+		var n int
+		if err := direct.QueryRow("select count(*) from " + tbl).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	reset()
+	t.Cleanup(func() { _, _ = direct.Exec("drop table if exists " + tbl) })
+	return reset, count
 }
