@@ -664,10 +664,23 @@ func protectedAddrs(c Database) ([]netip.AddrPort, error) {
 	return out, nil
 }
 
+// redirectNow is the redirect object in force; nil once close has begun
+// (an accept loop can still hand over a connection accepted just before
+// its listener closed).
+func (it *interceptor) redirectNow() *bpf.Redirect {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	return it.redirect
+}
+
 // fromRedirect identifies a connection a cgroup program redirected.
 func (it *interceptor) fromRedirect(c net.Conn) (arrival, error) {
 	peer := c.RemoteAddr().(*net.TCPAddr).AddrPort()
-	o, ok := it.redirect.Origin(peer)
+	r := it.redirectNow()
+	if r == nil {
+		return arrival{}, errors.New("interception is stopping: the connection's original destination is no longer read")
+	}
+	o, ok := r.Origin(peer)
 	if !ok {
 		return arrival{}, errors.New("no original destination: the connection was not redirected to sqlfwd (or its record was evicted)")
 	}
@@ -982,7 +995,7 @@ func (it *interceptor) watchMapFull(stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		r := it.redirect
+		r := it.redirectNow()
 		if r == nil {
 			return
 		}

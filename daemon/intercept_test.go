@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,5 +132,31 @@ func TestSocketNames(t *testing.T) {
 		if got := socketNames(in); !slices.Equal(got, want) {
 			t.Errorf("%s: %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A connection the accept loop hands over after close has let the redirect
+// object go (it was accepted just before its listener closed) is refused
+// with an error, not a nil dereference that kills the draining daemon (seen
+// in TestInterceptFailClosed's SIGTERM under load).
+func TestFromRedirectAfterClose(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	it := &interceptor{} // as close leaves it: no redirect object
+	if _, err := it.fromRedirect(s); err == nil {
+		t.Fatal("fromRedirect without a redirect object: no error")
 	}
 }
