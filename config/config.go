@@ -286,10 +286,17 @@ type CatalogConfig struct {
 	// TrustSchemas are schemas whose objects are taken as they are: not
 	// expanded, never unknown_object.
 	TrustSchemas []string `yaml:"trust_schemas"`
+	// MaxDatabases bounds the per-database catalogs (PostgreSQL: one
+	// connection per other database a client session starts in; default
+	// 8; docs/operations.md, "The catalog connection").
+	MaxDatabases int `yaml:"max_databases"`
 }
 
 // DefaultCatalogRefresh: CatalogConfig.Refresh.
 const DefaultCatalogRefresh = 60 * time.Second
+
+// DefaultCatalogMaxDatabases: CatalogConfig.MaxDatabases.
+const DefaultCatalogMaxDatabases = 8
 
 // Defaults.
 const (
@@ -450,6 +457,11 @@ func (c *Config) Normalize() error {
 				cc.Refresh = DefaultCatalogRefresh
 			} else if cc.Refresh < time.Second {
 				errs = append(errs, atKey(dbKey(i, "catalog.refresh"), fmt.Errorf("%s: catalog: refresh %s: want at least 1s", where, cc.Refresh)))
+			}
+			if cc.MaxDatabases == 0 {
+				cc.MaxDatabases = DefaultCatalogMaxDatabases
+			} else if cc.MaxDatabases < 0 {
+				errs = append(errs, atKey(dbKey(i, "catalog.max_databases"), fmt.Errorf("%s: catalog: max_databases %d: want 0 (the default, %d) or more", where, cc.MaxDatabases, DefaultCatalogMaxDatabases)))
 			}
 			for j, s := range cc.TrustSchemas {
 				cc.TrustSchemas[j] = strings.ToLower(s)

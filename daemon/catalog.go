@@ -45,6 +45,18 @@ type catalogState struct {
 	lastErr             atomic.Pointer[string]
 	// rows are the answers of the read in force, for fwctl catalog dump
 	rows atomic.Pointer[[][][]string]
+	// dbname is the database a per-database catalog reads (catalogdb.go),
+	// "" for the configured one; ready is closed by its first good read.
+	dbname    string
+	ready     chan struct{}
+	readyOnce sync.Once
+	unsettles atomic.Uint64
+	// others are the per-database catalogs of the configured one.
+	others *otherCatalogs
+	// sessions and used, under others.mu: the sessions in dbname and when
+	// the last began (per-database catalogs only).
+	sessions int
+	used     time.Time
 }
 
 // startCatalog opens db's catalog connection when it has one.
@@ -72,7 +84,8 @@ func (d *Daemon) startCatalog(db *database) error {
 	conn.SetMaxOpenConns(1)
 	conn.SetMaxIdleConns(1)
 	conn.SetConnMaxIdleTime(2 * cc.Refresh)
-	cs := &catalogState{reader: r, db: conn, cfg: *cc, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	cs := &catalogState{reader: r, db: conn, cfg: *cc, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), ready: make(chan struct{})}
+	cs.others = &otherCatalogs{dsn: dsn, m: map[string]*catalogState{}}
 	db.catalog = cs
 	go d.catalogLoop(db, cs)
 	return nil
@@ -88,6 +101,9 @@ func (cs *catalogState) close() {
 		<-cs.done
 		cs.db.Close()
 	})
+	if o := cs.others; o != nil {
+		o.closeAll()
+	}
 }
 
 // schemaChanged asks for a read soon; it never blocks or allocates.
@@ -142,7 +158,10 @@ func (d *Daemon) refreshCatalog(db *database, cs *catalogState) {
 	ctx, cancel := context.WithTimeout(context.Background(), catalogTimeout)
 	defer cancel()
 	eng := db.engine.Load()
-	unsettles := eng.Unsettles() // a transaction with DDL that ends during the read may not be in it
+	unsettles := eng.Unsettles()
+	if cs.dbname != "" {
+		unsettles = cs.unsettles.Load()
+	} // a transaction with DDL that ends during the read may not be in it
 	names, sqls := queryLists(cs.reader)
 	rows, err := catalogread.Read(ctx, cs.db, names, sqls)
 	if err != nil {
@@ -154,19 +173,37 @@ func (d *Daemon) refreshCatalog(db *database, cs *catalogState) {
 		if errors.As(err, &qe) {
 			query, err = qe.Query, qe.Err
 		}
-		d.log.Warn("catalog read failed, keeping the catalog in force", "database", db.cfg.Name, "query", query, "err", err)
+		d.log.Warn("catalog read failed, keeping the catalog in force", "database", db.cfg.Name, "dbname", cs.dbname, "query", query, "err", err)
 		return
 	}
 	c := cs.reader.BuildCatalog(rows, engine.CatalogOptions{TrustSchemas: cs.cfg.TrustSchemas, Previous: cs.cur.Load()})
-	cs.cur.Store(c)
 	cs.rows.Store(&rows)
-	if e := db.engine.Load(); e != eng || e.Unsettles() != unsettles {
-		e.SetCatalog(c.Unsettled())
-		cs.schemaChanged() // read again, after it
+	if cs.dbname != "" {
+		if !c.Covers(cs.dbname) {
+			// the connection did not land in the database it was asked for
+			cs.failures.Add(1)
+			msg := "the catalog read is not of database " + cs.dbname
+			cs.lastErr.Store(&msg)
+			d.log.Warn("catalog read failed, keeping the catalog in force", "database", db.cfg.Name, "dbname", cs.dbname, "err", msg)
+			return
+		}
+		if cs.unsettles.Load() != unsettles {
+			c = c.Unsettled()
+			cs.schemaChanged()
+		}
+		cs.cur.Store(c)
+		db.catalog.others.publish(db)
 	} else {
-		e.SetCatalog(c)
+		cs.cur.Store(c)
+	}
+	if cs.dbname == "" && (db.engine.Load() != eng || eng.Unsettles() != unsettles) {
+		db.engine.Load().SetCatalog(c.Unsettled())
+		cs.schemaChanged() // read again, after it
+	} else if cs.dbname == "" {
+		eng.SetCatalog(c)
 	}
 	cs.refreshes.Add(1)
+	cs.readyOnce.Do(func() { close(cs.ready) })
 	cs.lastNanos.Store(int64(time.Since(start)))
 	empty := ""
 	cs.lastErr.Store(&empty)
@@ -174,18 +211,20 @@ func (d *Daemon) refreshCatalog(db *database, cs *catalogState) {
 	if cs.refreshes.Load() == 1 {
 		level = slog.LevelInfo
 	}
-	d.log.Log(ctx, level, "catalog read", "database", db.cfg.Name, "reads", cs.refreshes.Load(), "objects", c.Objects(), "bytes", c.Bytes(), "took", time.Since(start))
+	d.log.Log(ctx, level, "catalog read", "database", db.cfg.Name, "dbname", cs.dbname, "reads", cs.refreshes.Load(), "objects", c.Objects(), "bytes", c.Bytes(), "took", time.Since(start))
 }
 
 // setEngine puts e in force for db with the catalog in force.
 func (db *database) setEngine(e *engine.Engine) {
 	if cs := db.catalog; cs != nil {
 		e.SetCatalog(cs.cur.Load())
+		e.SetDatabaseCatalogs(cs.others.inForce())
 	}
 	db.engine.Store(e)
 	if cs := db.catalog; cs != nil {
 		// a read that finished between the two set the old engine's
 		e.SetCatalog(cs.cur.Load())
+		e.SetDatabaseCatalogs(cs.others.inForce())
 	}
 }
 

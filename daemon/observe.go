@@ -56,8 +56,16 @@ func (o *observer) Count(c relay.Counter, n uint64) {
 // Open registers a session and audits its start.
 func (o *observer) Open(s relay.Session, log *slog.Logger) (relay.SessionObserver, bool) {
 	so := &sessionObserver{d: o.d, db: o.db, s: s, log: log}
-	so.tally.since = s.Info().Since
+	info := s.Info()
+	so.tally.since = info.Since
+	end, err := o.d.catalogSession(o.db, info.DBName)
+	if err != nil {
+		log.Warn("session refused: its database's objects cannot be judged", "dbname", info.DBName, "err", err)
+		return nil, false
+	}
+	so.endCatalog = end
 	if !o.d.register(s, so) {
+		end()
 		return nil, false
 	}
 	if a := o.d.audit; a != nil {
@@ -73,14 +81,23 @@ type sessionObserver struct {
 	s     relay.Session
 	log   *slog.Logger
 	tally sessionTally
+	// endCatalog ends the session's use of its database's catalog
+	// (catalogdb.go).
+	endCatalog func()
 }
 
 // Judged counts, logs and audits a verdict.
 func (so *sessionObserver) Judged(v engine.Verdict, typ byte, at time.Time, el time.Duration) {
 	st := &so.db.stats
 	if v.ChangesSchema {
-		so.db.unsettle()
-		so.db.catalog.schemaChanged()
+		if so.db.catalog != nil {
+			if dbname := so.s.Info().DBName; dbname != "" && so.db.catalog.others.has(dbname) {
+				so.db.schemaChangedIn(dbname)
+			} else {
+				so.db.unsettle()
+				so.db.catalog.schemaChanged()
+			}
+		}
 	}
 	st.evalNanos.Add(uint64(el))
 	st.messages.Add(1)
@@ -155,4 +172,8 @@ func (so *sessionObserver) Close() {
 		a.record(auditRecord{at: time.Now(), event: "session_end", s: so.s})
 	}
 	so.d.unregister(so.s)
+	if so.endCatalog != nil {
+		so.endCatalog()
+		so.endCatalog = nil
+	}
 }

@@ -30,12 +30,13 @@ const strictUnknownRule = `  - id: strict-unknown-object
 // made there directly: a function that deletes every row of a table, a
 // view over a secret table, a trigger that deletes every row of another;
 // the catalog's database holds harmless objects of the same names. A
-// session to the second database is judged as one whose objects are all
-// unknown_object: with the default policy made strict for unknown objects
-// the call, the read and the firing write are blocked (none in the
-// statement log, every row still there), while the same statements in the
-// catalog's database, and statements naming no user object in the second,
-// run. With the default policy (unknown_object logged) ordinary reads and
+// session to the second database is judged with that database's own
+// catalog, which sqlfwd reads over a connection of its own when the session
+// starts (daemon/catalogdb.go): the call and the firing write are blocked
+// by no-unfiltered-writes and the read through the view by the scope rule
+// (none in the statement log, every row still there), while the same
+// statements in the catalog's database, and statements naming no user
+// object in the second, run. With the default policy ordinary reads and
 // writes of a table without objects in the second database run. A direct
 // control shows what the second database's objects do.
 func TestCatalogOtherDatabasePG(t *testing.T) {
@@ -146,12 +147,13 @@ func TestCatalogOtherDatabasePG(t *testing.T) {
 		{a, "SELECT " + f + "()", ""},
 		{a, "SELECT count(*) FROM " + v, ""},
 		{a, "INSERT INTO " + audit + " VALUES (2)", ""},
-		// the other database: objects the catalog does not hold
-		{b, "SELECT " + f + "()", "strict-unknown-object"},
-		{b, "SELECT public." + f + "()", "strict-unknown-object"},
-		{b, "SELECT * FROM " + v, "strict-unknown-object"},
-		{b, "SELECT id FROM " + v + " WHERE id = 7", "strict-unknown-object"},
-		{b, "INSERT INTO " + audit + " VALUES (1)", "strict-unknown-object"},
+		// the other database: its own objects, through its own catalog
+		// (catalogdb.go in daemon/; once judged unknown_object)
+		{b, "SELECT " + f + "()", "no-unfiltered-writes"},
+		{b, "SELECT public." + f + "()", "no-unfiltered-writes"},
+		{b, "SELECT * FROM " + v, "app-no-secrets"},
+		{b, "SELECT id FROM " + v + " WHERE id = 7", "app-no-secrets"},
+		{b, "INSERT INTO " + audit + " VALUES (1)", "no-unfiltered-writes"},
 		// the other database: nothing of its own named
 		{b, "SELECT 1", ""},
 		{b, "SELECT now(), lower('A')", ""},
@@ -161,8 +163,8 @@ func TestCatalogOtherDatabasePG(t *testing.T) {
 	}
 	// The same through the extended protocol (pgx's Parse/Bind/Execute).
 	rr := b.ExecParams(ctx, "SELECT "+f+"() /* sqlfwodb_"+run+"_ext */", nil, nil, nil, nil).Read()
-	if pgErr, ok := rr.Err.(*pgconn.PgError); !ok || pgErr.Code != codeBlocked || !strings.Contains(pgErr.Message, "strict-unknown-object") {
-		t.Errorf("extended SELECT %s() in %s: %v, want blocked as strict-unknown-object", f, dbB, rr.Err)
+	if pgErr, ok := rr.Err.(*pgconn.PgError); !ok || pgErr.Code != codeBlocked || !strings.Contains(pgErr.Message, "no-unfiltered-writes") {
+		t.Errorf("extended SELECT %s() in %s: %v, want blocked as no-unfiltered-writes", f, dbB, rr.Err)
 	}
 	if got := countB("SELECT count(*)::int FROM " + victim); !reflect.DeepEqual(got, []int{3}) {
 		t.Errorf("%s in %s: %v rows, want 3 (f() never ran)", victim, dbB, got)
@@ -201,7 +203,7 @@ func TestCatalogOtherDatabasePG(t *testing.T) {
 		t.Errorf("%s in %s: %v, want 2 3 5", plain, dbB, got)
 	}
 	mk2.checkLog()
-	waitLog(t, d2, `"unknown-object"`, dbB)
+	waitLog(t, d2, `"catalog read"`, `"dbname":"`+dbB+`"`)
 
 	// The control: what the other database's objects do, directly.
 	inB("INSERT INTO " + audit + " VALUES (1)")

@@ -51,6 +51,13 @@ func scopeRule(id, user, reason string, tables ...string) string {
 // and waits for its first catalog read.
 func catalogDaemon(t *testing.T, protocol, upstream, policy, dsn string) *daemon {
 	t.Helper()
+	return catalogDaemonWith(t, protocol, upstream, policy, dsn, "")
+}
+
+// catalogDaemonWith is catalogDaemon with more keys under catalog: (each
+// line indented by six spaces).
+func catalogDaemonWith(t *testing.T, protocol, upstream, policy, dsn, catalogKeys string) *daemon {
+	t.Helper()
 	needSqlfwd(t)
 	dir := t.TempDir()
 	port, err := freePort()
@@ -71,7 +78,7 @@ databases:
     catalog:
       dsn: %q
       refresh: 1h
-`, ctl, protocol, addr, upstream, policy, dsn)
+%s`, ctl, protocol, addr, upstream, policy, dsn, catalogKeys)
 	cfgPath := filepath.Join(dir, "sqlfwd.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

@@ -496,6 +496,50 @@ func (c *Catalog) Bytes() int64 { return c.bytes }
 // on (nil: judge by the text alone). Safe for concurrent use.
 func (e *Engine) SetCatalog(c *Catalog) { e.catalog.Store(c) }
 
+// SetDatabaseCatalogs puts in force catalogs read in databases other than
+// the one of SetCatalog's, by database name: a session in one of them is
+// judged with its catalog instead of the foreign one (For). Safe for
+// concurrent use; m is not changed after.
+func (e *Engine) SetDatabaseCatalogs(m map[string]*Catalog) {
+	if len(m) == 0 {
+		e.dbCatalogs.Store(nil)
+		return
+	}
+	e.dbCatalogs.Store(&m)
+}
+
+// catalogFor is the catalog session s is judged with: c's (For), or the
+// catalog read in s's database when c does not cover it and one was put
+// in force (SetDatabaseCatalogs). It does not allocate.
+func (e *Engine) catalogFor(c *Catalog, s *Session) *Catalog {
+	f := c.For(s)
+	if f == c {
+		return c
+	}
+	if m := e.dbCatalogs.Load(); m != nil {
+		if o, ok := (*m)[s.Database]; ok && o != nil {
+			return o.For(s)
+		}
+	}
+	return f
+}
+
+// Covers reports whether a session in database is judged with c itself
+// (For), rather than with its foreign catalog.
+func (c *Catalog) Covers(database string) bool {
+	return c.For(&Session{Database: database}) == c
+}
+
+// OneDatabase reports whether c, like every catalog of its resolution,
+// holds the objects of the database it was read in only (PostgreSQL: a
+// connection sees its own database's pg_proc, pg_class, ...), so that a
+// session in another database needs a catalog read there. MySQL's
+// information_schema shows every schema the account may see to one
+// connection: its catalog is not OneDatabase.
+func (c *Catalog) OneDatabase() bool {
+	return c != nil && c.databases != nil && c.resolve != ResolveDatabase
+}
+
 // Catalog returns the catalog in force, or nil.
 func (e *Engine) Catalog() *Catalog { return e.catalog.Load() }
 

@@ -48,6 +48,9 @@ type Engine struct {
 	// catalog is what the engine knows of the database's own objects
 	// (catalog.go); nil: the text alone.
 	catalog atomic.Pointer[Catalog]
+	// dbCatalogs are catalogs read in other databases than catalog's
+	// (SetDatabaseCatalogs), by database name.
+	dbCatalogs atomic.Pointer[map[string]*Catalog]
 	// unsettles counts Unsettle calls (catalog.go).
 	unsettles atomic.Uint64
 }
@@ -328,7 +331,7 @@ func (e *Engine) judgeStmts(tf *TextFacts, s *Session) Verdict {
 		base := &tf.Stmts[i]
 		st := base.asUser(s.User).inDatabase(s.Database)
 		if cat != nil {
-			st = e.throughCatalog(tf, i, st, cat.For(s), s)
+			st = e.throughCatalog(tf, i, st, e.catalogFor(cat, s), s)
 		}
 		if st.PathChange != PathKept || st.PathMay {
 			pk.path = true

@@ -93,7 +93,7 @@ func (e *Engine) Chains(sql []byte, s *Session) [][]string {
 	out := make([][]string, len(tf.Stmts))
 	for i := range tf.Stmts {
 		st := tf.Stmts[i].asUser(s.User).inDatabase(s.Database)
-		if x := e.throughCatalog(tf, i, st, cat.For(s), s); x.via != "" {
+		if x := e.throughCatalog(tf, i, st, e.catalogFor(cat, s), s); x.via != "" {
 			out[i] = strings.Split(x.via, "; ")
 		}
 	}
