@@ -198,6 +198,10 @@ var (
 	descVerdicts     = prometheus.NewDesc("sqlfw_verdicts_total", "Judged messages by verdict as applied: allowed, logged, denied (blocked), would_deny (monitor/detect).", []string{"database", "verdict"}, nil)
 	descRules        = prometheus.NewDesc("sqlfw_rule_verdicts_total", "Judged messages by the rule that decided them.", []string{"database", "rule"}, nil)
 	descDrift        = prometheus.NewDesc("sqlfw_learned_drift_total", "Messages a promoted learned policy's drift rule (learned-drift) decided: statements outside what their application was seen doing, denied or logged as the operator chose (docs/learn.md).", dbLabel, nil)
+	descCatReads     = prometheus.NewDesc("sqlfw_catalog_reads_total", "Successful reads of a catalog connection's catalog; dbname is the database of a per-database catalog, \"\" the configured one (docs/operations.md, \"The catalog connection\").", []string{"database", "dbname"}, nil)
+	descCatFailures  = prometheus.NewDesc("sqlfw_catalog_read_failures_total", "Failed reads of a catalog connection's catalog (the catalog in force kept).", []string{"database", "dbname"}, nil)
+	descCatObjects   = prometheus.NewDesc("sqlfw_catalog_objects", "Objects of the catalog in force.", []string{"database", "dbname"}, nil)
+	descCatSessions  = prometheus.NewDesc("sqlfw_catalog_sessions", "Sessions judged with a per-database catalog now.", []string{"database", "dbname"}, nil)
 	descLearning     = prometheus.NewDesc("sqlfw_learning", "1 while the database learns its applications' statements (fwctl learn start).", dbLabel, nil)
 	descLearnedPrint = prometheus.NewDesc("sqlfw_learned_fingerprints", "Statement shapes learned, all applications together.", dbLabel, nil)
 	descParseErrors  = prometheus.NewDesc("sqlfw_parse_errors_total", "Statements the engine could not parse.", dbLabel, nil)
@@ -279,6 +283,14 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descParseErrors, float64(s.ParseErrors), n)
 		counter(descDrift, float64(db.stats.drift.Load()), n)
 		gauge(descLearning, boolGauge(db.engine.Load().Learner() != nil), n)
+		for _, ci := range db.catalogInfos() {
+			counter(descCatReads, float64(ci.Reads), n, ci.DBName)
+			counter(descCatFailures, float64(ci.Failures), n, ci.DBName)
+			gauge(descCatObjects, float64(ci.Objects), n, ci.DBName)
+			if ci.PerDatabase {
+				gauge(descCatSessions, float64(ci.Sessions), n, ci.DBName)
+			}
+		}
 		if l := db.learner.Load(); l != nil {
 			fps, _ := l.Len()
 			gauge(descLearnedPrint, float64(fps), n)

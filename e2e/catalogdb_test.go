@@ -3,7 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
@@ -23,7 +25,8 @@ import (
 // was only logged as unknown_object before), and the server's log shows
 // it never ran. With catalog.max_databases 1 a session in a third
 // database C is refused while B's catalog has a session, and served once
-// it has none (B's catalog closed). A database that is dropped leaves its
+// it has none (B's catalog closed). DDL in B through sqlfwd reads B's
+// catalog again. A database that is dropped leaves its
 // catalog failing to read, and a new session there fails at the server.
 func TestCatalogPerDatabasePG(t *testing.T) {
 	needSqlfwd(t)
@@ -71,16 +74,21 @@ func TestCatalogPerDatabasePG(t *testing.T) {
 		for _, q := range []string{
 			fmt.Sprintf("CREATE TABLE %s (id int); INSERT INTO %s VALUES (1), (2), (3)", victim, victim),
 			fmt.Sprintf("CREATE FUNCTION %s() RETURNS int LANGUAGE sql AS 'DELETE FROM %s; SELECT 1'", f, victim),
-			fmt.Sprintf("GRANT ALL ON %s TO %s", victim, app),
+			fmt.Sprintf("GRANT ALL ON %s TO %s; GRANT CREATE ON SCHEMA public TO %s", victim, app, app),
 		} {
 			in(db, q)
 		}
 	}
 
+	mport, perr := freePort()
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	maddr := "127.0.0.1:" + strconv.Itoa(mport)
 	def := policyWith(t, pgsql.DefaultPolicyYAML(), "", "")
 	d := catalogDaemonWith(t, "postgres", net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)), def,
 		fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", pg.Host, pg.Port, mon, pg.Database),
-		"      max_databases: 1\n")
+		"      max_databases: 1\n", "metrics_listen: "+maddr+"\n")
 	waitLog(t, d, `"catalog read"`)
 	via := func(db string) (*pgconn.PgConn, error) {
 		return pgconn.Connect(ctx, fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=%s sslmode=disable", portOf(t, d.addr), app, db))
@@ -97,9 +105,15 @@ func TestCatalogPerDatabasePG(t *testing.T) {
 	if n := count(dbB, victim); n != 3 {
 		t.Errorf("%s in %s: %d rows, want 3 (the function never ran)", victim, dbB, n)
 	}
+	waitLog(t, d, `"catalog read"`, `"dbname":"`+dbB+`"`, `"reads":1,`)
+	// DDL in B through sqlfwd reads B's catalog again.
+	mk.send(ctx, b, "CREATE TABLE e2e_pdb_t_"+run+" (id int)", "")
+	waitLog(t, d, `"catalog read"`, `"dbname":"`+dbB+`"`, `"reads":2,`)
 	mk.checkLog()
-	waitLog(t, d, `"catalog read"`, `"dbname":"`+dbB+`"`)
 
+	if m := scrapeMetrics(t, maddr); !strings.Contains(m, `sqlfw_catalog_sessions{database="db",dbname="`+dbB+`"} 1`) {
+		t.Errorf("metrics without B's per-database catalog and its session:\n%s", m)
+	}
 	// The bound: B's catalog has a session, so C gets none and is refused.
 	if c, err := via(dbC); err == nil {
 		c.Close(context.Background())
@@ -148,4 +162,16 @@ func TestCatalogPerDatabasePG(t *testing.T) {
 	if got := []int{count(dbB, victim)}; !reflect.DeepEqual(got, []int{3}) {
 		t.Errorf("%s in %s: %v, want 3", victim, dbB, got)
 	}
+}
+
+// scrapeMetrics is sqlfwd's /metrics at addr.
+func scrapeMetrics(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatalf("scraping %s: %v", addr, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }

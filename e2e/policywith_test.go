@@ -51,12 +51,12 @@ func scopeRule(id, user, reason string, tables ...string) string {
 // and waits for its first catalog read.
 func catalogDaemon(t *testing.T, protocol, upstream, policy, dsn string) *daemon {
 	t.Helper()
-	return catalogDaemonWith(t, protocol, upstream, policy, dsn, "")
+	return catalogDaemonWith(t, protocol, upstream, policy, dsn, "", "")
 }
 
 // catalogDaemonWith is catalogDaemon with more keys under catalog: (each
-// line indented by six spaces).
-func catalogDaemonWith(t *testing.T, protocol, upstream, policy, dsn, catalogKeys string) *daemon {
+// line indented by six spaces) and at the top (each line ending in \n).
+func catalogDaemonWith(t *testing.T, protocol, upstream, policy, dsn, catalogKeys, topKeys string) *daemon {
 	t.Helper()
 	needSqlfwd(t)
 	dir := t.TempDir()
@@ -66,7 +66,7 @@ func catalogDaemonWith(t *testing.T, protocol, upstream, policy, dsn, catalogKey
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	ctl := filepath.Join(dir, "control.sock")
-	cfg := fmt.Sprintf(`log_level: debug
+	cfg := fmt.Sprintf(`%slog_level: debug
 control_socket: %s
 databases:
   - name: db
@@ -78,7 +78,7 @@ databases:
     catalog:
       dsn: %q
       refresh: 1h
-%s`, ctl, protocol, addr, upstream, policy, dsn, catalogKeys)
+%s`, topKeys, ctl, protocol, addr, upstream, policy, dsn, catalogKeys)
 	cfgPath := filepath.Join(dir, "sqlfwd.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
