@@ -103,6 +103,23 @@ type DatabaseStatus struct {
 	Server     string     `json:"server,omitempty"`
 	UnixSocket string     `json:"unix_socket,omitempty"`
 	Protect    []string   `json:"protect,omitempty"`
+	// Catalogs are its catalog connections: the configured one first
+	// (DBName ""), then the per-database ones (docs/operations.md, "The
+	// catalog connection").
+	Catalogs []CatalogStatus `json:"catalogs,omitempty"`
+}
+
+// CatalogStatus is one catalog connection.
+type CatalogStatus struct {
+	DBName      string `json:"dbname"`
+	Reads       uint64 `json:"reads"`
+	Failures    uint64 `json:"failures"`
+	Objects     int    `json:"objects"`
+	Bytes       int64  `json:"bytes"`
+	Sessions    int    `json:"sessions"`
+	LastMicros  int64  `json:"last_read_micros"`
+	LastError   string `json:"last_error,omitempty"`
+	PerDatabase bool   `json:"per_database"`
 }
 
 // Connection is one open session in GET /v1/connections.

@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sqlfw/sqlfw/control"
 	"github.com/sqlfw/sqlfw/engine"
 )
 
@@ -237,17 +238,7 @@ func (d *Daemon) CatalogDatabases(name string) ([]CatalogInfo, error) {
 }
 
 // CatalogInfo is one catalog connection as fwctl status shows it.
-type CatalogInfo struct {
-	DBName      string `json:"dbname"`
-	Reads       uint64 `json:"reads"`
-	Failures    uint64 `json:"failures"`
-	Objects     int    `json:"objects"`
-	Bytes       int64  `json:"bytes"`
-	Sessions    int    `json:"sessions"`
-	LastMicros  int64  `json:"last_read_micros"`
-	LastError   string `json:"last_error,omitempty"`
-	PerDatabase bool   `json:"per_database"`
-}
+type CatalogInfo = control.CatalogStatus
 
 func (cs *catalogState) info() CatalogInfo {
 	i := CatalogInfo{DBName: cs.dbname, Reads: cs.refreshes.Load(), Failures: cs.failures.Load(), LastMicros: cs.lastNanos.Load() / 1000, Sessions: cs.sessions, PerDatabase: cs.dbname != ""}

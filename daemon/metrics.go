@@ -64,6 +64,7 @@ func (d *Daemon) Status() Status {
 		if db.ln != nil {
 			ds.Listen = db.ln.Addr().String()
 		}
+		ds.Catalogs = db.catalogInfos()
 		if ds.Policy == "" {
 			ds.Policy = "(embedded default)"
 		} else {

@@ -114,6 +114,9 @@ func TestCatalogPerDatabasePG(t *testing.T) {
 	if m := scrapeMetrics(t, maddr); !strings.Contains(m, `sqlfw_catalog_sessions{database="db",dbname="`+dbB+`"} 1`) {
 		t.Errorf("metrics without B's per-database catalog and its session:\n%s", m)
 	}
+	if r := fwctl(t, d, "status"); !strings.Contains(r.Stdout, "catalog db "+dbB+": ") || !strings.Contains(r.Stdout, ", 1 sessions") {
+		t.Errorf("fwctl status without B's per-database catalog:\n%s", r.Stdout)
+	}
 	// The bound: B's catalog has a session, so C gets none and is refused.
 	if c, err := via(dbC); err == nil {
 		c.Close(context.Background())

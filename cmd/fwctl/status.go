@@ -105,6 +105,22 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", db.Name, db.Protocol, listen, db.Upstream, db.Intercept, mode, db.Connections, db.Policy, sum, state)
 	}
 	tw.Flush()
+	for _, db := range st.Databases {
+		for _, c := range db.Catalogs {
+			name := c.DBName
+			if name == "" {
+				name = "(configured)"
+			}
+			line := fmt.Sprintf("catalog %s %s: %d objects, %d reads, %d failed, last read %dms", db.Name, name, c.Objects, c.Reads, c.Failures, c.LastMicros/1000)
+			if c.PerDatabase {
+				line += fmt.Sprintf(", %d sessions", c.Sessions)
+			}
+			if c.LastError != "" {
+				line += ", last error: " + c.LastError
+			}
+			fmt.Fprintln(stdout, line)
+		}
+	}
 	if gone {
 		fmt.Fprintln(stdout, "\ngone: the server stopped; its addresses and socket are no longer intercepted (another process there is reached directly), open sessions end on their own; the entry comes back with its counters if the server starts again on the same addresses, and is dropped 10 minutes after")
 	}
