@@ -22,6 +22,7 @@ package daemon
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -86,6 +87,10 @@ func (o *otherCatalogs) closeAll() {
 	}
 }
 
+// errCatalogsFull is catalogSession's error when every per-database
+// catalog the bound allows is in use.
+var errCatalogsFull = errors.New("sqlfw has as many database catalogs open as it may")
+
 // catalogSession is called when a session in database dbname (the client's
 // startup dbname) begins: it returns what to call when it ends, or an error
 // saying why the session cannot be judged with its database's catalog.
@@ -110,7 +115,7 @@ func (d *Daemon) catalogSession(db *database, dbname string) (func(), error) {
 		}
 		if len(o.m) >= main.cfg.MaxDatabases {
 			o.mu.Unlock()
-			return nil, fmt.Errorf("catalog.max_databases (%d) per-database catalogs are open, each with sessions", main.cfg.MaxDatabases)
+			return nil, fmt.Errorf("%w: catalog.max_databases (%d) per-database catalogs are open, each with sessions", errCatalogsFull, main.cfg.MaxDatabases)
 		}
 		var err error
 		if cs, err = d.openOther(db, main, dbname); err != nil {

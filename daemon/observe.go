@@ -6,6 +6,8 @@ package daemon
 // database, outcome and rule, logrl.go) and audits them.
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -54,24 +56,35 @@ func (o *observer) Count(c relay.Counter, n uint64) {
 }
 
 // Open registers a session and audits its start.
-func (o *observer) Open(s relay.Session, log *slog.Logger) (relay.SessionObserver, bool) {
+func (o *observer) Open(s relay.Session, log *slog.Logger) (relay.SessionObserver, *relay.Refusal) {
 	so := &sessionObserver{d: o.d, db: o.db, s: s, log: log}
 	info := s.Info()
 	so.tally.since = info.Since
 	end, err := o.d.catalogSession(o.db, info.DBName)
 	if err != nil {
 		log.Warn("session refused: its database's objects cannot be judged", "dbname", info.DBName, "err", err)
-		return nil, false
+		return nil, catalogRefusal(info.DBName, err)
 	}
 	so.endCatalog = end
 	if !o.d.register(s, so) {
 		end()
-		return nil, false
+		return nil, relay.RefuseShuttingDown
 	}
 	if a := o.d.audit; a != nil {
 		a.record(auditRecord{at: time.Now(), event: "session_start", s: s})
 	}
-	return so, true
+	return so, nil
+}
+
+// catalogRefusal is what a client whose database's catalog cannot be had
+// is told: which database, and whether the bound or the read stopped it;
+// the read's own error (which may name hosts) stays in sqlfwd's log.
+func catalogRefusal(dbname string, err error) *relay.Refusal {
+	why := "its catalog could not be read in time (the reason is in sqlfwd's log)"
+	if errors.Is(err, errCatalogsFull) {
+		why = err.Error()
+	}
+	return &relay.Refusal{Reason: relay.Unavailable, Msg: fmt.Sprintf("sqlfw: the objects of database %q cannot be judged now: %s; try again later", dbname, why)}
 }
 
 // sessionObserver is one session's: its tally and its log.

@@ -121,6 +121,8 @@ func TestCatalogPerDatabasePG(t *testing.T) {
 	if c, err := via(dbC); err == nil {
 		c.Close(context.Background())
 		t.Errorf("a session in %s with max_databases 1 and %s's catalog in use: served, want refused", dbC, dbB)
+	} else if e := err.Error(); !strings.Contains(e, "57P03") || !strings.Contains(e, "max_databases") || !strings.Contains(e, dbC) {
+		t.Errorf("the refused client is told %q, want SQLSTATE 57P03 naming %s and catalog.max_databases", e, dbC)
 	}
 	waitLog(t, d, "session refused", "max_databases")
 	b.Close(context.Background())

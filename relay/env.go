@@ -87,7 +87,13 @@ const (
 	TooManyConnections RefusalReason = iota + 1
 	// ShuttingDown: the daemon is draining.
 	ShuttingDown
+	// Unavailable: the daemon cannot judge this session now (its
+	// database's catalog could not be read); a later try may succeed.
+	Unavailable
 )
+
+// RefuseShuttingDown is the refusal of a daemon that is draining.
+var RefuseShuttingDown = &Refusal{Reason: ShuttingDown, Msg: "sqlfw: the firewall is shutting down"}
 
 // Refusal is a client turned away before its session starts. Msg is what
 // the client is told ("sqlfw: ..."); the protocol gives it its own code

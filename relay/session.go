@@ -86,8 +86,10 @@ type Observer interface {
 	// Open registers a session whose server is connected: from then on
 	// the daemon can list, drain and close it, and it reports its verdicts
 	// to the SessionObserver returned, until that is closed. log is the
-	// session's logger. ok is false when the daemon is shutting down.
-	Open(s Session, log *slog.Logger) (o SessionObserver, ok bool)
+	// session's logger. A refusal (the daemon is shutting down, the
+	// session's database cannot be judged now) turns the client away with
+	// its message instead; nil lets the session start.
+	Open(s Session, log *slog.Logger) (o SessionObserver, no *Refusal)
 }
 
 // SessionObserver hears one session's verdicts.

@@ -216,9 +216,10 @@ func (s *session) start() (release func(), ok bool) {
 		s.cfrShift = d
 		s.sfr.Renumber(-d)
 	}
-	obs, ok := env.Observer.Open(s, s.log)
-	if !ok {
-		writeErr(s.Client, seq, errServerShutdown, sqlstateShutdown, "sqlfw: the firewall is shutting down")
+	obs, no := env.Observer.Open(s, s.log)
+	if no != nil {
+		code, state := refusalCode(no)
+		writeErr(s.Client, seq, code, state, no.Msg)
 		return nil, false
 	}
 	s.obs = obs
@@ -383,12 +384,4 @@ func isTLS(c net.Conn) bool {
 	}
 	_, ok := c.(*tls.Conn)
 	return ok
-}
-
-// refusalCode is the error a server sends for the same refusal.
-func refusalCode(r *relay.Refusal) (uint16, string) {
-	if r.Reason == relay.ShuttingDown {
-		return errServerShutdown, sqlstateShutdown
-	}
-	return errConCount, sqlstateConCount
 }

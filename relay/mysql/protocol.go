@@ -21,11 +21,19 @@ func New() *Protocol { return &Protocol{} }
 // Refuse answers a client turned away before its session starts with the
 // ERR a server sends instead of its greeting (sequence id 0).
 func (p *Protocol) Refuse(conn net.Conn, r *relay.Refusal) {
-	code, state := uint16(errConCount), sqlstateConCount
-	if r.Reason == relay.ShuttingDown {
-		code, state = errServerShutdown, sqlstateShutdown
-	}
+	code, state := refusalCode(r)
 	writeErr(conn, 0, code, state, r.Msg)
+}
+
+// refusalCode is the error code and SQLSTATE of a refusal.
+func refusalCode(r *relay.Refusal) (uint16, string) {
+	switch r.Reason {
+	case relay.ShuttingDown:
+		return errServerShutdown, sqlstateShutdown
+	case relay.Unavailable:
+		return errUnknown, sqlstateGeneral
+	}
+	return errConCount, sqlstateConCount
 }
 
 // writeErr writes one ERR packet to conn, bounded in time: the session is

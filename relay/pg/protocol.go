@@ -21,8 +21,11 @@ type Protocol struct {
 // FATAL error.
 func (p *Protocol) Refuse(conn net.Conn, r *relay.Refusal) {
 	code := sqlstateTooManyConnections
-	if r.Reason == relay.ShuttingDown {
+	switch r.Reason {
+	case relay.ShuttingDown:
 		code = sqlstateAdminShutdown
+	case relay.Unavailable:
+		code = sqlstateCannotConnectNow
 	}
 	writeFatal(conn, code, r.Msg)
 }

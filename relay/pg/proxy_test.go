@@ -180,14 +180,14 @@ func (p *proxy) count(c relay.Counter) uint64 { return p.counts[c].Load() }
 
 func (p *proxy) Count(c relay.Counter, n uint64) { p.counts[c].Add(n) }
 
-func (p *proxy) Open(s relay.Session, _ *slog.Logger) (relay.SessionObserver, bool) {
+func (p *proxy) Open(s relay.Session, _ *slog.Logger) (relay.SessionObserver, *relay.Refusal) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sessions[s] = true
 	if p.opened != nil {
 		p.opened <- s
 	}
-	return &proxySession{p: p, s: s}, true
+	return &proxySession{p: p, s: s}, nil
 }
 
 type proxySession struct {

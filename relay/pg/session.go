@@ -58,6 +58,7 @@ const (
 	sqlstateNoStatement       = "26000" // what a poison Bind provokes
 	sqlstateNoPortal          = "34000" // what a poison Execute provokes
 	sqlstateAdminShutdown     = "57P01" // the firewall is shutting down
+	sqlstateCannotConnectNow  = "57P03" // the session's database cannot be judged now
 	// invalid_authorization_specification: TLS required, channel binding
 	sqlstateInvalidAuthorization = "28000"
 )
@@ -462,10 +463,10 @@ func (s *session) start(startup wire.Startup) (release func(), ok bool) {
 		release()
 		return nil, false
 	}
-	obs, ok := env.Observer.Open(s, s.log)
-	if !ok {
+	obs, no := env.Observer.Open(s, s.log)
+	if no != nil {
 		server.Close()
-		s.proto.Refuse(conn, &relay.Refusal{Reason: relay.ShuttingDown, Msg: "sqlfw: the firewall is shutting down"})
+		s.proto.Refuse(conn, no)
 		release()
 		return nil, false
 	}

@@ -106,9 +106,9 @@ func NewHarness(t *testing.T, proto relay.Protocol) *Harness {
 func (h *Harness) Count(c relay.Counter, n uint64) { h.Counts[c].Add(n) }
 
 // Open is the Observer's.
-func (h *Harness) Open(s relay.Session, _ *slog.Logger) (relay.SessionObserver, bool) {
+func (h *Harness) Open(s relay.Session, _ *slog.Logger) (relay.SessionObserver, *relay.Refusal) {
 	h.session.Store(s)
-	return h, true
+	return h, nil
 }
 
 // Judged is the SessionObserver's.
