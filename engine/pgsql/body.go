@@ -25,6 +25,7 @@ package pgsql
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,6 +64,12 @@ type msgState struct {
 	eventTriggers []string                       // functions of event triggers
 	cursors       map[string]struct{}
 	codeBytes     int // code in strings analysed so far (maxCodeBytes)
+	// moved: lower-cased name → the routines and relations an earlier
+	// statement of the message renamed to it or moved into a schema under
+	// it (ALTER … RENAME TO, SET SCHEMA), as they were named before: a
+	// later statement naming it runs or reads what they are in the catalog.
+	movedFuncs  map[string][]engine.FuncRef
+	movedTables map[string][]engine.TableRef
 }
 
 // charge accounts for analysing n bytes of code in strings; beyond
@@ -702,7 +709,8 @@ func (w *walker) merge(s *engine.StmtFacts, later bool) {
 // read by cursor_to_xml further on.
 func (w *walker) afterStatement(n *pg_query.Node, f *engine.StmtFacts) {
 	switch n.GetNode().(type) {
-	case *pg_query.Node_DeclareCursorStmt, *pg_query.Node_CreateTrigStmt, *pg_query.Node_CreateEventTrigStmt:
+	case *pg_query.Node_DeclareCursorStmt, *pg_query.Node_CreateTrigStmt, *pg_query.Node_CreateEventTrigStmt,
+		*pg_query.Node_RenameStmt, *pg_query.Node_AlterObjectSchemaStmt:
 		if w.msg == nil {
 			w.msg = &msgState{}
 		}
@@ -744,7 +752,12 @@ func (w *walker) afterStatement(n *pg_query.Node, f *engine.StmtFacts) {
 				m.created[nw] = append(m.created[nw], m.created[old]...)
 			}
 		}
+		m.move(r.RenameType, r.Object, r.Relation, strings.ToLower(r.Newname))
+	case *pg_query.Node_AlterObjectSchemaStmt:
+		r := s.AlterObjectSchemaStmt
+		m.move(r.ObjectType, r.Object, r.Relation, "")
 	}
+	m.followMoved(f)
 	if len(m.created) == 0 {
 		return
 	}
@@ -780,6 +793,67 @@ func (w *walker) afterStatement(n *pg_query.Node, f *engine.StmtFacts) {
 		j++
 	}
 	w.f = nil
+}
+
+// move records a routine or relation an ALTER renames to name (or, with
+// name "", moves to another schema under its own name) by its name before.
+// The catalog still holds it by that name while the rest of the message
+// runs, so a later statement naming name is judged by it as well (DROP
+// FUNCTION good(); ALTER FUNCTION evil() RENAME TO good; SELECT good()).
+func (m *msgState) move(typ pg_query.ObjectType, obj *pg_query.Node, rel *pg_query.RangeVar, name string) {
+	switch {
+	case routine(typ):
+		parts := nameParts(obj)
+		if len(parts) == 0 {
+			return
+		}
+		schema, old := lastTwo(parts)
+		if name == "" {
+			name = old
+		}
+		if m.movedFuncs == nil {
+			m.movedFuncs = map[string][]engine.FuncRef{}
+		}
+		m.movedFuncs[name] = append(m.movedFuncs[name], engine.FuncRef{Schema: schema, Name: old})
+	case rel != nil && (typ == pg_query.ObjectType_OBJECT_TABLE || typ == pg_query.ObjectType_OBJECT_VIEW ||
+		typ == pg_query.ObjectType_OBJECT_MATVIEW || typ == pg_query.ObjectType_OBJECT_FOREIGN_TABLE):
+		old := strings.ToLower(rel.Relname)
+		if name == "" {
+			name = old
+		}
+		if m.movedTables == nil {
+			m.movedTables = map[string][]engine.TableRef{}
+		}
+		m.movedTables[name] = append(m.movedTables[name], engine.TableRef{Schema: strings.ToLower(rel.Schemaname), Name: old})
+	}
+}
+
+// followMoved adds to f the routines and relations, as named before, that
+// earlier statements moved to the names f calls or uses (move).
+func (m *msgState) followMoved(f *engine.StmtFacts) {
+	if len(m.movedFuncs) > 0 {
+		for i := 0; i < len(f.Funcs); i++ {
+			for _, r := range m.movedFuncs[f.Funcs[i].Name] {
+				if !slices.Contains(f.Funcs, r) {
+					f.Funcs = append(f.Funcs, r)
+				}
+			}
+		}
+	}
+	if len(m.movedTables) > 0 {
+		for i := 0; i < len(f.Tables); i++ {
+			t := f.Tables[i]
+			if t.CTE {
+				continue
+			}
+			for _, r := range m.movedTables[t.Name] {
+				r.Write = t.Write
+				if !slices.Contains(f.Tables, r) {
+					f.Tables = append(f.Tables, r)
+				}
+			}
+		}
+	}
 }
 
 func lastName(parts []*pg_query.Node) string {

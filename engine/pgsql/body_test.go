@@ -153,7 +153,7 @@ func TestCodeInStringsFacts(t *testing.T) {
 		{"overloads", `CREATE FUNCTION f(int) RETURNS void LANGUAGE sql AS 'DELETE FROM t'; CREATE FUNCTION f(text) RETURNS void LANGUAGE sql AS 'SELECT 1'; SELECT f(1)`,
 			"nested=delete unfiltered=delete tables=t+w funcs=f"},
 		{"renamed", `CREATE FUNCTION f() RETURNS void LANGUAGE sql AS 'DELETE FROM t'; ALTER FUNCTION f() RENAME TO g; SELECT g()`,
-			"nested=delete unfiltered=delete tables=t+w funcs=g"},
+			"nested=delete unfiltered=delete tables=t+w funcs=f,g"}, // g runs what f is (f: in the catalog too, TestCatalogMovedInMessage),
 		{"trigger creation is later", `CREATE FUNCTION tf() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN DELETE FROM t; RETURN NEW; END $$; CREATE TRIGGER x AFTER INSERT ON u FOR EACH ROW EXECUTE FUNCTION tf()`,
 			"tables=t+w,u+w funcs=tf"},
 	}

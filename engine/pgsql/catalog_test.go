@@ -337,3 +337,55 @@ func TestCatalogOtherDatabaseRemembered(t *testing.T) {
 		t.Errorf("%.1f allocations per pair of judgements, want 0", allocs)
 	}
 }
+
+// TestCatalogMovedInMessage: a routine or relation an earlier statement of
+// the same message renames or moves is still held by its old name in the
+// catalog while the message runs; a later statement naming it by its new
+// name is judged by what it is (DROP FUNCTION good(); ALTER FUNCTION evil()
+// RENAME TO good; SELECT good() in one message).
+func TestCatalogMovedInMessage(t *testing.T) {
+	cat := Dialect.(engine.CatalogReader).BuildCatalog(pgCatalogRows(), engine.CatalogOptions{})
+	def, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := engine.ParsePolicy([]byte(scopedPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scoped, err := engine.New(pol, Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := &engine.Session{User: "app"}
+	for _, tc := range []struct {
+		e         *engine.Engine
+		sql, rule string
+	}{
+		{def, "DROP FUNCTION add1(integer); ALTER FUNCTION wipe() RENAME TO add1; SELECT add1(2)", "no-unfiltered-writes"},
+		{def, "ALTER FUNCTION public.wipe() RENAME TO add1; SELECT add1(2)", "no-unfiltered-writes"},
+		{def, "ALTER ROUTINE wipe RENAME TO add1; SELECT public.add1(2)", "no-unfiltered-writes"},
+		{def, "ALTER PROCEDURE purge() RENAME TO tidy; CALL tidy()", "no-unfiltered-writes"},
+		{def, "ALTER FUNCTION wipe() RENAME TO add1; SELECT 1; SELECT * FROM items WHERE id = add1(1)", "no-unfiltered-writes"},
+		{def, "ALTER TABLE audit RENAME TO items; INSERT INTO items VALUES (1)", "no-unfiltered-writes"},
+		{def, "ALTER TABLE events RENAME TO items; INSERT INTO items VALUES (1)", "no-unfiltered-writes"},
+		{scoped, "ALTER VIEW v_secrets RENAME TO v_items; SELECT * FROM v_items", "app-no-secrets"},
+		{scoped, "ALTER TABLE v_secrets RENAME TO v_items; SELECT * FROM v_items", "app-no-secrets"},
+		{scoped, "ALTER FUNCTION peek() RENAME TO add1; SELECT add1(1)", "app-no-secrets"},
+		{scoped, "ALTER FUNCTION peek() SET SCHEMA other; SELECT other.peek()", "app-no-secrets"},
+		// The new name is not called, or the move comes after the call.
+		{def, "ALTER FUNCTION wipe() RENAME TO add1; SELECT 1", ""},
+		{def, "SELECT add1(2); ALTER FUNCTION wipe() RENAME TO add1", ""},
+		{def, "ALTER FUNCTION add1(integer) RENAME TO add2; SELECT add2(1)", ""},
+	} {
+		t.Run(tc.sql, func(t *testing.T) {
+			tc.e.SetCatalog(cat)
+			defer tc.e.SetCatalog(nil)
+			for range 2 { // computed, then remembered
+				if v := tc.e.Judge([]byte(tc.sql), app); v.RuleID != tc.rule {
+					t.Fatalf("%s (%s), want %q", v.RuleID, v.Reason, tc.rule)
+				}
+			}
+		})
+	}
+}
