@@ -389,3 +389,43 @@ func TestCatalogMovedInMessage(t *testing.T) {
 		})
 	}
 }
+
+// TestCatalogBodySetRole: a called function whose body switches the role
+// or the session's authorization is judged as the switch sent on its own:
+// SET SESSION AUTHORIZATION and SET ROLE (or set_config('role', …, false))
+// to a privileged role meet no-identity-switch; SET ROLE to an ordinary role
+// is allowed, as it is sent directly (rules' users: scopes are the login
+// role, docs/policy.md).
+func TestCatalogBodySetRole(t *testing.T) {
+	rows := pgCatalogRows()
+	def := func(name, lang, body string) []string {
+		return []string{"public", name, "f", "CREATE OR REPLACE FUNCTION public." + name + "()\n RETURNS void\n LANGUAGE " + lang + "\nAS $function$ " + body + " $function$\n"}
+	}
+	rows[2] = append(rows[2],
+		def("sr", "plpgsql", "begin set role postgres; end"),
+		def("sr2", "sql", "select set_config('role', 'postgres', false)"),
+		def("sa", "plpgsql", "begin set session authorization bob; end"),
+		def("srb", "plpgsql", "begin set role bob; end"),
+		def("outer_sr", "sql", "select sr()"),
+	)
+	cat := Dialect.(engine.CatalogReader).BuildCatalog(rows, engine.CatalogOptions{})
+	e, err := engine.New(DefaultPolicy(), Dialect, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetCatalog(cat)
+	app := &engine.Session{User: "app"}
+	for _, tc := range []struct{ sql, rule string }{
+		{"SELECT sr()", "no-identity-switch"},
+		{"SELECT sr2()", "no-identity-switch"},
+		{"SELECT sa()", "no-identity-switch"},
+		{"SELECT outer_sr()", "no-identity-switch"},
+		{"SET ROLE postgres", "no-identity-switch"},
+		{"SELECT srb()", ""},
+		{"SET ROLE bob", ""},
+	} {
+		if v := e.Judge([]byte(tc.sql), app); v.RuleID != tc.rule {
+			t.Errorf("%s: %s (%s), want %q", tc.sql, v.RuleID, v.Reason, tc.rule)
+		}
+	}
+}
