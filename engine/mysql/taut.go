@@ -126,6 +126,13 @@ func (fo *folder) truthOf(e ast.ExprNode, depth int) truth {
 			return fo.truthOf(x.Value, d)
 		}
 	case *ast.IsNullExpr:
+		// NULLIF(x, x) IS NULL: NULL for every row (tautrange.go)
+		if fo.alwaysNull(x.Expr) {
+			if x.Not {
+				return tFalse
+			}
+			return tTrue
+		}
 		// IFNULL(x, 1) IS NOT NULL, (x IS NULL) IS NOT NULL: never NULL.
 		if fo.neverNull(x.Expr, d) {
 			if x.Not {

@@ -183,6 +183,9 @@ func (fo *folder) selfCompare(op opcode.Op, l, r ast.ExprNode) (truth, bool) {
 	if t, ok := fo.boundCompare(op, l, r); ok {
 		return t, true
 	}
+	if t, ok := fo.relCompare(op, l, r); ok {
+		return t, true
+	}
 	vl, okl := fo.rowConst(l)
 	vr, okr := fo.rowConst(r)
 	if !okl || !okr {

@@ -312,6 +312,9 @@ const (
 // valueBounds returns bounds a value of the row never leaves where it is
 // not NULL: lo <= e <= hi (hasLo, hasHi say which are known).
 func (fo *folder) valueBounds(e ast.ExprNode) (lo, hi float64, hasLo, hasHi bool) {
+	if lo, hi, hasLo, hasHi, ok := fo.rangeBounds(e); ok {
+		return lo, hi, hasLo, hasHi
+	}
 	switch x := unparen(e).(type) {
 	case *ast.FuncCallExpr:
 		if x.Schema.L != "" {
