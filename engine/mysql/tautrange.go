@@ -57,14 +57,14 @@ func (fo *folder) relCompare(op opcode.Op, l, r ast.ExprNode) (truth, bool) {
 	switch op {
 	case opcode.GE, opcode.LT:
 		if fo.atLeast(l, r) {
-			return map[bool]truth{true: tTrue, false: tFalse}[op == opcode.GE], true
+			return truthOfFolded(boolF(op == opcode.GE)), true
 		}
 	case opcode.LE, opcode.GT:
 		if fo.atLeast(r, l) {
-			return map[bool]truth{true: tTrue, false: tFalse}[op == opcode.LE], true
+			return truthOfFolded(boolF(op == opcode.LE)), true
 		}
 	case opcode.EQ, opcode.NE:
-		if (fo.isConstString(r, "") && fo.solidConcat(l)) || (fo.isConstString(l, "") && fo.solidConcat(r)) {
+		if (fo.solidConcat(l) && fo.isConstString(r, "")) || (fo.solidConcat(r) && fo.isConstString(l, "")) {
 			if op == opcode.NE {
 				return tTrue, true
 			}
